@@ -1,0 +1,22 @@
+// The lowering pipeline from a recorded kernel to the IR that codegen takes.
+#include <adjoint/autodiff/autodiff.h>
+
+#include <adjoint/ir/clone.h>
+#include <adjoint/ir/passes.h>
+#include <adjoint/ir/verify.h>
+
+namespace adjoint::autodiff {
+
+Lowered lower(const ir::Function& kernel) {
+    Lowered out;
+    out.function = ir::clone_function(kernel);
+    ir::Function& f = *out.function;
+    ir::inline_callables(f);
+    ir::verify_or_throw(f, "inline_callables");
+    ir::optimize(f, true);
+    differentiate(f);
+    ir::optimize(f, false);
+    return out;
+}
+
+} // namespace adjoint::autodiff

@@ -1,0 +1,580 @@
+// The GLSL emitter. Values are named v<id>, locals l<id>; constants are written inline; a value read
+// outside the block that defines it (autodiff's reverse code does this) is declared at the top of main.
+#include <adjoint/codegen/glsl.h>
+
+#include <adjoint/core/error.h>
+#include <adjoint/ir/builder.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace adjoint::codegen {
+
+using namespace ir;
+
+namespace {
+
+std::string scalar_prefix(ScalarKind k) {
+    switch (k) {
+    case ScalarKind::Float: return "";
+    case ScalarKind::Int: return "i";
+    case ScalarKind::UInt: return "u";
+    case ScalarKind::Bool: return "b";
+    }
+    return "";
+}
+
+std::string float_literal(float v) {
+    if (std::isnan(v)) return "uintBitsToFloat(0x7fc00000u)";
+    if (std::isinf(v)) return v > 0 ? "uintBitsToFloat(0x7f800000u)" : "uintBitsToFloat(0xff800000u)";
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.9g", double(v));
+    std::string s = buf;
+    if (s.find_first_of(".en") == std::string::npos) s += ".0";
+    if (std::signbit(v) && v == 0.0f) s = "-0.0";
+    return s;
+}
+
+// Host (C++) layout of a struct differs from GLSL's std430 where a member follows a vec3 at offset 12:
+// pads bring each member to its C++ offset. Returns, per member, how many float pads go before it.
+std::vector<uint32_t> struct_pads(const Type* s) {
+    std::vector<uint32_t> pads;
+    uint32_t offset = 0;
+    for (size_t m = 0; m < s->members().size(); ++m) {
+        const Type* t = s->members()[m];
+        uint32_t align = t->host_align();
+        uint32_t natural = (offset + align - 1) / align * align;   // where std430 would put it
+        uint32_t want = s->member_offsets()[m];
+        uint32_t n = 0;
+        if (natural != want) {
+            // Pad with floats from the unaligned end of the previous member.
+            if (want < offset || (want - offset) % 4 != 0)
+                fail("struct ", s->name(), ": member ", s->member_names()[m], " has a host offset GLSL cannot match");
+            n = (want - offset) / 4;
+        }
+        pads.push_back(n);
+        offset = want + t->host_size();
+        if (t->is_vector() && t->dim() == 3) offset = want + 12;   // std430 packs a scalar after a vec3
+    }
+    return pads;
+}
+
+class Emitter {
+public:
+    Emitter(const Function& f, const GlslOptions& opt) : f_(f), opt_(opt) {}
+
+    GlslKernel run() {
+        if (!f_.is_kernel()) fail("internal: GLSL emission of a callable '", f_.name(), "'");
+        find_escaping(f_.body());
+        layout();
+        std::ostringstream body;
+        out_ = &body;
+        indent_ = 1;
+        for (ValueId id : hoisted_order_) line(decl(id) + ";");
+        line("if (any(greaterThanEqual(gl_GlobalInvocationID, pc.dispatch_size))) return;");
+        block(f_.body());
+        std::ostringstream src;
+        src << "#version 450\n";
+        if (need_atomic_float_) src << "#extension GL_EXT_shader_atomic_float : require\n";
+        if (need_atomic_float2_) src << "#extension GL_EXT_shader_atomic_float2 : require\n";
+        src << "// kernel " << f_.name() << "\n";
+        src << "layout(local_size_x = " << f_.block_size[0] << ", local_size_y = " << f_.block_size[1]
+            << ", local_size_z = " << f_.block_size[2] << ") in;\n";
+        for (const Type* s : structs_) emit_struct(src, s);
+        src << resources_.str();
+        src << "void main() {\n" << body.str() << "}\n";
+        result_.source = src.str();
+        return std::move(result_);
+    }
+
+private:
+    // ---- analysis -------------------------------------------------------------------------------------
+    void find_escaping(const Block& root) {
+        std::vector<const Block*> stack;
+        std::map<ValueId, const Block*> def;
+        std::function<void(const Block&)> walk = [&](const Block& b) {
+            stack.push_back(&b);
+            for (ValueId id : b.insts) {
+                const Inst& in = f_.inst(id);
+                for (ValueId o : in.operands) {
+                    auto it = def.find(o);
+                    if (it == def.end()) continue;
+                    bool visible = false;
+                    for (const Block* s : stack) visible = visible || s == it->second;
+                    if (!visible && !hoisted_.count(o)) {
+                        hoisted_.insert(o);
+                        hoisted_order_.push_back(o);
+                    }
+                }
+                for (auto& r : in.regions) walk(*r);
+                if (!in.type->is_void()) def[id] = &b;
+            }
+            stack.pop_back();
+        };
+        walk(root);
+        std::sort(hoisted_order_.begin(), hoisted_order_.end());
+        for (ValueId id : hoisted_order_) note_type(f_.type_of(id));
+        std::function<void(const Block&)> types = [&](const Block& b) {
+            for (ValueId id : b.insts) {
+                note_type(f_.type_of(id));
+                for (auto& r : f_.inst(id).regions) types(*r);
+            }
+        };
+        types(root);
+    }
+
+    void note_type(const Type* t) {
+        if (t->is_array() || t->kind() == Type::Kind::Buffer) note_type(t->element());
+        if (t->is_struct()) {
+            for (auto* m : t->members()) note_type(m);
+            if (std::find(structs_.begin(), structs_.end(), t) == structs_.end()) structs_.push_back(t);
+        }
+    }
+
+    void emit_struct(std::ostream& os, const Type* s) {
+        auto pads = struct_pads(s);
+        os << "struct " << s->name() << " {\n";
+        for (size_t m = 0; m < s->members().size(); ++m) {
+            for (uint32_t p = 0; p < pads[m]; ++p) os << "    float _pad" << m << "_" << p << ";\n";
+            os << "    " << declare(s->members()[m], s->member_names()[m]) << ";\n";
+        }
+        os << "};\n";
+    }
+
+    static std::string declare(const Type* t, const std::string& name) {
+        if (t->is_array()) return declare(t->element(), name) + "[" + std::to_string(t->dim()) + "]";
+        return glsl_type(t) + " " + name;
+    }
+
+    void layout() {
+        // Which buffers/images are written, and which float buffers need CAS atomics.
+        std::function<void(const Block&)> scan = [&](const Block& b) {
+            for (ValueId id : b.insts) {
+                const Inst& in = f_.inst(id);
+                if (in.op == Op::BufferWrite || in.op == Op::BufferAtomic || in.op == Op::ImageWrite)
+                    written_.insert(f_.inst(in.operands[0]).imm);
+                if (in.op == Op::BufferAtomic && in.type->is_float()) {
+                    auto op = AtomicOp(in.imm);
+                    bool native = op == AtomicOp::Add ? opt_.float_atomic_add : opt_.float_atomic_min_max;
+                    if (!native) cas_buffers_.insert(f_.inst(in.operands[0]).imm);
+                    else if (op == AtomicOp::Add) need_atomic_float_ = true;
+                    else need_atomic_float2_ = true;
+                }
+                if (in.op == Op::Trap) result_.uses_status = true;
+                for (auto& r : in.regions) scan(*r);
+            }
+        };
+        scan(f_.body());
+        uint32_t buffers = 0;
+        for (auto* t : f_.params) {
+            if (t->kind() == Type::Kind::Buffer) ++buffers;
+            note_type(t->kind() == Type::Kind::Buffer ? t->element() : t);
+        }
+        std::ostringstream push;
+        push << "layout(push_constant, std430) uniform Push {\n    layout(offset = 0) uvec3 dispatch_size;\n";
+        uint32_t offset = 12;
+        uint32_t next_buffer = 0, next_image = buffers + (result_.uses_status ? 1 : 0);
+        for (size_t k = 0; k < f_.params.size(); ++k) {
+            const Type* t = f_.params[k];
+            ArgSlot slot{ArgSlot::Kind::Push};
+            slot.type = t;
+            slot.written = written_.count(int64_t(k)) > 0;
+            if (t->kind() == Type::Kind::Buffer) {
+                slot.kind = ArgSlot::Kind::Buffer;
+                slot.binding = next_buffer++;
+                bool as_uint = cas_buffers_.count(int64_t(k)) > 0;
+                if (t->element()->is_bool()) fail("buffers of bool are not supported (kernel ", f_.name(), ")");
+                resources_ << "layout(std430, set = 0, binding = " << slot.binding << ") buffer Buffer" << k << " { "
+                           << declare(as_uint ? Type::u32() : t->element(), "b" + std::to_string(k) + "[]") << "; };\n";
+            } else if (t->kind() == Type::Kind::Image) {
+                slot.kind = ArgSlot::Kind::Image;
+                slot.binding = next_image++;
+                resources_ << "layout(set = 0, binding = " << slot.binding << ", rgba32f) uniform image2D img" << k << ";\n";
+            } else {
+                uint32_t align = t->host_align();
+                offset = (offset + align - 1) / align * align;
+                slot.offset = offset;
+                push << "    layout(offset = " << offset << ") " << declare(t, "a" + std::to_string(k)) << ";\n";
+                offset += t->host_size();
+            }
+            result_.args.push_back(slot);
+        }
+        push << "} pc;\n";
+        result_.buffer_count = buffers;
+        if (result_.uses_status) {
+            result_.status_binding = buffers;
+            result_.buffer_count = buffers + 1;
+            resources_ << "layout(std430, set = 0, binding = " << buffers << ") buffer Status { uint adjoint_status[]; };\n";
+        }
+        result_.image_count = images_count();
+        result_.push_bytes = (offset + 15) / 16 * 16;
+        resources_ << push.str();
+    }
+
+    uint32_t images_count() const {
+        uint32_t n = 0;
+        for (auto* t : f_.params) n += t->kind() == Type::Kind::Image;
+        return n;
+    }
+
+    // ---- emission -------------------------------------------------------------------------------------
+    void line(const std::string& s) { *out_ << std::string(size_t(indent_) * 4, ' ') << s << "\n"; }
+
+    std::string name(ValueId v) const {
+        const Inst& in = f_.inst(v);
+        switch (in.op) {
+        case Op::Const: return constant(in.type, in.words);
+        case Op::Arg: return "pc.a" + std::to_string(in.imm);
+        case Op::Local: return "l" + std::to_string(v);
+        default: return "v" + std::to_string(v);
+        }
+    }
+
+    std::string constant(const Type* t, const std::vector<uint32_t>& w, size_t first = 0) const {
+        if (t->is_scalar()) {
+            uint32_t x = w[first];
+            switch (t->scalar_kind()) {
+            case ScalarKind::Float: return float_literal(float_of(x));
+            case ScalarKind::Int: return int32_t(x) == INT32_MIN ? "(-2147483647 - 1)" : std::to_string(int32_t(x));
+            case ScalarKind::UInt: return std::to_string(x) + "u";
+            case ScalarKind::Bool: return x ? "true" : "false";
+            }
+        }
+        std::string s = glsl_type(t) + "(";
+        if (t->is_struct()) {
+            auto pads = struct_pads(t);
+            size_t lane = first;
+            for (size_t m = 0; m < t->members().size(); ++m) {
+                for (uint32_t p = 0; p < pads[m]; ++p) s += "0.0, ";
+                s += constant(t->members()[m], w, lane) + (m + 1 < t->members().size() ? ", " : "");
+                lane += t->members()[m]->lanes();
+            }
+            return s + ")";
+        }
+        const Type* e = t->element();
+        for (uint32_t i = 0; i < t->dim(); ++i)
+            s += constant(e, w, first + i * e->lanes()) + (i + 1 < t->dim() ? ", " : "");
+        return s + ")";
+    }
+
+    std::string decl(ValueId id) const {
+        const Type* t = f_.type_of(id);
+        return declare(t, name(id));
+    }
+
+    // "const T vN = expr;" or "vN = expr;" when the value is hoisted.
+    void define(ValueId id, const std::string& expr) {
+        if (hoisted_.count(id)) line(name(id) + " = " + expr + ";");
+        else line("const " + decl(id) + " = " + expr + ";");
+    }
+
+    // An operand, splatted to `want` when it is a scalar feeding a vector op (GLSL functions need that).
+    std::string arg(ValueId v, const Type* want) const {
+        const Type* t = f_.type_of(v);
+        if (want && t != want && t->is_scalar() && want->is_vector()) return glsl_type(want) + "(" + name(v) + ")";
+        return name(v);
+    }
+
+    std::string access(ValueId base_type_holder, const Type* t, const std::vector<ValueId>& path, size_t first) const {
+        std::string s;
+        for (size_t k = first; k < path.size(); ++k) {
+            ValueId idx = path[k];
+            if (t->is_struct()) {
+                auto m = size_t(const_int(f_, idx));
+                s += "." + t->member_names()[m];
+                t = t->members()[m];
+            } else if (t->is_vector() && is_constant(f_, idx) && const_int(f_, idx) >= 0 && const_int(f_, idx) < 4) {
+                s += std::string(".") + "xyzw"[const_int(f_, idx)];
+                t = t->element();
+            } else {
+                s += "[" + name(idx) + "]";
+                t = t->element();
+            }
+        }
+        (void)base_type_holder;
+        return s;
+    }
+
+    void block(const Block& b) {
+        for (ValueId id : b.insts) inst(id);
+    }
+
+    void inst(ValueId id) {
+        const Inst& in = f_.inst(id);
+        auto op = [&](size_t k) { return name(in.operands[k]); };
+        auto a = [&](size_t k) { return arg(in.operands[k], in.type); };
+        const Type* t0 = in.operands.empty() ? nullptr : f_.type_of(in.operands[0]);
+        switch (in.op) {
+        case Op::Const: case Op::Arg: return;
+        case Op::Param: case Op::Call: case Op::Return:
+            fail("internal: '", ir::name(in.op), "' reached GLSL emission; callables must be inlined first");
+        case Op::Autodiff: case Op::RequiresGrad: case Op::Backward: case Op::Grad:
+            fail("internal: '", ir::name(in.op), "' reached GLSL emission; run the autodiff pass first");
+        case Op::Builtin: {
+            static const char* names[] = {"gl_GlobalInvocationID", "pc.dispatch_size", "gl_LocalInvocationID",
+                                          "gl_WorkGroupID"};
+            define(id, names[in.imm]);
+            return;
+        }
+        case Op::Local:
+            if (!hoisted_.count(id)) line(decl(id) + ";");
+            return;
+        case Op::Load: define(id, op(0) + access(id, t0, in.operands, 1)); return;
+        case Op::Store: line(op(0) + access(id, t0, in.operands, 2) + " = " + op(1) + ";"); return;
+        case Op::Extract: define(id, op(0) + access(id, t0, in.operands, 1)); return;
+        case Op::Insert:
+            define(id, op(0));
+            line(name(id) + access(id, t0, in.operands, 2) + " = " + op(1) + ";");
+            return;
+        case Op::Swizzle: {
+            std::string s;
+            for (int i = 0; i < int(in.imm >> 16); ++i) s += "xyzw"[(in.imm >> (2 * i)) & 3];
+            define(id, op(0) + "." + s);
+            return;
+        }
+        case Op::Construct: {
+            std::string s = glsl_type(in.type) + "(";
+            auto pads = in.type->is_struct() ? struct_pads(in.type) : std::vector<uint32_t>{};
+            for (size_t k = 0; k < in.operands.size(); ++k) {
+                if (!pads.empty())
+                    for (uint32_t p = 0; p < pads[k]; ++p) s += "0.0, ";
+                s += op(k) + (k + 1 < in.operands.size() ? ", " : "");
+            }
+            define(id, s + ")");
+            return;
+        }
+        case Op::Cast: define(id, glsl_type(in.type) + "(" + op(0) + ")"); return;
+        case Op::If:
+            line("if (" + op(0) + ") {");
+            ++indent_;
+            block(*in.regions[0]);
+            --indent_;
+            if (!in.regions[1]->insts.empty()) {
+                line("} else {");
+                ++indent_;
+                block(*in.regions[1]);
+                --indent_;
+            }
+            line("}");
+            return;
+        case Op::Loop:
+            line("while (true) {");
+            ++indent_;
+            block(*in.regions[0]);
+            --indent_;
+            line("}");
+            return;
+        case Op::Switch: {
+            line("switch (" + op(0) + ") {");
+            bool is_uint = t0->scalar_kind() == ScalarKind::UInt;
+            for (size_t r = 0; r < in.regions.size(); ++r) {
+                bool is_default = in.has_default && r + 1 == in.regions.size();
+                line(is_default ? std::string("default: {")
+                                : "case " + (is_uint ? std::to_string(in.words[r]) + "u" : std::to_string(int32_t(in.words[r]))) + ": {");
+                ++indent_;
+                block(*in.regions[r]);
+                --indent_;
+                line("} break;");
+            }
+            line("}");
+            return;
+        }
+        case Op::Break: line("break;"); return;
+        case Op::Continue: line("continue;"); return;
+        case Op::BufferRead: {
+            int64_t k = f_.inst(in.operands[0]).imm;
+            std::string e = "b" + std::to_string(k) + "[" + op(1) + "]";
+            define(id, cas_buffers_.count(k) ? "uintBitsToFloat(" + e + ")" : e);
+            return;
+        }
+        case Op::BufferWrite: {
+            int64_t k = f_.inst(in.operands[0]).imm;
+            std::string v = cas_buffers_.count(k) ? "floatBitsToUint(" + op(2) + ")" : op(2);
+            line("b" + std::to_string(k) + "[" + op(1) + "] = " + v + ";");
+            return;
+        }
+        case Op::BufferSize: define(id, "uint(b" + std::to_string(f_.inst(in.operands[0]).imm) + ".length())"); return;
+        case Op::BufferAtomic: atomic(id, in); return;
+        case Op::ImageRead:
+            define(id, "imageLoad(img" + std::to_string(f_.inst(in.operands[0]).imm) + ", ivec2(" + op(1) + "))");
+            return;
+        case Op::ImageWrite:
+            line("imageStore(img" + std::to_string(f_.inst(in.operands[0]).imm) + ", ivec2(" + op(1) + "), " + op(2) + ");");
+            return;
+        case Op::ImageSize:
+            define(id, "uvec2(imageSize(img" + std::to_string(f_.inst(in.operands[0]).imm) + "))");
+            return;
+        case Op::Trap: line("atomicCompSwap(adjoint_status[0], 0u, " + op(0) + ");"); return;
+        case Op::Detach: define(id, op(0)); return;
+        default: break;
+        }
+        define(id, expression(in, op, a, t0));
+    }
+
+    template <typename OpFn, typename ArgFn>
+    std::string expression(const Inst& in, OpFn op, ArgFn a, const Type* t0) {
+        auto call = [&](const char* fn) {
+            std::string s = std::string(fn) + "(";
+            for (size_t k = 0; k < in.operands.size(); ++k) s += a(k) + (k + 1 < in.operands.size() ? ", " : "");
+            return s + ")";
+        };
+        auto infix = [&](const char* sym) { return op(0) + " " + sym + " " + op(1); };
+        bool vec = t0 && t0->is_vector();
+        switch (in.op) {
+        case Op::Neg: return "-" + op(0);
+        case Op::Add: return infix("+");
+        case Op::Sub: return infix("-");
+        case Op::Mul:
+            if (t0->is_matrix() && f_.type_of(in.operands[1])->is_matrix()) return call("matrixCompMult");
+            return infix("*");
+        case Op::Div: return infix("/");
+        case Op::Mod: return infix("%");
+        case Op::MatMul: return infix("*");
+        case Op::Lt: return vec ? call("lessThan") : infix("<");
+        case Op::Le: return vec ? call("lessThanEqual") : infix("<=");
+        case Op::Gt: return vec ? call("greaterThan") : infix(">");
+        case Op::Ge: return vec ? call("greaterThanEqual") : infix(">=");
+        case Op::Eq: return vec ? call("equal") : infix("==");
+        case Op::Ne: return vec ? call("notEqual") : infix("!=");
+        case Op::And: case Op::Or:
+            if (in.type->is_vector()) {
+                std::string u = "uvec" + std::to_string(in.type->dim());
+                return glsl_type(in.type) + "(" + u + "(" + a(0) + ")" + (in.op == Op::And ? " & " : " | ") + u + "(" + a(1) + "))";
+            }
+            return infix(in.op == Op::And ? "&&" : "||");
+        case Op::Not: return vec ? "not(" + op(0) + ")" : "!" + op(0);
+        case Op::BitAnd: return infix("&");
+        case Op::BitOr: return infix("|");
+        case Op::BitXor: return infix("^");
+        case Op::BitNot: return "~" + op(0);
+        case Op::Shl: return infix("<<");
+        case Op::Shr: return infix(">>");
+        case Op::Select:
+            if (t0->is_vector()) return "mix(" + op(2) + ", " + op(1) + ", " + op(0) + ")";
+            return op(0) + " ? " + op(1) + " : " + op(2);
+        case Op::Abs: return call("abs");
+        case Op::Sign: return call("sign");
+        case Op::Floor: return call("floor");
+        case Op::Ceil: return call("ceil");
+        case Op::Fract: return call("fract");
+        case Op::Round: return "sign(" + op(0) + ") * floor(abs(" + op(0) + ") + 0.5)";
+        case Op::Trunc: return call("trunc");
+        case Op::Sqrt: return call("sqrt");
+        case Op::Rsqrt: return call("inversesqrt");
+        case Op::Exp: return call("exp");
+        case Op::Exp2: return call("exp2");
+        case Op::Log: return call("log");
+        case Op::Log2: return call("log2");
+        case Op::Log10: return "log2(" + op(0) + ") * 0.301029995663981";
+        case Op::Sin: return call("sin");
+        case Op::Cos: return call("cos");
+        case Op::Tan: return call("tan");
+        case Op::Asin: return call("asin");
+        case Op::Acos: return call("acos");
+        case Op::Atan: return call("atan");
+        case Op::Sinh: return call("sinh");
+        case Op::Cosh: return call("cosh");
+        case Op::Tanh: return call("tanh");
+        case Op::Saturate: return "clamp(" + op(0) + ", 0.0, 1.0)";
+        case Op::Min: return call("min");
+        case Op::Max: return call("max");
+        case Op::Pow: return call("pow");
+        case Op::Atan2: return call("atan");
+        case Op::Fmod: return a(0) + " - " + a(1) + " * trunc(" + a(0) + " / " + a(1) + ")";
+        case Op::Step: return call("step");
+        case Op::Clamp: return call("clamp");
+        case Op::Lerp: return call("mix");
+        case Op::Smoothstep: return call("smoothstep");
+        case Op::Fma: return call("fma");
+        case Op::Dot: return call("dot");
+        case Op::Cross: return call("cross");
+        case Op::Length: return call("length");
+        case Op::LengthSquared: return "dot(" + op(0) + ", " + op(0) + ")";
+        case Op::Distance: return call("distance");
+        case Op::Normalize: return call("normalize");
+        case Op::Reflect: return call("reflect");
+        case Op::Any: return call("any");
+        case Op::All: return call("all");
+        case Op::Transpose: return call("transpose");
+        case Op::Inverse: return call("inverse");
+        case Op::Determinant: return call("determinant");
+        default: break;
+        }
+        fail("internal: no GLSL spelling for '", ir::name(in.op), "'");
+    }
+
+    void atomic(ValueId id, const Inst& in) {
+        int64_t k = f_.inst(in.operands[0]).imm;
+        std::string target = "b" + std::to_string(k) + "[" + name(in.operands[1]) + "]";
+        auto op = AtomicOp(in.imm);
+        if (cas_buffers_.count(k)) {
+            // Compare-and-swap loop on the float's bits, for devices without native float atomics.
+            std::string v = name(id), old = v + "_old", prev = v + "_prev", x = name(in.operands[2]);
+            std::string next = op == AtomicOp::Add ? "uintBitsToFloat(" + old + ") + " + x
+                               : op == AtomicOp::Min ? "min(uintBitsToFloat(" + old + "), " + x + ")"
+                                                     : "max(uintBitsToFloat(" + old + "), " + x + ")";
+            line("uint " + old + " = " + target + ";");
+            line("while (true) {");
+            ++indent_;
+            line("uint " + prev + " = atomicCompSwap(" + target + ", " + old + ", floatBitsToUint(" + next + "));");
+            line("if (" + prev + " == " + old + ") break;");
+            line(old + " = " + prev + ";");
+            --indent_;
+            line("}");
+            define(id, "uintBitsToFloat(" + old + ")");
+            return;
+        }
+        switch (op) {
+        case AtomicOp::Add: define(id, "atomicAdd(" + target + ", " + name(in.operands[2]) + ")"); return;
+        case AtomicOp::Min: define(id, "atomicMin(" + target + ", " + name(in.operands[2]) + ")"); return;
+        case AtomicOp::Max: define(id, "atomicMax(" + target + ", " + name(in.operands[2]) + ")"); return;
+        case AtomicOp::Exchange: define(id, "atomicExchange(" + target + ", " + name(in.operands[2]) + ")"); return;
+        case AtomicOp::CompareExchange:
+            define(id, "atomicCompSwap(" + target + ", " + name(in.operands[2]) + ", " + name(in.operands[3]) + ")");
+            return;
+        }
+    }
+
+    const Function& f_;
+    GlslOptions opt_;
+    GlslKernel result_;
+    std::ostringstream resources_;
+    std::ostream* out_ = nullptr;
+    int indent_ = 0;
+    std::set<ValueId> hoisted_;
+    std::vector<ValueId> hoisted_order_;
+    std::vector<const Type*> structs_;
+    std::set<int64_t> written_, cas_buffers_;
+    bool need_atomic_float_ = false, need_atomic_float2_ = false;
+};
+
+} // namespace
+
+std::string glsl_type(const Type* t) {
+    switch (t->kind()) {
+    case Type::Kind::Void: return "void";
+    case Type::Kind::Scalar:
+        switch (t->scalar_kind()) {
+        case ScalarKind::Float: return "float";
+        case ScalarKind::Int: return "int";
+        case ScalarKind::UInt: return "uint";
+        case ScalarKind::Bool: return "bool";
+        }
+        break;
+    case Type::Kind::Vector: return scalar_prefix(t->scalar_kind()) + "vec" + std::to_string(t->dim());
+    case Type::Kind::Matrix: return "mat" + std::to_string(t->dim());
+    case Type::Kind::Array: return glsl_type(t->element()) + "[" + std::to_string(t->dim()) + "]";
+    case Type::Kind::Struct: return t->name();
+    default: break;
+    }
+    fail("internal: no GLSL type for ", t->to_string());
+}
+
+GlslKernel emit_glsl(const Function& f, const GlslOptions& options) { return Emitter(f, options).run(); }
+
+} // namespace adjoint::codegen

@@ -1,0 +1,40 @@
+// The thread-local stack of recordings (kernels and callables nest while they are recorded).
+#include <adjoint/dsl/recorder.h>
+
+#include <adjoint/core/error.h>
+
+namespace adjoint::detail {
+
+namespace {
+thread_local std::vector<std::unique_ptr<Recorder>> stack;
+}
+
+Recorder& Recorder::current(const std::source_location& loc) {
+    if (stack.empty())
+        fail("a DSL operation was used outside a kernel or callable being recorded at ", format_location(loc));
+    return *stack.back();
+}
+
+Recorder* Recorder::top() { return stack.empty() ? nullptr : stack.back().get(); }
+
+bool Recorder::is_recording(const ir::Function* f) {
+    for (auto& r : stack)
+        if (r->function.get() == f) return true;
+    return false;
+}
+
+std::vector<ir::ValueId> Recorder::indices(const Path& path) {
+    std::vector<ir::ValueId> out;
+    out.reserve(path.size());
+    for (const PathElem& e : path) out.push_back(e.dynamic != ir::kNoValue ? e.dynamic : b.i32(int32_t(e.index), last_loc));
+    return out;
+}
+
+RecordScope::RecordScope(std::shared_ptr<ir::Function> f) {
+    stack.push_back(std::make_unique<Recorder>(std::move(f)));
+    recorder_ = stack.back().get();
+}
+
+RecordScope::~RecordScope() { stack.pop_back(); }
+
+} // namespace adjoint::detail

@@ -1,0 +1,33 @@
+// Reverse-mode differentiation of $autodiff blocks, and the full IR lowering that precedes codegen.
+#pragma once
+#include <adjoint/ir/function.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace adjoint::autodiff {
+
+// Replaces every Autodiff region of an inlined function by its forward code, the reverse code that
+// computes the adjoints, and the statements after backward with Grad read from the adjoints.
+// Throws adjoint::Error (with the C++ line) for an op on the gradient path that has no rule.
+bool differentiate(ir::Function& f);
+
+// Per loop of a differentiated kernel: where it was written and how many tape bytes a thread uses.
+struct TapeEntry {
+    std::string loop;             // "file.cpp:42"
+    uint32_t bytes_per_thread = 0;
+    uint32_t capacity = 0;        // iterations the tape holds (0: the loop needs no tape)
+};
+
+// The standard lowering of a recorded kernel: clone, inline callables, clean up, differentiate, clean up.
+struct Lowered {
+    std::unique_ptr<ir::Function> function;
+    std::vector<TapeEntry> tape_report;
+};
+Lowered lower(const ir::Function& kernel);
+
+// True when the op has a derivative rule (ops marked D in ops.def must all have one).
+bool has_rule(ir::Op op);
+
+} // namespace adjoint::autodiff

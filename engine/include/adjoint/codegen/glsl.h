@@ -1,0 +1,41 @@
+// IR -> GLSL 450 compute shader: deterministic, readable (one named value per line), with the binding
+// layout the runtime needs to dispatch it.
+#pragma once
+#include <adjoint/ir/function.h>
+
+#include <string>
+#include <vector>
+
+namespace adjoint::codegen {
+
+struct GlslOptions {
+    bool float_atomic_add = true;       // the device has GL_EXT_shader_atomic_float (else: CAS loops)
+    bool float_atomic_min_max = true;   // the device has GL_EXT_shader_atomic_float2 (else: CAS loops)
+};
+
+// Where each kernel argument goes.
+struct ArgSlot {
+    enum class Kind { Buffer, Image, Push } kind;
+    uint32_t binding = 0;               // buffer or image binding (images follow the buffers)
+    uint32_t offset = 0;                // push-constant byte offset (Push)
+    const ir::Type* type = nullptr;
+    bool written = false;               // the kernel writes this buffer or image
+};
+
+struct GlslKernel {
+    std::string source;
+    std::vector<ArgSlot> args;          // one per kernel parameter
+    uint32_t buffer_count = 0;          // user buffers plus the status buffer, when used
+    uint32_t image_count = 0;
+    uint32_t push_bytes = 0;            // dispatch size (uvec3) first, then value arguments
+    bool uses_status = false;           // a trap reports to the status buffer, bound after the user buffers
+    uint32_t status_binding = 0;
+};
+
+// `f` must be an inlined kernel without autodiff ops (see the runtime's compile pipeline).
+GlslKernel emit_glsl(const ir::Function& f, const GlslOptions& options = {});
+
+// GLSL spelling of a value type ("vec3", "mat4", "float[4]", "Particle").
+std::string glsl_type(const ir::Type* t);
+
+} // namespace adjoint::codegen

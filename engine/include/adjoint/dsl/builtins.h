@@ -1,0 +1,238 @@
+// The contract's built-in functions, each recording one IR op (or a small composition of them).
+#pragma once
+#include <adjoint/dsl/expr.h>
+
+namespace adjoint {
+
+namespace detail {
+
+template <typename R, typename... X>
+Expr<R> call_op(ir::Op op, const std::source_location& loc, const X&... xs) {
+    auto& r = Recorder::current(loc);
+    r.at(loc);
+    return Expr<R>(FromId{}, r.b.emit(op, {xs.id()...}, nullptr, 0, r.last_loc));
+}
+
+template <typename H, typename... X>
+using common_t = typename FirstDsl<X...>::type;
+
+} // namespace detail
+
+#define ADJOINT_UNARY_BUILTIN(fname, OP)                                                                     \
+    template <typename X>                                                                                    \
+        requires detail::is_dsl_v<X>                                                                         \
+    auto fname(const X& x, std::source_location loc = std::source_location::current()) {                     \
+        return detail::call_op<detail::value_t<X>>(ir::Op::OP, loc, detail::as_expr(x));                    \
+    }
+ADJOINT_UNARY_BUILTIN(abs, Abs)
+ADJOINT_UNARY_BUILTIN(sign, Sign)
+ADJOINT_UNARY_BUILTIN(floor, Floor)
+ADJOINT_UNARY_BUILTIN(ceil, Ceil)
+ADJOINT_UNARY_BUILTIN(fract, Fract)
+ADJOINT_UNARY_BUILTIN(round, Round)
+ADJOINT_UNARY_BUILTIN(trunc, Trunc)
+ADJOINT_UNARY_BUILTIN(sqrt, Sqrt)
+ADJOINT_UNARY_BUILTIN(rsqrt, Rsqrt)
+ADJOINT_UNARY_BUILTIN(exp, Exp)
+ADJOINT_UNARY_BUILTIN(exp2, Exp2)
+ADJOINT_UNARY_BUILTIN(log, Log)
+ADJOINT_UNARY_BUILTIN(log2, Log2)
+ADJOINT_UNARY_BUILTIN(log10, Log10)
+ADJOINT_UNARY_BUILTIN(sin, Sin)
+ADJOINT_UNARY_BUILTIN(cos, Cos)
+ADJOINT_UNARY_BUILTIN(tan, Tan)
+ADJOINT_UNARY_BUILTIN(asin, Asin)
+ADJOINT_UNARY_BUILTIN(acos, Acos)
+ADJOINT_UNARY_BUILTIN(atan, Atan)
+ADJOINT_UNARY_BUILTIN(sinh, Sinh)
+ADJOINT_UNARY_BUILTIN(cosh, Cosh)
+ADJOINT_UNARY_BUILTIN(tanh, Tanh)
+ADJOINT_UNARY_BUILTIN(saturate, Saturate)
+ADJOINT_UNARY_BUILTIN(normalize, Normalize)
+ADJOINT_UNARY_BUILTIN(transpose, Transpose)
+ADJOINT_UNARY_BUILTIN(inverse, Inverse)
+#undef ADJOINT_UNARY_BUILTIN
+
+#define ADJOINT_BINARY_BUILTIN(fname, OP)                                                                    \
+    template <typename A, typename B>                                                                        \
+        requires detail::operands_v<A, B>                                                                    \
+    auto fname(const A& a, const B& b, std::source_location loc = std::source_location::current()) {         \
+        ADJOINT_AT(loc);                                                                                    \
+        return detail::arith(ir::Op::OP, a, b);                                                              \
+    }
+#define ADJOINT_AT(loc) detail::Recorder::current(loc).at(loc)
+ADJOINT_BINARY_BUILTIN(min, Min)
+ADJOINT_BINARY_BUILTIN(max, Max)
+ADJOINT_BINARY_BUILTIN(pow, Pow)
+ADJOINT_BINARY_BUILTIN(atan2, Atan2)
+ADJOINT_BINARY_BUILTIN(fmod, Fmod)
+ADJOINT_BINARY_BUILTIN(step, Step)
+ADJOINT_BINARY_BUILTIN(cross, Cross)
+ADJOINT_BINARY_BUILTIN(reflect, Reflect)
+#undef ADJOINT_BINARY_BUILTIN
+
+#define ADJOINT_TERNARY_BUILTIN(fname, OP)                                                                   \
+    template <typename A, typename B, typename C>                                                            \
+        requires(detail::is_dsl_v<A> || detail::is_dsl_v<B> || detail::is_dsl_v<C>)                         \
+    auto fname(const A& a, const B& b, const C& c, std::source_location loc = std::source_location::current()) { \
+        ADJOINT_AT(loc);                                                                                    \
+        using H = typename detail::FirstDsl<A, B, C>::type;                                                  \
+        auto ea = detail::lift<H>(a);                                                                        \
+        auto eb = detail::lift<H>(b);                                                                        \
+        auto ec = detail::lift<H>(c);                                                                        \
+        using TA = typename decltype(ea)::value_type;                                                        \
+        using TB = typename decltype(eb)::value_type;                                                        \
+        using TC = typename decltype(ec)::value_type;                                                        \
+        using R = detail::broadcast_t<detail::broadcast_t<TA, TB>, TC>;                                      \
+        return detail::emit<R>(ir::Op::OP, ea, eb, ec);                                                      \
+    }
+ADJOINT_TERNARY_BUILTIN(clamp, Clamp)
+ADJOINT_TERNARY_BUILTIN(lerp, Lerp)
+ADJOINT_TERNARY_BUILTIN(smoothstep, Smoothstep)
+ADJOINT_TERNARY_BUILTIN(fma, Fma)
+#undef ADJOINT_TERNARY_BUILTIN
+
+#define ADJOINT_REDUCE_BUILTIN(fname, OP, R)                                                                 \
+    template <typename X>                                                                                    \
+        requires detail::is_dsl_v<X>                                                                         \
+    auto fname(const X& x, std::source_location loc = std::source_location::current()) {                     \
+        return detail::call_op<R>(ir::Op::OP, loc, detail::as_expr(x));                                      \
+    }
+ADJOINT_REDUCE_BUILTIN(length, Length, float)
+ADJOINT_REDUCE_BUILTIN(length_squared, LengthSquared, float)
+ADJOINT_REDUCE_BUILTIN(determinant, Determinant, float)
+ADJOINT_REDUCE_BUILTIN(any, Any, bool)
+ADJOINT_REDUCE_BUILTIN(all, All, bool)
+#undef ADJOINT_REDUCE_BUILTIN
+
+template <typename A, typename B>
+    requires detail::operands_v<A, B>
+auto dot(const A& a, const B& b, std::source_location loc = std::source_location::current()) {
+    ADJOINT_AT(loc);
+    auto ea = detail::lift<detail::value_t<B>>(a);
+    auto eb = detail::lift<detail::value_t<A>>(b);
+    return detail::emit<float>(ir::Op::Dot, ea, eb);
+}
+
+template <typename A, typename B>
+    requires detail::operands_v<A, B>
+auto distance(const A& a, const B& b, std::source_location loc = std::source_location::current()) {
+    ADJOINT_AT(loc);
+    auto ea = detail::lift<detail::value_t<B>>(a);
+    auto eb = detail::lift<detail::value_t<A>>(b);
+    return detail::emit<float>(ir::Op::Distance, ea, eb);
+}
+
+// ite(cond, a, b): a where cond holds, else b; the gradient goes to the chosen side only.
+template <typename C, typename A, typename B>
+auto ite(const C& cond, const A& a, const B& b, std::source_location loc = std::source_location::current()) {
+    ADJOINT_AT(loc);
+    using H = typename detail::FirstDsl<A, B>::type;
+    auto ea = detail::lift<H>(a);
+    auto eb = detail::lift<H>(b);
+    auto ec = detail::lift<bool>(cond);
+    using T = typename decltype(ea)::value_type;
+    auto& r = detail::Recorder::current();
+    return Expr<T>(detail::FromId{}, r.b.select(ec.id(), ea.id(), eb.id(), r.last_loc));
+}
+
+// cast<float>(i), cast<int>(v3) (component-wise for vectors).
+template <typename To, typename X>
+    requires detail::is_dsl_v<X>
+auto cast(const X& x, std::source_location loc = std::source_location::current()) {
+    using From = detail::value_t<X>;
+    using To32 = std::conditional_t<std::is_same_v<To, int>, int32_t, std::conditional_t<std::is_same_v<To, unsigned>, uint32_t, To>>;
+    using R = std::conditional_t<detail::TypeDesc<From>::is_vector, Vector<To32, detail::TypeDesc<From>::dim>, To32>;
+    auto& r = detail::Recorder::current(loc);
+    r.at(loc);
+    return Expr<R>(detail::FromId{}, r.b.cast(type_of<R>(), detail::as_expr(x).id(), loc));
+}
+
+namespace detail {
+
+// Gathers the scalar components of each argument (scalars as they are, vectors component by component).
+template <typename S, typename X>
+void gather(std::vector<ir::ValueId>& out, const X& x) {
+    auto e = lift<S>(x);
+    using T = typename decltype(e)::value_type;
+    auto& r = Recorder::current();
+    if constexpr (TypeDesc<T>::is_vector) {
+        for (size_t i = 0; i < TypeDesc<T>::dim; ++i) out.push_back(extract_const(e.id(), int64_t(i)));
+    } else {
+        out.push_back(r.b.cast(type_of<S>(), e.id(), r.last_loc));
+    }
+}
+
+template <typename S, size_t N, typename... X>
+Expr<Vector<S, N>> make_vector(const std::source_location& loc, const X&... xs) {
+    auto& r = Recorder::current(loc);
+    r.at(loc);
+    std::vector<ir::ValueId> parts;
+    (gather<S>(parts, xs), ...);
+    const ir::Type* t = type_of<Vector<S, N>>();
+    if (parts.size() != 1 && parts.size() != N)
+        fail("make_", t->to_string(), " needs 1 or ", N, " components, got ", parts.size(), " at ", format_location(loc));
+    return Expr<Vector<S, N>>(FromId{}, r.b.construct(t, std::move(parts), loc));
+}
+
+template <size_t N, typename... X>
+Expr<Matrix<N>> make_matrix(const std::source_location& loc, const X&... xs) {
+    auto& r = Recorder::current(loc);
+    r.at(loc);
+    std::vector<ir::ValueId> parts{lift<Vector<float, N>>(xs).id()...};
+    const ir::Type* t = type_of<Matrix<N>>();
+    if (parts.size() == N * N) {   // from scalars, column by column
+        std::vector<ir::ValueId> cols;
+        for (size_t c = 0; c < N; ++c)
+            cols.push_back(r.b.construct(t->element(), {parts.begin() + long(c * N), parts.begin() + long(c * N + N)}, loc));
+        parts = std::move(cols);
+    }
+    return Expr<Matrix<N>>(FromId{}, r.b.construct(t, std::move(parts), loc));
+}
+
+} // namespace detail
+
+#define ADJOINT_MAKE_VECTOR(fname, S, N)                                                                     \
+    template <typename... X>                                                                                 \
+    auto fname(const X&... xs) {                                                                             \
+        return detail::make_vector<S, N>(std::source_location::current(), xs...);                            \
+    }
+ADJOINT_MAKE_VECTOR(make_float2, float, 2)
+ADJOINT_MAKE_VECTOR(make_float3, float, 3)
+ADJOINT_MAKE_VECTOR(make_float4, float, 4)
+ADJOINT_MAKE_VECTOR(make_int2, int32_t, 2)
+ADJOINT_MAKE_VECTOR(make_int3, int32_t, 3)
+ADJOINT_MAKE_VECTOR(make_int4, int32_t, 4)
+ADJOINT_MAKE_VECTOR(make_uint2, uint32_t, 2)
+ADJOINT_MAKE_VECTOR(make_uint3, uint32_t, 3)
+ADJOINT_MAKE_VECTOR(make_uint4, uint32_t, 4)
+#undef ADJOINT_MAKE_VECTOR
+
+template <typename... X>
+auto make_float2x2(const X&... xs) { return detail::make_matrix<2>(std::source_location::current(), xs...); }
+template <typename... X>
+auto make_float3x3(const X&... xs) { return detail::make_matrix<3>(std::source_location::current(), xs...); }
+template <typename... X>
+auto make_float4x4(const X&... xs) { return detail::make_matrix<4>(std::source_location::current(), xs...); }
+
+// Thread indices: dispatch_id in [0, dispatch_size), thread_id within the work group, block_id of the group.
+namespace detail {
+inline Expr<uint3> builtin(ir::BuiltinId which, const std::source_location& loc) {
+    auto& r = Recorder::current(loc);
+    return Expr<uint3>(FromId{}, r.b.emit(ir::Op::Builtin, {}, type_of<uint3>(), int64_t(which), r.at(loc)));
+}
+} // namespace detail
+inline Expr<uint3> dispatch_id(std::source_location loc = std::source_location::current()) {
+    return detail::builtin(ir::BuiltinId::DispatchId, loc);
+}
+inline Expr<uint3> dispatch_size(std::source_location loc = std::source_location::current()) {
+    return detail::builtin(ir::BuiltinId::DispatchSize, loc);
+}
+inline Expr<uint3> thread_id(std::source_location loc = std::source_location::current()) {
+    return detail::builtin(ir::BuiltinId::ThreadId, loc);
+}
+inline Expr<uint3> block_id(std::source_location loc = std::source_location::current()) {
+    return detail::builtin(ir::BuiltinId::BlockId, loc);
+}
+
+} // namespace adjoint

@@ -1,0 +1,194 @@
+// Kernel1D/2D/3D and Callable: record a C++ lambda once into an IR function.
+#pragma once
+#include <adjoint/dsl/control.h>
+#include <adjoint/dsl/resources.h>
+
+#include <memory>
+#include <tuple>
+#include <utility>
+
+namespace adjoint {
+
+namespace detail {
+
+template <typename F>
+struct LambdaTraits : LambdaTraits<decltype(&std::remove_cvref_t<F>::operator())> {};
+#define ADJOINT_LAMBDA_TRAITS(qual)                                                                          \
+    template <typename C, typename R, typename... A>                                                         \
+    struct LambdaTraits<R (C::*)(A...) qual> {                                                               \
+        using ret = R;                                                                                       \
+        using params = std::tuple<std::remove_cvref_t<A>...>;                                                \
+    };
+ADJOINT_LAMBDA_TRAITS()
+ADJOINT_LAMBDA_TRAITS(const)
+ADJOINT_LAMBDA_TRAITS(noexcept)
+ADJOINT_LAMBDA_TRAITS(const noexcept)
+#undef ADJOINT_LAMBDA_TRAITS
+
+// How a lambda parameter type becomes an IR parameter and back.
+template <typename P>
+struct ParamKind {
+    using value = value_t<P>;
+    static const ir::Type* type() { return type_of<value>(); }
+    static P make(ir::ValueId id) { return P(Expr<value>(FromId{}, id)); }
+};
+template <typename T>
+struct ParamKind<BufferVar<T>> {
+    using value = BufferVar<T>;
+    static const ir::Type* type() { return ir::Type::buffer(type_of<T>()); }
+    static BufferVar<T> make(ir::ValueId id) { return BufferVar<T>(id); }
+};
+template <>
+struct ParamKind<ImageVar> {
+    using value = ImageVar;
+    static const ir::Type* type() { return ir::Type::image(); }
+    static ImageVar make(ir::ValueId id) { return ImageVar(id); }
+};
+
+template <typename R>
+struct ReturnKind { using value = value_t<R>; };
+template <>
+struct ReturnKind<void> { using value = void; };
+
+std::string name_from_location(const char* prefix, const std::source_location& loc);
+void finish_recording(Recorder& r);   // checks what must be closed and verifies the function
+
+template <typename Params>
+struct ParamList;
+template <typename... P>
+struct ParamList<std::tuple<P...>> {
+    static std::vector<const ir::Type*> types() { return {ParamKind<P>::type()...}; }
+    template <typename F>
+    static decltype(auto) invoke(Recorder& r, ir::Op op, F& f, const std::source_location& loc) {
+        return invoke_impl(r, op, f, loc, std::index_sequence_for<P...>{});
+    }
+    template <typename F, size_t... I>
+    static decltype(auto) invoke_impl(Recorder& r, ir::Op op, F& f, const std::source_location& loc, std::index_sequence<I...>) {
+        std::array<ir::ValueId, sizeof...(P)> ids{};
+        ((ids[I] = r.b.emit(op, {}, ParamKind<P>::type(), int64_t(I), loc)), ...);
+        return f(ParamKind<P>::make(ids[I])...);
+    }
+};
+
+template <uint32_t Dim, typename F>
+std::shared_ptr<ir::Function> record_kernel(F& f, const std::source_location& loc) {
+    using Traits = LambdaTraits<F>;
+    static_assert(std::is_void_v<typename Traits::ret>, "a kernel returns nothing");
+    auto fn = std::make_shared<ir::Function>(ir::Function::Kind::Kernel, name_from_location("kernel", loc));
+    fn->dimension = Dim;
+    fn->block_size = Dim == 1 ? std::array<uint32_t, 3>{256, 1, 1}
+                     : Dim == 2 ? std::array<uint32_t, 3>{16, 16, 1} : std::array<uint32_t, 3>{8, 8, 4};
+    fn->params = ParamList<typename Traits::params>::types();
+    fn->loc = loc;
+    RecordScope scope(fn);
+    scope.recorder().last_loc = loc;
+    ParamList<typename Traits::params>::invoke(scope.recorder(), ir::Op::Arg, f, loc);
+    finish_recording(scope.recorder());
+    return fn;
+}
+
+template <uint32_t Dim, typename... P>
+class KernelBase {
+public:
+    static constexpr uint32_t dimension = Dim;
+    template <typename F>
+    KernelBase(F&& f, std::source_location loc) : function_(record_kernel<Dim>(f, loc)) {}
+    const std::shared_ptr<ir::Function>& function() const { return function_; }
+    const std::string& name() const { return function_->name(); }
+    void set_name(std::string n) { function_->set_name(std::move(n)); }
+
+private:
+    std::shared_ptr<ir::Function> function_;
+};
+
+template <typename F>
+struct KernelSig;
+template <typename... P>
+struct KernelSig<std::tuple<P...>> { using type = void(P...); };
+template <typename F>
+using kernel_sig_t = typename KernelSig<typename LambdaTraits<F>::params>::type;
+
+template <typename R, typename Params>
+struct CallableSig;
+template <typename R, typename... P>
+struct CallableSig<R, std::tuple<P...>> { using type = typename ReturnKind<R>::value(typename ParamKind<P>::value...); };
+template <typename F>
+using callable_sig_t = typename CallableSig<typename LambdaTraits<F>::ret, typename LambdaTraits<F>::params>::type;
+
+ir::ValueId emit_call(const std::shared_ptr<ir::Function>& callee, std::vector<ir::ValueId> args,
+                      const std::source_location& loc);
+
+template <typename V, typename A>
+ir::ValueId call_arg(const A& a) {
+    if constexpr (std::is_same_v<V, ImageVar> || requires { typename V::element_type; }) return a.id();
+    else return lift<V>(a).id();
+}
+
+} // namespace detail
+
+#define ADJOINT_KERNEL_CLASS(K, D)                                                                           \
+    template <typename Sig>                                                                                  \
+    class K;                                                                                                 \
+    template <typename... P>                                                                                 \
+    class K<void(P...)> : public detail::KernelBase<D, P...> {                                               \
+    public:                                                                                                  \
+        template <typename F>                                                                                \
+        K(F&& f, std::source_location loc = std::source_location::current())                                 \
+            : detail::KernelBase<D, P...>(std::forward<F>(f), loc) {}                                        \
+    };                                                                                                       \
+    template <typename F>                                                                                    \
+    K(F&&) -> K<detail::kernel_sig_t<F>>;
+ADJOINT_KERNEL_CLASS(Kernel1D, 1)
+ADJOINT_KERNEL_CLASS(Kernel2D, 2)
+ADJOINT_KERNEL_CLASS(Kernel3D, 3)
+#undef ADJOINT_KERNEL_CLASS
+
+template <typename Sig>
+class Callable;
+
+// A device function; calls are inlined into kernels. The lambda is recorded once, at construction.
+template <typename R, typename... V>
+class Callable<R(V...)> {
+public:
+    template <typename F>
+    Callable(F&& f, std::source_location loc = std::source_location::current()) {
+        using Traits = detail::LambdaTraits<F>;
+        function_ = std::make_shared<ir::Function>(ir::Function::Kind::Callable, detail::name_from_location("callable", loc));
+        function_->params = {detail::ParamKind<V>::type()...};
+        function_->return_type = std::is_void_v<R> ? ir::Type::void_type() : type_of<R>();
+        function_->loc = loc;
+        detail::RecordScope scope(function_);
+        auto& r = scope.recorder();
+        r.last_loc = loc;
+        if constexpr (std::is_void_v<typename Traits::ret>) {
+            detail::ParamList<typename Traits::params>::invoke(r, ir::Op::Param, f, loc);
+        } else {
+            auto result = detail::ParamList<typename Traits::params>::invoke(r, ir::Op::Param, f, loc);
+            if constexpr (!std::is_void_v<R>) {
+                ir::ValueId v = detail::lift<R>(result).id();
+                r.b.emit(ir::Op::Return, {v}, ir::Type::void_type(), 0, r.last_loc);
+            }
+        }
+        detail::finish_recording(r);
+    }
+
+    template <typename... A>
+    auto operator()(const A&... args) const {
+        static_assert(sizeof...(A) == sizeof...(V), "wrong number of arguments to a Callable");
+        auto& rec = detail::Recorder::current();
+        std::vector<ir::ValueId> ids{detail::call_arg<V>(args)...};
+        ir::ValueId v = detail::emit_call(function_, std::move(ids), rec.last_loc);
+        if constexpr (std::is_void_v<R>) return;
+        else return Expr<R>(detail::FromId{}, v);
+    }
+
+    const std::shared_ptr<ir::Function>& function() const { return function_; }
+
+private:
+    std::shared_ptr<ir::Function> function_;
+};
+
+template <typename F>
+Callable(F&&) -> Callable<detail::callable_sig_t<F>>;
+
+} // namespace adjoint

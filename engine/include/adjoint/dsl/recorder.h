@@ -1,0 +1,77 @@
+// The recording context: which function the DSL is writing into right now, and its open statements.
+#pragma once
+#include <adjoint/ir/builder.h>
+
+#include <functional>
+#include <memory>
+#include <source_location>
+#include <vector>
+
+namespace adjoint::detail {
+
+// One step of an access path into a variable: a constant index (members, swizzle components) or a
+// dynamic one (an integer value), materialized into IR values only when the access is recorded.
+struct PathElem {
+    ir::ValueId dynamic = ir::kNoValue;
+    int64_t index = 0;
+};
+using Path = std::vector<PathElem>;
+
+struct LoopFrame {
+    std::function<void()> on_continue;   // what `$continue` must run first (a $for's increment)
+};
+
+// What an open $autodiff block knows: the variables marked so far and whether backward ran.
+struct AutodiffFrame {
+    ir::ValueId scope = ir::kNoValue;
+    struct Mark {
+        ir::ValueId local;
+        std::vector<int64_t> path;       // constant path only (marks on dynamic elements are refused)
+        ir::ValueId marker;              // the RequiresGrad value
+    };
+    std::vector<Mark> marks;
+    ir::ValueId backward = ir::kNoValue;
+    std::source_location backward_loc;
+};
+
+class Recorder {
+public:
+    explicit Recorder(std::shared_ptr<ir::Function> f) : function(std::move(f)), b(*function) {}
+
+    // The innermost recording; throws adjoint::Error naming `loc` when no kernel or callable is recording.
+    static Recorder& current(const std::source_location& loc = std::source_location::current());
+    static Recorder* top();
+    static bool is_recording(const ir::Function* f);   // is f on the recording stack (recursion check)
+
+    std::shared_ptr<ir::Function> function;
+    ir::Builder b;
+    std::vector<LoopFrame> loops;
+    std::vector<bool> breakables;        // open loops (true) and switches (false), innermost last
+    std::unique_ptr<AutodiffFrame> autodiff;
+    std::source_location last_loc;       // the latest DSL call with a known line, for operators
+
+    // Materializes a path as index values (constants are int).
+    std::vector<ir::ValueId> indices(const Path& path);
+    // The location to attach: `loc` when known, else the latest known one.
+    std::source_location at(const std::source_location& loc) {
+        if (loc.line() != 0) last_loc = loc;
+        return last_loc;
+    }
+};
+
+// Pushes a recorder for the lifetime of the scope.
+class RecordScope {
+public:
+    explicit RecordScope(std::shared_ptr<ir::Function> f);
+    ~RecordScope();
+    RecordScope(const RecordScope&) = delete;
+    RecordScope& operator=(const RecordScope&) = delete;
+    Recorder& recorder() { return *recorder_; }
+
+private:
+    Recorder* recorder_;
+};
+
+inline ir::Builder& builder() { return Recorder::current().b; }
+
+} // namespace adjoint::detail

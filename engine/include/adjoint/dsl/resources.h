@@ -1,0 +1,149 @@
+// Buffer and image parameters of kernels: reads, writes and atomics, recorded as IR resource ops.
+#pragma once
+#include <adjoint/dsl/builtins.h>
+
+namespace adjoint {
+
+namespace detail {
+template <typename I>
+ir::ValueId index_value(const I& i, const std::source_location& loc) {
+    auto e = lift<uint32_t>(i);
+    using T = typename decltype(e)::value_type;
+    static_assert(std::is_same_v<T, uint32_t> || std::is_same_v<T, int32_t>, "a buffer index is an int or uint");
+    return e.id();
+}
+} // namespace detail
+
+// An atomic reference to one buffer element: buf.atomic(i).fetch_add(v).
+template <typename T>
+class AtomicRef {
+public:
+    AtomicRef(ir::ValueId buffer, ir::ValueId index) : buffer_(buffer), index_(index) {}
+    template <typename V>
+    Expr<T> fetch_add(const V& v, std::source_location loc = std::source_location::current()) const {
+        return op(ir::AtomicOp::Add, {detail::lift<T>(v).id()}, loc);
+    }
+    template <typename V>
+    Expr<T> fetch_sub(const V& v, std::source_location loc = std::source_location::current()) const {
+        auto& r = detail::Recorder::current(loc);
+        ir::ValueId neg = r.b.unary(ir::Op::Neg, detail::lift<T>(v).id(), r.at(loc));
+        return op(ir::AtomicOp::Add, {neg}, loc);
+    }
+    template <typename V>
+    Expr<T> fetch_min(const V& v, std::source_location loc = std::source_location::current()) const {
+        return op(ir::AtomicOp::Min, {detail::lift<T>(v).id()}, loc);
+    }
+    template <typename V>
+    Expr<T> fetch_max(const V& v, std::source_location loc = std::source_location::current()) const {
+        return op(ir::AtomicOp::Max, {detail::lift<T>(v).id()}, loc);
+    }
+    template <typename V>
+    Expr<T> exchange(const V& v, std::source_location loc = std::source_location::current()) const {
+        static_assert(!std::is_same_v<T, float>, "exchange is for int and uint buffers");
+        return op(ir::AtomicOp::Exchange, {detail::lift<T>(v).id()}, loc);
+    }
+    template <typename E, typename D>
+    Expr<T> compare_exchange(const E& expected, const D& desired,
+                             std::source_location loc = std::source_location::current()) const {
+        static_assert(!std::is_same_v<T, float>, "compare_exchange is for int and uint buffers");
+        return op(ir::AtomicOp::CompareExchange, {detail::lift<T>(expected).id(), detail::lift<T>(desired).id()}, loc);
+    }
+
+private:
+    Expr<T> op(ir::AtomicOp which, std::vector<ir::ValueId> values, const std::source_location& loc) const {
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>,
+                      "atomics work on float, int and uint buffers");
+        auto& r = detail::Recorder::current(loc);
+        std::vector<ir::ValueId> ops{buffer_, index_};
+        ops.insert(ops.end(), values.begin(), values.end());
+        return Expr<T>(detail::FromId{}, r.b.emit(ir::Op::BufferAtomic, std::move(ops), type_of<T>(), int64_t(which), r.at(loc)));
+    }
+    ir::ValueId buffer_, index_;
+};
+
+template <typename T>
+class BufferVar {
+public:
+    using element_type = T;
+    explicit BufferVar(ir::ValueId arg) : arg_(arg) {}
+
+    template <typename I>
+    Expr<T> read(const I& index, std::source_location loc = std::source_location::current()) const {
+        auto& r = detail::Recorder::current(loc);
+        r.at(loc);
+        return Expr<T>(detail::FromId{}, r.b.emit(ir::Op::BufferRead, {arg_, detail::index_value(index, loc)}, type_of<T>(), 0, loc));
+    }
+    template <typename I, typename V>
+    void write(const I& index, const V& value, std::source_location loc = std::source_location::current()) const {
+        auto& r = detail::Recorder::current(loc);
+        r.at(loc);
+        ir::ValueId v = detail::lift<T>(value).id();
+        if (r.b.type_of(v) != type_of<T>())
+            fail("type error: writing ", r.b.type_of(v)->to_string(), " into a buffer of ", type_of<T>()->to_string(), " at ",
+                 format_location(loc));
+        r.b.emit(ir::Op::BufferWrite, {arg_, detail::index_value(index, loc), v}, ir::Type::void_type(), 0, loc);
+    }
+    template <typename I>
+    AtomicRef<T> atomic(const I& index, std::source_location loc = std::source_location::current()) const {
+        detail::Recorder::current(loc).at(loc);
+        return AtomicRef<T>(arg_, detail::index_value(index, loc));
+    }
+    Expr<uint32_t> size(std::source_location loc = std::source_location::current()) const {
+        auto& r = detail::Recorder::current(loc);
+        return Expr<uint32_t>(detail::FromId{}, r.b.emit(ir::Op::BufferSize, {arg_}, ir::Type::u32(), 0, r.at(loc)));
+    }
+    ir::ValueId id() const { return arg_; }
+
+private:
+    ir::ValueId arg_;
+};
+
+// A 2D RGBA32F storage image.
+class ImageVar {
+public:
+    explicit ImageVar(ir::ValueId arg) : arg_(arg) {}
+    template <typename P>
+    Expr<float4> read(const P& coord, std::source_location loc = std::source_location::current()) const {
+        auto& r = detail::Recorder::current(loc);
+        r.at(loc);
+        return Expr<float4>(detail::FromId{}, r.b.emit(ir::Op::ImageRead, coord_value(coord), type_of<float4>(), 0, loc));
+    }
+    template <typename P, typename V>
+    void write(const P& coord, const V& value, std::source_location loc = std::source_location::current()) const {
+        auto& r = detail::Recorder::current(loc);
+        r.at(loc);
+        auto ops = coord_value(coord);
+        ops.push_back(detail::lift<float4>(value).id());
+        r.b.emit(ir::Op::ImageWrite, std::move(ops), ir::Type::void_type(), 0, loc);
+    }
+    Expr<uint2> size(std::source_location loc = std::source_location::current()) const {
+        auto& r = detail::Recorder::current(loc);
+        return Expr<uint2>(detail::FromId{}, r.b.emit(ir::Op::ImageSize, {arg_}, type_of<uint2>(), 0, r.at(loc)));
+    }
+    ir::ValueId id() const { return arg_; }
+
+private:
+    template <typename P>
+    std::vector<ir::ValueId> coord_value(const P& p) const;
+    ir::ValueId arg_;
+};
+
+template <typename P>
+std::vector<ir::ValueId> ImageVar::coord_value(const P& p) const {
+    auto e = detail::lift<uint2>(p);
+    using T = typename decltype(e)::value_type;
+    ir::ValueId c = e.id();
+    if constexpr (std::is_same_v<T, int2>) c = detail::builder().cast(type_of<uint2>(), c);
+    else static_assert(std::is_same_v<T, uint2>, "an image coordinate is a uint2 or int2");
+    return {arg_, c};
+}
+
+using BufferFloat = BufferVar<float>;
+using BufferFloat2 = BufferVar<float2>;
+using BufferFloat3 = BufferVar<float3>;
+using BufferFloat4 = BufferVar<float4>;
+using BufferInt = BufferVar<int32_t>;
+using BufferUInt = BufferVar<uint32_t>;
+using ImageFloat = ImageVar;
+
+} // namespace adjoint

@@ -1,0 +1,86 @@
+// Builder: appends typed instructions to a function at an insertion point; used by the DSL, the passes
+// and autodiff alike, so that every instruction is type-checked by one set of rules.
+#pragma once
+#include <adjoint/ir/function.h>
+
+#include <initializer_list>
+#include <optional>
+#include <source_location>
+#include <span>
+#include <vector>
+
+namespace adjoint::ir {
+
+// The result type of `op` applied to operands of the given types, by the op table's typing rule.
+// Throws adjoint::Error (naming the op, the types and `loc`) when the operands do not fit.
+const Type* infer_type(Op op, std::span<const Type* const> operand_types, const std::source_location& loc);
+
+// The type reached by following an access path (constant member indices for structs, any integer index
+// for vectors, matrices and arrays) from `base`. Throws for a path that does not fit.
+const Type* access_type(const Function& f, const Type* base, std::span<const ValueId> path,
+                        const std::source_location& loc);
+
+class Builder {
+public:
+    explicit Builder(Function& f) : f_(&f) { blocks_.push_back({&f.body(), npos}); }
+
+    Function& function() { return *f_; }
+    Block& block() { return *blocks_.back().first; }
+    void push(Block& b) { blocks_.push_back({&b, npos}); }
+    void pop() { blocks_.pop_back(); }
+    size_t depth() const { return blocks_.size(); }
+    // Where the next instruction goes in the current block: appended (default) or before position `index`.
+    void set_insert_index(size_t index) { blocks_.back().second = index; }
+    void clear_insert_index() { blocks_.back().second = npos; }
+
+    // Appends an instruction whose type follows from the op table; `type` is required for Explicit ops.
+    ValueId emit(Op op, std::vector<ValueId> operands, const Type* type = nullptr, int64_t imm = 0,
+                 std::source_location loc = std::source_location::current());
+    // Appends an already built instruction (used by cloning); no checks.
+    ValueId append(Inst inst);
+
+    ValueId constant(const Type* type, std::vector<uint32_t> lanes, std::source_location loc = {});
+    ValueId f32(float v, std::source_location loc = {});
+    ValueId i32(int32_t v, std::source_location loc = {});
+    ValueId u32(uint32_t v, std::source_location loc = {});
+    ValueId boolean(bool v, std::source_location loc = {});
+    ValueId zero(const Type* type, std::source_location loc = {});     // all lanes 0 (false, 0, 0.0)
+    ValueId splat(const Type* type, double value, std::source_location loc = {});
+
+    ValueId local(const Type* type, std::source_location loc = {});
+    ValueId load(ValueId var, std::span<const ValueId> path = {}, std::source_location loc = {});
+    void store(ValueId var, ValueId value, std::span<const ValueId> path = {}, std::source_location loc = {});
+    ValueId extract(ValueId value, std::span<const ValueId> path, std::source_location loc = {});
+    ValueId extract(ValueId value, uint32_t index, std::source_location loc = {});
+    ValueId insert(ValueId value, ValueId element, std::span<const ValueId> path, std::source_location loc = {});
+    ValueId construct(const Type* type, std::vector<ValueId> parts, std::source_location loc = {});
+    ValueId cast(const Type* type, ValueId value, std::source_location loc = {});
+    // Swizzle code: component indices packed 2 bits each, low bits first; `count` components.
+    ValueId swizzle(ValueId value, std::span<const uint32_t> components, std::source_location loc = {});
+    ValueId unary(Op op, ValueId a, std::source_location loc = {});
+    ValueId binary(Op op, ValueId a, ValueId b, std::source_location loc = {});
+    ValueId ternary(Op op, ValueId a, ValueId b, ValueId c, std::source_location loc = {});
+    ValueId select(ValueId cond, ValueId a, ValueId b, std::source_location loc = {});
+
+    // Structured control flow: the instruction is appended with empty regions, then filled by push/pop.
+    ValueId if_(ValueId cond, std::source_location loc = {});           // regions: then, else
+    ValueId loop(std::source_location loc = {});                        // region: body
+    ValueId switch_(ValueId value, std::source_location loc = {});      // regions added by add_case
+    Block& add_case(ValueId sw, std::optional<int64_t> value);          // nullopt = default (must be last)
+    void break_(std::source_location loc = {});
+    void continue_(std::source_location loc = {});
+
+    const Type* type_of(ValueId v) const { return f_->type_of(v); }
+
+private:
+    static constexpr size_t npos = ~size_t(0);
+    ValueId place(Inst&& inst);
+    Function* f_;
+    std::vector<std::pair<Block*, size_t>> blocks_;   // insertion stack: block and insert position
+};
+
+// Bit pattern helpers for constants.
+uint32_t bits_of(float v);
+float float_of(uint32_t bits);
+
+} // namespace adjoint::ir

@@ -1,0 +1,95 @@
+// The IR proper: a function is a flat table of instructions (SSA values addressed by 32-bit ids) arranged
+// in structured blocks; if, switch, loop and autodiff own nested blocks (regions).
+#pragma once
+#include <adjoint/ir/op.h>
+#include <adjoint/ir/type.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <source_location>
+#include <string>
+#include <vector>
+
+namespace adjoint::ir {
+
+using ValueId = uint32_t;
+inline constexpr ValueId kNoValue = ~0u;
+
+struct Block {
+    std::vector<ValueId> insts;   // in execution order
+};
+
+class Function;
+
+struct Inst {
+    Op op = Op::Const;
+    const Type* type = nullptr;              // void for statements
+    std::vector<ValueId> operands;
+    std::vector<std::unique_ptr<Block>> regions;
+    int64_t imm = 0;                         // arg/param index, builtin id, swizzle code, atomic op
+    std::vector<uint32_t> words;             // constant lanes (bit patterns); switch case values
+    bool has_default = false;                // switch: the last region is the default
+    const Function* callee = nullptr;        // call
+    std::source_location loc;                // the C++ line of the DSL call that recorded it
+    bool dead = false;                       // removed by a pass; ids are never reused
+};
+
+class Function {
+public:
+    enum class Kind : uint8_t { Kernel, Callable };
+
+    Function(Kind kind, std::string name) : kind_(kind), name_(std::move(name)) {}
+    Function(const Function&) = delete;
+    Function& operator=(const Function&) = delete;
+
+    Kind kind() const { return kind_; }
+    bool is_kernel() const { return kind_ == Kind::Kernel; }
+    const std::string& name() const { return name_; }
+    void set_name(std::string n) { name_ = std::move(n); }
+
+    // Kernel: 1, 2 or 3 dispatch dimensions and the work-group size; callable: the return type.
+    uint32_t dimension = 1;
+    std::array<uint32_t, 3> block_size{256, 1, 1};
+    const Type* return_type = nullptr;
+    std::vector<const Type*> params;         // kernel arguments / callable parameters, in order
+    std::source_location loc;                // where the kernel or callable was defined
+
+    Block& body() { return body_; }
+    const Block& body() const { return body_; }
+    Inst& inst(ValueId id) { return insts_[id]; }
+    const Inst& inst(ValueId id) const { return insts_[id]; }
+    const Type* type_of(ValueId id) const { return insts_[id].type; }
+    size_t inst_count() const { return insts_.size(); }
+
+    // Appends a new instruction to the table (not to any block) and returns its id.
+    ValueId add(Inst inst) {
+        insts_.push_back(std::move(inst));
+        return static_cast<ValueId>(insts_.size() - 1);
+    }
+
+    // Callables this function calls (kept alive by the front end); used for recursion checks.
+    std::vector<std::shared_ptr<const Function>> callees;
+
+private:
+    Kind kind_;
+    std::string name_;
+    std::vector<Inst> insts_;
+    Block body_;
+};
+
+// Helpers over instructions.
+inline bool is_constant(const Function& f, ValueId v) { return f.inst(v).op == Op::Const; }
+float const_float(const Function& f, ValueId v);          // lane 0 as float (the value must be a float const)
+int64_t const_int(const Function& f, ValueId v);          // lane 0 as int or uint
+bool const_is(const Function& f, ValueId v, double x);    // every lane equals x (float or int constants)
+
+// Visits every block of f depth-first (outer block before its nested ones).
+template <typename F>
+void for_each_block(Function& f, Block& b, F&& fn) {
+    fn(b);
+    for (ValueId id : b.insts)
+        for (auto& r : f.inst(id).regions) for_each_block(f, *r, fn);
+}
+
+} // namespace adjoint::ir

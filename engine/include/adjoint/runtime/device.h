@@ -1,0 +1,233 @@
+// The host API: Context, Device, Buffer, Image, Shader, Stream and the commands a stream takes.
+#pragma once
+#include <adjoint/core/error.h>
+#include <adjoint/dsl/type_desc.h>
+#include <adjoint/ir/function.h>
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace adjoint {
+
+namespace detail {
+class DeviceImpl;
+class StreamImpl;
+class BufferImpl;
+class ImageImpl;
+class ShaderImpl;
+} // namespace detail
+
+// A command for a stream: recorded in order, executed at synchronize().
+class Command {
+public:
+    explicit Command(std::function<void(detail::StreamImpl&)> run) : run_(std::move(run)) {}
+    void operator()(detail::StreamImpl& s) const { run_(s); }
+
+private:
+    std::function<void(detail::StreamImpl&)> run_;
+};
+
+Command synchronize();
+
+enum class PixelFormat { RGBA32F };
+
+template <typename T>
+class Buffer {
+public:
+    Buffer() = default;
+    Buffer(std::shared_ptr<detail::BufferImpl> impl, size_t count) : impl_(std::move(impl)), count_(count) {}
+    size_t size() const { return count_; }
+    size_t size_bytes() const { return count_ * stride(); }
+    static constexpr size_t stride() { return sizeof(T); }
+    Command copy_from(const void* src) const;   // src holds size() elements; read when the command is recorded
+    Command copy_to(void* dst) const;           // dst is written by the next synchronize()
+    Command fill_zero() const;
+    const std::shared_ptr<detail::BufferImpl>& impl() const { return impl_; }
+
+private:
+    std::shared_ptr<detail::BufferImpl> impl_;
+    size_t count_ = 0;
+};
+
+template <typename T>
+class Image {
+public:
+    Image() = default;
+    explicit Image(std::shared_ptr<detail::ImageImpl> impl) : impl_(std::move(impl)) {}
+    uint32_t width() const;
+    uint32_t height() const;
+    Command copy_from(const void* src) const;   // width*height float4 texels, tightly packed
+    Command copy_to(void* dst) const;
+    const std::shared_ptr<detail::ImageImpl>& impl() const { return impl_; }
+
+private:
+    std::shared_ptr<detail::ImageImpl> impl_;
+};
+
+// One argument of a dispatch, as the runtime checks it against the kernel's parameter.
+struct DispatchArg {
+    enum class Kind { Buffer, Image, Value } kind;
+    const ir::Type* type = nullptr;      // buffer element type, or value type
+    std::shared_ptr<detail::BufferImpl> buffer;
+    std::shared_ptr<detail::ImageImpl> image;
+    std::vector<std::byte> bytes;        // host layout of a value
+    double scalar = 0;                   // a plain C++ number, converted to the parameter's scalar type
+    bool is_plain_number = false;
+};
+
+template <typename T>
+DispatchArg to_dispatch_arg(const Buffer<T>& b) {
+    return DispatchArg{DispatchArg::Kind::Buffer, type_of<T>(), b.impl(), nullptr, {}, 0, false};
+}
+template <typename T>
+DispatchArg to_dispatch_arg(const Image<T>& img) {
+    return DispatchArg{DispatchArg::Kind::Image, nullptr, nullptr, img.impl(), {}, 0, false};
+}
+template <typename T>
+    requires DslValue<T>
+DispatchArg to_dispatch_arg(const T& v) {
+    DispatchArg a{DispatchArg::Kind::Value, type_of<T>(), nullptr, nullptr, {}, 0, false};
+    a.bytes.resize(sizeof(T));
+    std::memcpy(a.bytes.data(), &v, sizeof(T));
+    return a;
+}
+template <typename T>
+    requires(std::is_arithmetic_v<T> && !DslValue<T>)
+DispatchArg to_dispatch_arg(const T& v) {
+    DispatchArg a{DispatchArg::Kind::Value, nullptr, nullptr, nullptr, {}, double(v), true};
+    return a;
+}
+
+// A compiled kernel. shader(args...) checks the arguments against the kernel's parameters (count and
+// types; an Error names the kernel and the argument) and .dispatch(w[, h[, d]]) makes the command.
+class ShaderBase {
+public:
+    class Invocation {
+    public:
+        Invocation(std::shared_ptr<detail::ShaderImpl> shader, std::vector<DispatchArg> args)
+            : shader_(std::move(shader)), args_(std::move(args)) {}
+        Command dispatch(uint32_t w, uint32_t h = 1, uint32_t d = 1) const;
+
+    private:
+        std::shared_ptr<detail::ShaderImpl> shader_;
+        std::vector<DispatchArg> args_;
+    };
+
+    explicit ShaderBase(std::shared_ptr<detail::ShaderImpl> impl) : impl_(std::move(impl)) {}
+    template <typename... A>
+    Invocation operator()(const A&... args) const {
+        std::vector<DispatchArg> list;
+        list.reserve(sizeof...(A));
+        (list.push_back(to_dispatch_arg(args)), ...);
+        check(list);
+        return Invocation(impl_, std::move(list));
+    }
+    const std::string& name() const;
+    const std::string& glsl() const;       // the generated GLSL
+    const std::string& ir_text() const;    // the IR after all passes, as printed
+    bool cache_hit() const;                // was the SPIR-V found in the cache
+    const std::shared_ptr<detail::ShaderImpl>& impl() const { return impl_; }
+
+private:
+    void check(std::vector<DispatchArg>& args) const;
+    std::shared_ptr<detail::ShaderImpl> impl_;
+};
+
+template <uint32_t Dim>
+class Shader : public ShaderBase {
+public:
+    using ShaderBase::ShaderBase;
+};
+
+class Stream {
+public:
+    explicit Stream(std::shared_ptr<detail::StreamImpl> impl) : impl_(std::move(impl)) {}
+    Stream& operator<<(const Command& c);
+    const std::shared_ptr<detail::StreamImpl>& impl() const { return impl_; }
+
+private:
+    std::shared_ptr<detail::StreamImpl> impl_;
+};
+
+struct ShaderOptions {
+    std::string name;                    // overrides the kernel's name (file and line by default)
+};
+
+class Device {
+public:
+    explicit Device(std::shared_ptr<detail::DeviceImpl> impl) : impl_(std::move(impl)) {}
+    std::string name() const;
+    Stream create_stream();
+
+    template <typename T>
+    Buffer<T> create_buffer(size_t count) {
+        return Buffer<T>(make_buffer(count * sizeof(T)), count);
+    }
+    template <typename T>
+    Image<T> create_image(PixelFormat format, uint32_t width, uint32_t height) {
+        static_assert(std::is_same_v<T, float>, "images hold float4 texels: create_image<float>");
+        return Image<T>(make_image(format, width, height));
+    }
+    template <typename K>
+    Shader<K::dimension> compile(const K& kernel, const ShaderOptions& options = {}) {
+        return Shader<K::dimension>(compile_function(kernel.function(), options));
+    }
+
+    // Validation messages seen so far (ADJOINT_VALIDATION=1 enables the layer).
+    uint64_t validation_message_count() const;
+    std::vector<std::string> validation_messages() const;
+    // SPIR-V cache statistics of this device.
+    uint64_t cache_hits() const;
+    uint64_t cache_misses() const;
+    const std::shared_ptr<detail::DeviceImpl>& impl() const { return impl_; }
+
+private:
+    std::shared_ptr<detail::BufferImpl> make_buffer(size_t bytes);
+    std::shared_ptr<detail::ImageImpl> make_image(PixelFormat format, uint32_t width, uint32_t height);
+    std::shared_ptr<detail::ShaderImpl> compile_function(const std::shared_ptr<ir::Function>& f,
+                                                        const ShaderOptions& options);
+    std::shared_ptr<detail::DeviceImpl> impl_;
+};
+
+class Context {
+public:
+    explicit Context(std::string_view program_path = {});
+    // "vulkan" (the default and only backend). ADJOINT_DEVICE=<index|name substring> picks the device;
+    // ADJOINT_VALIDATION=1 turns the validation layer on.
+    Device create_device(std::string_view backend = "vulkan");
+
+private:
+    std::string program_path_;
+};
+
+namespace detail {
+Command buffer_copy_from(const std::shared_ptr<BufferImpl>& b, const void* src, size_t bytes);
+Command buffer_copy_to(const std::shared_ptr<BufferImpl>& b, void* dst, size_t bytes);
+Command buffer_fill_zero(const std::shared_ptr<BufferImpl>& b);
+Command image_copy_from(const std::shared_ptr<ImageImpl>& img, const void* src);
+Command image_copy_to(const std::shared_ptr<ImageImpl>& img, void* dst);
+uint32_t image_width(const ImageImpl& img);
+uint32_t image_height(const ImageImpl& img);
+} // namespace detail
+
+template <typename T>
+Command Buffer<T>::copy_from(const void* src) const { return detail::buffer_copy_from(impl_, src, size_bytes()); }
+template <typename T>
+Command Buffer<T>::copy_to(void* dst) const { return detail::buffer_copy_to(impl_, dst, size_bytes()); }
+template <typename T>
+Command Buffer<T>::fill_zero() const { return detail::buffer_fill_zero(impl_); }
+template <typename T>
+uint32_t Image<T>::width() const { return detail::image_width(*impl_); }
+template <typename T>
+uint32_t Image<T>::height() const { return detail::image_height(*impl_); }
+template <typename T>
+Command Image<T>::copy_from(const void* src) const { return detail::image_copy_from(impl_, src); }
+template <typename T>
+Command Image<T>::copy_to(void* dst) const { return detail::image_copy_to(impl_, dst); }
+
+} // namespace adjoint

@@ -1,0 +1,70 @@
+// Constant folding with the host evaluator (the interpreter's own semantics), and pruning of branches
+// whose condition is constant.
+#include <adjoint/ir/eval.h>
+#include <adjoint/ir/passes.h>
+
+namespace adjoint::ir {
+
+namespace {
+
+struct Folder {
+    Function& f;
+    std::vector<ValueId> repl;
+    bool changed = false;
+
+    bool foldable(const Inst& in) {
+        if (in.operands.empty() || info(in.op).effect != Effect::Pure) return false;
+        if (in.op == Op::Detach || in.op == Op::Arg || in.op == Op::Param || in.op == Op::Builtin) return false;
+        for (ValueId o : in.operands)
+            if (f.inst(o).op != Op::Const) return false;
+        return true;
+    }
+
+    void block(Block& b) {
+        std::vector<ValueId> out;
+        out.reserve(b.insts.size());
+        for (ValueId id : b.insts) {
+            Inst& in = f.inst(id);
+            if (foldable(in)) {
+                std::vector<const Lanes*> ops;
+                for (ValueId o : in.operands) ops.push_back(&f.inst(o).words);
+                Lanes result;
+                if (eval_pure(f, in, ops, result)) {
+                    in.op = Op::Const;
+                    in.operands.clear();
+                    in.words = std::move(result);
+                    in.imm = 0;
+                    changed = true;
+                }
+            } else if (in.op == Op::Select && f.inst(in.operands[0]).op == Op::Const &&
+                       f.type_of(in.operands[0])->is_scalar()) {
+                repl[id] = in.operands[f.inst(in.operands[0]).words[0] ? 1 : 2];
+                changed = true;
+            }
+            if (in.op == Op::If && f.inst(in.operands[0]).op == Op::Const) {
+                // Splice the chosen branch in place of the if; its instructions keep their ids.
+                Block& chosen = *in.regions[f.inst(in.operands[0]).words[0] ? 0 : 1];
+                block(chosen);
+                out.insert(out.end(), chosen.insts.begin(), chosen.insts.end());
+                chosen.insts.clear();
+                in.dead = true;
+                changed = true;
+                continue;
+            }
+            for (auto& r : in.regions) block(*r);
+            out.push_back(id);
+        }
+        b.insts = std::move(out);
+    }
+};
+
+} // namespace
+
+bool fold_constants(Function& f) {
+    Folder folder{f, std::vector<ValueId>(f.inst_count(), kNoValue)};
+    folder.block(f.body());
+    replace_uses(f, folder.repl);
+    return folder.changed;
+}
+
+} // namespace adjoint::ir

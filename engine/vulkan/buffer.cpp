@@ -1,0 +1,67 @@
+// Storage buffers in device-local memory, and the host-visible buffers that streams stage through.
+#include "vulkan/vk_internal.h"
+
+#include <utility>
+
+namespace adjoint::vk {
+
+// Delegating to the default constructor makes the object complete before any handle exists, so the
+// destructor frees whatever was created when a later step throws.
+RawBuffer::RawBuffer(Context::Impl& ctx, size_t bytes, VkBufferUsageFlags usage, bool host_visible)
+    : RawBuffer() {
+    device = ctx.device;
+    size = bytes;
+    VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    info.size = bytes;
+    info.usage = usage;
+    info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VK_CHECK_ALLOC(vkCreateBuffer(device, &info, nullptr, &buffer), bytes);
+
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(device, buffer, &req);
+    const VkMemoryPropertyFlags host =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    alloc.allocationSize = req.size;
+    // Staging wants cached host memory for fast readback; kernels want device-local memory.
+    alloc.memoryTypeIndex =
+        host_visible ? ctx.find_memory(req.memoryTypeBits, host, VK_MEMORY_PROPERTY_HOST_CACHED_BIT, bytes)
+                     : ctx.find_memory(req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, bytes);
+    VK_CHECK_ALLOC(vkAllocateMemory(device, &alloc, nullptr, &memory), req.size);
+    VK_CHECK(vkBindBufferMemory(device, buffer, memory, 0));
+    if (host_visible)
+        VK_CHECK(vkMapMemory(device, memory, 0, VK_WHOLE_SIZE, 0, &mapped));
+}
+
+RawBuffer::~RawBuffer() {
+    // Freeing mapped memory implicitly unmaps it.
+    if (buffer)
+        vkDestroyBuffer(device, buffer, nullptr);
+    if (memory)
+        vkFreeMemory(device, memory, nullptr);
+}
+
+void RawBuffer::swap(RawBuffer& other) noexcept {
+    std::swap(device, other.device);
+    std::swap(buffer, other.buffer);
+    std::swap(memory, other.memory);
+    std::swap(mapped, other.mapped);
+    std::swap(size, other.size);
+}
+
+Buffer::Buffer(std::shared_ptr<Context> ctx, size_t bytes) : impl_(std::make_unique<Impl>()) {
+    // Rounded to whole words so vkCmdFillBuffer covers every byte and tiny buffers stay legal.
+    const size_t rounded = bytes < 4 ? 4 : (bytes + 3) & ~size_t(3);
+    impl_->raw = RawBuffer(ctx->impl(), rounded,
+                           VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                               VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                           false);
+    impl_->requested = bytes;
+    impl_->ctx = std::move(ctx);
+}
+
+Buffer::~Buffer() = default;
+size_t Buffer::size() const { return impl_->requested; }
+uint64_t Buffer::id() const { return impl_->id; }
+
+} // namespace adjoint::vk

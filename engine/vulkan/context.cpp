@@ -1,0 +1,335 @@
+// The Vulkan context: instance, optional validation messenger, device enumeration and the logical device.
+#include "vulkan/vk_internal.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace adjoint::vk {
+
+namespace {
+
+constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+bool has_extension(const std::vector<VkExtensionProperties>& list, const char* name) {
+    return std::any_of(list.begin(), list.end(), [&](const VkExtensionProperties& e) {
+        return std::strcmp(e.extensionName, name) == 0;
+    });
+}
+
+std::vector<VkExtensionProperties> device_extensions(VkPhysicalDevice pd) {
+    uint32_t n = 0;
+    VK_CHECK(vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr));
+    std::vector<VkExtensionProperties> list(n);
+    VK_CHECK(vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, list.data()));
+    return list;
+}
+
+bool validation_layer_available() {
+    uint32_t n = 0;
+    VK_CHECK(vkEnumerateInstanceLayerProperties(&n, nullptr));
+    std::vector<VkLayerProperties> layers(n);
+    VK_CHECK(vkEnumerateInstanceLayerProperties(&n, layers.data()));
+    return std::any_of(layers.begin(), layers.end(), [](const VkLayerProperties& l) {
+        return std::strcmp(l.layerName, kValidationLayer) == 0;
+    });
+}
+
+VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                     VkDebugUtilsMessageTypeFlagsEXT,
+                                                     const VkDebugUtilsMessengerCallbackDataEXT* data,
+                                                     void* user) {
+    auto* impl = static_cast<Context::Impl*>(user);
+    const char* level = severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error" : "warning";
+    impl->messages.push_back(std::string(level) + ": " + (data->pMessage ? data->pMessage : ""));
+    return VK_FALSE;
+}
+
+VkDebugUtilsMessengerCreateInfoEXT messenger_info(Context::Impl* impl) {
+    VkDebugUtilsMessengerCreateInfoEXT info{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+    info.messageSeverity =
+        VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    // Performance advice is left out: it flags the GENERAL image layout that streams keep on purpose.
+    info.messageType =
+        VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
+    info.pfnUserCallback = on_validation_message;
+    info.pUserData = impl;
+    return info;
+}
+
+DeviceKind kind_of(VkPhysicalDeviceType type) {
+    switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+        return DeviceKind::Discrete;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+        return DeviceKind::Integrated;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+        return DeviceKind::Virtual;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+        return DeviceKind::Cpu;
+    default:
+        return DeviceKind::Other;
+    }
+}
+
+// The first queue family with compute; a dedicated compute family would not help a stream that also copies.
+std::optional<uint32_t> compute_family(VkPhysicalDevice pd) {
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, nullptr);
+    std::vector<VkQueueFamilyProperties> families(n);
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, families.data());
+    for (uint32_t i = 0; i < n; ++i)
+        if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
+            return i;
+    return std::nullopt;
+}
+
+DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(pd, &props);
+    DeviceInfo d;
+    d.index = index;
+    d.name = props.deviceName;
+    d.kind = kind_of(props.deviceType);
+    d.api_version = props.apiVersion;
+    d.has_compute_queue = compute_family(pd).has_value();
+    d.max_push_constants = props.limits.maxPushConstantsSize;
+    std::copy_n(props.limits.maxComputeWorkGroupCount, 3, d.max_workgroup_count);
+    if (d.api_version < VK_API_VERSION_1_1)
+        return d; // features2 is core 1.1; such devices are passed over
+
+    auto exts = device_extensions(pd);
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+    VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT atomic2{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT};
+    VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    const bool has_atomic = has_extension(exts, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+    const bool has_atomic2 = has_extension(exts, VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
+    if (has_atomic) {
+        atomic.pNext = features.pNext;
+        features.pNext = &atomic;
+    }
+    if (has_atomic2) {
+        atomic2.pNext = features.pNext;
+        features.pNext = &atomic2;
+    }
+    vkGetPhysicalDeviceFeatures2(pd, &features);
+    d.float_atomic_add = has_atomic && atomic.shaderBufferFloat32AtomicAdd;
+    d.float_atomic_min_max = has_atomic2 && atomic2.shaderBufferFloat32AtomicMinMax;
+    return d;
+}
+
+void create_instance(Context::Impl& impl, bool want_validation) {
+    uint32_t loader_version = VK_API_VERSION_1_0;
+    VK_CHECK(vkEnumerateInstanceVersion(&loader_version));
+    if (loader_version < VK_API_VERSION_1_1)
+        fail("the Vulkan loader supports only Vulkan ", VK_API_VERSION_MAJOR(loader_version), ".",
+             VK_API_VERSION_MINOR(loader_version), "; Adjoint needs 1.1 or newer");
+
+    uint32_t n = 0;
+    VK_CHECK(vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr));
+    std::vector<VkExtensionProperties> available(n);
+    VK_CHECK(vkEnumerateInstanceExtensionProperties(nullptr, &n, available.data()));
+
+    if (want_validation) {
+        impl.validation =
+            validation_layer_available() && has_extension(available, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+        static std::atomic<bool> warned{false};
+        if (!impl.validation && !warned.exchange(true))
+            std::fprintf(stderr,
+                         "adjoint: validation requested but %s (with %s) is not available; "
+                         "continuing without validation\n",
+                         kValidationLayer, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    }
+
+    std::vector<const char*> extensions, layers;
+    VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    if (has_extension(available, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
+        extensions.push_back(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);
+        info.flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+    }
+    // Chained into instance creation so messages from vkCreateInstance/vkDestroyInstance are counted too.
+    VkDebugUtilsMessengerCreateInfoEXT messenger = messenger_info(&impl);
+    if (impl.validation) {
+        extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+        layers.push_back(kValidationLayer);
+        info.pNext = &messenger;
+    }
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "adjoint";
+    app.pEngineName = "adjoint";
+    app.apiVersion = std::min<uint32_t>(loader_version, VK_API_VERSION_1_2);
+    info.pApplicationInfo = &app;
+    info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    info.ppEnabledExtensionNames = extensions.data();
+    info.enabledLayerCount = static_cast<uint32_t>(layers.size());
+    info.ppEnabledLayerNames = layers.data();
+    VK_CHECK(vkCreateInstance(&info, nullptr, &impl.instance));
+
+    if (impl.validation) {
+        auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+            vkGetInstanceProcAddr(impl.instance, "vkCreateDebugUtilsMessengerEXT"));
+        if (!create)
+            fail("vkGetInstanceProcAddr(vkCreateDebugUtilsMessengerEXT) returned null");
+        VK_CHECK(create(impl.instance, &messenger, nullptr, &impl.messenger));
+    }
+}
+
+void create_device(Context::Impl& impl) {
+    impl.queue_family = *compute_family(impl.physical);
+    vkGetPhysicalDeviceMemoryProperties(impl.physical, &impl.memory);
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(impl.physical, &props);
+    impl.limits = props.limits;
+
+    auto exts = device_extensions(impl.physical);
+    std::vector<const char*> enabled;
+    VkDeviceCreateInfo info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+    VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT atomic2{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT};
+    if (impl.info.float_atomic_add) {
+        enabled.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+        atomic.shaderBufferFloat32Atomics = VK_TRUE;
+        atomic.shaderBufferFloat32AtomicAdd = VK_TRUE;
+        atomic.pNext = const_cast<void*>(info.pNext);
+        info.pNext = &atomic;
+    }
+    if (impl.info.float_atomic_min_max) {
+        enabled.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
+        atomic2.shaderBufferFloat32AtomicMinMax = VK_TRUE;
+        atomic2.pNext = const_cast<void*>(info.pNext);
+        info.pNext = &atomic2;
+    }
+    // The spec requires enabling the portability subset wherever a device advertises it.
+    if (has_extension(exts, "VK_KHR_portability_subset"))
+        enabled.push_back("VK_KHR_portability_subset");
+
+    const float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    queue.queueFamilyIndex = impl.queue_family;
+    queue.queueCount = 1;
+    queue.pQueuePriorities = &priority;
+    info.queueCreateInfoCount = 1;
+    info.pQueueCreateInfos = &queue;
+    info.enabledExtensionCount = static_cast<uint32_t>(enabled.size());
+    info.ppEnabledExtensionNames = enabled.data();
+    VK_CHECK(vkCreateDevice(impl.physical, &info, nullptr, &impl.device));
+    vkGetDeviceQueue(impl.device, impl.queue_family, 0, &impl.queue);
+
+    VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+    pool.queueFamilyIndex = impl.queue_family;
+    VK_CHECK(vkCreateCommandPool(impl.device, &pool, nullptr, &impl.once_pool));
+}
+
+} // namespace
+
+Context::Impl::~Impl() {
+    if (device) {
+        vkDeviceWaitIdle(device);
+        if (once_pool)
+            vkDestroyCommandPool(device, once_pool, nullptr);
+        vkDestroyDevice(device, nullptr);
+    }
+    if (messenger) {
+        auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+            vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT"));
+        if (destroy)
+            destroy(instance, messenger, nullptr);
+    }
+    if (instance)
+        vkDestroyInstance(instance, nullptr);
+}
+
+uint32_t Context::Impl::find_memory(uint32_t type_bits, VkMemoryPropertyFlags required,
+                                    VkMemoryPropertyFlags preferred, size_t bytes) const {
+    std::optional<uint32_t> fallback;
+    for (uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
+        VkMemoryPropertyFlags flags = memory.memoryTypes[i].propertyFlags;
+        if (!(type_bits & (1u << i)) || (flags & required) != required)
+            continue;
+        if ((flags & preferred) == preferred)
+            return i;
+        if (!fallback)
+            fallback = i;
+    }
+    if (!fallback)
+        fail("no Vulkan memory type with properties 0x", std::hex, required, std::dec, " for ", bytes,
+             " bytes on ", info.name);
+    return *fallback;
+}
+
+void Context::Impl::run_once(const std::function<void(VkCommandBuffer)>& record) {
+    VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    alloc.commandPool = once_pool;
+    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    alloc.commandBufferCount = 1;
+    VkCommandBuffer cmd;
+    VK_CHECK(vkAllocateCommandBuffers(device, &alloc, &cmd));
+    struct Free {
+        VkDevice d;
+        VkCommandPool p;
+        VkCommandBuffer c;
+        ~Free() { vkFreeCommandBuffers(d, p, 1, &c); }
+    } free_on_exit{device, once_pool, cmd};
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    VK_CHECK(vkBeginCommandBuffer(cmd, &begin));
+    record(cmd);
+    VK_CHECK(vkEndCommandBuffer(cmd));
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &cmd;
+    VK_CHECK(vkQueueSubmit(queue, 1, &submit, VK_NULL_HANDLE));
+    VK_CHECK(vkQueueWaitIdle(queue));
+}
+
+uint64_t next_resource_id() {
+    static std::atomic<uint64_t> next{1};
+    return next++;
+}
+
+std::shared_ptr<Context> Context::create(const ContextOptions& options) {
+    auto impl = std::make_unique<Impl>();
+    create_instance(*impl, options.validation);
+
+    uint32_t n = 0;
+    VK_CHECK(vkEnumeratePhysicalDevices(impl->instance, &n, nullptr));
+    std::vector<VkPhysicalDevice> physical(n);
+    VK_CHECK(vkEnumeratePhysicalDevices(impl->instance, &n, physical.data()));
+    for (uint32_t i = 0; i < n; ++i)
+        impl->devices.push_back(describe(physical[i], i));
+
+    // An explicit option wins over the environment so that tests and tools can pin a device.
+    std::string spec = options.device_override;
+    if (spec.empty())
+        if (const char* env = std::getenv("ADJOINT_DEVICE"))
+            spec = env;
+    impl->choice = choose_device(impl->devices, spec);
+    if (!impl->choice.chosen) {
+        std::string lines;
+        for (const auto& line : impl->choice.report)
+            lines += "\n  " + line;
+        fail("no usable Vulkan device:", lines);
+    }
+    impl->info = impl->devices[*impl->choice.chosen];
+    impl->physical = physical[*impl->choice.chosen];
+    create_device(*impl);
+    return std::shared_ptr<Context>(new Context(std::move(impl)));
+}
+
+Context::Context(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Context::~Context() = default;
+const DeviceInfo& Context::device_info() const { return impl_->info; }
+std::vector<DeviceInfo> Context::all_devices() const { return impl_->devices; }
+const DeviceChoice& Context::choice() const { return impl_->choice; }
+uint64_t Context::validation_message_count() const { return impl_->messages.size(); }
+std::vector<std::string> Context::validation_messages() const { return impl_->messages; }
+bool Context::validation_enabled() const { return impl_->validation; }
+
+} // namespace adjoint::vk

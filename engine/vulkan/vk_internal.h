@@ -1,0 +1,85 @@
+// The Impl structs behind vk_runtime.h, shared by the files of the Vulkan layer and by nothing else.
+#pragma once
+#include "vulkan/vk_check.h"
+#include "vulkan/vk_runtime.h"
+
+#include <functional>
+
+namespace adjoint::vk {
+
+struct Context::Impl {
+    VkInstance instance = VK_NULL_HANDLE;
+    VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+    VkPhysicalDevice physical = VK_NULL_HANDLE;
+    VkDevice device = VK_NULL_HANDLE;
+    VkQueue queue = VK_NULL_HANDLE;
+    uint32_t queue_family = 0;
+    VkCommandPool once_pool = VK_NULL_HANDLE; // for one-off setup work such as image layout transitions
+    VkPhysicalDeviceMemoryProperties memory{};
+    VkPhysicalDeviceLimits limits{};
+
+    DeviceInfo info;
+    std::vector<DeviceInfo> devices;
+    DeviceChoice choice;
+    bool validation = false;
+    std::vector<std::string> messages; // written by the debug messenger callback
+
+    ~Impl();
+    // A memory type allowed by `type_bits` with all of `required`; one that also has `preferred` wins.
+    uint32_t find_memory(uint32_t type_bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred,
+                         size_t bytes) const;
+    // Records with `record`, submits, and waits until the queue is idle.
+    void run_once(const std::function<void(VkCommandBuffer)>& record);
+};
+
+// The next id for hazard tracking; buffers and images share one sequence so one set can hold both.
+uint64_t next_resource_id();
+
+// A VkBuffer with its own memory; used both for user buffers and for a stream's staging.
+struct RawBuffer {
+    VkDevice device = VK_NULL_HANDLE;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    void* mapped = nullptr; // set only for host-visible buffers
+    size_t size = 0;
+
+    RawBuffer() = default;
+    RawBuffer(Context::Impl& ctx, size_t bytes, VkBufferUsageFlags usage, bool host_visible);
+    RawBuffer(RawBuffer&& other) noexcept { swap(other); }
+    RawBuffer& operator=(RawBuffer&& other) noexcept {
+        swap(other);
+        return *this;
+    }
+    ~RawBuffer();
+    void swap(RawBuffer& other) noexcept;
+};
+
+struct Buffer::Impl {
+    std::shared_ptr<Context> ctx;
+    RawBuffer raw;
+    size_t requested = 0; // size() as asked for, before rounding to 4 bytes
+    uint64_t id = next_resource_id();
+};
+
+struct Image::Impl {
+    std::shared_ptr<Context> ctx;
+    VkImage image = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    VkImageView view = VK_NULL_HANDLE;
+    uint32_t width = 0, height = 0;
+    uint64_t id = next_resource_id();
+    ~Impl();
+};
+
+struct Pipeline::Impl {
+    std::shared_ptr<Context> ctx;
+    PipelineLayoutDesc desc;
+    std::string name;
+    VkShaderModule module = VK_NULL_HANDLE;
+    VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+    VkPipelineLayout layout = VK_NULL_HANDLE;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    ~Impl();
+};
+
+} // namespace adjoint::vk

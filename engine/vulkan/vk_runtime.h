@@ -1,0 +1,169 @@
+// The Vulkan layer's interface: device choice, owned resources, pipelines and command streams. Knows no IR.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace adjoint::vk {
+
+// ---- Device choice: a pure function over plain structs, testable with no driver. ----------------------
+enum class DeviceKind { Discrete, Integrated, Virtual, Cpu, Other };
+const char* to_string(DeviceKind kind);
+
+struct DeviceInfo {
+    uint32_t index = 0;               // position in vkEnumeratePhysicalDevices
+    std::string name;                 // VkPhysicalDeviceProperties::deviceName
+    DeviceKind kind = DeviceKind::Other;
+    uint32_t api_version = 0;         // VK_MAKE_API_VERSION encoded
+    bool has_compute_queue = false;
+    bool float_atomic_add = false;    // VK_EXT_shader_atomic_float: shaderBufferFloat32AtomicAdd
+    bool float_atomic_min_max = false;// VK_EXT_shader_atomic_float2: shaderBufferFloat32AtomicMinMax
+    uint32_t max_push_constants = 128;
+    uint32_t max_workgroup_count[3] = {65535, 65535, 65535};
+};
+
+struct DeviceChoice {
+    std::optional<uint32_t> chosen;   // index into the list given, or none
+    std::vector<std::string> report;  // one line per device: why it was chosen or passed over
+};
+
+// Ranks discrete GPU > integrated > virtual > CPU > other, among devices with a compute queue and Vulkan
+// 1.1+. `override_spec` (ADJOINT_DEVICE): empty = rank; all digits = that index; else a case-insensitive
+// substring of the name. An override that matches nothing chooses none, and the report says why.
+DeviceChoice choose_device(std::span<const DeviceInfo> devices, std::string_view override_spec);
+
+// ---- Context: owns the instance, debug messenger, device, queue and command pool. -----------------------
+struct ContextOptions {
+    bool validation = false;          // enable VK_LAYER_KHRONOS_validation + a counting debug messenger
+    std::string device_override;      // as choose_device
+};
+
+class Buffer;
+class Image;
+class Pipeline;
+class Stream;
+
+class Context {
+public:
+    // Throws adjoint::Error naming the failed call and VkResult, or listing the devices passed over.
+    static std::shared_ptr<Context> create(const ContextOptions& options);
+    ~Context();
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
+
+    const DeviceInfo& device_info() const;
+    std::vector<DeviceInfo> all_devices() const;        // what the instance saw, in enumeration order
+    const DeviceChoice& choice() const;                 // report of the choice made
+    // Validation messages of severity warning or error seen so far (when validation is on).
+    uint64_t validation_message_count() const;
+    std::vector<std::string> validation_messages() const;
+    bool validation_enabled() const;
+
+    struct Impl;
+    Impl& impl() { return *impl_; }
+
+private:
+    explicit Context(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+// A storage buffer of `bytes` bytes (at least 4). Contents are undefined until written.
+class Buffer {
+public:
+    Buffer(std::shared_ptr<Context> ctx, size_t bytes);
+    ~Buffer();
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    size_t size() const;
+    uint64_t id() const;              // unique per process, used for hazard tracking
+    struct Impl;
+    Impl& impl() { return *impl_; }
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+// A 2D storage image, RGBA32F, usable as a GLSL `image2D` with layout(rgba32f). Kept in GENERAL layout.
+class Image {
+public:
+    Image(std::shared_ptr<Context> ctx, uint32_t width, uint32_t height);
+    ~Image();
+    Image(const Image&) = delete;
+    Image& operator=(const Image&) = delete;
+    uint32_t width() const;
+    uint32_t height() const;
+    uint64_t id() const;
+    struct Impl;
+    Impl& impl() { return *impl_; }
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+// Descriptor set 0: bindings 0..buffer_count-1 are storage buffers, then image_count storage images.
+// One push-constant range of push_constant_bytes (0 allowed) visible to the compute stage.
+struct PipelineLayoutDesc {
+    uint32_t buffer_count = 0;
+    uint32_t image_count = 0;
+    uint32_t push_constant_bytes = 0;
+};
+
+class Pipeline {
+public:
+    // `name` is used in error messages. Throws if the layout exceeds device limits.
+    Pipeline(std::shared_ptr<Context> ctx, std::span<const uint32_t> spirv, const PipelineLayoutDesc& layout,
+             std::string name);
+    ~Pipeline();
+    Pipeline(const Pipeline&) = delete;
+    Pipeline& operator=(const Pipeline&) = delete;
+    const PipelineLayoutDesc& layout() const;
+    const std::string& name() const;
+    struct Impl;
+    Impl& impl() { return *impl_; }
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+// What one dispatch binds: buffers and images in binding order, then the push-constant bytes.
+struct Bindings {
+    std::vector<Buffer*> buffers;
+    std::vector<Image*> images;
+    std::vector<std::byte> push_constants;
+    // Which buffers/images the kernel writes (same order as above); a resource not written is only read.
+    std::vector<bool> buffer_written;
+    std::vector<bool> image_written;
+};
+
+// Records many commands into one command buffer; submits and waits at synchronize(). Commands run in
+// the order recorded; the stream inserts a barrier only where a command touches a resource that an
+// earlier command of the same submission wrote (or writes one that an earlier command read).
+class Stream {
+public:
+    explicit Stream(std::shared_ptr<Context> ctx);
+    ~Stream();
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+
+    // The host data is copied at call time; the caller may reuse `src` at once.
+    void upload(Buffer& dst, size_t offset, const void* src, size_t bytes);
+    // `dst` is written during synchronize(); it must stay valid until then.
+    void download(Buffer& src, size_t offset, void* dst, size_t bytes);
+    void upload(Image& dst, const void* src);          // width*height*16 bytes, tightly packed
+    void download(Image& src, void* dst);
+    void fill_zero(Buffer& dst);
+    void dispatch(Pipeline& pipeline, const Bindings& bindings, uint32_t groups_x, uint32_t groups_y,
+                  uint32_t groups_z);
+    // Submits everything recorded, waits, completes downloads, recycles staging and descriptors.
+    // Throws adjoint::Error on device loss (VK_ERROR_DEVICE_LOST) or other failures.
+    void synchronize();
+    size_t pending_commands() const;
+
+    struct Impl;
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace adjoint::vk
