@@ -1,17 +1,720 @@
-// Placeholder until the reverse pass lands: refuses autodiff blocks rather than producing wrong code.
+// Reverse-mode differentiation of $autodiff regions, as an IR-to-IR transform.
+//
+// Where to start reading. A region recorded by `$autodiff { ... backward(y); ... }` holds the forward
+// statements, one Backward, and statements after it that read Grad(marker). `differentiate` splices the
+// region into its parent block as: the forward statements (loops instrumented with a tape), the reverse
+// code, then the statements after backward with each Grad turned into a load of the marker's adjoint.
+//
+// The data structures:
+//  - `active`: values that depend on a requires_grad marker (found by a fixed point over the forward
+//    statements, since loops carry values around through locals).
+//  - adjoints: every local variable has an adjoint local; an SSA value has an adjoint local when some use
+//    sits in a nested region, else its adjoint is accumulated as SSA values in the reverse of its own block.
+//  - the primal map: reverse code reads primal values through it. Outside loops it is the identity (the
+//    GLSL emitter hoists values that reverse code reads across blocks). Inside a loop, iteration k is
+//    recomputed from the tape before its reverse runs, and the map points at the recomputed copies.
+//
+// Loops are first rewritten so that their body has no break or continue (flags and guards), ending in
+// one `if (brk) break;`. The forward loop then stores, at the top of each iteration, the locals it
+// carries (those declared outside and stored inside) into a per-loop tape; the reverse loop runs the
+// iterations backwards: restore the carried locals into shadows, recompute the body, reverse the body.
+// Nested loops need nothing special: the recomputed body refills the inner loop's tape.
 #include <adjoint/autodiff/autodiff.h>
 
+#include "rules.h"
+
 #include <adjoint/core/error.h>
+#include <adjoint/ir/builder.h>
+#include <adjoint/ir/clone.h>
+#include <adjoint/ir/passes.h>
+#include <adjoint/ir/printer.h>
+#include <adjoint/ir/trap.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
 
 namespace adjoint::autodiff {
 
-bool differentiate(ir::Function& f) {
-    for (size_t i = 0; i < f.inst_count(); ++i)
-        if (f.inst(ir::ValueId(i)).op == ir::Op::Autodiff && !f.inst(ir::ValueId(i)).dead)
-            fail("$autodiff is not implemented yet (kernel ", f.name(), ")");
+using namespace ir;
+
+namespace {
+
+constexpr uint32_t kDefaultTapeCapacity = 1024;
+
+std::string where(const Inst& in) {
+    std::string s = format_location(in.loc);
+    return s.empty() ? std::string("an unknown line") : s;
+}
+
+// ---- loop exits --------------------------------------------------------------------------------------
+
+struct LoopInfo {
+    ValueId loop = kNoValue;
+    ValueId brk = kNoValue, cnt = kNoValue;       // flags (locals declared before the loop)
+    uint32_t capacity = 0;                        // tape entries
+    ValueId counter = kNoValue;                   // n: iterations started (uint local)
+    std::vector<ValueId> carried;                 // locals declared outside, stored inside
+    std::vector<ValueId> invariant;               // locals declared outside, only loaded inside
+    std::map<ValueId, ValueId> tape;              // carried local -> tape array local
+    std::map<ValueId, ValueId> snapshot;          // invariant local -> its value at loop entry
+    std::set<ValueId> instrumentation;            // the tape writes at the top of the body
+    ValueId exit_if = kNoValue;                   // the final `if (brk) break;`
+    bool active = false;
+};
+
+bool is_break_only(const Function& f, const Block& b) {
+    return b.insts.size() == 1 && f.inst(b.insts[0]).op == Op::Break;
+}
+
+bool continues_to(const Function& f, const Block& b) {
+    for (ValueId id : b.insts) {
+        const Inst& in = f.inst(id);
+        if (in.op == Op::Continue) return true;
+        if (in.op == Op::Loop) continue;   // its continues are its own
+        for (auto& r : in.regions)
+            if (continues_to(f, *r)) return true;
+    }
     return false;
 }
 
-bool has_rule(ir::Op) { return false; }
+// Tape entries a loop needs when its trip count is a compile-time constant; 0 when unknown.
+uint32_t static_entries(Function& f, const Block& parent, size_t index) {
+    const Inst& loop = f.inst(parent.insts[index]);
+    const Block& body = *loop.regions[0];
+    if (!body.insts.empty() && f.inst(body.insts.back()).op == Op::Break && !continues_to(f, body)) return 1;
+    // The $for pattern: i = BEGIN before the loop; `if (!(i < END)) break;` at the top; i = i + STEP.
+    for (ValueId id : body.insts) {
+        const Inst& in = f.inst(id);
+        if (in.op != Op::If) continue;
+        if (!is_break_only(f, *in.regions[0]) || !in.regions[1]->insts.empty()) return 0;
+        const Inst& neg = f.inst(in.operands[0]);
+        if (neg.op != Op::Not) return 0;
+        const Inst& lt = f.inst(neg.operands[0]);
+        if (lt.op != Op::Lt || !is_constant(f, lt.operands[1])) return 0;
+        const Inst& ld = f.inst(lt.operands[0]);
+        if (ld.op != Op::Load || ld.operands.size() != 1) return 0;
+        ValueId var = ld.operands[0];
+        int64_t end = const_int(f, lt.operands[1]);
+        int64_t begin = 0;
+        bool found = false;
+        for (size_t k = 0; k < index; ++k) {
+            const Inst& s = f.inst(parent.insts[k]);
+            if (s.op == Op::Store && s.operands[0] == var) {
+                found = s.operands.size() == 2 && is_constant(f, s.operands[1]);
+                if (found) begin = const_int(f, s.operands[1]);
+            }
+        }
+        if (!found) return 0;
+        int64_t step = 0;
+        bool ok = true;
+        std::function<void(const Block&)> stores = [&](const Block& b) {
+            for (ValueId sid : b.insts) {
+                const Inst& s = f.inst(sid);
+                if (s.op == Op::Store && s.operands[0] == var) {
+                    const Inst& add = f.inst(s.operands[1]);
+                    bool good = s.operands.size() == 2 && add.op == Op::Add && is_constant(f, add.operands[1]) &&
+                                f.inst(add.operands[0]).op == Op::Load && f.inst(add.operands[0]).operands[0] == var;
+                    int64_t st = good ? const_int(f, add.operands[1]) : 0;
+                    if (!good || st <= 0 || (step != 0 && st != step)) ok = false;
+                    step = st;
+                }
+                for (auto& r : s.regions) stores(*r);
+            }
+        };
+        stores(body);
+        if (!ok || step <= 0) return 0;
+        int64_t trips = end > begin ? (end - begin + step - 1) / step : 0;
+        if (trips > 1 << 20) return 0;
+        return uint32_t(trips + 1);   // the last entry is the iteration that only tests and leaves
+    }
+    return 0;
+}
+
+class ExitLowering {
+public:
+    ExitLowering(Function& f, LoopInfo& info) : f_(f), b_(f), info_(info) {}
+
+    // Rewrites the body in place: breaks and continues that target this loop set flags, later
+    // statements run under `if (!(brk || cnt))`, and the body ends with `if (brk) break;`.
+    void run() {
+        Inst& loop = f_.inst(info_.loop);
+        Block& body = *loop.regions[0];
+        std::vector<ValueId> rest = body.insts;
+        body.insts.clear();
+        b_.push(body);
+        b_.store(info_.cnt, b_.boolean(false, loop.loc), {}, loop.loc);
+        emit(rest, loop.loc);
+        ValueId brk = b_.load(info_.brk, {}, loop.loc);
+        info_.exit_if = b_.if_(brk, loop.loc);
+        b_.push(*f_.inst(info_.exit_if).regions[0]);
+        b_.break_(loop.loc);
+        b_.pop();
+        b_.pop();
+    }
+
+private:
+    // Appends `insts` to the current block, rewriting exits; returns whether control may leave early.
+    bool emit(const std::vector<ValueId>& insts, const std::source_location& loc) {
+        for (size_t i = 0; i < insts.size(); ++i) {
+            ValueId id = insts[i];
+            Inst& in = f_.inst(id);
+            if (in.op == Op::Break || in.op == Op::Continue) {
+                b_.store(in.op == Op::Break ? info_.brk : info_.cnt, b_.boolean(true, in.loc), {}, in.loc);
+                in.dead = true;
+                for (size_t j = i + 1; j < insts.size(); ++j) f_.inst(insts[j]).dead = true;   // unreachable
+                return true;
+            }
+            bool may_exit = false;
+            if (in.op == Op::If || in.op == Op::Switch) {
+                for (auto& r : in.regions) {
+                    std::vector<ValueId> inner = r->insts;
+                    if (in.op == Op::Switch) check_switch_breaks(in, inner);
+                    r->insts.clear();
+                    b_.push(*r);
+                    may_exit |= emit(inner, in.loc);
+                    b_.pop();
+                }
+            }
+            b_.block().insts.push_back(id);
+            if (may_exit && i + 1 < insts.size()) {
+                ValueId stop = b_.binary(Op::Or, b_.load(info_.brk, {}, loc), b_.load(info_.cnt, {}, loc), loc);
+                ValueId guard = b_.if_(b_.unary(Op::Not, stop, loc), loc);
+                std::vector<ValueId> tail(insts.begin() + long(i) + 1, insts.end());
+                b_.push(*f_.inst(guard).regions[0]);
+                emit(tail, loc);
+                b_.pop();
+                return true;
+            }
+            if (may_exit) return true;
+        }
+        return false;
+    }
+
+    void check_switch_breaks(const Inst& sw, std::vector<ValueId>& inner) {
+        // A break that ends a case is a no-op; one in the middle of a case would need its own flag.
+        if (!inner.empty() && f_.inst(inner.back()).op == Op::Break) {
+            f_.inst(inner.back()).dead = true;
+            inner.pop_back();
+        }
+        std::function<void(const Block&)> scan = [&](const Block& b) {
+            for (ValueId id : b.insts) {
+                const Inst& in = f_.inst(id);
+                if (in.op == Op::Break)
+                    fail("$break inside a $switch case within $autodiff at ", where(in),
+                         " is not supported; restructure the case with $if");
+                if (in.op != Op::Loop && in.op != Op::Switch)
+                    for (auto& r : in.regions) scan(*r);
+            }
+        };
+        Block tmp;
+        tmp.insts = inner;
+        scan(tmp);
+        (void)sw;
+    }
+
+    Function& f_;
+    Builder b_;
+    LoopInfo& info_;
+};
+
+// ---- the transform ------------------------------------------------------------------------------------
+
+class Differentiator {
+public:
+    Differentiator(Function& f, Block& parent, size_t index) : f_(f), b_(f), parent_(parent), index_(index) {}
+
+    void run() {
+        ValueId scope = parent_.insts[index_];
+        Block& region = *f_.inst(scope).regions[0];
+        size_t bw = region.insts.size();
+        for (size_t i = 0; i < region.insts.size(); ++i)
+            if (f_.inst(region.insts[i]).op == Op::Backward) bw = i;
+        if (bw == region.insts.size()) fail("$autodiff block at ", where(f_.inst(scope)), " has no backward");
+        forward_.insts.assign(region.insts.begin(), region.insts.begin() + long(bw));
+        backward_ = region.insts[bw];
+        std::vector<ValueId> after(region.insts.begin() + long(bw) + 1, region.insts.end());
+
+        prepare_loops(forward_);
+        find_active();
+        classify();
+
+        // Reverse code goes into its own block, spliced after the forward statements.
+        Block reverse;
+        b_.push(reverse);
+        declare_adjoints();
+        const Inst& bwi = f_.inst(backward_);
+        ValueId y = bwi.operands[0];
+        Frame top;
+        frames_.push_back(&top);
+        if (active_[y]) contribute(y, bwi.operands[1]);
+        reverse_block(forward_, true);
+        frames_.pop_back();
+        b_.pop();
+
+        // Grad(marker) reads the marker's adjoint; the markers themselves become plain values.
+        for (ValueId id : after) rewrite_grads(id);
+        std::function<void(const Block&)> unmark = [&](const Block& b) {
+            for (ValueId id : b.insts) {
+                Inst& in = f_.inst(id);
+                if (in.op == Op::RequiresGrad) in.op = Op::Detach;
+                for (auto& r : in.regions) unmark(*r);
+            }
+        };
+        unmark(forward_);
+
+        std::vector<ValueId> spliced = forward_.insts;
+        spliced.insert(spliced.end(), reverse.insts.begin(), reverse.insts.end());
+        spliced.insert(spliced.end(), after.begin(), after.end());
+        f_.inst(scope).dead = true;
+        f_.inst(backward_).dead = true;
+        parent_.insts.erase(parent_.insts.begin() + long(index_));
+        parent_.insts.insert(parent_.insts.begin() + long(index_), spliced.begin(), spliced.end());
+    }
+
+    std::vector<TapeEntry> report;
+
+private:
+    struct Frame {
+        std::unordered_map<ValueId, ValueId> ssa;   // value -> accumulated adjoint (SSA)
+    };
+
+    // -- loops: lower exits, find carried state, instrument the forward loop with a tape --------------
+    void prepare_loops(Block& block) {
+        for (size_t i = 0; i < block.insts.size(); ++i) {
+            ValueId id = block.insts[i];
+            Inst& in = f_.inst(id);
+            for (auto& r : in.regions) prepare_loops(*r);
+            if (in.op != Op::Loop) continue;
+            LoopInfo info;
+            info.loop = id;
+            uint32_t entries = static_entries(f_, block, i);
+            uint32_t user = uint32_t(in.imm);
+            info.capacity = entries ? entries : (user ? user : kDefaultTapeCapacity);
+            // Flags and the counter are declared before the loop.
+            Block pre;
+            b_.push(pre);
+            info.brk = b_.local(Type::boolean(), in.loc);
+            b_.store(info.brk, b_.boolean(false, in.loc), {}, in.loc);
+            info.cnt = b_.local(Type::boolean(), in.loc);
+            b_.store(info.cnt, b_.boolean(false, in.loc), {}, in.loc);
+            b_.pop();
+            ExitLowering(f_, info).run();
+            // Carried and invariant locals (declared outside, used inside).
+            std::set<ValueId> inside, stored, loaded;
+            std::function<void(const Block&)> scan = [&](const Block& b) {
+                for (ValueId sid : b.insts) {
+                    const Inst& s = f_.inst(sid);
+                    if (s.op == Op::Local) inside.insert(sid);
+                    if (s.op == Op::Store) stored.insert(s.operands[0]);
+                    if (s.op == Op::Load) loaded.insert(s.operands[0]);
+                    for (auto& r : s.regions) scan(*r);
+                }
+            };
+            scan(*in.regions[0]);
+            for (ValueId v : stored)
+                if (!inside.count(v)) info.carried.push_back(v);
+            for (ValueId v : loaded)
+                if (!inside.count(v) && !stored.count(v)) info.invariant.push_back(v);
+            block.insts.insert(block.insts.begin() + long(i), pre.insts.begin(), pre.insts.end());
+            i += pre.insts.size();
+            loops_[id] = std::move(info);
+        }
+    }
+
+    // Instruments a loop once activity is known: tapes for carried locals, snapshots of invariant ones.
+    void instrument(Block& block, size_t index, LoopInfo& info) {
+        Inst& loop = f_.inst(info.loop);
+        auto loc = loop.loc;
+        Block pre;
+        b_.push(pre);
+        info.counter = b_.local(Type::u32(), loc);
+        b_.store(info.counter, b_.u32(0, loc), {}, loc);
+        for (ValueId x : info.invariant) info.snapshot[x] = b_.load(x, {}, loc);
+        for (ValueId x : info.carried)
+            info.tape[x] = b_.local(Type::array(f_.type_of(x), info.capacity), loc);
+        b_.pop();
+        block.insts.insert(block.insts.begin() + long(index), pre.insts.begin(), pre.insts.end());
+
+        // At the top of each iteration: check the capacity, write the carried state, count.
+        Block top;
+        b_.push(top);
+        ValueId k = b_.load(info.counter, {}, loc);
+        ValueId cap = b_.u32(info.capacity, loc);
+        ValueId over = b_.binary(Op::Ge, k, cap, loc);
+        ValueId trap_if = b_.if_(over, loc);
+        b_.push(*f_.inst(trap_if).regions[0]);
+        std::string msg = "autodiff tape overflow in kernel '" + f_.name() + "': the loop at " + where(loop) +
+                          " ran more than " + std::to_string(info.capacity) +
+                          " iterations; call tape_capacity(n) before the loop to allow more";
+        b_.emit(Op::Trap, {b_.u32(register_trap(msg), loc)}, Type::void_type(), 0, loc);
+        b_.pop();
+        ValueId slot = b_.binary(Op::Min, k, b_.u32(info.capacity - 1, loc), loc);
+        for (ValueId x : info.carried) b_.store(info.tape[x], b_.load(x, {}, loc), std::vector<ValueId>{slot}, loc);
+        b_.store(info.counter, b_.binary(Op::Add, k, b_.u32(1, loc), loc), {}, loc);
+        b_.pop();
+        for (ValueId t : top.insts) info.instrumentation.insert(t);
+        auto& body = loop.regions[0]->insts;
+        body.insert(body.begin(), top.insts.begin(), top.insts.end());
+
+        uint32_t bytes = 0;
+        for (ValueId x : info.carried) bytes += f_.type_of(x)->lanes() * 4;
+        report.push_back(TapeEntry{where(loop), bytes * info.capacity, info.capacity});
+    }
+
+    // -- activity --------------------------------------------------------------------------------------
+    void find_active() {
+        active_.assign(f_.inst_count(), 0);
+        bool changed = true;
+        while (changed) {
+            changed = false;
+            std::function<void(const Block&)> walk = [&](const Block& b) {
+                for (ValueId id : b.insts) {
+                    const Inst& in = f_.inst(id);
+                    for (auto& r : in.regions) walk(*r);
+                    bool act = false;
+                    switch (in.op) {
+                    case Op::RequiresGrad: act = true; break;
+                    case Op::Store:
+                        if (active_[in.operands[1]] && !active_[in.operands[0]]) {
+                            active_[in.operands[0]] = 1;
+                            changed = true;
+                        }
+                        continue;
+                    case Op::Load: act = active_[in.operands[0]]; break;
+                    case Op::Local: continue;
+                    default:
+                        if (info(in.op).ad == AdClass::Z || !in.type->has_float()) continue;
+                        for (size_t k = 0; k < in.operands.size(); ++k) {
+                            // Index operands of extract/insert carry no gradient.
+                            if ((in.op == Op::Extract && k > 0) || (in.op == Op::Insert && k > 1)) break;
+                            act = act || active_[in.operands[k]];
+                        }
+                        break;
+                    }
+                    if (act && in.type->has_float() && !active_[id]) {
+                        active_[id] = 1;
+                        changed = true;
+                    }
+                }
+            };
+            walk(forward_);
+        }
+        // Loops that carry or compute anything active are instrumented; others are left alone.
+        std::function<void(Block&)> mark = [&](Block& b) {
+            for (size_t i = 0; i < b.insts.size(); ++i) {
+                ValueId id = b.insts[i];
+                Inst& in = f_.inst(id);
+                for (auto& r : in.regions) mark(*r);
+                if (in.op == Op::Loop && contains_active(*in.regions[0])) {
+                    LoopInfo& info = loops_.at(id);
+                    info.active = true;
+                    size_t before = b.insts.size();
+                    instrument(b, i, info);
+                    i += b.insts.size() - before;
+                }
+            }
+        };
+        mark(forward_);
+        active_.resize(f_.inst_count(), 0);
+    }
+
+    bool contains_active(const Block& b) {
+        for (ValueId id : b.insts) {
+            const Inst& in = f_.inst(id);
+            if (id < active_.size() && active_[id]) return true;
+            if (in.op == Op::Store && active_[in.operands[0]]) return true;
+            for (auto& r : in.regions)
+                if (contains_active(*r)) return true;
+        }
+        return false;
+    }
+
+    // -- adjoint storage ---------------------------------------------------------------------------------
+    void classify() {
+        needs_local_.assign(f_.inst_count(), 0);
+        std::vector<const Block*> def(f_.inst_count(), nullptr);
+        std::function<void(const Block&)> defs = [&](const Block& b) {
+            for (ValueId id : b.insts) {
+                def[id] = &b;
+                for (auto& r : f_.inst(id).regions) defs(*r);
+            }
+        };
+        defs(forward_);
+        std::function<void(const Block&)> uses = [&](const Block& b) {
+            for (ValueId id : b.insts) {
+                const Inst& in = f_.inst(id);
+                for (ValueId o : in.operands)
+                    if (o < def.size() && def[o] && def[o] != &b) needs_local_[o] = 1;
+                for (auto& r : in.regions) uses(*r);
+            }
+        };
+        uses(forward_);
+        for (size_t i = 0; i < f_.inst_count(); ++i) {
+            const Inst& in = f_.inst(ValueId(i));
+            if (in.op == Op::RequiresGrad || in.op == Op::Local) needs_local_[i] = 1;
+        }
+    }
+
+    void declare_adjoints() {
+        adjoint_.assign(f_.inst_count(), kNoValue);
+        for (size_t i = 0; i < active_.size(); ++i) {
+            if (!active_[i] || !needs_local_[i]) continue;
+            const Inst& in = f_.inst(ValueId(i));
+            adjoint_[i] = b_.local(in.type, in.loc);
+            b_.store(adjoint_[i], b_.zero(in.type, in.loc), {}, in.loc);
+        }
+    }
+
+    ValueId P(ValueId v) const {
+        ValueId m = map_(v);
+        return m == kNoValue ? v : m;
+    }
+
+    void contribute(ValueId v, ValueId c) {
+        if (v >= active_.size() || !active_[v]) return;
+        if (needs_local_[v]) {
+            ValueId cur = b_.load(adjoint_[v]);
+            b_.store(adjoint_[v], b_.binary(Op::Add, cur, c));
+        } else {
+            auto& ssa = frames_.back()->ssa;
+            auto it = ssa.find(v);
+            if (it == ssa.end()) ssa.emplace(v, c);
+            else it->second = b_.binary(Op::Add, it->second, c);
+        }
+    }
+
+    // The adjoint of a value at its definition, or kNoValue when nothing reached it.
+    ValueId take_adjoint(ValueId v) {
+        if (needs_local_[v]) return b_.load(adjoint_[v]);
+        auto& ssa = frames_.back()->ssa;
+        auto it = ssa.find(v);
+        return it == ssa.end() ? kNoValue : it->second;
+    }
+
+    // Adjoint locals of values defined in `b` start each reverse visit at zero (loops revisit blocks).
+    void zero_block_adjoints(const Block& b) {
+        for (ValueId id : b.insts)
+            if (id < active_.size() && active_[id] && needs_local_[id] && adjoint_[id] != kNoValue)
+                b_.store(adjoint_[id], b_.zero(f_.type_of(id)));
+    }
+
+    // -- the reverse walk --------------------------------------------------------------------------------
+    void reverse_block(const Block& b, bool top) {
+        if (!top) zero_block_adjoints(b);
+        for (auto it = b.insts.rbegin(); it != b.insts.rend(); ++it) reverse_inst(*it);
+    }
+
+    void reverse_inst(ValueId id) {
+        const Inst& in = f_.inst(id);
+        switch (in.op) {
+        case Op::If: case Op::Switch: {
+            if (!contains_active(*in.regions[0]) && (in.regions.size() < 2 || !any_region_active(in))) return;
+            Inst copy;
+            copy.op = in.op;
+            copy.type = in.type;
+            copy.operands = {P(in.operands[0])};
+            copy.words = in.words;
+            copy.has_default = in.has_default;
+            copy.loc = in.loc;
+            for (size_t r = 0; r < in.regions.size(); ++r) copy.regions.push_back(std::make_unique<Block>());
+            ValueId rid = b_.append(std::move(copy));
+            for (size_t r = 0; r < in.regions.size(); ++r) {
+                b_.push(*f_.inst(rid).regions[r]);
+                Frame frame;
+                frames_.push_back(&frame);
+                reverse_block(*in.regions[r], false);
+                frames_.pop_back();
+                b_.pop();
+            }
+            return;
+        }
+        case Op::Loop: {
+            auto it = loops_.find(id);
+            if (it == loops_.end() || !it->second.active) return;
+            reverse_loop(it->second);
+            return;
+        }
+        case Op::Store: {
+            ValueId var = in.operands[0];
+            if (!active_[var]) return;
+            std::vector<ValueId> path;
+            for (size_t k = 2; k < in.operands.size(); ++k) path.push_back(P(in.operands[k]));
+            ValueId a = b_.load(adjoint_[var], path, in.loc);
+            b_.store(adjoint_[var], b_.zero(b_.type_of(a), in.loc), path, in.loc);
+            contribute(in.operands[1], a);
+            return;
+        }
+        default: break;
+        }
+        if (id >= active_.size() || !active_[id]) return;
+        ValueId g = take_adjoint(id);
+        if (g == kNoValue) return;
+        switch (in.op) {
+        case Op::RequiresGrad: return;   // a leaf: grad() reads its adjoint
+        case Op::Load: {
+            std::vector<ValueId> path;
+            for (size_t k = 1; k < in.operands.size(); ++k) path.push_back(P(in.operands[k]));
+            ValueId var = in.operands[0];
+            ValueId cur = b_.load(adjoint_[var], path, in.loc);
+            b_.store(adjoint_[var], b_.binary(Op::Add, cur, g, in.loc), path, in.loc);
+            return;
+        }
+        case Op::Extract: {
+            std::vector<ValueId> path;
+            for (size_t k = 1; k < in.operands.size(); ++k) path.push_back(P(in.operands[k]));
+            ValueId base = in.operands[0];
+            contribute(base, b_.insert(b_.zero(f_.type_of(base), in.loc), g, path, in.loc));
+            return;
+        }
+        case Op::Insert: {
+            std::vector<ValueId> path;
+            for (size_t k = 2; k < in.operands.size(); ++k) path.push_back(P(in.operands[k]));
+            contribute(in.operands[1], b_.extract(g, path, in.loc));
+            contribute(in.operands[0], b_.insert(g, b_.zero(f_.type_of(in.operands[1]), in.loc), path, in.loc));
+            return;
+        }
+        case Op::Swizzle: {
+            const Type* src = f_.type_of(in.operands[0]);
+            int n = int(in.imm >> 16);
+            std::vector<ValueId> parts(src->dim(), kNoValue);
+            for (int i = 0; i < n; ++i) {
+                uint32_t c = uint32_t((in.imm >> (2 * i)) & 3);
+                ValueId gi = b_.extract(g, uint32_t(i), in.loc);
+                parts[c] = parts[c] == kNoValue ? gi : b_.binary(Op::Add, parts[c], gi, in.loc);
+            }
+            for (auto& p : parts)
+                if (p == kNoValue) p = b_.f32(0.0f, in.loc);
+            contribute(in.operands[0], b_.construct(src, parts, in.loc));
+            return;
+        }
+        case Op::Construct: {
+            if (in.operands.size() == 1 && f_.type_of(in.operands[0])->is_scalar() && in.type->lanes() > 1) {
+                contribute(in.operands[0], reduce_to(b_, f_.type_of(in.operands[0]), g));
+                return;
+            }
+            for (size_t k = 0; k < in.operands.size(); ++k)
+                if (active_[in.operands[k]]) contribute(in.operands[k], b_.extract(g, uint32_t(k), in.loc));
+            return;
+        }
+        case Op::Cast: return;   // float-to-float casts are removed; others carry no gradient
+        default: break;
+        }
+        if (info(in.op).ad != AdClass::D) return;
+        RuleArgs args{b_, in, {}, P(id), g, {}, {}};
+        for (ValueId o : in.operands) args.x.push_back(P(o));
+        args.wants = [&](size_t k) { return in.operands[k] < active_.size() && active_[in.operands[k]] != 0; };
+        args.give = [&](size_t k, ValueId c) { contribute(in.operands[k], c); };
+        if (!apply_rule(args))
+            fail("autodiff: '", name(in.op), "' at ", where(in), " is on the gradient path but has no derivative rule");
+    }
+
+    bool any_region_active(const Inst& in) {
+        for (auto& r : in.regions)
+            if (contains_active(*r)) return true;
+        return false;
+    }
+
+    void reverse_loop(LoopInfo& info) {
+        const Inst& loop = f_.inst(info.loop);
+        auto loc = loop.loc;
+        // Shadows stand in for outer locals while an iteration is recomputed, so the forward values
+        // that statements after backward read stay untouched.
+        std::map<ValueId, ValueId> shadow;
+        for (ValueId x : info.carried) shadow[x] = b_.local(f_.type_of(x), loc);
+        for (ValueId x : info.invariant) shadow[x] = b_.local(f_.type_of(x), loc);
+        ValueId k = b_.local(Type::u32(), loc);
+        b_.store(k, b_.load(P(info.counter), {}, loc), {}, loc);
+        ValueId rl = b_.loop(loc);
+        b_.push(*f_.inst(rl).regions[0]);
+        {
+            ValueId kv = b_.load(k, {}, loc);
+            ValueId done = b_.if_(b_.binary(Op::Eq, kv, b_.u32(0, loc), loc), loc);
+            b_.push(*f_.inst(done).regions[0]);
+            b_.break_(loc);
+            b_.pop();
+            ValueId km = b_.binary(Op::Sub, kv, b_.u32(1, loc), loc);
+            b_.store(k, km, {}, loc);
+            ValueId slot = b_.binary(Op::Min, km, b_.u32(info.capacity - 1, loc), loc);
+            for (ValueId x : info.carried)
+                b_.store(shadow[x], b_.load(P(info.tape.at(x)), std::vector<ValueId>{slot}, loc), {}, loc);
+            for (ValueId x : info.invariant) b_.store(shadow[x], P(info.snapshot.at(x)), {}, loc);
+            // Recompute iteration k.
+            ValueMap saved = map_;
+            for (auto& [x, s] : shadow) map_.set(x, s);
+            CloneHook skip = [&](const Function&, ValueId id, Builder&, ValueMap&) {
+                return info.instrumentation.count(id) > 0 || id == info.exit_if;
+            };
+            clone_block(f_, *loop.regions[0], b_, map_, skip, true);
+            // Reverse iteration k.
+            Frame frame;
+            frames_.push_back(&frame);
+            reverse_block(*loop.regions[0], false);
+            frames_.pop_back();
+            map_ = std::move(saved);
+        }
+        b_.pop();
+    }
+
+    void rewrite_grads(ValueId id) {
+        Inst& in = f_.inst(id);
+        for (auto& r : in.regions)
+            for (ValueId c : r->insts) rewrite_grads(c);
+        if (in.op != Op::Grad) return;
+        ValueId marker = in.operands[0];
+        if (marker >= adjoint_.size() || adjoint_[marker] == kNoValue) {
+            // Not active: nothing reached it. The gradient is exactly zero.
+            in.op = Op::Const;
+            in.operands.clear();
+            in.words.assign(in.type->lanes(), 0u);
+            return;
+        }
+        in.op = Op::Load;
+        in.operands = {adjoint_[marker]};
+    }
+
+    Function& f_;
+    Builder b_;
+    Block& parent_;
+    size_t index_;
+    Block forward_;
+    ValueId backward_ = kNoValue;
+    std::vector<uint8_t> active_, needs_local_;
+    std::vector<ValueId> adjoint_;
+    std::map<ValueId, LoopInfo> loops_;
+    std::vector<Frame*> frames_;
+    ValueMap map_;
+};
+
+bool differentiate_block(Function& f, Block& b, std::vector<TapeEntry>& report) {
+    bool changed = false;
+    for (size_t i = 0; i < b.insts.size(); ++i) {
+        Inst& in = f.inst(b.insts[i]);
+        if (in.op == Op::Autodiff) {
+            Differentiator d(f, b, i);
+            d.run();
+            report.insert(report.end(), d.report.begin(), d.report.end());
+            changed = true;
+            --i;   // the spliced statements may hold further blocks (they cannot nest, but stay general)
+            continue;
+        }
+        for (auto& r : in.regions) changed |= differentiate_block(f, *r, report);
+    }
+    return changed;
+}
+
+} // namespace
+
+std::vector<TapeEntry> differentiate_with_report(Function& f) {
+    std::vector<TapeEntry> report;
+    differentiate_block(f, f.body(), report);
+    return report;
+}
+
+bool differentiate(Function& f) {
+    std::vector<TapeEntry> report;
+    return differentiate_block(f, f.body(), report);
+}
 
 } // namespace adjoint::autodiff

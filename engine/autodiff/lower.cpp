@@ -14,7 +14,7 @@ Lowered lower(const ir::Function& kernel) {
     ir::inline_callables(f);
     ir::verify_or_throw(f, "inline_callables");
     ir::optimize(f, true);
-    differentiate(f);
+    out.tape_report = differentiate_with_report(f);
     ir::optimize(f, false);
     return out;
 }

@@ -146,9 +146,14 @@ private:
         os << "};\n";
     }
 
+    // GLSL, like C, lists array sizes outermost first after the name: float t[CAP][N] for array<array<float,N>,CAP>.
     static std::string declare(const Type* t, const std::string& name) {
-        if (t->is_array()) return declare(t->element(), name) + "[" + std::to_string(t->dim()) + "]";
-        return glsl_type(t) + " " + name;
+        std::string dims;
+        while (t->is_array()) {
+            dims += "[" + std::to_string(t->dim()) + "]";
+            t = t->element();
+        }
+        return glsl_type(t) + " " + name + dims;
     }
 
     void layout() {
@@ -568,7 +573,14 @@ std::string glsl_type(const Type* t) {
         break;
     case Type::Kind::Vector: return scalar_prefix(t->scalar_kind()) + "vec" + std::to_string(t->dim());
     case Type::Kind::Matrix: return "mat" + std::to_string(t->dim());
-    case Type::Kind::Array: return glsl_type(t->element()) + "[" + std::to_string(t->dim()) + "]";
+    case Type::Kind::Array: {
+        std::string dims;
+        while (t->is_array()) {
+            dims += "[" + std::to_string(t->dim()) + "]";
+            t = t->element();
+        }
+        return glsl_type(t) + dims;
+    }
     case Type::Kind::Struct: return t->name();
     default: break;
     }

@@ -68,6 +68,7 @@ IfStmt::IfStmt(const Expr<bool>& cond, std::source_location loc) : loc_(loc) {
 void open_loop(ir::ValueId loop, std::function<void()> on_continue) {
     auto& r = Recorder::current();
     r.loops.push_back(LoopFrame{std::move(on_continue)});
+    r.b.function().inst(loop).imm = r.tape_capacity;   // read by autodiff when it tapes this loop
     r.breakables.push_back(true);
     r.b.push(*r.b.function().inst(loop).regions[0]);
 }
@@ -122,6 +123,12 @@ void return_void(std::source_location loc) {
     auto& r = Recorder::current(loc);
     if (r.function->is_kernel()) fail("$return inside a kernel at ", format_location(loc), "; it belongs in a Callable");
     r.b.emit(ir::Op::Return, {}, ir::Type::void_type(), 0, r.at(loc));
+}
+
+void set_tape_capacity(uint32_t iterations, const std::source_location& loc) {
+    auto& r = Recorder::current(loc);
+    if (iterations == 0) fail("tape_capacity(0) at ", format_location(loc), ": a tape holds at least one iteration");
+    r.tape_capacity = iterations;
 }
 
 // ---- autodiff -------------------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ namespace adjoint::autodiff {
 // Throws adjoint::Error (with the C++ line) for an op on the gradient path that has no rule.
 bool differentiate(ir::Function& f);
 
+struct TapeEntry;
+
 // Per loop of a differentiated kernel: where it was written and how many tape bytes a thread uses.
 struct TapeEntry {
     std::string loop;             // "file.cpp:42"
@@ -26,6 +28,9 @@ struct Lowered {
     std::vector<TapeEntry> tape_report;
 };
 Lowered lower(const ir::Function& kernel);
+
+// differentiate(), returning the tape report.
+std::vector<TapeEntry> differentiate_with_report(ir::Function& f);
 
 // True when the op has a derivative rule (ops marked D in ops.def must all have one).
 bool has_rule(ir::Op op);

@@ -22,6 +22,7 @@ private:
     std::source_location loc_;
 };
 
+void set_tape_capacity(uint32_t iterations, const std::source_location& loc);
 void mark_requires_grad(ir::ValueId local, const Path& path, const std::source_location& loc);
 void record_backward(ir::ValueId y, ir::ValueId seed, const std::source_location& loc);
 ir::ValueId record_grad(ir::ValueId local, const Path& path, const std::source_location& loc);
@@ -60,6 +61,13 @@ void backward(const Y& y, const S& seed, std::source_location loc = std::source_
 template <typename T>
 Expr<T> grad(const Var<T>& x, std::source_location loc = std::source_location::current()) {
     return Expr<T>(detail::FromId{}, detail::record_grad(x.local(), x.path(), loc));
+}
+
+// Loops recorded after this call, inside $autodiff, keep a tape of at most `iterations` iterations
+// (the default is 1024 when the trip count is not a compile-time constant). Running past it is reported
+// by the next synchronize() as an Error naming the kernel and the loop.
+inline void tape_capacity(uint32_t iterations, std::source_location loc = std::source_location::current()) {
+    detail::set_tape_capacity(iterations, loc);
 }
 
 template <typename X>

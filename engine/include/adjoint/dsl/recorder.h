@@ -49,6 +49,7 @@ public:
     std::vector<bool> breakables;        // open loops (true) and switches (false), innermost last
     std::unique_ptr<AutodiffFrame> autodiff;
     std::source_location last_loc;       // the latest DSL call with a known line, for operators
+    uint32_t tape_capacity = 0;          // autodiff tape capacity for loops recorded next (0: the default)
 
     // Materializes a path as index values (constants are int).
     std::vector<ir::ValueId> indices(const Path& path);

@@ -5,6 +5,7 @@
 #include <adjoint/ir/type.h>
 
 #include <array>
+#include <deque>
 #include <cstdint>
 #include <memory>
 #include <source_location>
@@ -74,7 +75,8 @@ public:
 private:
     Kind kind_;
     std::string name_;
-    std::vector<Inst> insts_;
+    // A deque keeps references to instructions valid while passes append new ones.
+    std::deque<Inst> insts_;
     Block body_;
 };
 
