@@ -112,7 +112,8 @@ private:
                     }
                 }
                 for (auto& r : in.regions) walk(*r);
-                if (!in.type->is_void()) def[id] = &b;
+                // Constants and arguments are written inline wherever they are used.
+                if (!in.type->is_void() && in.op != Op::Const && in.op != Op::Arg) def[id] = &b;
             }
             stack.pop_back();
         };
@@ -333,7 +334,9 @@ private:
         case Op::Store: line(op(0) + access(id, t0, in.operands, 2) + " = " + op(1) + ";"); return;
         case Op::Extract: define(id, op(0) + access(id, t0, in.operands, 1)); return;
         case Op::Insert:
-            define(id, op(0));
+            // The copy is modified in place, so it cannot be const.
+            if (hoisted_.count(id)) line(name(id) + " = " + op(0) + ";");
+            else line(decl(id) + " = " + op(0) + ";");
             line(name(id) + access(id, t0, in.operands, 2) + " = " + op(1) + ";");
             return;
         case Op::Swizzle: {
@@ -429,6 +432,12 @@ private:
             return s + ")";
         };
         auto infix = [&](const char* sym) { return op(0) + " " + sym + " " + op(1); };
+        // A vector comparison takes two vectors of the operands' kind (the result is a bool vector, so
+        // `a` would splat a scalar operand to the wrong type): x > 20.0 becomes greaterThan(x, vec3(20.0)).
+        auto compare = [&](const char* fn) {
+            const Type* operand = in.type->with_scalar(t0->scalar_kind());
+            return std::string(fn) + "(" + arg(in.operands[0], operand) + ", " + arg(in.operands[1], operand) + ")";
+        };
         bool vec = t0 && t0->is_vector();
         switch (in.op) {
         case Op::Neg: return "-" + op(0);
@@ -440,12 +449,12 @@ private:
         case Op::Div: return infix("/");
         case Op::Mod: return infix("%");
         case Op::MatMul: return infix("*");
-        case Op::Lt: return vec ? call("lessThan") : infix("<");
-        case Op::Le: return vec ? call("lessThanEqual") : infix("<=");
-        case Op::Gt: return vec ? call("greaterThan") : infix(">");
-        case Op::Ge: return vec ? call("greaterThanEqual") : infix(">=");
-        case Op::Eq: return vec ? call("equal") : infix("==");
-        case Op::Ne: return vec ? call("notEqual") : infix("!=");
+        case Op::Lt: return in.type->is_vector() ? compare("lessThan") : infix("<");
+        case Op::Le: return in.type->is_vector() ? compare("lessThanEqual") : infix("<=");
+        case Op::Gt: return in.type->is_vector() ? compare("greaterThan") : infix(">");
+        case Op::Ge: return in.type->is_vector() ? compare("greaterThanEqual") : infix(">=");
+        case Op::Eq: return in.type->is_vector() ? compare("equal") : infix("==");
+        case Op::Ne: return in.type->is_vector() ? compare("notEqual") : infix("!=");
         case Op::And: case Op::Or:
             if (in.type->is_vector()) {
                 std::string u = "uvec" + std::to_string(in.type->dim());
