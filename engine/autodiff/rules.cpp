@@ -51,6 +51,9 @@ struct R {
         if (ct->is_scalar() && vt->is_vector()) return sel(cond, v, otherwise);
         return sel(cond, v, otherwise);
     }
+    // g * d with g = 0 giving exactly 0: used where d can be infinite at finite inputs (poles), so that the
+    // zero adjoint an ite sends to its unchosen side never turns into NaN (0 * inf).
+    ValueId guard(ValueId g, ValueId v) { return sel(cmp(Op::Eq, g, zero(g)), zero(v), v); }
     // Outer product a * b^T as a matrix (columns a * b[j]).
     ValueId outer(ValueId a, ValueId c) {
         const Type* vt = b.type_of(a);
@@ -83,10 +86,12 @@ bool apply_rule(RuleArgs& a) {
     case Op::Add: give(0, g); give(1, g); return true;
     case Op::Sub: give(0, g); give(1, r.neg(g)); return true;
     case Op::Mul: give(0, r.mul(g, x[1])); give(1, r.mul(g, x[0])); return true;
-    case Op::Div:
-        give(0, r.div(g, x[1]));
-        if (a.wants(1)) give(1, r.neg(r.div(r.mul(g, y), x[1])));
+    case Op::Div: {
+        ValueId gg = full(g);
+        if (a.wants(0)) give(0, r.guard(gg, r.div(gg, full(x[1]))));
+        if (a.wants(1)) give(1, r.guard(gg, r.neg(r.div(r.mul(gg, y), full(x[1])))));
         return true;
+    }
     case Op::MatMul: {
         const Type* t0 = b.type_of(x[0]);
         const Type* t1 = b.type_of(x[1]);
@@ -116,17 +121,17 @@ bool apply_rule(RuleArgs& a) {
         give(0, r.sel(r.cmp(Op::Gt, y, r.zero(y)), d, r.zero(g)));
         return true;
     }
-    case Op::Rsqrt: give(0, r.mul(g, r.mul(r.k(y, -0.5), r.mul(y, r.mul(y, y))))); return true;
+    case Op::Rsqrt: give(0, r.guard(g, r.mul(g, r.mul(r.k(y, -0.5), r.mul(y, r.mul(y, y)))))); return true;
     case Op::Exp: give(0, r.mul(g, y)); return true;
     case Op::Exp2: give(0, r.mul(g, r.mul(y, r.k(y, ln2)))); return true;
-    case Op::Log: give(0, r.div(g, x[0])); return true;
-    case Op::Log2: give(0, r.div(g, r.mul(x[0], r.k(x[0], ln2)))); return true;
-    case Op::Log10: give(0, r.div(g, r.mul(x[0], r.k(x[0], ln10)))); return true;
+    case Op::Log: give(0, r.guard(g, r.div(g, x[0]))); return true;
+    case Op::Log2: give(0, r.guard(g, r.div(g, r.mul(x[0], r.k(x[0], ln2))))); return true;
+    case Op::Log10: give(0, r.guard(g, r.div(g, r.mul(x[0], r.k(x[0], ln10))))); return true;
     case Op::Sin: give(0, r.mul(g, r.un(Op::Cos, x[0]))); return true;
     case Op::Cos: give(0, r.neg(r.mul(g, r.un(Op::Sin, x[0])))); return true;
-    case Op::Tan: give(0, r.mul(g, r.add(r.k(y, 1), r.mul(y, y)))); return true;
-    case Op::Asin: give(0, r.mul(g, r.un(Op::Rsqrt, r.sub(r.k(x[0], 1), r.mul(x[0], x[0]))))); return true;
-    case Op::Acos: give(0, r.neg(r.mul(g, r.un(Op::Rsqrt, r.sub(r.k(x[0], 1), r.mul(x[0], x[0])))))); return true;
+    case Op::Tan: give(0, r.guard(g, r.mul(g, r.add(r.k(y, 1), r.mul(y, y))))); return true;
+    case Op::Asin: give(0, r.guard(g, r.mul(g, r.un(Op::Rsqrt, r.sub(r.k(x[0], 1), r.mul(x[0], x[0])))))); return true;
+    case Op::Acos: give(0, r.guard(g, r.neg(r.mul(g, r.un(Op::Rsqrt, r.sub(r.k(x[0], 1), r.mul(x[0], x[0]))))))); return true;
     case Op::Atan: give(0, r.div(g, r.add(r.k(x[0], 1), r.mul(x[0], x[0])))); return true;
     case Op::Sinh: give(0, r.mul(g, r.un(Op::Cosh, x[0]))); return true;
     case Op::Cosh: give(0, r.mul(g, r.un(Op::Sinh, x[0]))); return true;
@@ -151,8 +156,11 @@ bool apply_rule(RuleArgs& a) {
         ValueId x0 = full(x[0]), x1 = full(x[1]);
         ValueId z = r.zero(g);
         if (a.wants(0)) {
-            // b * a^(b-1) where it is finite, else 0 (pow(0, b<1) would be inf).
-            ValueId t = r.mul(x1, b.binary(Op::Pow, x0, r.sub(x1, r.k(x1, 1))));
+            // b * a^(b-1) where it is finite, else 0 (pow(0, b<1) would be inf); a^0 is 1 even at a = 0,
+            // where GLSL leaves pow(0, 0) undefined.
+            ValueId e = r.sub(x1, r.k(x1, 1));
+            ValueId p = r.sel(r.cmp(Op::Eq, e, r.zero(e)), r.k(e, 1), b.binary(Op::Pow, x0, e));
+            ValueId t = r.mul(x1, p);
             ValueId finite = r.land(r.cmp(Op::Eq, t, t), r.cmp(Op::Le, r.un(Op::Abs, t), r.k(t, 3.4028234663852886e38)));
             give(0, r.sel(finite, r.mul(g, t), z));
         }

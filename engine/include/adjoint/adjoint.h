@@ -11,4 +11,5 @@
 #include <adjoint/dsl/struct.h>
 #if __has_include(<adjoint/runtime/device.h>)
 #include <adjoint/runtime/device.h>
+#include <adjoint/runtime/gradcheck.h>
 #endif
