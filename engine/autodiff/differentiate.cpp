@@ -255,6 +255,7 @@ public:
 
         // Grad(marker) reads the marker's adjoint; the markers themselves become plain values.
         for (ValueId id : after) rewrite_grads(id);
+        splice_pending(after);
         std::function<void(const Block&)> unmark = [&](const Block& b) {
             for (ValueId id : b.insts) {
                 Inst& in = f_.inst(id);
@@ -463,25 +464,39 @@ private:
             if (!active_[i] || !needs_local_[i]) continue;
             const Inst& in = f_.inst(ValueId(i));
             adjoint_[i] = b_.local(in.type, in.loc);
-            b_.store(adjoint_[i], b_.zero(in.type, in.loc), {}, in.loc);
+            b_.store(adjoint_[i], additive_zero(in.type), {}, in.loc);
         }
     }
+
+    // Adjoints start at -0.0, IEEE's exact additive identity (-0 + x == x for every x, -0 and +0 included),
+    // so that simplify can drop the first `0 + contribution` of every accumulation without changing a bit.
+    ValueId additive_zero(const Type* t) { return b_.splat(t, -0.0); }
 
     ValueId P(ValueId v) const {
         ValueId m = map_(v);
         return m == kNoValue ? v : m;
     }
 
+    // a + b for adjoints of any type: arrays and structs add member by member (integer members keep a).
+    ValueId sum(ValueId a, ValueId c) {
+        const Type* t = b_.type_of(a);
+        if (t->is_basic()) return t->is_float() ? b_.binary(Op::Add, a, c) : a;
+        std::vector<ValueId> parts;
+        uint32_t n = t->is_struct() ? uint32_t(t->members().size()) : t->dim();
+        for (uint32_t i = 0; i < n; ++i) parts.push_back(sum(b_.extract(a, i), b_.extract(c, i)));
+        return b_.construct(t, parts);
+    }
+
     void contribute(ValueId v, ValueId c) {
         if (v >= active_.size() || !active_[v]) return;
         if (needs_local_[v]) {
             ValueId cur = b_.load(adjoint_[v]);
-            b_.store(adjoint_[v], b_.binary(Op::Add, cur, c));
+            b_.store(adjoint_[v], sum(cur, c));
         } else {
             auto& ssa = frames_.back()->ssa;
             auto it = ssa.find(v);
             if (it == ssa.end()) ssa.emplace(v, c);
-            else it->second = b_.binary(Op::Add, it->second, c);
+            else it->second = sum(it->second, c);
         }
     }
 
@@ -497,7 +512,7 @@ private:
     void zero_block_adjoints(const Block& b) {
         for (ValueId id : b.insts)
             if (id < active_.size() && active_[id] && needs_local_[id] && adjoint_[id] != kNoValue)
-                b_.store(adjoint_[id], b_.zero(f_.type_of(id)));
+                b_.store(adjoint_[id], additive_zero(f_.type_of(id)));
     }
 
     // -- the reverse walk --------------------------------------------------------------------------------
@@ -542,7 +557,7 @@ private:
             std::vector<ValueId> path;
             for (size_t k = 2; k < in.operands.size(); ++k) path.push_back(P(in.operands[k]));
             ValueId a = b_.load(adjoint_[var], path, in.loc);
-            b_.store(adjoint_[var], b_.zero(b_.type_of(a), in.loc), path, in.loc);
+            b_.store(adjoint_[var], additive_zero(b_.type_of(a)), path, in.loc);
             contribute(in.operands[1], a);
             return;
         }
@@ -558,7 +573,7 @@ private:
             for (size_t k = 1; k < in.operands.size(); ++k) path.push_back(P(in.operands[k]));
             ValueId var = in.operands[0];
             ValueId cur = b_.load(adjoint_[var], path, in.loc);
-            b_.store(adjoint_[var], b_.binary(Op::Add, cur, g, in.loc), path, in.loc);
+            b_.store(adjoint_[var], sum(cur, g), path, in.loc);
             return;
         }
         case Op::Extract: {
@@ -657,6 +672,26 @@ private:
         b_.pop();
     }
 
+    // Places the loads made by rewrite_grads right before the instruction that now uses them.
+    void splice_pending(std::vector<ValueId>& block) {
+        for (auto& [grad, insts] : pending_) {
+            if (insts.empty()) continue;
+            if (!insert_before(block, grad, insts)) fail("internal: grad instruction not found");
+        }
+        pending_.clear();
+    }
+    bool insert_before(std::vector<ValueId>& block, ValueId target, const std::vector<ValueId>& insts) {
+        for (size_t i = 0; i < block.size(); ++i) {
+            if (block[i] == target) {
+                block.insert(block.begin() + long(i), insts.begin(), insts.end());
+                return true;
+            }
+            for (auto& r : f_.inst(block[i]).regions)
+                if (insert_before(r->insts, target, insts)) return true;
+        }
+        return false;
+    }
+
     void rewrite_grads(ValueId id) {
         Inst& in = f_.inst(id);
         for (auto& r : in.regions)
@@ -670,8 +705,21 @@ private:
             in.words.assign(in.type->lanes(), 0u);
             return;
         }
-        in.op = Op::Load;
-        in.operands = {adjoint_[marker]};
+        // The adjoint reads through `+ 0.0`, which maps the -0.0 start value of an input that nothing
+        // reached to +0.0 and leaves every other value as it is.
+        Block tmp;
+        b_.push(tmp);
+        ValueId load = b_.load(adjoint_[marker], {}, in.loc);
+        ValueId zero = b_.zero(in.type, in.loc);
+        b_.pop();
+        pending_.emplace_back(id, tmp.insts);
+        in.op = Op::Add;
+        in.operands = {load, zero};
+        if (!in.type->is_basic()) {   // aggregates: no add; the load alone (-0.0 lanes stay -0.0)
+            in.op = Op::Load;
+            in.operands = {adjoint_[marker]};
+            pending_.back().second = {};
+        }
     }
 
     Function& f_;
@@ -685,6 +733,7 @@ private:
     std::map<ValueId, LoopInfo> loops_;
     std::vector<Frame*> frames_;
     ValueMap map_;
+    std::vector<std::pair<ValueId, std::vector<ValueId>>> pending_;
 };
 
 bool differentiate_block(Function& f, Block& b, std::vector<TapeEntry>& report) {

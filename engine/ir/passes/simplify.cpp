@@ -1,6 +1,6 @@
 // Algebraic simplification limited to identities that hold for every IEEE value (x + 0 is not one of
 // them for x = -0, so only x - 0 and x + 0 with a +0 constant on an integer are rewritten; x * 1, x / 1,
-// -(-x), !!x, select(c, a, a) are exact).
+// -(-x), !!x, select(c, a, a) are exact, and so is x + (-0.0)).
 #include <adjoint/ir/passes.h>
 
 namespace adjoint::ir {
@@ -13,6 +13,14 @@ struct Simplifier {
     bool changed = false;
 
     bool is(ValueId v, double x) { return const_is(f, v, x); }
+    // Every float lane is -0.0 (the exact additive identity: -0 + x == x for all IEEE x).
+    bool is_negative_zero(ValueId v) {
+        const Inst& in = f.inst(v);
+        if (in.op != Op::Const || !in.type->is_float()) return false;
+        for (uint32_t w : in.words)
+            if (w != 0x80000000u) return false;
+        return true;
+    }
 
     ValueId rewrite(const Inst& in) {
         auto a = [&](size_t k) { return in.operands[k]; };
@@ -20,6 +28,8 @@ struct Simplifier {
         bool is_int = in.type->is_int_like();
         switch (in.op) {
         case Op::Add:
+            if (is_negative_zero(a(1))) return same_type(a(0));
+            if (is_negative_zero(a(0))) return same_type(a(1));
             if (is(a(1), 0) && (is_int || f.type_of(a(1))->is_float())) {
                 // x + (+0) is exact for every x except -0 (which becomes +0); floats are kept unless integer.
                 if (is_int) return same_type(a(0));
