@@ -7,9 +7,10 @@
 
 namespace adjoint::autodiff {
 
-Lowered lower(const ir::Function& kernel) {
+Lowered lower(const ir::Function& kernel, const std::string& name) {
     Lowered out;
     out.function = ir::clone_function(kernel);
+    if (!name.empty()) out.function->set_name(name);   // error messages name the shader as the user does
     ir::Function& f = *out.function;
     ir::inline_callables(f);
     ir::verify_or_throw(f, "inline_callables");

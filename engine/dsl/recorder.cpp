@@ -7,7 +7,22 @@ namespace adjoint::detail {
 
 namespace {
 thread_local std::vector<std::unique_ptr<Recorder>> stack;
+thread_local std::string deferred;
 }
+
+void defer_error(const std::string& message) {
+    if (stack.empty()) throw Error(message);
+    if (deferred.empty()) deferred = message;
+}
+
+void throw_deferred_error() {
+    if (deferred.empty()) return;
+    std::string message = std::move(deferred);
+    deferred.clear();
+    throw Error(message);
+}
+
+bool is_outermost_recording() { return stack.size() == 1; }
 
 Recorder& Recorder::current(const std::source_location& loc) {
     if (stack.empty())
@@ -31,6 +46,7 @@ std::vector<ir::ValueId> Recorder::indices(const Path& path) {
 }
 
 RecordScope::RecordScope(std::shared_ptr<ir::Function> f) {
+    if (stack.empty()) deferred.clear();
     stack.push_back(std::make_unique<Recorder>(std::move(f)));
     recorder_ = stack.back().get();
 }

@@ -8,6 +8,8 @@
 
 namespace adjoint::detail {
 
+void check_recording(Recorder& r);
+
 std::string name_from_location(const char* prefix, const std::source_location& loc) {
     std::string stem = std::filesystem::path(loc.file_name()).stem().string();
     std::string out = std::string(prefix) + "_" + stem + "_" + std::to_string(loc.line());
@@ -17,6 +19,11 @@ std::string name_from_location(const char* prefix, const std::source_location& l
 }
 
 void finish_recording(Recorder& r) {
+    guarded_void([&] { check_recording(r); });
+    if (is_outermost_recording()) throw_deferred_error();
+}
+
+void check_recording(Recorder& r) {
     if (r.autodiff) fail("internal: an $autodiff block was left open in ", r.function->name());
     ir::Function& f = *r.function;
     if (!f.is_kernel()) {
@@ -35,8 +42,19 @@ void finish_recording(Recorder& r) {
     ir::verify_or_throw(f, "recording", true);
 }
 
+ir::ValueId emit_call_checked(const std::shared_ptr<ir::Function>& callee, std::vector<ir::ValueId> args,
+                              const std::source_location& loc);
+
 ir::ValueId emit_call(const std::shared_ptr<ir::Function>& callee, std::vector<ir::ValueId> args,
                       const std::source_location& loc) {
+    auto& r = Recorder::current(loc);
+    const ir::Type* rt = callee->return_type ? callee->return_type : ir::Type::void_type();
+    ir::ValueId fallback = rt->is_void() ? ir::kNoValue : r.b.zero(rt, loc);
+    return guarded(fallback, [&] { return emit_call_checked(callee, std::move(args), loc); });
+}
+
+ir::ValueId emit_call_checked(const std::shared_ptr<ir::Function>& callee, std::vector<ir::ValueId> args,
+                              const std::source_location& loc) {
     auto& r = Recorder::current(loc);
     if (Recorder::is_recording(callee.get()))
         fail("recursion: callable '", callee->name(), "' calls itself (directly or through other callables) at ",
@@ -95,6 +113,16 @@ std::vector<ir::ValueId>& SwitchStmt::switches() {
 }
 
 ir::Block& CaseStmt::open(Recorder& r) {
+    try {
+        return open_checked(r);
+    } catch (const Error& e) {
+        defer_error(e.what());
+        r.scratch.push_back(std::make_unique<ir::Block>());
+        return *r.scratch.back();
+    }
+}
+
+ir::Block& CaseStmt::open_checked(Recorder& r) {
     auto& sw = SwitchStmt::switches();
     if (sw.empty() || r.breakables.empty() || r.breakables.back())
         fail(value_ ? "$case" : "$default", " outside a $switch at ", format_location(loc_));
@@ -103,12 +131,15 @@ ir::Block& CaseStmt::open(Recorder& r) {
 }
 
 void break_stmt(std::source_location loc) {
+    guarded_void([&] {
     auto& r = Recorder::current(loc);
     if (r.breakables.empty()) fail("$break outside a loop or switch at ", format_location(loc));
     r.b.break_(r.at(loc));
+    });
 }
 
 void continue_stmt(std::source_location loc) {
+    guarded_void([&] {
     auto& r = Recorder::current(loc);
     if (r.loops.empty()) fail("$continue outside a loop at ", format_location(loc));
     if (!r.breakables.back())
@@ -117,25 +148,40 @@ void continue_stmt(std::source_location loc) {
     r.at(loc);
     if (r.loops.back().on_continue) r.loops.back().on_continue();
     r.b.continue_(loc);
+    });
+}
+
+void check_return_allowed(Recorder& r, const std::source_location& loc) {
+    if (r.function->is_kernel()) fail("$return inside a kernel at ", format_location(loc), "; it belongs in a Callable");
 }
 
 void return_void(std::source_location loc) {
+    guarded_void([&] {
     auto& r = Recorder::current(loc);
-    if (r.function->is_kernel()) fail("$return inside a kernel at ", format_location(loc), "; it belongs in a Callable");
+    check_return_allowed(r, loc);
     r.b.emit(ir::Op::Return, {}, ir::Type::void_type(), 0, r.at(loc));
+    });
 }
 
 void set_tape_capacity(uint32_t iterations, const std::source_location& loc) {
+    guarded_void([&] {
     auto& r = Recorder::current(loc);
     if (iterations == 0) fail("tape_capacity(0) at ", format_location(loc), ": a tape holds at least one iteration");
     r.tape_capacity = iterations;
+    });
 }
 
 // ---- autodiff -------------------------------------------------------------------------------------------
 
 void AutodiffStmt::open(const std::source_location& loc) {
     auto& r = Recorder::current(loc);
-    if (r.autodiff) fail("nested $autodiff at ", format_location(loc), "; one block cannot contain another");
+    if (r.autodiff) {
+        defer_error("nested $autodiff at " + format_location(loc) + "; one block cannot contain another");
+        r.scratch.push_back(std::make_unique<ir::Block>());
+        r.b.push(*r.scratch.back());
+        ++r.refused_autodiff;
+        return;
+    }
     ir::Inst inst;
     inst.op = ir::Op::Autodiff;
     inst.type = ir::Type::void_type();
@@ -150,9 +196,13 @@ void AutodiffStmt::open(const std::source_location& loc) {
 void AutodiffStmt::close(const std::source_location& loc) {
     auto& r = Recorder::current(loc);
     r.b.pop();
+    if (r.refused_autodiff > 0) {
+        --r.refused_autodiff;
+        return;
+    }
     bool has_backward = r.autodiff->backward != ir::kNoValue;
     r.autodiff.reset();
-    if (!has_backward) fail("$autodiff block at ", format_location(loc), " has no backward(...)");
+    if (!has_backward) defer_error("$autodiff block at " + format_location(loc) + " has no backward(...)");
 }
 
 namespace {
@@ -175,6 +225,7 @@ std::vector<int64_t> const_path(Recorder& r, const Path& path, const char* what,
 } // namespace
 
 void mark_requires_grad(ir::ValueId local, const Path& path, const std::source_location& loc) {
+    guarded_void([&] {
     auto& r = Recorder::current(loc);
     if (!r.autodiff) fail("requires_grad outside an $autodiff block at ", format_location(loc));
     if (r.autodiff->backward != ir::kNoValue) fail("requires_grad after backward at ", format_location(loc));
@@ -187,9 +238,11 @@ void mark_requires_grad(ir::ValueId local, const Path& path, const std::source_l
     ir::ValueId marker = r.b.emit(ir::Op::RequiresGrad, {v}, r.b.type_of(v), 0, loc);
     r.b.store(local, marker, idx, loc);
     r.autodiff->marks.push_back({local, std::move(cp), marker});
+    });
 }
 
 void record_backward(ir::ValueId y, ir::ValueId seed, const std::source_location& loc) {
+    guarded_void([&] {
     auto& r = Recorder::current(loc);
     if (!r.autodiff) fail("backward outside an $autodiff block at ", format_location(loc));
     if (r.autodiff->backward != ir::kNoValue)
@@ -203,9 +256,18 @@ void record_backward(ir::ValueId y, ir::ValueId seed, const std::source_location
              "; call it at the top level of the $autodiff block");
     r.autodiff->backward = r.b.emit(ir::Op::Backward, {y, seed}, ir::Type::void_type(), 0, loc);
     r.autodiff->backward_loc = loc;
+    });
 }
 
+ir::ValueId record_grad_checked(ir::ValueId local, const Path& path, const std::source_location& loc);
+
 ir::ValueId record_grad(ir::ValueId local, const Path& path, const std::source_location& loc) {
+    auto& r = Recorder::current(loc);
+    ir::ValueId fallback = r.b.load(local, r.indices(path), loc);   // same type as the gradient would have
+    return guarded(fallback, [&] { return record_grad_checked(local, path, loc); });
+}
+
+ir::ValueId record_grad_checked(ir::ValueId local, const Path& path, const std::source_location& loc) {
     auto& r = Recorder::current(loc);
     if (!r.autodiff) fail("grad outside an $autodiff block at ", format_location(loc));
     auto cp = const_path(r, path, "grad", loc);

@@ -41,7 +41,7 @@ public:
     std::string name;
     codegen::GlslKernel layout;
     std::string ir_text;
-    std::vector<autodiff::TapeEntry> tape;
+    std::vector<TapeUse> tape;
     std::unique_ptr<vk::Pipeline> pipeline;
     bool cache_hit = false;
     std::array<uint32_t, 3> block{};
@@ -63,7 +63,6 @@ public:
         if (!status) status = std::make_unique<vk::Buffer>(device->ctx, 4);
         if (!status_armed) {
             stream.fill_zero(*status);
-            stream.download(*status, 0, &status_value, 4);
             status_armed = true;
         }
         if (b.buffers.size() <= s.layout.status_binding) b.buffers.resize(s.layout.status_binding + 1, nullptr);
@@ -74,6 +73,8 @@ public:
     }
 
     void synchronize() {
+        // The status word is read back after every dispatch of the submission.
+        if (status_armed) stream.download(*status, 0, &status_value, 4);
         stream.synchronize();
         retained.clear();
         bool armed = status_armed;
@@ -210,9 +211,8 @@ std::shared_ptr<detail::ShaderImpl> Device::compile_function(const std::shared_p
     s->name = options.name.empty() ? f->name() : options.name;
     s->dimension = f->dimension;
     s->block = f->block_size;
-    auto lowered = autodiff::lower(*f);
-    lowered.function->set_name(s->name);
-    s->tape = std::move(lowered.tape_report);
+    auto lowered = autodiff::lower(*f, s->name);
+    for (const auto& t : lowered.tape_report) s->tape.push_back(TapeUse{t.loop, t.bytes_per_thread, t.capacity});
     s->layout = codegen::emit_glsl(*lowered.function, impl_->glsl);
     s->ir_text = ir::print(*lowered.function);
     compile::dump_kernel(s->name, s->ir_text, s->layout.source);
@@ -231,6 +231,7 @@ const std::string& ShaderBase::name() const { return impl_->name; }
 const std::string& ShaderBase::glsl() const { return impl_->layout.source; }
 const std::string& ShaderBase::ir_text() const { return impl_->ir_text; }
 bool ShaderBase::cache_hit() const { return impl_->cache_hit; }
+const std::vector<TapeUse>& ShaderBase::tape_report() const { return impl_->tape; }
 
 void ShaderBase::check(std::vector<DispatchArg>& args) const {
     const auto& slots = impl_->layout.args;

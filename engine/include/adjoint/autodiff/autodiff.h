@@ -27,7 +27,7 @@ struct Lowered {
     std::unique_ptr<ir::Function> function;
     std::vector<TapeEntry> tape_report;
 };
-Lowered lower(const ir::Function& kernel);
+Lowered lower(const ir::Function& kernel, const std::string& name = {});   // name: overrides the kernel's
 
 // differentiate(), returning the tape report.
 std::vector<TapeEntry> differentiate_with_report(ir::Function& f);

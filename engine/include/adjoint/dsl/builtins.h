@@ -170,8 +170,11 @@ Expr<Vector<S, N>> make_vector(const std::source_location& loc, const X&... xs) 
     std::vector<ir::ValueId> parts;
     (gather<S>(parts, xs), ...);
     const ir::Type* t = type_of<Vector<S, N>>();
-    if (parts.size() != 1 && parts.size() != N)
-        fail("make_", t->to_string(), " needs 1 or ", N, " components, got ", parts.size(), " at ", format_location(loc));
+    if (parts.size() != 1 && parts.size() != N) {
+        defer_error("make_" + t->to_string() + " needs 1 or " + std::to_string(N) + " components, got " +
+                    std::to_string(parts.size()) + " at " + format_location(loc));
+        return Expr<Vector<S, N>>(FromId{}, r.b.zero(t, loc));
+    }
     return Expr<Vector<S, N>>(FromId{}, r.b.construct(t, std::move(parts), loc));
 }
 

@@ -190,6 +190,7 @@ public:
 
 private:
     ir::Block& open(Recorder& r);
+    ir::Block& open_checked(Recorder& r);
     std::optional<int64_t> value_;
     std::source_location loc_;
 };
@@ -199,12 +200,27 @@ void continue_stmt(std::source_location loc = std::source_location::current());
 void return_void(std::source_location loc);
 ir::ValueId current_return_local(const ir::Type* type, const std::source_location& loc);
 
+void check_return_allowed(Recorder& r, const std::source_location& loc);   // not in a kernel
+
 template <typename X>
 void return_stmt(const X& value, std::source_location loc = std::source_location::current()) {
     auto& r = Recorder::current(loc);
     r.at(loc);
-    auto e = lift<float>(value);
-    ir::ValueId v = e.id();
+    check_return_allowed(r, loc);
+    ir::ValueId v;
+    const ir::Type* want = r.function->return_type;
+    if constexpr (std::is_arithmetic_v<X>) {
+        // A plain number takes the callable's scalar return type, so that $return(0) works in an int
+        // callable (lifting it as a float made that a type error).
+        switch (want && want->is_scalar() ? want->scalar_kind() : ir::ScalarKind::Float) {
+        case ir::ScalarKind::Int: v = literal(static_cast<int32_t>(value)); break;
+        case ir::ScalarKind::UInt: v = literal(static_cast<uint32_t>(value)); break;
+        case ir::ScalarKind::Bool: v = literal(static_cast<bool>(value)); break;
+        default: v = literal(static_cast<float>(value)); break;
+        }
+    } else {
+        v = lift<float>(value).id();
+    }
     r.b.emit(ir::Op::Return, {v}, ir::Type::void_type(), 0, loc);
 }
 inline void return_stmt(std::source_location loc = std::source_location::current()) { return_void(loc); }

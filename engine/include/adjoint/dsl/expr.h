@@ -280,14 +280,29 @@ ADJOINT_BINARY_OPERATOR(+, Add)
 ADJOINT_BINARY_OPERATOR(-, Sub)
 ADJOINT_BINARY_OPERATOR(/, Div)
 ADJOINT_BINARY_OPERATOR(%, Mod)
-ADJOINT_BINARY_OPERATOR(&, BitAnd)
-ADJOINT_BINARY_OPERATOR(|, BitOr)
 ADJOINT_BINARY_OPERATOR(^, BitXor)
 ADJOINT_BINARY_OPERATOR(<<, Shl)
 ADJOINT_BINARY_OPERATOR(>>, Shr)
 ADJOINT_BINARY_OPERATOR(&&, And)
 ADJOINT_BINARY_OPERATOR(||, Or)
 #undef ADJOINT_BINARY_OPERATOR
+
+// & and | are logical on Bool values (as the contract allows) and bitwise on integers.
+namespace detail {
+template <typename A, typename B>
+auto logic_or_bits(ir::Op logical, ir::Op bitwise, const A& a, const B& b) {
+    auto ea = lift<value_t<B>>(a);
+    using TA = typename decltype(ea)::value_type;
+    using S = std::conditional_t<TypeDesc<TA>::is_scalar, TA, typename TypeDesc<TA>::scalar>;
+    return arith(std::is_same_v<S, bool> ? logical : bitwise, a, b);
+}
+} // namespace detail
+template <typename A, typename B>
+    requires detail::operands_v<A, B>
+auto operator&(const A& a, const B& b) { return detail::logic_or_bits(ir::Op::And, ir::Op::BitAnd, a, b); }
+template <typename A, typename B>
+    requires detail::operands_v<A, B>
+auto operator|(const A& a, const B& b) { return detail::logic_or_bits(ir::Op::Or, ir::Op::BitOr, a, b); }
 
 // `*` is the linear-algebra product when a matrix meets a vector or matrix (as in GLSL), else component-wise.
 template <typename A, typename B>

@@ -124,6 +124,20 @@ ir::ValueId call_arg(const A& a) {
     else return lift<V>(a).id();
 }
 
+// One argument of a Callable call. It is converted where the call is written, so its default argument
+// captures the caller's line (a defaulted source_location cannot follow a parameter pack); error messages
+// about the call (argument types, recursion) then name that line rather than the last recorded one.
+template <typename V>
+struct CallArg {
+    template <typename A>
+    CallArg(const A& a, std::source_location l = std::source_location::current()) : loc(l) {
+        Recorder::current(l).at(l);
+        id = call_arg<V>(a);
+    }
+    ir::ValueId id = ir::kNoValue;
+    std::source_location loc;
+};
+
 } // namespace detail
 
 #define ADJOINT_KERNEL_CLASS(K, D)                                                                           \
@@ -155,7 +169,9 @@ public:
         using Traits = detail::LambdaTraits<F>;
         function_ = std::make_shared<ir::Function>(ir::Function::Kind::Callable, detail::name_from_location("callable", loc));
         function_->params = {detail::ParamKind<V>::type()...};
-        function_->return_type = std::is_void_v<R> ? ir::Type::void_type() : type_of<R>();
+        // `if constexpr`: a plain conditional would instantiate type_of<void> for void callables.
+        if constexpr (std::is_void_v<R>) function_->return_type = ir::Type::void_type();
+        else function_->return_type = type_of<R>();
         function_->loc = loc;
         detail::RecordScope scope(function_);
         auto& r = scope.recorder();
@@ -172,12 +188,12 @@ public:
         detail::finish_recording(r);
     }
 
-    template <typename... A>
-    auto operator()(const A&... args) const {
-        static_assert(sizeof...(A) == sizeof...(V), "wrong number of arguments to a Callable");
+    auto operator()(detail::CallArg<V>... args) const {
         auto& rec = detail::Recorder::current();
-        std::vector<ir::ValueId> ids{detail::call_arg<V>(args)...};
-        ir::ValueId v = detail::emit_call(function_, std::move(ids), rec.last_loc);
+        std::source_location loc = rec.last_loc;
+        if constexpr (sizeof...(V) > 0) loc = std::get<0>(std::forward_as_tuple(args...)).loc;
+        std::vector<ir::ValueId> ids{args.id...};
+        ir::ValueId v = detail::emit_call(function_, std::move(ids), loc);
         if constexpr (std::is_void_v<R>) return;
         else return Expr<R>(detail::FromId{}, v);
     }

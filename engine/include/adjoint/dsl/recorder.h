@@ -1,5 +1,6 @@
 // The recording context: which function the DSL is writing into right now, and its open statements.
 #pragma once
+#include <adjoint/core/error.h>
 #include <adjoint/ir/builder.h>
 
 #include <functional>
@@ -48,6 +49,8 @@ public:
     std::vector<LoopFrame> loops;
     std::vector<bool> breakables;        // open loops (true) and switches (false), innermost last
     std::unique_ptr<AutodiffFrame> autodiff;
+    int refused_autodiff = 0;            // nested $autodiff blocks refused (recorded into scratch blocks)
+    std::vector<std::unique_ptr<ir::Block>> scratch;   // where refused statements' bodies are recorded
     std::source_location last_loc;       // the latest DSL call with a known line, for operators
     uint32_t tape_capacity = 0;          // autodiff tape capacity for loops recorded next (0: the default)
 
@@ -74,5 +77,31 @@ private:
 };
 
 inline ir::Builder& builder() { return Recorder::current().b; }
+
+// Errors found while a user's lambda is being recorded (kernel lambdas are often noexcept, and so are the
+// bodies of $if and friends) are kept, the statement is skipped, and the first error is thrown as an
+// adjoint::Error when the outermost recording ends, outside every user lambda.
+void defer_error(const std::string& message);
+void throw_deferred_error();   // called by the outermost recording when it ends
+bool is_outermost_recording();
+
+// Runs fn; an adjoint::Error it throws is deferred and `fallback` returned instead.
+template <typename T, typename F>
+T guarded(T fallback, F&& fn) {
+    try {
+        return fn();
+    } catch (const Error& e) {
+        defer_error(e.what());
+        return fallback;
+    }
+}
+template <typename F>
+void guarded_void(F&& fn) {
+    try {
+        fn();
+    } catch (const Error& e) {
+        defer_error(e.what());
+    }
+}
 
 } // namespace adjoint::detail

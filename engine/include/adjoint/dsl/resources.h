@@ -78,9 +78,11 @@ public:
         auto& r = detail::Recorder::current(loc);
         r.at(loc);
         ir::ValueId v = detail::lift<T>(value).id();
-        if (r.b.type_of(v) != type_of<T>())
-            fail("type error: writing ", r.b.type_of(v)->to_string(), " into a buffer of ", type_of<T>()->to_string(), " at ",
-                 format_location(loc));
+        if (r.b.type_of(v) != type_of<T>()) {
+            detail::defer_error("type error: writing " + r.b.type_of(v)->to_string() + " into a buffer of " +
+                                type_of<T>()->to_string() + " at " + format_location(loc));
+            return;
+        }
         r.b.emit(ir::Op::BufferWrite, {arg_, detail::index_value(index, loc), v}, ir::Type::void_type(), 0, loc);
     }
     template <typename I>

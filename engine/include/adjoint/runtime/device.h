@@ -105,6 +105,12 @@ DispatchArg to_dispatch_arg(const T& v) {
 
 // A compiled kernel. shader(args...) checks the arguments against the kernel's parameters (count and
 // types; an Error names the kernel and the argument) and .dispatch(w[, h[, d]]) makes the command.
+struct TapeUse {
+    std::string loop;                      // "file.cpp:42"
+    uint32_t bytes_per_thread = 0;
+    uint32_t capacity = 0;                 // iterations the tape holds; 0 when the loop needs no tape
+};
+
 class ShaderBase {
 public:
     class Invocation {
@@ -131,6 +137,8 @@ public:
     const std::string& glsl() const;       // the generated GLSL
     const std::string& ir_text() const;    // the IR after all passes, as printed
     bool cache_hit() const;                // was the SPIR-V found in the cache
+    // Per autodiff loop: where it is and how many bytes of tape each thread uses (Slang's checkpoint report).
+    const std::vector<TapeUse>& tape_report() const;
     const std::shared_ptr<detail::ShaderImpl>& impl() const { return impl_; }
 
 private:

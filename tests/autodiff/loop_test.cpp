@@ -1,0 +1,314 @@
+// Loops inside $autodiff: run-time trip counts, data-dependent exits, break, continue, nesting, arrays
+// carried across loops; checked against forward-mode (dual number) references on many threads.
+#include "support.h"
+
+#include <cmath>
+
+namespace adjoint::test {
+
+class Loops : public DeviceTest {
+protected:
+    // Runs k(x, n, out) with per-thread trip counts and returns out.
+    template <typename K>
+    std::vector<float> run(const K& k, const std::vector<float>& xs, const std::vector<uint32_t>& ns) {
+        auto shader = device.compile(k);
+        auto x = device.create_buffer<float>(xs.size());
+        auto n = device.create_buffer<uint32_t>(ns.size());
+        auto out = device.create_buffer<float>(xs.size());
+        std::vector<float> r(xs.size());
+        stream << x.copy_from(xs.data()) << n.copy_from(ns.data()) << shader(x, n, out).dispatch(uint32_t(xs.size()))
+               << out.copy_to(r.data()) << synchronize();
+        return r;
+    }
+    static std::vector<uint32_t> counts(size_t n, uint32_t mod) {
+        std::vector<uint32_t> c(n);
+        for (size_t i = 0; i < n; ++i) c[i] = uint32_t((i * 7) % mod);
+        return c;
+    }
+};
+
+TEST_F(Loops, WhileLoopWithCountFromABuffer) {
+    Kernel1D k = [](BufferFloat xs, BufferUInt ns, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = xs.read(i);
+        UInt n = ns.read(i);
+        $autodiff {
+            requires_grad(x);
+            Float r = 0.0f;
+            UInt j = 0u;
+            $while (j < n) {
+                r = 0.9f * sin(r) + x;
+                j += 1u;
+            };
+            backward(r);
+            out.write(i, grad(x));
+        };
+    };
+    auto xs = random_floats(512, -2, 2, 41);
+    auto ns = counts(512, 40);
+    auto g = run(k, xs, ns);
+    for (size_t i = 0; i < xs.size(); ++i) {
+        Dual r = konst(0), x{xs[i], 1};
+        for (uint32_t j = 0; j < ns[i]; ++j) r = konst(0.9) * dsin(r) + x;
+        EXPECT_NEAR(g[i], r.d, 1e-3 * (1 + std::fabs(r.d))) << "n = " << ns[i];
+    }
+}
+
+TEST_F(Loops, NewtonIterationsStopOnADataDependentTest) {
+    // sqrt(x) by Newton's method until |r^2 - x| is small: d/dx must approach 1 / (2 sqrt(x)).
+    Kernel1D k = [](BufferFloat xs, BufferUInt, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = xs.read(i);
+        $autodiff {
+            requires_grad(x);
+            Float r = x;
+            UInt guard = 0u;
+            $loop {
+                $if (abs(r * r - x) < 1e-5f * x | guard > 50u) { $break; };
+                r = 0.5f * (r + x / r);
+                guard += 1u;
+            };
+            backward(r);
+            out.write(i, grad(x));
+        };
+    };
+    auto xs = random_floats(512, 0.5f, 50, 42);
+    auto g = run(k, xs, std::vector<uint32_t>(xs.size(), 0));
+    for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(g[i], 0.5 / std::sqrt(double(xs[i])), 2e-3 / std::sqrt(double(xs[i]))) << xs[i];
+}
+
+TEST_F(Loops, SeriesEndedByBreak) {
+    // exp(x) as a Taylor series, stopped when the term is negligible: d/dx exp(x) = exp(x).
+    Kernel1D k = [](BufferFloat xs, BufferUInt, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = xs.read(i);
+        $autodiff {
+            requires_grad(x);
+            Float sum = 1.0f;
+            Float term = 1.0f;
+            $for (n, 1, 100) {
+                term = term * x / cast<float>(n);
+                sum += term;
+                $if (abs(term) < 1e-8f) { $break; };
+            };
+            backward(sum);
+            out.write(i, grad(x));
+        };
+    };
+    auto xs = random_floats(512, -3, 3, 43);
+    auto g = run(k, xs, std::vector<uint32_t>(xs.size(), 0));
+    for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(g[i], std::exp(double(xs[i])), 1e-4 * std::exp(double(xs[i]))) << xs[i];
+}
+
+TEST_F(Loops, ContinueSkipsIterations) {
+    Kernel1D k = [](BufferFloat xs, BufferUInt ns, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = xs.read(i);
+        UInt n = ns.read(i);
+        $autodiff {
+            requires_grad(x);
+            Float s = 0.0f;
+            Float p = 1.0f;
+            $for (j, n) {
+                p = p * x;
+                $if (j % 3u == 1u) { $continue; };
+                s += p * cos(s);
+            };
+            backward(s);
+            out.write(i, grad(x));
+        };
+    };
+    auto xs = random_floats(512, -0.9f, 0.9f, 44);   // |x| < 1 keeps the series tame in float32
+    auto ns = counts(512, 25);
+    auto g = run(k, xs, ns);
+    for (size_t i = 0; i < xs.size(); ++i) {
+        Dual s = konst(0), p = konst(1), x{xs[i], 1};
+        for (uint32_t j = 0; j < ns[i]; ++j) {
+            p = p * x;
+            if (j % 3 == 1) continue;
+            s = s + p * dcos(s);
+        }
+        EXPECT_NEAR(g[i], s.d, 1e-3 * (1 + std::fabs(s.d))) << "n = " << ns[i];
+    }
+}
+
+TEST_F(Loops, NestedLoopsWithInnerCountFromOuterCounter) {
+    Kernel1D k = [](BufferFloat xs, BufferUInt ns, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = xs.read(i);
+        UInt n = ns.read(i);
+        $autodiff {
+            requires_grad(x);
+            Float a = x;
+            Float b = 0.5f;
+            $for (j, n) {
+                $for (m, j + 1u) {
+                    a = sin(a * b) + x * 0.5f;
+                    b = b * 0.9f + a * 0.1f;
+                };
+                b = b + cos(a) * 0.01f;
+            };
+            backward(a * b);
+            out.write(i, grad(x));
+        };
+    };
+    auto xs = random_floats(256, -1, 1, 45);
+    auto ns = counts(256, 9);
+    auto g = run(k, xs, ns);
+    for (size_t i = 0; i < xs.size(); ++i) {
+        Dual x{xs[i], 1}, a = x, b = konst(0.5);
+        for (uint32_t j = 0; j < ns[i]; ++j) {
+            for (uint32_t m = 0; m < j + 1; ++m) {
+                a = dsin(a * b) + x * konst(0.5);
+                b = b * konst(0.9) + a * konst(0.1);
+            }
+            b = b + dcos(a) * konst(0.01);
+        }
+        Dual y = a * b;
+        EXPECT_NEAR(g[i], y.d, 1e-3 * (1 + std::fabs(y.d))) << "n = " << ns[i];
+    }
+}
+
+TEST_F(Loops, ArrayWrittenInOneLoopReadInAnother) {
+    Kernel1D k = [](BufferFloat xs, BufferUInt ns, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = xs.read(i);
+        UInt n = ns.read(i);
+        $autodiff {
+            requires_grad(x);
+            ArrayFloat<8> a;
+            Float v = x;
+            $for (j, 8u) {
+                v = v * 0.8f + sin(v);
+                a[j] = v;
+            };
+            Float s = 0.0f;
+            $for (j, n) {
+                s += a[j % 8u] * a[(j * 3u) % 8u];
+            };
+            backward(s);
+            out.write(i, grad(x));
+        };
+    };
+    auto xs = random_floats(256, -2, 2, 46);
+    auto ns = counts(256, 20);
+    auto g = run(k, xs, ns);
+    for (size_t i = 0; i < xs.size(); ++i) {
+        Dual a[8], v{xs[i], 1};
+        for (int j = 0; j < 8; ++j) {
+            v = v * konst(0.8) + dsin(v);
+            a[j] = v;
+        }
+        Dual s = konst(0);
+        for (uint32_t j = 0; j < ns[i]; ++j) s = s + a[j % 8] * a[(j * 3) % 8];
+        EXPECT_NEAR(g[i], s.d, 1e-3 * (1 + std::fabs(s.d))) << "n = " << ns[i];
+    }
+}
+
+TEST_F(Loops, LoopsInCallablesAndVectorState) {
+    Callable spiral = [](Float x, UInt n) noexcept {
+        Float2 p = make_float2(x, 1.0f);
+        $for (j, n) {
+            p = make_float2(p.x * cos(p.y) - 0.3f * p.y, p.y * 0.9f + sin(p.x) * 0.2f);
+        };
+        return p.x + p.y;
+    };
+    Kernel1D k = [&](BufferFloat xs, BufferUInt ns, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = xs.read(i);
+        UInt n = ns.read(i);
+        $autodiff {
+            requires_grad(x);
+            Float y = spiral(x, n);
+            backward(y);
+            out.write(i, grad(x));
+        };
+    };
+    auto xs = random_floats(256, -1, 1, 47);
+    auto ns = counts(256, 12);
+    auto g = run(k, xs, ns);
+    for (size_t i = 0; i < xs.size(); ++i) {
+        Dual px{xs[i], 1}, py = konst(1);
+        for (uint32_t j = 0; j < ns[i]; ++j) {
+            Dual nx = px * dcos(py) - konst(0.3) * py;
+            Dual ny = py * konst(0.9) + dsin(px) * konst(0.2);
+            px = nx;
+            py = ny;
+        }
+        Dual y = px + py;
+        EXPECT_NEAR(g[i], y.d, 1e-3 * (1 + std::fabs(y.d))) << "n = " << ns[i];
+    }
+}
+
+TEST_F(Loops, TapeOverflowIsAnErrorNamingKernelAndLoop) {
+    Kernel1D k = [](BufferFloat xs, BufferUInt ns, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = xs.read(i);
+        UInt n = ns.read(i);
+        $autodiff {
+            requires_grad(x);
+            Float r = 0.0f;
+            tape_capacity(16);
+            $while (r < cast<float>(n)) {   // line of the loop, checked below
+                r = r + x;
+            };
+            backward(r);
+            out.write(i, grad(x));
+        };
+    };
+    const int loop_line = __LINE__ - 7;   // the $while line above
+    auto shader = device.compile(k, {.name = "overflowing_kernel"});
+    std::vector<float> xs{1.0f, 1.0f};
+    std::vector<uint32_t> ok{5, 10}, too_many{5, 100};
+    auto x = device.create_buffer<float>(2);
+    auto n = device.create_buffer<uint32_t>(2);
+    auto out = device.create_buffer<float>(2);
+    std::vector<float> r(2);
+    stream << x.copy_from(xs.data()) << n.copy_from(ok.data()) << shader(x, n, out).dispatch(2) << out.copy_to(r.data())
+           << synchronize();
+    EXPECT_EQ(r, (std::vector<float>{5.0f, 10.0f}));
+    try {
+        stream << n.copy_from(too_many.data()) << shader(x, n, out).dispatch(2) << out.copy_to(r.data()) << synchronize();
+        FAIL() << "a tape overflow must be reported";
+    } catch (const Error& e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("tape overflow"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("loop_test.cpp:" + std::to_string(loop_line)), std::string::npos) << msg;
+        EXPECT_NE(msg.find("overflowing_kernel"), std::string::npos) << msg;
+    }
+    // The stream stays usable after the error.
+    stream << n.copy_from(ok.data()) << shader(x, n, out).dispatch(2) << out.copy_to(r.data()) << synchronize();
+    EXPECT_EQ(r, (std::vector<float>{5.0f, 10.0f}));
+}
+
+TEST_F(Loops, TapeReportAndLargeDispatch) {
+    // 256 x 256 threads, each running a 1,000-iteration loop that carries one float.
+    Kernel2D k = [](ImageFloat out) noexcept {
+        auto p = dispatch_id().xy();
+        Float x = cast<float>(p.x) * 0.001f + cast<float>(p.y) * 0.0001f;
+        $autodiff {
+            requires_grad(x);
+            Float r = 0.0f;
+            $for (j, 1000) {
+                r = 0.5f * sin(r) + x;
+            };
+            backward(r);
+            out.write(p, make_float4(grad(x), r, 0.0f, 1.0f));
+        };
+    };
+    auto shader = device.compile(k);
+    ASSERT_EQ(shader.tape_report().size(), 1u);
+    EXPECT_EQ(shader.tape_report()[0].capacity, 1001u);   // exact: 1000 iterations plus the exit test
+    EXPECT_GT(shader.tape_report()[0].bytes_per_thread, 1001u * 4u - 1);
+    auto img = device.create_image<float>(PixelFormat::RGBA32F, 256, 256);
+    std::vector<float4> pixels(256 * 256);
+    stream << shader(img).dispatch(256, 256) << img.copy_to(pixels.data()) << synchronize();
+    for (uint32_t y = 0; y < 256; y += 51)
+        for (uint32_t x = 0; x < 256; x += 37) {
+            Dual r = konst(0), xv{double(float(x) * 0.001f + float(y) * 0.0001f), 1};
+            for (int j = 0; j < 1000; ++j) r = konst(0.5) * dsin(r) + xv;
+            EXPECT_NEAR(pixels[y * 256 + x].x, r.d, 1e-3) << x << "," << y;
+        }
+}
+
+} // namespace adjoint::test
