@@ -56,6 +56,13 @@ struct LoopInfo {
     uint32_t capacity = 0;                        // tape entries
     ValueId counter = kNoValue;                   // n: iterations started (uint local)
     std::vector<ValueId> carried;                 // locals declared outside, stored inside
+    // Carried locals that need no tape: the flags (false at the top of every iteration that runs),
+    // $for counters (begin + k * step at iteration k), and accumulators (x = x + ..., whose value no
+    // other computation reads). The rest are `taped`.
+    std::map<ValueId, ValueId> counter_step;      // counter -> its loop-invariant step
+    std::map<ValueId, ValueId> counter_begin;     // counter -> its value at loop entry
+    std::set<ValueId> accumulators;
+    std::vector<ValueId> taped;
     std::vector<ValueId> invariant;               // locals declared outside, only loaded inside
     std::map<ValueId, ValueId> tape;              // carried local -> tape array local
     std::map<ValueId, ValueId> snapshot;          // invariant local -> its value at loop entry
@@ -318,9 +325,82 @@ private:
                 if (!inside.count(v)) info.carried.push_back(v);
             for (ValueId v : loaded)
                 if (!inside.count(v) && !stored.count(v)) info.invariant.push_back(v);
+            classify_carried(info);
             block.insts.insert(block.insts.begin() + long(i), pre.insts.begin(), pre.insts.end());
             i += pre.insts.size();
             loops_[id] = std::move(info);
+        }
+    }
+
+    // Which carried locals can be rebuilt without a tape (see LoopInfo).
+    void classify_carried(LoopInfo& info) {
+        const Block& body = *f_.inst(info.loop).regions[0];
+        std::set<ValueId> inside;
+        std::map<ValueId, std::vector<ValueId>> users;
+        std::function<void(const Block&)> scan = [&](const Block& b) {
+            for (ValueId id : b.insts) {
+                inside.insert(id);
+                for (ValueId o : f_.inst(id).operands) users[o].push_back(id);
+                for (auto& r : f_.inst(id).regions) scan(*r);
+            }
+        };
+        scan(body);
+        auto stores_of = [&](ValueId x) {
+            std::vector<ValueId> out;
+            for (ValueId u : users[x])
+                if (f_.inst(u).op == Op::Store && f_.inst(u).operands[0] == x) out.push_back(u);
+            return out;
+        };
+        for (ValueId x : info.carried) {
+            if (x == info.brk || x == info.cnt) continue;
+            const Inst& local = f_.inst(x);
+            auto stores = stores_of(x);
+            if (local.imm == kForCounter) {
+                // Every store is x = load(x) + step with one loop-invariant step.
+                ValueId step = kNoValue;
+                bool ok = !stores.empty();
+                for (ValueId st : stores) {
+                    const Inst& s = f_.inst(st);
+                    const Inst& add = f_.inst(s.operands[1]);
+                    bool good = s.operands.size() == 2 && add.op == Op::Add && f_.inst(add.operands[0]).op == Op::Load &&
+                                f_.inst(add.operands[0]).operands[0] == x && !inside.count(add.operands[1]);
+                    if (!good || (step != kNoValue && add.operands[1] != step)) ok = false;
+                    if (good) step = add.operands[1];
+                }
+                if (ok) {
+                    info.counter_step[x] = step;
+                    continue;
+                }
+            }
+            if (f_.type_of(x)->is_float()) {
+                // Every load feeds only additions that are only stored back into x.
+                bool ok = true;
+                for (ValueId u : users[x]) {
+                    const Inst& in = f_.inst(u);
+                    if (in.op == Op::Store) {
+                        ok = ok && in.operands.size() == 2 && in.operands[1] != x;
+                        continue;
+                    }
+                    if (in.op != Op::Load || in.operands.size() != 1) { ok = false; continue; }
+                    for (ValueId a : users[u]) {
+                        const Inst& add = f_.inst(a);
+                        if (add.op != Op::Add || add.type != local.type) { ok = false; continue; }
+                        for (ValueId st : users[a]) {
+                            const Inst& s = f_.inst(st);
+                            ok = ok && s.op == Op::Store && s.operands[0] == x && s.operands.size() == 2;
+                        }
+                    }
+                }
+                for (ValueId st : stores) {
+                    const Inst& v = f_.inst(f_.inst(st).operands[1]);
+                    if (v.op != Op::Add) ok = false;
+                }
+                if (ok) {
+                    info.accumulators.insert(x);
+                    continue;
+                }
+            }
+            info.taped.push_back(x);
         }
     }
 
@@ -333,10 +413,24 @@ private:
         info.counter = b_.local(Type::u32(), loc);
         b_.store(info.counter, b_.u32(0, loc), {}, loc);
         for (ValueId x : info.invariant) info.snapshot[x] = b_.load(x, {}, loc);
-        for (ValueId x : info.carried)
-            info.tape[x] = b_.local(Type::array(f_.type_of(x), info.capacity), loc);
+        for (auto& [x, step] : info.counter_step) info.counter_begin[x] = b_.load(x, {}, loc);
+        bool tape = !info.taped.empty();
+        if (!tape) info.capacity = 0;
+        for (ValueId x : info.taped) info.tape[x] = b_.local(Type::array(f_.type_of(x), info.capacity), loc);
         b_.pop();
         block.insts.insert(block.insts.begin() + long(index), pre.insts.begin(), pre.insts.end());
+        if (!tape) {
+            // Only the iteration count is kept: one uint, no tape and no capacity to overflow.
+            Block top;
+            b_.push(top);
+            b_.store(info.counter, b_.binary(Op::Add, b_.load(info.counter, {}, loc), b_.u32(1, loc), loc), {}, loc);
+            b_.pop();
+            for (ValueId t : top.insts) info.instrumentation.insert(t);
+            auto& body = loop.regions[0]->insts;
+            body.insert(body.begin(), top.insts.begin(), top.insts.end());
+            report.push_back(TapeEntry{where(loop), 0, 0});
+            return;
+        }
 
         // At the top of each iteration: check the capacity, write the carried state, count.
         Block top;
@@ -352,7 +446,7 @@ private:
         b_.emit(Op::Trap, {b_.u32(register_trap(msg), loc)}, Type::void_type(), 0, loc);
         b_.pop();
         ValueId slot = b_.binary(Op::Min, k, b_.u32(info.capacity - 1, loc), loc);
-        for (ValueId x : info.carried) b_.store(info.tape[x], b_.load(x, {}, loc), std::vector<ValueId>{slot}, loc);
+        for (ValueId x : info.taped) b_.store(info.tape[x], b_.load(x, {}, loc), std::vector<ValueId>{slot}, loc);
         b_.store(info.counter, b_.binary(Op::Add, k, b_.u32(1, loc), loc), {}, loc);
         b_.pop();
         for (ValueId t : top.insts) info.instrumentation.insert(t);
@@ -360,7 +454,7 @@ private:
         body.insert(body.begin(), top.insts.begin(), top.insts.end());
 
         uint32_t bytes = 0;
-        for (ValueId x : info.carried) bytes += f_.type_of(x)->lanes() * 4;
+        for (ValueId x : info.taped) bytes += f_.type_of(x)->lanes() * 4;
         report.push_back(TapeEntry{where(loop), bytes * info.capacity, info.capacity});
     }
 
@@ -651,9 +745,20 @@ private:
             b_.pop();
             ValueId km = b_.binary(Op::Sub, kv, b_.u32(1, loc), loc);
             b_.store(k, km, {}, loc);
-            ValueId slot = b_.binary(Op::Min, km, b_.u32(info.capacity - 1, loc), loc);
-            for (ValueId x : info.carried)
-                b_.store(shadow[x], b_.load(P(info.tape.at(x)), std::vector<ValueId>{slot}, loc), {}, loc);
+            if (!info.taped.empty()) {
+                ValueId slot = b_.binary(Op::Min, km, b_.u32(info.capacity - 1, loc), loc);
+                for (ValueId x : info.taped)
+                    b_.store(shadow[x], b_.load(P(info.tape.at(x)), std::vector<ValueId>{slot}, loc), {}, loc);
+            }
+            for (auto& [x, step] : info.counter_step) {
+                const Type* t = f_.type_of(x);
+                ValueId kk = t == Type::u32() ? km : b_.cast(t, km, loc);
+                ValueId value = b_.binary(Op::Add, P(info.counter_begin.at(x)), b_.binary(Op::Mul, kk, P(step), loc), loc);
+                b_.store(shadow[x], value, {}, loc);
+            }
+            for (ValueId x : {info.brk, info.cnt})
+                if (shadow.count(x)) b_.store(shadow[x], b_.boolean(false, loc), {}, loc);
+            for (ValueId x : info.accumulators) b_.store(shadow[x], b_.zero(f_.type_of(x), loc), {}, loc);
             for (ValueId x : info.invariant) b_.store(shadow[x], P(info.snapshot.at(x)), {}, loc);
             // Recompute iteration k.
             ValueMap saved = map_;

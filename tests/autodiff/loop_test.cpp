@@ -311,4 +311,41 @@ TEST_F(Loops, TapeReportAndLargeDispatch) {
         }
 }
 
+TEST_F(Loops, SumLoopNeedsNoTape) {
+    // A quadrature: the loop only accumulates a function of its counter and of x, fixed before the loop.
+    // The reverse pass recomputes the counter (begin + k * step) instead of storing anything.
+    Kernel1D k = [](BufferFloat xs, BufferUInt ns, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = xs.read(i);
+        UInt n = ns.read(i);
+        $autodiff {
+            requires_grad(x);
+            Float s = 0.0f;
+            $for (j, 2u, n + 2u, 3u) {
+                Float t = cast<float>(j) * 0.1f;
+                s += sin(x * t) * t;
+                $if (j == 8u) { $continue; };
+            };
+            backward(s);
+            out.write(i, grad(x));
+        };
+    };
+    auto shader = device.compile(k);
+    ASSERT_EQ(shader.tape_report().size(), 1u);
+    EXPECT_EQ(shader.tape_report()[0].bytes_per_thread, 0u);
+    EXPECT_EQ(shader.tape_report()[0].capacity, 0u);
+    EXPECT_EQ(shader.glsl().find("adjoint_status"), std::string::npos) << "no tape, so no capacity check";
+    auto xs = random_floats(512, -2, 2, 48);
+    auto ns = counts(512, 3000);   // long loops cost nothing extra in memory
+    auto g = run(k, xs, ns);
+    for (size_t i = 0; i < xs.size(); ++i) {
+        double want = 0;
+        for (uint32_t j = 2; j < ns[i] + 2; j += 3) {
+            double t = double(float(j) * 0.1f);
+            want += std::cos(xs[i] * t) * t * t;
+        }
+        EXPECT_NEAR(g[i], want, 1e-3 * (1 + std::fabs(want)) + 1e-6 * ns[i]) << "n = " << ns[i];
+    }
+}
+
 } // namespace adjoint::test

@@ -109,6 +109,9 @@ public:
     void operator%(F&& body) && {
         auto& r = Recorder::current(loc_);
         ir::ValueId counter = r.b.local(type_of<T>(), loc_);
+        // Marks the counter: each iteration adds `step` exactly once, so autodiff can recompute its value
+        // at iteration k as begin + k * step instead of taping it.
+        r.b.function().inst(counter).imm = ir::kForCounter;
         r.b.store(counter, begin_, {}, loc_);
         ir::ValueId loop = r.b.loop(loc_);
         auto step = step_;
@@ -204,6 +207,7 @@ void check_return_allowed(Recorder& r, const std::source_location& loc);   // no
 
 template <typename X>
 void return_stmt(const X& value, std::source_location loc = std::source_location::current()) {
+    guarded_void([&] {   // deferred: $return sits inside noexcept lambdas
     auto& r = Recorder::current(loc);
     r.at(loc);
     check_return_allowed(r, loc);
@@ -222,6 +226,7 @@ void return_stmt(const X& value, std::source_location loc = std::source_location
         v = lift<float>(value).id();
     }
     r.b.emit(ir::Op::Return, {v}, ir::Type::void_type(), 0, loc);
+    });
 }
 inline void return_stmt(std::source_location loc = std::source_location::current()) { return_void(loc); }
 

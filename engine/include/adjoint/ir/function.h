@@ -16,6 +16,8 @@ namespace adjoint::ir {
 
 using ValueId = uint32_t;
 inline constexpr ValueId kNoValue = ~0u;
+// Inst::imm of a Local recorded as a $for counter (see autodiff's tape-free loops).
+inline constexpr int64_t kForCounter = 1;
 
 struct Block {
     std::vector<ValueId> insts;   // in execution order
