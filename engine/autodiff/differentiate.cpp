@@ -42,6 +42,15 @@ using namespace ir;
 namespace {
 
 constexpr uint32_t kDefaultTapeCapacity = 1024;
+// Tapes larger than this (per thread) go to the runtime's scratch buffer instead of private arrays.
+constexpr uint32_t kLocalTapeBytes = 16 * 1024;
+
+// Per kernel: where a thread's scratch words start. Built once, placed at the top of the kernel at the end.
+struct ScratchBase {
+    Block prelude;
+    ValueId base = kNoValue;        // linear thread id * words per thread
+    ValueId words = kNoValue;       // a constant patched once every loop has its offset
+};
 
 std::string where(const Inst& in) {
     std::string s = format_location(in.loc);
@@ -68,6 +77,9 @@ struct LoopInfo {
     std::map<ValueId, ValueId> snapshot;          // invariant local -> its value at loop entry
     std::set<ValueId> instrumentation;            // the tape writes at the top of the body
     ValueId exit_if = kNoValue;                   // the final `if (brk) break;`
+    bool scratch = false;                         // the tape lives in the scratch buffer
+    uint32_t scratch_offset = 0;                  // first word of this loop's tape within a thread's words
+    uint32_t entry_words = 0;                     // words per tape entry
     bool active = false;
 };
 
@@ -230,7 +242,8 @@ private:
 
 class Differentiator {
 public:
-    Differentiator(Function& f, Block& parent, size_t index) : f_(f), b_(f), parent_(parent), index_(index) {}
+    Differentiator(Function& f, Block& parent, size_t index, ScratchBase& scratch)
+        : f_(f), b_(f), parent_(parent), index_(index), scratch_(scratch) {}
 
     void run() {
         ValueId scope = parent_.insts[index_];
@@ -416,7 +429,18 @@ private:
         for (auto& [x, step] : info.counter_step) info.counter_begin[x] = b_.load(x, {}, loc);
         bool tape = !info.taped.empty();
         if (!tape) info.capacity = 0;
-        for (ValueId x : info.taped) info.tape[x] = b_.local(Type::array(f_.type_of(x), info.capacity), loc);
+        bool basic = true;
+        for (ValueId x : info.taped) {
+            info.entry_words += f_.type_of(x)->lanes();
+            basic = basic && f_.type_of(x)->is_basic();
+        }
+        info.scratch = tape && basic && uint64_t(info.entry_words) * 4 * info.capacity > kLocalTapeBytes;
+        if (info.scratch) {
+            info.scratch_offset = f_.scratch_words_per_thread;
+            f_.scratch_words_per_thread += info.entry_words * info.capacity;
+        } else {
+            for (ValueId x : info.taped) info.tape[x] = b_.local(Type::array(f_.type_of(x), info.capacity), loc);
+        }
         b_.pop();
         block.insts.insert(block.insts.begin() + long(index), pre.insts.begin(), pre.insts.end());
         if (!tape) {
@@ -446,16 +470,24 @@ private:
         b_.emit(Op::Trap, {b_.u32(register_trap(msg), loc)}, Type::void_type(), 0, loc);
         b_.pop();
         ValueId slot = b_.binary(Op::Min, k, b_.u32(info.capacity - 1, loc), loc);
-        for (ValueId x : info.taped) b_.store(info.tape[x], b_.load(x, {}, loc), std::vector<ValueId>{slot}, loc);
+        if (info.scratch) {
+            ValueId base = thread_base();
+            uint32_t lane = 0;
+            for (ValueId x : info.taped)
+                for (ValueId l : lanes_of(b_.load(x, {}, loc))) {
+                    ValueId word = b_.type_of(l) == Type::u32() ? l : b_.emit(Op::Bitcast, {l}, Type::u32());
+                    b_.emit(Op::ScratchWrite, {word_address(info, slot, lane++, base), word}, Type::void_type());
+                }
+        } else {
+            for (ValueId x : info.taped) b_.store(info.tape[x], b_.load(x, {}, loc), std::vector<ValueId>{slot}, loc);
+        }
         b_.store(info.counter, b_.binary(Op::Add, k, b_.u32(1, loc), loc), {}, loc);
         b_.pop();
         for (ValueId t : top.insts) info.instrumentation.insert(t);
         auto& body = loop.regions[0]->insts;
         body.insert(body.begin(), top.insts.begin(), top.insts.end());
 
-        uint32_t bytes = 0;
-        for (ValueId x : info.taped) bytes += f_.type_of(x)->lanes() * 4;
-        report.push_back(TapeEntry{where(loop), bytes * info.capacity, info.capacity});
+        report.push_back(TapeEntry{where(loop), info.entry_words * 4 * info.capacity, info.capacity, info.scratch});
     }
 
     // -- activity --------------------------------------------------------------------------------------
@@ -747,8 +779,22 @@ private:
             b_.store(k, km, {}, loc);
             if (!info.taped.empty()) {
                 ValueId slot = b_.binary(Op::Min, km, b_.u32(info.capacity - 1, loc), loc);
-                for (ValueId x : info.taped)
-                    b_.store(shadow[x], b_.load(P(info.tape.at(x)), std::vector<ValueId>{slot}, loc), {}, loc);
+                uint32_t lane = 0;
+                for (ValueId x : info.taped) {
+                    if (!info.scratch) {
+                        b_.store(shadow[x], b_.load(P(info.tape.at(x)), std::vector<ValueId>{slot}, loc), {}, loc);
+                        continue;
+                    }
+                    const Type* t = f_.type_of(x);
+                    std::vector<ValueId> lanes;
+                    for (uint32_t i = 0; i < t->lanes(); ++i) {
+                        ValueId word = b_.emit(Op::ScratchRead, {word_address(info, slot, lane++, thread_base())}, Type::u32());
+                        const Type* lt = Type::scalar(t->lane_kind(i));
+                        lanes.push_back(lt == Type::u32() ? word : b_.emit(Op::Bitcast, {word}, lt));
+                    }
+                    size_t next = 0;
+                    b_.store(shadow[x], from_lanes(t, lanes, next), {}, loc);
+                }
             }
             for (auto& [x, step] : info.counter_step) {
                 const Type* t = f_.type_of(x);
@@ -839,21 +885,59 @@ private:
     std::vector<Frame*> frames_;
     ValueMap map_;
     std::vector<std::pair<ValueId, std::vector<ValueId>>> pending_;
+    ScratchBase& scratch_;
+
+    // -- scratch tapes: lanes stored as 32-bit words at base + offset + slot * entry_words ----------------
+    ValueId thread_base() {
+        if (scratch_.base != kNoValue) return scratch_.base;
+        b_.push(scratch_.prelude);
+        ValueId id = b_.emit(Op::Builtin, {}, Type::vector(ScalarKind::UInt, 3), int64_t(BuiltinId::DispatchId));
+        ValueId size = b_.emit(Op::Builtin, {}, Type::vector(ScalarKind::UInt, 3), int64_t(BuiltinId::DispatchSize));
+        auto c = [&](ValueId v, uint32_t k) { return b_.extract(v, k); };
+        ValueId linear = b_.binary(Op::Add, c(id, 0),
+                                   b_.binary(Op::Mul, c(size, 0), b_.binary(Op::Add, c(id, 1), b_.binary(Op::Mul, c(size, 1), c(id, 2)))));
+        scratch_.words = b_.u32(0);
+        scratch_.base = b_.binary(Op::Mul, linear, scratch_.words);
+        b_.pop();
+        return scratch_.base;
+    }
+
+    // The scalar lanes of a basic value, in order (matrices column by column).
+    std::vector<ValueId> lanes_of(ValueId v) {
+        const Type* t = b_.type_of(v);
+        if (t->is_scalar()) return {v};
+        std::vector<ValueId> out;
+        for (uint32_t i = 0; i < t->dim(); ++i)
+            for (ValueId l : lanes_of(b_.extract(v, i))) out.push_back(l);
+        return out;
+    }
+
+    ValueId from_lanes(const Type* t, const std::vector<ValueId>& lanes, size_t& next) {
+        if (t->is_scalar()) return lanes[next++];
+        std::vector<ValueId> parts;
+        for (uint32_t i = 0; i < t->dim(); ++i) parts.push_back(from_lanes(t->element(), lanes, next));
+        return b_.construct(t, parts);
+    }
+
+    ValueId word_address(const LoopInfo& info, ValueId slot, uint32_t lane_offset, ValueId base) {
+        ValueId entry = b_.binary(Op::Mul, slot, b_.u32(info.entry_words));
+        return b_.binary(Op::Add, base, b_.binary(Op::Add, entry, b_.u32(info.scratch_offset + lane_offset)));
+    }
 };
 
-bool differentiate_block(Function& f, Block& b, std::vector<TapeEntry>& report) {
+bool differentiate_block(Function& f, Block& b, std::vector<TapeEntry>& report, ScratchBase& scratch) {
     bool changed = false;
     for (size_t i = 0; i < b.insts.size(); ++i) {
         Inst& in = f.inst(b.insts[i]);
         if (in.op == Op::Autodiff) {
-            Differentiator d(f, b, i);
+            Differentiator d(f, b, i, scratch);
             d.run();
             report.insert(report.end(), d.report.begin(), d.report.end());
             changed = true;
             --i;   // the spliced statements may hold further blocks (they cannot nest, but stay general)
             continue;
         }
-        for (auto& r : in.regions) changed |= differentiate_block(f, *r, report);
+        for (auto& r : in.regions) changed |= differentiate_block(f, *r, report, scratch);
     }
     return changed;
 }
@@ -862,13 +946,23 @@ bool differentiate_block(Function& f, Block& b, std::vector<TapeEntry>& report) 
 
 std::vector<TapeEntry> differentiate_with_report(Function& f) {
     std::vector<TapeEntry> report;
-    differentiate_block(f, f.body(), report);
+    ScratchBase scratch;
+    differentiate_block(f, f.body(), report, scratch);
+    if (scratch.base != kNoValue) {
+        f.inst(scratch.words).words = {f.scratch_words_per_thread};
+        auto& body = f.body().insts;
+        body.insert(body.begin(), scratch.prelude.insts.begin(), scratch.prelude.insts.end());
+    }
     return report;
 }
 
 bool differentiate(Function& f) {
-    std::vector<TapeEntry> report;
-    return differentiate_block(f, f.body(), report);
+    bool any = false;
+    for_each_block(f, f.body(), [&](Block& b) {
+        for (ValueId id : b.insts) any = any || f.inst(id).op == Op::Autodiff;
+    });
+    differentiate_with_report(f);
+    return any;
 }
 
 } // namespace adjoint::autodiff

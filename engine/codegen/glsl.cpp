@@ -172,6 +172,7 @@ private:
                     else need_atomic_float2_ = true;
                 }
                 if (in.op == Op::Trap) result_.uses_status = true;
+                if (in.op == Op::ScratchRead || in.op == Op::ScratchWrite) result_.uses_scratch = true;
                 for (auto& r : in.regions) scan(*r);
             }
         };
@@ -184,7 +185,8 @@ private:
         std::ostringstream push;
         push << "layout(push_constant, std430) uniform Push {\n    layout(offset = 0) uvec3 dispatch_size;\n";
         uint32_t offset = 12;
-        uint32_t next_buffer = 0, next_image = buffers + (result_.uses_status ? 1 : 0);
+        uint32_t next_buffer = 0;
+        uint32_t next_image = buffers + (result_.uses_status ? 1 : 0) + (result_.uses_scratch ? 1 : 0);
         for (size_t k = 0; k < f_.params.size(); ++k) {
             const Type* t = f_.params[k];
             ArgSlot slot{ArgSlot::Kind::Push};
@@ -216,6 +218,12 @@ private:
             result_.status_binding = buffers;
             result_.buffer_count = buffers + 1;
             resources_ << "layout(std430, set = 0, binding = " << buffers << ") buffer Status { uint adjoint_status[]; };\n";
+        }
+        if (result_.uses_scratch) {
+            result_.scratch_binding = result_.buffer_count++;
+            result_.scratch_words_per_thread = f_.scratch_words_per_thread;
+            resources_ << "layout(std430, set = 0, binding = " << result_.scratch_binding
+                       << ") buffer Scratch { uint adjoint_scratch[]; };\n";
         }
         result_.image_count = images_count();
         result_.push_bytes = (offset + 15) / 16 * 16;
@@ -418,6 +426,21 @@ private:
             define(id, "uvec2(imageSize(img" + std::to_string(f_.inst(in.operands[0]).imm) + "))");
             return;
         case Op::Trap: line("atomicCompSwap(adjoint_status[0], 0u, " + op(0) + ");"); return;
+        case Op::ScratchRead: define(id, "adjoint_scratch[" + op(0) + "]"); return;
+        case Op::ScratchWrite: line("adjoint_scratch[" + op(0) + "] = " + op(1) + ";"); return;
+        case Op::Bitcast: {
+            ScalarKind from = t0->scalar_kind(), to = in.type->scalar_kind();
+            std::string e = op(0);
+            if (from == ScalarKind::Float) e = "floatBitsToUint(" + e + ")";
+            else if (from == ScalarKind::Bool) e = "uint(" + e + ")";
+            else if (from == ScalarKind::Int) e = "uint(" + e + ")";
+            // e is now a uint
+            if (to == ScalarKind::Float) e = "uintBitsToFloat(" + e + ")";
+            else if (to == ScalarKind::Bool) e = "(" + e + " != 0u)";
+            else if (to == ScalarKind::Int) e = "int(" + e + ")";
+            define(id, e);
+            return;
+        }
         case Op::Detach: define(id, op(0)); return;
         default: break;
         }

@@ -68,6 +68,7 @@ std::unique_ptr<Function> clone_function(const Function& f) {
     g->params = f.params;
     g->loc = f.loc;
     g->callees = f.callees;
+    g->scratch_words_per_thread = f.scratch_words_per_thread;
     for (size_t i = 0; i < f.inst_count(); ++i) {
         const Inst& in = f.inst(ValueId(i));
         Inst copy;

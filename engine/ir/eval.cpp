@@ -281,6 +281,13 @@ bool eval_pure(const Function& f, const Inst& in, std::span<const Lanes* const> 
         }
         return true;
     }
+    case Op::Bitcast: {
+        // Same bits, another scalar kind (bools become 0 or 1).
+        out = *ops[0];
+        if (t->scalar_kind() == ScalarKind::Bool)
+            for (auto& w : out) w = w != 0;
+        return true;
+    }
     case Op::Select: {
         const Lanes& c = *ops[0];
         out.resize(t->lanes());

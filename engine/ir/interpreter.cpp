@@ -200,6 +200,13 @@ Interpreter::Flow Interpreter::inst(Frame& fr, ValueId id) {
     case Op::Trap:
         if (!trap_) trap_ = val(0)[0];
         return Flow::Normal;
+    case Op::ScratchRead: case Op::ScratchWrite: {
+        uint32_t offset = val(0)[0];
+        if (offset >= scratch_.size()) scratch_.resize(size_t(offset) + 1, 0u);
+        if (in.op == Op::ScratchRead) V[id] = {scratch_[offset]};
+        else scratch_[offset] = val(1)[0];
+        return Flow::Normal;
+    }
     case Op::RequiresGrad: case Op::Detach: V[id] = val(0); return Flow::Normal;
     case Op::Backward: case Op::Grad:
         fail("interpreter: '", name(in.op), "' found: run the autodiff pass before interpreting ", kernel_.name());

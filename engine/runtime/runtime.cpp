@@ -72,6 +72,19 @@ public:
         status_kernels.push_back(s.name);
     }
 
+    // One scratch buffer per stream, grown to the largest need; dispatches that share it are ordered by
+    // the stream's hazard barriers.
+    std::shared_ptr<vk::Buffer> scratch;
+    void bind_scratch(vk::Bindings& b, const ShaderImpl& s, uint64_t threads) {
+        uint64_t bytes = threads * s.layout.scratch_words_per_thread * 4ull;
+        if (!scratch || scratch->size() < bytes) {
+            if (scratch) retained.push_back(scratch);   // recorded commands may still use the smaller one
+            scratch = std::make_shared<vk::Buffer>(device->ctx, size_t(std::max<uint64_t>(bytes, 4)));
+        }
+        b.buffers[s.layout.scratch_binding] = scratch.get();
+        b.buffer_written[s.layout.scratch_binding] = true;
+    }
+
     void synchronize() {
         // The status word is read back after every dispatch of the submission.
         if (status_armed) stream.download(*status, 0, &status_value, 4);
@@ -212,7 +225,7 @@ std::shared_ptr<detail::ShaderImpl> Device::compile_function(const std::shared_p
     s->dimension = f->dimension;
     s->block = f->block_size;
     auto lowered = autodiff::lower(*f, s->name);
-    for (const auto& t : lowered.tape_report) s->tape.push_back(TapeUse{t.loop, t.bytes_per_thread, t.capacity});
+    for (const auto& t : lowered.tape_report) s->tape.push_back(TapeUse{t.loop, t.bytes_per_thread, t.capacity, t.in_scratch});
     s->layout = codegen::emit_glsl(*lowered.function, impl_->glsl);
     s->ir_text = ir::print(*lowered.function);
     compile::dump_kernel(s->name, s->ir_text, s->layout.source);
@@ -301,6 +314,7 @@ Command ShaderBase::Invocation::dispatch(uint32_t w, uint32_t h, uint32_t d) con
             }
         }
         if (layout.uses_status) s.bind_status(b, *shader);
+        if (layout.uses_scratch) s.bind_scratch(b, *shader, uint64_t(w) * h * d);
         auto groups = [](uint32_t n, uint32_t block) { return (n + block - 1) / block; };
         if (w == 0 || h == 0 || d == 0) return;
         s.stream.dispatch(*shader->pipeline, b, groups(w, shader->block[0]), groups(h, shader->block[1]),

@@ -348,4 +348,41 @@ TEST_F(Loops, SumLoopNeedsNoTape) {
     }
 }
 
+TEST_F(Loops, LargeTapesLiveInTheScratchBuffer) {
+    // 20,000 iterations carrying a float2: 160 KB of tape per thread, too much for private memory.
+    Kernel1D k = [](BufferFloat xs, BufferUInt ns, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = xs.read(i);
+        UInt n = ns.read(i);
+        $autodiff {
+            requires_grad(x);
+            Float2 p = make_float2(x, 0.5f);
+            tape_capacity(20000);
+            $while (p.y < cast<float>(n)) {
+                p = make_float2(sin(p.x) * 0.5f + x, p.y + 1.0f);
+            };
+            backward(p.x);
+            out.write(i, grad(x));
+        };
+    };
+    auto shader = device.compile(k);
+    ASSERT_EQ(shader.tape_report().size(), 1u);
+    EXPECT_TRUE(shader.tape_report()[0].in_scratch);
+    EXPECT_EQ(shader.tape_report()[0].capacity, 20000u);
+    EXPECT_EQ(shader.tape_report()[0].bytes_per_thread, 20000u * 8u);
+    std::vector<float> xs = random_floats(64, -1, 1, 49);
+    std::vector<uint32_t> ns(64);
+    for (size_t i = 0; i < ns.size(); ++i) ns[i] = uint32_t(i * 300);
+    auto g = run(k, xs, ns);
+    for (size_t i = 0; i < xs.size(); ++i) {
+        Dual px{xs[i], 1};
+        double py = 0.5;
+        while (py < double(ns[i])) {
+            px = dsin(px) * konst(0.5) + Dual{xs[i], 1};
+            py += 1;
+        }
+        EXPECT_NEAR(g[i], px.d, 1e-3 * (1 + std::fabs(px.d))) << "n = " << ns[i];
+    }
+}
+
 } // namespace adjoint::test

@@ -20,6 +20,7 @@ struct TapeEntry {
     std::string loop;             // "file.cpp:42"
     uint32_t bytes_per_thread = 0;
     uint32_t capacity = 0;        // iterations the tape holds (0: the loop needs no tape)
+    bool in_scratch = false;      // in the runtime's scratch buffer (large tapes) rather than private arrays
 };
 
 // The standard lowering of a recorded kernel: clone, inline callables, clean up, differentiate, clean up.

@@ -30,6 +30,9 @@ struct GlslKernel {
     uint32_t push_bytes = 0;            // dispatch size (uvec3) first, then value arguments
     bool uses_status = false;           // a trap reports to the status buffer, bound after the user buffers
     uint32_t status_binding = 0;
+    bool uses_scratch = false;          // large autodiff tapes live in a runtime-managed scratch buffer
+    uint32_t scratch_binding = 0;
+    uint32_t scratch_words_per_thread = 0;
 };
 
 // `f` must be an inlined kernel without autodiff ops (see the runtime's compile pipeline).

@@ -57,6 +57,8 @@ public:
     const Type* return_type = nullptr;
     std::vector<const Type*> params;         // kernel arguments / callable parameters, in order
     std::source_location loc;                // where the kernel or callable was defined
+    // 32-bit words of the runtime-managed scratch buffer each thread uses (autodiff's large tapes).
+    uint32_t scratch_words_per_thread = 0;
 
     Block& body() { return body_; }
     const Block& body() const { return body_; }

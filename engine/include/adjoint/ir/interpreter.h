@@ -51,6 +51,7 @@ private:
     std::array<uint32_t, 3> tid_{};
     uint32_t trap_ = 0;
     uint64_t steps_ = 0;
+    std::vector<uint32_t> scratch_;   // the scratch buffer, grown on demand
 };
 
 } // namespace adjoint::ir

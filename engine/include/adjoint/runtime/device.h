@@ -109,6 +109,7 @@ struct TapeUse {
     std::string loop;                      // "file.cpp:42"
     uint32_t bytes_per_thread = 0;
     uint32_t capacity = 0;                 // iterations the tape holds; 0 when the loop needs no tape
+    bool in_scratch = false;               // held in a runtime-managed scratch buffer (large tapes)
 };
 
 class ShaderBase {
