@@ -77,6 +77,7 @@ struct LoopInfo {
     std::map<ValueId, ValueId> snapshot;          // invariant local -> its value at loop entry
     std::set<ValueId> instrumentation;            // the tape writes at the top of the body
     ValueId exit_if = kNoValue;                   // the final `if (brk) break;`
+    bool exact = false;                           // the capacity is the exact trip count (+1)
     bool scratch = false;                         // the tape lives in the scratch buffer
     uint32_t scratch_offset = 0;                  // first word of this loop's tape within a thread's words
     uint32_t entry_words = 0;                     // words per tape entry
@@ -313,6 +314,7 @@ private:
             uint32_t entries = static_entries(f_, block, i);
             uint32_t user = uint32_t(in.imm);
             info.capacity = entries ? entries : (user ? user : kDefaultTapeCapacity);
+            info.exact = entries != 0;
             // Flags and the counter are declared before the loop.
             Block pre;
             b_.push(pre);
@@ -460,15 +462,17 @@ private:
         Block top;
         b_.push(top);
         ValueId k = b_.load(info.counter, {}, loc);
-        ValueId cap = b_.u32(info.capacity, loc);
-        ValueId over = b_.binary(Op::Ge, k, cap, loc);
-        ValueId trap_if = b_.if_(over, loc);
-        b_.push(*f_.inst(trap_if).regions[0]);
-        std::string msg = "autodiff tape overflow in kernel '" + f_.name() + "': the loop at " + where(loop) +
-                          " ran more than " + std::to_string(info.capacity) +
-                          " iterations; call tape_capacity(n) before the loop to allow more";
-        b_.emit(Op::Trap, {b_.u32(register_trap(msg), loc)}, Type::void_type(), 0, loc);
-        b_.pop();
+        if (!info.exact) {   // a loop with constant bounds cannot run past its exact tape
+            ValueId cap = b_.u32(info.capacity, loc);
+            ValueId over = b_.binary(Op::Ge, k, cap, loc);
+            ValueId trap_if = b_.if_(over, loc);
+            b_.push(*f_.inst(trap_if).regions[0]);
+            std::string msg = "autodiff tape overflow in kernel '" + f_.name() + "': the loop at " + where(loop) +
+                              " ran more than " + std::to_string(info.capacity) +
+                              " iterations; call tape_capacity(n) before the loop to allow more";
+            b_.emit(Op::Trap, {b_.u32(register_trap(msg), loc)}, Type::void_type(), 0, loc);
+            b_.pop();
+        }
         ValueId slot = b_.binary(Op::Min, k, b_.u32(info.capacity - 1, loc), loc);
         if (info.scratch) {
             ValueId base = thread_base();

@@ -1,5 +1,6 @@
-// Dead-code elimination: unused pure values and reads, locals that are never loaded (with their stores),
-// and branches left empty.
+// Dead-code elimination by marking: what writes memory, traps or steers control flow is live; so are the
+// operands of live instructions, and the stores to locals that a live load reads. Everything else goes,
+// including locals whose loads only feed their own stores, and branches left empty.
 #include <adjoint/ir/passes.h>
 
 namespace adjoint::ir {
@@ -8,59 +9,79 @@ namespace {
 
 struct Dce {
     Function& f;
-    std::vector<uint32_t> uses;
-    std::vector<uint8_t> loaded;
+    std::vector<uint8_t> live;
+    std::vector<std::vector<ValueId>> stores_of;   // local -> its stores
+    std::vector<ValueId> work;
     bool changed = false;
 
-    void find_loaded(const Block& b) {
+    bool is_root(const Inst& in) {
+        switch (in.op) {
+        case Op::BufferWrite: case Op::BufferAtomic: case Op::ImageWrite: case Op::Trap: case Op::ScratchWrite:
+        case Op::Break: case Op::Continue: case Op::Return: case Op::If: case Op::Switch: case Op::Loop:
+        case Op::Autodiff: case Op::RequiresGrad: case Op::Backward: case Op::Grad: case Op::Call:
+            return true;
+        default: return false;
+        }
+    }
+
+    void mark(ValueId id) {
+        if (live[id]) return;
+        live[id] = 1;
+        work.push_back(id);
+    }
+
+    void collect(const Block& b) {
         for (ValueId id : b.insts) {
             const Inst& in = f.inst(id);
-            if (in.op == Op::Load) loaded[in.operands[0]] = 1;
-            for (auto& r : in.regions) find_loaded(*r);
+            if (in.op == Op::Store) stores_of[in.operands[0]].push_back(id);
+            if (is_root(in)) mark(id);
+            for (auto& r : in.regions) collect(*r);
         }
     }
 
-    bool removable(ValueId id) {
-        const Inst& in = f.inst(id);
-        switch (in.op) {
-        case Op::Local: return !loaded[id];
-        case Op::Store: return !loaded[in.operands[0]];
-        case Op::If: return in.regions[0]->insts.empty() && in.regions[1]->insts.empty();
-        case Op::Switch: {
-            for (auto& r : in.regions)
-                if (!r->insts.empty()) return false;
-            return true;
-        }
-        case Op::Load: case Op::BufferRead: case Op::ImageRead: return uses[id] == 0;
-        default: return info(in.op).effect == Effect::Pure && uses[id] == 0;
+    void propagate() {
+        while (!work.empty()) {
+            ValueId id = work.back();
+            work.pop_back();
+            const Inst& in = f.inst(id);
+            for (size_t k = 0; k < in.operands.size(); ++k) {
+                // A store keeps its value and indices alive, not the local itself (the local's loads do).
+                if (in.op == Op::Store && k == 0) continue;
+                mark(in.operands[k]);
+            }
+            if (in.op == Op::Load) {
+                ValueId local = in.operands[0];
+                mark(local);
+                for (ValueId st : stores_of[local]) mark(st);
+            }
         }
     }
 
-    void block(Block& b) {
-        // Walk backwards so that a removal frees its operands for removal in the same sweep.
+    void sweep(Block& b) {
         std::vector<ValueId> kept;
-        for (auto it = b.insts.rbegin(); it != b.insts.rend(); ++it) {
-            ValueId id = *it;
+        for (ValueId id : b.insts) {
             Inst& in = f.inst(id);
-            for (auto& r : in.regions) block(*r);
-            if (removable(id)) {
-                for (ValueId o : in.operands) --uses[o];
+            for (auto& r : in.regions) sweep(*r);
+            bool empty_branch = (in.op == Op::If || in.op == Op::Switch);
+            for (auto& r : in.regions) empty_branch = empty_branch && r->insts.empty();
+            if (!live[id] || empty_branch) {
                 in.dead = true;
                 changed = true;
                 continue;
             }
             kept.push_back(id);
         }
-        b.insts.assign(kept.rbegin(), kept.rend());
+        b.insts = std::move(kept);
     }
 };
 
 } // namespace
 
 bool eliminate_dead_code(Function& f) {
-    Dce dce{f, count_uses(f), std::vector<uint8_t>(f.inst_count(), 0)};
-    dce.find_loaded(f.body());
-    dce.block(f.body());
+    Dce dce{f, std::vector<uint8_t>(f.inst_count(), 0), std::vector<std::vector<ValueId>>(f.inst_count()), {}};
+    dce.collect(f.body());
+    dce.propagate();
+    dce.sweep(f.body());
     return dce.changed;
 }
 

@@ -3,6 +3,8 @@
 #include <adjoint/ir/eval.h>
 #include <adjoint/ir/passes.h>
 
+#include <functional>
+
 namespace adjoint::ir {
 
 namespace {
@@ -60,11 +62,33 @@ struct Folder {
 
 } // namespace
 
+namespace {
+// Constants depend on nothing, so they move to the top of the function: CSE then shares them across
+// scopes, and no branch is kept alive only by a constant that code elsewhere reads.
+bool hoist_constants(Function& f) {
+    std::vector<ValueId> hoisted;
+    std::function<void(Block&)> walk = [&](Block& b) {
+        for (ValueId id : b.insts)
+            for (auto& r : f.inst(id).regions) {
+                std::vector<ValueId> kept;
+                for (ValueId c : r->insts) (f.inst(c).op == Op::Const ? hoisted : kept).push_back(c);
+                r->insts = std::move(kept);
+                walk(*r);
+            }
+    };
+    walk(f.body());
+    auto& top = f.body().insts;
+    top.insert(top.begin(), hoisted.begin(), hoisted.end());
+    return !hoisted.empty();
+}
+} // namespace
+
 bool fold_constants(Function& f) {
     Folder folder{f, std::vector<ValueId>(f.inst_count(), kNoValue)};
     folder.block(f.body());
     replace_uses(f, folder.repl);
-    return folder.changed;
+    bool hoisted = hoist_constants(f);
+    return folder.changed || hoisted;
 }
 
 } // namespace adjoint::ir

@@ -13,6 +13,11 @@ struct Simplifier {
     bool changed = false;
 
     bool is(ValueId v, double x) { return const_is(f, v, x); }
+    bool is_plus_zero(ValueId v) {
+        for (uint32_t w : f.inst(v).words)
+            if (w != 0) return false;
+        return true;
+    }
     // Every float lane is -0.0 (the exact additive identity: -0 + x == x for all IEEE x).
     bool is_negative_zero(ValueId v) {
         const Inst& in = f.inst(v);
@@ -37,7 +42,9 @@ struct Simplifier {
             if (is_int && is(a(0), 0)) return same_type(a(1));
             break;
         case Op::Sub:
-            if (is(a(1), 0)) return same_type(a(0));   // x - (+0) == x for every IEEE x, -0 included
+            // x - (+0) == x for every IEEE x, -0 included; but x - (-0) is x + 0, which turns -0 into +0, and
+            // const_is compares values (-0 == 0), so the bits must be checked too.
+            if (is(a(1), 0) && is_plus_zero(a(1))) return same_type(a(0));
             break;
         case Op::Mul:
             if (is(a(1), 1)) return same_type(a(0));
@@ -53,6 +60,14 @@ struct Simplifier {
         }
         case Op::Select:
             if (a(1) == a(2)) return a(1);
+            break;
+        case Op::Or:   // x || false, x && true
+            if (is(a(1), 0)) return same_type(a(0));
+            if (is(a(0), 0)) return same_type(a(1));
+            break;
+        case Op::And:
+            if (is(a(1), 1)) return same_type(a(0));
+            if (is(a(0), 1)) return same_type(a(1));
             break;
         case Op::Cast:
             if (f.type_of(a(0)) == in.type) return a(0);
