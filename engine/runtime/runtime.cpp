@@ -10,17 +10,25 @@
 #include "compile/glsl_compiler.h"
 #include "vulkan/vk_runtime.h"
 
+#include <adjoint/core/hash.h>
+
 #include <cmath>
 #include <cstdlib>
+#include <unordered_map>
 
 namespace adjoint {
 
 namespace detail {
 
+class ShaderImpl;
+
 class DeviceImpl {
 public:
     std::shared_ptr<vk::Context> ctx;
     compile::ShaderCache cache;
+    // Compiled kernels by a hash of their recorded IR and name: compiling the same kernel again reuses the
+    // lowering, the GLSL and the pipeline (on lavapipe, pipeline creation is most of a warm compile).
+    std::unordered_map<uint64_t, std::shared_ptr<const ShaderImpl>> kernels;
     codegen::GlslOptions glsl;
     std::string key;
 };
@@ -42,7 +50,7 @@ public:
     codegen::GlslKernel layout;
     std::string ir_text;
     std::vector<TapeUse> tape;
-    std::unique_ptr<vk::Pipeline> pipeline;
+    std::shared_ptr<vk::Pipeline> pipeline;   // shared by every shader compiled from the same kernel
     bool cache_hit = false;
     std::array<uint32_t, 3> block{};
     uint32_t dimension = 1;
@@ -219,9 +227,17 @@ std::shared_ptr<detail::ImageImpl> Device::make_image(PixelFormat, uint32_t widt
 
 std::shared_ptr<detail::ShaderImpl> Device::compile_function(const std::shared_ptr<ir::Function>& f,
                                                             const ShaderOptions& options) {
+    std::string name = options.name.empty() ? f->name() : options.name;
+    uint64_t key = hash_string(ir::print(*f), hash_string(name));
+    if (auto it = impl_->kernels.find(key); it != impl_->kernels.end()) {
+        auto s = std::make_shared<detail::ShaderImpl>(*it->second);
+        s->device = impl_;
+        s->cache_hit = true;
+        return s;
+    }
     auto s = std::make_shared<detail::ShaderImpl>();
     s->device = impl_;
-    s->name = options.name.empty() ? f->name() : options.name;
+    s->name = name;
     s->dimension = f->dimension;
     s->block = f->block_size;
     auto lowered = autodiff::lower(*f, s->name);
@@ -234,7 +250,10 @@ std::shared_ptr<detail::ShaderImpl> Device::compile_function(const std::shared_p
     auto result = impl_->cache.compile(s->layout.source, s->name, copts);
     s->cache_hit = result.cache_hit;
     vk::PipelineLayoutDesc desc{s->layout.buffer_count, s->layout.image_count, s->layout.push_bytes};
-    s->pipeline = std::make_unique<vk::Pipeline>(impl_->ctx, result.spirv, desc, s->name);
+    s->pipeline = std::make_shared<vk::Pipeline>(impl_->ctx, result.spirv, desc, s->name);
+    auto cached = std::make_shared<detail::ShaderImpl>(*s);
+    cached->device.reset();   // the device owns its cache: no reference back, or neither would be freed
+    impl_->kernels.emplace(key, std::move(cached));
     return s;
 }
 
