@@ -78,6 +78,7 @@ struct LoopInfo {
     std::set<ValueId> instrumentation;            // the tape writes at the top of the body
     ValueId exit_if = kNoValue;                   // the final `if (brk) break;`
     bool exact = false;                           // the capacity is the exact trip count (+1)
+    bool top_test = false;                        // `test; if (!c) break; body` with no other exit
     bool scratch = false;                         // the tape lives in the scratch buffer
     uint32_t scratch_offset = 0;                  // first word of this loop's tape within a thread's words
     uint32_t entry_words = 0;                     // words per tape entry
@@ -302,6 +303,33 @@ private:
         std::unordered_map<ValueId, ValueId> ssa;   // value -> accumulated adjoint (SSA)
     };
 
+    // The exit `if` of a loop whose only exit is a test at the top of its body (straight-line code, then
+    // `if (c) break;`), or kNoValue.
+    ValueId top_test(const Block& body) {
+        for (size_t i = 0; i < body.insts.size(); ++i) {
+            const Inst& in = f_.inst(body.insts[i]);
+            if (in.op == Op::If && is_break_only(f_, *in.regions[0]) && in.regions[1]->insts.empty()) {
+                for (size_t j = i + 1; j < body.insts.size(); ++j)
+                    if (exits(f_.inst(body.insts[j]))) return kNoValue;
+                return body.insts[i];
+            }
+            if (!in.regions.empty() || in.op == Op::Break || in.op == Op::Continue) return kNoValue;
+        }
+        return kNoValue;
+    }
+    // Does this instruction break or continue the enclosing loop?
+    bool exits(const Inst& in) {
+        if (in.op == Op::Break || in.op == Op::Continue) return true;
+        if (in.op == Op::Loop) return false;   // its exits are its own
+        for (auto& r : in.regions)
+            for (ValueId id : r->insts) {
+                const Inst& c = f_.inst(id);
+                if (in.op == Op::Switch && c.op == Op::Break) continue;   // ends the case
+                if (exits(c)) return true;
+            }
+        return false;
+    }
+
     // -- loops: lower exits, find carried state, instrument the forward loop with a tape --------------
     void prepare_loops(Block& block) {
         for (size_t i = 0; i < block.insts.size(); ++i) {
@@ -315,15 +343,23 @@ private:
             uint32_t user = uint32_t(in.imm);
             info.capacity = entries ? entries : (user ? user : kDefaultTapeCapacity);
             info.exact = entries != 0;
-            // Flags and the counter are declared before the loop.
             Block pre;
-            b_.push(pre);
-            info.brk = b_.local(Type::boolean(), in.loc);
-            b_.store(info.brk, b_.boolean(false, in.loc), {}, in.loc);
-            info.cnt = b_.local(Type::boolean(), in.loc);
-            b_.store(info.cnt, b_.boolean(false, in.loc), {}, in.loc);
-            b_.pop();
-            ExitLowering(f_, info).run();
+            info.exit_if = top_test(*in.regions[0]);
+            if (info.exit_if != kNoValue) {
+                // The only exit is the test at the top: no flags needed, and only full iterations are taped
+                // (the last, test-only iteration is not), so a constant $for needs exactly its trip count.
+                info.top_test = true;
+                if (info.exact && info.capacity > 1) --info.capacity;
+            } else {
+                // Flags are declared before the loop; the body is rewritten to exit only at its end.
+                b_.push(pre);
+                info.brk = b_.local(Type::boolean(), in.loc);
+                b_.store(info.brk, b_.boolean(false, in.loc), {}, in.loc);
+                info.cnt = b_.local(Type::boolean(), in.loc);
+                b_.store(info.cnt, b_.boolean(false, in.loc), {}, in.loc);
+                b_.pop();
+                ExitLowering(f_, info).run();
+            }
             // Carried and invariant locals (declared outside, used inside).
             std::set<ValueId> inside, stored, loaded;
             std::function<void(const Block&)> scan = [&](const Block& b) {
@@ -419,6 +455,15 @@ private:
         }
     }
 
+    // The per-iteration bookkeeping goes where an iteration is known to run in full: the top of the body,
+    // or right after the exit test of a top-test loop.
+    void insert_at_top(LoopInfo& info, const Block& top) {
+        auto& body = f_.inst(info.loop).regions[0]->insts;
+        size_t at = 0;
+        if (info.top_test) at = size_t(std::find(body.begin(), body.end(), info.exit_if) - body.begin()) + 1;
+        body.insert(body.begin() + long(at), top.insts.begin(), top.insts.end());
+    }
+
     // Instruments a loop once activity is known: tapes for carried locals, snapshots of invariant ones.
     void instrument(Block& block, size_t index, LoopInfo& info) {
         Inst& loop = f_.inst(info.loop);
@@ -452,8 +497,7 @@ private:
             b_.store(info.counter, b_.binary(Op::Add, b_.load(info.counter, {}, loc), b_.u32(1, loc), loc), {}, loc);
             b_.pop();
             for (ValueId t : top.insts) info.instrumentation.insert(t);
-            auto& body = loop.regions[0]->insts;
-            body.insert(body.begin(), top.insts.begin(), top.insts.end());
+            insert_at_top(info, top);
             report.push_back(TapeEntry{where(loop), 0, 0});
             return;
         }
@@ -488,8 +532,7 @@ private:
         b_.store(info.counter, b_.binary(Op::Add, k, b_.u32(1, loc), loc), {}, loc);
         b_.pop();
         for (ValueId t : top.insts) info.instrumentation.insert(t);
-        auto& body = loop.regions[0]->insts;
-        body.insert(body.begin(), top.insts.begin(), top.insts.end());
+        insert_at_top(info, top);
 
         report.push_back(TapeEntry{where(loop), info.entry_words * 4 * info.capacity, info.capacity, info.scratch});
     }

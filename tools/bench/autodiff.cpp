@@ -222,7 +222,21 @@ json bench_autodiff_loop(Env& env) {
                   "    for (int j = 0; j < 64; ++j) { dr = 0.9 * cos(r) * dr + 1.0; r = 0.9 * sin(r) + x; }\n"
                   "    float y = dr;\n",
                   "bench_ad_loop_forward_glsl", n);
-    auto t = run_three(env, generated, hand, glsl, inputs(n, -2, 2), "bench_ad_loop");
+    auto xs = inputs(n, -2, 2);
+    auto t = run_three(env, generated, hand, glsl, xs, "bench_ad_loop");
+    // What an expert writes in reverse mode by hand: the same tape, the same two loops. It bounds what a
+    // reverse-mode tool can reach here, as opposed to forward mode, which needs no tape for one input.
+    VkKernel reverse(env.vk_context(),
+                     "    float tape[64];\n    float r = 0.0;\n"
+                     "    for (int j = 0; j < 64; ++j) { tape[j] = r; r = 0.9 * sin(r) + x; }\n"
+                     "    float g = 1.0, y = 0.0;\n"
+                     "    for (int j = 63; j >= 0; --j) { y += g; g = g * 0.9 * cos(tape[j]); }\n",
+                     "bench_ad_loop_reverse_glsl", n);
+    reverse.upload(xs);
+    Samples hand_reverse = measure(env.reps({2, 11}, {1, 3}), [&] { reverse.run(); });
+    out["hand_reverse_mode_glsl_vk"] = hand_reverse.to_json();
+    out["generated_over_hand_reverse_glsl"] = t.generated.median() / hand_reverse.median();
+    if (max_rel_diff(reverse.result(), t.y_hand_glsl) > 1e-3) throw std::runtime_error("autodiff_loop: hand reverse mode disagrees");
     out["generated_reverse_mode"] = t.generated.to_json();
     out["hand_forward_mode_dsl"] = t.hand_dsl.to_json();
     out["hand_forward_mode_glsl_vk"] = t.hand_glsl.to_json();
