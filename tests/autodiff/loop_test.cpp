@@ -4,6 +4,12 @@
 
 #include <cmath>
 
+struct LoopState {
+    adjoint::float3 pos;
+    float weight;
+};
+ADJOINT_STRUCT(LoopState, pos, weight)
+
 namespace adjoint::test {
 
 class Loops : public DeviceTest {
@@ -382,6 +388,52 @@ TEST_F(Loops, LargeTapesLiveInTheScratchBuffer) {
             py += 1;
         }
         EXPECT_NEAR(g[i], px.d, 1e-3 * (1 + std::fabs(px.d))) << "n = " << ns[i];
+    }
+}
+
+TEST_F(Loops, MatrixAndStructStateCarriedThroughALoop) {
+    // A 2x2 matrix power and a struct accumulator carried through a loop with a run-time count.
+    Kernel1D k = [](BufferFloat xs, BufferUInt ns, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = xs.read(i);
+        UInt n = ns.read(i);
+        $autodiff {
+            requires_grad(x);
+            Float2x2 m = make_float2x2(make_float2(cos(x), sin(x)), make_float2(-sin(x), cos(x))) * 0.9f;
+            Float2x2 p = make_float2x2(1.0f, 0.0f, 0.0f, 1.0f);
+            Var<LoopState> st;
+            st.pos = make_float3(x, 1.0f, 0.0f);
+            st.weight = 1.0f;
+            $for (j, n) {
+                p = p * m;
+                st.pos = make_float3(st.pos.y * st.weight, sin(st.pos.x), st.pos.z + p[0][1]);
+                st.weight = st.weight * 0.95f + p[1][1] * 0.01f;
+            };
+            backward(p[0][0] + p[1][0] * 2.0f + st.pos.x + st.pos.y * st.pos.z + st.weight);
+            out.write(i, grad(x));
+        };
+    };
+    auto xs = random_floats(256, -1.5f, 1.5f, 50);
+    auto ns = counts(256, 15);
+    auto g = run(k, xs, ns);
+    for (size_t i = 0; i < xs.size(); ++i) {
+        Dual x{xs[i], 1};
+        Dual c = dcos(x) * konst(0.9), s = dsin(x) * konst(0.9);
+        Dual m[2][2] = {{c, s}, {konst(0) - s, c}};   // m[col][row]
+        Dual p[2][2] = {{konst(1), konst(0)}, {konst(0), konst(1)}};
+        Dual pos[3] = {x, konst(1), konst(0)}, w = konst(1);
+        for (uint32_t j = 0; j < ns[i]; ++j) {
+            Dual q[2][2];
+            for (int col = 0; col < 2; ++col)
+                for (int row = 0; row < 2; ++row) q[col][row] = p[0][row] * m[col][0] + p[1][row] * m[col][1];
+            for (int col = 0; col < 2; ++col)
+                for (int row = 0; row < 2; ++row) p[col][row] = q[col][row];
+            Dual np[3] = {pos[1] * w, dsin(pos[0]), pos[2] + p[0][1]};
+            for (int e = 0; e < 3; ++e) pos[e] = np[e];
+            w = w * konst(0.95) + p[1][1] * konst(0.01);
+        }
+        Dual y = p[0][0] + p[1][0] * konst(2) + pos[0] + pos[1] * pos[2] + w;
+        EXPECT_NEAR(g[i], y.d, 1e-3 * (1 + std::fabs(y.d))) << "n = " << ns[i];
     }
 }
 
