@@ -9,7 +9,5 @@
 #include <adjoint/dsl/kernel.h>
 #include <adjoint/dsl/resources.h>
 #include <adjoint/dsl/struct.h>
-#if __has_include(<adjoint/runtime/device.h>)
 #include <adjoint/runtime/device.h>
 #include <adjoint/runtime/gradcheck.h>
-#endif
