@@ -517,7 +517,8 @@ private:
             b_.emit(Op::Trap, {b_.u32(register_trap(msg), loc)}, Type::void_type(), 0, loc);
             b_.pop();
         }
-        ValueId slot = b_.binary(Op::Min, k, b_.u32(info.capacity - 1, loc), loc);
+        // Exact tapes cannot be indexed out of range; others clamp (the overflow is reported by the trap).
+        ValueId slot = info.exact ? k : b_.binary(Op::Min, k, b_.u32(info.capacity - 1, loc), loc);
         if (info.scratch) {
             ValueId base = thread_base();
             uint32_t lane = 0;
@@ -825,7 +826,7 @@ private:
             ValueId km = b_.binary(Op::Sub, kv, b_.u32(1, loc), loc);
             b_.store(k, km, {}, loc);
             if (!info.taped.empty()) {
-                ValueId slot = b_.binary(Op::Min, km, b_.u32(info.capacity - 1, loc), loc);
+                ValueId slot = info.exact ? km : b_.binary(Op::Min, km, b_.u32(info.capacity - 1, loc), loc);
                 uint32_t lane = 0;
                 for (ValueId x : info.taped) {
                     if (!info.scratch) {
