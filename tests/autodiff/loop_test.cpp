@@ -69,6 +69,7 @@ TEST_F(Loops, NewtonIterationsStopOnADataDependentTest) {
             requires_grad(x);
             Float r = x;
             UInt guard = 0u;
+            tape_capacity(64);   // taped reverse mode (with flags for the break); scalar loops default to forward
             $loop {
                 $if (abs(r * r - x) < 1e-5f * x | guard > 50u) { $break; };
                 r = 0.5f * (r + x / r);
@@ -92,6 +93,7 @@ TEST_F(Loops, SeriesEndedByBreak) {
             requires_grad(x);
             Float sum = 1.0f;
             Float term = 1.0f;
+            tape_capacity(100);   // taped reverse mode
             $for (n, 1, 100) {
                 term = term * x / cast<float>(n);
                 sum += term;
@@ -254,7 +256,7 @@ TEST_F(Loops, TapeOverflowIsAnErrorNamingKernelAndLoop) {
         $autodiff {
             requires_grad(x);
             Float r = 0.0f;
-            tape_capacity(16);
+            tape_capacity(16);   // a capacity asks for the taped reverse mode
             $while (r < cast<float>(n)) {   // line of the loop, checked below
                 r = r + x;
             };
@@ -295,6 +297,7 @@ TEST_F(Loops, TapeReportAndLargeDispatch) {
         $autodiff {
             requires_grad(x);
             Float r = 0.0f;
+            tape_capacity(1000);   // asks for the taped reverse mode (scalar loops otherwise go forward)
             $for (j, 1000) {
                 r = 0.5f * sin(r) + x;
             };
@@ -306,7 +309,29 @@ TEST_F(Loops, TapeReportAndLargeDispatch) {
     ASSERT_EQ(shader.tape_report().size(), 1u);
     EXPECT_EQ(shader.tape_report()[0].capacity, 1000u);   // exact: one entry per iteration
     EXPECT_EQ(shader.tape_report()[0].bytes_per_thread, 1000u * 4u);   // r only: the counter is recomputed
+    // The same loop without tape_capacity: scalar code with two active inputs (x and r's start) carries
+    // tangents forward instead, and needs no tape at all.
+    Kernel2D forward = [](ImageFloat out) noexcept {
+        auto p = dispatch_id().xy();
+        Float x = cast<float>(p.x) * 0.001f + cast<float>(p.y) * 0.0001f;
+        $autodiff {
+            requires_grad(x);
+            Float r = 0.0f;
+            $for (j, 1000) {
+                r = 0.5f * sin(r) + x;
+            };
+            backward(r);
+            out.write(p, make_float4(grad(x), r, 0.0f, 1.0f));
+        };
+    };
+    auto forward_shader = device.compile(forward);
+    ASSERT_EQ(forward_shader.tape_report().size(), 1u);
+    EXPECT_EQ(forward_shader.tape_report()[0].capacity, 0u);
+    EXPECT_EQ(forward_shader.tape_report()[0].bytes_per_thread, 0u);
     auto img = device.create_image<float>(PixelFormat::RGBA32F, 256, 256);
+    auto img2 = device.create_image<float>(PixelFormat::RGBA32F, 256, 256);
+    std::vector<float4> forward_pixels(256 * 256);
+    stream << forward_shader(img2).dispatch(256, 256) << img2.copy_to(forward_pixels.data()) << synchronize();
     std::vector<float4> pixels(256 * 256);
     stream << shader(img).dispatch(256, 256) << img.copy_to(pixels.data()) << synchronize();
     for (uint32_t y = 0; y < 256; y += 51)
@@ -314,6 +339,7 @@ TEST_F(Loops, TapeReportAndLargeDispatch) {
             Dual r = konst(0), xv{double(float(x) * 0.001f + float(y) * 0.0001f), 1};
             for (int j = 0; j < 1000; ++j) r = konst(0.5) * dsin(r) + xv;
             EXPECT_NEAR(pixels[y * 256 + x].x, r.d, 1e-3) << x << "," << y;
+            EXPECT_NEAR(forward_pixels[y * 256 + x].x, r.d, 1e-3) << x << "," << y;
         }
 }
 
@@ -327,6 +353,7 @@ TEST_F(Loops, SumLoopNeedsNoTape) {
         $autodiff {
             requires_grad(x);
             Float s = 0.0f;
+            tape_capacity(4096);   // the reverse-mode path: it finds nothing to tape and recomputes
             $for (j, 2u, n + 2u, 3u) {
                 Float t = cast<float>(j) * 0.1f;
                 s += sin(x * t) * t;
