@@ -6,6 +6,7 @@
 #include <adjoint/ir/builder.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -38,6 +39,31 @@ std::string float_literal(float v) {
     if (s.find_first_of(".en") == std::string::npos) s += ".0";
     if (std::signbit(v) && v == 0.0f) s = "-0.0";
     return s;
+}
+
+// User struct and member names are C++ identifiers, which GLSL may reserve (a member `sample`, `input` or
+// `patch`, a struct `Push` like the push-constant block) or cannot parse (`ns::Particle`, as ADJOINT_STRUCT
+// writes a namespaced type). Prefixing them keeps them readable and out of GLSL's way.
+std::string struct_name(const Type* s) {
+    std::string out = "S_";
+    for (char c : s->name()) {
+        bool ok = std::isalnum(static_cast<unsigned char>(c));
+        if (ok) out += c;
+        else if (out.back() != '_') out += '_';
+    }
+    return out;
+}
+
+std::string member_name(const Type* s, size_t m) { return "m_" + s->member_names()[m]; }
+
+bool holds_bool(const Type* t) {
+    if (t->is_struct()) {
+        for (auto* m : t->members())
+            if (holds_bool(m)) return true;
+        return false;
+    }
+    if (t->is_array()) return holds_bool(t->element());
+    return t->is_bool();
 }
 
 // Host (C++) layout of a struct differs from GLSL's std430 where a member follows a vec3 at offset 12:
@@ -139,10 +165,10 @@ private:
 
     void emit_struct(std::ostream& os, const Type* s) {
         auto pads = struct_pads(s);
-        os << "struct " << s->name() << " {\n";
+        os << "struct " << struct_name(s) << " {\n";
         for (size_t m = 0; m < s->members().size(); ++m) {
             for (uint32_t p = 0; p < pads[m]; ++p) os << "    float _pad" << m << "_" << p << ";\n";
-            os << "    " << declare(s->members()[m], s->member_names()[m]) << ";\n";
+            os << "    " << declare(s->members()[m], member_name(s, m)) << ";\n";
         }
         os << "};\n";
     }
@@ -197,6 +223,10 @@ private:
                 slot.binding = next_buffer++;
                 bool as_uint = cas_buffers_.count(int64_t(k)) > 0;
                 if (t->element()->is_bool()) fail("buffers of bool are not supported (kernel ", f_.name(), ")");
+                if (holds_bool(t->element()))
+                    fail("argument ", k, " of kernel '", f_.name(), "': a buffer of ", t->element()->to_string(),
+                         ", which holds a bool: C++ stores a bool in 1 byte and GLSL in 4, so the padding bytes "
+                         "would be read as part of it; use an int or uint member");
                 resources_ << "layout(std430, set = 0, binding = " << slot.binding << ") buffer Buffer" << k << " { "
                            << declare(as_uint ? Type::u32() : t->element(), "b" + std::to_string(k) + "[]") << "; };\n";
             } else if (t->kind() == Type::Kind::Image) {
@@ -204,6 +234,11 @@ private:
                 slot.binding = next_image++;
                 resources_ << "layout(set = 0, binding = " << slot.binding << ", rgba32f) uniform image2D img" << k << ";\n";
             } else {
+                // A bool argument alone is widened to 4 bytes by the runtime; inside a vector or struct the
+                // C++ bytes (1 per bool) cannot be what GLSL reads (4 per bool).
+                if (holds_bool(t) && !t->is_scalar())
+                    fail("argument ", k, " of kernel '", f_.name(), "' is a ", t->to_string(),
+                         ", which holds bools: C++ stores a bool in 1 byte and GLSL in 4; pass ints or uints");
                 uint32_t align = t->host_align();
                 offset = (offset + align - 1) / align * align;
                 slot.offset = offset;
@@ -300,7 +335,7 @@ private:
             ValueId idx = path[k];
             if (t->is_struct()) {
                 auto m = size_t(const_int(f_, idx));
-                s += "." + t->member_names()[m];
+                s += "." + member_name(t, m);
                 t = t->members()[m];
             } else if (t->is_vector() && is_constant(f_, idx) && const_int(f_, idx) >= 0 && const_int(f_, idx) < 4) {
                 s += std::string(".") + "xyzw"[const_int(f_, idx)];
@@ -430,14 +465,16 @@ private:
         case Op::ScratchWrite: line("adjoint_scratch[" + op(0) + "] = " + op(1) + ";"); return;
         case Op::Bitcast: {
             ScalarKind from = t0->scalar_kind(), to = in.type->scalar_kind();
+            // Through uint (or uvecN: vectors need the vector constructors and comparisons).
+            const std::string u = glsl_type(in.type->with_scalar(ScalarKind::UInt));
             std::string e = op(0);
             if (from == ScalarKind::Float) e = "floatBitsToUint(" + e + ")";
-            else if (from == ScalarKind::Bool) e = "uint(" + e + ")";
-            else if (from == ScalarKind::Int) e = "uint(" + e + ")";
+            else if (from == ScalarKind::Bool) e = u + "(" + e + ")";
+            else if (from == ScalarKind::Int) e = u + "(" + e + ")";
             // e is now a uint
             if (to == ScalarKind::Float) e = "uintBitsToFloat(" + e + ")";
-            else if (to == ScalarKind::Bool) e = "(" + e + " != 0u)";
-            else if (to == ScalarKind::Int) e = "int(" + e + ")";
+            else if (to == ScalarKind::Bool) e = in.type->is_vector() ? "notEqual(" + e + ", " + u + "(0u))" : "(" + e + " != 0u)";
+            else if (to == ScalarKind::Int) e = glsl_type(in.type) + "(" + e + ")";
             define(id, e);
             return;
         }
@@ -447,8 +484,40 @@ private:
         define(id, expression(in, op, a, t0));
     }
 
+    // Functions that act component by component: GLSL has them for scalars and vectors only, so on a
+    // matrix (which the type rules allow: sin(m), min(m, 0.5)) they are written column by column.
+    static bool column_wise(Op op) {
+        switch (op) {
+        case Op::Abs: case Op::Sign: case Op::Floor: case Op::Ceil: case Op::Fract: case Op::Round: case Op::Trunc:
+        case Op::Sqrt: case Op::Rsqrt: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2: case Op::Log10:
+        case Op::Sin: case Op::Cos: case Op::Tan: case Op::Asin: case Op::Acos: case Op::Atan: case Op::Sinh:
+        case Op::Cosh: case Op::Tanh: case Op::Saturate: case Op::Min: case Op::Max: case Op::Pow: case Op::Atan2:
+        case Op::Fmod: case Op::Step: case Op::Clamp: case Op::Lerp: case Op::Smoothstep: case Op::Fma:
+            return true;
+        default: return false;
+        }
+    }
+
     template <typename OpFn, typename ArgFn>
-    std::string expression(const Inst& in, OpFn op, ArgFn a, const Type* t0) {
+    std::string expression(const Inst& in, OpFn op, ArgFn a, const Type* t0, bool in_column = false) {
+        if (!in_column && in.type->is_matrix() && column_wise(in.op)) {
+            const Type* col = in.type->element();
+            std::string s = glsl_type(in.type) + "(";
+            for (uint32_t c = 0; c < in.type->dim(); ++c) {
+                std::string index = "[" + std::to_string(c) + "]";
+                // std::function: one instantiation of this template serves every column.
+                std::function<std::string(size_t)> column = [&](size_t k) {
+                    ValueId v = in.operands[k];
+                    return f_.type_of(v)->is_matrix() ? name(v) + index : name(v);
+                };
+                std::function<std::string(size_t)> column_arg = [&](size_t k) {
+                    ValueId v = in.operands[k];
+                    return f_.type_of(v)->is_matrix() ? name(v) + index : arg(v, col);
+                };
+                s += expression(in, column, column_arg, col, true) + (c + 1 < in.type->dim() ? ", " : "");
+            }
+            return s + ")";
+        }
         auto call = [&](const char* fn) {
             std::string s = std::string(fn) + "(";
             for (size_t k = 0; k < in.operands.size(); ++k) s += a(k) + (k + 1 < in.operands.size() ? ", " : "");
@@ -494,12 +563,24 @@ private:
         case Op::Select:
             if (t0->is_vector()) return "mix(" + op(2) + ", " + op(1) + ", " + op(0) + ")";
             return op(0) + " ? " + op(1) + " : " + op(2);
-        case Op::Abs: return call("abs");
+        case Op::Abs:
+            if (t0->scalar_kind() == ScalarKind::UInt) return op(0);   // GLSL has no abs(uint); it is the identity
+            return call("abs");
         case Op::Sign: return call("sign");
         case Op::Floor: return call("floor");
         case Op::Ceil: return call("ceil");
         case Op::Fract: return call("fract");
-        case Op::Round: return "sign(" + op(0) + ") * floor(abs(" + op(0) + ") + 0.5)";
+        case Op::Round: {
+            // Halves away from zero, as std::round (GLSL's round() leaves halves to the driver). Not
+            // floor(abs(x) + 0.5): that sum rounds 0.49999997 up to 1. x - trunc(x) is exact, and picking
+            // trunc(x) unchanged keeps -0.0 and -0.3 at -0.0.
+            std::string t = "trunc(" + op(0) + ")";
+            std::string frac = "abs(" + op(0) + " - " + t + ")";
+            if (vec)
+                return "mix(" + t + ", " + t + " + sign(" + op(0) + "), greaterThanEqual(" + frac + ", " +
+                       glsl_type(t0) + "(0.5)))";
+            return "(" + frac + " >= 0.5 ? " + t + " + sign(" + op(0) + ") : " + t + ")";
+        }
         case Op::Trunc: return call("trunc");
         case Op::Sqrt: return call("sqrt");
         case Op::Rsqrt: return call("inversesqrt");
@@ -535,8 +616,9 @@ private:
         case Op::Distance: return call("distance");
         case Op::Normalize: return call("normalize");
         case Op::Reflect: return call("reflect");
-        case Op::Any: return call("any");
-        case Op::All: return call("all");
+        // GLSL's any/all take bool vectors only; of one bool they are that bool.
+        case Op::Any: return vec ? call("any") : op(0);
+        case Op::All: return vec ? call("all") : op(0);
         case Op::Transpose: return call("transpose");
         case Op::Inverse: return call("inverse");
         case Op::Determinant: return call("determinant");
@@ -613,7 +695,7 @@ std::string glsl_type(const Type* t) {
         }
         return glsl_type(t) + dims;
     }
-    case Type::Kind::Struct: return t->name();
+    case Type::Kind::Struct: return struct_name(t);
     default: break;
     }
     fail("internal: no GLSL type for ", t->to_string());

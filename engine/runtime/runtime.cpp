@@ -334,7 +334,8 @@ Command ShaderBase::Invocation::dispatch(uint32_t w, uint32_t h, uint32_t d) con
         }
         if (layout.uses_status) s.bind_status(b, *shader);
         if (layout.uses_scratch) s.bind_scratch(b, *shader, uint64_t(w) * h * d);
-        auto groups = [](uint32_t n, uint32_t block) { return (n + block - 1) / block; };
+        // In 64 bits: n + block - 1 wraps around for n near 2^32 and would dispatch (almost) nothing.
+        auto groups = [](uint32_t n, uint32_t block) { return uint32_t((uint64_t(n) + block - 1) / block); };
         if (w == 0 || h == 0 || d == 0) return;
         s.stream.dispatch(*shader->pipeline, b, groups(w, shader->block[0]), groups(h, shader->block[1]),
                           groups(d, shader->block[2]));

@@ -257,16 +257,39 @@ TEST_F(BuiltinGrad, MatrixOps) {
         {"inverse", [&](Float3x3 m, Float3) { return wsum(inverse(m)); }, [&](const M3& m, const double*) { return weighted(inv(m)); }},
         {"determinant", [](Float3x3 m, Float3) { return determinant(m); }, [&](const M3& m, const double*) { return det(m); }},
         {"transpose", [&](Float3x3 m, Float3) { return wsum(transpose(m)); },
-         [&](const M3& m, const double*) { M3 t{}; for (int r = 0; r < 3; ++r) for (int c = 0; c < 3; ++c) t[size_t(c * 3 + r)] = at(m, c, r); return weighted(t); }},
+         [&](const M3& m, const double*) {
+             M3 t{};
+             for (int r = 0; r < 3; ++r)
+                 for (int c = 0; c < 3; ++c) t[size_t(c * 3 + r)] = at(m, c, r);
+             return weighted(t);
+         }},
         {"matrix*vector", [](Float3x3 m, Float3 v) { return dot(m * v, make_float3(0.3f, -0.7f, 1.1f)); },
-         [&](const M3& m, const double* v) { double s = 0; const double w[3] = {0.3, -0.7, 1.1};
-             for (int r = 0; r < 3; ++r) for (int c = 0; c < 3; ++c) s += w[r] * at(m, r, c) * v[c]; return s; }},
+         [&](const M3& m, const double* v) {
+             double s = 0;
+             const double w[3] = {0.3, -0.7, 1.1};
+             for (int r = 0; r < 3; ++r)
+                 for (int c = 0; c < 3; ++c) s += w[r] * at(m, r, c) * v[c];
+             return s;
+         }},
         {"vector*matrix", [](Float3x3 m, Float3 v) { return dot(v * m, make_float3(0.3f, -0.7f, 1.1f)); },
-         [&](const M3& m, const double* v) { double s = 0; const double w[3] = {0.3, -0.7, 1.1};
-             for (int c = 0; c < 3; ++c) for (int r = 0; r < 3; ++r) s += w[c] * v[r] * at(m, r, c); return s; }},
+         [&](const M3& m, const double* v) {
+             double s = 0;
+             const double w[3] = {0.3, -0.7, 1.1};
+             for (int c = 0; c < 3; ++c)
+                 for (int r = 0; r < 3; ++r) s += w[c] * v[r] * at(m, r, c);
+             return s;
+         }},
         {"matrix*matrix", [&](Float3x3 m, Float3) { return wsum(m * m); },
-         [&](const M3& m, const double*) { M3 p{}; for (int r = 0; r < 3; ++r) for (int c = 0; c < 3; ++c) { double s = 0;
-             for (int k = 0; k < 3; ++k) s += at(m, r, k) * at(m, k, c); p[size_t(c * 3 + r)] = s; } return weighted(p); }},
+         [&](const M3& m, const double*) {
+             M3 p{};
+             for (int r = 0; r < 3; ++r)
+                 for (int c = 0; c < 3; ++c) {
+                     double s = 0;
+                     for (int k = 0; k < 3; ++k) s += at(m, r, k) * at(m, k, c);
+                     p[size_t(c * 3 + r)] = s;
+                 }
+             return weighted(p);
+         }},
     };
     const size_t n = 1024;
     for (auto& c : cases) {

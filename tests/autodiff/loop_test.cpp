@@ -71,7 +71,7 @@ TEST_F(Loops, NewtonIterationsStopOnADataDependentTest) {
             UInt guard = 0u;
             tape_capacity(64);   // taped reverse mode (with flags for the break); scalar loops default to forward
             $loop {
-                $if (abs(r * r - x) < 1e-5f * x | guard > 50u) { $break; };
+                $if ((abs(r * r - x) < 1e-5f * x) | (guard > 50u)) { $break; };
                 r = 0.5f * (r + x / r);
                 guard += 1u;
             };

@@ -42,6 +42,10 @@ struct Folder {
                        f.type_of(in.operands[0])->is_scalar()) {
                 repl[id] = in.operands[f.inst(in.operands[0]).words[0] ? 1 : 2];
                 changed = true;
+                // Its uses are all redirected below, so it goes now: left in place it would be "folded"
+                // again by every later run, which then never reports a fixed point.
+                in.dead = true;
+                continue;
             }
             if (in.op == Op::If && f.inst(in.operands[0]).op == Op::Const) {
                 // Splice the chosen branch in place of the if; its instructions keep their ids.

@@ -10,7 +10,7 @@ template <typename R, typename... X>
 Expr<R> call_op(ir::Op op, const std::source_location& loc, const X&... xs) {
     auto& r = Recorder::current(loc);
     r.at(loc);
-    return Expr<R>(FromId{}, r.b.emit(op, {xs.id()...}, nullptr, 0, r.last_loc));
+    return Expr<R>(FromId{}, record_or_zero<R>([&] { return r.b.emit(op, {xs.id()...}, nullptr, 0, r.last_loc); }));
 }
 
 template <typename H, typename... X>
@@ -123,17 +123,33 @@ auto distance(const A& a, const B& b, std::source_location loc = std::source_loc
     return detail::emit<float>(ir::Op::Distance, ea, eb);
 }
 
+namespace detail {
+// The DSL scalar that two plain C++ numbers stand for when neither side is a DSL value: ite(c, 1, 2) is an
+// int (FirstDsl's default, float, made it a float, which an int buffer then refused).
+template <typename A, typename B>
+struct LiteralPair { using type = typename FirstDsl<A, B>::type; };
+template <typename A, typename B>
+    requires(std::is_arithmetic_v<A> && std::is_arithmetic_v<B>)
+struct LiteralPair<A, B> {
+    using C = std::common_type_t<A, B>;
+    using type = std::conditional_t<std::is_floating_point_v<C>, float,
+                 std::conditional_t<std::is_same_v<C, bool>, bool,
+                 std::conditional_t<std::is_unsigned_v<C>, uint32_t, int32_t>>>;
+};
+} // namespace detail
+
 // ite(cond, a, b): a where cond holds, else b; the gradient goes to the chosen side only.
 template <typename C, typename A, typename B>
 auto ite(const C& cond, const A& a, const B& b, std::source_location loc = std::source_location::current()) {
     ADJOINT_AT(loc);
-    using H = typename detail::FirstDsl<A, B>::type;
+    using H = typename detail::LiteralPair<A, B>::type;
     auto ea = detail::lift<H>(a);
     auto eb = detail::lift<H>(b);
     auto ec = detail::lift<bool>(cond);
     using T = typename decltype(ea)::value_type;
     auto& r = detail::Recorder::current();
-    return Expr<T>(detail::FromId{}, r.b.select(ec.id(), ea.id(), eb.id(), r.last_loc));
+    return Expr<T>(detail::FromId{},
+                   detail::record_or_zero<T>([&] { return r.b.select(ec.id(), ea.id(), eb.id(), r.last_loc); }));
 }
 
 // cast<float>(i), cast<int>(v3) (component-wise for vectors).
@@ -145,7 +161,8 @@ auto cast(const X& x, std::source_location loc = std::source_location::current()
     using R = std::conditional_t<detail::TypeDesc<From>::is_vector, Vector<To32, detail::TypeDesc<From>::dim>, To32>;
     auto& r = detail::Recorder::current(loc);
     r.at(loc);
-    return Expr<R>(detail::FromId{}, r.b.cast(type_of<R>(), detail::as_expr(x).id(), loc));
+    return Expr<R>(detail::FromId{},
+                   detail::record_or_zero<R>([&] { return r.b.cast(type_of<R>(), detail::as_expr(x).id(), loc); }));
 }
 
 namespace detail {
@@ -163,34 +180,45 @@ void gather(std::vector<ir::ValueId>& out, const X& x) {
     }
 }
 
+// Scalar components an argument of make_floatN & co. contributes (known at compile time, so a wrong count
+// is a compile error rather than a run-time one: make_float3(a, b) does not compile).
+template <typename X>
+constexpr size_t component_count() {
+    using T = value_t<X>;
+    if constexpr (TypeDesc<T>::valid && TypeDesc<T>::is_vector) return TypeDesc<T>::dim;
+    else return 1;
+}
+
+// `loc` is unknown (line 0) from the make_* functions, which cannot take a defaulted location after their
+// parameter pack; the instructions then carry the latest recorded line instead of one in this header.
 template <typename S, size_t N, typename... X>
 Expr<Vector<S, N>> make_vector(const std::source_location& loc, const X&... xs) {
+    constexpr size_t count = (component_count<X>() + ... + 0);
+    static_assert(count == 1 || count == N, "make_<type>N takes 1 or N components in all");
     auto& r = Recorder::current(loc);
-    r.at(loc);
+    std::source_location where = r.at(loc);
     std::vector<ir::ValueId> parts;
     (gather<S>(parts, xs), ...);
-    const ir::Type* t = type_of<Vector<S, N>>();
-    if (parts.size() != 1 && parts.size() != N) {
-        defer_error("make_" + t->to_string() + " needs 1 or " + std::to_string(N) + " components, got " +
-                    std::to_string(parts.size()) + " at " + format_location(loc));
-        return Expr<Vector<S, N>>(FromId{}, r.b.zero(t, loc));
-    }
-    return Expr<Vector<S, N>>(FromId{}, r.b.construct(t, std::move(parts), loc));
+    return Expr<Vector<S, N>>(FromId{}, r.b.construct(type_of<Vector<S, N>>(), std::move(parts), where));
 }
 
 template <size_t N, typename... X>
 Expr<Matrix<N>> make_matrix(const std::source_location& loc, const X&... xs) {
+    constexpr size_t n = sizeof...(X);
+    static_assert(n == N || n == N * N, "make_floatNxN takes N columns or N*N scalars");
+    if constexpr (n == N) static_assert(((component_count<X>() == N) && ...), "each column is a floatN");
+    else static_assert(((component_count<X>() == 1) && ...), "N*N scalars, column by column");
     auto& r = Recorder::current(loc);
-    r.at(loc);
+    std::source_location where = r.at(loc);
     std::vector<ir::ValueId> parts{lift<Vector<float, N>>(xs).id()...};
     const ir::Type* t = type_of<Matrix<N>>();
     if (parts.size() == N * N) {   // from scalars, column by column
         std::vector<ir::ValueId> cols;
         for (size_t c = 0; c < N; ++c)
-            cols.push_back(r.b.construct(t->element(), {parts.begin() + long(c * N), parts.begin() + long(c * N + N)}, loc));
+            cols.push_back(r.b.construct(t->element(), {parts.begin() + long(c * N), parts.begin() + long(c * N + N)}, where));
         parts = std::move(cols);
     }
-    return Expr<Matrix<N>>(FromId{}, r.b.construct(t, std::move(parts), loc));
+    return Expr<Matrix<N>>(FromId{}, r.b.construct(t, std::move(parts), where));
 }
 
 } // namespace detail
@@ -198,7 +226,7 @@ Expr<Matrix<N>> make_matrix(const std::source_location& loc, const X&... xs) {
 #define ADJOINT_MAKE_VECTOR(fname, S, N)                                                                     \
     template <typename... X>                                                                                 \
     auto fname(const X&... xs) {                                                                             \
-        return detail::make_vector<S, N>(std::source_location::current(), xs...);                            \
+        return detail::make_vector<S, N>(std::source_location{}, xs...);                                     \
     }
 ADJOINT_MAKE_VECTOR(make_float2, float, 2)
 ADJOINT_MAKE_VECTOR(make_float3, float, 3)
@@ -212,11 +240,11 @@ ADJOINT_MAKE_VECTOR(make_uint4, uint32_t, 4)
 #undef ADJOINT_MAKE_VECTOR
 
 template <typename... X>
-auto make_float2x2(const X&... xs) { return detail::make_matrix<2>(std::source_location::current(), xs...); }
+auto make_float2x2(const X&... xs) { return detail::make_matrix<2>(std::source_location{}, xs...); }
 template <typename... X>
-auto make_float3x3(const X&... xs) { return detail::make_matrix<3>(std::source_location::current(), xs...); }
+auto make_float3x3(const X&... xs) { return detail::make_matrix<3>(std::source_location{}, xs...); }
 template <typename... X>
-auto make_float4x4(const X&... xs) { return detail::make_matrix<4>(std::source_location::current(), xs...); }
+auto make_float4x4(const X&... xs) { return detail::make_matrix<4>(std::source_location{}, xs...); }
 
 // Thread indices: dispatch_id in [0, dispatch_size), thread_id within the work group, block_id of the group.
 namespace detail {

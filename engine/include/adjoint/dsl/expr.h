@@ -241,10 +241,20 @@ struct BoolOf<Vector<S, N>> { using type = Vector<bool, N>; };
 template <typename T>
 using bool_of_t = typename BoolOf<T>::type;
 
+// Records one value through `make`. The builder's type errors (x % 2.0f on a float, any(...) of a float) are
+// deferred like the statements' errors: operators run inside noexcept lambdas, where a throw terminates the
+// program. A zero of the expected type stands in so that recording can go on to the end.
+template <typename R, typename F>
+ir::ValueId record_or_zero(F&& make) {
+    auto& r = Recorder::current();
+    ir::ValueId v = guarded(ir::kNoValue, std::forward<F>(make));
+    return v != ir::kNoValue ? v : r.b.zero(type_of<R>(), r.last_loc);
+}
+
 template <typename R, typename... E>
 Expr<R> emit(ir::Op op, const E&... operands) {
     auto& r = Recorder::current();
-    return Expr<R>(FromId{}, r.b.emit(op, {operands.id()...}, nullptr, 0, r.last_loc));
+    return Expr<R>(FromId{}, record_or_zero<R>([&] { return r.b.emit(op, {operands.id()...}, nullptr, 0, r.last_loc); }));
 }
 
 template <typename A, typename B>

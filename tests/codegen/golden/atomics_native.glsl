@@ -1,0 +1,20 @@
+#version 450
+#extension GL_EXT_shader_atomic_float : require
+#extension GL_EXT_shader_atomic_float2 : require
+// kernel atomics_native
+layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
+layout(std430, set = 0, binding = 0) buffer Buffer0 { float b0[]; };
+layout(std430, set = 0, binding = 1) buffer Buffer1 { int b1[]; };
+layout(push_constant, std430) uniform Push {
+    layout(offset = 0) uvec3 dispatch_size;
+} pc;
+void main() {
+    if (any(greaterThanEqual(gl_GlobalInvocationID, pc.dispatch_size))) return;
+    const uvec3 v2 = gl_GlobalInvocationID;
+    const uint v4 = v2.x;
+    const uint v10 = v4 % 4u;
+    const float v12 = atomicAdd(b0[v10], 1.0);
+    const float v14 = float(v4);
+    const float v15 = atomicMax(b0[4u], v14);
+    const int v18 = atomicAdd(b1[0u], 1);
+}

@@ -1,0 +1,21 @@
+#version 450
+// kernel elementwise
+layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
+layout(std430, set = 0, binding = 0) buffer Buffer0 { float b0[]; };
+layout(std430, set = 0, binding = 1) buffer Buffer1 { float b1[]; };
+layout(push_constant, std430) uniform Push {
+    layout(offset = 0) uvec3 dispatch_size;
+    layout(offset = 12) float a2;
+} pc;
+void main() {
+    if (any(greaterThanEqual(gl_GlobalInvocationID, pc.dispatch_size))) return;
+    const uvec3 v5 = gl_GlobalInvocationID;
+    const uint v7 = v5.x;
+    const float v12 = b0[v7];
+    const float v18 = clamp(v12, 0.0, 1.0);
+    const float v20 = sin(v12);
+    const float v23 = v12 * pc.a2;
+    const float v24 = v23 + v20;
+    const float v25 = v24 - v18;
+    b1[v7] = v25;
+}

@@ -1,0 +1,93 @@
+// Wrong arguments at dispatch time (count, buffer types, images, values): the Error names kernel and types.
+#include "support/device_fixture.h"
+
+namespace adjoint::test {
+
+namespace {
+
+template <typename F>
+std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    ADD_FAILURE() << "no adjoint::Error was thrown";
+    return {};
+}
+
+} // namespace
+
+class DispatchErrors : public DeviceTest {
+protected:
+    Kernel1D<void(BufferFloat, BufferFloat, Float)> kernel = [](BufferFloat x, BufferFloat out, Float scale) noexcept {
+        auto i = dispatch_id().x;
+        out.write(i, x.read(i) * scale);
+    };
+    Shader<1> shader = device.compile(kernel, ShaderOptions{"scale_kernel"});
+    Buffer<float> x = device.create_buffer<float>(4);
+    Buffer<float> out = device.create_buffer<float>(4);
+};
+
+TEST_F(DispatchErrors, TooFewAndTooManyArguments) {
+    auto msg = error_of([&] { (void)shader(x); });
+    EXPECT_NE(msg.find("kernel 'scale_kernel' takes 3 arguments, got 1"), std::string::npos) << msg;
+    auto msg2 = error_of([&] { (void)shader(x, out, 1.0f, 2.0f); });
+    EXPECT_NE(msg2.find("kernel 'scale_kernel' takes 3 arguments, got 4"), std::string::npos) << msg2;
+}
+
+TEST_F(DispatchErrors, ImageWhereABufferIsExpected) {
+    auto img = device.create_image<float>(PixelFormat::RGBA32F, 2, 2);
+    auto msg = error_of([&] { (void)shader(img, out, 1.0f); });
+    EXPECT_NE(msg.find("argument 0 of kernel 'scale_kernel' must be buffer<float>, got image2d"), std::string::npos) << msg;
+}
+
+TEST_F(DispatchErrors, BufferOfTheWrongElementType) {
+    auto ints = device.create_buffer<int32_t>(4);
+    auto msg = error_of([&] { (void)shader(x, ints, 1.0f); });
+    EXPECT_NE(msg.find("argument 1 of kernel 'scale_kernel' must be buffer<float>, got buffer<int>"), std::string::npos)
+        << msg;
+    auto vecs = device.create_buffer<float3>(4);
+    auto msg2 = error_of([&] { (void)shader(vecs, out, 1.0f); });
+    EXPECT_NE(msg2.find("argument 0 of kernel 'scale_kernel' must be buffer<float>, got buffer<float3>"), std::string::npos)
+        << msg2;
+}
+
+TEST_F(DispatchErrors, ValueOfTheWrongType) {
+    auto msg = error_of([&] { (void)shader(x, out, float3(1, 2, 3)); });
+    EXPECT_NE(msg.find("argument 2 of kernel 'scale_kernel' must be float, got float3"), std::string::npos) << msg;
+    auto msg2 = error_of([&] { (void)shader(x, out, 3); });   // an int is a DSL int, not a float
+    EXPECT_NE(msg2.find("argument 2 of kernel 'scale_kernel' must be float, got int"), std::string::npos) << msg2;
+    auto msg3 = error_of([&] { (void)shader(x, 1.0f, 1.0f); });
+    EXPECT_NE(msg3.find("argument 1 of kernel 'scale_kernel' must be buffer<float>, got float"), std::string::npos) << msg3;
+    auto msg4 = error_of([&] { (void)shader(x, out, out); });
+    EXPECT_NE(msg4.find("argument 2 of kernel 'scale_kernel' must be float, got buffer<float>"), std::string::npos) << msg4;
+}
+
+TEST_F(DispatchErrors, PlainNumbersConvertToTheScalarParameter) {
+    // A double (not a DSL type) converts to the parameter's scalar type; correct arguments dispatch fine.
+    std::vector<float> host{1, 2, 3, 4}, got(4);
+    stream << x.copy_from(host.data()) << shader(x, out, 2.5).dispatch(4) << out.copy_to(got.data()) << synchronize();
+    EXPECT_EQ(got, (std::vector<float>{2.5f, 5, 7.5f, 10}));
+}
+
+TEST_F(DispatchErrors, ShaderKeepsTheNameGivenInShaderOptions) {
+    // The shader keeps its kernel's name from ShaderOptions, and the name appears in the generated GLSL.
+    EXPECT_EQ(shader.name(), "scale_kernel");
+    EXPECT_NE(shader.glsl().find("// kernel scale_kernel"), std::string::npos) << shader.glsl();
+}
+
+TEST_F(DispatchErrors, DispatchBeyondTheWorkgroupLimitIsReported) {
+    // dispatch(w) with more 256-thread groups than the device allows in x is refused with a message, before
+    // anything is submitted (the contract's "any size" is bounded by maxComputeWorkGroupCount * 256). The
+    // numbers are lavapipe's limit (65535 groups); a GPU with a larger one would run these dispatches.
+    if (device.name().find("llvmpipe") == std::string::npos) GTEST_SKIP() << "limit checked on lavapipe only";
+    auto msg = error_of([&] { stream << shader(x, out, 1.0f).dispatch(65536u * 256u) << synchronize(); });
+    EXPECT_NE(msg.find("dispatch of 'scale_kernel': 65536 workgroups in dimension 0 exceed the device limit"),
+              std::string::npos) << msg;
+    // Near 2^32 the group count must not wrap around to a tiny dispatch.
+    auto msg2 = error_of([&] { stream << shader(x, out, 1.0f).dispatch(0xffffffffu) << synchronize(); });
+    EXPECT_NE(msg2.find("16777216 workgroups in dimension 0 exceed the device limit"), std::string::npos) << msg2;
+}
+
+} // namespace adjoint::test
