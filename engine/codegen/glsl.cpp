@@ -102,7 +102,16 @@ public:
         out_ = &body;
         indent_ = 1;
         for (ValueId id : hoisted_order_) line(decl(id) + ";");
-        line("if (any(greaterThanEqual(gl_GlobalInvocationID, pc.dispatch_size))) return;");
+        if (f_.dimension == 1) {
+            // A 1D dispatch larger than the device's group limit in x runs as rows of groups in y; the
+            // thread's index is linear again here, so dispatch(n) takes any n.
+            line("const uint adjoint_group = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;");
+            line("const uvec3 adjoint_id = uvec3(adjoint_group * " + std::to_string(f_.block_size[0]) +
+                 "u + gl_LocalInvocationID.x, 0u, 0u);");
+            line("if (adjoint_id.x >= pc.dispatch_size.x) return;");
+        } else {
+            line("if (any(greaterThanEqual(gl_GlobalInvocationID, pc.dispatch_size))) return;");
+        }
         block(f_.body());
         std::ostringstream src;
         src << "#version 450\n";
@@ -367,7 +376,9 @@ private:
         case Op::Builtin: {
             static const char* names[] = {"gl_GlobalInvocationID", "pc.dispatch_size", "gl_LocalInvocationID",
                                           "gl_WorkGroupID"};
-            define(id, names[in.imm]);
+            static const char* names_1d[] = {"adjoint_id", "pc.dispatch_size", "gl_LocalInvocationID",
+                                             "uvec3(adjoint_group, 0u, 0u)"};
+            define(id, (f_.dimension == 1 ? names_1d : names)[in.imm]);
             return;
         }
         case Op::Local:

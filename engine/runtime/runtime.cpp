@@ -337,8 +337,17 @@ Command ShaderBase::Invocation::dispatch(uint32_t w, uint32_t h, uint32_t d) con
         // In 64 bits: n + block - 1 wraps around for n near 2^32 and would dispatch (almost) nothing.
         auto groups = [](uint32_t n, uint32_t block) { return uint32_t((uint64_t(n) + block - 1) / block); };
         if (w == 0 || h == 0 || d == 0) return;
-        s.stream.dispatch(*shader->pipeline, b, groups(w, shader->block[0]), groups(h, shader->block[1]),
-                          groups(d, shader->block[2]));
+        uint32_t gx = groups(w, shader->block[0]), gy = groups(h, shader->block[1]), gz = groups(d, shader->block[2]);
+        if (shader->dimension == 1) {
+            // More groups than the device allows in x become rows in y; the kernel relinearizes the index
+            // and the surplus threads of the last row stop at the bounds check.
+            uint32_t max_x = s.device->ctx->device_info().max_workgroup_count[0];
+            if (gx > max_x) {
+                gy = (gx + max_x - 1) / max_x;
+                gx = max_x;
+            }
+        }
+        s.stream.dispatch(*shader->pipeline, b, gx, gy, gz);
     });
 }
 

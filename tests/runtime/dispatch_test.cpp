@@ -79,6 +79,25 @@ TEST_F(Dispatch, MoreThanAMillionThreads) {
     for (uint32_t i = n; i < n + kGuard; ++i) EXPECT_EQ(got[i], kSentinel) << "guard element " << i << " was written";
 }
 
+TEST_F(Dispatch, OneDimensionalDispatchBeyondTheGroupLimit) {
+    // More threads than 65535 groups of 256 (lavapipe's limit in x): the runtime adds rows of groups in y
+    // and the kernel sees one linear index, so every element is written exactly once.
+    Kernel1D k = [](BufferUInt out) noexcept {
+        auto i = dispatch_id().x;
+        out.write(i, i ^ 0x5a5a5a5au);
+    };
+    const uint32_t n = 65535u * 256u + 1000u;
+    auto shader = device.compile(k);
+    std::vector<uint32_t> init(n + kGuard, kSentinel);
+    auto out = upload(device, stream, init);
+    stream << shader(out).dispatch(n);
+    auto got = download(stream, out);
+    uint32_t bad = 0;
+    for (uint32_t i = 0; i < n; ++i) bad += got[i] != (i ^ 0x5a5a5a5au);
+    EXPECT_EQ(bad, 0u);
+    for (uint32_t i = n; i < n + kGuard; ++i) EXPECT_EQ(got[i], kSentinel) << "guard element " << i << " was written";
+}
+
 TEST_F(Dispatch, ThreadAndBlockIdsIn1D) {
     // A 1D kernel's block is 256 threads: thread_id = i % 256, block_id = i / 256.
     Kernel1D k = [](BufferVar<uint4> out) noexcept {

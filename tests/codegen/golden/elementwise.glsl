@@ -8,8 +8,10 @@ layout(push_constant, std430) uniform Push {
     layout(offset = 12) float a2;
 } pc;
 void main() {
-    if (any(greaterThanEqual(gl_GlobalInvocationID, pc.dispatch_size))) return;
-    const uvec3 v5 = gl_GlobalInvocationID;
+    const uint adjoint_group = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+    const uvec3 adjoint_id = uvec3(adjoint_group * 256u + gl_LocalInvocationID.x, 0u, 0u);
+    if (adjoint_id.x >= pc.dispatch_size.x) return;
+    const uvec3 v5 = adjoint_id;
     const uint v7 = v5.x;
     const float v12 = b0[v7];
     const float v18 = clamp(v12, 0.0, 1.0);

@@ -7,8 +7,10 @@ layout(push_constant, std430) uniform Push {
     layout(offset = 0) uvec3 dispatch_size;
 } pc;
 void main() {
-    if (any(greaterThanEqual(gl_GlobalInvocationID, pc.dispatch_size))) return;
-    const uvec3 v2 = gl_GlobalInvocationID;
+    const uint adjoint_group = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+    const uvec3 adjoint_id = uvec3(adjoint_group * 256u + gl_LocalInvocationID.x, 0u, 0u);
+    if (adjoint_id.x >= pc.dispatch_size.x) return;
+    const uvec3 v2 = adjoint_id;
     const uint v4 = v2.x;
     const int v9 = b0[v4];
     int l13;
