@@ -18,7 +18,11 @@
 // one `if (brk) break;`. The forward loop then stores, at the top of each iteration, the locals it
 // carries (those declared outside and stored inside) into a per-loop tape; the reverse loop runs the
 // iterations backwards: restore the carried locals into shadows, recompute the body, reverse the body.
-// Nested loops need nothing special: the recomputed body refills the inner loop's tape.
+// Nested loops need nothing special: the recomputed body refills the inner loop's tape. Within reverse
+// mode, loop flags, $for counters and pure accumulators are rebuilt instead of taped. A loop of scalar
+// code with few active inputs skips all of that: it runs in forward mode, carrying tangents (one per
+// input) through the forward loop, and its reverse is one dot product per input.
+// Large tapes go to a scratch buffer the runtime binds; each thread owns a contiguous range of words.
 #include <adjoint/autodiff/autodiff.h>
 
 #include "rules.h"
@@ -195,7 +199,7 @@ private:
             if (in.op == Op::If || in.op == Op::Switch) {
                 for (auto& r : in.regions) {
                     std::vector<ValueId> inner = r->insts;
-                    if (in.op == Op::Switch) check_switch_breaks(in, inner);
+                    if (in.op == Op::Switch) check_switch_breaks(inner);
                     r->insts.clear();
                     b_.push(*r);
                     may_exit |= emit(inner, in.loc);
@@ -217,7 +221,7 @@ private:
         return false;
     }
 
-    void check_switch_breaks(const Inst& sw, std::vector<ValueId>& inner) {
+    void check_switch_breaks(std::vector<ValueId>& inner) {
         // A break that ends a case is a no-op; one in the middle of a case would need its own flag.
         if (!inner.empty() && f_.inst(inner.back()).op == Op::Break) {
             f_.inst(inner.back()).dead = true;
@@ -236,7 +240,6 @@ private:
         Block tmp;
         tmp.insts = inner;
         scan(tmp);
-        (void)sw;
     }
 
     Function& f_;

@@ -27,10 +27,6 @@ void mark_requires_grad(ir::ValueId local, const Path& path, const std::source_l
 void record_backward(ir::ValueId y, ir::ValueId seed, const std::source_location& loc);
 ir::ValueId record_grad(ir::ValueId local, const Path& path, const std::source_location& loc);
 
-struct RequiresGradArgs {
-    std::source_location loc;
-};
-
 } // namespace detail
 
 // requires_grad(a, b, ...): marks variables (scalars, vectors, matrices, arrays, structs of floats).
