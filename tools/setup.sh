@@ -4,7 +4,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ADJOINT_BUILD_DIR:-$here/build}"
 
-packages=(cmake g++ make pkg-config libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslang-dev
+packages=(cmake g++ make pkg-config libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers glslang-dev glslang-tools
           spirv-tools libglfw3-dev libimgui-dev libtinyobjloader-dev libstb-dev libgtest-dev nlohmann-json3-dev
           libcli11-dev libbenchmark-dev libxxhash-dev xvfb xauth)
 missing=()
