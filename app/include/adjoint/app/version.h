@@ -1,0 +1,6 @@
+// The renderer library's version.
+#pragma once
+
+namespace adjoint::app {
+const char* version();
+} // namespace adjoint::app
