@@ -1,0 +1,225 @@
+// The rasterizer's kernels. Tiles bound the work per pixel: each pixel loops only over the triangles
+// binned to its 16x16 tile. Binning is exact (count, scan, fill) so no tile list can overflow.
+#include "raster.h"
+
+#include <adjoint/core/error.h>
+
+#include <vector>
+
+namespace adjoint::app {
+
+using gpu::kNone;
+using gpu::kTileSize;
+
+namespace {
+
+constexpr uint32_t kScanChunk = 256;   // tiles per thread in the scan (keeps loops short on lavapipe)
+
+Float edge(const Float2& a, const Float2& b, const Float2& p) {
+    return (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x);
+}
+
+} // namespace
+
+struct Rasterizer::Kernels {
+    Shader<1> setup, fill, scan_chunks, scan_top, scan_fill;
+    Shader<2> raster, interpolate;
+};
+
+Rasterizer::Rasterizer(Device& device) : device_(device) {
+    // Projects a triangle and counts it into every tile its pixel bounding box touches.
+    Kernel1D setup = [](BufferFloat3 positions, BufferVar<uint3> triangles, BufferVar<gpu::TriSetup> out,
+                        BufferUInt tile_count, Float4x4 view_proj, UInt width, UInt height, UInt tiles_x) noexcept {
+        UInt i = dispatch_id().x;
+        UInt3 t = triangles.read(i);
+        Float4 c0 = view_proj * make_float4(positions.read(t.x), 1.0f);
+        Float4 c1 = view_proj * make_float4(positions.read(t.y), 1.0f);
+        Float4 c2 = view_proj * make_float4(positions.read(t.z), 1.0f);
+        Float w = cast<float>(width), h = cast<float>(height);
+        Var<gpu::TriSetup> s;
+        s.valid = 0u;
+        $if ((c0.w > 1e-6f) & (c1.w > 1e-6f) & (c2.w > 1e-6f)) {
+            Float3 iw = make_float3(1.0f / c0.w, 1.0f / c1.w, 1.0f / c2.w);
+            Float2 p0 = make_float2((c0.x * iw.x * 0.5f + 0.5f) * w, (0.5f - c0.y * iw.x * 0.5f) * h);
+            Float2 p1 = make_float2((c1.x * iw.y * 0.5f + 0.5f) * w, (0.5f - c1.y * iw.y * 0.5f) * h);
+            Float2 p2 = make_float2((c2.x * iw.z * 0.5f + 0.5f) * w, (0.5f - c2.y * iw.z * 0.5f) * h);
+            Float3 z = make_float3(c0.z * iw.x, c1.z * iw.y, c2.z * iw.z);
+            Float area = edge(p0, p1, p2);
+            Float2 lo = min(min(p0, p1), p2), hi = max(max(p0, p1), p2);
+            Bool on_screen = (hi.x >= 0.0f) & (hi.y >= 0.0f) & (lo.x < w) & (lo.y < h);
+            Bool in_depth = (max(max(z.x, z.y), z.z) >= 0.0f) & (min(min(z.x, z.y), z.z) <= 1.0f);
+            $if ((abs(area) > 1e-10f) & on_screen & in_depth) {
+                Float2 clo = clamp(lo, make_float2(0.0f), make_float2(w - 1.0f, h - 1.0f));
+                Float2 chi = clamp(hi, make_float2(0.0f), make_float2(w - 1.0f, h - 1.0f));
+                UInt4 tiles = make_uint4(cast<uint32_t>(clo.x) / kTileSize, cast<uint32_t>(clo.y) / kTileSize,
+                                         cast<uint32_t>(chi.x) / kTileSize, cast<uint32_t>(chi.y) / kTileSize);
+                s.p0 = p0;
+                s.p1 = p1;
+                s.p2 = p2;
+                s.inv_w = iw;
+                s.z = z;
+                s.tiles = tiles;
+                s.valid = 1u;
+                $for (ty, tiles.y, tiles.w + 1u) {
+                    $for (tx, tiles.x, tiles.z + 1u) { tile_count.atomic(ty * tiles_x + tx).fetch_add(1u); };
+                };
+            };
+        };
+        out.write(i, s);
+    };
+    // Exclusive scan of the tile counts in three steps: chunk sums, a scan of the chunks, chunk offsets.
+    Kernel1D scan_chunks = [](BufferUInt count, BufferUInt chunk_sum, UInt tiles) noexcept {
+        UInt c = dispatch_id().x;
+        UInt sum = 0u;
+        $for (t, c * kScanChunk, min(c * kScanChunk + kScanChunk, tiles)) { sum += count.read(t); };
+        chunk_sum.write(c, sum);
+    };
+    Kernel1D scan_top = [](BufferUInt chunk_sum, BufferUInt chunk_offset, UInt chunks) noexcept {
+        UInt run = 0u;
+        $for (c, 0u, chunks) {
+            chunk_offset.write(c, run);
+            run += chunk_sum.read(c);
+        };
+        chunk_offset.write(chunks, run);
+    };
+    Kernel1D scan_fill = [](BufferUInt count, BufferUInt chunk_offset, BufferUInt offset, BufferUInt cursor,
+                            UInt tiles) noexcept {
+        UInt c = dispatch_id().x;
+        UInt run = chunk_offset.read(c);
+        $for (t, c * kScanChunk, min(c * kScanChunk + kScanChunk, tiles)) {
+            offset.write(t, run);
+            cursor.write(t, 0u);
+            run += count.read(t);
+        };
+    };
+    Kernel1D fill = [](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt cursor, BufferUInt list,
+                       UInt tiles_x) noexcept {
+        UInt i = dispatch_id().x;
+        auto s = setups.read(i);
+        $if (s.valid != 0u) {
+            $for (ty, s.tiles.y, s.tiles.w + 1u) {
+                $for (tx, s.tiles.x, s.tiles.z + 1u) {
+                    UInt tile = ty * tiles_x + tx;
+                    UInt slot = cursor.atomic(tile).fetch_add(1u);
+                    list.write(offset.read(tile) + slot, i);
+                };
+            };
+        };
+    };
+    // Nearest triangle per pixel; ties in depth go to the lower triangle id, so the result does not depend
+    // on the order the atomics filled the tile lists.
+    Kernel2D raster = [](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt count, BufferUInt list,
+                         BufferUInt tri_out, BufferFloat2 bary_out, UInt tiles_x) noexcept {
+        UInt2 pix = dispatch_id().xy();
+        UInt width = dispatch_size().x;
+        UInt tile = (pix.y / kTileSize) * tiles_x + pix.x / kTileSize;
+        Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
+        Float best_z = 2.0f;
+        UInt best = kNone;
+        Float2 best_b = make_float2(0.0f);
+        UInt begin = offset.read(tile);
+        $for (k, begin, begin + count.read(tile)) {
+            UInt ti = list.read(k);
+            auto s = setups.read(ti);
+            Float area = edge(s.p0, s.p1, s.p2);
+            Float l0 = edge(s.p1, s.p2, p) / area;
+            Float l1 = edge(s.p2, s.p0, p) / area;
+            Float l2 = 1.0f - l0 - l1;
+            Float z = l0 * s.z.x + l1 * s.z.y + l2 * s.z.z;
+            Bool inside = (l0 >= 0.0f) & (l1 >= 0.0f) & (l2 >= 0.0f) & (z >= 0.0f) & (z <= 1.0f);
+            Bool closer = (z < best_z) | ((z == best_z) & (ti < best));
+            $if (inside & closer) {
+                Float q0 = l0 * s.inv_w.x, q1 = l1 * s.inv_w.y, q2 = l2 * s.inv_w.z;
+                Float inv = 1.0f / (q0 + q1 + q2);
+                best_z = z;
+                best = ti;
+                best_b = make_float2(q1 * inv, q2 * inv);
+            };
+        };
+        UInt at = pix.y * width + pix.x;
+        tri_out.write(at, best);
+        bary_out.write(at, best_b);
+    };
+    // Interpolates the visible triangle's attributes; texture-coordinate derivatives come from the
+    // barycentrics one pixel right and one pixel down on the same triangle's plane.
+    Kernel2D interpolate = [](BufferVar<gpu::TriSetup> setups, BufferUInt tri_in, BufferFloat2 bary_in,
+                              BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
+                              BufferVar<uint3> triangles, BufferUInt triangle_material, BufferVar<gpu::Surface> out,
+                              Float3 eye) noexcept {
+        UInt2 pix = dispatch_id().xy();
+        UInt at = pix.y * dispatch_size().x + pix.x;
+        UInt ti = tri_in.read(at);
+        Var<gpu::Surface> s;
+        s.material = kNone;
+        $if (ti != kNone) {
+            UInt3 t = triangles.read(ti);
+            Float2 b = bary_in.read(at);
+            Float b0 = 1.0f - b.x - b.y;
+            s.position = positions.read(t.x) * b0 + positions.read(t.y) * b.x + positions.read(t.z) * b.y;
+            Float3 n = normalize(normals.read(t.x) * b0 + normals.read(t.y) * b.x + normals.read(t.z) * b.y);
+            s.normal = ite(dot(n, eye - s.position) < 0.0f, -n, n);
+            s.color = colors.read(t.x) * b0 + colors.read(t.y) * b.x + colors.read(t.z) * b.y;
+            Float2 uv0 = uvs.read(t.x), uv1 = uvs.read(t.y), uv2 = uvs.read(t.z);
+            s.uv = uv0 * b0 + uv1 * b.x + uv2 * b.y;
+            auto st = setups.read(ti);
+            Float area = edge(st.p0, st.p1, st.p2);
+            auto uv_at = [&](const Float2& p) {
+                Float l0 = edge(st.p1, st.p2, p) / area * st.inv_w.x;
+                Float l1 = edge(st.p2, st.p0, p) / area * st.inv_w.y;
+                Float l2 = edge(st.p0, st.p1, p) / area * st.inv_w.z;
+                Float inv = 1.0f / (l0 + l1 + l2);
+                return (uv0 * l0 + uv1 * l1 + uv2 * l2) * inv;
+            };
+            Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
+            Float2 c = uv_at(p);
+            s.duv_dx = uv_at(p + make_float2(1.0f, 0.0f)) - c;
+            s.duv_dy = uv_at(p + make_float2(0.0f, 1.0f)) - c;
+            s.material = triangle_material.read(ti);
+        };
+        out.write(at, s);
+    };
+    k_ = std::make_unique<Kernels>(Kernels{
+        device.compile(setup, {.name = "raster_setup"}), device.compile(fill, {.name = "raster_fill"}),
+        device.compile(scan_chunks, {.name = "raster_scan_chunks"}), device.compile(scan_top, {.name = "raster_scan_top"}),
+        device.compile(scan_fill, {.name = "raster_scan_fill"}), device.compile(raster, {.name = "raster_depth"}),
+        device.compile(interpolate, {.name = "raster_interpolate"})});
+}
+
+Rasterizer::~Rasterizer() = default;
+
+GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const ViewCamera& view) {
+    uint32_t tiles_x = (view.width + kTileSize - 1) / kTileSize, tiles_y = (view.height + kTileSize - 1) / kTileSize;
+    uint32_t tiles = tiles_x * tiles_y, chunks = (tiles + kScanChunk - 1) / kScanChunk;
+    auto setups = device_.create_buffer<gpu::TriSetup>(std::max(g.triangle_count, 1u));
+    auto count = device_.create_buffer<uint32_t>(tiles);
+    auto offset = device_.create_buffer<uint32_t>(tiles);
+    auto cursor = device_.create_buffer<uint32_t>(tiles);
+    auto chunk_sum = device_.create_buffer<uint32_t>(chunks);
+    auto chunk_offset = device_.create_buffer<uint32_t>(chunks + 1);
+    std::vector<uint32_t> offsets(chunks + 1);
+    stream << count.fill_zero();
+    if (g.triangle_count > 0)
+        stream << k_->setup(g.positions, g.triangles, setups, count, view.view_proj, view.width, view.height, tiles_x)
+                      .dispatch(g.triangle_count);
+    stream << k_->scan_chunks(count, chunk_sum, tiles).dispatch(chunks)
+           << k_->scan_top(chunk_sum, chunk_offset, chunks).dispatch(1u)
+           << k_->scan_fill(count, chunk_offset, offset, cursor, tiles).dispatch(chunks)
+           << chunk_offset.copy_to(offsets.data()) << synchronize();
+    uint32_t total = offsets[chunks];
+    auto list = device_.create_buffer<uint32_t>(std::max(total, 1u));
+    GBuffer gb{setups, device_.create_buffer<uint32_t>(size_t(view.width) * view.height),
+               device_.create_buffer<float2>(size_t(view.width) * view.height), view.width, view.height};
+    if (g.triangle_count > 0) stream << k_->fill(setups, offset, cursor, list, tiles_x).dispatch(g.triangle_count);
+    stream << k_->raster(setups, offset, count, list, gb.triangle, gb.bary, tiles_x).dispatch(view.width, view.height)
+           << synchronize();
+    return gb;
+}
+
+void Rasterizer::interpolate(Stream& stream, const DeviceGeometry& g, const ViewCamera& view, const GBuffer& gb,
+                             Buffer<gpu::Surface>& surfaces) {
+    stream << k_->interpolate(gb.setups, gb.triangle, gb.bary, g.positions, g.normals, g.colors, g.uvs, g.triangles,
+                              g.triangle_material, surfaces, view.eye)
+                  .dispatch(view.width, view.height);
+}
+
+} // namespace adjoint::app

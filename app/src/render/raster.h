@@ -1,0 +1,50 @@
+// Hard rasterization in compute: triangle setup, binning to 16x16 screen tiles, per-pixel depth test with
+// perspective-correct barycentrics (the G-buffer), and attribute interpolation into per-pixel surfaces.
+#pragma once
+#include "gpu_types.h"
+
+#include <memory>
+
+namespace adjoint::app {
+
+// All meshes of a scene, concatenated, in world space.
+struct DeviceGeometry {
+    Buffer<float3> positions, normals, colors;
+    Buffer<float2> uvs;
+    Buffer<uint3> triangles;
+    Buffer<uint32_t> triangle_material;
+    uint32_t vertex_count = 0, triangle_count = 0;
+};
+
+// One view: the camera and the resolution.
+struct ViewCamera {
+    float4x4 view_proj;     // world -> clip (Vulkan clip space: y down in NDC is flipped by us, z in [0, 1])
+    float3 eye;
+    uint32_t width = 0, height = 0;
+};
+
+// The G-buffer of a view: visible triangle (gpu::kNone for background) and its perspective-correct
+// barycentrics (b1, b2; b0 = 1 - b1 - b2) per pixel, row-major.
+struct GBuffer {
+    Buffer<gpu::TriSetup> setups;   // the projected triangles (interpolation needs their screen positions)
+    Buffer<uint32_t> triangle;
+    Buffer<float2> bary;
+    uint32_t width = 0, height = 0;
+};
+
+class Rasterizer {
+public:
+    explicit Rasterizer(Device& device);
+    ~Rasterizer();
+    // Rasterizes and interpolates one view; synchronizes once (the tile lists are sized from their counts).
+    GBuffer rasterize(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view);
+    void interpolate(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view, const GBuffer& gbuffer,
+                     Buffer<gpu::Surface>& surfaces);
+
+private:
+    struct Kernels;
+    Device& device_;
+    std::unique_ptr<Kernels> k_;
+};
+
+} // namespace adjoint::app

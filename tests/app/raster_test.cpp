@@ -1,0 +1,137 @@
+// The rasterizer: coverage of known triangles, the depth test and tie-breaking, perspective-correct
+// barycentrics, tiles with many triangles, and interpolated attributes.
+#include "render/raster.h"
+#include "support/device_fixture.h"
+
+#include <cmath>
+
+namespace adjoint::test {
+
+using app::DeviceGeometry;
+using app::Rasterizer;
+using app::ViewCamera;
+
+class Raster : public DeviceTest {
+protected:
+    // An orthographic-like camera: clip = (x, y, z, 1) with x, y in [-1, 1] mapped over the image.
+    ViewCamera identity_view(uint32_t w, uint32_t h) {
+        ViewCamera v;
+        v.view_proj = float4x4::identity();
+        v.eye = float3(0, 0, -10);
+        v.width = w;
+        v.height = h;
+        return v;
+    }
+    DeviceGeometry upload(const std::vector<float3>& pos, const std::vector<uint3>& tris) {
+        DeviceGeometry g;
+        g.vertex_count = uint32_t(pos.size());
+        g.triangle_count = uint32_t(tris.size());
+        g.positions = device.create_buffer<float3>(pos.size());
+        g.normals = device.create_buffer<float3>(pos.size());
+        g.colors = device.create_buffer<float3>(pos.size());
+        g.uvs = device.create_buffer<float2>(pos.size());
+        g.triangles = device.create_buffer<uint3>(tris.size());
+        g.triangle_material = device.create_buffer<uint32_t>(tris.size());
+        std::vector<float3> n(pos.size(), float3(0, 0, -1)), c(pos.size(), float3(1, 1, 1));
+        std::vector<float2> uv(pos.size());
+        for (size_t i = 0; i < pos.size(); ++i) uv[i] = float2(pos[i].x, pos[i].y);
+        std::vector<uint32_t> mat(tris.size());
+        for (size_t i = 0; i < tris.size(); ++i) mat[i] = uint32_t(i);
+        stream << g.positions.copy_from(pos.data()) << g.normals.copy_from(n.data()) << g.colors.copy_from(c.data())
+               << g.uvs.copy_from(uv.data()) << g.triangles.copy_from(tris.data())
+               << g.triangle_material.copy_from(mat.data()) << synchronize();
+        return g;
+    }
+    std::vector<uint32_t> ids(const app::GBuffer& gb) {
+        std::vector<uint32_t> r(size_t(gb.width) * gb.height);
+        stream << gb.triangle.copy_to(r.data()) << synchronize();
+        return r;
+    }
+};
+
+TEST_F(Raster, HalfScreenTriangleCoversExactlyThePixelsBelowTheDiagonal) {
+    // NDC (-1,-1), (1,-1), (-1,1): in pixels (0,h), (w,h), (0,0): covers pixels whose centre has x + y <= w.
+    auto g = upload({float3(-1, -1, 0.5f), float3(1, -1, 0.5f), float3(-1, 1, 0.5f)}, {uint3(0, 1, 2)});
+    Rasterizer r(device);
+    auto gb = r.rasterize(stream, g, identity_view(40, 40));
+    auto id = ids(gb);
+    int covered = 0;
+    for (uint32_t y = 0; y < 40; ++y)
+        for (uint32_t x = 0; x < 40; ++x) {
+            // The triangle's hypotenuse runs from pixel (0, 0) to (40, 40) flipped: x_pix + (40 - y_pix) >= 40
+            // in image coordinates with y down means x <= y.
+            bool expect = (x + 0.5f) <= (y + 0.5f);
+            EXPECT_EQ(id[y * 40 + x] == 0u, expect) << x << "," << y;
+            covered += id[y * 40 + x] == 0u;
+        }
+    EXPECT_EQ(covered, 40 * 41 / 2);
+}
+
+TEST_F(Raster, NearerTriangleWinsAndTiesGoToTheLowerId) {
+    // Two full-screen quads (4 triangles): ids 0,1 at depth 0.7, ids 2,3 at depth 0.3 -> 2,3 visible.
+    std::vector<float3> p = {float3(-1, -1, 0.7f), float3(1, -1, 0.7f), float3(1, 1, 0.7f), float3(-1, 1, 0.7f),
+                             float3(-1, -1, 0.3f), float3(1, -1, 0.3f), float3(1, 1, 0.3f), float3(-1, 1, 0.3f),
+                             float3(-1, -1, 0.3f), float3(1, -1, 0.3f), float3(1, 1, 0.3f)};
+    auto g = upload(p, {uint3(0, 1, 2), uint3(0, 2, 3), uint3(4, 5, 6), uint3(4, 6, 7), uint3(8, 9, 10)});
+    Rasterizer r(device);
+    auto id = ids(r.rasterize(stream, g, identity_view(37, 23)));
+    for (uint32_t y = 0; y < 23; ++y)
+        for (uint32_t x = 0; x < 37; ++x) {
+            uint32_t v = id[y * 37 + x];
+            // Triangle 4 duplicates triangle 2 exactly: the tie goes to 2.
+            EXPECT_TRUE(v == 2u || v == 3u) << x << "," << y << " got " << v;
+        }
+}
+
+TEST_F(Raster, ManyTrianglesPerTileAndEmptyPixels) {
+    // 3000 thin slivers in one tile's column plus an empty region.
+    std::vector<float3> p;
+    std::vector<uint3> t;
+    for (uint32_t i = 0; i < 3000; ++i) {
+        float z = 0.1f + 0.8f * float(i) / 3000.0f;
+        uint32_t b = uint32_t(p.size());
+        p.push_back(float3(-1, -1, z));
+        p.push_back(float3(-0.5f, -1, z));
+        p.push_back(float3(-1, 0, z));
+        t.push_back(uint3(b, b + 1, b + 2));
+    }
+    auto g = upload(p, t);
+    Rasterizer r(device);
+    auto id = ids(r.rasterize(stream, g, identity_view(64, 64)));
+    EXPECT_EQ(id[63 * 64 + 0], 0u);                 // bottom-left pixel: the nearest (first) sliver
+    EXPECT_EQ(id[0 * 64 + 63], app::gpu::kNone);    // top-right: background
+}
+
+TEST_F(Raster, BarycentricsArePerspectiveCorrect) {
+    // A triangle with w = 1, 1, 3 at its vertices (positions given in clip space through a matrix whose
+    // last row copies z into w): the barycentric of the far vertex at a pixel must be its perspective value.
+    ViewCamera v = identity_view(32, 32);
+    float4x4 m = float4x4::identity();
+    m[2][3] = 1.0f;   // w = z + 1 (column 2, row 3)
+    m[3][3] = 1.0f;
+    m[2][2] = 0.1f;   // keep z/w inside [0, 1]
+    v.view_proj = m;
+    auto g = upload({float3(-1, -1, 0), float3(3, -3, 2), float3(-1, 1, 0)}, {uint3(0, 1, 2)});
+    Rasterizer r(device);
+    auto gb = r.rasterize(stream, g, v);
+    std::vector<uint32_t> id(32 * 32);
+    std::vector<float2> b(32 * 32);
+    stream << gb.triangle.copy_to(id.data()) << gb.bary.copy_to(b.data()) << synchronize();
+    // Vertex 1 projects to x_ndc = 3/3 = 1. At the pixel centre (px, py) the screen barycentrics are affine;
+    // perspective-correct b1 = (l1 / 3) / (l0 + l1 / 3 + l2).
+    int checked = 0;
+    for (uint32_t y = 0; y < 32; ++y)
+        for (uint32_t x = 0; x < 32; ++x) {
+            if (id[y * 32 + x] != 0u) continue;
+            float px = x + 0.5f, py = y + 0.5f;
+            // Screen positions: v0 (0, 32), v1 (32, 32), v2 (0, 0).
+            float l1 = px / 32.0f, l2 = (32.0f - py) / 32.0f, l0 = 1 - l1 - l2;
+            float q1 = l1 / 3.0f, den = l0 + q1 + l2;
+            EXPECT_NEAR(b[y * 32 + x].x, q1 / den, 1e-4f);
+            EXPECT_NEAR(b[y * 32 + x].y, l2 / den, 1e-4f);
+            ++checked;
+        }
+    EXPECT_GT(checked, 400);
+}
+
+} // namespace adjoint::test
