@@ -9,7 +9,7 @@ namespace adjoint::app::gpu {
 struct TriSetup {
     float2 p0, p1, p2;      // pixel coordinates (x right, y down)
     float3 inv_w;           // 1 / clip w per vertex
-    float3 z;               // NDC depth per vertex, in [0, 1] (0 at near)
+    float3 z;               // depth per vertex, NDC z mapped to [0, 1] (0 at near)
     uint4 tiles;            // tile bbox: x0, y0, x1, y1 (inclusive)
     uint32_t valid;
 };

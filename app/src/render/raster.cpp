@@ -43,7 +43,7 @@ Rasterizer::Rasterizer(Device& device) : device_(device) {
             Float2 p0 = make_float2((c0.x * iw.x * 0.5f + 0.5f) * w, (0.5f - c0.y * iw.x * 0.5f) * h);
             Float2 p1 = make_float2((c1.x * iw.y * 0.5f + 0.5f) * w, (0.5f - c1.y * iw.y * 0.5f) * h);
             Float2 p2 = make_float2((c2.x * iw.z * 0.5f + 0.5f) * w, (0.5f - c2.y * iw.z * 0.5f) * h);
-            Float3 z = make_float3(c0.z * iw.x, c1.z * iw.y, c2.z * iw.z);
+            Float3 z = make_float3(c0.z * iw.x, c1.z * iw.y, c2.z * iw.z) * 0.5f + 0.5f;   // GL NDC z to [0, 1]
             Float area = edge(p0, p1, p2);
             Float2 lo = min(min(p0, p1), p2), hi = max(max(p0, p1), p2);
             Bool on_screen = (hi.x >= 0.0f) & (hi.y >= 0.0f) & (lo.x < w) & (lo.y < h);

@@ -18,7 +18,7 @@ struct DeviceGeometry {
 
 // One view: the camera and the resolution.
 struct ViewCamera {
-    float4x4 view_proj;     // world -> clip (Vulkan clip space: y down in NDC is flipped by us, z in [0, 1])
+    float4x4 view_proj;     // world -> clip, OpenGL convention (NDC y up, z in [-1, 1] from near to far)
     float3 eye;
     uint32_t width = 0, height = 0;
 };

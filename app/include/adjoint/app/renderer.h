@@ -1,0 +1,26 @@
+// Rendering a scene's views on a device (forward only): what adjoint-render and the optimizer's target,
+// start and final pictures use.
+#pragma once
+#include <adjoint/adjoint.h>
+#include <adjoint/app/scene.h>
+
+#include <memory>
+
+namespace adjoint::app {
+
+struct RenderStages;   // the renderer's kernels and device data (app/src/render)
+
+class SceneRenderer {
+public:
+    SceneRenderer(Device& device, const Scene& scene);
+    ~SceneRenderer();
+    SceneRenderer(SceneRenderer&&) noexcept;
+    // One view as a linear RGBA image (alpha 1), rows top first.
+    LinearImage render(uint32_t view);
+    uint32_t view_count() const;
+
+private:
+    std::unique_ptr<RenderStages> s_;
+};
+
+} // namespace adjoint::app

@@ -1,0 +1,174 @@
+// Building the device-side scene: parameter layout, mip table, world-space geometry and tables.
+#include "scene_data.h"
+
+#include <adjoint/core/error.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace adjoint::app {
+
+ParamLayout make_layout(const Scene& scene) {
+    ParamLayout l;
+    uint32_t at = 0;
+    auto take = [&](uint32_t n) {
+        uint32_t o = at;
+        at += n;
+        return o;
+    };
+    for (const auto& m : scene.materials) {
+        l.material_albedo.push_back(take(3));
+        l.material_specular.push_back(take(3));
+        l.material_shininess.push_back(take(1));
+    }
+    for (const auto& t : scene.textures) l.texture_base.push_back(take(t.width * t.height * 3));
+    for (const auto& L : scene.lights) {
+        l.light_position.push_back(take(3));
+        l.light_color.push_back(take(3));
+        l.light_intensity.push_back(take(1));
+    }
+    l.size = at;
+    return l;
+}
+
+uint32_t ParamLayout::offset_of(const Scene& scene, const Parameter& p) const {
+    switch (p.kind) {
+    case ParameterKind::material_albedo: return material_albedo.at(p.target);
+    case ParameterKind::material_specular: return material_specular.at(p.target);
+    case ParameterKind::material_shininess: return material_shininess.at(p.target);
+    case ParameterKind::material_albedo_texture: return texture_base.at(uint32_t(scene.materials.at(p.target).texture));
+    case ParameterKind::light_position:
+    case ParameterKind::light_direction: return light_position.at(p.target);
+    case ParameterKind::light_color: return light_color.at(p.target);
+    case ParameterKind::light_intensity: return light_intensity.at(p.target);
+    default: throw Error("parameter " + p.path + " moves geometry, which the parameter buffer does not hold");
+    }
+}
+
+std::vector<float> gather_values(const Scene& scene, const ParamLayout& l) {
+    std::vector<float> v(l.size);
+    auto put3 = [&](uint32_t at, float3 x) {
+        v[at] = x.x;
+        v[at + 1] = x.y;
+        v[at + 2] = x.z;
+    };
+    for (size_t i = 0; i < scene.materials.size(); ++i) {
+        const auto& m = scene.materials[i];
+        put3(l.material_albedo[i], m.albedo);
+        put3(l.material_specular[i], m.specular);
+        v[l.material_shininess[i]] = m.shininess;
+    }
+    for (size_t t = 0; t < scene.textures.size(); ++t) {
+        const auto& tex = scene.textures[t];
+        for (size_t k = 0; k < tex.texels.size(); ++k) {
+            v[l.texture_base[t] + 3 * k] = tex.texels[k].x;
+            v[l.texture_base[t] + 3 * k + 1] = tex.texels[k].y;
+            v[l.texture_base[t] + 3 * k + 2] = tex.texels[k].z;
+        }
+    }
+    for (size_t i = 0; i < scene.lights.size(); ++i) {
+        const auto& L = scene.lights[i];
+        put3(l.light_position[i], L.type == LightType::directional ? L.direction : L.position);
+        put3(l.light_color[i], L.color);
+        v[l.light_intensity[i]] = L.intensity;
+    }
+    return v;
+}
+
+MipTable make_mip_table(const Scene& scene) {
+    MipTable m;
+    for (const auto& tex : scene.textures) {
+        gpu::Texture t{0, uint32_t(m.levels.size()), 0, 0};
+        uint32_t w = tex.width, h = tex.height;
+        for (;;) {
+            m.levels.push_back({m.floats, w, h, 0});
+            m.floats += w * h * 3;
+            ++t.levels;
+            if (w == 1 && h == 1) break;
+            w = std::max(1u, w / 2);
+            h = std::max(1u, h / 2);
+        }
+        m.textures.push_back(t);
+    }
+    return m;
+}
+
+namespace {
+
+float3 transform_point(const float4x4& m, float3 p) {
+    float3 r;
+    for (int i = 0; i < 3; ++i) r[i] = m[0][i] * p.x + m[1][i] * p.y + m[2][i] * p.z + m[3][i];
+    return r;
+}
+
+float3 transform_normal(const float3x3& m, float3 n) {
+    float3 r;
+    for (int i = 0; i < 3; ++i) r[i] = m[0][i] * n.x + m[1][i] * n.y + m[2][i] * n.z;
+    float len = std::sqrt(r.x * r.x + r.y * r.y + r.z * r.z);
+    return len > 0 ? float3(r.x / len, r.y / len, r.z / len) : r;
+}
+
+template <typename T>
+Buffer<T> upload(Device& device, Stream& stream, const std::vector<T>& v) {
+    auto b = device.create_buffer<T>(std::max<size_t>(v.size(), 1));
+    if (!v.empty()) stream << b.copy_from(v.data());
+    return b;
+}
+
+} // namespace
+
+SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
+    SceneData d;
+    d.layout = make_layout(scene);
+    d.mip_table = make_mip_table(scene);
+    for (size_t t = 0; t < scene.textures.size(); ++t) d.mip_table.textures[t].base = d.layout.texture_base[t];
+    d.background = scene.background;
+
+    std::vector<float3> pos, nrm, col;
+    std::vector<float2> uv;
+    std::vector<uint3> tris;
+    std::vector<uint32_t> tri_mat;
+    for (const auto& mesh : scene.meshes) {
+        float4x4 model = model_matrix(mesh.transform);
+        float3x3 normal = normal_matrix(mesh.transform);
+        uint32_t base = uint32_t(pos.size());
+        for (size_t i = 0; i < mesh.positions.size(); ++i) {
+            pos.push_back(transform_point(model, mesh.positions[i]));
+            nrm.push_back(transform_normal(normal, mesh.normals[i]));
+            col.push_back(mesh.vertex_colors ? mesh.colors[i] : float3(1, 1, 1));
+            uv.push_back(mesh.texcoords.empty() ? float2(0, 0) : mesh.texcoords[i]);
+        }
+        for (size_t t = 0; t < mesh.triangles.size(); ++t) {
+            const uint3& tr = mesh.triangles[t];
+            tris.push_back(uint3(base + tr.x, base + tr.y, base + tr.z));
+            tri_mat.push_back(mesh.triangle_materials[t]);
+        }
+    }
+    d.geometry.vertex_count = uint32_t(pos.size());
+    d.geometry.triangle_count = uint32_t(tris.size());
+    d.geometry.positions = upload(device, stream, pos);
+    d.geometry.normals = upload(device, stream, nrm);
+    d.geometry.colors = upload(device, stream, col);
+    d.geometry.uvs = upload(device, stream, uv);
+    d.geometry.triangles = upload(device, stream, tris);
+    d.geometry.triangle_material = upload(device, stream, tri_mat);
+
+    std::vector<gpu::Material> mats;
+    for (size_t i = 0; i < scene.materials.size(); ++i) {
+        const auto& m = scene.materials[i];
+        mats.push_back({d.layout.material_albedo[i], m.texture < 0 ? gpu::kNone : uint32_t(m.texture),
+                        d.layout.material_specular[i], d.layout.material_shininess[i]});
+    }
+    d.materials = upload(device, stream, mats);
+    d.textures = upload(device, stream, d.mip_table.textures);
+    d.levels = upload(device, stream, d.mip_table.levels);
+    for (size_t i = 0; i < scene.lights.size(); ++i)
+        d.lights.push_back({scene.lights[i].type, d.layout.light_position[i], d.layout.light_color[i],
+                            d.layout.light_intensity[i]});
+    for (const auto& cam : scene.views)
+        d.views.push_back({view_projection_matrix(cam), cam.eye, cam.width, cam.height});
+    stream << synchronize();   // the host vectors above go out of scope
+    return d;
+}
+
+} // namespace adjoint::app

@@ -1,0 +1,50 @@
+// A scene on the device: world-space geometry, the parameter buffer that holds every value the shading
+// reads (material colours, textures, lights), the tables that say where each value lives, and the views.
+#pragma once
+#include "raster.h"
+#include "shading.h"
+
+#include <adjoint/app/scene.h>
+
+namespace adjoint::app {
+
+// Where each scene value lives in the flat parameter buffer (offsets in floats). Every value has a place,
+// free or not, so one set of kernels serves every choice of free parameters.
+struct ParamLayout {
+    std::vector<uint32_t> material_albedo, material_specular, material_shininess;
+    std::vector<uint32_t> texture_base;      // per Scene::textures entry: level 0, RGB, rows top first
+    std::vector<uint32_t> light_position;    // position for point lights, direction for directional ones
+    std::vector<uint32_t> light_color, light_intensity;
+    uint32_t size = 0;
+
+    // The parameter's first float; throws for kinds that do not live in the buffer (geometry).
+    uint32_t offset_of(const Scene& scene, const Parameter& p) const;
+};
+
+ParamLayout make_layout(const Scene& scene);
+std::vector<float> gather_values(const Scene& scene, const ParamLayout& layout);
+
+// Mip chains of every texture: level l of texture t at levels[textures[t].first_level + l].
+struct MipTable {
+    std::vector<gpu::Texture> textures;
+    std::vector<gpu::MipLevel> levels;
+    uint32_t floats = 0;   // size of the mip buffer
+};
+MipTable make_mip_table(const Scene& scene);
+
+struct SceneData {
+    ParamLayout layout;
+    MipTable mip_table;
+    DeviceGeometry geometry;
+    Buffer<gpu::Material> materials;
+    Buffer<gpu::Texture> textures;
+    Buffer<gpu::MipLevel> levels;
+    std::vector<ShadeLight> lights;
+    std::vector<ViewCamera> views;
+    float3 background;
+};
+
+// Uploads geometry (transformed to world space on the host: nothing moves it in this renderer) and tables.
+SceneData upload_scene(Device& device, Stream& stream, const Scene& scene);
+
+} // namespace adjoint::app
