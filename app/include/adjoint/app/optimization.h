@@ -1,0 +1,80 @@
+// Gradient-descent recovery of scene parameters: the optimization loop that adjoint-optimize and the
+// studio drive. Parameters, optimizer state, images and gradients live on the device; an iteration
+// submits its kernels once and reads back only the scalars it reports.
+#pragma once
+#include <adjoint/adjoint.h>
+#include <adjoint/app/scene.h>
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace adjoint::app {
+
+struct IterationReport {
+    uint32_t iteration = 0;            // 0-based index of the iteration just run
+    double loss = 0;                   // mean over pixels, channels and the iteration's views
+    double image_psnr = 0;             // dB, averaged over the iteration's views
+    std::optional<double> param_error; // largest relative error over free parameters (when truth is known)
+    double ms = 0;                     // wall time of the iteration
+};
+
+// A free parameter's state, for params.json and the studio's table.
+struct ParameterState {
+    std::string path;
+    ParameterKind kind = ParameterKind::material_albedo;
+    std::vector<float> value;
+    std::optional<std::vector<float>> true_value;   // when the target is the scene and the shapes agree
+    std::optional<double> error;
+    double grad_norm = 0;                           // of the last iteration's gradient
+    float lr = 0;
+    uint32_t texture_width = 0, texture_height = 0; // textures
+};
+
+// Everything --resume needs to continue exactly.
+struct OptimizerState {
+    uint32_t iteration = 0;                 // iterations done
+    std::array<uint64_t, 4> rng{};          // view-sampling random state
+    std::vector<float> params, moment1, moment2;
+};
+
+// A loss that turned non-finite: names the iteration and the first parameter whose gradient did.
+class NonFiniteError : public Error {
+public:
+    NonFiniteError(uint32_t iteration, std::string parameter);
+    uint32_t iteration;
+    std::string parameter;
+};
+
+struct OptimizerStages;
+
+class Optimizer {
+public:
+    // Refuses (SceneError) what this renderer does not support: geometry parameters, visibility modes
+    // other than hard. The scene must have an `optimize` block.
+    Optimizer(Device& device, const Scene& scene);
+    ~Optimizer();
+
+    IterationReport step();                    // one iteration; throws NonFiniteError
+    uint32_t iteration() const;                // iterations done
+    uint32_t total_iterations() const;
+    uint32_t view_count() const;
+    bool has_truth() const;
+
+    LinearImage render_current(uint32_t view); // with the current parameter values
+    LinearImage target(uint32_t view) const;   // the target image (linear RGBA)
+
+    std::vector<ParameterState> parameters();  // reads the values back
+    // The scene with the current values of the free parameters written into it.
+    Scene current_scene();
+
+    OptimizerState save_state();
+    void load_state(const OptimizerState& state);   // throws Error on a shape mismatch
+
+private:
+    std::unique_ptr<OptimizerStages> s_;
+};
+
+} // namespace adjoint::app

@@ -1,0 +1,22 @@
+// The optimizer's kernels: Adam and SGD with momentum over the flat parameter buffer (per-element learning
+// rates and bounds), and chunked sums that leave only a few hundred floats for the host to add up.
+#pragma once
+#include <adjoint/adjoint.h>
+
+namespace adjoint::app {
+
+constexpr uint32_t kSumChunk = 256;   // elements per thread in the sums (short loops for lavapipe)
+
+// A run of elements of one free parameter, for the per-parameter sums.
+struct ErrorChunk {
+    uint32_t begin, end, parameter, pad;
+};
+
+struct OptimKernels {
+    Shader<1> adam, sgd, sum_chunks, parameter_sums;
+    explicit OptimKernels(Device& device);
+};
+
+} // namespace adjoint::app
+
+ADJOINT_STRUCT(adjoint::app::ErrorChunk, begin, end, parameter, pad)

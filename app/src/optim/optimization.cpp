@@ -1,0 +1,500 @@
+// The optimization loop. One iteration is one submission:
+//   zero gradients -> mip chains -> per view: shade + loss + backward ($autodiff; the reads of the
+//   differentiable parameter and mip buffers scatter their adjoints) -> mip gradients back to level 0 ->
+//   chunked sums of loss / error / gradient norms -> Adam or SGD -> read back a few hundred floats.
+// Visibility is computed once: nothing in this renderer moves geometry.
+#include <adjoint/app/optimization.h>
+
+#include "kernels.h"
+#include "render/forward.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace adjoint::app {
+
+NonFiniteError::NonFiniteError(uint32_t it, std::string p)
+    : Error("the loss turned non-finite at iteration " + std::to_string(it) + "; the first parameter with a " +
+            "non-finite gradient is " + (p.empty() ? std::string("(none: the loss itself)") : p)),
+      iteration(it), parameter(std::move(p)) {}
+
+namespace {
+
+// xoshiro256** (public-domain algorithm): small state that a checkpoint stores exactly.
+struct Rng {
+    std::array<uint64_t, 4> s{};
+    static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+    explicit Rng(uint64_t seed = 0) {
+        uint64_t z = seed;
+        for (auto& w : s) {   // splitmix64 expands the seed
+            z += 0x9e3779b97f4a7c15ull;
+            uint64_t x = z;
+            x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+            x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+            w = x ^ (x >> 31);
+        }
+    }
+    uint64_t next() {
+        uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+        s[2] ^= s[0];
+        s[3] ^= s[1];
+        s[1] ^= s[2];
+        s[0] ^= s[3];
+        s[2] ^= t;
+        s[3] = rotl(s[3], 45);
+        return r;
+    }
+    double uniform() { return double(next() >> 11) * 0x1.0p-53; }   // [0, 1)
+    uint32_t below(uint32_t n) { return uint32_t(uniform() * n); }
+};
+
+struct FreeParam {
+    Parameter p;
+    uint32_t offset = 0;
+    bool has_truth = false;
+    uint32_t first_chunk = 0, chunks = 0;
+};
+
+// Bounds that keep a value meaningful (colours and intensities non-negative, textures in [0, 1]).
+std::pair<float, float> bounds(ParameterKind k) {
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    switch (k) {
+    case ParameterKind::material_albedo:
+    case ParameterKind::material_albedo_texture:
+    case ParameterKind::material_specular: return {0.0f, 1.0f};
+    case ParameterKind::material_shininess: return {1.0f, 4096.0f};
+    case ParameterKind::light_color:
+    case ParameterKind::light_intensity: return {0.0f, inf};
+    default: return {-inf, inf};
+    }
+}
+
+std::string parameter_json_path(const Parameter& p) { return "optimize.parameters." + p.path; }
+
+} // namespace
+
+struct OptimizerStages {
+    Device& device;
+    Stream stream;
+    Scene truth;
+    const Optimization& opt;   // truth's optimize block
+    Scene current;
+    SceneData data;
+    ForwardRenderer forward;
+    OptimKernels kernels;
+    Shader<2> loss_backward;
+    Shader<1> mip_backward, base_backward;
+    std::vector<FreeParam> free;
+    std::vector<Buffer<gpu::Surface>> surfaces;
+    std::vector<Buffer<float4>> targets;
+    std::vector<LinearImage> target_images;
+    DiffBuffer<float> params, mips;
+    Buffer<float> m1, m2, lr, lo, hi, truth_values, loss_px, sqerr_px, partials;
+    Buffer<ErrorChunk> chunks;
+    Buffer<float4> chunk_sums;
+    std::vector<float4> last_chunk_sums;
+    std::vector<float> host_partials;
+    uint32_t chunk_count = 0, pixels = 0, partials_per_view = 0;
+    uint32_t iteration = 0;
+    Rng rng;
+    bool has_truth = false;
+
+    OptimizerStages(Device& d, const Scene& scene);
+    Scene prepare_current(const Scene& scene);
+    void record_kernels();
+};
+
+// The start values: `init`, or the scene's value plus a seeded offset of size `perturb` (a random
+// direction of length perturb * max(|v|, 1) for values of up to 4 floats; per element for larger ones).
+Scene OptimizerStages::prepare_current(const Scene& scene) {
+    Scene s = scene;
+    Rng init_rng(opt.seed ^ 0x5eedf00dull);
+    for (const auto& p : opt.parameters) {
+        if (!p.init.empty()) {
+            set_parameter_value(s, p, p.init);
+            continue;
+        }
+        std::vector<float> v = parameter_value(scene, p);
+        float amount = p.perturb.value_or(0.0f);
+        if (v.size() <= 4) {
+            double norm = 0, dn = 0;
+            std::vector<double> dir(v.size());
+            for (size_t i = 0; i < v.size(); ++i) {
+                norm += double(v[i]) * v[i];
+                // Box-Muller keeps the direction uniform on the sphere.
+                double u1 = std::max(init_rng.uniform(), 1e-300), u2 = init_rng.uniform();
+                dir[i] = std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
+                dn += dir[i] * dir[i];
+            }
+            double len = amount * std::max(std::sqrt(norm), 1.0) / std::max(std::sqrt(dn), 1e-12);
+            for (size_t i = 0; i < v.size(); ++i) v[i] = float(v[i] + dir[i] * len);
+        } else {
+            for (auto& x : v) x = float(x + amount * (2 * init_rng.uniform() - 1));
+        }
+        auto [lo_b, hi_b] = bounds(p.kind);
+        for (auto& x : v) x = std::clamp(x, lo_b, hi_b);
+        set_parameter_value(s, p, v);
+    }
+    return s;
+}
+
+OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
+    : device(d), stream(d.create_stream()), truth(scene), opt(*truth.optimize), current(prepare_current(scene)),
+      data(upload_scene(d, stream, current)), forward(d, data), kernels(d), rng(opt.seed) {
+    const uint32_t views = uint32_t(data.views.size());
+    pixels = data.views[0].width * data.views[0].height;
+    partials_per_view = (pixels + kSumChunk - 1) / kSumChunk;
+    has_truth = opt.target_is_scene;
+
+    // Free parameters: where they live, their truth (same shape only), their chunks for the sums.
+    std::vector<float> values = gather_values(current, data.layout);
+    std::vector<float> h_lr(values.size(), 0.0f), h_lo(values.size(), 0.0f), h_hi(values.size(), 0.0f),
+        h_truth(values.size(), 0.0f);
+    std::vector<ErrorChunk> h_chunks;
+    for (const auto& p : opt.parameters) {
+        FreeParam f{p, data.layout.offset_of(current, p)};
+        std::vector<float> cur = parameter_value(current, p);
+        if (has_truth) {
+            std::vector<float> t = parameter_value(truth, p);
+            f.has_truth = t.size() == cur.size();
+            if (f.has_truth) std::copy(t.begin(), t.end(), h_truth.begin() + f.offset);
+        }
+        auto [lo_b, hi_b] = bounds(p.kind);
+        for (size_t i = 0; i < cur.size(); ++i) {
+            h_lr[f.offset + i] = p.lr;
+            h_lo[f.offset + i] = lo_b;
+            h_hi[f.offset + i] = hi_b;
+        }
+        f.first_chunk = uint32_t(h_chunks.size());
+        for (uint32_t b = 0; b < cur.size(); b += kSumChunk)
+            h_chunks.push_back({f.offset + b, f.offset + std::min<uint32_t>(b + kSumChunk, uint32_t(cur.size())),
+                                uint32_t(free.size()), 0});
+        f.chunks = uint32_t(h_chunks.size()) - f.first_chunk;
+        free.push_back(std::move(f));
+    }
+    // Fixed values are their own bounds, so even a stray update could not move them.
+    for (size_t i = 0; i < values.size(); ++i)
+        if (h_lr[i] == 0.0f) h_lo[i] = h_hi[i] = values[i];
+    chunk_count = uint32_t(h_chunks.size());
+
+    auto make = [&](const std::vector<float>& v) {
+        auto b = d.create_buffer<float>(std::max<size_t>(v.size(), 1));
+        if (!v.empty()) stream << b.copy_from(v.data());
+        return b;
+    };
+    size_t n = std::max<size_t>(values.size(), 1);
+    params = d.create_diff_buffer<float>(n);
+    mips = d.create_diff_buffer<float>(std::max<size_t>(data.mip_table.floats, 1));
+    stream << params.value.copy_from(values.data());
+    m1 = d.create_buffer<float>(n);
+    m2 = d.create_buffer<float>(n);
+    stream << m1.fill_zero() << m2.fill_zero();
+    lr = make(h_lr);
+    lo = make(h_lo);
+    hi = make(h_hi);
+    truth_values = make(h_truth);
+    chunks = d.create_buffer<ErrorChunk>(std::max<size_t>(h_chunks.size(), 1));
+    if (!h_chunks.empty()) stream << chunks.copy_from(h_chunks.data());
+    chunk_sums = d.create_buffer<float4>(std::max<size_t>(h_chunks.size(), 1));
+    loss_px = d.create_buffer<float>(size_t(pixels) * opt.views_per_iteration);
+    sqerr_px = d.create_buffer<float>(size_t(pixels) * opt.views_per_iteration);
+    partials = d.create_buffer<float>(size_t(partials_per_view) * 2 * opt.views_per_iteration);
+
+    // Visibility once per view (the geometry is the same in truth and current scenes).
+    Rasterizer raster(d);
+    for (uint32_t v = 0; v < views; ++v) {
+        auto gb = raster.rasterize(stream, data.geometry, data.views[v]);
+        surfaces.push_back(d.create_buffer<gpu::Surface>(pixels));
+        raster.interpolate(stream, data.geometry, data.views[v], gb, surfaces.back());
+        stream << synchronize();
+    }
+
+    // Targets: rendered from the true values through the same surfaces, or the given images.
+    if (opt.target_is_scene) {
+        SceneData truth_data = upload_scene(d, stream, truth);
+        ForwardRenderer truth_forward(d, truth_data);
+        auto tv = gather_values(truth, truth_data.layout);
+        auto tp = make(tv);
+        auto tm = d.create_buffer<float>(std::max<size_t>(truth_data.mip_table.floats, 1));
+        truth_forward.build_mips(stream, truth_data, tp, tm);
+        for (uint32_t v = 0; v < views; ++v) {
+            targets.push_back(d.create_buffer<float4>(pixels));
+            truth_forward.shade(stream, truth_data, v, surfaces[v], tp, tm, targets.back());
+            LinearImage img;
+            img.width = data.views[v].width;
+            img.height = data.views[v].height;
+            img.texels.resize(pixels);
+            stream << targets.back().copy_to(img.texels.data()) << synchronize();
+            target_images.push_back(std::move(img));
+        }
+    } else {
+        for (uint32_t v = 0; v < views; ++v) {
+            target_images.push_back(opt.target_images.at(v));
+            targets.push_back(d.create_buffer<float4>(pixels));
+            stream << targets.back().copy_from(target_images.back().texels.data());
+        }
+    }
+    record_kernels();
+    stream << synchronize();
+}
+
+void OptimizerStages::record_kernels() {
+    std::vector<ShadeLight> lights = data.lights;
+    const bool l1 = opt.loss == Loss::l1;
+    Kernel2D lk = [lights, l1](BufferVar<gpu::Surface> surfaces, DiffBufferFloat params, DiffBufferFloat mips,
+                               BufferVar<gpu::Material> materials, BufferVar<gpu::Texture> textures,
+                               BufferVar<gpu::MipLevel> levels, BufferFloat4 target, BufferFloat loss_out,
+                               BufferFloat sqerr_out, UInt out_base, Float3 eye, Float3 background,
+                               Float scale) noexcept {
+        UInt2 pix = dispatch_id().xy();
+        UInt at = pix.y * dispatch_size().x + pix.x;
+        auto s = surfaces.read(at);
+        Float3 t = target.read(at).xyz();
+        Float3 c = background;
+        $if (s.material != gpu::kNone) {
+            $autodiff {
+                ShadeInputs<DiffBufferFloat> in{params, mips, materials, textures, levels};
+                Float3 col = shade_surface(in, lights, s, eye);
+                Float3 d = col - t;
+                Float l = l1 ? abs(d.x) + abs(d.y) + abs(d.z) : dot(d, d);
+                backward(l * scale);
+                c = col;
+            };
+        };
+        Float3 d = c - t;
+        loss_out.write(out_base + at, l1 ? abs(d.x) + abs(d.y) + abs(d.z) : dot(d, d));
+        Float3 e = saturate(c) - saturate(t);
+        sqerr_out.write(out_base + at, dot(e, e));
+    };
+    // The mip chain's gradients flow back level by level: each level's texel seeds the 2x2 box filter
+    // that made it, whose differentiable reads scatter into the level below.
+    Kernel1D mb = [](DiffBufferFloat mips, BufferFloat mips_grad, UInt src, UInt sw, UInt sh, UInt dst,
+                     UInt dw) noexcept {
+        UInt i = dispatch_id().x;
+        UInt x = i % dw, y = i / dw;
+        Float3 seed = read3(mips_grad, dst + i * 3u);
+        $autodiff {
+            UInt x0 = min(2u * x, sw - 1u), x1 = min(2u * x + 1u, sw - 1u);
+            UInt y0 = min(2u * y, sh - 1u), y1 = min(2u * y + 1u, sh - 1u);
+            Float3 c = (read3(mips, src + (y0 * sw + x0) * 3u) + read3(mips, src + (y0 * sw + x1) * 3u) +
+                        read3(mips, src + (y1 * sw + x0) * 3u) + read3(mips, src + (y1 * sw + x1) * 3u)) *
+                       0.25f;
+            backward(c, seed);
+        };
+    };
+    Kernel1D bb = [](DiffBufferFloat params, BufferFloat mips_grad, UInt base, UInt level0) noexcept {
+        UInt i = dispatch_id().x;
+        Float seed = mips_grad.read(level0 + i);
+        $autodiff {
+            Float v = params.read(base + i);
+            backward(v, seed);
+        };
+    };
+    loss_backward = device.compile(lk, {.name = "shade_loss_backward"});
+    mip_backward = device.compile(mb, {.name = "mip_backward"});
+    base_backward = device.compile(bb, {.name = "mip_base_backward"});
+}
+
+Optimizer::Optimizer(Device& device, const Scene& scene) {
+    if (!scene.optimize) throw SceneError(scene.display_name, "optimize", "the scene has no optimize block");
+    if (scene.render.visibility != Visibility::hard)
+        throw SceneError(scene.display_name, "render.visibility",
+                         "only \"hard\" visibility is implemented so far (antialias and soft come with geometry "
+                         "gradients)");
+    for (const auto& p : scene.optimize->parameters)
+        if (is_geometry_parameter(p.kind))
+            throw SceneError(scene.display_name, parameter_json_path(p),
+                             "geometry parameters need visibility gradients, which this renderer does not have yet");
+    s_ = std::make_unique<OptimizerStages>(device, scene);
+}
+
+Optimizer::~Optimizer() = default;
+
+uint32_t Optimizer::iteration() const { return s_->iteration; }
+uint32_t Optimizer::total_iterations() const { return s_->opt.iterations; }
+uint32_t Optimizer::view_count() const { return uint32_t(s_->data.views.size()); }
+bool Optimizer::has_truth() const { return s_->has_truth; }
+
+IterationReport Optimizer::step() {
+    auto& s = *s_;
+    auto t0 = std::chrono::steady_clock::now();
+    const uint32_t nviews = uint32_t(s.data.views.size()), k = std::min(s.opt.views_per_iteration, nviews);
+    // Views for this step: a seeded partial shuffle (all views, in order, when k == n).
+    std::vector<uint32_t> order(nviews);
+    for (uint32_t i = 0; i < nviews; ++i) order[i] = i;
+    if (k < nviews)
+        for (uint32_t i = 0; i < k; ++i) std::swap(order[i], order[i + s.rng.below(nviews - i)]);
+    order.resize(k);
+
+    const float scale = 1.0f / (float(s.pixels) * 3.0f * float(k));
+    s.stream << s.params.grad.fill_zero() << s.mips.grad.fill_zero();
+    s.forward.build_mips(s.stream, s.data, s.params.value, s.mips.value);
+    for (uint32_t j = 0; j < k; ++j) {
+        const auto& v = s.data.views[order[j]];
+        s.stream << s.loss_backward(s.surfaces[order[j]], s.params, s.mips, s.data.materials, s.data.textures,
+                                    s.data.levels, s.targets[order[j]], s.loss_px, s.sqerr_px, j * s.pixels, v.eye,
+                                    s.data.background, scale)
+                        .dispatch(v.width, v.height);
+    }
+    for (const auto& t : s.data.mip_table.textures) {
+        for (uint32_t l = t.levels - 1; l >= 1; --l) {
+            const auto& src = s.data.mip_table.levels[t.first_level + l - 1];
+            const auto& dst = s.data.mip_table.levels[t.first_level + l];
+            s.stream << s.mip_backward(s.mips, s.mips.grad, src.offset, src.width, src.height, dst.offset, dst.width)
+                            .dispatch(dst.width * dst.height);
+        }
+        const auto& l0 = s.data.mip_table.levels[t.first_level];
+        s.stream << s.base_backward(s.params, s.mips.grad, t.base, l0.offset).dispatch(l0.width * l0.height * 3);
+    }
+    for (uint32_t j = 0; j < k; ++j) {
+        s.stream << s.kernels.sum_chunks(s.loss_px, s.partials, (j + 1) * s.pixels, 2 * j * s.partials_per_view)
+                        .dispatch(s.partials_per_view);
+        s.stream << s.kernels.sum_chunks(s.sqerr_px, s.partials, (j + 1) * s.pixels, (2 * j + 1) * s.partials_per_view)
+                        .dispatch(s.partials_per_view);
+    }
+    if (s.chunk_count > 0)
+        s.stream << s.kernels.parameter_sums(s.chunks, s.params.value, s.truth_values, s.params.grad, s.chunk_sums)
+                        .dispatch(s.chunk_count);
+    // Learning rates decay per iteration; Adam's bias correction counts from 1.
+    const float lr_scale = std::pow(s.opt.lr_decay, float(s.iteration));
+    const uint32_t n = uint32_t(s.params.value.size());
+    if (s.opt.optimizer == OptimizerKind::adam) {
+        float t = float(s.iteration + 1);
+        s.stream << s.kernels.adam(s.params.value, s.params.grad, s.m1, s.m2, s.lr, s.lo, s.hi, lr_scale, s.opt.beta1,
+                                   s.opt.beta2, s.opt.eps, 1.0f - std::pow(s.opt.beta1, t),
+                                   1.0f - std::pow(s.opt.beta2, t))
+                        .dispatch(n);
+    } else {
+        s.stream << s.kernels.sgd(s.params.value, s.params.grad, s.m1, s.lr, s.lo, s.hi, lr_scale, s.opt.momentum)
+                        .dispatch(n);
+    }
+    s.host_partials.resize(s.partials.size());
+    s.last_chunk_sums.resize(s.chunk_sums.size());
+    s.stream << s.partials.copy_to(s.host_partials.data()) << s.chunk_sums.copy_to(s.last_chunk_sums.data())
+             << synchronize();
+
+    IterationReport r;
+    r.iteration = s.iteration;
+    double loss = 0, psnr = 0;
+    for (uint32_t j = 0; j < k; ++j) {
+        double l = 0, e = 0;
+        for (uint32_t c = 0; c < s.partials_per_view; ++c) {
+            l += s.host_partials[2 * j * s.partials_per_view + c];
+            e += s.host_partials[(2 * j + 1) * s.partials_per_view + c];
+        }
+        loss += l;
+        double mse = e / (double(s.pixels) * 3.0);
+        psnr += mse > 0 ? -10.0 * std::log10(mse) : 100.0;   // identical images: capped at 100 dB
+    }
+    r.loss = loss * scale;
+    r.image_psnr = psnr / k;
+    // Non-finite: name the first parameter (in file order) whose gradient has a non-finite element.
+    std::string bad;
+    for (const auto& f : s.free)
+        for (uint32_t c = 0; c < f.chunks && bad.empty(); ++c)
+            if (s.last_chunk_sums[f.first_chunk + c].w > 0) bad = f.p.path;
+    if (!std::isfinite(r.loss) || !bad.empty()) throw NonFiniteError(s.iteration, bad);
+    if (s.has_truth) {
+        double worst = 0;
+        bool any = false;
+        for (const auto& f : s.free) {
+            if (!f.has_truth) continue;
+            double d2 = 0, t2 = 0;
+            for (uint32_t c = 0; c < f.chunks; ++c) {
+                d2 += s.last_chunk_sums[f.first_chunk + c].x;
+                t2 += s.last_chunk_sums[f.first_chunk + c].y;
+            }
+            worst = std::max(worst, std::sqrt(d2) / std::max(std::sqrt(t2), 1.0));
+            any = true;
+        }
+        if (any) r.param_error = worst;
+    }
+    ++s.iteration;
+    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+}
+
+LinearImage Optimizer::render_current(uint32_t view) {
+    auto& s = *s_;
+    const auto& v = s.data.views.at(view);
+    auto image = s.device.create_buffer<float4>(s.pixels);
+    LinearImage out;
+    out.width = v.width;
+    out.height = v.height;
+    out.texels.resize(s.pixels);
+    s.forward.build_mips(s.stream, s.data, s.params.value, s.mips.value);
+    s.forward.shade(s.stream, s.data, view, s.surfaces[view], s.params.value, s.mips.value, image);
+    s.stream << image.copy_to(out.texels.data()) << synchronize();
+    return out;
+}
+
+LinearImage Optimizer::target(uint32_t view) const { return s_->target_images.at(view); }
+
+std::vector<ParameterState> Optimizer::parameters() {
+    auto& s = *s_;
+    std::vector<float> values(s.params.value.size());
+    s.stream << s.params.value.copy_to(values.data()) << synchronize();
+    std::vector<ParameterState> out;
+    for (const auto& f : s.free) {
+        ParameterState p;
+        p.path = f.p.path;
+        p.kind = f.p.kind;
+        p.lr = f.p.lr;
+        p.texture_width = f.p.texture_width;
+        p.texture_height = f.p.texture_height;
+        size_t size = parameter_value(s.current, f.p).size();
+        p.value.assign(values.begin() + f.offset, values.begin() + f.offset + size);
+        if (f.has_truth) {
+            p.true_value = parameter_value(s.truth, f.p);
+            double d2 = 0, t2 = 0;
+            for (size_t i = 0; i < size; ++i) {
+                d2 += double(p.value[i] - (*p.true_value)[i]) * (p.value[i] - (*p.true_value)[i]);
+                t2 += double((*p.true_value)[i]) * (*p.true_value)[i];
+            }
+            p.error = std::sqrt(d2) / std::max(std::sqrt(t2), 1.0);
+        }
+        double g2 = 0;
+        for (uint32_t c = 0; c < f.chunks && f.first_chunk + c < s.last_chunk_sums.size(); ++c)
+            g2 += s.last_chunk_sums[f.first_chunk + c].z;
+        p.grad_norm = std::sqrt(g2);
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+Scene Optimizer::current_scene() {
+    Scene scene = s_->current;
+    auto params = parameters();
+    for (size_t i = 0; i < params.size(); ++i) set_parameter_value(scene, s_->free[i].p, params[i].value);
+    return scene;
+}
+
+OptimizerState Optimizer::save_state() {
+    auto& s = *s_;
+    OptimizerState st;
+    st.iteration = s.iteration;
+    st.rng = s.rng.s;
+    size_t n = s.params.value.size();
+    st.params.resize(n);
+    st.moment1.resize(n);
+    st.moment2.resize(n);
+    s.stream << s.params.value.copy_to(st.params.data()) << s.m1.copy_to(st.moment1.data())
+             << s.m2.copy_to(st.moment2.data()) << synchronize();
+    return st;
+}
+
+void Optimizer::load_state(const OptimizerState& st) {
+    auto& s = *s_;
+    size_t n = s.params.value.size();
+    if (st.params.size() != n || st.moment1.size() != n || st.moment2.size() != n)
+        throw Error("the checkpoint holds " + std::to_string(st.params.size()) + " parameter floats, this scene " +
+                    std::to_string(n));
+    s.iteration = st.iteration;
+    s.rng.s = st.rng;
+    s.stream << s.params.value.copy_from(st.params.data()) << s.m1.copy_from(st.moment1.data())
+             << s.m2.copy_from(st.moment2.data()) << synchronize();
+}
+
+} // namespace adjoint::app
