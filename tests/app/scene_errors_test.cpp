@@ -14,6 +14,18 @@ TEST_F(SceneErrors, MalformedJsonNamesLineAndColumn) {
                                  "unexpected end of input; expected '[', '{', or a literal");
 }
 
+TEST_F(SceneErrors, DuplicateKeysNameThePath) {
+    write("meshes/cube.obj", cube_obj);
+    const std::string head = R"({"format": 1, "camera": {"eye": [0, 0, 5], "target": [0, 0, 0], "resolution": [8, 8]},
+        "materials": {"base": {"albedo": [1, 1, 1]}}, "_c": 1, "_c": 2,
+        "meshes": [{"name": "a", "file": "meshes/cube.obj", "material": "base"},
+                   {"name": "b", "file": "meshes/cube.obj", "material": "base", "translation": [0, 0, 0],)";
+    EXPECT_NO_THROW(load_text(head + R"("scale": 1}]})"));
+    EXPECT_EQ(error_of_text(head + R"("translation": [1, 0, 0]}]})"), "scene.json: meshes[1].translation: duplicate key");
+    EXPECT_EQ(error_of_text(R"({"format": 1, "views": [[], {"a": {"b": 1, "b": 2}}]})"),
+              "scene.json: views[1].a.b: duplicate key");
+}
+
 TEST_F(SceneErrors, UnknownKeysAreErrorsButUnderscoreKeysAreComments) {
     Json j = minimal_scene();
     j["_comment"] = "ignored";

@@ -323,6 +323,14 @@ TEST_F(SceneFiles, ComputedNormalsAreAreaWeightedAndSharedAcrossSeams) {
     EXPECT_EQ(shared, 2);
 }
 
+TEST_F(SceneFiles, AMeshWithASceneMaterialIgnoresItsMtl) {
+    Json j = minimal_scene();
+    write("meshes/cube.obj", std::string("mtllib missing.mtl\nusemtl red\n") + cube_obj);
+    const Scene scene = load(j);
+    EXPECT_EQ(scene.materials.size(), 1u);
+    EXPECT_EQ(scene.meshes[0].triangle_materials, std::vector<uint32_t>(12, 0u));
+}
+
 TEST_F(SceneFiles, VertexColoursComeFromTheObj) {
     Json j = minimal_scene();
     write("meshes/tri.obj", "v 0 0 0 1 0 0\nv 1 0 0 0 1 0\nv 0 1 0 0 0 0.5\nf 1 2 3\n");

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <set>
+#include <vector>
 #include <sstream>
 
 namespace adjoint::app::detail {
@@ -168,8 +170,46 @@ size_t JsonValue::choice(std::initializer_list<std::string_view> names) const {
 
 namespace adjoint::app::detail {
 Json parse_json(std::string_view text, const std::string& file) {
+    // nlohmann keeps the last of two equal keys; a repeated key is as likely a mistake as a typo, so the
+    // parser callback tracks each object's keys (and the JSON path, to name the repeat).
+    struct Frame {
+        bool array;
+        std::string path;
+        std::set<std::string> keys;
+        std::string key;
+        size_t index = 0;
+    };
+    std::vector<Frame> stack;
+    const auto child = [&]() -> std::string {
+        if (stack.empty()) return "";
+        const Frame& f = stack.back();
+        return f.array ? index_path(f.path, f.index) : child_path(f.path, f.key);
+    };
+    const auto child_done = [&] {
+        if (!stack.empty() && stack.back().array) ++stack.back().index;
+    };
+    const Json::parser_callback_t track = [&](int, Json::parse_event_t event, Json& parsed) {
+        switch (event) {
+        case Json::parse_event_t::object_start: stack.push_back({false, child(), {}, {}, 0}); break;
+        case Json::parse_event_t::array_start: stack.push_back({true, child(), {}, {}, 0}); break;
+        case Json::parse_event_t::key: {
+            Frame& f = stack.back();
+            f.key = parsed.get<std::string>();
+            if (!f.keys.insert(f.key).second && !(f.key.size() > 0 && f.key[0] == '_'))
+                throw SceneError(file, child_path(f.path, f.key), "duplicate key");
+            break;
+        }
+        case Json::parse_event_t::object_end:
+        case Json::parse_event_t::array_end:
+            stack.pop_back();
+            child_done();
+            break;
+        case Json::parse_event_t::value: child_done(); break;
+        }
+        return true;
+    };
     try {
-        return Json::parse(text.begin(), text.end());
+        return Json::parse(text.begin(), text.end(), track);
     } catch (const Json::parse_error& e) {
         // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error while ..."
         std::string message = e.what();

@@ -7,11 +7,15 @@
 // parameter paths.
 //
 // Decisions the contract leaves open (scene-format.md):
-// - Required: `format` (1), `camera.eye`, `camera.target`, `camera.resolution`, `meshes[i].name`, `.file`,
-//   `.material`, `lights[i].name`, `.type`. Defaults: camera up [0,1,0], fov_y 40, near 0.05, far 100;
-//   material specular 0, shininess 32; light color [1,1,1], intensity 1; background 0; visibility "hard";
-//   soft sigma = gamma = 1e-4; parameter lr 0.01; loss l2; optimizer adam (betas [0.9, 0.999], eps 1e-8),
-//   sgd momentum 0.9; lr_decay 1; iterations 100; views_per_iteration 1; seed 0; regularizers 0.
+// - Unknown keys and repeated keys are errors; keys starting with `_` are comments, anywhere.
+// - Required: `format` (1), `camera.eye`, `camera.target`, `camera.resolution`, `meshes` (at least one),
+//   `meshes[i].name`, `.file`, `.material`, `lights[i].name`, `.type` (`lights` itself is optional), and
+//   `optimize.parameters` (at least one) when there is an `optimize`.
+// - Defaults: camera up [0,1,0], fov_y 40, near 0.05, far 100; material specular 0, shininess 32; light
+//   color [1,1,1], intensity 1; background 0; visibility "hard"; soft sigma = gamma = 1e-4; parameter lr
+//   0.01; loss l2; optimizer adam (betas [0.9, 0.999], eps 1e-8; sgd: momentum 0.9); lr_decay 1;
+//   iterations 100; views_per_iteration 1; seed 0; regularizers 0. A mesh names a material of `materials`
+//   or "mtl" (no default).
 // - Names: materials, meshes and lights each have unique, non-empty names. A mesh with
 //   `"material": "mtl"` adds the MTL materials its faces use as `<mesh name>/<MTL name>` (for example
 //   `floor/tiles`, addressed as `materials.floor/tiles.albedo`); a clash with another name is an error.
@@ -28,7 +32,8 @@
 //   mesh's `"vertex_colors": true`. A rotation is a unit quaternion [w, x, y, z] (init takes
 //   `{"axis", "angle"}` or `{"quaternion"}` like a mesh's `rotation`); vertices and vertex colours are
 //   per OBJ `v` line (`init`: a list of [x, y, z]). A texture's `init` is an RGB fill or a PNG file;
-//   its `resolution` defaults to that PNG's, else to the material texture's.
+//   its `resolution` defaults to that PNG's, else to the material texture's (perturb keeps the latter).
+//   Exactly one of `init` and `perturb`; `perturb` >= 0; `lr` > 0.
 // - params.json (written by adjoint-optimize): {"parameters": {"<path>": {"value": [floats]} or
 //   {"texture": "<png beside params.json, sRGB>"}}}; other keys (true_value, error, ...) are ignored.
 #pragma once
