@@ -1,0 +1,281 @@
+// The scene: plain structs that a scene file (format 1) loads into, the loader, and parameter paths.
+//
+// load_scene() reads the JSON, every OBJ/MTL file and texture, and the target images, and checks all of it
+// before anything touches a device; a problem throws SceneError whose message is
+// `<file>: <json path>: <what>`. The structs are plain data laid out for upload: float3/uint3 are the
+// engine's std430 host types (16 bytes), arrays are per-vertex or per-triangle, and names only matter to
+// parameter paths.
+//
+// Decisions the contract leaves open (scene-format.md):
+// - Unknown keys and repeated keys are errors; keys starting with `_` are comments, anywhere.
+// - Required: `format` (1), `camera.eye`, `camera.target`, `camera.resolution`, `meshes` (at least one),
+//   `meshes[i].name`, `.file`, `.material`, `lights[i].name`, `.type` (`lights` itself is optional), and
+//   `optimize.parameters` (at least one) when there is an `optimize`.
+// - Defaults: camera up [0,1,0], fov_y 40, near 0.05, far 100; material specular 0, shininess 32; light
+//   color [1,1,1], intensity 1; background 0; visibility "hard"; soft sigma = gamma = 1e-4; parameter lr
+//   0.01; loss l2; optimizer adam (betas [0.9, 0.999], eps 1e-8; sgd: momentum 0.9); lr_decay 1;
+//   iterations 100; views_per_iteration 1; seed 0; regularizers 0. A mesh names a material of `materials`
+//   or "mtl" (no default).
+// - Names: materials, meshes and lights each have unique, non-empty names. A mesh with
+//   `"material": "mtl"` adds the MTL materials its faces use as `<mesh name>/<MTL name>` (for example
+//   `floor/tiles`, addressed as `materials.floor/tiles.albedo`); a clash with another name is an error.
+// - Views: a list entry is a camera without `resolution`; missing keys take the main camera's values
+//   (only `eye` is required). Orbit: view i has azimuth a0 + 360°·i/N around `camera.up` through
+//   `target` (a0 is the camera's own azimuth) at the camera's distance, and elevation
+//   lo + (hi − lo)·i/(N − 1) (the midpoint when N = 1); `elevation` defaults to the camera's own.
+// - Textures and target images: 8- or 16-bit PNG/JPEG, RGB(A) decoded from sRGB to linear (alpha stays
+//   linear), rows top first. Texture coordinates are flipped on load to (u, 1 − v), so (0, 0) is the first
+//   texel in memory. An MTL material's `map_Kd` replaces its `Kd`; one with neither is an error.
+// - Target images: `images` is a list with one entry per view, or a single entry containing `{view}`
+//   that expands to every view; each must have the views' resolution.
+// - Parameters: `camera.*` needs the camera to be the only view; `meshes.<m>.vertex_colors` needs the
+//   mesh's `"vertex_colors": true`. A rotation is a unit quaternion [w, x, y, z] (init takes
+//   `{"axis", "angle"}` or `{"quaternion"}` like a mesh's `rotation`); vertices and vertex colours are
+//   per OBJ `v` line (`init`: a list of [x, y, z]). A texture's `init` is an RGB fill or a PNG file;
+//   its `resolution` defaults to that PNG's, else to the material texture's (perturb keeps the latter).
+//   Exactly one of `init` and `perturb`; `perturb` >= 0; `lr` > 0.
+// - params.json (written by adjoint-optimize): {"parameters": {"<path>": {"value": [floats]} or
+//   {"texture": "<png beside params.json, sRGB>"}}}; other keys (true_value, error, ...) are ignored.
+#pragma once
+#include <adjoint/core/error.h>
+#include <adjoint/dsl/host_types.h>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace adjoint::app {
+
+// A scene that cannot be used. what() is `<file>: <json path>: <what>`; the programs print
+// `adjoint: error: ` + what() and exit with code 2. An empty file or path is left out of what().
+class SceneError : public adjoint::Error {
+public:
+    SceneError(std::string file, std::string json_path, std::string reason);
+    const std::string& file() const { return file_; }
+    const std::string& json_path() const { return json_path_; }
+    const std::string& reason() const { return reason_; }
+
+private:
+    std::string file_, json_path_, reason_;
+};
+
+inline constexpr uint32_t max_resolution = 8192; // per side, for views, textures and target images
+
+struct Resolution {
+    uint32_t width = 0, height = 0;
+    friend bool operator==(const Resolution&, const Resolution&) = default;
+};
+
+// A linear float RGBA image, rows top first: texel (x, y) is texels[y * width + x].
+struct LinearImage {
+    uint32_t width = 0, height = 0;
+    std::vector<float4> texels;
+    std::string source; // the file as the scene names it, relative to the scene; empty when made in memory
+};
+
+// ---- camera and views ---------------------------------------------------------------------------------
+struct Camera {
+    float3 eye{0, 0, 1};
+    float3 target{0, 0, 0};
+    float3 up{0, 1, 0};
+    float fov_y = 40;         // vertical field of view, degrees
+    uint32_t width = 0, height = 0;
+    float near = 0.05f, far = 100.0f;
+};
+
+// World → camera: right-handed look-at, the camera looks down −z with +y up (gluLookAt).
+float4x4 view_matrix(const Camera& camera);
+// Camera → clip, OpenGL convention (gluPerspective): NDC x right, y up, z in [−1, 1] from near to far,
+// aspect width / height. NDC y = +1 is the image's top row (row 0).
+float4x4 projection_matrix(const Camera& camera);
+float4x4 view_projection_matrix(const Camera& camera); // projection · view
+
+// ---- materials ----------------------------------------------------------------------------------------
+struct Material {
+    std::string name;      // parameter paths address it as materials.<name>.*
+    float3 albedo{};       // linear RGB; used when texture < 0
+    int32_t texture = -1;  // index into Scene::textures (the albedo texture), or −1
+    float3 specular{};     // linear RGB, Blinn-Phong
+    float shininess = 32;
+};
+
+// ---- meshes -------------------------------------------------------------------------------------------
+struct Quaternion {
+    float w = 1, x = 0, y = 0, z = 0; // unit length
+    friend bool operator==(const Quaternion&, const Quaternion&) = default;
+};
+
+// Placement of a mesh: model = translation · rotation · scale.
+struct Transform {
+    float3 translation{};
+    Quaternion rotation{};
+    float3 scale{1, 1, 1};
+};
+
+float3x3 rotation_matrix(const Quaternion& q);
+float4x4 model_matrix(const Transform& transform);
+// Inverse transpose of the model matrix's upper 3x3 (rotation · scale⁻¹), for normals.
+float3x3 normal_matrix(const Transform& transform);
+// A unit quaternion from an axis (any length > 0) and an angle in degrees.
+Quaternion quaternion_from_axis_angle(float3 axis, float degrees);
+
+// One OBJ file, triangulated, with (position, normal, texcoord) index triples merged into unified vertices.
+struct Mesh {
+    std::string name;      // parameter paths address it as meshes.<name>.*
+    std::string file;      // as the scene names it, relative to the scene's folder
+    Transform transform;
+    bool vertex_colors = false; // multiply the albedo by `colors`
+
+    // Per unified vertex, object space.
+    std::vector<float3> positions;
+    std::vector<float3> normals;       // unit; from the OBJ, or computed (see normals_computed)
+    std::vector<float2> texcoords;     // (u, 1 − v); zeros when the OBJ has no `vt`
+    std::vector<float3> colors;        // linear RGB from `v x y z r g b`, white when the OBJ has none
+    std::vector<uint32_t> position_ids; // the OBJ position (`v` line, 0-based) each vertex came from
+
+    // Per triangle.
+    std::vector<uint3> triangles;            // counter-clockwise vertex indices, as in the OBJ
+    std::vector<uint32_t> triangle_materials; // index into Scene::materials
+
+    // Per OBJ position (`v` line): what the `vertices` and `vertex_colors` parameters hold, so that
+    // vertices split at normal or texture seams move together.
+    std::vector<float3> obj_positions;
+    std::vector<float3> obj_colors;
+
+    bool has_texcoords = false;
+    bool has_colors = false;       // the OBJ gives a colour on every `v` line
+    bool normals_computed = false; // some face lacked `vn`: area-weighted normals per OBJ position
+};
+
+// After obj_positions / obj_colors change: copies them into the unified vertices and, when the
+// normals were computed, recomputes them.
+void update_from_obj_positions(Mesh& mesh);
+
+// ---- lights -------------------------------------------------------------------------------------------
+enum class LightType : uint32_t { point = 0, directional = 1, ambient = 2 };
+
+struct Light {
+    std::string name;      // parameter paths address it as lights.<name>.*
+    LightType type = LightType::point;
+    float3 position{};     // point lights
+    float3 direction{};    // directional lights: the unit direction the light travels
+    float3 color{1, 1, 1}; // linear RGB
+    float intensity = 1;   // point lights fall off with the inverse square of the distance
+};
+
+// ---- rendering ----------------------------------------------------------------------------------------
+enum class Visibility : uint32_t { hard = 0, antialias = 1, soft = 2 };
+
+struct RenderSettings {
+    Visibility visibility = Visibility::hard;
+    float soft_sigma = 1e-4f; // sigmoid coverage sharpness (soft only)
+    float soft_gamma = 1e-4f; // softmax depth blending temperature (soft only)
+};
+
+// ---- optimization -------------------------------------------------------------------------------------
+enum class ParameterKind : uint32_t {
+    material_albedo,         // 3
+    material_albedo_texture, // texture_width × texture_height × 3, rows top first
+    material_specular,       // 3
+    material_shininess,      // 1
+    light_position,          // 3 (point lights)
+    light_direction,         // 3 (directional lights)
+    light_color,             // 3
+    light_intensity,         // 1
+    mesh_translation,        // 3
+    mesh_rotation,           // 4: unit quaternion [w, x, y, z]
+    mesh_scale,              // 3
+    mesh_vertices,           // 3 × OBJ positions
+    mesh_vertex_colors,      // 3 × OBJ positions
+    camera_eye,              // 3
+    camera_target,           // 3
+    camera_fov_y,            // 1, degrees
+};
+
+// Parameters that move geometry (mesh placement and vertices, the camera).
+bool is_geometry_parameter(ParameterKind kind);
+// The last segment of a path: "albedo", "position", "fov_y", ...
+const char* parameter_property(ParameterKind kind);
+
+// A free value of the scene, addressed by path.
+struct Parameter {
+    std::string path;  // "lights.key.position"
+    ParameterKind kind = ParameterKind::material_albedo;
+    uint32_t target = 0;   // index into Scene::materials, ::lights or ::meshes (0 for the camera)
+    size_t size = 0;       // number of floats in the value
+    uint32_t texture_width = 0, texture_height = 0; // textures only
+    std::vector<float> init;       // the start value (size floats) when the file gives `init`, else empty
+    std::optional<float> perturb;  // otherwise: start at the scene's value plus a seeded offset of this size
+    float lr = 0.01f;
+};
+
+enum class Loss : uint32_t { l2 = 0, l1 = 1 };
+enum class OptimizerKind : uint32_t { adam = 0, sgd = 1 };
+
+struct Optimization {
+    bool target_is_scene = true;            // false: target_images are the truth
+    std::vector<std::string> target_files;  // one per view, relative to the scene, `{view}` expanded
+    std::vector<LinearImage> target_images; // one per view, linear RGBA at the views' resolution
+    std::vector<Parameter> parameters;      // in file order
+    Loss loss = Loss::l2;
+    OptimizerKind optimizer = OptimizerKind::adam;
+    float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f; // adam
+    float momentum = 0.9f;                           // sgd
+    float lr_decay = 1.0f;
+    uint32_t iterations = 100;
+    uint32_t views_per_iteration = 1;
+    uint64_t seed = 0;
+    float laplacian = 0, edge_length = 0; // regularizer weights
+};
+
+// ---- the scene ----------------------------------------------------------------------------------------
+struct Scene {
+    std::filesystem::path source_file; // the file it came from (empty from a string)
+    std::string display_name;          // how errors name it
+    Camera camera;
+    std::vector<Camera> views;         // at least one; each with the camera's resolution
+    float3 background{};               // linear RGB
+    std::vector<Material> materials;
+    std::vector<LinearImage> textures; // the materials' albedo textures
+    std::vector<Mesh> meshes;
+    std::vector<Light> lights;
+    RenderSettings render;
+    std::optional<Optimization> optimize;
+
+    // Index by name, or −1.
+    int find_material(std::string_view name) const;
+    int find_mesh(std::string_view name) const;
+    int find_light(std::string_view name) const;
+};
+
+struct LoadOptions {
+    std::optional<Resolution> resolution; // replaces camera.resolution (the programs' --resolution)
+};
+
+Scene load_scene(const std::filesystem::path& file, const LoadOptions& options = {});
+// For tests and tools: files named in the JSON are read relative to base_dir; errors name display_name.
+Scene load_scene_from_string(std::string_view json_text, const std::filesystem::path& base_dir,
+                             const std::string& display_name, const LoadOptions& options = {});
+
+// "WxH" (e.g. "512x384"), each side 1..max_resolution; otherwise SceneError naming `--resolution`.
+Resolution parse_resolution(std::string_view text);
+// Gives the camera and every view this resolution; SceneError if target images have another one.
+void override_resolution(Scene& scene, Resolution resolution);
+
+// The parameter a path addresses, with its size (init empty, lr default); nullopt with the reason in
+// *why when the path addresses nothing (the reason starts "unknown parameter <path>" for a bad name).
+std::optional<Parameter> find_parameter(const Scene& scene, std::string_view path, std::string* why = nullptr);
+// The scene's current value of a parameter (size floats; a texture at the material texture's own
+// resolution, RGB).
+std::vector<float> parameter_value(const Scene& scene, const Parameter& parameter);
+// Writes a value of parameter.size floats into the scene (a texture of texture_width × texture_height
+// replaces the material's texture, alpha 1; vertices update the mesh via update_from_obj_positions).
+void set_parameter_value(Scene& scene, const Parameter& parameter, std::span<const float> value);
+// Applies the values an optimization wrote (see the header comment) onto the scene.
+void apply_params_file(Scene& scene, const std::filesystem::path& params_json);
+
+} // namespace adjoint::app

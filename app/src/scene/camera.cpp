@@ -1,0 +1,89 @@
+// Cameras: the view and projection matrices and the orbit expansion of `views`.
+#include "scene/loading.h"
+#include <cmath>
+#include <numbers>
+
+namespace adjoint::app {
+
+using detail::cross;
+using detail::dot;
+using detail::normalize;
+using detail::operator-;
+using detail::operator+;
+using detail::operator*;
+
+namespace {
+constexpr double degrees_to_radians = std::numbers::pi / 180.0;
+
+float4x4 multiply(const float4x4& a, const float4x4& b) {
+    float4x4 m;
+    for (size_t c = 0; c < 4; ++c)
+        for (size_t r = 0; r < 4; ++r) {
+            float s = 0;
+            for (size_t k = 0; k < 4; ++k) s += a[k][r] * b[c][k];
+            m[c][r] = s;
+        }
+    return m;
+}
+} // namespace
+
+float4x4 view_matrix(const Camera& camera) {
+    const float3 f = normalize(camera.target - camera.eye);
+    const float3 s = normalize(cross(f, camera.up));
+    const float3 u = cross(s, f);
+    float4x4 m = float4x4::identity();
+    for (size_t c = 0; c < 3; ++c) m[c] = float4(s[c], u[c], -f[c], 0);
+    m[3] = float4(-dot(s, camera.eye), -dot(u, camera.eye), dot(f, camera.eye), 1);
+    return m;
+}
+
+float4x4 projection_matrix(const Camera& camera) {
+    const float t = static_cast<float>(1.0 / std::tan(0.5 * camera.fov_y * degrees_to_radians));
+    const float aspect = static_cast<float>(camera.width) / static_cast<float>(camera.height);
+    const float n = camera.near, f = camera.far;
+    float4x4 m;
+    m[0] = float4(t / aspect, 0, 0, 0);
+    m[1] = float4(0, t, 0, 0);
+    m[2] = float4(0, 0, (f + n) / (n - f), -1);
+    m[3] = float4(0, 0, 2 * f * n / (n - f), 0);
+    return m;
+}
+
+float4x4 view_projection_matrix(const Camera& camera) {
+    return multiply(projection_matrix(camera), view_matrix(camera));
+}
+
+namespace detail {
+
+float camera_elevation(const Camera& camera) {
+    const float3 d = normalize(camera.eye - camera.target);
+    const float s = std::fmax(-1.0f, std::fmin(1.0f, dot(d, normalize(camera.up))));
+    return static_cast<float>(std::asin(s) / degrees_to_radians);
+}
+
+std::vector<Camera> orbit_views(const Camera& camera, uint32_t count, float lo, float hi) {
+    const float3 up = normalize(camera.up);
+    const float3 offset = camera.eye - camera.target;
+    const float distance = length(offset);
+    // The camera's azimuth is the start: h0 is its horizontal direction, side completes the frame
+    // (counter-clockwise seen from above). The loader has checked that the camera does not look along up.
+    const float3 h0 = normalize(offset - up * dot(offset, up));
+    const float3 side = cross(up, h0);
+    std::vector<Camera> views;
+    for (uint32_t i = 0; i < count; ++i) {
+        const double azimuth = 2.0 * std::numbers::pi * i / count;
+        const double elevation =
+            (count == 1 ? 0.5 * (lo + hi) : lo + (hi - lo) * static_cast<double>(i) / (count - 1)) * degrees_to_radians;
+        const float ch = static_cast<float>(std::cos(elevation));
+        const float3 dir = h0 * (ch * static_cast<float>(std::cos(azimuth))) +
+                           side * (ch * static_cast<float>(std::sin(azimuth))) +
+                           up * static_cast<float>(std::sin(elevation));
+        Camera view = camera;
+        view.eye = camera.target + dir * distance;
+        views.push_back(view);
+    }
+    return views;
+}
+
+} // namespace detail
+} // namespace adjoint::app

@@ -1,0 +1,66 @@
+// Typed, path-tracking reads of a JSON document: every failure is a SceneError naming the JSON path.
+#pragma once
+#include <adjoint/app/scene.h>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace adjoint::app::detail {
+
+// Ordered, so that "the first problem" and parameter order follow the file.
+using Json = nlohmann::ordered_json;
+
+// `parent.key`, or `parent["key"]` when the key is not a plain name (so parameter paths stay readable).
+std::string child_path(const std::string& parent, std::string_view key);
+std::string index_path(const std::string& parent, size_t index);
+// The path as messages show it ("(top level)" for the document itself).
+std::string shown_path(const std::string& path);
+
+// A value inside a document, with its JSON path and the file errors name.
+class JsonValue {
+public:
+    JsonValue(const Json& json, std::string path, const std::string& file)
+        : json_(&json), path_(std::move(path)), file_(&file) {}
+
+    const Json& json() const { return *json_; }
+    const std::string& path() const { return path_; }
+    const std::string& file() const { return *file_; }
+    [[noreturn]] void fail(const std::string& what) const;
+
+    // Objects. expect_object checks the keys against `allowed` (keys starting with '_' are comments).
+    void expect_object(std::initializer_list<std::string_view> allowed) const;
+    bool has(std::string_view key) const;
+    std::optional<JsonValue> get(std::string_view key) const;
+    JsonValue require(std::string_view key) const;
+    JsonValue child(const std::string& key) const; // an existing key of an object
+
+    // Arrays.
+    size_t array_size() const; // fails unless an array
+    JsonValue operator[](size_t index) const;
+
+    float number() const;                              // finite, within float range
+    float number_above(float lo, const char* what) const;   // > lo, else "expected <what>"
+    float number_at_least(float lo, const char* what) const; // >= lo
+    uint64_t integer(uint64_t lo, uint64_t hi, const char* what) const; // an integer in [lo, hi]
+    std::string string() const;
+    std::string nonempty_string() const;
+    float3 vec3() const;       // [x, y, z]
+    float3 color() const;      // [r, g, b], each >= 0
+    Resolution resolution() const; // [width, height], 1..max_resolution
+    // One of the strings in `names`; returns its position.
+    size_t choice(std::initializer_list<std::string_view> names) const;
+
+private:
+    const Json* json_;
+    std::string path_;
+    const std::string* file_;
+};
+
+} // namespace adjoint::app::detail
+
+namespace adjoint::app::detail {
+// Parses a document; a syntax error is a SceneError at "line L, column C".
+Json parse_json(std::string_view text, const std::string& file);
+} // namespace adjoint::app::detail

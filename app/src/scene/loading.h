@@ -1,0 +1,53 @@
+// The scene loader's internal steps, shared by the files of app/src/scene (not installed).
+#pragma once
+#include "scene/json_value.h"
+#include <adjoint/app/scene.h>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace adjoint::app::detail {
+
+// The whole file, or nullopt and reason = "cannot read <shown>: <strerror>".
+std::optional<std::string> try_read_file(const std::filesystem::path& path, const std::string& shown,
+                                         std::string& reason);
+// The whole file, or SceneError at `where` with that reason.
+std::string read_file(const std::filesystem::path& path, const std::string& shown, const JsonValue& where);
+
+// sRGB-encoded [0, 1] → linear.
+float srgb_to_linear(float encoded);
+// A PNG/JPEG (8 or 16 bits, 1..4 channels) as linear RGBA, or SceneError at `where` naming `shown`.
+LinearImage load_image(const std::filesystem::path& path, const std::string& shown, const JsonValue& where);
+
+// meshes[i] (already checked to be an object): reads its OBJ (and MTL when `scene_material` < 0) into
+// `mesh`, appending the MTL materials and their textures to the scene.
+void load_mesh_geometry(const JsonValue& entry, const std::filesystem::path& base_dir, int scene_material,
+                        Mesh& mesh, Scene& scene);
+// Area-weighted normals per OBJ position, copied to the unified vertices.
+void compute_normals(Mesh& mesh);
+
+// N views around the camera's target (see scene.h).
+std::vector<Camera> orbit_views(const Camera& camera, uint32_t count, float elevation_lo, float elevation_hi);
+// The camera's elevation above the plane orthogonal to `up`, degrees.
+float camera_elevation(const Camera& camera);
+
+// A rotation value as in a mesh's `rotation`: {"axis": [x, y, z], "angle": degrees} or {"quaternion": [w, x, y, z]}.
+Quaternion read_rotation(const JsonValue& value);
+// A scale value: a number or [x, y, z], no component zero.
+float3 read_scale(const JsonValue& value);
+
+// optimize.parameters: every entry resolved against the scene and checked.
+std::vector<Parameter> read_parameters(const JsonValue& parameters, const std::filesystem::path& base_dir,
+                                       const Scene& scene);
+
+// Small vector helpers.
+float dot(float3 a, float3 b);
+float3 cross(float3 a, float3 b);
+float length(float3 a);
+float3 normalize(float3 a);
+float3 operator-(float3 a, float3 b);
+float3 operator+(float3 a, float3 b);
+float3 operator*(float3 a, float s);
+
+} // namespace adjoint::app::detail

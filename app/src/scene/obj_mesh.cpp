@@ -1,0 +1,291 @@
+// OBJ meshes (tinyobjloader) into unified, GPU-ready vertex arrays; MTL materials into scene materials.
+#include "scene/loading.h"
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tiny_obj_loader.h>
+#include <unordered_map>
+
+namespace adjoint::app::detail {
+
+namespace {
+
+// What an MTL file says explicitly: tinyobjloader fills absent values with its own defaults (Ns 1,
+// Kd 0), but the scene format's defaults apply to what is absent.
+struct MtlPresence {
+    bool kd = false, ks = false, ns = false;
+};
+
+// Reads the `mtllib` files named by an OBJ, relative to the OBJ's folder; remembers what failed so the
+// loader can name it (tinyobjloader only warns).
+class MtlReader : public tinyobj::MaterialReader {
+public:
+    MtlReader(std::filesystem::path folder, std::string shown_folder, bool wanted, const JsonValue& where)
+        : folder_(std::move(folder)), shown_folder_(std::move(shown_folder)), wanted_(wanted), where_(where) {}
+
+    bool operator()(const std::string& name, std::vector<tinyobj::material_t>* materials,
+                    std::map<std::string, int>* names, std::string* warn, std::string* err) override {
+        requested = true;
+        if (!wanted_) return false;
+        const std::string shown = (std::filesystem::path(shown_folder_) / name).lexically_normal().string();
+        std::string text;
+        try {
+            text = read_file(folder_ / name, shown, where_);
+        } catch (const SceneError& e) {
+            if (failure.empty()) failure = e.reason();
+            return false;
+        }
+        scan_presence(text);
+        std::istringstream stream(text);
+        tinyobj::LoadMtl(names, materials, &stream, warn, err);
+        loaded.push_back(shown);
+        return true;
+    }
+
+    bool requested = false;
+    std::string failure;            // the first MTL that could not be read
+    std::vector<std::string> loaded; // MTL files read, as shown
+    std::map<std::string, MtlPresence> presence;
+
+private:
+    void scan_presence(const std::string& text) {
+        std::istringstream lines(text);
+        std::string line, current;
+        while (std::getline(lines, line)) {
+            std::istringstream words(line);
+            std::string key;
+            words >> key;
+            if (key == "newmtl") {
+                std::getline(words >> std::ws, current);
+                while (!current.empty() && (current.back() == '\r' || current.back() == ' ')) current.pop_back();
+            } else if (key == "Kd") {
+                presence[current].kd = true;
+            } else if (key == "Ks") {
+                presence[current].ks = true;
+            } else if (key == "Ns") {
+                presence[current].ns = true;
+            }
+        }
+    }
+
+    std::filesystem::path folder_;
+    std::string shown_folder_;
+    bool wanted_;
+    const JsonValue& where_;
+};
+
+struct CornerKey {
+    int v, vn, vt;
+    bool operator==(const CornerKey&) const = default;
+};
+struct CornerHash {
+    size_t operator()(const CornerKey& k) const {
+        uint64_t h = static_cast<uint32_t>(k.v);
+        h = h * 0x9E3779B97F4A7C15ull ^ static_cast<uint32_t>(k.vn);
+        h = h * 0x9E3779B97F4A7C15ull ^ static_cast<uint32_t>(k.vt);
+        return static_cast<size_t>(h ^ (h >> 29));
+    }
+};
+
+// Adds the MTL materials that faces use (in MTL order) as `<mesh>/<name>`; returns MTL id → scene index.
+std::vector<int> add_mtl_materials(const std::vector<tinyobj::material_t>& mtl, const std::vector<bool>& used,
+                                   const MtlReader& reader, const std::filesystem::path& obj_folder,
+                                   const std::string& shown_folder, const JsonValue& where, Mesh& mesh,
+                                   Scene& scene) {
+    std::vector<int> index(mtl.size(), -1);
+    for (size_t m = 0; m < mtl.size(); ++m) {
+        if (!used[m]) continue;
+        const tinyobj::material_t& source = mtl[m];
+        const auto found = reader.presence.find(source.name);
+        const MtlPresence presence = found == reader.presence.end() ? MtlPresence{} : found->second;
+        Material material;
+        material.name = mesh.name + "/" + source.name;
+        if (scene.find_material(material.name) >= 0)
+            where.fail("the MTL material " + source.name + " is named " + material.name +
+                       ", which another material already has");
+        if (!source.diffuse_texname.empty()) {
+            // map_Kd replaces Kd; texture names are relative to the OBJ's folder, as for mtllib.
+            const std::string shown =
+                (std::filesystem::path(shown_folder) / source.diffuse_texname).lexically_normal().string();
+            scene.textures.push_back(load_image(obj_folder / source.diffuse_texname, shown, where));
+            material.texture = static_cast<int32_t>(scene.textures.size() - 1);
+        } else if (presence.kd) {
+            material.albedo = float3(source.diffuse[0], source.diffuse[1], source.diffuse[2]);
+        } else {
+            where.fail("the MTL material " + source.name + " has neither Kd nor map_Kd");
+        }
+        if (presence.ks) material.specular = float3(source.specular[0], source.specular[1], source.specular[2]);
+        if (presence.ns) material.shininess = source.shininess;
+        scene.materials.push_back(std::move(material));
+        index[m] = static_cast<int>(scene.materials.size() - 1);
+    }
+    return index;
+}
+
+} // namespace
+
+void compute_normals(Mesh& mesh) {
+    std::vector<float3> accumulated(mesh.obj_positions.size(), float3(0.0f));
+    for (const uint3& t : mesh.triangles) {
+        const uint32_t a = mesh.position_ids[t.x], b = mesh.position_ids[t.y], c = mesh.position_ids[t.z];
+        const float3 pa = mesh.obj_positions[a], pb = mesh.obj_positions[b], pc = mesh.obj_positions[c];
+        // |cross| is twice the area: the sum weights each face by its area.
+        const float3 n = cross(pb - pa, pc - pa);
+        for (uint32_t p : {a, b, c}) accumulated[p] = accumulated[p] + n;
+    }
+    mesh.normals.resize(mesh.positions.size());
+    for (size_t v = 0; v < mesh.positions.size(); ++v) {
+        const float3 n = accumulated[mesh.position_ids[v]];
+        // A position only on degenerate faces has no direction; +z keeps the value finite.
+        mesh.normals[v] = length(n) > 0 ? normalize(n) : float3(0, 0, 1);
+    }
+}
+
+} // namespace adjoint::app::detail
+
+namespace adjoint::app {
+void update_from_obj_positions(Mesh& mesh) {
+    for (size_t v = 0; v < mesh.positions.size(); ++v) {
+        mesh.positions[v] = mesh.obj_positions[mesh.position_ids[v]];
+        mesh.colors[v] = mesh.obj_colors[mesh.position_ids[v]];
+    }
+    if (mesh.normals_computed) detail::compute_normals(mesh);
+}
+} // namespace adjoint::app
+
+namespace adjoint::app::detail {
+
+void load_mesh_geometry(const JsonValue& entry, const std::filesystem::path& base_dir, int scene_material,
+                        Mesh& mesh, Scene& scene) {
+    const JsonValue file_json = entry.require("file");
+    const JsonValue material_json = entry.require("material");
+    const std::filesystem::path obj_path = base_dir / mesh.file;
+    const std::filesystem::path obj_folder = obj_path.parent_path();
+    const std::string shown_folder = std::filesystem::path(mesh.file).parent_path().string();
+    const std::string text = read_file(obj_path, mesh.file, file_json);
+
+    const bool want_mtl = scene_material < 0;
+    MtlReader reader(obj_folder, shown_folder, want_mtl, material_json);
+    tinyobj::attrib_t attrib;
+    std::vector<tinyobj::shape_t> shapes;
+    std::vector<tinyobj::material_t> mtl;
+    std::string warn, err;
+    std::istringstream stream(text);
+    // No white fallback: colours count only when every `v` line has them.
+    if (!tinyobj::LoadObj(&attrib, &shapes, &mtl, &warn, &err, &stream, &reader, /*triangulate=*/true,
+                          /*default_vcols_fallback=*/false)) {
+        while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
+        file_json.fail("cannot parse " + mesh.file + ": " + err);
+    }
+    if (want_mtl) {
+        if (!reader.requested) material_json.fail(mesh.file + " names no MTL file (mtllib)");
+        if (reader.loaded.empty()) material_json.fail(reader.failure);
+    }
+
+    const size_t position_count = attrib.vertices.size() / 3;
+    const size_t normal_count = attrib.normals.size() / 3;
+    const size_t texcoord_count = attrib.texcoords.size() / 2;
+    mesh.obj_positions.resize(position_count);
+    mesh.obj_colors.assign(position_count, float3(1.0f));
+    mesh.has_colors = position_count > 0 && attrib.colors.size() == attrib.vertices.size();
+    for (size_t p = 0; p < position_count; ++p) {
+        mesh.obj_positions[p] = float3(attrib.vertices[3 * p], attrib.vertices[3 * p + 1], attrib.vertices[3 * p + 2]);
+        if (mesh.has_colors)
+            mesh.obj_colors[p] = float3(attrib.colors[3 * p], attrib.colors[3 * p + 1], attrib.colors[3 * p + 2]);
+    }
+
+    // Check every corner and decide which attributes the whole mesh has.
+    size_t face_count = 0;
+    bool all_normals = true, all_texcoords = true;
+    std::vector<bool> mtl_used(mtl.size(), false);
+    for (const tinyobj::shape_t& shape : shapes) {
+        const tinyobj::mesh_t& m = shape.mesh;
+        for (size_t f = 0; f < m.num_face_vertices.size(); ++f) {
+            if (m.num_face_vertices[f] != 3) continue;
+            ++face_count;
+            if (want_mtl) {
+                const int id = m.material_ids[f];
+                if (id < 0 || static_cast<size_t>(id) >= mtl.size())
+                    material_json.fail(mesh.file + " has faces without a material of its MTL file (usemtl)");
+                mtl_used[static_cast<size_t>(id)] = true;
+            }
+        }
+        for (const tinyobj::index_t& i : m.indices) {
+            if (i.vertex_index < 0 || static_cast<size_t>(i.vertex_index) >= position_count)
+                file_json.fail(mesh.file + ": a face refers to position " + std::to_string(i.vertex_index + 1) +
+                               " of " + std::to_string(position_count));
+            if (i.normal_index >= static_cast<int>(normal_count))
+                file_json.fail(mesh.file + ": a face refers to normal " + std::to_string(i.normal_index + 1) +
+                               " of " + std::to_string(normal_count));
+            if (i.texcoord_index >= static_cast<int>(texcoord_count))
+                file_json.fail(mesh.file + ": a face refers to texture coordinate " +
+                               std::to_string(i.texcoord_index + 1) + " of " + std::to_string(texcoord_count));
+            if (i.normal_index < 0) {
+                all_normals = false;
+            } else {
+                const float* n = &attrib.normals[3 * static_cast<size_t>(i.normal_index)];
+                if (n[0] == 0 && n[1] == 0 && n[2] == 0) all_normals = false;
+            }
+            all_texcoords = all_texcoords && i.texcoord_index >= 0;
+        }
+    }
+    if (face_count == 0) file_json.fail(mesh.file + " has no faces");
+    mesh.normals_computed = !all_normals;
+    mesh.has_texcoords = all_texcoords;
+
+    std::vector<int> material_index;
+    if (want_mtl)
+        material_index = add_mtl_materials(mtl, mtl_used, reader, obj_folder, shown_folder, material_json, mesh, scene);
+
+    // Unify corners: one vertex per distinct (position, normal, texcoord) triple, in first-use order.
+    std::unordered_map<CornerKey, uint32_t, CornerHash> unified;
+    mesh.triangles.reserve(face_count);
+    mesh.triangle_materials.reserve(face_count);
+    for (const tinyobj::shape_t& shape : shapes) {
+        const tinyobj::mesh_t& m = shape.mesh;
+        size_t first = 0;
+        for (size_t f = 0; f < m.num_face_vertices.size(); first += m.num_face_vertices[f], ++f) {
+            if (m.num_face_vertices[f] != 3) continue;
+            uint32_t corner[3];
+            for (size_t k = 0; k < 3; ++k) {
+                const tinyobj::index_t& i = m.indices[first + k];
+                const CornerKey key{i.vertex_index, mesh.normals_computed ? -1 : i.normal_index,
+                                    mesh.has_texcoords ? i.texcoord_index : -1};
+                auto [it, inserted] = unified.try_emplace(key, static_cast<uint32_t>(mesh.positions.size()));
+                if (inserted) {
+                    const size_t p = static_cast<size_t>(key.v);
+                    mesh.positions.push_back(mesh.obj_positions[p]);
+                    mesh.colors.push_back(mesh.obj_colors[p]);
+                    mesh.position_ids.push_back(static_cast<uint32_t>(p));
+                    if (!mesh.normals_computed) {
+                        const float* n = &attrib.normals[3 * static_cast<size_t>(key.vn)];
+                        mesh.normals.push_back(normalize(float3(n[0], n[1], n[2])));
+                    }
+                    if (mesh.has_texcoords) {
+                        const float* t = &attrib.texcoords[2 * static_cast<size_t>(key.vt)];
+                        mesh.texcoords.push_back(float2(t[0], 1.0f - t[1]));
+                    } else {
+                        mesh.texcoords.push_back(float2(0.0f, 0.0f));
+                    }
+                }
+                corner[k] = it->second;
+            }
+            mesh.triangles.push_back(uint3(corner[0], corner[1], corner[2]));
+            mesh.triangle_materials.push_back(static_cast<uint32_t>(
+                want_mtl ? material_index[static_cast<size_t>(m.material_ids[f])] : scene_material));
+        }
+    }
+    if (mesh.normals_computed) compute_normals(mesh);
+
+    if (!mesh.has_texcoords) {
+        for (uint32_t id : std::set<uint32_t>(mesh.triangle_materials.begin(), mesh.triangle_materials.end())) {
+            const Material& material = scene.materials[id];
+            if (material.texture >= 0)
+                material_json.fail(mesh.file + " has no texture coordinates (vt) on every face, which the textured material " +
+                                   material.name + " needs");
+        }
+    }
+}
+
+} // namespace adjoint::app::detail

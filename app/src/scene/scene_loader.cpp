@@ -1,0 +1,360 @@
+// load_scene: a format-1 scene file into the plain structs of scene.h, every check done before returning.
+#include "scene/loading.h"
+#include <cmath>
+#include <sstream>
+
+namespace adjoint::app {
+
+using namespace detail;
+
+SceneError::SceneError(std::string file, std::string json_path, std::string reason)
+    : adjoint::Error([&] {
+          std::string s = file.empty() ? "" : file + ": ";
+          if (!json_path.empty()) s += json_path + ": ";
+          return s + reason;
+      }()),
+      file_(std::move(file)), json_path_(std::move(json_path)), reason_(std::move(reason)) {}
+
+namespace {
+
+template <typename T>
+int find_by_name(const std::vector<T>& items, std::string_view name) {
+    for (size_t i = 0; i < items.size(); ++i)
+        if (items[i].name == name) return static_cast<int>(i);
+    return -1;
+}
+
+std::string size_text(uint32_t width, uint32_t height) {
+    return std::to_string(width) + "x" + std::to_string(height);
+}
+
+// camera, or an entry of `views` when `base` is the main camera (its values are the defaults).
+Camera read_camera(const JsonValue& value, const Camera* base) {
+    value.expect_object({"eye", "target", "up", "fov_y", "resolution", "near", "far"});
+    Camera camera = base ? *base : Camera{};
+    camera.eye = value.require("eye").vec3();
+    if (!base || value.has("target")) camera.target = value.require("target").vec3();
+    if (auto up = value.get("up")) camera.up = up->vec3();
+    if (auto fov = value.get("fov_y")) {
+        camera.fov_y = fov->number_above(0, "a number of degrees in (0, 180)");
+        if (!(camera.fov_y < 180)) fov->fail("expected a number of degrees in (0, 180)");
+    }
+    if (auto resolution = value.get("resolution")) {
+        if (base) resolution->fail("views take their resolution from camera.resolution");
+        const Resolution r = resolution->resolution();
+        camera.width = r.width;
+        camera.height = r.height;
+    } else if (!base) {
+        value.require("resolution");
+    }
+    if (auto near = value.get("near")) camera.near = near->number_above(0, "a number > 0");
+    if (auto far = value.get("far")) camera.far = far->number();
+    if (!(camera.far > camera.near)) {
+        std::ostringstream os;
+        os << "expected far > near (near is " << camera.near << ", far " << camera.far << ")";
+        (value.has("far") ? value.require("far") : value).fail(os.str());
+    }
+    const float3 forward = camera.target - camera.eye;
+    if (length(forward) == 0) value.require("eye").fail("eye and target are the same point");
+    if (length(camera.up) == 0 || length(cross(normalize(forward), normalize(camera.up))) < 1e-6f)
+        (value.has("up") ? value.require("up") : value).fail("up is zero or parallel to the viewing direction");
+    return camera;
+}
+
+std::vector<Camera> read_views(const JsonValue& value, const Camera& camera) {
+    std::vector<Camera> views;
+    if (value.json().is_array()) {
+        if (value.array_size() == 0) value.fail("expected at least one view");
+        for (size_t i = 0; i < value.array_size(); ++i) views.push_back(read_camera(value[i], &camera));
+        return views;
+    }
+    if (!value.json().is_object()) value.fail("expected a list of cameras or {\"orbit\": {\"count\": N, \"elevation\": [lo, hi]}}");
+    value.expect_object({"orbit"});
+    const JsonValue orbit = value.require("orbit");
+    orbit.expect_object({"count", "elevation"});
+    const auto count = static_cast<uint32_t>(orbit.require("count").integer(1, 4096, "an integer in [1, 4096]"));
+    float lo = camera_elevation(camera), hi = lo;
+    if (auto elevation = orbit.get("elevation")) {
+        const char* shape = "expected [lo, hi] of degrees in (-90, 90)";
+        if (!elevation->json().is_array() || elevation->array_size() != 2) elevation->fail(shape);
+        for (size_t i = 0; i < 2; ++i) {
+            const JsonValue e = (*elevation)[i];
+            if (!e.json().is_number()) elevation->fail(shape);
+            const float degrees = e.number();
+            if (!(degrees > -90 && degrees < 90)) elevation->fail(shape);
+            (i == 0 ? lo : hi) = degrees;
+        }
+    }
+    return orbit_views(camera, count, lo, hi);
+}
+
+void read_materials(const JsonValue& value, const std::filesystem::path& base_dir, Scene& scene) {
+    if (!value.json().is_object()) value.fail("expected an object of named materials");
+    for (const auto& [name, unused] : value.json().items()) {
+        if (!name.empty() && name[0] == '_') continue;
+        const JsonValue entry = value.child(name);
+        if (name.empty()) entry.fail("a material needs a non-empty name");
+        if (name == "mtl")
+            entry.fail("the name \"mtl\" is reserved (a mesh's \"material\": \"mtl\" reads its OBJ's MTL file)");
+        entry.expect_object({"albedo", "albedo_texture", "specular", "shininess"});
+        Material material;
+        material.name = name;
+        const auto albedo = entry.get("albedo");
+        const auto texture = entry.get("albedo_texture");
+        if (albedo && texture) entry.fail("give albedo or albedo_texture, not both");
+        if (!albedo && !texture) entry.fail("needs albedo or albedo_texture");
+        if (albedo) material.albedo = albedo->color();
+        if (texture) {
+            const std::string file = texture->nonempty_string();
+            scene.textures.push_back(load_image(base_dir / file, file, *texture));
+            material.texture = static_cast<int32_t>(scene.textures.size() - 1);
+        }
+        if (auto specular = entry.get("specular")) material.specular = specular->color();
+        if (auto shininess = entry.get("shininess")) material.shininess = shininess->number_at_least(0, "a number >= 0");
+        scene.materials.push_back(std::move(material));
+    }
+}
+
+void read_meshes(const JsonValue& value, const std::filesystem::path& base_dir, Scene& scene) {
+    if (!value.json().is_array() || value.array_size() == 0) value.fail("expected a list of at least one mesh");
+    // Meshes name materials of the `materials` object only (MTL materials are added as meshes load).
+    const size_t declared_materials = scene.materials.size();
+    for (size_t i = 0; i < value.array_size(); ++i) {
+        const JsonValue entry = value[i];
+        entry.expect_object({"name", "file", "material", "translation", "rotation", "scale", "vertex_colors"});
+        Mesh mesh;
+        const JsonValue name = entry.require("name");
+        mesh.name = name.nonempty_string();
+        if (scene.find_mesh(mesh.name) >= 0) name.fail("another mesh is already named " + mesh.name);
+        mesh.file = entry.require("file").nonempty_string();
+        const JsonValue material = entry.require("material");
+        const std::string material_name = material.nonempty_string();
+        int material_index = -1;
+        if (material_name != "mtl") {
+            for (size_t m = 0; m < declared_materials; ++m)
+                if (scene.materials[m].name == material_name) material_index = static_cast<int>(m);
+            if (material_index < 0) {
+                std::string known;
+                for (size_t m = 0; m < declared_materials; ++m) known += (known.empty() ? "" : ", ") + scene.materials[m].name;
+                material.fail("no material named " + material_name + " (materials: " +
+                              (known.empty() ? "none" : known) + "; or \"mtl\" for the OBJ's MTL file)");
+            }
+        }
+        if (auto t = entry.get("translation")) mesh.transform.translation = t->vec3();
+        if (auto r = entry.get("rotation")) mesh.transform.rotation = read_rotation(*r);
+        if (auto s = entry.get("scale")) mesh.transform.scale = read_scale(*s);
+        if (auto c = entry.get("vertex_colors")) {
+            if (!c->json().is_boolean()) c->fail("expected true or false");
+            mesh.vertex_colors = c->json().get<bool>();
+        }
+        load_mesh_geometry(entry, base_dir, material_index, mesh, scene);
+        scene.meshes.push_back(std::move(mesh));
+    }
+}
+
+void read_lights(const JsonValue& value, Scene& scene) {
+    if (!value.json().is_array()) value.fail("expected a list of lights");
+    for (size_t i = 0; i < value.array_size(); ++i) {
+        const JsonValue entry = value[i];
+        if (!entry.json().is_object()) entry.fail("expected an object");
+        Light light;
+        light.type = static_cast<LightType>(entry.require("type").choice({"point", "directional", "ambient"}));
+        switch (light.type) {
+        case LightType::point: entry.expect_object({"name", "type", "position", "color", "intensity"}); break;
+        case LightType::directional: entry.expect_object({"name", "type", "direction", "color", "intensity"}); break;
+        case LightType::ambient: entry.expect_object({"name", "type", "color", "intensity"}); break;
+        }
+        const JsonValue name = entry.require("name");
+        light.name = name.nonempty_string();
+        if (scene.find_light(light.name) >= 0) name.fail("another light is already named " + light.name);
+        if (light.type == LightType::point) light.position = entry.require("position").vec3();
+        if (light.type == LightType::directional) {
+            const JsonValue direction = entry.require("direction");
+            light.direction = direction.vec3();
+            if (length(light.direction) == 0) direction.fail("expected a non-zero direction");
+            light.direction = normalize(light.direction);
+        }
+        if (auto color = entry.get("color")) light.color = color->color();
+        if (auto intensity = entry.get("intensity")) light.intensity = intensity->number_at_least(0, "a number >= 0");
+        scene.lights.push_back(std::move(light));
+    }
+}
+
+RenderSettings read_render(const JsonValue& value) {
+    value.expect_object({"visibility", "soft"});
+    RenderSettings render;
+    if (auto v = value.get("visibility")) render.visibility = static_cast<Visibility>(v->choice({"hard", "antialias", "soft"}));
+    if (auto soft = value.get("soft")) {
+        soft->expect_object({"sigma", "gamma"});
+        if (auto s = soft->get("sigma")) render.soft_sigma = s->number_above(0, "a number > 0");
+        if (auto g = soft->get("gamma")) render.soft_gamma = g->number_above(0, "a number > 0");
+    }
+    return render;
+}
+
+// `{view}` in a target image path → the view's index.
+std::string expand_view(std::string pattern, size_t view) {
+    const std::string key = "{view}";
+    for (size_t at = pattern.find(key); at != std::string::npos; at = pattern.find(key, at))
+        pattern.replace(at, key.size(), std::to_string(view));
+    return pattern;
+}
+
+void read_target(const JsonValue& value, const std::filesystem::path& base_dir, const Scene& scene,
+                 Optimization& optimize) {
+    if (value.json().is_string()) {
+        if (value.string() != "scene") value.fail("expected \"scene\" or {\"images\": [...]}");
+        return;
+    }
+    if (!value.json().is_object()) value.fail("expected \"scene\" or {\"images\": [...]}");
+    value.expect_object({"images"});
+    const JsonValue images = value.require("images");
+    if (!images.json().is_array() || images.array_size() == 0) images.fail("expected a list of image paths");
+    const size_t views = scene.views.size();
+    const size_t given = images.array_size();
+    optimize.target_is_scene = false;
+    for (size_t view = 0; view < views; ++view) {
+        // One entry per view, or a single one with {view} that stands for all of them.
+        const JsonValue entry = images[given == 1 ? 0 : view];
+        const std::string pattern = entry.nonempty_string();
+        if (given == 1 && views > 1 && pattern.find("{view}") == std::string::npos)
+            images.fail("1 image for " + std::to_string(views) + " views (give one per view, or a path with {view})");
+        if (given != 1 && given != views)
+            images.fail(std::to_string(given) + " images for " + std::to_string(views) +
+                        " views (give one per view, or a path with {view})");
+        const std::string file = expand_view(pattern, view);
+        LinearImage image = load_image(base_dir / file, file, entry);
+        if (image.width != scene.camera.width || image.height != scene.camera.height)
+            entry.fail(file + " is " + size_text(image.width, image.height) + ", but the views are " +
+                       size_text(scene.camera.width, scene.camera.height));
+        optimize.target_files.push_back(file);
+        optimize.target_images.push_back(std::move(image));
+    }
+}
+
+Optimization read_optimize(const JsonValue& value, const std::filesystem::path& base_dir, const Scene& scene) {
+    value.expect_object({"target", "parameters", "loss", "optimizer", "betas", "eps", "momentum", "lr_decay",
+                         "iterations", "views_per_iteration", "seed", "regularizers"});
+    Optimization optimize;
+    if (auto target = value.get("target")) read_target(*target, base_dir, scene, optimize);
+    optimize.parameters = read_parameters(value.require("parameters"), base_dir, scene);
+    if (auto loss = value.get("loss")) optimize.loss = static_cast<Loss>(loss->choice({"l2", "l1"}));
+    if (auto o = value.get("optimizer")) optimize.optimizer = static_cast<OptimizerKind>(o->choice({"adam", "sgd"}));
+    const bool adam = optimize.optimizer == OptimizerKind::adam;
+    if (auto betas = value.get("betas")) {
+        if (!adam) betas->fail("betas apply to the adam optimizer only");
+        const char* shape = "expected [beta1, beta2] of numbers in [0, 1)";
+        if (!betas->json().is_array() || betas->array_size() != 2) betas->fail(shape);
+        for (size_t i = 0; i < 2; ++i) {
+            if (!(*betas)[i].json().is_number()) betas->fail(shape);
+            const float b = (*betas)[i].number();
+            if (!(b >= 0 && b < 1)) betas->fail(shape);
+            (i == 0 ? optimize.beta1 : optimize.beta2) = b;
+        }
+    }
+    if (auto eps = value.get("eps")) {
+        if (!adam) eps->fail("eps applies to the adam optimizer only");
+        optimize.eps = eps->number_above(0, "a number > 0");
+    }
+    if (auto momentum = value.get("momentum")) {
+        if (adam) momentum->fail("momentum applies to the sgd optimizer only");
+        optimize.momentum = momentum->number_at_least(0, "a number in [0, 1)");
+        if (!(optimize.momentum < 1)) momentum->fail("expected a number in [0, 1)");
+    }
+    if (auto decay = value.get("lr_decay")) optimize.lr_decay = decay->number_above(0, "a number > 0");
+    if (auto iterations = value.get("iterations"))
+        optimize.iterations = static_cast<uint32_t>(iterations->integer(0, 1'000'000'000, "an integer >= 0"));
+    if (auto per = value.get("views_per_iteration")) {
+        const std::string what = "an integer in [1, " + std::to_string(scene.views.size()) + "] (the number of views)";
+        optimize.views_per_iteration = static_cast<uint32_t>(per->integer(1, scene.views.size(), what.c_str()));
+    }
+    if (auto seed = value.get("seed")) optimize.seed = seed->integer(0, UINT64_MAX, "an integer >= 0");
+    if (auto regularizers = value.get("regularizers")) {
+        regularizers->expect_object({"laplacian", "edge_length"});
+        if (auto l = regularizers->get("laplacian")) optimize.laplacian = l->number_at_least(0, "a number >= 0");
+        if (auto e = regularizers->get("edge_length")) optimize.edge_length = e->number_at_least(0, "a number >= 0");
+    }
+    return optimize;
+}
+
+} // namespace
+
+int Scene::find_material(std::string_view name) const { return find_by_name(materials, name); }
+int Scene::find_mesh(std::string_view name) const { return find_by_name(meshes, name); }
+int Scene::find_light(std::string_view name) const { return find_by_name(lights, name); }
+
+Scene load_scene_from_string(std::string_view json_text, const std::filesystem::path& base_dir,
+                             const std::string& display_name, const LoadOptions& options) {
+    const Json document = parse_json(json_text, display_name);
+    const JsonValue root(document, "", display_name);
+    root.expect_object({"format", "camera", "views", "background", "materials", "meshes", "lights", "render", "optimize"});
+    Scene scene;
+    scene.display_name = display_name;
+    const JsonValue format = root.require("format");
+    if (!format.json().is_number_integer() || format.json().get<int64_t>() != 1)
+        format.fail("expected 1 (the scene format this program reads)");
+
+    scene.camera = read_camera(root.require("camera"), nullptr);
+    if (options.resolution) {
+        scene.camera.width = options.resolution->width;
+        scene.camera.height = options.resolution->height;
+    }
+    if (auto views = root.get("views")) scene.views = read_views(*views, scene.camera);
+    else scene.views = {scene.camera};
+    if (auto background = root.get("background")) scene.background = background->color();
+    if (auto materials = root.get("materials")) read_materials(*materials, base_dir, scene);
+    read_meshes(root.require("meshes"), base_dir, scene);
+    if (auto lights = root.get("lights")) read_lights(*lights, scene);
+    if (auto render = root.get("render")) scene.render = read_render(*render);
+    if (auto optimize = root.get("optimize")) scene.optimize = read_optimize(*optimize, base_dir, scene);
+    return scene;
+}
+
+Scene load_scene(const std::filesystem::path& file, const LoadOptions& options) {
+    const std::string display = file.string();
+    std::string reason;
+    const std::optional<std::string> text = try_read_file(file, display, reason);
+    if (!text) throw SceneError("", "", reason);
+    Scene scene = load_scene_from_string(*text, file.parent_path(), display, options);
+    scene.source_file = file;
+    return scene;
+}
+
+Resolution parse_resolution(std::string_view text) {
+    const auto bad = [&] {
+        std::ostringstream os;
+        os << "expected WxH with each side in 1.." << max_resolution << ", got \"" << text << "\"";
+        throw SceneError("", "--resolution", os.str());
+    };
+    const size_t x = text.find('x');
+    if (x == std::string_view::npos) bad();
+    uint64_t side[2] = {0, 0};
+    const std::string_view parts[2] = {text.substr(0, x), text.substr(x + 1)};
+    for (size_t i = 0; i < 2; ++i) {
+        if (parts[i].empty() || parts[i].size() > 5) bad();
+        for (char c : parts[i]) {
+            if (c < '0' || c > '9') bad();
+            side[i] = side[i] * 10 + static_cast<uint64_t>(c - '0');
+        }
+        if (side[i] == 0 || side[i] > max_resolution) bad();
+    }
+    return {static_cast<uint32_t>(side[0]), static_cast<uint32_t>(side[1])};
+}
+
+void override_resolution(Scene& scene, Resolution resolution) {
+    if (scene.optimize && !scene.optimize->target_is_scene) {
+        const LinearImage& image = scene.optimize->target_images.front();
+        if (image.width != resolution.width || image.height != resolution.height)
+            throw SceneError(scene.display_name, "--resolution",
+                             size_text(resolution.width, resolution.height) + " differs from the target image " +
+                                 image.source + " (" + size_text(image.width, image.height) + ")");
+    }
+    scene.camera.width = resolution.width;
+    scene.camera.height = resolution.height;
+    for (Camera& view : scene.views) {
+        view.width = resolution.width;
+        view.height = resolution.height;
+    }
+}
+
+} // namespace adjoint::app

@@ -1,0 +1,481 @@
+// Scene loading, good paths: the contract's example scene, views, meshes, materials, textures, matrices.
+#include "app/scene_fixture.h"
+#include <cmath>
+#include <numbers>
+
+namespace adjoint::app::test {
+namespace {
+
+constexpr double pi = std::numbers::pi;
+
+float srgb(int v) {
+    const double c = v / 255.0;
+    return static_cast<float>(c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4));
+}
+
+float4 apply(const float4x4& m, float4 p) {
+    float4 r;
+    for (size_t row = 0; row < 4; ++row) r[row] = m[0][row] * p.x + m[1][row] * p.y + m[2][row] * p.z + m[3][row] * p.w;
+    return r;
+}
+
+void expect_near3(float3 actual, float3 expected, float tolerance = 1e-5f) {
+    EXPECT_NEAR(actual.x, expected.x, tolerance);
+    EXPECT_NEAR(actual.y, expected.y, tolerance);
+    EXPECT_NEAR(actual.z, expected.z, tolerance);
+}
+
+// The scene of scene-format.md, with its files (a cube for the bunny, a one-quad floor with an MTL).
+class ContractExample : public SceneFiles {
+protected:
+    void write_files() {
+        write("meshes/bunny.obj", cube_obj);
+        write("meshes/plane.obj", "mtllib plane.mtl\nv -1 0 -1\nv 1 0 -1\nv 1 0 1\nv -1 0 1\n"
+                                  "vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\nvn 0 1 0\n"
+                                  "usemtl tiles\nf 1/1/1 4/4/1 3/3/1\nusemtl grass\nf 1/1/1 3/3/1 2/2/1\n");
+        write("meshes/plane.mtl", "newmtl unused\nKd 1 0 0\n\nnewmtl tiles\nKd 0.2 0.3 0.4\nKs 0.1 0.1 0.1\nNs 10\n\n"
+                                  "newmtl grass\nmap_Kd ../textures/grass.png\n");
+        write_png("textures/fur.png", 2, 1, 3, {188, 188, 188, 0, 255, 128});
+        write_solid_png("textures/grass.png", 4, 2, 0, 128, 0);
+    }
+    static constexpr const char* text = R"({
+      "format": 1,
+      "_comment": "the example of scene-format.md",
+      "camera": { "eye": [0, 0.4, 3], "target": [0, 0, 0], "up": [0, 1, 0], "fov_y": 40,
+                  "resolution": [256, 256], "near": 0.05, "far": 100 },
+      "views": { "orbit": { "count": 8, "elevation": [-15, 45] } },
+      "background": [0.05, 0.05, 0.08],
+      "materials": {
+        "fur":  { "albedo_texture": "textures/fur.png", "specular": [0.04, 0.04, 0.04], "shininess": 32 },
+        "base": { "albedo": [0.6, 0.6, 0.65] }
+      },
+      "meshes": [
+        { "name": "bunny", "file": "meshes/bunny.obj", "material": "fur",
+          "translation": [0, -0.1, 0], "rotation": { "axis": [0, 1, 0], "angle": 20 }, "scale": 1.0 },
+        { "name": "floor", "file": "meshes/plane.obj", "material": "mtl" }
+      ],
+      "lights": [
+        { "name": "key",  "type": "point",       "position": [2, 3, 2], "color": [1, 1, 1], "intensity": 12 },
+        { "name": "sun",  "type": "directional", "direction": [-1, -1, -0.5], "color": [1, 0.95, 0.9], "intensity": 1 },
+        { "name": "fill", "type": "ambient",     "color": [1, 1, 1], "intensity": 0.1 }
+      ],
+      "render": { "visibility": "antialias", "soft": { "sigma": 1e-4, "gamma": 1e-4 } },
+      "optimize": {
+        "target": "scene",
+        "parameters": {
+          "materials.fur.albedo_texture": { "init": [0.5, 0.5, 0.5], "lr": 0.03 },
+          "lights.key.position":          { "init": [0, 2, 3], "lr": 0.02 },
+          "meshes.bunny.rotation":        { "perturb": 25, "lr": 0.01 }
+        },
+        "loss": "l2", "optimizer": "adam", "lr_decay": 0.999, "iterations": 300,
+        "views_per_iteration": 1, "seed": 0,
+        "regularizers": { "laplacian": 0.0 }
+      }
+    })";
+};
+
+TEST_F(ContractExample, LoadsEveryPart) {
+    write_files();
+    write("scene.json", text);
+    const Scene scene = load_scene(dir() / "scene.json");
+    EXPECT_EQ(scene.source_file, dir() / "scene.json");
+    EXPECT_EQ(scene.display_name, (dir() / "scene.json").string());
+
+    expect_near3(scene.camera.eye, {0, 0.4f, 3});
+    EXPECT_EQ(scene.camera.fov_y, 40);
+    EXPECT_EQ(scene.camera.width, 256u);
+    EXPECT_EQ(scene.camera.height, 256u);
+    EXPECT_FLOAT_EQ(scene.camera.near, 0.05f);
+    EXPECT_EQ(scene.camera.far, 100);
+    EXPECT_EQ(scene.views.size(), 8u);
+    expect_near3(scene.background, {0.05f, 0.05f, 0.08f});
+
+    // fur, base, then the floor's MTL materials its faces use, in MTL order (not "unused").
+    ASSERT_EQ(scene.materials.size(), 4u);
+    EXPECT_EQ(scene.materials[0].name, "fur");
+    EXPECT_EQ(scene.materials[0].texture, 0);
+    expect_near3(scene.materials[0].specular, {0.04f, 0.04f, 0.04f});
+    EXPECT_EQ(scene.materials[0].shininess, 32);
+    EXPECT_EQ(scene.materials[1].name, "base");
+    EXPECT_EQ(scene.materials[1].texture, -1);
+    expect_near3(scene.materials[1].albedo, {0.6f, 0.6f, 0.65f});
+    expect_near3(scene.materials[1].specular, {0, 0, 0});
+    EXPECT_EQ(scene.materials[2].name, "floor/tiles");
+    expect_near3(scene.materials[2].albedo, {0.2f, 0.3f, 0.4f});
+    expect_near3(scene.materials[2].specular, {0.1f, 0.1f, 0.1f});
+    EXPECT_EQ(scene.materials[2].shininess, 10);
+    EXPECT_EQ(scene.materials[3].name, "floor/grass");
+    EXPECT_EQ(scene.materials[3].texture, 1);
+    expect_near3(scene.materials[3].specular, {0, 0, 0}); // no Ks: the scene default, not tinyobj's
+    EXPECT_EQ(scene.materials[3].shininess, 32);           // no Ns: 32, not tinyobj's 1
+    ASSERT_EQ(scene.textures.size(), 2u);
+    EXPECT_EQ(scene.textures[0].source, "textures/fur.png");
+    EXPECT_EQ(scene.textures[1].source, "textures/grass.png");
+    EXPECT_EQ(scene.textures[1].width, 4u);
+    EXPECT_NEAR(scene.textures[1].texels[5].y, srgb(128), 1e-6);
+
+    ASSERT_EQ(scene.meshes.size(), 2u);
+    const Mesh& bunny = scene.meshes[0];
+    EXPECT_EQ(bunny.name, "bunny");
+    EXPECT_EQ(bunny.file, "meshes/bunny.obj");
+    expect_near3(bunny.transform.translation, {0, -0.1f, 0});
+    EXPECT_NEAR(bunny.transform.rotation.w, std::cos(10 * pi / 180), 1e-6);
+    EXPECT_NEAR(bunny.transform.rotation.y, std::sin(10 * pi / 180), 1e-6);
+    EXPECT_EQ(bunny.transform.rotation.x, 0);
+    expect_near3(bunny.transform.scale, {1, 1, 1});
+    EXPECT_EQ(bunny.triangles.size(), 12u);
+    EXPECT_EQ(std::vector<uint32_t>(12, 0u), bunny.triangle_materials);
+    const Mesh& floor = scene.meshes[1];
+    EXPECT_EQ((std::vector<uint32_t>{2, 3}), floor.triangle_materials);
+    EXPECT_TRUE(floor.has_texcoords);
+
+    ASSERT_EQ(scene.lights.size(), 3u);
+    EXPECT_EQ(scene.lights[0].type, LightType::point);
+    EXPECT_EQ(scene.lights[0].intensity, 12);
+    expect_near3(scene.lights[0].position, {2, 3, 2});
+    EXPECT_EQ(scene.lights[1].type, LightType::directional);
+    expect_near3(scene.lights[1].direction, {-1 / 1.5f, -1 / 1.5f, -0.5f / 1.5f}); // normalised
+    expect_near3(scene.lights[1].color, {1, 0.95f, 0.9f});
+    EXPECT_EQ(scene.lights[2].type, LightType::ambient);
+    EXPECT_FLOAT_EQ(scene.lights[2].intensity, 0.1f);
+
+    EXPECT_EQ(scene.render.visibility, Visibility::antialias);
+    EXPECT_FLOAT_EQ(scene.render.soft_sigma, 1e-4f);
+
+    ASSERT_TRUE(scene.optimize);
+    const Optimization& o = *scene.optimize;
+    EXPECT_TRUE(o.target_is_scene);
+    ASSERT_EQ(o.parameters.size(), 3u);
+    // File order, not alphabetical.
+    EXPECT_EQ(o.parameters[0].path, "materials.fur.albedo_texture");
+    EXPECT_EQ(o.parameters[0].kind, ParameterKind::material_albedo_texture);
+    EXPECT_EQ(o.parameters[0].target, 0u);
+    EXPECT_EQ(o.parameters[0].size, 2u * 1u * 3u);
+    EXPECT_EQ(o.parameters[0].texture_width, 2u);
+    EXPECT_EQ(o.parameters[0].init, std::vector<float>(6, 0.5f));
+    EXPECT_FLOAT_EQ(o.parameters[0].lr, 0.03f);
+    EXPECT_FALSE(o.parameters[0].perturb);
+    EXPECT_EQ(o.parameters[1].kind, ParameterKind::light_position);
+    EXPECT_EQ(o.parameters[1].init, (std::vector<float>{0, 2, 3}));
+    EXPECT_EQ(o.parameters[2].kind, ParameterKind::mesh_rotation);
+    EXPECT_EQ(o.parameters[2].size, 4u);
+    EXPECT_TRUE(o.parameters[2].init.empty());
+    EXPECT_EQ(o.parameters[2].perturb, 25.0f);
+    EXPECT_TRUE(is_geometry_parameter(o.parameters[2].kind));
+    EXPECT_FALSE(is_geometry_parameter(o.parameters[0].kind));
+    EXPECT_EQ(o.loss, Loss::l2);
+    EXPECT_EQ(o.optimizer, OptimizerKind::adam);
+    EXPECT_FLOAT_EQ(o.beta1, 0.9f);
+    EXPECT_FLOAT_EQ(o.beta2, 0.999f);
+    EXPECT_FLOAT_EQ(o.lr_decay, 0.999f);
+    EXPECT_EQ(o.iterations, 300u);
+    EXPECT_EQ(o.views_per_iteration, 1u);
+    EXPECT_EQ(o.seed, 0u);
+    EXPECT_EQ(o.laplacian, 0);
+}
+
+TEST_F(SceneFiles, DefaultsWhereTheFileIsSilent) {
+    const Scene scene = load(minimal_scene());
+    EXPECT_EQ(scene.camera.up, float3(0, 1, 0));
+    EXPECT_EQ(scene.camera.fov_y, 40);
+    EXPECT_FLOAT_EQ(scene.camera.near, 0.05f);
+    EXPECT_EQ(scene.camera.far, 100);
+    ASSERT_EQ(scene.views.size(), 1u);
+    EXPECT_EQ(scene.views[0].eye, scene.camera.eye);
+    EXPECT_EQ(scene.background, float3(0, 0, 0));
+    EXPECT_EQ(scene.materials[0].specular, float3(0, 0, 0));
+    EXPECT_EQ(scene.materials[0].shininess, 32);
+    EXPECT_EQ(scene.lights[0].color, float3(1, 1, 1));
+    EXPECT_EQ(scene.lights[0].intensity, 1);
+    EXPECT_EQ(scene.render.visibility, Visibility::hard);
+    EXPECT_FLOAT_EQ(scene.render.soft_gamma, 1e-4f);
+    EXPECT_FALSE(scene.optimize);
+    EXPECT_FALSE(scene.meshes[0].vertex_colors);
+
+    Json j = minimal_scene();
+    j["optimize"] = Json::parse(R"({"parameters": {"materials.base.albedo": {"perturb": 0.2}}})");
+    const Optimization o = *load(j).optimize;
+    EXPECT_TRUE(o.target_is_scene);
+    EXPECT_FLOAT_EQ(o.parameters[0].lr, 0.01f);
+    EXPECT_EQ(o.loss, Loss::l2);
+    EXPECT_EQ(o.optimizer, OptimizerKind::adam);
+    EXPECT_FLOAT_EQ(o.eps, 1e-8f);
+    EXPECT_FLOAT_EQ(o.lr_decay, 1);
+    EXPECT_EQ(o.iterations, 100u);
+    EXPECT_EQ(o.views_per_iteration, 1u);
+    EXPECT_EQ(o.edge_length, 0);
+
+    j["optimize"]["optimizer"] = "sgd";
+    EXPECT_FLOAT_EQ(load(j).optimize->momentum, 0.9f);
+    j["optimize"]["momentum"] = 0.5;
+    EXPECT_FLOAT_EQ(load(j).optimize->momentum, 0.5f);
+}
+
+TEST_F(SceneFiles, OrbitViewsCircleTheTargetAtTheCamerasDistance) {
+    Json j = minimal_scene();
+    j["camera"]["eye"] = {1, 2, 4};
+    j["camera"]["target"] = {1, 0, 0};
+    j["views"] = Json::parse(R"({"orbit": {"count": 8, "elevation": [-15, 45]}})");
+    const Scene scene = load(j);
+    ASSERT_EQ(scene.views.size(), 8u);
+    const double distance = std::sqrt(4.0 + 16.0);
+    for (size_t i = 0; i < 8; ++i) {
+        const Camera& view = scene.views[i];
+        const double dx = view.eye.x - 1, dy = view.eye.y, dz = view.eye.z;
+        EXPECT_NEAR(std::sqrt(dx * dx + dy * dy + dz * dz), distance, 1e-5) << i;
+        EXPECT_NEAR(std::asin(dy / distance) * 180 / pi, -15 + 60.0 * i / 7, 1e-4) << i;
+        // Azimuth around +y, starting from the camera's own (it looks from +z: azimuth 0).
+        double azimuth = std::atan2(dx, dz) * 180 / pi;
+        if (azimuth < -1e-3) azimuth += 360;
+        EXPECT_NEAR(azimuth, 45.0 * i, 1e-3) << i;
+        EXPECT_EQ(view.target, scene.camera.target);
+        EXPECT_EQ(view.width, 8u);
+        EXPECT_EQ(view.fov_y, 40);
+    }
+    // Without an elevation range every view keeps the camera's elevation; one view sits mid-range.
+    j["views"] = Json::parse(R"({"orbit": {"count": 3}})");
+    for (const Camera& view : load(j).views) EXPECT_NEAR(view.eye.y, 2, 1e-5);
+    j["views"] = Json::parse(R"({"orbit": {"count": 1, "elevation": [0, 30]}})");
+    EXPECT_NEAR(load(j).views[0].eye.y, distance * std::sin(15 * pi / 180), 1e-5);
+}
+
+TEST_F(SceneFiles, ViewListTakesDefaultsFromTheCamera) {
+    Json j = minimal_scene();
+    j["camera"]["fov_y"] = 30;
+    j["views"] = Json::parse(R"([{"eye": [0, 0, 3]}, {"eye": [3, 0, 0], "target": [0, 1, 0], "fov_y": 60}])");
+    const Scene scene = load(j);
+    ASSERT_EQ(scene.views.size(), 2u);
+    EXPECT_EQ(scene.views[0].eye, float3(0, 0, 3));
+    EXPECT_EQ(scene.views[0].target, float3(0, 0, 0));
+    EXPECT_EQ(scene.views[0].fov_y, 30);
+    EXPECT_EQ(scene.views[1].target, float3(0, 1, 0));
+    EXPECT_EQ(scene.views[1].fov_y, 60);
+    EXPECT_EQ(scene.views[1].width, 8u);
+}
+
+TEST_F(SceneFiles, CubeCornersAreUnifiedPerIndexTriple) {
+    const Json j = minimal_scene();
+    const Scene scene = load(j);
+    const Mesh& cube = scene.meshes[0];
+    EXPECT_EQ(cube.obj_positions.size(), 8u);
+    EXPECT_EQ(cube.positions.size(), 24u); // each face's corners differ in normal
+    EXPECT_EQ(cube.triangles.size(), 12u);
+    EXPECT_TRUE(cube.has_texcoords);
+    EXPECT_FALSE(cube.normals_computed);
+    EXPECT_FALSE(cube.has_colors);
+    for (size_t v = 0; v < cube.positions.size(); ++v) {
+        EXPECT_EQ(cube.positions[v], cube.obj_positions[cube.position_ids[v]]);
+        EXPECT_EQ(cube.colors[v], float3(1, 1, 1));
+    }
+    // The first face, f 1/1/1 4/2/1 3/3/1 2/4/1: tinyobjloader splits it into (1, 4, 2) and (4, 3, 2),
+    // keeping the winding; vertices are numbered in first use.
+    EXPECT_EQ(cube.triangles[0], uint3(0, 1, 2));
+    EXPECT_EQ(cube.triangles[1], uint3(1, 3, 2));
+    EXPECT_EQ(cube.position_ids[1], 3u);
+    EXPECT_EQ(cube.position_ids[2], 1u);
+    EXPECT_EQ(cube.normals[1], float3(0, 0, -1));
+    // vt 1 0 → (1, 1 − 0): the flip puts v = 0 on the image's last row.
+    EXPECT_EQ(cube.texcoords[1], float2(1, 1));
+    EXPECT_EQ(cube.texcoords[2], float2(0, 0));
+    EXPECT_EQ(cube.texcoords[3], float2(1, 0));
+
+    // Without normals or texcoords the triples collapse to the 8 positions, with computed normals
+    // pointing outwards. Positions 1 and 7 are in both triangles of each of their quads, so the area
+    // weights are equal and their normals are exact diagonals; the others lean to the face where they
+    // are in both triangles.
+    write("meshes/cube.obj", bare_cube_obj);
+    const Mesh bare = load(j).meshes[0];
+    EXPECT_EQ(bare.positions.size(), 8u);
+    EXPECT_TRUE(bare.normals_computed);
+    EXPECT_FALSE(bare.has_texcoords);
+    for (size_t v = 0; v < 8; ++v) {
+        const float3 p = bare.positions[v], n = bare.normals[v];
+        EXPECT_NEAR(length3(n), 1, 1e-6);
+        for (size_t c = 0; c < 3; ++c) EXPECT_GT(n[c] * p[c], 0.3f) << v;
+        EXPECT_EQ(bare.texcoords[v], float2(0, 0));
+        if (bare.position_ids[v] == 0 || bare.position_ids[v] == 6) {
+            const float k = 1 / std::sqrt(3.0f);
+            expect_near3(n, float3(p.x * k, p.y * k, p.z * k));
+        }
+    }
+}
+
+TEST_F(SceneFiles, ComputedNormalsAreAreaWeightedAndSharedAcrossSeams) {
+    // Two faces share position 1 but with different texcoords (a seam): area 0.5 facing +z, area 2
+    // facing +y. The shared position's normal is (0, 4, 1)/√17 on both sides of the seam.
+    Json j = minimal_scene();
+    write("meshes/tent.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 2\nv 2 0 0\n"
+                             "vt 0 0\nvt 1 0\nvt 0 1\nvt 0.5 0.5\nf 1/1 2/2 3/3\nf 1/4 4/2 5/3\n");
+    j["meshes"][0]["file"] = "meshes/tent.obj";
+    const Mesh tent = load(j).meshes[0];
+    EXPECT_TRUE(tent.normals_computed);
+    EXPECT_EQ(tent.positions.size(), 6u); // position 1 appears as two vertices
+    const float s = 1 / std::sqrt(17.0f);
+    int shared = 0;
+    for (size_t v = 0; v < tent.positions.size(); ++v) {
+        if (tent.position_ids[v] == 0) {
+            ++shared;
+            expect_near3(tent.normals[v], {0, 4 * s, s});
+        }
+        if (tent.position_ids[v] == 1 || tent.position_ids[v] == 2) expect_near3(tent.normals[v], {0, 0, 1});
+        if (tent.position_ids[v] == 3 || tent.position_ids[v] == 4) expect_near3(tent.normals[v], {0, 1, 0});
+    }
+    EXPECT_EQ(shared, 2);
+}
+
+TEST_F(SceneFiles, AMeshWithASceneMaterialIgnoresItsMtl) {
+    Json j = minimal_scene();
+    write("meshes/cube.obj", std::string("mtllib missing.mtl\nusemtl red\n") + cube_obj);
+    const Scene scene = load(j);
+    EXPECT_EQ(scene.materials.size(), 1u);
+    EXPECT_EQ(scene.meshes[0].triangle_materials, std::vector<uint32_t>(12, 0u));
+}
+
+TEST_F(SceneFiles, VertexColoursComeFromTheObj) {
+    Json j = minimal_scene();
+    write("meshes/tri.obj", "v 0 0 0 1 0 0\nv 1 0 0 0 1 0\nv 0 1 0 0 0 0.5\nf 1 2 3\n");
+    j["meshes"][0]["file"] = "meshes/tri.obj";
+    j["meshes"][0]["vertex_colors"] = true;
+    const Mesh tri = load(j).meshes[0];
+    EXPECT_TRUE(tri.vertex_colors);
+    EXPECT_TRUE(tri.has_colors);
+    EXPECT_EQ(tri.colors[0], float3(1, 0, 0));
+    EXPECT_EQ(tri.colors[2], float3(0, 0, 0.5f));
+    // Colours on some `v` lines only do not count: all white.
+    write("meshes/tri.obj", "v 0 0 0 1 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+    const Mesh partial = load(j).meshes[0];
+    EXPECT_FALSE(partial.has_colors);
+    EXPECT_EQ(partial.colors[0], float3(1, 1, 1));
+}
+
+TEST_F(SceneFiles, TexturesAreDecodedFromSrgbToLinear) {
+    Json j = minimal_scene();
+    // RGB: 188 → 0.5029 (sRGB mid-grey), 255 → 1, 128 → 0.2158, 0 → 0.
+    write_png("textures/t.png", 2, 1, 3, {188, 188, 188, 0, 255, 128});
+    j["materials"]["base"] = Json::parse(R"({"albedo_texture": "textures/t.png"})");
+    Scene scene = load(j);
+    const LinearImage& t = scene.textures[0];
+    ASSERT_EQ(t.width, 2u);
+    ASSERT_EQ(t.height, 1u);
+    EXPECT_NEAR(t.texels[0].x, 0.5029f, 1e-4);
+    EXPECT_NEAR(t.texels[0].x, srgb(188), 1e-6);
+    EXPECT_EQ(t.texels[1].x, 0);
+    EXPECT_NEAR(t.texels[1].y, 1, 1e-6);
+    EXPECT_NEAR(t.texels[1].z, 0.2158f, 1e-4);
+    EXPECT_EQ(t.texels[1].w, 1);
+    // Grey + alpha: grey spreads to RGB, alpha stays linear. Rows are top first.
+    write_png("textures/t.png", 1, 2, 2, {188, 51, 10, 255});
+    scene = load(j);
+    const LinearImage& g = scene.textures[0];
+    EXPECT_NEAR(g.texels[0].z, srgb(188), 1e-6);
+    EXPECT_NEAR(g.texels[0].w, 0.2f, 1e-6);
+    EXPECT_NEAR(g.texels[1].x, srgb(10), 1e-6);
+}
+
+TEST(SceneMath, ModelMatrixFromAxisAngleAndQuaternion) {
+    Transform t;
+    t.translation = float3(1, 2, 3);
+    t.rotation = quaternion_from_axis_angle(float3(0, 0, 5), 90);
+    t.scale = float3(2, 2, 2);
+    const float4 p = apply(model_matrix(t), float4(1, 0, 0, 1));
+    EXPECT_NEAR(p.x, 1, 1e-6); // (1,0,0) → scaled (2,0,0) → rotated (0,2,0) → moved (1,4,3)
+    EXPECT_NEAR(p.y, 4, 1e-6);
+    EXPECT_NEAR(p.z, 3, 1e-6);
+    EXPECT_NEAR(p.w, 1, 1e-6);
+
+    // The same rotation as a quaternion in a scene file (normalised on load): 120° about (1,1,1)
+    // permutes the axes, x → y.
+    t.rotation = Quaternion{0.5f, 0.5f, 0.5f, 0.5f};
+    t.scale = float3(1, 1, 1);
+    t.translation = float3(0, 0, 0);
+    const float4 q = apply(model_matrix(t), float4(1, 0, 0, 1));
+    EXPECT_NEAR(q.x, 0, 1e-6);
+    EXPECT_NEAR(q.y, 1, 1e-6);
+    EXPECT_NEAR(q.z, 0, 1e-6);
+    const Quaternion r = quaternion_from_axis_angle(float3(1, 1, 1), 120);
+    EXPECT_NEAR(r.w, 0.5f, 1e-6);
+    EXPECT_NEAR(r.z, 0.5f, 1e-6);
+
+    // Normals under a non-uniform scale: the inverse transpose.
+    Transform s;
+    s.scale = float3(2, 1, 1);
+    const float3x3 n = normal_matrix(s);
+    EXPECT_FLOAT_EQ(n[0][0], 0.5f);
+    EXPECT_FLOAT_EQ(n[1][1], 1);
+}
+
+TEST_F(SceneFiles, RotationAndScaleForms) {
+    Json j = minimal_scene();
+    j["meshes"][0]["rotation"] = Json::parse(R"({"quaternion": [2, 0, 0, 2]})");
+    j["meshes"][0]["scale"] = {1, 2, 3};
+    Scene scene = load(j);
+    const Transform& t = scene.meshes[0].transform;
+    EXPECT_NEAR(t.rotation.w, std::sqrt(0.5f), 1e-6);
+    EXPECT_NEAR(t.rotation.z, std::sqrt(0.5f), 1e-6);
+    EXPECT_EQ(t.scale, float3(1, 2, 3));
+    const float4 p = apply(model_matrix(t), float4(1, 0, 0, 1));
+    EXPECT_NEAR(p.y, 1, 1e-6); // 90° about z
+    j["meshes"][0]["scale"] = 0.5;
+    EXPECT_EQ(load(j).meshes[0].transform.scale, float3(0.5f, 0.5f, 0.5f));
+}
+
+TEST(SceneMath, ViewAndProjectionMatrices) {
+    Camera c;
+    c.eye = float3(0, 0, 5);
+    c.target = float3(0, 0, 0);
+    c.fov_y = 90;
+    c.width = 200;
+    c.height = 100;
+    c.near = 1;
+    c.far = 10;
+    const float4 target = apply(view_matrix(c), float4(0, 0, 0, 1));
+    EXPECT_NEAR(target.z, -5, 1e-6); // looks down −z
+    const float4 right = apply(view_matrix(c), float4(1, 2, 5, 1));
+    EXPECT_NEAR(right.x, 1, 1e-6);
+    EXPECT_NEAR(right.y, 2, 1e-6);
+    EXPECT_NEAR(right.z, 0, 1e-6);
+
+    const float4x4 vp = view_projection_matrix(c);
+    const auto ndc = [&](float4 p) {
+        const float4 clip = apply(vp, p);
+        return float3(clip.x / clip.w, clip.y / clip.w, clip.z / clip.w);
+    };
+    EXPECT_NEAR(ndc(float4(0, 0, 4, 1)).z, -1, 1e-5);  // near plane
+    EXPECT_NEAR(ndc(float4(0, 0, -5, 1)).z, 1, 1e-5);  // far plane
+    EXPECT_NEAR(ndc(float4(0, 1, 4, 1)).y, 1, 1e-5);   // tan(45°) · near: the top edge
+    EXPECT_NEAR(ndc(float4(2, 0, 4, 1)).x, 1, 1e-5);   // aspect 2: the right edge
+}
+
+TEST_F(SceneFiles, ResolutionOverride) {
+    EXPECT_EQ(parse_resolution("640x480"), (Resolution{640, 480}));
+    Json j = minimal_scene();
+    j["views"] = Json::parse(R"({"orbit": {"count": 2}})");
+    Scene scene = load(j);
+    override_resolution(scene, {32, 16});
+    EXPECT_EQ(scene.camera.width, 32u);
+    for (const Camera& v : scene.views) {
+        EXPECT_EQ(v.width, 32u);
+        EXPECT_EQ(v.height, 16u);
+    }
+    LoadOptions options;
+    options.resolution = Resolution{4, 4};
+    const Scene small = load_scene_from_string(j.dump(), dir(), "scene.json", options);
+    EXPECT_EQ(small.views[1].width, 4u);
+}
+
+TEST_F(SceneFiles, TargetImagesExpandPerView) {
+    Json j = minimal_scene();
+    j["views"] = Json::parse(R"({"orbit": {"count": 3}})");
+    for (int v = 0; v < 3; ++v) write_solid_png("targets/view_" + std::to_string(v) + ".png", 8, 8, 188, 0, 0);
+    j["optimize"] = Json::parse(R"({"target": {"images": ["targets/view_{view}.png"]},
+                                    "parameters": {"lights.key.intensity": {"init": 2}}})");
+    const Scene scene = load(j);
+    const Optimization& o = *scene.optimize;
+    EXPECT_FALSE(o.target_is_scene);
+    EXPECT_EQ(o.target_files, (std::vector<std::string>{"targets/view_0.png", "targets/view_1.png", "targets/view_2.png"}));
+    ASSERT_EQ(o.target_images.size(), 3u);
+    EXPECT_NEAR(o.target_images[2].texels[63].x, 0.5029f, 1e-4);
+    EXPECT_EQ(o.parameters[0].init, std::vector<float>{2});
+}
+} // namespace
+} // namespace adjoint::app::test

@@ -1,0 +1,231 @@
+// Parameter paths: resolution against the scene, `init`/`perturb` checks, values in and out, params.json.
+#include "app/scene_fixture.h"
+
+namespace adjoint::app::test {
+namespace {
+
+class SceneParameters : public SceneFiles {
+protected:
+    // minimal_scene plus a textured material, a directional light and a second view option.
+    Json scene_with(Json parameters) {
+        Json j = minimal_scene();
+        write_png("textures/t.png", 2, 2, 3, {255, 0, 0, 0, 255, 0, 0, 0, 255, 188, 188, 188});
+        j["materials"]["skin"] = {{"albedo_texture", "textures/t.png"}};
+        j["meshes"].push_back({{"name", "ball"}, {"file", "meshes/cube.obj"}, {"material", "skin"},
+                               {"vertex_colors", true}});
+        j["lights"].push_back({{"name", "sun"}, {"type", "directional"}, {"direction", {0, -1, 0}}});
+        j["optimize"] = {{"parameters", std::move(parameters)}};
+        return j;
+    }
+    std::string error_for(const std::string& path, Json entry) { return error_of(scene_with({{path, std::move(entry)}})); }
+};
+
+TEST_F(SceneParameters, UnknownPathsAreNamedAtParameters) {
+    const Json perturb = {{"perturb", 0.1}};
+    EXPECT_EQ(error_for("lights.kye.position", perturb), "scene.json: optimize.parameters: unknown parameter lights.kye.position");
+    for (const char* path : {"lights.key.colour", "camera.up", "materials.base", "planets.x.mass", "camera", "",
+                             "meshes.cube.name", "camera.x.eye", "materials.fur.albedo"})
+        EXPECT_EQ(error_for(path, perturb), std::string("scene.json: optimize.parameters: unknown parameter ") + path);
+}
+
+TEST_F(SceneParameters, PathsThatDoNotFitTheirTarget) {
+    const Json perturb = {{"perturb", 0.1}};
+    EXPECT_EQ(error_for("materials.skin.albedo", perturb),
+              "scene.json: optimize.parameters[\"materials.skin.albedo\"]: material skin has an albedo texture: "
+              "optimize materials.skin.albedo_texture");
+    EXPECT_EQ(error_for("materials.base.albedo_texture", perturb),
+              "scene.json: optimize.parameters[\"materials.base.albedo_texture\"]: material base has no albedo texture: "
+              "optimize materials.base.albedo");
+    EXPECT_EQ(error_for("lights.sun.position", perturb),
+              "scene.json: optimize.parameters[\"lights.sun.position\"]: light sun is a directional light; only point "
+              "lights have a position");
+    EXPECT_EQ(error_for("lights.key.direction", perturb),
+              "scene.json: optimize.parameters[\"lights.key.direction\"]: light key is a point light; only directional "
+              "lights have a direction");
+    EXPECT_EQ(error_for("meshes.cube.vertex_colors", perturb),
+              "scene.json: optimize.parameters[\"meshes.cube.vertex_colors\"]: mesh cube does not set \"vertex_colors\": true");
+    Json j = scene_with({{"camera.eye", perturb}});
+    j["views"] = {{"orbit", {{"count", 3}}}};
+    EXPECT_EQ(error_of(j), "scene.json: optimize.parameters[\"camera.eye\"]: the camera can be optimized only when it "
+                           "is the only view (this scene has 3)");
+}
+
+TEST_F(SceneParameters, EntryShapes) {
+    const std::string at = "scene.json: optimize.parameters[\"materials.base.albedo\"]";
+    EXPECT_EQ(error_for("materials.base.albedo", {{"init", {1, 1, 1}}, {"perturb", 1}}), at + ": give init or perturb, not both");
+    EXPECT_EQ(error_for("materials.base.albedo", {{"lr", 0.1}}),
+              at + ": needs init (a start value) or perturb (a random offset from the scene's value)");
+    EXPECT_EQ(error_for("materials.base.albedo", {{"init", {1, 1}}}), at + ".init: expected [r, g, b] of numbers >= 0");
+    EXPECT_EQ(error_for("materials.base.albedo", {{"perturb", -1}}), at + ".perturb: expected a number >= 0");
+    EXPECT_EQ(error_for("materials.base.albedo", {{"perturb", 1}, {"lr", 0}}), at + ".lr: expected a number > 0");
+    EXPECT_EQ(error_for("materials.base.albedo", {{"perturb", 1}, {"resolution", {4, 4}}}),
+              at + ".resolution: only texture parameters take a resolution");
+    EXPECT_EQ(error_for("materials.base.albedo", {{"perturb", 1}, {"step", 4}}),
+              at + ".step: unknown key (expected one of: init, perturb, lr, resolution)");
+    EXPECT_EQ(error_for("meshes.cube.vertices", {{"init", {{0, 0, 0}}}}),
+              "scene.json: optimize.parameters[\"meshes.cube.vertices\"].init: expected a list of 8 [x, y, z] (one per OBJ position)");
+    EXPECT_EQ(error_for("camera.fov_y", {{"init", 0}}),
+              "scene.json: optimize.parameters[\"camera.fov_y\"].init: expected a number of degrees in (0, 180)");
+    EXPECT_EQ(error_for("meshes.cube.rotation", {{"init", {1, 0, 0, 0}}}),
+              "scene.json: optimize.parameters[\"meshes.cube.rotation\"].init: expected {\"axis\": [x, y, z], \"angle\": "
+              "degrees} or {\"quaternion\": [w, x, y, z]}");
+    EXPECT_EQ(error_for("materials.skin.albedo_texture", {{"perturb", 0.1}, {"resolution", {4, 4}}}),
+              "scene.json: optimize.parameters[\"materials.skin.albedo_texture\"].resolution: perturb starts from the "
+              "scene's texture (2x2); use init for another resolution");
+    write_solid_png("textures/start.png", 3, 3, 0, 0, 0);
+    EXPECT_EQ(error_for("materials.skin.albedo_texture", {{"init", "textures/start.png"}, {"resolution", {4, 4}}}),
+              "scene.json: optimize.parameters[\"materials.skin.albedo_texture\"].init: textures/start.png is 3x3, but "
+              "resolution is [4, 4]");
+    EXPECT_EQ(error_for("materials.skin.albedo_texture", {{"init", 0.5}}),
+              "scene.json: optimize.parameters[\"materials.skin.albedo_texture\"].init: expected an RGB fill [r, g, b] or a PNG file");
+}
+
+TEST_F(SceneParameters, KindsTargetsSizesAndInits) {
+    write_solid_png("textures/start.png", 3, 1, 188, 0, 255);
+    const Scene scene = load(scene_with(Json::parse(R"({
+        "materials.skin.albedo_texture": {"init": [0.25, 0.5, 1], "resolution": [4, 2]},
+        "materials.base.shininess": {"init": 16},
+        "lights.sun.direction": {"init": [0, 0, -2], "lr": 0.5},
+        "lights.key.color": {"perturb": 0.1},
+        "meshes.ball.vertex_colors": {"perturb": 0.1},
+        "meshes.ball.vertices": {"perturb": 0.01},
+        "meshes.cube.rotation": {"init": {"axis": [0, 1, 0], "angle": 180}},
+        "meshes.cube.scale": {"init": 2},
+        "camera.fov_y": {"init": 30}
+    })")));
+    const std::vector<Parameter>& p = scene.optimize->parameters;
+    ASSERT_EQ(p.size(), 9u);
+    EXPECT_EQ(p[0].kind, ParameterKind::material_albedo_texture);
+    EXPECT_EQ(p[0].target, 1u);
+    EXPECT_EQ(p[0].texture_width, 4u);
+    EXPECT_EQ(p[0].texture_height, 2u);
+    EXPECT_EQ(p[0].size, 24u);
+    ASSERT_EQ(p[0].init.size(), 24u);
+    EXPECT_EQ(p[0].init[21], 0.25f);
+    EXPECT_EQ(p[0].init[23], 1.0f);
+    EXPECT_EQ(p[1].init, std::vector<float>{16});
+    EXPECT_EQ(p[2].target, 1u);
+    EXPECT_EQ(p[2].init, (std::vector<float>{0, 0, -1})); // normalised
+    EXPECT_EQ(p[2].lr, 0.5f);
+    EXPECT_EQ(p[3].size, 3u);
+    EXPECT_EQ(p[4].kind, ParameterKind::mesh_vertex_colors);
+    EXPECT_EQ(p[4].target, 1u);
+    EXPECT_EQ(p[4].size, 24u); // per OBJ position
+    EXPECT_EQ(p[5].size, 24u);
+    EXPECT_TRUE(is_geometry_parameter(p[5].kind));
+    EXPECT_FALSE(is_geometry_parameter(p[4].kind));
+    ASSERT_EQ(p[6].init.size(), 4u);
+    EXPECT_NEAR(p[6].init[0], 0, 1e-6);
+    EXPECT_NEAR(p[6].init[2], 1, 1e-6);
+    EXPECT_EQ(p[7].init, (std::vector<float>{2, 2, 2}));
+    EXPECT_EQ(p[8].kind, ParameterKind::camera_fov_y);
+    EXPECT_TRUE(is_geometry_parameter(p[8].kind));
+    EXPECT_STREQ(parameter_property(p[8].kind), "fov_y");
+
+    // A texture's init from a PNG: its own resolution, decoded to linear.
+    const Scene png = load(scene_with({{"materials.skin.albedo_texture", {{"init", "textures/start.png"}}}}));
+    const Parameter& t = png.optimize->parameters[0];
+    EXPECT_EQ(t.texture_width, 3u);
+    EXPECT_EQ(t.texture_height, 1u);
+    ASSERT_EQ(t.init.size(), 9u);
+    EXPECT_NEAR(t.init[0], 0.5029f, 1e-4);
+    EXPECT_EQ(t.init[1], 0);
+    EXPECT_NEAR(t.init[8], 1, 1e-6);
+}
+
+TEST_F(SceneParameters, ValuesRoundTripAndVerticesMoveSharedCorners) {
+    Scene scene = load(scene_with({{"lights.key.intensity", {{"init", 3}}}}));
+    const auto p = [&](const char* path) {
+        std::string why;
+        const std::optional<Parameter> found = find_parameter(scene, path, &why);
+        EXPECT_TRUE(found) << why;
+        return *found;
+    };
+    EXPECT_EQ(parameter_value(scene, p("lights.key.position")), (std::vector<float>{2, 3, 2}));
+    set_parameter_value(scene, p("lights.key.position"), std::vector<float>{1, 2, 3});
+    EXPECT_EQ(scene.lights[0].position, float3(1, 2, 3));
+
+    const Parameter texture = p("materials.skin.albedo_texture");
+    const std::vector<float> texels = parameter_value(scene, texture);
+    ASSERT_EQ(texels.size(), 12u);
+    EXPECT_EQ(texels[0], 1);
+    EXPECT_EQ(texels[4], 1);
+
+    // Moving OBJ position 0 of the cube moves all three unified vertices made from it.
+    const Parameter vertices = p("meshes.cube.vertices");
+    std::vector<float> v = parameter_value(scene, vertices);
+    ASSERT_EQ(v.size(), 24u);
+    EXPECT_EQ(v[0], -1);
+    v[0] = -3;
+    set_parameter_value(scene, vertices, v);
+    int moved = 0;
+    for (size_t i = 0; i < scene.meshes[0].positions.size(); ++i)
+        if (scene.meshes[0].position_ids[i] == 0) {
+            EXPECT_EQ(scene.meshes[0].positions[i], float3(-3, -1, -1));
+            ++moved;
+        }
+    EXPECT_EQ(moved, 3);
+
+    const Parameter rotation = p("meshes.cube.rotation");
+    set_parameter_value(scene, rotation, std::vector<float>{0, 0, 0, 2});
+    EXPECT_EQ(scene.meshes[0].transform.rotation, (Quaternion{0, 0, 0, 1}));
+    EXPECT_THROW(set_parameter_value(scene, rotation, std::vector<float>{1, 0, 0}), adjoint::Error);
+
+    std::string why;
+    EXPECT_FALSE(find_parameter(scene, "lights.nope.color", &why));
+    EXPECT_EQ(why, "unknown parameter lights.nope.color");
+}
+
+TEST_F(SceneParameters, ComputedNormalsFollowMovedVertices) {
+    Json j = scene_with({{"lights.key.intensity", {{"init", 3}}}});
+    write("meshes/tri.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+    j["meshes"][0]["file"] = "meshes/tri.obj";
+    Scene scene = load(j);
+    EXPECT_EQ(scene.meshes[0].normals[0], float3(0, 0, 1));
+    const Parameter vertices = *find_parameter(scene, "meshes.cube.vertices");
+    set_parameter_value(scene, vertices, std::vector<float>{0, 0, 0, 0, 1, 0, 1, 0, 0}); // swap: faces −z
+    EXPECT_EQ(scene.meshes[0].normals[0], float3(0, 0, -1));
+}
+
+TEST_F(SceneParameters, ParamsFileOntoTheScene) {
+    Scene scene = load(scene_with({{"lights.key.intensity", {{"init", 3}}}}));
+    write_png("run/skin.png", 1, 1, 3, {188, 0, 255});
+    write("run/params.json", R"({
+      "parameters": {
+        "lights.key.intensity": { "value": [7.5], "true_value": [12], "error": 0.375 },
+        "meshes.cube.translation": { "value": [1, 2, 3] },
+        "materials.skin.albedo_texture": { "texture": "skin.png" }
+      },
+      "iteration": 300
+    })");
+    apply_params_file(scene, dir() / "run/params.json");
+    EXPECT_EQ(scene.lights[0].intensity, 7.5f);
+    EXPECT_EQ(scene.meshes[0].transform.translation, float3(1, 2, 3));
+    const LinearImage& t = scene.textures[static_cast<size_t>(scene.materials[1].texture)];
+    EXPECT_EQ(t.width, 1u);
+    EXPECT_NEAR(t.texels[0].x, 0.5029f, 1e-4);
+    EXPECT_EQ(t.texels[0].w, 1);
+
+    const std::string file = (dir() / "run/params.json").string();
+    const auto error_applying = [&](const std::string& text) {
+        write("run/params.json", text);
+        try {
+            apply_params_file(scene, dir() / "run/params.json");
+        } catch (const SceneError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(error_applying(R"({"parameters": {"lights.kye.color": {"value": [1, 1, 1]}}})"),
+              file + ": parameters: unknown parameter lights.kye.color");
+    EXPECT_EQ(error_applying(R"({"parameters": {"lights.key.color": {"value": [1, 1]}}})"),
+              file + ": parameters[\"lights.key.color\"].value: expected 3 numbers");
+    EXPECT_EQ(error_applying(R"({"parameters": {"materials.skin.albedo_texture": {"texture": "gone.png"}}})"),
+              file + ": parameters[\"materials.skin.albedo_texture\"].texture: cannot read gone.png: No such file or directory");
+    EXPECT_EQ(error_applying(R"({"parameters": {"lights.key.color": {"true_value": [1, 1, 1]}}})"),
+              file + ": parameters[\"lights.key.color\"].value: required key is missing");
+    EXPECT_EQ(error_applying("{\"parameters\": [}"), file + ": line 1, column 17: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal");
+}
+
+} // namespace
+} // namespace adjoint::app::test
