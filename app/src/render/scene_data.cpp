@@ -16,13 +16,13 @@ ParamLayout make_layout(const Scene& scene) {
         at += n;
         return o;
     };
-    for (const auto& m : scene.materials) {
+    for (size_t i = 0; i < scene.materials.size(); ++i) {
         l.material_albedo.push_back(take(3));
         l.material_specular.push_back(take(3));
         l.material_shininess.push_back(take(1));
     }
     for (const auto& t : scene.textures) l.texture_base.push_back(take(t.width * t.height * 3));
-    for (const auto& L : scene.lights) {
+    for (size_t i = 0; i < scene.lights.size(); ++i) {
         l.light_position.push_back(take(3));
         l.light_color.push_back(take(3));
         l.light_intensity.push_back(take(1));
