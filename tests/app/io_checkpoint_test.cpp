@@ -71,6 +71,8 @@ TEST(IoCheckpoint, EveryTruncationIsDetected) {
                   " bytes of data, the file has 68");
     EXPECT_EQ(error_of([&] { decode_checkpoint(bytes.substr(0, 20), "ck.bin"); }),
               "ck.bin: checkpoint is truncated: 20 bytes, shorter than its 32-byte header");
+    EXPECT_EQ(error_of([&] { decode_checkpoint("", "ck.bin"); }),
+              "ck.bin: checkpoint is truncated: 0 bytes, shorter than its 32-byte header");
     EXPECT_EQ(error_of([&] { decode_checkpoint(bytes + "x", "ck.bin"); }),
               "ck.bin: checkpoint is damaged: the header says " + std::to_string(bytes.size() - 32) +
                   " bytes of data, the file has " + std::to_string(bytes.size() - 31));

@@ -5,9 +5,11 @@
 #include <atomic>
 #include <cerrno>
 #include <fcntl.h>
+#include <memory>
 #include <streambuf>
 #include <system_error>
 #include <unistd.h>
+#include <vector>
 
 namespace adjoint::app {
 namespace {
@@ -18,7 +20,7 @@ std::string reason(int err) { return std::generic_category().message(err); }
 // can name the real cause (ENOSPC, EIO, ...) rather than a stream's "bad bit".
 class FdBuf : public std::streambuf {
 public:
-    explicit FdBuf(int fd) : fd_(fd) { setp(buf_, buf_ + sizeof buf_); }
+    explicit FdBuf(int fd) : fd_(fd), buf_(new char[buffer_size]) { setp(buf_.get(), buf_.get() + buffer_size); }
     int error() const { return error_; }
 
 protected:
@@ -46,7 +48,7 @@ private:
     bool drain() {
         size_t n = size_t(pptr() - pbase());
         if (n > 0 && !write_all(pbase(), n)) return false;
-        setp(buf_, buf_ + sizeof buf_);
+        setp(buf_.get(), buf_.get() + buffer_size);
         return true;
     }
     bool write_all(const char* p, size_t n) {
@@ -64,9 +66,10 @@ private:
         return true;
     }
 
+    static constexpr size_t buffer_size = size_t(1) << 16;
     int fd_;
     int error_ = 0;
-    char buf_[1 << 16];
+    std::unique_ptr<char[]> buf_;  // on the heap: callers may run on small thread stacks
 };
 
 std::atomic<uint64_t> temp_counter{0};
@@ -124,9 +127,9 @@ std::string read_file(const std::filesystem::path& path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) fail("cannot read ", path.string(), ": ", reason(errno));
     std::string content;
-    char buf[1 << 16];
+    std::vector<char> buf(size_t(1) << 16);
     for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
+        ssize_t n = ::read(fd, buf.data(), buf.size());
         if (n < 0) {
             if (errno == EINTR) continue;
             int err = errno;
@@ -134,7 +137,7 @@ std::string read_file(const std::filesystem::path& path) {
             fail("cannot read ", path.string(), ": ", reason(err));
         }
         if (n == 0) break;
-        content.append(buf, size_t(n));
+        content.append(buf.data(), size_t(n));
     }
     ::close(fd);
     return content;

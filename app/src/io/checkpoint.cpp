@@ -4,6 +4,7 @@
 #include <adjoint/core/error.h>
 #include <adjoint/core/hash.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <set>
@@ -122,7 +123,7 @@ std::string encode_checkpoint(const Checkpoint& c) {
 }
 
 Checkpoint decode_checkpoint(const std::string& bytes, const std::string& what) {
-    if (bytes.size() < sizeof magic || std::memcmp(bytes.data(), magic, sizeof magic) != 0)
+    if (std::memcmp(bytes.data(), magic, std::min(bytes.size(), sizeof magic)) != 0)
         fail(what, ": not an Adjoint checkpoint (the file does not start with ADJCKPT)");
     if (bytes.size() < header_size)
         fail(what, ": checkpoint is truncated: ", bytes.size(), " bytes, shorter than its ", header_size, "-byte header");
