@@ -1,0 +1,68 @@
+// The command lines of adjoint-optimize and adjoint-render (app-contract.md), parsed into plain structs.
+#pragma once
+#include <adjoint/core/error.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace adjoint::app {
+
+// The programs' exit codes (app-contract.md).
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failure = 1;      // a failure while running (device, non-finite loss)
+inline constexpr int exit_bad_input = 2;    // usage, scene, assets; nothing written
+inline constexpr int exit_interrupted = 130;
+
+// A bad command line: what() is the reason ("--iters: must be >= 0, got -5"), usage() the program's
+// help text. The program prints both to stderr and exits with exit_bad_input.
+class UsageError : public Error {
+public:
+    UsageError(const std::string& message, std::string usage) : Error(message), usage_(std::move(usage)) {}
+    const std::string& usage() const { return usage_; }
+
+private:
+    std::string usage_;
+};
+
+struct Resolution {
+    int width = 0;
+    int height = 0;
+    bool operator==(const Resolution&) const = default;
+};
+
+// "WxH" (or "WXH"): two positive decimal integers, each at most 16384. UsageError otherwise, naming
+// `option` and the text.
+Resolution parse_resolution(const std::string& text, const std::string& option = "--resolution");
+
+struct OptimizeOptions {
+    std::filesystem::path scene;
+    std::filesystem::path out;
+    std::optional<int64_t> iters;        // >= 0; overrides the scene's optimize.iterations
+    std::optional<Resolution> resolution;
+    std::optional<uint64_t> seed;
+    std::optional<int64_t> save_every;   // >= 1
+    bool resume = false;
+    bool quiet = false;
+    // --help (or -h) was given: nothing else is checked; print help_text to stdout and exit 0.
+    bool help = false;
+    std::string help_text;
+};
+
+struct RenderOptions {
+    std::filesystem::path scene;
+    std::filesystem::path out;           // the PNG to write
+    std::optional<Resolution> resolution;
+    int view = 0;                        // >= 0; checked against the scene's views by the program
+    std::optional<std::filesystem::path> params;  // a params.json from adjoint-optimize
+    bool help = false;
+    std::string help_text;
+};
+
+// argv[0] is the program's name. UsageError for unknown or missing options, values that do not parse,
+// and values out of range.
+OptimizeOptions parse_optimize_args(int argc, const char* const* argv);
+RenderOptions parse_render_args(int argc, const char* const* argv);
+
+} // namespace adjoint::app

@@ -1,0 +1,125 @@
+// adjoint-optimize / adjoint-render command lines through CLI11, with our own checks of every value.
+#include <adjoint/app/cli.h>
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+
+namespace adjoint::app {
+namespace {
+
+constexpr int max_resolution = 16384;
+
+// Numbers are taken as text and converted here, so "-1" for an unsigned seed or "1.5" for a count is
+// refused with one clear message rather than wrapped or truncated.
+template <typename T>
+T parse_integer(const std::string& text, const std::string& option, const std::string& usage) {
+    T value{};
+    auto r = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size()) {
+        std::string kind = std::is_signed_v<T> ? "an integer" : "a non-negative integer";
+        throw UsageError(option + ": expected " + kind + ", got '" + text + "'", usage);
+    }
+    return value;
+}
+
+// Runs CLI11; true when --help was asked for (help_text is then filled).
+bool parse(CLI::App& app, int argc, const char* const* argv, std::string& help_text) {
+    try {
+        app.parse(argc, argv);
+        return false;
+    } catch (const CLI::CallForHelp&) {
+        help_text = app.help();
+        return true;
+    } catch (const CLI::ParseError& e) {
+        throw UsageError(e.what(), app.help());
+    }
+}
+
+std::optional<Resolution> optional_resolution(const CLI::Option* option, const std::string& text, const std::string& usage) {
+    if (option->count() == 0) return std::nullopt;
+    try {
+        return parse_resolution(text);
+    } catch (const UsageError& e) {
+        throw UsageError(e.what(), usage);
+    }
+}
+
+} // namespace
+
+Resolution parse_resolution(const std::string& text, const std::string& option) {
+    size_t x = text.find_first_of("xX");
+    auto bad = [&](const std::string& why) -> UsageError {
+        return UsageError(option + ": expected WxH (e.g. 256x256), got '" + text + "'" + why, "");
+    };
+    if (x == std::string::npos) throw bad("");
+    Resolution r;
+    auto side = [&](std::string_view s, int& out) {
+        auto res = std::from_chars(s.data(), s.data() + s.size(), out);
+        if (s.empty() || s[0] == '+' || s[0] == '-' || res.ec != std::errc() || res.ptr != s.data() + s.size()) throw bad("");
+        if (out < 1 || out > max_resolution)
+            throw bad(": each side must be between 1 and " + std::to_string(max_resolution));
+    };
+    side(std::string_view(text).substr(0, x), r.width);
+    side(std::string_view(text).substr(x + 1), r.height);
+    return r;
+}
+
+OptimizeOptions parse_optimize_args(int argc, const char* const* argv) {
+    CLI::App app{"Optimizes a scene's free parameters against its targets, headless.", "adjoint-optimize"};
+    OptimizeOptions o;
+    std::string scene, out, iters, resolution, seed, save_every;
+    app.add_option("--scene", scene, "the scene file (JSON)")->required();
+    app.add_option("--out", out, "the output folder (created if missing)")->required();
+    auto* iters_opt = app.add_option("--iters", iters, "number of iterations (overrides the scene)");
+    auto* res_opt = app.add_option("--resolution", resolution, "render resolution WxH (overrides the scene)");
+    auto* seed_opt = app.add_option("--seed", seed, "random seed (overrides the scene)");
+    auto* save_opt = app.add_option("--save-every", save_every, "save a render and a checkpoint every K iterations");
+    app.add_flag("--resume", o.resume, "continue from the checkpoint in the output folder");
+    app.add_flag("--quiet", o.quiet, "print only errors and the final summary");
+    if (parse(app, argc, argv, o.help_text)) {
+        o.help = true;
+        return o;
+    }
+    const std::string usage = app.help();
+    o.scene = scene;
+    o.out = out;
+    if (iters_opt->count()) {
+        o.iters = parse_integer<int64_t>(iters, "--iters", usage);
+        if (*o.iters < 0) throw UsageError("--iters: must be >= 0, got " + iters, usage);
+    }
+    o.resolution = optional_resolution(res_opt, resolution, usage);
+    if (seed_opt->count()) o.seed = parse_integer<uint64_t>(seed, "--seed", usage);
+    if (save_opt->count()) {
+        o.save_every = parse_integer<int64_t>(save_every, "--save-every", usage);
+        if (*o.save_every < 1) throw UsageError("--save-every: must be >= 1, got " + save_every, usage);
+    }
+    return o;
+}
+
+RenderOptions parse_render_args(int argc, const char* const* argv) {
+    CLI::App app{"Renders one view of a scene to a PNG.", "adjoint-render"};
+    RenderOptions o;
+    std::string scene, out, resolution, view, params;
+    app.add_option("--scene", scene, "the scene file (JSON)")->required();
+    app.add_option("--out", out, "the PNG to write")->required();
+    auto* res_opt = app.add_option("--resolution", resolution, "render resolution WxH (overrides the scene)");
+    auto* view_opt = app.add_option("--view", view, "the view to render (default 0)");
+    auto* params_opt = app.add_option("--params", params, "a params.json written by adjoint-optimize");
+    if (parse(app, argc, argv, o.help_text)) {
+        o.help = true;
+        return o;
+    }
+    const std::string usage = app.help();
+    o.scene = scene;
+    o.out = out;
+    o.resolution = optional_resolution(res_opt, resolution, usage);
+    if (view_opt->count()) {
+        int64_t v = parse_integer<int64_t>(view, "--view", usage);
+        if (v < 0 || v > INT32_MAX) throw UsageError("--view: must be >= 0, got " + view, usage);
+        o.view = int(v);
+    }
+    if (params_opt->count()) o.params = std::filesystem::path(params);
+    return o;
+}
+
+} // namespace adjoint::app

@@ -1,0 +1,138 @@
+// Host images: sRGB PNG encoding/decoding through stb (Debian's libstb), PSNR and absolute difference.
+#include <adjoint/app/atomic_file.h>
+#include <adjoint/app/image_io.h>
+#include <adjoint/core/error.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stb_image.h>
+#include <stb_image_write.h>
+
+namespace adjoint::app {
+namespace {
+
+void check_image(const Image& image, const char* what) {
+    if (image.width <= 0 || image.height <= 0) fail(what, ": the image is empty (", image.width, "x", image.height, ")");
+    if (image.channels < 1 || image.channels > 4) fail(what, ": an image has 1 to 4 channels, not ", image.channels);
+    if (image.pixels.size() != size_t(image.width) * size_t(image.height) * size_t(image.channels))
+        fail(what, ": the image holds ", image.pixels.size(), " values, not ", image.width, "x", image.height, "x",
+             image.channels);
+}
+
+// Grey+alpha and RGBA carry alpha in their last channel; it is never sRGB-encoded.
+int colour_channels(int channels) { return channels == 2 || channels == 4 ? channels - 1 : channels; }
+
+void check_same_size(const Image& a, const Image& b, const char* what) {
+    check_image(a, what);
+    check_image(b, what);
+    if (a.width != b.width || a.height != b.height || colour_channels(a.channels) != colour_channels(b.channels))
+        fail(what, ": images differ in size (", a.width, "x", a.height, "x", a.channels, " and ", b.width, "x", b.height,
+             "x", b.channels, ")");
+}
+
+uint8_t linear_to_8bit(float v) {
+    if (!(v > 0.0f)) return 0;  // also NaN
+    if (v >= 1.0f) return 255;
+    return uint8_t(std::lround(v * 255.0f));
+}
+
+} // namespace
+
+Image::Image(int width, int height, int channels, float fill)
+    : width(width), height(height), channels(channels),
+      pixels(size_t(std::max(width, 0)) * size_t(std::max(height, 0)) * size_t(std::max(channels, 0)), fill) {}
+
+float srgb_to_linear(float s) {
+    if (s <= 0.04045f) return s / 12.92f;
+    return float(std::pow((double(s) + 0.055) / 1.055, 2.4));
+}
+
+float linear_to_srgb(float l) {
+    if (l <= 0.0031308f) return l * 12.92f;
+    return float(1.055 * std::pow(double(l), 1.0 / 2.4) - 0.055);
+}
+
+uint8_t linear_to_srgb8(float linear) {
+    if (!(linear > 0.0f)) return 0;  // also NaN
+    if (linear >= 1.0f) return 255;
+    return uint8_t(std::lround(double(linear_to_srgb(linear)) * 255.0));
+}
+
+std::string encode_png_srgb(const Image& image) {
+    check_image(image, "encode_png_srgb");
+    const int colour = colour_channels(image.channels);
+    std::vector<uint8_t> bytes(image.pixels.size());
+    for (size_t i = 0; i < bytes.size(); ++i) {
+        bool alpha = int(i % size_t(image.channels)) >= colour;
+        bytes[i] = alpha ? linear_to_8bit(image.pixels[i]) : linear_to_srgb8(image.pixels[i]);
+    }
+    std::string out;
+    auto sink = [](void* context, void* data, int size) {
+        static_cast<std::string*>(context)->append(static_cast<const char*>(data), size_t(size));
+    };
+    if (!stbi_write_png_to_func(sink, &out, image.width, image.height, image.channels, bytes.data(),
+                                image.width * image.channels))
+        fail("encode_png_srgb: stb_image_write could not encode a ", image.width, "x", image.height, " image");
+    return out;
+}
+
+void write_png(const std::filesystem::path& path, const Image& image) {
+    write_file_atomic(path, encode_png_srgb(image));
+}
+
+Image decode_image_linear(const std::string& bytes, const std::string& what) {
+    if (bytes.size() > size_t(std::numeric_limits<int>::max())) fail(what, ": the image file is too large");
+    const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
+    const int len = int(bytes.size());
+    int w = 0, h = 0, n = 0;
+    if (!stbi_info_from_memory(data, len, &w, &h, &n))
+        fail(what, ": cannot decode the image: ", stbi_failure_reason() ? stbi_failure_reason() : "unknown format");
+    const int channels = (n == 2 || n == 4) ? 4 : 3;
+    const bool sixteen = stbi_is_16_bit_from_memory(data, len);
+    void* raw = sixteen ? static_cast<void*>(stbi_load_16_from_memory(data, len, &w, &h, &n, channels))
+                        : static_cast<void*>(stbi_load_from_memory(data, len, &w, &h, &n, channels));
+    if (!raw) fail(what, ": cannot decode the image: ", stbi_failure_reason() ? stbi_failure_reason() : "unknown error");
+    Image image(w, h, channels);
+    const float peak = sixteen ? 65535.0f : 255.0f;
+    for (size_t i = 0; i < image.pixels.size(); ++i) {
+        float v = sixteen ? float(static_cast<const uint16_t*>(raw)[i]) / peak : float(static_cast<const uint8_t*>(raw)[i]) / peak;
+        image.pixels[i] = int(i % size_t(channels)) == 3 ? v : srgb_to_linear(v);
+    }
+    stbi_image_free(raw);
+    return image;
+}
+
+Image read_png_linear(const std::filesystem::path& path) {
+    return decode_image_linear(read_file(path), path.string());
+}
+
+double psnr(const Image& a, const Image& b) {
+    check_same_size(a, b, "psnr");
+    const int colour = colour_channels(a.channels);
+    double sum = 0.0;
+    size_t count = 0;
+    for (int y = 0; y < a.height; ++y)
+        for (int x = 0; x < a.width; ++x)
+            for (int c = 0; c < colour; ++c) {
+                // NaN propagates: a broken render must not look like a good one.
+                double d = std::clamp(double(a.at(x, y, c)), 0.0, 1.0) - std::clamp(double(b.at(x, y, c)), 0.0, 1.0);
+                sum += d * d;
+                ++count;
+            }
+    double mse = sum / double(count);
+    if (mse == 0.0) return std::numeric_limits<double>::infinity();
+    return -10.0 * std::log10(mse);
+}
+
+Image abs_diff(const Image& a, const Image& b) {
+    check_same_size(a, b, "abs_diff");
+    const int colour = colour_channels(a.channels);
+    Image out(a.width, a.height, colour);
+    for (int y = 0; y < a.height; ++y)
+        for (int x = 0; x < a.width; ++x)
+            for (int c = 0; c < colour; ++c) out.at(x, y, c) = std::fabs(a.at(x, y, c) - b.at(x, y, c));
+    return out;
+}
+
+} // namespace adjoint::app

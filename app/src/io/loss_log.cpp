@@ -1,0 +1,133 @@
+// loss.csv: formatting, parsing, resuming and throttled atomic rewrites of the per-iteration rows.
+#include <adjoint/app/atomic_file.h>
+#include <adjoint/app/loss_log.h>
+#include <adjoint/core/error.h>
+
+#include <charconv>
+#include <system_error>
+
+namespace adjoint::app {
+namespace {
+
+double steady_seconds() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void put_double(std::string& out, double v) {
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest text that reads back as v
+    out.append(buf, r.ptr);
+}
+
+void put_fixed3(std::string& out, double v) {
+    char buf[400];
+    auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 3);
+    out.append(buf, r.ptr);
+}
+
+std::vector<std::string_view> split(std::string_view line, char sep) {
+    std::vector<std::string_view> parts;
+    size_t start = 0;
+    for (;;) {
+        size_t end = line.find(sep, start);
+        parts.push_back(line.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+        if (end == std::string_view::npos) return parts;
+        start = end + 1;
+    }
+}
+
+template <typename T>
+T parse_number(std::string_view text, const std::string& what, size_t line, const char* column) {
+    T value{};
+    auto r = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size())
+        fail(what, ": line ", line, ": column ", column, ": '", std::string(text), "' is not a number");
+    return value;
+}
+
+} // namespace
+
+LossLog::LossLog(std::filesystem::path path, double min_interval_s, std::function<double()> now_s)
+    : LossLog(std::move(path), min_interval_s, std::move(now_s), {}) {}
+
+LossLog::LossLog(std::filesystem::path path, double min_interval_s, std::function<double()> now_s, std::vector<LossRow> rows)
+    : path_(std::move(path)), min_interval_s_(min_interval_s), now_s_(now_s ? std::move(now_s) : steady_seconds),
+      rows_(std::move(rows)) {
+    write();
+}
+
+LossLog LossLog::resume(std::filesystem::path path, int64_t last_iteration, double min_interval_s,
+                        std::function<double()> now_s) {
+    std::vector<LossRow> rows = parse(read_file(path), path.string());
+    std::vector<LossRow> kept;
+    for (const LossRow& row : rows)
+        if (row.iteration <= last_iteration) kept.push_back(row);
+    if (last_iteration >= 0 && (kept.empty() || kept.back().iteration != last_iteration))
+        fail(path.string(), ": cannot resume: the rows end at ",
+             kept.empty() ? std::string("(none)") : "iteration " + std::to_string(kept.back().iteration),
+             " but the checkpoint is at iteration ", last_iteration);
+    return LossLog(std::move(path), min_interval_s, std::move(now_s), std::move(kept));
+}
+
+void LossLog::append(const LossRow& row) {
+    if (!rows_.empty() && row.iteration <= rows_.back().iteration)
+        fail(path_.string(), ": iteration ", row.iteration, " logged after iteration ", rows_.back().iteration);
+    rows_.push_back(row);
+    dirty_ = true;
+    if (now_s_() - last_write_s_ >= min_interval_s_) write();
+}
+
+void LossLog::flush() {
+    if (dirty_) write();
+}
+
+void LossLog::write() {
+    write_file_atomic(path_, format(rows_));
+    last_write_s_ = now_s_();
+    dirty_ = false;
+}
+
+std::string LossLog::format(const std::vector<LossRow>& rows) {
+    std::string out = header;
+    out += '\n';
+    for (const LossRow& row : rows) {
+        out += std::to_string(row.iteration);
+        out += ',';
+        put_double(out, row.loss);
+        out += ',';
+        put_double(out, row.image_psnr);
+        out += ',';
+        if (row.param_error) put_double(out, *row.param_error);
+        out += ',';
+        put_fixed3(out, row.ms);
+        out += '\n';
+    }
+    return out;
+}
+
+std::vector<LossRow> LossLog::parse(const std::string& text, const std::string& what) {
+    std::vector<std::string_view> lines = split(text, '\n');
+    if (!lines.empty() && lines.back().empty()) lines.pop_back();  // the final line end
+    for (std::string_view& line : lines)
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (lines.empty() || lines[0] != header)
+        fail(what, ": line 1: expected the header '", header, "'");
+    std::vector<LossRow> rows;
+    for (size_t i = 1; i < lines.size(); ++i) {
+        const size_t line = i + 1;
+        std::vector<std::string_view> f = split(lines[i], ',');
+        if (f.size() != 5) fail(what, ": line ", line, ": expected 5 columns, found ", f.size());
+        LossRow row;
+        row.iteration = parse_number<int64_t>(f[0], what, line, "iteration");
+        row.loss = parse_number<double>(f[1], what, line, "loss");
+        row.image_psnr = parse_number<double>(f[2], what, line, "image_psnr");
+        if (!f[3].empty()) row.param_error = parse_number<double>(f[3], what, line, "param_error");
+        row.ms = parse_number<double>(f[4], what, line, "ms");
+        if (!rows.empty() && row.iteration <= rows.back().iteration)
+            fail(what, ": line ", line, ": iteration ", row.iteration, " follows iteration ", rows.back().iteration);
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+} // namespace adjoint::app

@@ -1,0 +1,152 @@
+// params.json writer and reader (final parameter values, true values, errors, textures beside it).
+#include <adjoint/app/atomic_file.h>
+#include <adjoint/app/params_file.h>
+#include <adjoint/core/error.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace adjoint::app {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// The double whose shortest text is the float's shortest text, so the JSON shows "0.1", not
+// "0.10000000149011612", and reading it back as a float gives the same float.
+double float_as_short_double(float v) {
+    char buf[64];
+    auto w = std::to_chars(buf, buf + sizeof buf, v);
+    double d = 0.0;
+    std::from_chars(buf, w.ptr, d);
+    return d;
+}
+
+Json float_array(const std::vector<float>& values, const std::string& where) {
+    Json array = Json::array();
+    for (size_t i = 0; i < values.size(); ++i) {
+        if (!std::isfinite(values[i])) fail("params.json: ", where, "[", i, "] is not finite (", values[i], ")");
+        array.push_back(float_as_short_double(values[i]));
+    }
+    return array;
+}
+
+std::vector<const ParamRecord*> sorted_checked(const std::vector<ParamRecord>& records) {
+    std::vector<const ParamRecord*> sorted;
+    for (const ParamRecord& r : records) sorted.push_back(&r);
+    std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->path < b->path; });
+    for (size_t i = 0; i < sorted.size(); ++i) {
+        const ParamRecord& r = *sorted[i];
+        if (r.path.empty()) fail("params.json: a parameter has an empty path");
+        if (i > 0 && sorted[i - 1]->path == r.path) fail("params.json: parameter ", r.path, " is given twice");
+        if (r.texture.has_value() == !r.value.empty())
+            fail("params.json: parameter ", r.path, " needs either a value or a texture, not ",
+                 r.texture ? "both" : "neither");
+        if (r.true_texture && !r.texture) fail("params.json: parameter ", r.path, " has a true texture but no texture");
+    }
+    return sorted;
+}
+
+std::vector<float> read_floats(const Json& j, const std::string& what, const std::string& where) {
+    std::vector<float> values;
+    if (j.is_number()) {
+        values.push_back(j.get<float>());
+        return values;
+    }
+    if (!j.is_array() || j.empty()) fail(what, ": ", where, ": expected a number or a non-empty array of numbers");
+    for (size_t i = 0; i < j.size(); ++i) {
+        if (!j[i].is_number()) fail(what, ": ", where, "[", i, "]: expected a number");
+        values.push_back(j[i].get<float>());
+    }
+    return values;
+}
+
+} // namespace
+
+std::string texture_file_name(const std::string& path, bool true_texture) {
+    std::string name = path;
+    for (char& c : name) {
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+        if (!ok) c = '_';
+    }
+    return name + (true_texture ? ".true.png" : ".png");
+}
+
+std::string format_params_json(const std::vector<ParamRecord>& records) {
+    Json params = Json::object();
+    for (const ParamRecord* r : sorted_checked(records)) {
+        Json entry = Json::object();
+        if (r->texture) entry["texture"] = texture_file_name(r->path);
+        else entry["value"] = float_array(r->value, r->path + ".value");
+        if (r->true_texture) entry["true_texture"] = texture_file_name(r->path, true);
+        if (r->true_value) entry["true_value"] = float_array(*r->true_value, r->path + ".true_value");
+        if (r->error) {
+            if (!std::isfinite(*r->error)) fail("params.json: ", r->path, ".error is not finite (", *r->error, ")");
+            entry["error"] = *r->error;
+        }
+        params[r->path] = std::move(entry);
+    }
+    Json root = Json::object();
+    root["parameters"] = std::move(params);
+    return root.dump(2) + "\n";
+}
+
+void write_params_json(const std::filesystem::path& params_json, const std::vector<ParamRecord>& records) {
+    std::string text = format_params_json(records);  // validates before anything is written
+    const std::filesystem::path dir = params_json.parent_path();
+    for (const ParamRecord& r : records) {
+        if (r.texture) write_png(dir / texture_file_name(r.path), *r.texture);
+        if (r.true_texture) write_png(dir / texture_file_name(r.path, true), *r.true_texture);
+    }
+    write_file_atomic(params_json, text);
+}
+
+std::vector<ParamRecord> read_params_json(const std::filesystem::path& params_json) {
+    const std::string what = params_json.string();
+    Json root;
+    try {
+        root = Json::parse(read_file(params_json));
+    } catch (const nlohmann::json::parse_error& e) {
+        fail(what, ": not valid JSON: ", e.what());
+    }
+    if (!root.is_object()) fail(what, ": expected a JSON object");
+    for (auto it = root.begin(); it != root.end(); ++it)
+        if (it.key() != "parameters") fail(what, ": ", it.key(), ": unknown key");
+    if (!root.contains("parameters") || !root["parameters"].is_object()) fail(what, ": parameters: expected an object");
+
+    std::vector<ParamRecord> records;
+    const Json& params = root["parameters"];
+    for (auto it = params.begin(); it != params.end(); ++it) {
+        const std::string where = "parameters." + it.key();
+        const Json& entry = it.value();
+        if (!entry.is_object()) fail(what, ": ", where, ": expected an object");
+        ParamRecord r;
+        r.path = it.key();
+        for (auto f = entry.begin(); f != entry.end(); ++f) {
+            const std::string& key = f.key();
+            const std::string at = where + "." + key;
+            if (key == "value") r.value = read_floats(f.value(), what, at);
+            else if (key == "true_value") r.true_value = read_floats(f.value(), what, at);
+            else if (key == "error") {
+                if (!f.value().is_number()) fail(what, ": ", at, ": expected a number");
+                r.error = f.value().get<double>();
+            } else if (key == "texture" || key == "true_texture") {
+                if (!f.value().is_string() || f.value().get<std::string>().empty())
+                    fail(what, ": ", at, ": expected a file name");
+                const std::filesystem::path file = params_json.parent_path() / f.value().get<std::string>();
+                (key == "texture" ? r.texture : r.true_texture) = read_png_linear(file);
+            } else {
+                fail(what, ": ", at, ": unknown key");
+            }
+        }
+        if (r.texture.has_value() == !r.value.empty())
+            fail(what, ": ", where, ": needs either \"value\" or \"texture\"", r.texture ? ", not both" : "");
+        records.push_back(std::move(r));
+    }
+    std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+    return records;
+}
+
+} // namespace adjoint::app

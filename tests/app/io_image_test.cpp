@@ -1,0 +1,91 @@
+// Image encoding: sRGB 8-bit rounding and clamping, PNG round trips, PSNR and |a - b|.
+#include "app/io_test_util.h"
+
+#include <adjoint/app/atomic_file.h>
+#include <adjoint/app/image_io.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace adjoint::app;
+using adjoint::app::test::error_of;
+using adjoint::app::test::TempDir;
+
+TEST(IoImage, Srgb8RoundsAndClamps) {
+    EXPECT_EQ(linear_to_srgb8(0.0f), 0);
+    EXPECT_EQ(linear_to_srgb8(1.0f), 255);
+    EXPECT_EQ(linear_to_srgb8(0.5f), 188);      // 1.055 * 0.5^(1/2.4) - 0.055 = 0.73536 -> 187.52
+    EXPECT_EQ(linear_to_srgb8(0.001f), 3);      // linear segment: 0.01292 * 255 = 3.29
+    EXPECT_EQ(linear_to_srgb8(-0.5f), 0);
+    EXPECT_EQ(linear_to_srgb8(7.0f), 255);
+    EXPECT_EQ(linear_to_srgb8(std::numeric_limits<float>::quiet_NaN()), 0);
+    EXPECT_EQ(linear_to_srgb8(std::numeric_limits<float>::infinity()), 255);
+}
+
+TEST(IoImage, EveryEightBitCodeSurvivesDecodeThenEncode) {
+    for (int k = 0; k < 256; ++k) EXPECT_EQ(linear_to_srgb8(srgb_to_linear(float(k) / 255.0f)), k) << k;
+}
+
+TEST(IoImage, PngRoundTripKeepsValuesAndPixelOrder) {
+    Image image(5, 3, 3);
+    for (int y = 0; y < 3; ++y)
+        for (int x = 0; x < 5; ++x)
+            for (int c = 0; c < 3; ++c) image.at(x, y, c) = srgb_to_linear(float((x * 50 + y * 20 + c * 7) % 256) / 255.0f);
+    Image back = decode_image_linear(encode_png_srgb(image), "mem");
+    ASSERT_EQ(back.width, 5);
+    ASSERT_EQ(back.height, 3);
+    ASSERT_EQ(back.channels, 3);
+    EXPECT_EQ(back.pixels, image.pixels);  // 8-bit-representable values come back bit for bit
+}
+
+TEST(IoImage, AlphaIsStoredLinearly) {
+    Image image(1, 1, 4);
+    image.pixels = {0.5f, 0.5f, 0.5f, 0.5f};
+    Image back = decode_image_linear(encode_png_srgb(image), "mem");
+    ASSERT_EQ(back.channels, 4);
+    EXPECT_FLOAT_EQ(back.pixels[0], srgb_to_linear(188.0f / 255.0f));
+    EXPECT_FLOAT_EQ(back.pixels[3], 128.0f / 255.0f);
+}
+
+TEST(IoImage, WritePngIsReadBackFromDisk) {
+    TempDir dir;
+    Image image(2, 2, 3, 1.0f);
+    image.at(1, 1, 0) = 0.0f;
+    write_png(dir / "x.png", image);
+    Image back = read_png_linear(dir / "x.png");
+    EXPECT_EQ(back.pixels, image.pixels);
+    EXPECT_EQ(dir.names(), std::vector<std::string>{"x.png"});
+}
+
+TEST(IoImage, BadInputIsNamed) {
+    EXPECT_EQ(error_of([] { decode_image_linear("not an image", "textures/fur.png"); }).rfind("textures/fur.png: cannot decode", 0), 0u);
+    Image broken(2, 2, 3);
+    broken.pixels.pop_back();
+    EXPECT_NE(error_of([&] { encode_png_srgb(broken); }).find("holds 11 values, not 2x2x3"), std::string::npos);
+    EXPECT_NE(error_of([] { encode_png_srgb(Image()); }).find("empty"), std::string::npos);
+    TempDir dir;
+    EXPECT_NE(error_of([&] { read_png_linear(dir / "none.png"); }).find("none.png: No such file"), std::string::npos);
+}
+
+TEST(IoImage, PsnrIsLinearClampedPeakOne) {
+    Image a(4, 4, 3, 0.0f), b(4, 4, 3, 0.1f);
+    EXPECT_NEAR(psnr(a, b), 20.0, 1e-5);  // mse 0.01
+    b.pixels.assign(b.pixels.size(), 0.0f);
+    b.at(0, 0, 0) = 1.0f;                 // one value of 48 off by 1: mse 1/48
+    EXPECT_NEAR(psnr(a, b), 10.0 * std::log10(48.0), 1e-9);
+    EXPECT_EQ(psnr(a, a), std::numeric_limits<double>::infinity());
+    Image bright(4, 4, 3, 3.0f), white(4, 4, 3, 1.0f);
+    EXPECT_EQ(psnr(bright, white), std::numeric_limits<double>::infinity());  // clamped to 1 first
+    Image rgba1(4, 4, 4, 0.5f), rgba2(4, 4, 4, 0.5f);
+    rgba2.at(2, 2, 3) = 0.0f;  // alpha differs only
+    EXPECT_EQ(psnr(rgba1, rgba2), std::numeric_limits<double>::infinity());
+    EXPECT_NE(error_of([&] { psnr(a, Image(4, 5, 3)); }).find("differ in size"), std::string::npos);
+}
+
+TEST(IoImage, AbsDiffPerChannel) {
+    Image a(2, 1, 4, 0.25f), b(2, 1, 3, 0.5f);
+    a.at(1, 0, 2) = 1.0f;
+    Image d = abs_diff(a, b);
+    ASSERT_EQ(d.channels, 3);
+    EXPECT_EQ(d.pixels, (std::vector<float>{0.25f, 0.25f, 0.25f, 0.25f, 0.25f, 0.5f}));
+}

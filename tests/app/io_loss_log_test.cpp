@@ -1,0 +1,122 @@
+// loss.csv: exact text, round trips, throttled atomic rewrites, resume truncation and named parse errors.
+#include "app/io_test_util.h"
+
+#include <adjoint/app/atomic_file.h>
+#include <adjoint/app/loss_log.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+using namespace adjoint::app;
+using adjoint::app::test::error_of;
+using adjoint::app::test::TempDir;
+
+namespace {
+LossRow row(int64_t it, double loss, double psnr, std::optional<double> err, double ms) { return {it, loss, psnr, err, ms}; }
+bool same(const LossRow& a, const LossRow& b) {
+    return a.iteration == b.iteration && a.loss == b.loss && a.image_psnr == b.image_psnr && a.param_error == b.param_error &&
+           a.ms == b.ms;
+}
+} // namespace
+
+TEST(IoLossLog, FormatIsTheContractsCsv) {
+    std::vector<LossRow> rows = {row(0, 0.5, 20, std::nullopt, 12.3456), row(1, 0.25, INFINITY, 0.125, 3),
+                                 row(2, 1e-7, 31.5, 2.5e-3, 0.0004)};
+    EXPECT_EQ(LossLog::format(rows), "iteration,loss,image_psnr,param_error,ms\n"
+                                     "0,0.5,20,,12.346\n"
+                                     "1,0.25,inf,0.125,3.000\n"
+                                     "2,1e-07,31.5,0.0025,0.000\n");
+}
+
+TEST(IoLossLog, ParseInvertsFormatExactly) {
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> u(-10, 10);
+    std::vector<LossRow> rows;
+    for (int i = 0; i < 500; ++i) {
+        double ms = std::round(std::abs(u(rng)) * 1000.0) / 1000.0;
+        std::optional<double> err;
+        if (i % 3) err = std::pow(10.0, u(rng));
+        rows.push_back(row(i * 2, std::pow(10.0, u(rng)), u(rng) * 5, err, ms));
+    }
+    std::vector<LossRow> back = LossLog::parse(LossLog::format(rows), "mem");
+    ASSERT_EQ(back.size(), rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+        // ms is written with 3 decimals: compare its text; everything else exactly.
+        LossRow expected = rows[i];
+        expected.ms = back[i].ms;
+        EXPECT_TRUE(same(back[i], expected)) << i;
+        EXPECT_NEAR(back[i].ms, rows[i].ms, 5e-4);
+    }
+    EXPECT_EQ(LossLog::format(back), LossLog::format(rows));
+}
+
+TEST(IoLossLog, EveryRowIsOnDiskWhenTheIntervalIsZero) {
+    TempDir dir;
+    LossLog log(dir / "loss.csv", 0.0);
+    EXPECT_EQ(read_file(dir / "loss.csv"), "iteration,loss,image_psnr,param_error,ms\n");
+    log.append(row(0, 1, 10, 0.5, 1));
+    EXPECT_EQ(read_file(dir / "loss.csv"), "iteration,loss,image_psnr,param_error,ms\n0,1,10,0.5,1.000\n");
+    log.append(row(1, 0.5, 11, std::nullopt, 2));
+    EXPECT_EQ(read_file(dir / "loss.csv"), LossLog::format(log.rows()));
+    EXPECT_EQ(dir.names(), std::vector<std::string>{"loss.csv"});
+}
+
+TEST(IoLossLog, RewritesAreThrottledAndFlushWritesTheRest) {
+    TempDir dir;
+    double now = 0.0;
+    LossLog log(dir / "loss.csv", 1.0, [&] { return now; });
+    now = 0.5;
+    log.append(row(0, 1, 10, std::nullopt, 1));
+    EXPECT_EQ(LossLog::parse(read_file(dir / "loss.csv"), "f").size(), 0u);  // too soon
+    now = 1.0;
+    log.append(row(1, 1, 10, std::nullopt, 1));
+    EXPECT_EQ(LossLog::parse(read_file(dir / "loss.csv"), "f").size(), 2u);  // a second after the last write
+    now = 1.2;
+    log.append(row(2, 1, 10, std::nullopt, 1));
+    EXPECT_EQ(LossLog::parse(read_file(dir / "loss.csv"), "f").size(), 2u);
+    log.flush();
+    EXPECT_EQ(LossLog::parse(read_file(dir / "loss.csv"), "f").size(), 3u);
+}
+
+TEST(IoLossLog, ResumeKeepsRowsThroughTheCheckpointAndDropsLaterOnes) {
+    TempDir dir;
+    {
+        LossLog log(dir / "loss.csv", 0.0);
+        for (int i = 0; i < 10; ++i) log.append(row(i, 1.0 / (i + 1), 10 + i, std::nullopt, 1));
+    }
+    LossLog resumed = LossLog::resume(dir / "loss.csv", 4, 0.0);
+    ASSERT_EQ(resumed.rows().size(), 5u);
+    EXPECT_EQ(resumed.rows().back().iteration, 4);
+    EXPECT_EQ(LossLog::parse(read_file(dir / "loss.csv"), "f").size(), 5u);  // the dropped rows are gone on disk too
+    resumed.append(row(5, 0.1, 20, std::nullopt, 1));
+    EXPECT_EQ(LossLog::parse(read_file(dir / "loss.csv"), "f").back().iteration, 5);
+
+    EXPECT_EQ(error_of([&] { LossLog::resume(dir / "loss.csv", 12); }),
+              (dir / "loss.csv").string() + ": cannot resume: the rows end at iteration 5 but the checkpoint is at iteration 12");
+    EXPECT_EQ(LossLog::resume(dir / "loss.csv", -1).rows().size(), 0u);
+    EXPECT_NE(error_of([&] { LossLog::resume(dir / "missing.csv", 3); }).find("missing.csv: No such file"), std::string::npos);
+}
+
+TEST(IoLossLog, ParseErrorsNameLineAndColumn) {
+    EXPECT_EQ(error_of([] { LossLog::parse("iteration,loss\n", "loss.csv"); }),
+              "loss.csv: line 1: expected the header 'iteration,loss,image_psnr,param_error,ms'");
+    const std::string h = "iteration,loss,image_psnr,param_error,ms\n";
+    EXPECT_EQ(error_of([&] { LossLog::parse(h + "0,1,2,,3\n1,2,3\n", "loss.csv"); }),
+              "loss.csv: line 3: expected 5 columns, found 3");
+    EXPECT_EQ(error_of([&] { LossLog::parse(h + "0,abc,2,,3\n", "loss.csv"); }),
+              "loss.csv: line 2: column loss: 'abc' is not a number");
+    EXPECT_EQ(error_of([&] { LossLog::parse(h + "0,1,2,,3\n0,1,2,,3\n", "loss.csv"); }),
+              "loss.csv: line 3: iteration 0 follows iteration 0");
+    EXPECT_EQ(error_of([&] { LossLog::parse(h + "0,1,2,,3x\n", "loss.csv"); }),
+              "loss.csv: line 2: column ms: '3x' is not a number");
+    EXPECT_EQ(LossLog::parse(h + "0,1,2,,3\r\n", "loss.csv").size(), 1u);  // CRLF from an editor is fine
+}
+
+TEST(IoLossLog, AppendRefusesIterationsOutOfOrder) {
+    TempDir dir;
+    LossLog log(dir / "loss.csv", 0.0);
+    log.append(row(3, 1, 1, std::nullopt, 1));
+    EXPECT_NE(error_of([&] { log.append(row(3, 1, 1, std::nullopt, 1)); }).find("iteration 3 logged after iteration 3"),
+              std::string::npos);
+}

@@ -1,0 +1,156 @@
+// report.png: tiles where the layout says, the heat map dark where images agree and bright where they
+// differ, and the loss curve's pixels on the log-scale line.
+#include "app/io_test_util.h"
+
+#include <adjoint/app/report.h>
+
+#include <cmath>
+
+using namespace adjoint::app;
+using adjoint::app::test::error_of;
+using adjoint::app::test::TempDir;
+
+namespace {
+
+constexpr std::array<float, 3> curve_colour = {1.0f, 0.30f, 0.02f};
+
+bool is_curve(const Image& image, int x, int y) {
+    return image.at(x, y, 0) == curve_colour[0] && image.at(x, y, 1) == curve_colour[1] && image.at(x, y, 2) == curve_colour[2];
+}
+
+// Whether a curve pixel lies within `slack` rows of y in column x.
+bool curve_near(const Image& image, int x, int y, int slack) {
+    for (int dy = -slack; dy <= slack; ++dy)
+        if (y + dy >= 0 && y + dy < image.height && is_curve(image, x, y + dy)) return true;
+    return false;
+}
+
+float luminance(const std::array<float, 3>& c) { return 0.2126f * c[0] + 0.7152f * c[1] + 0.0722f * c[2]; }
+
+} // namespace
+
+TEST(IoReport, InfernoRunsFromBlackToBrightYellow) {
+    auto lo = inferno(0.0f), hi = inferno(1.0f);
+    EXPECT_LT(luminance(lo), 0.001f);
+    EXPECT_GT(luminance(hi), 0.9f);
+    EXPECT_GT(hi[0], hi[2]);  // yellow, not white
+    float previous = -1.0f;
+    for (int i = 0; i <= 100; ++i) {  // perceptual maps rise monotonically in lightness
+        float l = luminance(inferno(float(i) / 100.0f));
+        EXPECT_GT(l, previous) << i;
+        previous = l;
+    }
+    EXPECT_EQ(inferno(-3.0f), lo);
+    EXPECT_EQ(inferno(7.0f), hi);
+}
+
+TEST(IoReport, TilesHeatMapAndLayout) {
+    const int w = 40, h = 30;
+    Image target(w, h, 3, 0.5f), start(w, h, 3, 0.1f), final = target;
+    for (int y = 10; y < 20; ++y)
+        for (int x = 5; x < 15; ++x) final.at(x, y, 1) = 0.8f;  // differs in one block only
+    start.at(0, 0, 0) = 0.9f;
+    Image report = make_report(target, start, final, {1.0, 0.5, 0.25});
+    ReportLayout l = report_layout(w, h);
+    ASSERT_EQ(report.width, l.width);
+    ASSERT_EQ(report.height, l.height);
+    EXPECT_GE(l.width, 4 * w);
+    // The first three tiles are the images themselves.
+    EXPECT_EQ(report.at(l.tiles[0].x + 3, l.tiles[0].y + 3, 0), 0.5f);
+    EXPECT_EQ(report.at(l.tiles[1].x, l.tiles[1].y, 0), 0.9f);
+    EXPECT_EQ(report.at(l.tiles[1].x + 1, l.tiles[1].y, 0), 0.1f);
+    EXPECT_EQ(report.at(l.tiles[2].x + 7, l.tiles[2].y + 12, 1), 0.8f);
+    // Heat map: inferno(0) where final == target, inferno(1) where they differ most.
+    const Rect& heat = l.tiles[3];
+    auto colour_at = [&](int x, int y) {
+        return std::array<float, 3>{report.at(heat.x + x, heat.y + y, 0), report.at(heat.x + x, heat.y + y, 1),
+                                    report.at(heat.x + x, heat.y + y, 2)};
+    };
+    EXPECT_EQ(colour_at(0, 0), inferno(0.0f));
+    EXPECT_EQ(colour_at(30, 25), inferno(0.0f));
+    EXPECT_EQ(colour_at(5, 10), inferno(1.0f));
+    EXPECT_EQ(colour_at(14, 19), inferno(1.0f));
+    EXPECT_EQ(colour_at(15, 19), inferno(0.0f));
+}
+
+TEST(IoReport, EqualImagesGiveAnAllBlackHeatMap) {
+    Image a(20, 20, 4, 0.3f);
+    Image report = make_report(a, a, a, {1.0});
+    ReportLayout l = report_layout(20, 20);
+    for (int y = 0; y < 20; ++y)
+        for (int x = 0; x < 20; ++x)
+            for (int c = 0; c < 3; ++c) ASSERT_EQ(report.at(l.tiles[3].x + x, l.tiles[3].y + y, c), inferno(0.0f)[size_t(c)]);
+}
+
+TEST(IoReport, LossCurveFollowsTheLogScale) {
+    const int w = 64, h = 48;
+    std::vector<double> losses;
+    for (int i = 0; i < 100; ++i) losses.push_back(std::pow(10.0, -3.0 * i / 99.0));  // 1 down to 1e-3
+    Image a(w, h, 3, 0.2f);
+    Image report = make_report(a, a, a, losses);
+    ReportLayout l = report_layout(w, h);
+    auto range = loss_axis_range(losses);
+    EXPECT_DOUBLE_EQ(range.first, 1e-3);
+    EXPECT_DOUBLE_EQ(range.second, 1.0);
+    // The ends sit at the plot's corners; in between, a straight line on a log axis.
+    EXPECT_TRUE(is_curve(report, l.plot.x, l.plot.y));
+    EXPECT_TRUE(is_curve(report, l.plot.x + l.plot.width - 1, l.plot.y + l.plot.height - 1));
+    for (int i = 0; i < 100; i += 11) {
+        auto [x, y] = loss_curve_point(l, range, size_t(i), 100, losses[size_t(i)]);
+        int expected_y = l.plot.y + int(std::lround(double(i) / 99.0 * (l.plot.height - 1)));
+        EXPECT_NEAR(y, expected_y, 1) << i;
+        EXPECT_TRUE(curve_near(report, x, y, 0)) << i;
+    }
+    // No curve pixels far from the line (e.g. a column's top corner when the curve is at the bottom).
+    int stray = 0;
+    for (int y = l.plot.y; y < l.plot.y + l.plot.height; ++y)
+        for (int x = l.plot.x; x < l.plot.x + l.plot.width; ++x)
+            if (is_curve(report, x, y)) {
+                double t = double(x - l.plot.x) / (l.plot.width - 1);
+                double line_y = l.plot.y + t * (l.plot.height - 1);
+                if (std::abs(y - line_y) > 2.0) ++stray;
+            }
+    EXPECT_EQ(stray, 0);
+    // Nothing of the curve's colour outside the plot.
+    for (int y = 0; y < report.height; ++y)
+        for (int x = 0; x < report.width; ++x)
+            if (x < l.plot.x || y < l.plot.y || x >= l.plot.x + l.plot.width || y >= l.plot.y + l.plot.height) {
+                ASSERT_FALSE(is_curve(report, x, y)) << x << "," << y;
+            }
+}
+
+TEST(IoReport, AxisRangeSpansWholeDecades) {
+    EXPECT_EQ(loss_axis_range({0.03, 0.7, 0.002}), (std::pair<double, double>{1e-3, 1.0}));
+    EXPECT_EQ(loss_axis_range({5.0}), (std::pair<double, double>{1.0, 10.0}));
+    EXPECT_EQ(loss_axis_range({1.0}), (std::pair<double, double>{1.0, 10.0}));
+    EXPECT_EQ(loss_axis_range({0.0, -1.0, NAN, INFINITY}), (std::pair<double, double>{0.0, 0.0}));
+    EXPECT_EQ(loss_axis_range({0.0, 0.5, NAN}), (std::pair<double, double>{0.1, 1.0}));
+}
+
+TEST(IoReport, NonFiniteLossesBreakTheLine) {
+    Image a(64, 48, 3, 0.2f);
+    std::vector<double> losses(50, 0.1);
+    for (int i = 20; i < 30; ++i) losses[size_t(i)] = NAN;
+    Image report = make_report(a, a, a, losses);
+    ReportLayout l = report_layout(64, 48);
+    auto range = loss_axis_range(losses);
+    auto [x19, y] = loss_curve_point(l, range, 19, 50, 0.1);
+    auto [x30, y30] = loss_curve_point(l, range, 30, 50, 0.1);
+    EXPECT_TRUE(is_curve(report, x19, y));
+    EXPECT_TRUE(is_curve(report, x30, y));
+    for (int x = x19 + 1; x < x30; ++x) EXPECT_FALSE(is_curve(report, x, y)) << x;
+}
+
+TEST(IoReport, ImagesMustShareASize) {
+    Image a(10, 10, 3), b(10, 11, 3);
+    EXPECT_EQ(error_of([&] { make_report(a, a, b, {}); }), "report: the images differ in size (10x10 and 10x11)");
+}
+
+TEST(IoReport, WriteReportProducesAPng) {
+    TempDir dir;
+    Image a(8, 8, 3, 0.5f);
+    write_report(dir / "report.png", a, a, a, {1.0, 0.1});
+    Image back = read_png_linear(dir / "report.png");
+    EXPECT_EQ(back.width, report_layout(8, 8).width);
+    EXPECT_EQ(back.height, report_layout(8, 8).height);
+}
