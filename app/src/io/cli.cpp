@@ -39,30 +39,12 @@ std::optional<Resolution> optional_resolution(const CLI::Option* option, const s
     if (option->count() == 0) return std::nullopt;
     try {
         return parse_resolution(text);
-    } catch (const UsageError& e) {
+    } catch (const SceneError& e) {
         throw UsageError(e.what(), usage);
     }
 }
 
 } // namespace
-
-Resolution parse_resolution(const std::string& text, const std::string& option) {
-    size_t x = text.find_first_of("xX");
-    auto bad = [&](const std::string& why) -> UsageError {
-        return UsageError(option + ": expected WxH (e.g. 256x256), got '" + text + "'" + why, "");
-    };
-    if (x == std::string::npos) throw bad("");
-    Resolution r;
-    auto side = [&](std::string_view s, int& out) {
-        auto res = std::from_chars(s.data(), s.data() + s.size(), out);
-        if (s.empty() || s[0] == '+' || s[0] == '-' || res.ec != std::errc() || res.ptr != s.data() + s.size()) throw bad("");
-        if (out < 1 || out > max_resolution)
-            throw bad(": each side must be between 1 and " + std::to_string(max_resolution));
-    };
-    side(std::string_view(text).substr(0, x), r.width);
-    side(std::string_view(text).substr(x + 1), r.height);
-    return r;
-}
 
 OptimizeOptions parse_optimize_args(int argc, const char* const* argv) {
     CLI::App app{"Optimizes a scene's free parameters against its targets, headless.", "adjoint-optimize"};

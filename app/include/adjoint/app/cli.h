@@ -1,5 +1,6 @@
 // The command lines of adjoint-optimize and adjoint-render (app-contract.md), parsed into plain structs.
 #pragma once
+#include <adjoint/app/scene.h>
 #include <adjoint/core/error.h>
 
 #include <cstdint>
@@ -26,15 +27,7 @@ private:
     std::string usage_;
 };
 
-struct Resolution {
-    int width = 0;
-    int height = 0;
-    bool operator==(const Resolution&) const = default;
-};
-
-// "WxH" (or "WXH"): two positive decimal integers, each at most 16384. UsageError otherwise, naming
-// `option` and the text.
-Resolution parse_resolution(const std::string& text, const std::string& option = "--resolution");
+// --resolution takes scene.h's WxH syntax (parse_resolution); a bad value is a UsageError here.
 
 struct OptimizeOptions {
     std::filesystem::path scene;

@@ -1,0 +1,43 @@
+// The programs' jobs as library calls: adjoint-optimize's run (outputs, checkpoints, resume, interrupts)
+// and adjoint-render's picture. The programs (and the studio's --out) are thin wrappers over these.
+#pragma once
+#include <adjoint/app/cli.h>
+#include <adjoint/app/image_io.h>
+#include <adjoint/app/optimization.h>
+
+#include <iosfwd>
+
+namespace adjoint::app {
+
+// Linear RGBA scene image <-> the outputs' RGB image.
+Image to_image(const LinearImage& image);
+
+// Applies the command line's overrides (--iters, --seed; --resolution is applied at load) to a scene.
+void apply_overrides(Scene& scene, const OptimizeOptions& options);
+
+// Writes what adjoint-optimize writes at the end of a run (final.png, params.json, report.png, the
+// checkpoint, loss.csv flushed) for an optimizer driven elsewhere (the studio's --out).
+class RunOutputs {
+public:
+    // Creates `dir` (refusing one that cannot be written) and, unless resuming, writes target.png and
+    // start.png. With resume, restores the optimizer from dir's checkpoint and keeps loss.csv's rows.
+    RunOutputs(std::filesystem::path dir, Optimizer& optimizer, const Scene& scene, bool resume);
+    ~RunOutputs();
+    void record(const IterationReport& report);   // a loss.csv row
+    void snapshot(uint32_t iteration);            // render_NNNN.png
+    void checkpoint();                            // loss.csv flushed, then the checkpoint
+    void finish();                                // final.png, params.json, report.png, checkpoint
+    const std::vector<double>& losses() const;
+
+private:
+    struct State;
+    std::unique_ptr<State> s_;
+};
+
+// adjoint-optimize's whole run; returns the exit code (errors are printed to err as
+// `adjoint: error: ...`).
+int run_optimize(const OptimizeOptions& options, std::ostream& err);
+// adjoint-render's job; returns the exit code.
+int run_render(const RenderOptions& options, std::ostream& err);
+
+} // namespace adjoint::app

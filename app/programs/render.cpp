@@ -1,0 +1,19 @@
+// adjoint-render: renders one view of a scene (optionally with an optimization's params.json) to a PNG.
+#include <adjoint/app/run.h>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+    using namespace adjoint::app;
+    try {
+        RenderOptions o = parse_render_args(argc, argv);
+        if (o.help) {
+            std::cout << o.help_text;
+            return exit_ok;
+        }
+        return run_render(o, std::cerr);
+    } catch (const UsageError& e) {
+        std::cerr << "adjoint: error: " << e.what() << "\n" << e.usage();
+        return exit_bad_input;
+    }
+}
