@@ -72,7 +72,7 @@ TEST(IoCli, OptimizeUsageErrors) {
     EXPECT_EQ(usage_error([] { optimize({"--scene", "s", "--out", "o", "--seed", "-1"}); }),
               "--seed: expected a non-negative integer, got '-1'");
     EXPECT_EQ(usage_error([] { optimize({"--scene", "s", "--out", "o", "--resolution", "640"}); }),
-              "--resolution: expected WxH (e.g. 256x256), got '640'");
+              "--resolution: expected WxH with each side in 1..8192, got \"640\"");
     EXPECT_NE(usage_error([] { optimize({"--scene", "s", "--out", "o", "--itres", "5"}); }).find("--itres"), std::string::npos);
     EXPECT_NE(usage_error([] { optimize({"--scene", "s", "--out", "o", "extra"}); }).find("extra"), std::string::npos);
     EXPECT_NE(usage_error([] { optimize({"--scene", "s", "--out", "o", "--iters"}); }).find("--iters"), std::string::npos);
