@@ -194,6 +194,7 @@ TEST_F(SceneParameters, ParamsFileOntoTheScene) {
       "parameters": {
         "lights.key.intensity": { "value": [7.5], "true_value": [12], "error": 0.375 },
         "meshes.cube.translation": { "value": [1, 2, 3] },
+        "materials.base.shininess": { "value": 8 },
         "materials.skin.albedo_texture": { "texture": "skin.png" }
       },
       "iteration": 300
@@ -201,6 +202,7 @@ TEST_F(SceneParameters, ParamsFileOntoTheScene) {
     apply_params_file(scene, dir() / "run/params.json");
     EXPECT_EQ(scene.lights[0].intensity, 7.5f);
     EXPECT_EQ(scene.meshes[0].transform.translation, float3(1, 2, 3));
+    EXPECT_EQ(scene.materials[0].shininess, 8);
     const LinearImage& t = scene.textures[static_cast<size_t>(scene.materials[1].texture)];
     EXPECT_EQ(t.width, 1u);
     EXPECT_NEAR(t.texels[0].x, 0.5029f, 1e-4);
@@ -219,6 +221,8 @@ TEST_F(SceneParameters, ParamsFileOntoTheScene) {
     EXPECT_EQ(error_applying(R"({"parameters": {"lights.kye.color": {"value": [1, 1, 1]}}})"),
               file + ": parameters: unknown parameter lights.kye.color");
     EXPECT_EQ(error_applying(R"({"parameters": {"lights.key.color": {"value": [1, 1]}}})"),
+              file + ": parameters[\"lights.key.color\"].value: expected 3 numbers");
+    EXPECT_EQ(error_applying(R"({"parameters": {"lights.key.color": {"value": 1}}})"),
               file + ": parameters[\"lights.key.color\"].value: expected 3 numbers");
     EXPECT_EQ(error_applying(R"({"parameters": {"materials.skin.albedo_texture": {"texture": "gone.png"}}})"),
               file + ": parameters[\"materials.skin.albedo_texture\"].texture: cannot read gone.png: No such file or directory");

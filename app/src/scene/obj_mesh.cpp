@@ -142,19 +142,6 @@ void compute_normals(Mesh& mesh) {
     }
 }
 
-} // namespace adjoint::app::detail
-
-namespace adjoint::app {
-void update_from_obj_positions(Mesh& mesh) {
-    for (size_t v = 0; v < mesh.positions.size(); ++v) {
-        mesh.positions[v] = mesh.obj_positions[mesh.position_ids[v]];
-        mesh.colors[v] = mesh.obj_colors[mesh.position_ids[v]];
-    }
-    if (mesh.normals_computed) detail::compute_normals(mesh);
-}
-} // namespace adjoint::app
-
-namespace adjoint::app::detail {
 
 void load_mesh_geometry(const JsonValue& entry, const std::filesystem::path& base_dir, int scene_material,
                         Mesh& mesh, Scene& scene) {
@@ -289,3 +276,13 @@ void load_mesh_geometry(const JsonValue& entry, const std::filesystem::path& bas
 }
 
 } // namespace adjoint::app::detail
+
+namespace adjoint::app {
+void update_from_obj_positions(Mesh& mesh) {
+    for (size_t v = 0; v < mesh.positions.size(); ++v) {
+        mesh.positions[v] = mesh.obj_positions[mesh.position_ids[v]];
+        mesh.colors[v] = mesh.obj_colors[mesh.position_ids[v]];
+    }
+    if (mesh.normals_computed) detail::compute_normals(mesh);
+}
+} // namespace adjoint::app

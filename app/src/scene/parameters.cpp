@@ -365,11 +365,15 @@ void apply_params_file(Scene& scene, const std::filesystem::path& params_json) {
         } else {
             const JsonValue v = entry.require("value");
             const std::string shape = "expected " + std::to_string(p.size) + " numbers";
-            if (!v.json().is_array() || v.array_size() != p.size) v.fail(shape);
-            value.reserve(p.size);
-            for (size_t i = 0; i < p.size; ++i) {
-                if (!v[i].json().is_number()) v.fail(shape);
-                value.push_back(v[i].number());
+            if (p.size == 1 && v.json().is_number()) {
+                value.push_back(v.number()); // a one-element value may be written as a plain number
+            } else {
+                if (!v.json().is_array() || v.array_size() != p.size) v.fail(shape);
+                value.reserve(p.size);
+                for (size_t i = 0; i < p.size; ++i) {
+                    if (!v[i].json().is_number()) v.fail(shape);
+                    value.push_back(v[i].number());
+                }
             }
             if (p.kind == ParameterKind::mesh_rotation && value[0] == 0 && value[1] == 0 && value[2] == 0 && value[3] == 0)
                 v.fail("expected a non-zero quaternion [w, x, y, z]");

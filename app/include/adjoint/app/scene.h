@@ -35,7 +35,8 @@
 //   its `resolution` defaults to that PNG's, else to the material texture's (perturb keeps the latter).
 //   Exactly one of `init` and `perturb`; `perturb` >= 0; `lr` > 0.
 // - params.json (written by adjoint-optimize): {"parameters": {"<path>": {"value": [floats]} or
-//   {"texture": "<png beside params.json, sRGB>"}}}; other keys (true_value, error, ...) are ignored.
+//   {"texture": "<png beside params.json, sRGB>"}}} (a one-element value may be a plain number); other
+//   keys (true_value, true_texture, error, ...) are ignored.
 #pragma once
 #include <adjoint/core/error.h>
 #include <adjoint/dsl/host_types.h>
