@@ -58,6 +58,14 @@ struct ScratchBase {
     ValueId words = kNoValue;       // a constant patched once every loop has its offset
 };
 
+// Per kernel: the gradient buffers of differentiable buffer parameters, added as hidden parameters after
+// the user's (the runtime binds each to the gradient half of the argument it belongs to).
+struct GradBuffers {
+    Block prelude;                          // their Arg instructions, placed at the top of the kernel
+    std::map<int64_t, ValueId> arg_of;      // value parameter index -> the gradient buffer's Arg
+    std::vector<GradParam> params;
+};
+
 std::string where(const Inst& in) {
     std::string s = format_location(in.loc);
     return s.empty() ? std::string("an unknown line") : s;
@@ -253,8 +261,8 @@ private:
 
 class Differentiator {
 public:
-    Differentiator(Function& f, Block& parent, size_t index, ScratchBase& scratch)
-        : f_(f), b_(f), parent_(parent), index_(index), scratch_(scratch) {}
+    Differentiator(Function& f, Block& parent, size_t index, ScratchBase& scratch, GradBuffers& grads)
+        : f_(f), b_(f), parent_(parent), index_(index), scratch_(scratch), grads_(grads) {}
 
     void run() {
         ValueId scope = parent_.insts[index_];
@@ -908,6 +916,7 @@ private:
                     case Op::Load: act = active_[in.operands[0]]; break;
                     case Op::Local: continue;
                     case Op::BufferAtomic: continue;   // the old contents: a constant, whatever is added
+                    case Op::BufferRead: act = differentiable_read(f_, in); break;   // a source, like a mark
                     default:
                         if (info(in.op).ad == AdClass::Z || !in.type->has_float()) continue;
                         for (size_t k = 0; k < in.operands.size(); ++k) {
@@ -1183,6 +1192,7 @@ private:
             return;
         }
         case Op::Cast: return;   // float-to-float casts are removed; others carry no gradient
+        case Op::BufferRead: scatter(in, g); return;             // only differentiable reads are active
         default: break;
         }
         if (info(in.op).ad != AdClass::D) return;
@@ -1335,6 +1345,42 @@ private:
     ValueMap map_;
     std::vector<std::pair<ValueId, std::vector<ValueId>>> pending_;
     ScratchBase& scratch_;
+    GradBuffers& grads_;
+
+    // -- differentiable buffers: a read's adjoint goes to the paired gradient buffer -------------------------
+    static bool differentiable_read(const Function& f, const Inst& in) {
+        return in.op == Op::BufferRead && f.type_of(in.operands[0])->is_diff_buffer();
+    }
+
+    ValueId grad_buffer(ValueId buffer) {
+        const Inst& arg = f_.inst(buffer);
+        if (arg.op != Op::Arg) fail("internal: a differentiable buffer read of a non-argument");
+        auto it = grads_.arg_of.find(arg.imm);
+        if (it != grads_.arg_of.end()) return it->second;
+        uint32_t index = uint32_t(f_.params.size());
+        f_.params.push_back(Type::buffer(Type::f32()));
+        b_.push(grads_.prelude);
+        ValueId id = b_.emit(Op::Arg, {}, f_.params.back(), int64_t(index), arg.loc);
+        b_.pop();
+        grads_.arg_of[arg.imm] = id;
+        grads_.params.push_back(GradParam{index, uint32_t(arg.imm)});
+        return id;
+    }
+
+    // Component c of element i's adjoint goes to gradient word i * components + c, by float atomic add.
+    void scatter(const Inst& read, ValueId g) {
+        ValueId grads = grad_buffer(read.operands[0]);
+        ValueId index = P(read.operands[1]);
+        if (b_.type_of(index) != Type::u32()) index = b_.cast(Type::u32(), index, read.loc);
+        uint32_t n = read.type->lanes();
+        ValueId base = n == 1 ? index : b_.binary(Op::Mul, index, b_.u32(n, read.loc), read.loc);
+        for (uint32_t c = 0; c < n; ++c) {
+            ValueId gc = n == 1 ? g : b_.extract(g, c, read.loc);
+            if (is_constant(f_, gc) && const_is(f_, gc, 0.0)) continue;   // provably nothing to add
+            ValueId at = c == 0 ? base : b_.binary(Op::Add, base, b_.u32(c, read.loc), read.loc);
+            b_.emit(Op::BufferAtomic, {grads, at, gc}, Type::f32(), int64_t(AtomicOp::Add), read.loc);
+        }
+    }
 
     // -- scratch tapes: lanes stored as 32-bit words at base + offset + slot * entry_words ----------------
     ValueId thread_base() {
@@ -1379,34 +1425,38 @@ private:
     }
 };
 
-bool differentiate_block(Function& f, Block& b, std::vector<TapeEntry>& report, ScratchBase& scratch) {
+bool differentiate_block(Function& f, Block& b, std::vector<TapeEntry>& report, ScratchBase& scratch,
+                         GradBuffers& grads) {
     bool changed = false;
     for (size_t i = 0; i < b.insts.size(); ++i) {
         Inst& in = f.inst(b.insts[i]);
         if (in.op == Op::Autodiff) {
-            Differentiator d(f, b, i, scratch);
+            Differentiator d(f, b, i, scratch, grads);
             d.run();
             report.insert(report.end(), d.report.begin(), d.report.end());
             changed = true;
             --i;   // the spliced statements may hold further blocks (they cannot nest, but stay general)
             continue;
         }
-        for (auto& r : in.regions) changed |= differentiate_block(f, *r, report, scratch);
+        for (auto& r : in.regions) changed |= differentiate_block(f, *r, report, scratch, grads);
     }
     return changed;
 }
 
 } // namespace
 
-std::vector<TapeEntry> differentiate_with_report(Function& f) {
+std::vector<TapeEntry> differentiate_with_report(Function& f, std::vector<GradParam>* grad_params) {
     std::vector<TapeEntry> report;
     ScratchBase scratch;
-    differentiate_block(f, f.body(), report, scratch);
+    GradBuffers grads;
+    differentiate_block(f, f.body(), report, scratch, grads);
+    auto& body = f.body().insts;
     if (scratch.base != kNoValue) {
         f.inst(scratch.words).words = {f.scratch_words_per_thread};
-        auto& body = f.body().insts;
         body.insert(body.begin(), scratch.prelude.insts.begin(), scratch.prelude.insts.end());
     }
+    body.insert(body.begin(), grads.prelude.insts.begin(), grads.prelude.insts.end());
+    if (grad_params) *grad_params = grads.params;
     return report;
 }
 

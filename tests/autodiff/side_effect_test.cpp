@@ -4,6 +4,13 @@
 
 #include <cmath>
 
+struct Particle {
+    adjoint::float3 pos;
+    float mass;
+    int32_t hits;
+};
+ADJOINT_STRUCT(Particle, pos, mass, hits)
+
 namespace adjoint::test {
 
 class SideEffects : public DeviceTest {};
@@ -172,6 +179,52 @@ TEST_F(SideEffects, NestedLoopsReplayTheirAtomicsFromTheTape) {
             y = y * konst(0.9) + dcos(xv * y) * konst(0.1);
         }
         EXPECT_NEAR(g[i], y.d, 1e-4 * (1 + std::fabs(y.d))) << i;
+    }
+}
+
+TEST_F(SideEffects, StructReadsAfterWritesReplayWholeStructs) {
+    // A struct buffer updated in place by each iteration: the recomputation must see every member (float3,
+    // float, int) as the forward pass read it.
+    Kernel1D k = [](BufferVar<Particle> ps, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = out.read(i);
+        $autodiff {
+            requires_grad(x);
+            Float y = 0.0f;
+            tape_capacity(8);
+            $for (j, 3u) {
+                Var<Particle> p = ps.read(i);
+                y = y * p.mass + x * p.pos.y * cast<float>(p.hits);
+                p.pos = p.pos + make_float3(0.0f, 1.0f, 0.0f);
+                p.mass = p.mass + 1.0f;
+                p.hits = p.hits + 1;
+                ps.write(i, p);
+            };
+            backward(y);
+            out.write(i, grad(x));
+        };
+    };
+    auto shader = device.compile(k);
+    const uint32_t n = 64;
+    std::vector<Particle> start(n), end(n);
+    std::vector<float> xs(n, 1.0f), g(n);
+    for (uint32_t i = 0; i < n; ++i) start[i] = Particle{float3{0.0f, float(i % 4), 0.0f}, 1.0f, 1};
+    auto ps = device.create_buffer<Particle>(n);
+    auto out = device.create_buffer<float>(n);
+    stream << ps.copy_from(start.data()) << out.copy_from(xs.data()) << shader(ps, out).dispatch(n)
+           << out.copy_to(g.data()) << ps.copy_to(end.data()) << synchronize();
+    for (uint32_t i = 0; i < n; ++i) {
+        // Iteration k sees pos.y = y0 + k, mass = 1 + k, hits = 1 + k: dy/dx = sum_k (y0+k)(1+k) prod_{m>k} (1+m).
+        double y0 = i % 4, want = 0;
+        for (int kk = 0; kk < 3; ++kk) {
+            double term = (y0 + kk) * (1 + kk);
+            for (int m = kk + 1; m < 3; ++m) term *= 1 + m;
+            want += term;
+        }
+        EXPECT_EQ(g[i], float(want)) << i;
+        EXPECT_EQ(end[i].pos.y, float(y0 + 3)) << i;
+        EXPECT_EQ(end[i].mass, 4.0f) << i;
+        EXPECT_EQ(end[i].hits, 4) << i;
     }
 }
 
