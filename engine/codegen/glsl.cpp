@@ -207,6 +207,7 @@ private:
                     else need_atomic_float2_ = true;
                 }
                 if (in.op == Op::Trap) result_.uses_status = true;
+                if (in.op == Op::LoopMark) uses_loop_mark_ = true;
                 if (in.op == Op::ScratchRead || in.op == Op::ScratchWrite) result_.uses_scratch = true;
                 for (auto& r : in.regions) scan(*r);
             }
@@ -268,6 +269,11 @@ private:
             result_.scratch_words_per_thread = f_.scratch_words_per_thread;
             resources_ << "layout(std430, set = 0, binding = " << result_.scratch_binding
                        << ") buffer Scratch { uint adjoint_scratch[]; };\n";
+        }
+        if (uses_loop_mark_) {
+            // One word per thread of the work group; atomics, so that no compiler reasons it away.
+            uint32_t threads = f_.block_size[0] * f_.block_size[1] * f_.block_size[2];
+            resources_ << "shared uint adjoint_loop_mark[" << threads << "];\n";
         }
         result_.image_count = images_count();
         result_.push_bytes = (offset + 15) / 16 * 16;
@@ -473,6 +479,9 @@ private:
             return;
         case Op::Trap: line("atomicCompSwap(adjoint_status[0], 0u, " + op(0) + ");"); return;
         case Op::ScratchRead: define(id, "adjoint_scratch[" + op(0) + "]"); return;
+        case Op::LoopMark:
+            define(id, "atomicExchange(adjoint_loop_mark[gl_LocalInvocationIndex], " + op(0) + ")");
+            return;
         case Op::ScratchWrite: line("adjoint_scratch[" + op(0) + "] = " + op(1) + ";"); return;
         case Op::Bitcast: {
             ScalarKind from = t0->scalar_kind(), to = in.type->scalar_kind();
@@ -681,6 +690,7 @@ private:
     std::vector<const Type*> structs_;
     std::set<int64_t> written_, cas_buffers_;
     bool need_atomic_float_ = false, need_atomic_float2_ = false;
+    bool uses_loop_mark_ = false;
 };
 
 } // namespace

@@ -30,6 +30,7 @@ public:
     // lowering, the GLSL and the pipeline (on lavapipe, pipeline creation is most of a warm compile).
     std::unordered_map<uint64_t, std::shared_ptr<const ShaderImpl>> kernels;
     codegen::GlslOptions glsl;
+    autodiff::LowerOptions lowering;
     std::string key;
 };
 
@@ -198,6 +199,11 @@ Device Context::create_device(std::string_view backend) {
     impl->glsl.float_atomic_min_max = info.float_atomic_min_max;
     if (const char* cas = std::getenv("ADJOINT_NO_FLOAT_ATOMICS"); cas && std::string_view(cas) != "0")
         impl->glsl.float_atomic_add = impl->glsl.float_atomic_min_max = false;
+    // Lavapipe (llvmpipe) stops loops after 65,535 iterations per group of threads: measured by the probe
+    // in tests/runtime/loop_limit_test.cpp; the lowering then checks every loop against that limit.
+    if (info.name.find("llvmpipe") != std::string::npos) impl->lowering.loop_limit = {65535, "lavapipe"};
+    if (const char* limit = std::getenv("ADJOINT_LOOP_LIMIT"))   // 0: no check; N: check N on any device
+        impl->lowering.loop_limit = {uint32_t(std::strtoul(limit, nullptr, 10)), info.name};
     impl->key = info.name + "|" + std::to_string(info.api_version) + "|" + (impl->glsl.float_atomic_add ? "fa" : "") +
                 (impl->glsl.float_atomic_min_max ? "fm" : "");
     return Device(std::move(impl));
@@ -228,7 +234,7 @@ std::shared_ptr<detail::ImageImpl> Device::make_image(PixelFormat, uint32_t widt
 std::shared_ptr<detail::ShaderImpl> Device::compile_function(const std::shared_ptr<ir::Function>& f,
                                                             const ShaderOptions& options) {
     std::string name = options.name.empty() ? f->name() : options.name;
-    uint64_t key = hash_string(ir::print(*f), hash_string(name));
+    uint64_t key = hash_string(ir::print(*f), hash_string(name, impl_->lowering.loop_limit.iterations));
     if (auto it = impl_->kernels.find(key); it != impl_->kernels.end()) {
         auto s = std::make_shared<detail::ShaderImpl>(*it->second);
         s->device = impl_;
@@ -240,7 +246,7 @@ std::shared_ptr<detail::ShaderImpl> Device::compile_function(const std::shared_p
     s->name = name;
     s->dimension = f->dimension;
     s->block = f->block_size;
-    auto lowered = autodiff::lower(*f, s->name);
+    auto lowered = autodiff::lower(*f, s->name, impl_->lowering);
     for (const auto& t : lowered.tape_report) s->tape.push_back(TapeUse{t.loop, t.bytes_per_thread, t.capacity, t.in_scratch});
     s->layout = codegen::emit_glsl(*lowered.function, impl_->glsl);
     s->ir_text = ir::print(*lowered.function);

@@ -1,6 +1,7 @@
 // Reverse-mode differentiation of $autodiff blocks, and the full IR lowering that precedes codegen.
 #pragma once
 #include <adjoint/ir/function.h>
+#include <adjoint/ir/passes.h>
 
 #include <memory>
 #include <string>
@@ -23,12 +24,17 @@ struct TapeEntry {
     bool in_scratch = false;      // in the runtime's scratch buffer (large tapes) rather than private arrays
 };
 
-// The standard lowering of a recorded kernel: clone, inline callables, clean up, differentiate, clean up.
+// The standard lowering of a recorded kernel: clone, inline callables, clean up, differentiate, clean up,
+// and, for a device that stops loops after a fixed number of iterations, the loop-limit check.
 struct Lowered {
     std::unique_ptr<ir::Function> function;
     std::vector<TapeEntry> tape_report;
 };
-Lowered lower(const ir::Function& kernel, const std::string& name = {});   // name: overrides the kernel's
+struct LowerOptions {
+    ir::LoopLimit loop_limit;     // the device's loop iteration limit (0: none; see check_stopped_loops)
+};
+Lowered lower(const ir::Function& kernel, const std::string& name = {},   // name: overrides the kernel's
+              const LowerOptions& options = {});
 
 // differentiate(), returning the tape report.
 std::vector<TapeEntry> differentiate_with_report(ir::Function& f);
