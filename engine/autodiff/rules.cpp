@@ -244,8 +244,9 @@ bool apply_rule(RuleArgs& a) {
         return true;
     }
     case Op::Reflect: {
-        // y = i - 2 (n.i) n: di = g - 2 n (n.g); dn = -2 (i (n.g) + (n.i) g).
-        ValueId i = x[0], n = x[1];
+        // y = i - 2 (n.i) n: di = g - 2 n (n.g); dn = -2 (i (n.g) + (n.i) g). A scalar n stands for
+        // (n, n, ...), as in the value; give() sums its gradient back to a scalar.
+        ValueId i = x[0], n = full(x[1]);
         ValueId ng = b.binary(Op::Dot, n, g);
         ValueId ni = b.binary(Op::Dot, n, i);
         ValueId two = r.k(ng, 2);

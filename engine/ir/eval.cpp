@@ -313,9 +313,13 @@ bool eval_pure(const Function& f, const Inst& in, std::span<const Lanes* const> 
         return true;
     }
     case Op::Reflect: {
-        float d = dotf(*ops[1], *ops[0]);
-        out.resize(ops[0]->size());
-        for (size_t i = 0; i < out.size(); ++i) out[i] = W(F((*ops[0])[i]) - 2.0f * d * F((*ops[1])[i]));
+        // The normal may be a scalar, broadcast as the Binary typing allows and as GLSL is given it.
+        const Lanes& i = *ops[0];
+        const Lanes& n = *ops[1];
+        float d = 0;
+        for (uint32_t k = 0; k < i.size(); ++k) d += F(lane(n, k)) * F(i[k]);
+        out.resize(i.size());
+        for (uint32_t k = 0; k < i.size(); ++k) out[k] = W(F(i[k]) - 2.0f * d * F(lane(n, k)));
         return true;
     }
     case Op::Cross: {
