@@ -145,6 +145,14 @@ bool apply_rule(RuleArgs& a) {
     case Op::Sinh: give(0, r.mul(g, r.un(Op::Cosh, x[0]))); return true;
     case Op::Cosh: give(0, r.mul(g, r.un(Op::Sinh, x[0]))); return true;
     case Op::Tanh: give(0, r.mul(g, r.sub(r.k(y, 1), r.mul(y, y)))); return true;
+    case Op::Sigmoid: {
+        // y (1 - y) as e / (1 + e)^2 with e = exp(-|x|) <= 1: finite everywhere, and 1 - y loses no digits.
+        ValueId e = r.un(Op::Exp, r.neg(r.un(Op::Abs, x[0])));
+        ValueId u = r.add(r.k(e, 1), e);
+        give(0, r.mul(g, r.div(e, r.mul(u, u))));
+        return true;
+    }
+    case Op::Softplus: give(0, r.mul(g, r.un(Op::Sigmoid, x[0]))); return true;
     case Op::Saturate: {
         ValueId in = r.land(r.cmp(Op::Ge, x[0], r.zero(x[0])), r.cmp(Op::Le, x[0], r.k(x[0], 1)));
         give(0, r.sel(in, g, r.zero(g)));
@@ -282,8 +290,8 @@ bool has_rule(Op op) {
     case Op::Neg: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::MatMul: case Op::Select:
     case Op::Abs: case Op::Fract: case Op::Sqrt: case Op::Rsqrt: case Op::Exp: case Op::Exp2: case Op::Log:
     case Op::Log2: case Op::Log10: case Op::Sin: case Op::Cos: case Op::Tan: case Op::Asin: case Op::Acos:
-    case Op::Atan: case Op::Sinh: case Op::Cosh: case Op::Tanh: case Op::Saturate: case Op::Min: case Op::Max:
-    case Op::Pow: case Op::Atan2: case Op::Fmod: case Op::Clamp: case Op::Lerp: case Op::Smoothstep: case Op::Fma:
+    case Op::Atan: case Op::Sinh: case Op::Cosh: case Op::Tanh: case Op::Sigmoid: case Op::Softplus: case Op::Saturate:
+    case Op::Min: case Op::Max: case Op::Pow: case Op::Atan2: case Op::Fmod: case Op::Clamp: case Op::Lerp: case Op::Smoothstep: case Op::Fma:
     case Op::Dot: case Op::Cross: case Op::Length: case Op::LengthSquared: case Op::Distance: case Op::Normalize:
     case Op::Reflect: case Op::Transpose: case Op::Inverse: case Op::Determinant:
         return true;

@@ -20,6 +20,17 @@ uint32_t lane(const Lanes& v, uint32_t i) { return v.size() == 1 ? v[0] : v[i]; 
 
 float round_half_away(float x) { return std::round(x); }
 float fmod_trunc(float x, float y) { return x - y * std::trunc(x / y); }
+// 1 / (1 + exp(-x)) and log(1 + exp(x)) through e = exp(-|x|) <= 1, which never overflows; log(1 + e) as
+// e log(u) / (u - 1) with u = 1 + e (exact where u rounds to 1, accurate for tiny e). The GLSL is the same.
+float sigmoid(float x) {
+    float e = std::exp(-std::fabs(x));
+    return x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
+float softplus(float x) {
+    float e = std::exp(-std::fabs(x));
+    float u = 1.0f + e;
+    return std::max(x, 0.0f) + (u == 1.0f ? e : e * std::log(u) / (u - 1.0f));
+}
 float smooth(float e0, float e1, float x) {
     float t = std::clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);
     return t * t * (3.0f - 2.0f * t);
@@ -53,6 +64,8 @@ uint32_t unary_lane(Op op, ScalarKind k, uint32_t a) {
         case Op::Sinh: return W(std::sinh(x));
         case Op::Cosh: return W(std::cosh(x));
         case Op::Tanh: return W(std::tanh(x));
+        case Op::Sigmoid: return W(sigmoid(x));
+        case Op::Softplus: return W(softplus(x));
         case Op::Saturate: return W(std::clamp(x, 0.0f, 1.0f));
         case Op::Detach: return a;
         default: break;

@@ -47,6 +47,10 @@ ADJOINT_UNARY_BUILTIN(atan, Atan)
 ADJOINT_UNARY_BUILTIN(sinh, Sinh)
 ADJOINT_UNARY_BUILTIN(cosh, Cosh)
 ADJOINT_UNARY_BUILTIN(tanh, Tanh)
+// 1 / (1 + exp(-x)) and log(1 + exp(x)), computed so that value and derivative are finite and right at
+// any x (the plain formulas overflow below -88: NaN derivatives).
+ADJOINT_UNARY_BUILTIN(sigmoid, Sigmoid)
+ADJOINT_UNARY_BUILTIN(softplus, Softplus)
 ADJOINT_UNARY_BUILTIN(saturate, Saturate)
 ADJOINT_UNARY_BUILTIN(normalize, Normalize)
 ADJOINT_UNARY_BUILTIN(transpose, Transpose)
