@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 #include <unordered_map>
 
 namespace adjoint {
@@ -162,9 +163,32 @@ std::string describe(const DispatchArg& a) {
     switch (a.kind) {
     case DispatchArg::Kind::Buffer: return "buffer<" + a.type->to_string() + ">";
     case DispatchArg::Kind::Image: return "image2d";
-    case DispatchArg::Kind::Value: return a.is_plain_number ? "a number" : a.type->to_string();
+    case DispatchArg::Kind::Value:
+        if (!a.is_plain_number) return a.type->to_string();
+        return a.is_bool ? "a bool" : a.is_integer ? "an integer" : "a floating-point number";
     }
     return "?";
+}
+
+// Why the C++ number `a` does not fit a parameter of scalar kind k (the rule is at DispatchArg); empty
+// when it fits.
+std::string misfit(const DispatchArg& a, ir::ScalarKind k) {
+    std::ostringstream value;
+    value.precision(17);
+    if (a.is_bool) value << "the bool " << (a.scalar != 0 ? "true" : "false");
+    else value << (a.is_integer ? "the integer " : "the floating-point number ") << a.scalar;
+    switch (k) {
+    case ir::ScalarKind::Float: return a.is_bool ? "got " + value.str() : "";
+    case ir::ScalarKind::Bool: return a.is_bool ? "" : "got " + value.str() + " (pass true or false)";
+    case ir::ScalarKind::Int: case ir::ScalarKind::UInt: {
+        if (!a.is_integer) return "got " + value.str() + " (convert it explicitly)";
+        bool is_int = k == ir::ScalarKind::Int;
+        if (a.scalar < (is_int ? -2147483648.0 : 0.0) || a.scalar > (is_int ? 2147483647.0 : 4294967295.0))
+            return "got " + value.str() + ", outside its range [" + (is_int ? "-2147483648, 2147483647]" : "0, 4294967295]");
+        return "";
+    }
+    }
+    return "";
 }
 
 // Writes a plain C++ number into a scalar parameter of kind k.
@@ -286,6 +310,8 @@ void ShaderBase::check(std::vector<DispatchArg>& args) const {
         case codegen::ArgSlot::Kind::Image: ok = a.kind == DispatchArg::Kind::Image; break;
         case codegen::ArgSlot::Kind::Push:
             if (a.kind == DispatchArg::Kind::Value && a.is_plain_number && slot.type->is_scalar()) {
+                if (std::string why = detail::misfit(a, slot.type->scalar_kind()); !why.empty())
+                    fail("argument ", k, " of kernel '", impl_->name, "' is a ", slot.type->to_string(), ": ", why);
                 a.bytes.resize(4);
                 detail::write_number(a.bytes.data(), slot.type->scalar_kind(), a.scalar);
                 a.type = slot.type;
