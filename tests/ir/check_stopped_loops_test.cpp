@@ -115,6 +115,50 @@ TEST(CheckStoppedLoops, KeepsWhatTheLoopComputes) {
     }
 }
 
+// A continue and a break inside a switch inside the loop: the break leaves the switch, so it is not the
+// loop's exit, and no exit test goes before the continue (its break would leave the switch too).
+TEST(CheckStoppedLoops, SwitchesKeepTheirBreaks) {
+    auto build = [](Fn& k) {
+        auto& b = *k.b;
+        auto out = k.arg(0);
+        auto n = b.emit(Op::BufferRead, {out, b.u32(0)}, Type::u32());
+        auto j = b.local(Type::u32());
+        auto s = b.local(Type::u32());
+        b.store(j, b.u32(0));
+        b.store(s, b.u32(0));
+        auto loop = b.loop();
+        k.in(loop, 0, [&] {
+            auto exit = b.if_(b.unary(Op::Not, b.binary(Op::Lt, b.load(j), n)));
+            k.in(exit, 0, [&] { b.break_(); });
+            auto jj = b.load(j);
+            b.store(j, b.binary(Op::Add, jj, b.u32(1)));
+            auto sw = b.switch_(b.binary(Op::Mod, jj, b.u32(3)));
+            b.push(b.add_case(sw, 0));
+            b.continue_();
+            b.pop();
+            b.push(b.add_case(sw, 1));
+            b.store(s, b.binary(Op::Add, b.load(s), b.u32(100)));
+            b.break_();
+            b.pop();
+            b.store(s, b.binary(Op::Add, b.load(s), b.u32(1)));
+        });
+        b.emit(Op::BufferWrite, {out, b.u32(1), b.load(s)}, Type::void_type());
+    };
+    for (uint32_t n : {0u, 1u, 5u, 10u}) {
+        Fn plain({u32buf()}), checked({u32buf()});
+        build(plain);
+        build(checked);
+        ASSERT_TRUE(check_stopped_loops(*checked.f, kLavapipe));
+        EXPECT_EQ(checked.verify(), "") << checked.text();
+        uint32_t want = 0;
+        for (uint32_t j = 0; j < n; ++j) want += j % 3 == 0 ? 0 : j % 3 == 1 ? 101 : 1;
+        EXPECT_EQ(run(*plain.f, {{n, 0}}).buffers[0][1], want);
+        auto got = run(*checked.f, {{n, 0}});
+        EXPECT_EQ(got.buffers[0][1], want) << "n = " << n;
+        EXPECT_EQ(got.trap, 0u);
+    }
+}
+
 // A loop with no break of its own gets one that no compiler can rule out (or it would drop the check
 // after the loop); nested loops and switches keep their own breaks unmarked by the outer loop.
 TEST(CheckStoppedLoops, EndlessLoopsNestedLoopsAndSwitches) {

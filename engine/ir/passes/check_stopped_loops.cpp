@@ -84,19 +84,23 @@ struct Checker {
         return out;
     }
 
-    // Walks b (and its ifs; not nested loops or switches, whose breaks are their own): marks each break of
-    // the loop, and puts the exit tests before each continue and, when `at_end`, at the end of b.
-    void rewrite(Block& b, const Block& leading, bool at_end, const std::source_location& loc) {
+    // Walks b and its ifs and switches (not nested loops): marks each break that leaves the loop (not those
+    // of switches, which leave the switch), and puts the exit tests before each continue outside switches
+    // and, when `at_end`, at the end of b.
+    void rewrite(Block& b, const Block& leading, bool at_end, const std::source_location& loc,
+                 bool in_switch = false) {
         for (size_t k = 0; k < b.insts.size(); ++k) {
             Inst& in = f.inst(b.insts[k]);
             Block extra;
-            if (in.op == Op::Break) {
+            if (in.op == Op::Break && !in_switch) {
                 extra = mark(1, loc);
                 ++breaks;
+            } else if (in.op == Op::Continue && !in_switch) {   // in a switch, the tests' breaks would leave it
+                extra = exit_tests(leading);
+                rewrite(extra, leading, false, loc);
+            } else if (in.op == Op::If || in.op == Op::Switch) {
+                for (auto& r : in.regions) rewrite(*r, leading, false, loc, in_switch || in.op == Op::Switch);
             }
-            else if (in.op == Op::Continue) extra = exit_tests(leading);
-            else if (in.op == Op::If) for (auto& r : in.regions) rewrite(*r, leading, false, loc);
-            if (in.op == Op::Continue) rewrite(extra, leading, false, loc);
             b.insts.insert(b.insts.begin() + long(k), extra.insts.begin(), extra.insts.end());
             k += extra.insts.size();
         }
