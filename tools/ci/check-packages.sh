@@ -65,7 +65,7 @@ find "$build" -type f -perm -u+x ! -name '*.so*' ! -path '*/CMakeFiles/*' -print
 probe="$build/tests/test_vulkan"
 if [ -x "$probe" ]; then
   mkdir "$tmp/ld"
-  ADJOINT_VALIDATION=1 ADJOINT_CACHE_DIR=off VK_LOADER_DEBUG=driver,layer LD_DEBUG=libs \
+  ADJOINT_VALIDATION=1 ADJOINT_CACHE_DIR=off ASAN_OPTIONS=detect_leaks=0 VK_LOADER_DEBUG=driver,layer LD_DEBUG=libs \
     LD_DEBUG_OUTPUT="$tmp/ld/ld" "$probe" --gtest_filter='VulkanRuntime.ImageDispatch' > "$tmp/probe.log" 2>&1 ||
     echo "check-packages: note: the probe run of $probe failed (its libraries are still counted)"
   grep -o '/[^ ,"]*\.json' "$tmp/probe.log" | sort -u | sed 's/$/\tVulkan manifest/' >> "$used" || true
@@ -92,24 +92,32 @@ done < "$tmp/system"
 awk -F'\t' '{ p = $1; print p; if (p ~ /^\/usr\/(lib|lib32|lib64|libx32|bin|sbin)\//) print substr(p, 5);
               else if (p ~ /^\/(lib|lib32|lib64|libx32|bin|sbin)\//) print "/usr" p }' "$tmp/files" |
   grep -v '[][*?]' | sort -u > "$tmp/query"
-xargs -r -d '\n' dpkg -S < "$tmp/query" 2> /dev/null | grep -v '^diversion' > "$tmp/owners" || true
+# Lines "pkg1, pkg2:arch: /path" become "pkg TAB path" a package, the path spelled without a leading /usr.
+xargs -r -d '\n' dpkg -S < "$tmp/query" 2> /dev/null | grep -v '^diversion' |
+  awk '{ i = index($0, ": "); if (!i) next; path = substr($0, i + 2); sub(/^\/usr\//, "/", path)
+         n = split(substr($0, 1, i - 1), ps, ", ")
+         for (j = 1; j <= n; j++) { sub(/:.*$/, "", ps[j]); print ps[j] "\t" path } }' |
+  sort -u > "$tmp/owners" || true
 
 # The packages a fresh machine has: the list, the base system, and everything they depend on.
 sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$list" | sort -u > "$tmp/listed"
-dpkg-query -W -f='${Package}\t${db:Status-Abbrev}\t${Essential}\t${Priority}\t${Pre-Depends}, ${Depends}\t${Provides}\n' \
-  > "$tmp/installed"
+fields='${Package}\t${db:Status-Abbrev}\t${Essential}\t${Priority}\t${Pre-Depends}, ${Depends}\t${Provides}\n'
+dpkg-query -W -f="$fields" > "$tmp/installed"
 for p in $(cat "$tmp/listed"); do
   awk -F'\t' -v p="$p" '$1 == p && $2 ~ /^ii/ { found = 1 } END { exit !found }' "$tmp/installed" ||
     echo "check-packages: warning: listed package $p is not installed (run tools/setup.sh first)"
 done
 awk -F'\t' '
-  function clean(name) { sub(/^[ \t]+/, "", name); sub(/[ \t(].*$/, "", name); sub(/:.*$/, "", name); return name }
+  # "libc6 (>= 2.34)", " python3:any": the bare package name.
+  function clean(name) { sub(/^[ \t]+/, "", name); sub(/[ \t(].*$/, "", name); sub(/:.*$/, "", name)
+                         return name }
   function add(p) { if (!(p in allowed)) { allowed[p] = 1; queue[++n] = p } }
   NR == FNR { listed[$1] = 1; next }
   $2 !~ /^ii/ { next }
   { inst[$1] = 1; deps[$1] = $5
     if ($3 == "yes" || $4 == "required") base[$1] = 1
-    k = split($6, pv, ","); for (i = 1; i <= k; i++) { v = clean(pv[i]); if (v != "") prov[v] = prov[v] " " $1 } }
+    k = split($6, pv, ",")
+    for (i = 1; i <= k; i++) { v = clean(pv[i]); if (v != "") prov[v] = prov[v] " " $1 } }
   END {
     for (p in listed) if (p in inst) add(p)
     for (p in base) add(p)
@@ -131,26 +139,18 @@ awk -F'\t' '
 # A file is fine when one of its owners is allowed; otherwise each owner it has is reported.
 awk -F'\t' '
   FILENAME == ARGV[1] { allowed[$1] = 1; next }
-  FILENAME == ARGV[2] { i = index($0, ": "); if (!i) next
-                        path = substr($0, i + 2); k = split(substr($0, 1, i - 1), ps, ", ")
-                        key = path; sub(/^\/usr\//, "/", key)
-                        for (j = 1; j <= k; j++) { p = ps[j]; sub(/:.*$/, "", p); owners[key] = owners[key] " " p }
-                        next }
-  { key = $1; sub(/^\/usr\//, "/", key); if (!(key in owners)) next
+  FILENAME == ARGV[2] { owners[$2] = owners[$2] " " $1; next }
+  { key = $1; sub(/^\/usr\//, "/", key); if (!(key in owners)) next   # a file of no package
     ok = 0; m = split(owners[key], ps, " "); for (j = 1; j <= m; j++) if (ps[j] in allowed) ok = 1
     if (!ok) for (j = 1; j <= m; j++) print ps[j] "\t" $1 "\t" $2 }
 ' "$tmp/allowed" "$tmp/owners" "$tmp/files" | sort -u > "$tmp/missing"
 
 if [ -n "${CHECK_PACKAGES_VERBOSE:-}" ]; then
   echo "check-packages: packages used:"
-  awk '{ i = index($0, ": "); key = substr($0, i + 2); sub(/^\/usr\//, "/", key)
-         n = split(substr($0, 1, i - 1), ps, ", ")
-         for (j = 1; j <= n; j++) { sub(/:.*$/, "", ps[j]); if (!seen[ps[j], key]++) c[ps[j]]++ } }
-       END { for (p in c) print "  " p " (" c[p] " files)" }' "$tmp/owners" | sort
+  cut -f1 "$tmp/owners" | uniq -c | awk '{ print "  " $2 " (" $1 " files)" }'
 fi
 nfiles="$(cut -f1 "$tmp/files" | sort -u | wc -l)"
-npkgs="$(awk '{ i = index($0, ": "); if (i) { n = split(substr($0, 1, i - 1), ps, ", "); for (j = 1; j <= n; j++) { sub(/:.*$/, "", ps[j]); print ps[j] } } }' \
-         "$tmp/owners" | sort -u | wc -l)"
+npkgs="$(cut -f1 "$tmp/owners" | sort -u | wc -l)"
 if [ -s "$tmp/missing" ]; then
   shown="$(realpath "$list")"; shown="${shown#"$here"/}"
   echo "check-packages: FAILED: the build or the tests use Debian packages that $shown does not install:"
@@ -163,4 +163,5 @@ if [ -s "$tmp/missing" ]; then
   echo "check-packages: add each missing package to tools/packages.txt (tools/setup.sh installs that list)"
   exit 1
 fi
-echo "check-packages: ok: $nfiles files used from $npkgs Debian packages, all brought in by $(wc -l < "$tmp/listed") listed packages or the base system"
+echo "check-packages: ok: $nfiles files used from $npkgs Debian packages, all brought in by" \
+     "$(wc -l < "$tmp/listed") listed packages or the base system"

@@ -15,7 +15,8 @@ failures=0
 for package in glslang-tools mesa-vulkan-drivers; do
   grep -v -x -e "$package" -e "$package[[:space:]]*#.*" "$here/tools/packages.txt" > "$tmp/packages.txt"
   if cmp -s "$here/tools/packages.txt" "$tmp/packages.txt"; then
-    echo "test-check-packages: FAILED: $package is not a line of tools/packages.txt"; failures=$((failures + 1)); continue
+    echo "test-check-packages: FAILED: $package is not a line of tools/packages.txt"
+    failures=$((failures + 1)); continue
   fi
   status=0
   "$here/tools/ci/check-packages.sh" "$build" "$tmp/packages.txt" > "$tmp/out" 2>&1 || status=$?
