@@ -287,6 +287,8 @@ Device Context::create_device(std::string_view backend) {
 
 std::string Device::name() const { return impl_->ctx->device_info().name; }
 
+uint64_t Device::max_buffer_bytes() const { return impl_->ctx->device_info().max_storage_buffer_range; }
+
 Stream Device::create_stream() { return Stream(std::make_shared<detail::StreamImpl>(impl_)); }
 
 uint64_t Device::validation_message_count() const { return impl_->ctx->validation_message_count(); }

@@ -211,6 +211,8 @@ class Device {
 public:
     explicit Device(std::shared_ptr<detail::DeviceImpl> impl) : impl_(std::move(impl)) {}
     std::string name() const;
+    // The most bytes one kernel argument (a storage-buffer binding) may cover: 128 MiB on lavapipe.
+    uint64_t max_buffer_bytes() const;
     Stream create_stream();
 
     template <typename T>
