@@ -8,6 +8,7 @@
 #include <adjoint/ir/trap.h>
 
 #include "compile/glsl_compiler.h"
+#include "runtime/runtime_internal.h"
 #include "vulkan/vk_runtime.h"
 
 #include <adjoint/core/hash.h>
@@ -184,10 +185,13 @@ void write_number(std::byte* dst, ir::ScalarKind k, double v) {
 
 Context::Context(std::string_view program_path) : program_path_(program_path) {}
 
-Device Context::create_device(std::string_view backend) {
+Device Context::create_device(std::string_view backend) { return detail::create_device(backend, {}); }
+
+Device detail::create_device(std::string_view backend, const vk::ContextExtras& extras) {
     if (!backend.empty() && backend != "vulkan")
         fail("unknown backend '", backend, "': Adjoint runs on \"vulkan\" (lavapipe where no GPU is present)");
     vk::ContextOptions options;
+    options.extras = extras;
     const char* validation = std::getenv("ADJOINT_VALIDATION");
     options.validation = validation && std::string_view(validation) != "0";
     if (const char* d = std::getenv("ADJOINT_DEVICE")) options.device_override = d;
@@ -361,5 +365,11 @@ Stream& Stream::operator<<(const Command& c) {
     c(*impl_);
     return *this;
 }
+
+// ---- For runtime/interop.cpp: the Vulkan objects behind the public handles ------------------------------
+
+const std::shared_ptr<vk::Context>& detail::vulkan_context(const DeviceImpl& device) { return device.ctx; }
+vk::Buffer& detail::vulkan_buffer(const BufferImpl& buffer) { return *buffer.buffer; }
+vk::Image& detail::vulkan_image(const ImageImpl& image) { return *image.image; }
 
 } // namespace adjoint
