@@ -23,6 +23,8 @@
 // code with few active inputs skips all of that: it runs in forward mode, carrying tangents (one per
 // input) through the forward loop, and its reverse is one dot product per input.
 // Large tapes go to a scratch buffer the runtime binds; each thread owns a contiguous range of words.
+// Recomputation repeats no side effect: it drops writes and atomics, and reads the values it cannot
+// recompute (atomics' results, reads of written resources) back from a per-block side tape.
 #include <adjoint/autodiff/autodiff.h>
 
 #include "rules.h"
@@ -54,6 +56,14 @@ struct ScratchBase {
     Block prelude;
     ValueId base = kNoValue;        // linear thread id * words per thread
     ValueId words = kNoValue;       // a constant patched once every loop has its offset
+};
+
+// Per kernel: the gradient buffers of differentiable buffer parameters, added as hidden parameters after
+// the user's (the runtime binds each to the gradient half of the argument it belongs to).
+struct GradBuffers {
+    Block prelude;                          // their Arg instructions, placed at the top of the kernel
+    std::map<int64_t, ValueId> arg_of;      // value parameter index -> the gradient buffer's Arg
+    std::vector<GradParam> params;
 };
 
 std::string where(const Inst& in) {
@@ -251,8 +261,8 @@ private:
 
 class Differentiator {
 public:
-    Differentiator(Function& f, Block& parent, size_t index, ScratchBase& scratch)
-        : f_(f), b_(f), parent_(parent), index_(index), scratch_(scratch) {}
+    Differentiator(Function& f, Block& parent, size_t index, ScratchBase& scratch, GradBuffers& grads)
+        : f_(f), b_(f), parent_(parent), index_(index), scratch_(scratch), grads_(grads) {}
 
     void run() {
         ValueId scope = parent_.insts[index_];
@@ -265,6 +275,7 @@ public:
         backward_ = region.insts[bw];
         std::vector<ValueId> after(region.insts.begin() + long(bw) + 1, region.insts.end());
 
+        scan_side_effects();
         prepare_loops(forward_);
         find_active();
         classify();
@@ -293,6 +304,7 @@ public:
             }
         };
         unmark(forward_);
+        unmark(reverse);   // recomputed loop bodies hold copies of marks inside loops
 
         std::vector<ValueId> spliced = forward_.insts;
         spliced.insert(spliced.end(), reverse.insts.begin(), reverse.insts.end());
@@ -321,6 +333,9 @@ private:
                 return body.insts[i];
             }
             if (!in.regions.empty() || in.op == Op::Break || in.op == Op::Continue) return kNoValue;
+            // A value the reverse pass replays from the side tape, computed before the exit test, runs in
+            // the test-only last iteration too; the flag form tapes (and so replays) that iteration.
+            if (replayed_kind(body.insts[i])) return kNoValue;
         }
         return kNoValue;
     }
@@ -530,10 +545,8 @@ private:
             ValueId base = thread_base();
             uint32_t lane = 0;
             for (ValueId x : info.taped)
-                for (ValueId l : lanes_of(b_.load(x, {}, loc))) {
-                    ValueId word = b_.type_of(l) == Type::u32() ? l : b_.emit(Op::Bitcast, {l}, Type::u32());
+                for (ValueId word : to_words(b_.load(x, {}, loc)))
                     b_.emit(Op::ScratchWrite, {word_address(info, slot, lane++, base), word}, Type::void_type());
-                }
         } else {
             for (ValueId x : info.taped) b_.store(info.tape[x], b_.load(x, {}, loc), std::vector<ValueId>{slot}, loc);
         }
@@ -543,6 +556,7 @@ private:
         insert_at_top(info, top);
 
         report.push_back(TapeEntry{where(loop), info.entry_words * 4 * info.capacity, info.capacity, info.scratch});
+        if (info.loop == side_.report_loop) report.back().bytes_per_thread += side_.capacity * 4;
     }
 
     // -- forward mode for loops -------------------------------------------------------------------------
@@ -703,6 +717,183 @@ private:
         }
     }
 
+    // -- side effects in recomputed iterations ---------------------------------------------------------
+    // A taped loop's reverse pass recomputes each iteration, which must neither repeat the iteration's side
+    // effects nor see memory that the forward pass has changed since. So the recomputed copy drops buffer
+    // writes, image writes and atomics, and the values it cannot recompute (atomics' results, reads of
+    // buffers and images the kernel writes) come from a side tape: one per block, 32-bit words, written by
+    // the forward code right where each such value is computed. The write position is a local that every
+    // taped loop around such a value carries (so it is on the loop's tape): recomputing iteration k starts
+    // from the position iteration k started at and reads the values back in the order they were written,
+    // nested loops (taped, forward-mode or inactive) included.
+    struct SideTape {
+        std::set<ValueId> written;     // resources (arguments) the kernel writes
+        std::set<ValueId> used;        // values some instruction of the block reads
+        ValueId counter = kNoValue;    // u32 local: the next free word
+        ValueId array = kNoValue;      // private u32 array, or kNoValue when the tape is in scratch
+        uint32_t capacity = 0;         // words
+        bool exact = false;            // no run can exceed the capacity
+        bool scratch = false;
+        uint32_t scratch_offset = 0;
+        ValueId report_loop = kNoValue;   // the loop whose tape report includes the side tape's bytes
+        std::set<ValueId> replayed;    // values recomputation reads back
+        std::set<ValueId> writes;      // the forward tape writes, which recomputation skips
+    };
+    SideTape side_;
+    static constexpr uint64_t kMaxSideWords = 1u << 16;
+
+    void scan_side_effects() {
+        std::function<void(const Block&)> resources = [&](const Block& b) {
+            for (ValueId id : b.insts) {
+                const Inst& in = f_.inst(id);
+                if (in.op == Op::BufferWrite || in.op == Op::BufferAtomic || in.op == Op::ImageWrite)
+                    side_.written.insert(in.operands[0]);
+                for (auto& r : in.regions) resources(*r);
+            }
+        };
+        resources(f_.body());
+        std::function<void(const Block&)> uses = [&](const Block& b) {
+            for (ValueId id : b.insts) {
+                for (ValueId o : f_.inst(id).operands) side_.used.insert(o);
+                for (auto& r : f_.inst(id).regions) uses(*r);
+            }
+        };
+        uses(forward_);
+    }
+
+    // A value that recomputation cannot reproduce and that something reads.
+    bool replayed_kind(ValueId id) const {
+        const Inst& in = f_.inst(id);
+        bool kind = in.op == Op::BufferAtomic ||
+                    ((in.op == Op::BufferRead || in.op == Op::ImageRead) && side_.written.count(in.operands[0]));
+        return kind && side_.used.count(id);
+    }
+
+    void prepare_side_tape() {
+        struct Site {
+            ValueId value;
+            Block* block;
+            ValueId loop;   // the innermost loop around it
+        };
+        std::vector<Site> sites;
+        std::set<ValueId> carriers;   // taped loops around some site
+        uint64_t total = 0;
+        bool exact = true;
+        std::vector<ValueId> loops;
+        std::function<void(Block&, bool)> walk = [&](Block& b, bool taped) {
+            for (ValueId id : b.insts) {
+                const Inst& in = f_.inst(id);
+                if (taped && replayed_kind(id)) {
+                    sites.push_back({id, &b, loops.back()});
+                    uint64_t entries = 1;
+                    for (ValueId l : loops) {
+                        const LoopInfo& li = loops_.at(l);
+                        entries = std::min<uint64_t>(entries * li.capacity, kMaxSideWords + 1);
+                        exact = exact && li.exact;
+                        if (li.active && !li.forward_mode) carriers.insert(l);
+                        if (li.active && !li.forward_mode && side_.report_loop == kNoValue) side_.report_loop = l;
+                    }
+                    total = std::min<uint64_t>(total + entries * f_.type_of(id)->lanes(), kMaxSideWords + 1);
+                }
+                if (in.op == Op::Loop) {
+                    const LoopInfo& li = loops_.at(id);
+                    loops.push_back(id);
+                    walk(*in.regions[0], taped || (li.active && !li.forward_mode));
+                    loops.pop_back();
+                    continue;
+                }
+                for (auto& r : in.regions) walk(*r, taped);
+            }
+        };
+        walk(forward_, false);
+        if (sites.empty()) return;
+        for (const Site& site : sites) side_.replayed.insert(site.value);
+        side_.exact = exact && total <= kMaxSideWords;
+        side_.capacity = uint32_t(std::min<uint64_t>(total, kMaxSideWords));
+        side_.scratch = uint64_t(side_.capacity) * 4 > kLocalTapeBytes;
+        auto loc = f_.inst(sites.front().loop).loc;
+        Block pre;
+        b_.push(pre);
+        side_.counter = b_.local(Type::u32(), loc);
+        b_.store(side_.counter, b_.u32(0, loc), {}, loc);
+        if (side_.scratch) {
+            side_.scratch_offset = f_.scratch_words_per_thread;
+            f_.scratch_words_per_thread += side_.capacity;
+        } else {
+            side_.array = b_.local(Type::array(Type::u32(), side_.capacity), loc);
+        }
+        b_.pop();
+        forward_.insts.insert(forward_.insts.begin(), pre.insts.begin(), pre.insts.end());
+        // The position is carried state of every taped loop around a site.
+        for (ValueId l : carriers) {
+            loops_.at(l).carried.push_back(side_.counter);
+            loops_.at(l).taped.push_back(side_.counter);
+        }
+        for (const Site& site : sites) {
+            const Inst& v = f_.inst(site.value);
+            Block w;
+            b_.push(w);
+            ValueId k = b_.load(side_.counter, {}, v.loc);
+            std::vector<ValueId> words = to_words(site.value);
+            ValueId next = b_.binary(Op::Add, k, b_.u32(uint32_t(words.size()), v.loc), v.loc);
+            // Recomputation skips the trap and the writes (their pure inputs, cloned, are dropped as dead)
+            // and keeps the position update, which then advances the recomputation's own position.
+            if (!side_.exact) {
+                ValueId over = b_.binary(Op::Gt, next, b_.u32(side_.capacity, v.loc), v.loc);
+                ValueId trap_if = b_.if_(over, v.loc);
+                b_.push(*f_.inst(trap_if).regions[0]);
+                std::string msg = "autodiff tape overflow in kernel '" + f_.name() + "': the loop at " +
+                                  where(f_.inst(site.loop)) + " stores more than " + std::to_string(side_.capacity) +
+                                  " words of atomic results and reads of written buffers (the value at " + where(v) +
+                                  ") for the reverse pass; call tape_capacity(n) before the loop to bound it";
+                b_.emit(Op::Trap, {b_.u32(register_trap(msg), v.loc)}, Type::void_type(), 0, v.loc);
+                b_.pop();
+                side_.writes.insert(trap_if);
+            }
+            for (size_t l = 0; l < words.size(); ++l) {
+                ValueId slot = side_slot(k, uint32_t(l));
+                if (side_.scratch) b_.emit(Op::ScratchWrite, {side_address(slot), words[l]}, Type::void_type());
+                else b_.store(side_.array, words[l], std::vector<ValueId>{slot}, v.loc);
+                side_.writes.insert(w.insts.back());
+            }
+            b_.store(side_.counter, next, {}, v.loc);
+            b_.pop();
+            auto& insts = site.block->insts;
+            auto at = std::find(insts.begin(), insts.end(), site.value) + 1;
+            insts.insert(at, w.insts.begin(), w.insts.end());
+        }
+    }
+
+    // Tape word `k + lane`, clamped when a run could pass the capacity (the trap reports that run).
+    ValueId side_slot(ValueId k, uint32_t lane) {
+        ValueId slot = lane ? b_.binary(Op::Add, k, b_.u32(lane)) : k;
+        return side_.exact ? slot : b_.binary(Op::Min, slot, b_.u32(side_.capacity - 1));
+    }
+    ValueId side_address(ValueId slot) {
+        return b_.binary(Op::Add, thread_base(), b_.binary(Op::Add, slot, b_.u32(side_.scratch_offset)));
+    }
+
+    // Recomputation's treatment of a forward instruction: true when it is handled here (skipped, or
+    // replaced by a read of the side tape), false to clone it as it is.
+    bool replay(ValueId id, ValueMap& m) {
+        if (side_.writes.count(id)) return true;
+        const Inst& in = f_.inst(id);
+        if (side_.replayed.count(id)) {
+            ValueId pos = m(side_.counter);
+            ValueId k = b_.load(pos == kNoValue ? side_.counter : pos, {}, in.loc);
+            std::vector<ValueId> words;
+            for (uint32_t l = 0; l < in.type->lanes(); ++l) {
+                ValueId slot = side_slot(k, l);
+                words.push_back(side_.scratch ? b_.emit(Op::ScratchRead, {side_address(slot)}, Type::u32())
+                                              : b_.load(side_.array, std::vector<ValueId>{slot}, in.loc));
+            }
+            size_t next = 0;
+            m.set(id, from_words(in.type, words, next));
+            return true;
+        }
+        return in.op == Op::BufferWrite || in.op == Op::ImageWrite || in.op == Op::BufferAtomic;
+    }
+
     // -- activity --------------------------------------------------------------------------------------
     void find_active() {
         active_.assign(f_.inst_count(), 0);
@@ -724,6 +915,8 @@ private:
                         continue;
                     case Op::Load: act = active_[in.operands[0]]; break;
                     case Op::Local: continue;
+                    case Op::BufferAtomic: continue;   // the old contents: a constant, whatever is added
+                    case Op::BufferRead: act = differentiable_read(f_, in); break;   // a source, like a mark
                     default:
                         if (info(in.op).ad == AdClass::Z || !in.type->has_float()) continue;
                         for (size_t k = 0; k < in.operands.size(); ++k) {
@@ -741,17 +934,31 @@ private:
             };
             walk(forward_);
         }
-        // Loops that carry or compute anything active are instrumented; others are left alone.
+        // Loops that carry or compute anything active are differentiated (forward mode or taped); others
+        // are left alone. All modes are chosen before any loop is instrumented.
+        std::function<void(Block&)> decide = [&](Block& b) {
+            for (ValueId id : b.insts) {
+                Inst& in = f_.inst(id);
+                for (auto& r : in.regions) decide(*r);
+                if (in.op == Op::Loop && contains_active(*in.regions[0])) {
+                    LoopInfo& info = loops_.at(id);
+                    info.active = true;
+                    forward_mode_eligible(info);
+                }
+            }
+        };
+        decide(forward_);
+        prepare_side_tape();
+        active_.resize(f_.inst_count(), 0);
         std::function<void(Block&)> mark = [&](Block& b) {
             for (size_t i = 0; i < b.insts.size(); ++i) {
                 ValueId id = b.insts[i];
                 Inst& in = f_.inst(id);
                 for (auto& r : in.regions) mark(*r);
-                if (in.op == Op::Loop && contains_active(*in.regions[0])) {
+                if (in.op == Op::Loop && loops_.at(id).active) {
                     LoopInfo& info = loops_.at(id);
-                    info.active = true;
                     size_t before = b.insts.size();
-                    if (forward_mode_eligible(info)) instrument_forward_mode(b, i, info);
+                    if (info.forward_mode) instrument_forward_mode(b, i, info);
                     else instrument(b, i, info);
                     i += b.insts.size() - before;
                 }
@@ -761,11 +968,14 @@ private:
         active_.resize(f_.inst_count(), 0);
     }
 
+    // Instrumentation adds instructions after the activity table was sized: those are never active.
+    bool is_active(ValueId v) const { return v < active_.size() && active_[v]; }
+
     bool contains_active(const Block& b) {
         for (ValueId id : b.insts) {
             const Inst& in = f_.inst(id);
-            if (id < active_.size() && active_[id]) return true;
-            if (in.op == Op::Store && active_[in.operands[0]]) return true;
+            if (is_active(id)) return true;
+            if (in.op == Op::Store && is_active(in.operands[0])) return true;
             for (auto& r : in.regions)
                 if (contains_active(*r)) return true;
         }
@@ -806,6 +1016,22 @@ private:
             adjoint_[i] = b_.local(in.type, in.loc);
             b_.store(adjoint_[i], additive_zero(in.type), {}, in.loc);
         }
+        // requires_grad inside a loop marks a new value in each iteration; grad() is the adjoint of the
+        // value marked in the last iteration that ran the mark (earlier marks held fixed), else zero.
+        std::function<void(const Block&, int)> marks = [&](const Block& b, int depth) {
+            for (ValueId id : b.insts) {
+                const Inst& in = f_.inst(id);
+                if (in.op == Op::RequiresGrad && depth > 0) {
+                    ValueId value = b_.local(in.type, in.loc);
+                    b_.store(value, additive_zero(in.type), {}, in.loc);
+                    ValueId taken = b_.local(Type::boolean(), in.loc);
+                    b_.store(taken, b_.boolean(false, in.loc), {}, in.loc);
+                    last_mark_[id] = {value, taken};
+                }
+                for (auto& r : in.regions) marks(*r, depth + (in.op == Op::Loop ? 1 : 0));
+            }
+        };
+        marks(forward_, 0);
     }
 
     // Adjoints start at -0.0, IEEE's exact additive identity (-0 + x == x for every x, -0 and +0 included),
@@ -908,7 +1134,18 @@ private:
         ValueId g = take_adjoint(id);
         if (g == kNoValue) return;
         switch (in.op) {
-        case Op::RequiresGrad: return;   // a leaf: grad() reads its adjoint
+        case Op::RequiresGrad: {   // a leaf: grad() reads its adjoint
+            auto it = last_mark_.find(id);
+            if (it == last_mark_.end()) return;
+            // Inside a loop: keep the adjoint of the first reverse visit, which is the last forward one.
+            ValueId taken = b_.load(it->second.second, {}, in.loc);
+            ValueId first = b_.if_(b_.unary(Op::Not, taken, in.loc), in.loc);
+            b_.push(*f_.inst(first).regions[0]);
+            b_.store(it->second.first, g, {}, in.loc);
+            b_.store(it->second.second, b_.boolean(true, in.loc), {}, in.loc);
+            b_.pop();
+            return;
+        }
         case Op::Load: {
             std::vector<ValueId> path;
             for (size_t k = 1; k < in.operands.size(); ++k) path.push_back(P(in.operands[k]));
@@ -955,6 +1192,7 @@ private:
             return;
         }
         case Op::Cast: return;   // float-to-float casts are removed; others carry no gradient
+        case Op::BufferRead: scatter(in, g); return;             // only differentiable reads are active
         default: break;
         }
         if (info(in.op).ad != AdClass::D) return;
@@ -1001,14 +1239,11 @@ private:
                         continue;
                     }
                     const Type* t = f_.type_of(x);
-                    std::vector<ValueId> lanes;
-                    for (uint32_t i = 0; i < t->lanes(); ++i) {
-                        ValueId word = b_.emit(Op::ScratchRead, {word_address(info, slot, lane++, thread_base())}, Type::u32());
-                        const Type* lt = Type::scalar(t->lane_kind(i));
-                        lanes.push_back(lt == Type::u32() ? word : b_.emit(Op::Bitcast, {word}, lt));
-                    }
+                    std::vector<ValueId> words;
+                    for (uint32_t i = 0; i < t->lanes(); ++i)
+                        words.push_back(b_.emit(Op::ScratchRead, {word_address(info, slot, lane++, thread_base())}, Type::u32()));
                     size_t next = 0;
-                    b_.store(shadow[x], from_lanes(t, lanes, next), {}, loc);
+                    b_.store(shadow[x], from_words(t, words, next), {}, loc);
                 }
             }
             for (auto& [x, step] : info.counter_step) {
@@ -1024,8 +1259,8 @@ private:
             // Recompute iteration k.
             ValueMap saved = map_;
             for (auto& [x, s] : shadow) map_.set(x, s);
-            CloneHook skip = [&](const Function&, ValueId id, Builder&, ValueMap&) {
-                return info.instrumentation.count(id) > 0 || id == info.exit_if;
+            CloneHook skip = [&](const Function&, ValueId id, Builder&, ValueMap& m) {
+                return info.instrumentation.count(id) > 0 || id == info.exit_if || replay(id, m);
             };
             clone_block(f_, *loop.regions[0], b_, map_, skip, true);
             // Reverse iteration k.
@@ -1064,26 +1299,34 @@ private:
             for (ValueId c : r->insts) rewrite_grads(c);
         if (in.op != Op::Grad) return;
         ValueId marker = in.operands[0];
-        if (marker >= adjoint_.size() || adjoint_[marker] == kNoValue) {
+        ValueId source = marker < adjoint_.size() ? adjoint_[marker] : kNoValue;
+        if (auto it = last_mark_.find(marker); it != last_mark_.end()) source = it->second.first;
+        if (source == kNoValue) {
             // Not active: nothing reached it. The gradient is exactly zero.
             in.op = Op::Const;
             in.operands.clear();
             in.words.assign(in.type->lanes(), 0u);
             return;
         }
-        // The adjoint reads through `+ 0.0`, which maps the -0.0 start value of an input that nothing
-        // reached to +0.0 and leaves every other value as it is.
+        // The adjoint reads through `a == 0 ? +0.0 : a`, which maps the -0.0 start value of an input that
+        // nothing reached to +0.0 and leaves every other value as it is. (`a + 0.0` would do in IEEE
+        // arithmetic, but shader compilers fold it to `a`.) Matrices keep the `+ 0.0`; aggregates are loaded as they are.
         Block tmp;
         b_.push(tmp);
-        ValueId load = b_.load(adjoint_[marker], {}, in.loc);
+        ValueId load = b_.load(source, {}, in.loc);
         ValueId zero = b_.zero(in.type, in.loc);
+        ValueId is_zero = in.type->is_scalar() || in.type->is_vector() ? b_.binary(Op::Eq, load, zero, in.loc) : kNoValue;
         b_.pop();
         pending_.emplace_back(id, tmp.insts);
         in.op = Op::Add;
         in.operands = {load, zero};
+        if (is_zero != kNoValue) {
+            in.op = Op::Select;
+            in.operands = {is_zero, zero, load};
+        }
         if (!in.type->is_basic()) {   // aggregates: no add; the load alone (-0.0 lanes stay -0.0)
             in.op = Op::Load;
-            in.operands = {adjoint_[marker]};
+            in.operands = {source};
             pending_.back().second = {};
         }
     }
@@ -1097,10 +1340,47 @@ private:
     std::vector<uint8_t> active_, needs_local_;
     std::vector<ValueId> adjoint_;
     std::map<ValueId, LoopInfo> loops_;
+    std::map<ValueId, std::pair<ValueId, ValueId>> last_mark_;   // marker in a loop -> (its grad, taken flag)
     std::vector<Frame*> frames_;
     ValueMap map_;
     std::vector<std::pair<ValueId, std::vector<ValueId>>> pending_;
     ScratchBase& scratch_;
+    GradBuffers& grads_;
+
+    // -- differentiable buffers: a read's adjoint goes to the paired gradient buffer -------------------------
+    static bool differentiable_read(const Function& f, const Inst& in) {
+        return in.op == Op::BufferRead && f.type_of(in.operands[0])->is_diff_buffer();
+    }
+
+    ValueId grad_buffer(ValueId buffer) {
+        const Inst& arg = f_.inst(buffer);
+        if (arg.op != Op::Arg) fail("internal: a differentiable buffer read of a non-argument");
+        auto it = grads_.arg_of.find(arg.imm);
+        if (it != grads_.arg_of.end()) return it->second;
+        uint32_t index = uint32_t(f_.params.size());
+        f_.params.push_back(Type::buffer(Type::f32()));
+        b_.push(grads_.prelude);
+        ValueId id = b_.emit(Op::Arg, {}, f_.params.back(), int64_t(index), arg.loc);
+        b_.pop();
+        grads_.arg_of[arg.imm] = id;
+        grads_.params.push_back(GradParam{index, uint32_t(arg.imm)});
+        return id;
+    }
+
+    // Component c of element i's adjoint goes to gradient word i * components + c, by float atomic add.
+    void scatter(const Inst& read, ValueId g) {
+        ValueId grads = grad_buffer(read.operands[0]);
+        ValueId index = P(read.operands[1]);
+        if (b_.type_of(index) != Type::u32()) index = b_.cast(Type::u32(), index, read.loc);
+        uint32_t n = read.type->lanes();
+        ValueId base = n == 1 ? index : b_.binary(Op::Mul, index, b_.u32(n, read.loc), read.loc);
+        for (uint32_t c = 0; c < n; ++c) {
+            ValueId gc = n == 1 ? g : b_.extract(g, c, read.loc);
+            if (is_constant(f_, gc) && const_is(f_, gc, 0.0)) continue;   // provably nothing to add
+            ValueId at = c == 0 ? base : b_.binary(Op::Add, base, b_.u32(c, read.loc), read.loc);
+            b_.emit(Op::BufferAtomic, {grads, at, gc}, Type::f32(), int64_t(AtomicOp::Add), read.loc);
+        }
+    }
 
     // -- scratch tapes: lanes stored as 32-bit words at base + offset + slot * entry_words ----------------
     ValueId thread_base() {
@@ -1117,20 +1397,25 @@ private:
         return scratch_.base;
     }
 
-    // The scalar lanes of a basic value, in order (matrices column by column).
-    std::vector<ValueId> lanes_of(ValueId v) {
+    // A value as 32-bit words, lane by lane in order (matrices column by column, structs member by member).
+    std::vector<ValueId> to_words(ValueId v) {
         const Type* t = b_.type_of(v);
-        if (t->is_scalar()) return {v};
+        if (t->is_scalar()) return {t == Type::u32() ? v : b_.emit(Op::Bitcast, {v}, Type::u32())};
         std::vector<ValueId> out;
-        for (uint32_t i = 0; i < t->dim(); ++i)
-            for (ValueId l : lanes_of(b_.extract(v, i))) out.push_back(l);
+        uint32_t n = t->is_struct() ? uint32_t(t->members().size()) : t->dim();
+        for (uint32_t i = 0; i < n; ++i)
+            for (ValueId w : to_words(b_.extract(v, i))) out.push_back(w);
         return out;
     }
 
-    ValueId from_lanes(const Type* t, const std::vector<ValueId>& lanes, size_t& next) {
-        if (t->is_scalar()) return lanes[next++];
+    ValueId from_words(const Type* t, const std::vector<ValueId>& words, size_t& next) {
+        if (t->is_scalar()) {
+            ValueId w = words[next++];
+            return t == Type::u32() ? w : b_.emit(Op::Bitcast, {w}, t);
+        }
         std::vector<ValueId> parts;
-        for (uint32_t i = 0; i < t->dim(); ++i) parts.push_back(from_lanes(t->element(), lanes, next));
+        uint32_t n = t->is_struct() ? uint32_t(t->members().size()) : t->dim();
+        for (uint32_t i = 0; i < n; ++i) parts.push_back(from_words(t->is_struct() ? t->members()[i] : t->element(), words, next));
         return b_.construct(t, parts);
     }
 
@@ -1140,34 +1425,38 @@ private:
     }
 };
 
-bool differentiate_block(Function& f, Block& b, std::vector<TapeEntry>& report, ScratchBase& scratch) {
+bool differentiate_block(Function& f, Block& b, std::vector<TapeEntry>& report, ScratchBase& scratch,
+                         GradBuffers& grads) {
     bool changed = false;
     for (size_t i = 0; i < b.insts.size(); ++i) {
         Inst& in = f.inst(b.insts[i]);
         if (in.op == Op::Autodiff) {
-            Differentiator d(f, b, i, scratch);
+            Differentiator d(f, b, i, scratch, grads);
             d.run();
             report.insert(report.end(), d.report.begin(), d.report.end());
             changed = true;
             --i;   // the spliced statements may hold further blocks (they cannot nest, but stay general)
             continue;
         }
-        for (auto& r : in.regions) changed |= differentiate_block(f, *r, report, scratch);
+        for (auto& r : in.regions) changed |= differentiate_block(f, *r, report, scratch, grads);
     }
     return changed;
 }
 
 } // namespace
 
-std::vector<TapeEntry> differentiate_with_report(Function& f) {
+std::vector<TapeEntry> differentiate_with_report(Function& f, std::vector<GradParam>* grad_params) {
     std::vector<TapeEntry> report;
     ScratchBase scratch;
-    differentiate_block(f, f.body(), report, scratch);
+    GradBuffers grads;
+    differentiate_block(f, f.body(), report, scratch, grads);
+    auto& body = f.body().insts;
     if (scratch.base != kNoValue) {
         f.inst(scratch.words).words = {f.scratch_words_per_thread};
-        auto& body = f.body().insts;
         body.insert(body.begin(), scratch.prelude.insts.begin(), scratch.prelude.insts.end());
     }
+    body.insert(body.begin(), grads.prelude.insts.begin(), grads.prelude.insts.end());
+    if (grad_params) *grad_params = grads.params;
     return report;
 }
 

@@ -15,7 +15,7 @@ Lowered lower(const ir::Function& kernel, const std::string& name) {
     ir::inline_callables(f);
     ir::verify_or_throw(f, "inline_callables");
     ir::optimize(f, true);
-    out.tape_report = differentiate_with_report(f);
+    out.tape_report = differentiate_with_report(f, &out.grad_params);
     ir::optimize(f, false);
     return out;
 }

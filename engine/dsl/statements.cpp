@@ -230,6 +230,14 @@ void mark_requires_grad(ir::ValueId local, const Path& path, const std::source_l
     if (!r.autodiff) fail("requires_grad outside an $autodiff block at ", format_location(loc));
     if (r.autodiff->backward != ir::kNoValue) fail("requires_grad after backward at ", format_location(loc));
     auto cp = const_path(r, path, "requires_grad", loc);
+    // grad(x) names one marker. Two marks of x where one sits in a branch or loop (say one per branch)
+    // would leave it naming only one of them, so that is refused; at the top level the later mark wins.
+    bool nested = &r.b.block() != r.b.function().inst(r.autodiff->scope).regions[0].get();
+    for (auto& m : r.autodiff->marks)
+        if (m.local == local && m.path == cp && (m.nested || nested))
+            fail("requires_grad at ", format_location(loc), ": the variable is marked twice in one $autodiff block (",
+                 "first at ", format_location(m.loc), ") and a mark inside a branch or loop cannot be combined with ",
+                 "another; mark it once");
     auto idx = r.indices(path);
     ir::ValueId v = r.b.load(local, idx, loc);
     if (!r.b.type_of(v)->has_float())
@@ -237,7 +245,7 @@ void mark_requires_grad(ir::ValueId local, const Path& path, const std::source_l
              "; only float scalars, vectors, matrices, arrays and structs holding floats can carry gradients");
     ir::ValueId marker = r.b.emit(ir::Op::RequiresGrad, {v}, r.b.type_of(v), 0, loc);
     r.b.store(local, marker, idx, loc);
-    r.autodiff->marks.push_back({local, std::move(cp), marker});
+    r.autodiff->marks.push_back({local, std::move(cp), marker, nested, loc});
     });
 }
 

@@ -78,6 +78,9 @@ private:
             break;
         }
         case Op::Call: os_ << " @" << (in.callee ? in.callee->name() : "?"); break;
+        case Op::Loop:   // tape_capacity(n): part of the kernel's identity (the shader cache keys on this text)
+            if (in.imm != 0) os_ << " capacity " << in.imm;
+            break;
         default: break;
         }
         for (size_t i = 0; i < in.operands.size(); ++i) os_ << (i || in.op == Op::Swizzle ? ", " : " ") << "%" << in.operands[i];

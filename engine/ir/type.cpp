@@ -124,6 +124,13 @@ const Type* Type::buffer(const Type* element) {
     return intern(std::move(t), {});
 }
 
+const Type* Type::diff_buffer(const Type* element) {
+    Type t(Kind::Buffer);
+    t.element_ = element;
+    t.dim_ = 1;
+    return intern(std::move(t), {});
+}
+
 const Type* Type::image() { return intern(Type(Kind::Image), {}); }
 
 bool Type::has_float() const {
@@ -179,7 +186,7 @@ std::string Type::to_string() const {
     case Kind::Matrix: return "float" + std::to_string(dim_) + "x" + std::to_string(dim_);
     case Kind::Array: return "array<" + element_->to_string() + "," + std::to_string(dim_) + ">";
     case Kind::Struct: return name_;
-    case Kind::Buffer: return "buffer<" + element_->to_string() + ">";
+    case Kind::Buffer: return (dim_ ? "diff_buffer<" : "buffer<") + element_->to_string() + ">";
     case Kind::Image: return "image2d";
     }
     return "?";

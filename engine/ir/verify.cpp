@@ -44,7 +44,10 @@ private:
             if (in.dead) bad(id, "is marked dead but still placed");
             for (ValueId o : in.operands) {
                 if (o >= f_.inst_count()) bad(id, "operand %" + std::to_string(o) + " does not exist");
-                if (!visible_[o]) bad(id, "operand %" + std::to_string(o) + " is not defined before this use");
+                // Grad names its requires_grad marker (which may sit in a branch or loop of the block)
+                // rather than reading its value; autodiff replaces it by a load of the marker's adjoint.
+                if (!visible_[o] && !(in.op == Op::Grad && placed_[o]))
+                    bad(id, "operand %" + std::to_string(o) + " is not defined before this use");
                 if (f_.inst(o).type->is_void()) bad(id, "operand %" + std::to_string(o) + " has no value");
             }
             check_types(id, in, loops, switches);

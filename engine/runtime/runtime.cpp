@@ -51,6 +51,7 @@ public:
     codegen::GlslKernel layout;
     std::string ir_text;
     std::vector<TapeUse> tape;
+    std::vector<autodiff::GradParam> grad_params;   // hidden parameters after the user's (gradient buffers)
     std::shared_ptr<vk::Pipeline> pipeline;   // shared by every shader compiled from the same kernel
     bool cache_hit = false;
     std::array<uint32_t, 3> block{};
@@ -160,7 +161,7 @@ namespace {
 
 std::string describe(const DispatchArg& a) {
     switch (a.kind) {
-    case DispatchArg::Kind::Buffer: return "buffer<" + a.type->to_string() + ">";
+    case DispatchArg::Kind::Buffer: return (a.grad ? "diff_buffer<" : "buffer<") + a.type->to_string() + ">";
     case DispatchArg::Kind::Image: return "image2d";
     case DispatchArg::Kind::Value: return a.is_plain_number ? "a number" : a.type->to_string();
     }
@@ -246,6 +247,7 @@ std::shared_ptr<detail::ShaderImpl> Device::compile_function(const std::shared_p
     s->block = f->block_size;
     auto lowered = autodiff::lower(*f, s->name);
     for (const auto& t : lowered.tape_report) s->tape.push_back(TapeUse{t.loop, t.bytes_per_thread, t.capacity, t.in_scratch});
+    s->grad_params = lowered.grad_params;
     s->layout = codegen::emit_glsl(*lowered.function, impl_->glsl);
     s->ir_text = ir::print(*lowered.function);
     compile::dump_kernel(s->name, s->ir_text, s->layout.source);
@@ -271,15 +273,16 @@ const std::vector<TapeUse>& ShaderBase::tape_report() const { return impl_->tape
 
 void ShaderBase::check(std::vector<DispatchArg>& args) const {
     const auto& slots = impl_->layout.args;
-    if (args.size() != slots.size())
-        fail("kernel '", impl_->name, "' takes ", slots.size(), " arguments, got ", args.size());
+    size_t user = slots.size() - impl_->grad_params.size();   // the gradient buffers come with their DiffBuffer
+    if (args.size() != user) fail("kernel '", impl_->name, "' takes ", user, " arguments, got ", args.size());
     for (size_t k = 0; k < args.size(); ++k) {
         const codegen::ArgSlot& slot = slots[k];
         DispatchArg& a = args[k];
         bool ok = false;
         switch (slot.kind) {
         case codegen::ArgSlot::Kind::Buffer:
-            ok = a.kind == DispatchArg::Kind::Buffer && a.type == slot.type->element();
+            ok = a.kind == DispatchArg::Kind::Buffer && a.type == slot.type->element() &&
+                 (a.grad || !slot.type->is_diff_buffer());
             break;
         case codegen::ArgSlot::Kind::Image: ok = a.kind == DispatchArg::Kind::Image; break;
         case codegen::ArgSlot::Kind::Push:
@@ -335,6 +338,12 @@ Command ShaderBase::Invocation::dispatch(uint32_t w, uint32_t h, uint32_t d) con
                 std::memcpy(b.push_constants.data() + slot.offset, a.bytes.data(), a.bytes.size());
                 break;
             }
+        }
+        for (const auto& g : shader->grad_params) {
+            const auto& slot = layout.args[g.param];
+            b.buffers[slot.binding] = args[g.of].grad->buffer.get();
+            b.buffer_written[slot.binding] = true;
+            s.retained.push_back(args[g.of].grad);
         }
         if (layout.uses_status) s.bind_status(b, *shader);
         if (layout.uses_scratch) s.bind_scratch(b, *shader, uint64_t(w) * h * d);

@@ -343,6 +343,31 @@ TEST_F(Loops, TapeReportAndLargeDispatch) {
         }
 }
 
+TEST_F(Loops, KernelsDifferingOnlyInTapeCapacityAreDistinctShaders) {
+    // One lambda recorded twice, with and without tape_capacity: the device's shader cache must not hand
+    // the first shader back for the second (the IR text it keys on shows the capacity).
+    auto make = [](uint32_t capacity) {
+        return Kernel1D([capacity](BufferFloat xs, BufferUInt, BufferFloat out) noexcept {
+            auto i = dispatch_id().x;
+            Float x = xs.read(i);
+            $autodiff {
+                requires_grad(x);
+                Float r = 0.0f;
+                if (capacity) tape_capacity(capacity);
+                $for (j, 10u) { r = sin(r) + x; };
+                backward(r);
+                out.write(i, grad(x));
+            };
+        });
+    };
+    auto forward = device.compile(make(0));
+    auto taped = device.compile(make(64));
+    ASSERT_EQ(forward.tape_report().size(), 1u);
+    ASSERT_EQ(taped.tape_report().size(), 1u);
+    EXPECT_EQ(forward.tape_report()[0].capacity, 0u);
+    EXPECT_EQ(taped.tape_report()[0].capacity, 10u);   // constant bounds: the exact trip count
+}
+
 TEST_F(Loops, SumLoopNeedsNoTape) {
     // A quadrature: the loop only accumulates a function of its counter and of x, fixed before the loop.
     // The reverse pass recomputes the counter (begin + k * step) instead of storing anything.

@@ -70,6 +70,12 @@ public:
     // The scene with the current values of the free parameters written into it.
     Scene current_scene();
 
+    // For gradient checks and tools: the loss over every view at the current values (no step), and
+    // optionally d loss / d value for every float of every free parameter, concatenated in file order.
+    double evaluate(std::vector<float>* gradient = nullptr);
+    std::vector<float> free_values();
+    void set_free_values(const std::vector<float>& values);
+
     OptimizerState save_state();
     void load_state(const OptimizerState& state);   // throws Error on a shape mismatch
 

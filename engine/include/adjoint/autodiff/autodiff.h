@@ -23,15 +23,23 @@ struct TapeEntry {
     bool in_scratch = false;      // in the runtime's scratch buffer (large tapes) rather than private arrays
 };
 
+// A parameter that differentiation added after the user's: the gradient buffer (float words, tightly
+// packed) of differentiable buffer parameter `of`, which receives the adjoints of its reads.
+struct GradParam {
+    uint32_t param = 0;
+    uint32_t of = 0;
+};
+
 // The standard lowering of a recorded kernel: clone, inline callables, clean up, differentiate, clean up.
 struct Lowered {
     std::unique_ptr<ir::Function> function;
     std::vector<TapeEntry> tape_report;
+    std::vector<GradParam> grad_params;
 };
 Lowered lower(const ir::Function& kernel, const std::string& name = {});   // name: overrides the kernel's
 
-// differentiate(), returning the tape report.
-std::vector<TapeEntry> differentiate_with_report(ir::Function& f);
+// differentiate(), returning the tape report (and the gradient-buffer parameters it added).
+std::vector<TapeEntry> differentiate_with_report(ir::Function& f, std::vector<GradParam>* grad_params = nullptr);
 
 // True when the op has a derivative rule (ops marked D in ops.def must all have one).
 bool has_rule(ir::Op op);

@@ -38,6 +38,12 @@ struct ParamKind<BufferVar<T>> {
     static const ir::Type* type() { return ir::Type::buffer(type_of<T>()); }
     static BufferVar<T> make(ir::ValueId id) { return BufferVar<T>(id); }
 };
+template <typename T>
+struct ParamKind<DiffBufferVar<T>> {
+    using value = DiffBufferVar<T>;
+    static const ir::Type* type() { return ir::Type::diff_buffer(type_of<T>()); }
+    static DiffBufferVar<T> make(ir::ValueId id) { return DiffBufferVar<T>(id); }
+};
 template <>
 struct ParamKind<ImageVar> {
     using value = ImageVar;

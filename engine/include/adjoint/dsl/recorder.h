@@ -29,6 +29,8 @@ struct AutodiffFrame {
         ir::ValueId local;
         std::vector<int64_t> path;       // constant path only (marks on dynamic elements are refused)
         ir::ValueId marker;              // the RequiresGrad value
+        bool nested;                     // inside a branch or loop of the block
+        std::source_location loc;
     };
     std::vector<Mark> marks;
     ir::ValueId backward = ir::kNoValue;

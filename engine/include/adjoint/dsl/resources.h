@@ -140,6 +140,35 @@ std::vector<ir::ValueId> ImageVar::coord_value(const P& p) const {
     return {arg_, c};
 }
 
+// A differentiable buffer (host: DiffBuffer<T>): values paired with a gradient buffer of floats, one per
+// component. Inside $autodiff a read is an active value, like a variable marked with requires_grad, and
+// the generated code adds its adjoint into the gradient buffer (component c of element i at word
+// i * components + c) with float atomics. Outside $autodiff it reads like a plain buffer.
+template <typename T>
+class DiffBufferVar {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, float2> || std::is_same_v<T, float3> ||
+                      std::is_same_v<T, float4>,
+                  "a differentiable buffer holds float, float2, float3 or float4");
+
+public:
+    using element_type = T;
+    explicit DiffBufferVar(ir::ValueId arg) : values_(arg) {}
+
+    template <typename I>
+    Expr<T> read(const I& index, std::source_location loc = std::source_location::current()) const {
+        return values_.read(index, loc);
+    }
+    template <typename I, typename V>
+    void write(const I& index, const V& value, std::source_location loc = std::source_location::current()) const {
+        values_.write(index, value, loc);
+    }
+    Expr<uint32_t> size(std::source_location loc = std::source_location::current()) const { return values_.size(loc); }
+    ir::ValueId id() const { return values_.id(); }
+
+private:
+    BufferVar<T> values_;
+};
+
 using BufferFloat = BufferVar<float>;
 using BufferFloat2 = BufferVar<float2>;
 using BufferFloat3 = BufferVar<float3>;
@@ -147,5 +176,9 @@ using BufferFloat4 = BufferVar<float4>;
 using BufferInt = BufferVar<int32_t>;
 using BufferUInt = BufferVar<uint32_t>;
 using ImageFloat = ImageVar;
+using DiffBufferFloat = DiffBufferVar<float>;
+using DiffBufferFloat2 = DiffBufferVar<float2>;
+using DiffBufferFloat3 = DiffBufferVar<float3>;
+using DiffBufferFloat4 = DiffBufferVar<float4>;
 
 } // namespace adjoint

@@ -23,6 +23,9 @@ public:
                                  std::vector<std::string> member_names, std::vector<uint32_t> offsets,
                                  uint32_t size, uint32_t align);
     static const Type* buffer(const Type* element);
+    // A buffer paired with a gradient buffer (DiffBufferVar): a Buffer kind with dim 1, so buffer code
+    // applies to it; autodiff makes its reads active and scatters their adjoints to the gradient buffer.
+    static const Type* diff_buffer(const Type* element);
     static const Type* image();                              // 2D RGBA32F storage image
 
     static const Type* f32() { return scalar(ScalarKind::Float); }
@@ -46,6 +49,7 @@ public:
     bool is_array() const { return kind_ == Kind::Array; }
     bool is_struct() const { return kind_ == Kind::Struct; }
     bool is_resource() const { return kind_ == Kind::Buffer || kind_ == Kind::Image; }
+    bool is_diff_buffer() const { return kind_ == Kind::Buffer && dim_ == 1; }
     bool is_value() const { return !is_void() && !is_resource(); }
     // Scalar, vector or matrix: an "arithmetic" type whose components are one scalar kind.
     bool is_basic() const { return is_scalar() || is_vector() || is_matrix(); }
@@ -64,7 +68,7 @@ public:
     uint32_t host_align() const { return align_; }
     // Same shape with every component of scalar kind s (bool vector of a float vector, say).
     const Type* with_scalar(ScalarKind s) const;
-    // "float", "float3", "float4x4", "array<float,4>", "Particle", "buffer<float>".
+    // "float", "float3", "float4x4", "array<float,4>", "Particle", "buffer<float>", "diff_buffer<float>".
     std::string to_string() const;
 
     Type(Kind k) : kind_(k) {}   // use the factories; public for the interning table

@@ -54,6 +54,23 @@ private:
     size_t count_ = 0;
 };
 
+// A buffer paired with a gradient buffer, for DiffBufferVar<T> kernel parameters: inside $autodiff the
+// kernel's reads of `value` are differentiable and their adjoints are added into `grad`, which holds
+// size() * components floats, tightly packed (a float3 element has 3 gradient floats, not 4). Gradients
+// accumulate across dispatches until zero_grad(). Also passes where a Buffer<T> is expected (its values).
+template <typename T>
+class DiffBuffer {
+public:
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, float2> || std::is_same_v<T, float3> ||
+                      std::is_same_v<T, float4>,
+                  "a differentiable buffer holds float, float2, float3 or float4");
+    static constexpr size_t components = sizeof(T) == 4 ? 1 : sizeof(T) == 8 ? 2 : std::is_same_v<T, float3> ? 3 : 4;
+    Buffer<T> value;
+    Buffer<float> grad;
+    size_t size() const { return value.size(); }
+    Command zero_grad() const { return grad.fill_zero(); }
+};
+
 template <typename T>
 class Image {
 public:
@@ -78,20 +95,27 @@ struct DispatchArg {
     std::vector<std::byte> bytes;        // host layout of a value
     double scalar = 0;                   // a plain C++ number, converted to the parameter's scalar type
     bool is_plain_number = false;
+    std::shared_ptr<detail::BufferImpl> grad;   // a DiffBuffer's gradient buffer (Kind::Buffer)
 };
 
 template <typename T>
 DispatchArg to_dispatch_arg(const Buffer<T>& b) {
-    return DispatchArg{DispatchArg::Kind::Buffer, type_of<T>(), b.impl(), nullptr, {}, 0, false};
+    return DispatchArg{DispatchArg::Kind::Buffer, type_of<T>(), b.impl(), nullptr, {}, 0, false, nullptr};
+}
+template <typename T>
+DispatchArg to_dispatch_arg(const DiffBuffer<T>& b) {
+    DispatchArg a = to_dispatch_arg(b.value);
+    a.grad = b.grad.impl();
+    return a;
 }
 template <typename T>
 DispatchArg to_dispatch_arg(const Image<T>& img) {
-    return DispatchArg{DispatchArg::Kind::Image, nullptr, nullptr, img.impl(), {}, 0, false};
+    return DispatchArg{DispatchArg::Kind::Image, nullptr, nullptr, img.impl(), {}, 0, false, nullptr};
 }
 template <typename T>
     requires DslValue<T>
 DispatchArg to_dispatch_arg(const T& v) {
-    DispatchArg a{DispatchArg::Kind::Value, type_of<T>(), nullptr, nullptr, {}, 0, false};
+    DispatchArg a{DispatchArg::Kind::Value, type_of<T>(), nullptr, nullptr, {}, 0, false, nullptr};
     a.bytes.resize(sizeof(T));
     std::memcpy(a.bytes.data(), &v, sizeof(T));
     return a;
@@ -99,7 +123,7 @@ DispatchArg to_dispatch_arg(const T& v) {
 template <typename T>
     requires(std::is_arithmetic_v<T> && !DslValue<T>)
 DispatchArg to_dispatch_arg(const T& v) {
-    DispatchArg a{DispatchArg::Kind::Value, nullptr, nullptr, nullptr, {}, double(v), true};
+    DispatchArg a{DispatchArg::Kind::Value, nullptr, nullptr, nullptr, {}, double(v), true, nullptr};
     return a;
 }
 
@@ -176,6 +200,10 @@ public:
     template <typename T>
     Buffer<T> create_buffer(size_t count) {
         return Buffer<T>(make_buffer(count * sizeof(T)), count);
+    }
+    template <typename T>
+    DiffBuffer<T> create_diff_buffer(size_t count) {
+        return DiffBuffer<T>{create_buffer<T>(count), create_buffer<float>(count * DiffBuffer<T>::components)};
     }
     template <typename T>
     Image<T> create_image(PixelFormat format, uint32_t width, uint32_t height) {

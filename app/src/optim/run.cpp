@@ -61,6 +61,13 @@ struct RunOutputs::State {
 RunOutputs::RunOutputs(fs::path dir, Optimizer& opt, const Scene& scene, bool resume)
     : s_(std::make_unique<State>(State{std::move(dir), opt, scene, std::nullopt, {}, {}, {}})) {
     auto& s = *s_;
+    // Temporary files of a run that was killed mid-write are not outputs: clear them.
+    std::error_code ec;
+    if (fs::is_directory(s.dir, ec))
+        for (const auto& e : fs::directory_iterator(s.dir, ec)) {
+            std::string name = e.path().filename().string();
+            if (name.size() > 1 && name[0] == '.' && name.find(".tmp-") != std::string::npos) fs::remove(e.path(), ec);
+        }
     if (resume) {
         fs::path ck = s.dir / kCheckpoint;
         if (!fs::exists(ck)) throw SceneError(ck.string(), "", "--resume: there is no checkpoint to resume from");
@@ -82,7 +89,13 @@ RunOutputs::RunOutputs(fs::path dir, Optimizer& opt, const Scene& scene, bool re
         s.start = read_png_linear(s.dir / "start.png");
         return;
     }
-    ensure_directory(s.dir);
+    try {
+        ensure_directory(s.dir);
+        write_file_atomic(s.dir / ".adjoint-write-test", "");   // an unwritable folder is bad input
+        fs::remove(s.dir / ".adjoint-write-test");
+    } catch (const Error& e) {
+        throw SceneError("", "--out", e.what());
+    }
     s.target = to_image(opt.target(0));
     s.start = to_image(opt.render_current(0));
     write_png(s.dir / "target.png", s.target);

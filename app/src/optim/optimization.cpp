@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace adjoint::app {
 
@@ -84,8 +85,8 @@ struct OptimizerStages {
     SceneData data;
     ForwardRenderer forward;
     OptimKernels kernels;
-    Shader<2> loss_backward;
-    Shader<1> mip_backward, base_backward;
+    std::optional<Shader<2>> loss_backward;   // recorded per scene (the lights are baked in)
+    std::optional<Shader<1>> mip_backward, base_backward;
     std::vector<FreeParam> free;
     std::vector<Buffer<gpu::Surface>> surfaces;
     std::vector<Buffer<float4>> targets;
@@ -104,6 +105,10 @@ struct OptimizerStages {
     OptimizerStages(Device& d, const Scene& scene);
     Scene prepare_current(const Scene& scene);
     void record_kernels();
+    // Zero gradients, mips, per view shade + loss + backward, mip gradients, loss partial sums.
+    void record_loss_and_gradient(const std::vector<uint32_t>& order, float scale);
+    // The loss from the partial sums read back (mean over pixels, channels and views) and mean PSNR.
+    std::pair<double, double> loss_and_psnr(uint32_t views, float scale) const;
 };
 
 // The start values: `init`, or the scene's value plus a seeded offset of size `perturb` (a random
@@ -198,9 +203,9 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
     chunks = d.create_buffer<ErrorChunk>(std::max<size_t>(h_chunks.size(), 1));
     if (!h_chunks.empty()) stream << chunks.copy_from(h_chunks.data());
     chunk_sums = d.create_buffer<float4>(std::max<size_t>(h_chunks.size(), 1));
-    loss_px = d.create_buffer<float>(size_t(pixels) * opt.views_per_iteration);
-    sqerr_px = d.create_buffer<float>(size_t(pixels) * opt.views_per_iteration);
-    partials = d.create_buffer<float>(size_t(partials_per_view) * 2 * opt.views_per_iteration);
+    loss_px = d.create_buffer<float>(size_t(pixels) * views);   // evaluate() uses every view
+    sqerr_px = d.create_buffer<float>(size_t(pixels) * views);
+    partials = d.create_buffer<float>(size_t(partials_per_view) * 2 * views);
 
     // Visibility once per view (the geometry is the same in truth and current scenes).
     Rasterizer raster(d);
@@ -297,6 +302,51 @@ void OptimizerStages::record_kernels() {
     base_backward = device.compile(bb, {.name = "mip_base_backward"});
 }
 
+void OptimizerStages::record_loss_and_gradient(const std::vector<uint32_t>& order, float scale) {
+    auto& s = *this;
+    const uint32_t k = uint32_t(order.size());
+    s.stream << s.params.grad.fill_zero() << s.mips.grad.fill_zero();
+    s.forward.build_mips(s.stream, s.data, s.params.value, s.mips.value);
+    for (uint32_t j = 0; j < k; ++j) {
+        const auto& v = s.data.views[order[j]];
+        s.stream << (*s.loss_backward)(s.surfaces[order[j]], s.params, s.mips, s.data.materials, s.data.textures,
+                                    s.data.levels, s.targets[order[j]], s.loss_px, s.sqerr_px, j * s.pixels, v.eye,
+                                    s.data.background, scale)
+                        .dispatch(v.width, v.height);
+    }
+    for (const auto& t : s.data.mip_table.textures) {
+        for (uint32_t l = t.levels - 1; l >= 1; --l) {
+            const auto& src = s.data.mip_table.levels[t.first_level + l - 1];
+            const auto& dst = s.data.mip_table.levels[t.first_level + l];
+            s.stream << (*s.mip_backward)(s.mips, s.mips.grad, src.offset, src.width, src.height, dst.offset, dst.width)
+                            .dispatch(dst.width * dst.height);
+        }
+        const auto& l0 = s.data.mip_table.levels[t.first_level];
+        s.stream << (*s.base_backward)(s.params, s.mips.grad, t.base, l0.offset).dispatch(l0.width * l0.height * 3);
+    }
+    for (uint32_t j = 0; j < k; ++j) {
+        s.stream << s.kernels.sum_chunks(s.loss_px, s.partials, (j + 1) * s.pixels, 2 * j * s.partials_per_view)
+                        .dispatch(s.partials_per_view);
+        s.stream << s.kernels.sum_chunks(s.sqerr_px, s.partials, (j + 1) * s.pixels, (2 * j + 1) * s.partials_per_view)
+                        .dispatch(s.partials_per_view);
+    }
+}
+
+std::pair<double, double> OptimizerStages::loss_and_psnr(uint32_t k, float scale) const {
+    double loss = 0, psnr = 0;
+    for (uint32_t j = 0; j < k; ++j) {
+        double l = 0, e = 0;
+        for (uint32_t c = 0; c < partials_per_view; ++c) {
+            l += host_partials[2 * j * partials_per_view + c];
+            e += host_partials[(2 * j + 1) * partials_per_view + c];
+        }
+        loss += l;
+        double mse = e / (double(pixels) * 3.0);
+        psnr += mse > 0 ? -10.0 * std::log10(mse) : 100.0;   // identical images: capped at 100 dB
+    }
+    return {loss * scale, psnr / k};
+}
+
 Optimizer::Optimizer(Device& device, const Scene& scene) {
     if (!scene.optimize) throw SceneError(scene.display_name, "optimize", "the scene has no optimize block");
     if (scene.render.visibility != Visibility::hard)
@@ -329,31 +379,7 @@ IterationReport Optimizer::step() {
     order.resize(k);
 
     const float scale = 1.0f / (float(s.pixels) * 3.0f * float(k));
-    s.stream << s.params.grad.fill_zero() << s.mips.grad.fill_zero();
-    s.forward.build_mips(s.stream, s.data, s.params.value, s.mips.value);
-    for (uint32_t j = 0; j < k; ++j) {
-        const auto& v = s.data.views[order[j]];
-        s.stream << s.loss_backward(s.surfaces[order[j]], s.params, s.mips, s.data.materials, s.data.textures,
-                                    s.data.levels, s.targets[order[j]], s.loss_px, s.sqerr_px, j * s.pixels, v.eye,
-                                    s.data.background, scale)
-                        .dispatch(v.width, v.height);
-    }
-    for (const auto& t : s.data.mip_table.textures) {
-        for (uint32_t l = t.levels - 1; l >= 1; --l) {
-            const auto& src = s.data.mip_table.levels[t.first_level + l - 1];
-            const auto& dst = s.data.mip_table.levels[t.first_level + l];
-            s.stream << s.mip_backward(s.mips, s.mips.grad, src.offset, src.width, src.height, dst.offset, dst.width)
-                            .dispatch(dst.width * dst.height);
-        }
-        const auto& l0 = s.data.mip_table.levels[t.first_level];
-        s.stream << s.base_backward(s.params, s.mips.grad, t.base, l0.offset).dispatch(l0.width * l0.height * 3);
-    }
-    for (uint32_t j = 0; j < k; ++j) {
-        s.stream << s.kernels.sum_chunks(s.loss_px, s.partials, (j + 1) * s.pixels, 2 * j * s.partials_per_view)
-                        .dispatch(s.partials_per_view);
-        s.stream << s.kernels.sum_chunks(s.sqerr_px, s.partials, (j + 1) * s.pixels, (2 * j + 1) * s.partials_per_view)
-                        .dispatch(s.partials_per_view);
-    }
+    s.record_loss_and_gradient(order, scale);
     if (s.chunk_count > 0)
         s.stream << s.kernels.parameter_sums(s.chunks, s.params.value, s.truth_values, s.params.grad, s.chunk_sums)
                         .dispatch(s.chunk_count);
@@ -377,19 +403,9 @@ IterationReport Optimizer::step() {
 
     IterationReport r;
     r.iteration = s.iteration;
-    double loss = 0, psnr = 0;
-    for (uint32_t j = 0; j < k; ++j) {
-        double l = 0, e = 0;
-        for (uint32_t c = 0; c < s.partials_per_view; ++c) {
-            l += s.host_partials[2 * j * s.partials_per_view + c];
-            e += s.host_partials[(2 * j + 1) * s.partials_per_view + c];
-        }
-        loss += l;
-        double mse = e / (double(s.pixels) * 3.0);
-        psnr += mse > 0 ? -10.0 * std::log10(mse) : 100.0;   // identical images: capped at 100 dB
-    }
-    r.loss = loss * scale;
-    r.image_psnr = psnr / k;
+    auto [loss, psnr] = s.loss_and_psnr(k, scale);
+    r.loss = loss;
+    r.image_psnr = psnr;
     // Non-finite: name the first parameter (in file order) whose gradient has a non-finite element.
     std::string bad;
     for (const auto& f : s.free)
@@ -495,6 +511,52 @@ void Optimizer::load_state(const OptimizerState& st) {
     s.rng.s = st.rng;
     s.stream << s.params.value.copy_from(st.params.data()) << s.m1.copy_from(st.moment1.data())
              << s.m2.copy_from(st.moment2.data()) << synchronize();
+}
+
+double Optimizer::evaluate(std::vector<float>* gradient) {
+    auto& s = *s_;
+    const uint32_t n = uint32_t(s.data.views.size());
+    std::vector<uint32_t> all(n);
+    for (uint32_t i = 0; i < n; ++i) all[i] = i;
+    const float scale = 1.0f / (float(s.pixels) * 3.0f * float(n));
+    s.record_loss_and_gradient(all, scale);
+    std::vector<float> g(s.params.grad.size());
+    s.host_partials.resize(s.partials.size());
+    s.stream << s.partials.copy_to(s.host_partials.data()) << s.params.grad.copy_to(g.data()) << synchronize();
+    if (gradient) {
+        gradient->clear();
+        for (const auto& f : s.free) {
+            size_t size = parameter_value(s.current, f.p).size();
+            gradient->insert(gradient->end(), g.begin() + f.offset, g.begin() + f.offset + size);
+        }
+    }
+    return s.loss_and_psnr(n, scale).first;
+}
+
+std::vector<float> Optimizer::free_values() {
+    auto& s = *s_;
+    std::vector<float> all(s.params.value.size()), out;
+    s.stream << s.params.value.copy_to(all.data()) << synchronize();
+    for (const auto& f : s.free) {
+        size_t size = parameter_value(s.current, f.p).size();
+        out.insert(out.end(), all.begin() + f.offset, all.begin() + f.offset + size);
+    }
+    return out;
+}
+
+void Optimizer::set_free_values(const std::vector<float>& v) {
+    auto& s = *s_;
+    std::vector<float> all(s.params.value.size());
+    s.stream << s.params.value.copy_to(all.data()) << synchronize();
+    size_t at = 0;
+    for (const auto& f : s.free) {
+        size_t size = parameter_value(s.current, f.p).size();
+        if (at + size > v.size()) throw Error("set_free_values: " + std::to_string(v.size()) + " floats are too few");
+        std::copy(v.begin() + at, v.begin() + at + size, all.begin() + f.offset);
+        at += size;
+    }
+    if (at != v.size()) throw Error("set_free_values: " + std::to_string(v.size()) + " floats are too many");
+    s.stream << s.params.value.copy_from(all.data()) << synchronize();
 }
 
 } // namespace adjoint::app

@@ -1,0 +1,235 @@
+// adjoint-optimize and adjoint-render as a user runs them: the outputs of a run, the bad-input table
+// (exit code 2, the message, nothing written), SIGINT then --resume, and kills at random moments.
+#include "io_test_util.h"
+
+#include <adjoint/app/atomic_file.h>
+#include <adjoint/app/checkpoint.h>
+#include <adjoint/app/image_io.h>
+#include <adjoint/app/loss_log.h>
+#include <adjoint/app/params_file.h>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace adjoint::app::test {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kAssets = fs::path(ADJOINT_SOURCE_DIR) / "assets";
+const std::string kOptimize = std::string(ADJOINT_BINARY_DIR) + "/app/adjoint-optimize";
+const std::string kRender = std::string(ADJOINT_BINARY_DIR) + "/app/adjoint-render";
+
+struct Result {
+    int code = -1;
+    std::string err;
+};
+
+// Runs a program with arguments (no shell), capturing stderr; returns the exit code (128 + signal when
+// killed, as a shell reports it).
+Result run(const std::string& program, const std::vector<std::string>& args, int kill_after_ms = -1,
+           int signal = SIGINT, const std::function<bool()>& when = nullptr) {
+    TempDir tmp;
+    fs::path err_file = tmp / "stderr.txt";
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE* f = std::fopen(err_file.c_str(), "w");
+        dup2(fileno(f), 2);
+        std::vector<char*> argv{const_cast<char*>(program.c_str())};
+        for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(program.c_str(), argv.data());
+        _exit(127);
+    }
+    if (kill_after_ms >= 0 || when) {
+        auto start = std::chrono::steady_clock::now();
+        for (;;) {
+            int st = 0;
+            if (waitpid(pid, &st, WNOHANG) == pid) {
+                std::ifstream in(err_file);
+                std::stringstream ss;
+                ss << in.rdbuf();
+                return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), ss.str()};
+            }
+            auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+            if ((when && when()) || (!when && ms >= kill_after_ms)) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        kill(pid, signal);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    std::ifstream in(err_file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), ss.str()};
+}
+
+// A small scene in a temp folder: a textured sphere, two lights, texture and a light free.
+std::string small_scene(int iterations, const std::string& extra_param = "", const std::string& mesh_file = "") {
+    std::string mesh = mesh_file.empty() ? (kAssets / "meshes" / "uv_sphere.obj").string() : mesh_file;
+    return R"({"format": 1,
+      "camera": { "eye": [0, 0.8, 4.2], "target": [0, 0, 0], "resolution": [48, 48] },
+      "materials": { "skin": { "albedo_texture": ")" + (kAssets / "textures" / "colourful_128.png").string() + R"(" } },
+      "meshes": [ { "name": "ball", "file": ")" + mesh + R"(", "material": "skin" } ],
+      "lights": [ { "name": "key", "type": "point", "position": [2, 3, 3], "intensity": 14 },
+                  { "name": "fill", "type": "ambient", "intensity": 0.25 } ],
+      "optimize": { "parameters": { "materials.skin.albedo_texture": { "init": [0.5, 0.5, 0.5], "lr": 0.05 },
+                                    "lights.key.intensity": { "init": 10, "lr": 0.05 })" + extra_param + R"( },
+                    "iterations": )" + std::to_string(iterations) + R"( } })";
+}
+
+void write(const fs::path& p, const std::string& text) {
+    std::ofstream(p) << text;
+}
+
+// Every output that exists must be complete: decodable, parseable.
+void expect_outputs_complete(const fs::path& dir) {
+    for (const char* png : {"target.png", "start.png", "final.png", "report.png"}) {
+        if (fs::exists(dir / png)) { EXPECT_NO_THROW(read_png_linear(dir / png)) << png; }
+    }
+    if (fs::exists(dir / "loss.csv")) { EXPECT_NO_THROW(LossLog::parse(read_file(dir / "loss.csv"), "loss.csv")); }
+    if (fs::exists(dir / "params.json")) { EXPECT_NO_THROW(read_params_json(dir / "params.json")); }
+    if (fs::exists(dir / "checkpoint.bin")) { EXPECT_NO_THROW(read_checkpoint(dir / "checkpoint.bin")); }
+}
+
+} // namespace
+
+TEST(OptimizeCli, ARunWritesEveryOutput) {
+    TempDir tmp;
+    write(tmp / "s.json", small_scene(12));
+    auto r = run(kOptimize, {"--scene", (tmp / "s.json").string(), "--out", (tmp / "out").string(), "--save-every",
+                             "5", "--quiet"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    fs::path out = tmp / "out";
+    for (const char* f : {"loss.csv", "target.png", "start.png", "final.png", "render_0005.png", "render_0010.png",
+                          "params.json", "report.png", "checkpoint.bin", "materials.skin.albedo_texture.png"})
+        EXPECT_TRUE(fs::exists(out / f)) << f;
+    auto rows = LossLog::parse(read_file(out / "loss.csv"), "loss.csv");
+    ASSERT_EQ(rows.size(), 12u);
+    for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].iteration, int64_t(i));
+    EXPECT_LT(rows.back().loss, rows.front().loss);
+    EXPECT_TRUE(rows.back().param_error.has_value());
+    auto params = read_params_json(out / "params.json");
+    ASSERT_EQ(params.size(), 2u);
+    EXPECT_EQ(params[0].path, "lights.key.intensity");
+    EXPECT_TRUE(params[0].true_value && params[0].error);
+    EXPECT_EQ(read_checkpoint(out / "checkpoint.bin").iteration, 12u);
+    auto report = read_png_linear(out / "report.png");
+    EXPECT_GT(report.width, 4 * 48);
+    expect_outputs_complete(out);
+
+    // adjoint-render with the run's params.json reproduces final.png.
+    auto rr = run(kRender, {"--scene", (tmp / "s.json").string(), "--out", (tmp / "again.png").string(), "--params",
+                            (out / "params.json").string()});
+    ASSERT_EQ(rr.code, 0) << rr.err;
+    EXPECT_GT(psnr(read_png_linear(tmp / "again.png"), read_png_linear(out / "final.png")), 35.0);
+}
+
+TEST(OptimizeCli, BadInputExitsTwoAndWritesNothing) {
+    TempDir tmp;
+    write(tmp / "empty.obj", "# no faces\nv 0 0 0\nv 1 0 0\nv 0 1 0\n");
+    write(tmp / "nouv.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+    write(tmp / "notafolder", "x");
+    struct Case {
+        std::string name, scene;
+        std::vector<std::string> extra;
+        std::string expect;
+    };
+    std::string good = small_scene(3);
+    auto replace = [&](std::string s, const std::string& a, const std::string& b) {
+        auto at = s.find(a);
+        EXPECT_NE(at, std::string::npos) << a;
+        return at == std::string::npos ? s : s.replace(at, a.size(), b);
+    };
+    std::vector<Case> cases = {
+        {"malformed json", "{\"format\": 1,", {}, "s.json"},
+        {"unknown key", replace(good, "\"format\": 1,", "\"format\": 1, \"camra\": 3,"), {}, "camra"},
+        {"wrong shape", replace(good, "\"target\": [0, 0, 0]", "\"target\": [0, 0]"), {}, "camera.target"},
+        {"missing obj", replace(good, (kAssets / "meshes" / "uv_sphere.obj").string(), "nope.obj"), {}, "nope.obj"},
+        {"obj without faces", small_scene(3, "", (tmp / "empty.obj").string()), {}, "meshes[0].file"},
+        {"texture without uv", small_scene(3, "", (tmp / "nouv.obj").string()), {}, "texture coordinates"},
+        {"unknown parameter", small_scene(3, R"(, "lights.kye.position": {"init": [0, 1, 0]})"), {},
+         "unknown parameter lights.kye.position"},
+        {"geometry parameter", small_scene(3, R"(, "meshes.ball.translation": {"perturb": 0.1})"), {},
+         "meshes.ball.translation"},
+        {"negative iterations", replace(good, "\"iterations\": 3", "\"iterations\": -3"), {}, "optimize.iterations"},
+        {"resolution zero", good, {"--resolution", "0x64"}, "--resolution"},
+        {"resolution too large", good, {"--resolution", "100000x64"}, "--resolution"},
+        {"negative --iters", good, {"--iters", "-1"}, "--iters"},
+    };
+    for (const auto& c : cases) {
+        write(tmp / "s.json", c.scene);
+        std::vector<std::string> args{"--scene", (tmp / "s.json").string(), "--out", (tmp / "out").string()};
+        args.insert(args.end(), c.extra.begin(), c.extra.end());
+        auto r = run(kOptimize, args);
+        EXPECT_EQ(r.code, 2) << c.name << ": " << r.err;
+        EXPECT_NE(r.err.find("adjoint: error: "), std::string::npos) << c.name << ": " << r.err;
+        EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.name << ": " << r.err;
+        EXPECT_FALSE(fs::exists(tmp / "out")) << c.name;
+    }
+    // An output folder that cannot be created.
+    write(tmp / "s.json", good);
+    auto r = run(kOptimize, {"--scene", (tmp / "s.json").string(), "--out", (tmp / "notafolder" / "out").string()});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("notafolder"), std::string::npos) << r.err;
+}
+
+TEST(OptimizeCli, InterruptThenResumeContinuesWhereItStopped) {
+    TempDir tmp;
+    write(tmp / "s.json", small_scene(300));
+    fs::path out = tmp / "out";
+    std::vector<std::string> args{"--scene", (tmp / "s.json").string(), "--out", out.string(), "--quiet"};
+    // Interrupt once the run has done some iterations (loss.csv has rows).
+    auto r = run(kOptimize, args, -1, SIGINT, [&] {
+        std::error_code ec;
+        return fs::exists(out / "loss.csv") && fs::file_size(out / "loss.csv", ec) > 400;
+    });
+    ASSERT_EQ(r.code, 130) << r.err;
+    auto ck = read_checkpoint(out / "checkpoint.bin");
+    auto rows = LossLog::parse(read_file(out / "loss.csv"), "loss.csv");
+    ASSERT_GT(ck.iteration, 0u);
+    ASSERT_LT(ck.iteration, 300u);
+    EXPECT_EQ(rows.size(), ck.iteration);
+    EXPECT_TRUE(fs::exists(out / "final.png"));
+
+    args.push_back("--resume");
+    auto r2 = run(kOptimize, args);
+    ASSERT_EQ(r2.code, 0) << r2.err;
+    rows = LossLog::parse(read_file(out / "loss.csv"), "loss.csv");
+    ASSERT_EQ(rows.size(), 300u);
+    for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].iteration, int64_t(i));
+    EXPECT_EQ(read_checkpoint(out / "checkpoint.bin").iteration, 300u);
+    EXPECT_LT(rows.back().loss, rows[ck.iteration - 1].loss);
+}
+
+TEST(OptimizeCli, AKillAtAnyMomentLeavesOnlyCompleteOutputs) {
+    std::mt19937 rng(7);
+    for (int trial = 0; trial < 4; ++trial) {
+        TempDir tmp;
+        write(tmp / "s.json", small_scene(200));
+        int delay = std::uniform_int_distribution<int>(300, 2500)(rng);
+        auto r = run(kOptimize, {"--scene", (tmp / "s.json").string(), "--out", (tmp / "out").string(),
+                                 "--save-every", "7", "--quiet"},
+                     delay, SIGKILL);
+        EXPECT_TRUE(r.code == 128 + SIGKILL || r.code == 0) << r.code;
+        if (fs::exists(tmp / "out")) expect_outputs_complete(tmp / "out");
+        // The next run (a resume when a checkpoint exists) clears the killed run's temporary files.
+        if (fs::exists(tmp / "out" / "checkpoint.bin")) {
+            auto again = run(kOptimize, {"--scene", (tmp / "s.json").string(), "--out", (tmp / "out").string(),
+                                         "--resume", "--quiet", "--iters", "5"});
+            EXPECT_EQ(again.code, 0) << again.err;
+            for (const auto& e : fs::directory_iterator(tmp / "out"))
+                EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
+        }
+    }
+}
+
+} // namespace adjoint::app::test
