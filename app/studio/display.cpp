@@ -95,7 +95,9 @@ auto colour_kernel() {
         Float d_max = scales.read(0u), g_max = scales.read(1u);
         Float d = mean_abs_diff(c, t), g = pixel_gradient(c, t, l1, factor);
         diff.write(i, pack(inferno(ite(d_max > 0.0f, d / d_max, 0.0f))));
-        gradient.write(i, pack(diverging(ite(g_max > 0.0f, g / g_max, 0.0f))));
+        // A square-root scale: a few pixels with large gradients would otherwise leave the rest white.
+        Float r = ite(g_max > 0.0f, g / g_max, 0.0f);
+        gradient.write(i, pack(diverging(sign(r) * sqrt(abs(r)))));
     });
 }
 

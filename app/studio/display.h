@@ -6,7 +6,7 @@
 //   largest d of the image and coloured with inferno, as report.png draws it (black where they agree).
 // - gradient: dL/dI summed over RGB, the loss's derivative with respect to each pixel of the current image
 //   (l2: 2 (current - target), l1: sign(current - target), both over the pixel count times 3), divided by
-//   its largest magnitude and coloured blue (negative) - white (0) - red (positive).
+//   its largest magnitude and coloured blue (negative) - white (0) - red (positive) on a square-root scale.
 #pragma once
 #include <adjoint/adjoint.h>
 #include <adjoint/app/scene.h>

@@ -127,7 +127,7 @@ void Studio::draw_images_window() {
     ImGui::SameLine(0, kGap);
     draw_image_panel(ids[2], "|current - target|", "inferno, full scale " + format("%.3g", im.scale.max_diff), size, 2);
     ImGui::SameLine(0, kGap);
-    draw_image_panel(ids[3], "dL/dI (sum over RGB)", "blue < 0 < red, full scale " + format("%.3g", im.scale.max_gradient),
+    draw_image_panel(ids[3], "dL/dI (sum over RGB)", "blue < 0 < red (sqrt scale), max " + format("%.3g", im.scale.max_gradient),
                      size, 3);
     ImGui::End();
 }

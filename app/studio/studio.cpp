@@ -11,6 +11,7 @@
 #include <adjoint/app/atomic_file.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
@@ -232,6 +233,9 @@ void Studio::update_textures() {
 bool Studio::frame(bool capture) {
     ImGui_ImplVulkan_NewFrame();
     ImGui_ImplGlfw_NewFrame();
+    // A scripted run (--quit-after-iters) ignores the pointer, so that where Xvfb leaves it shows in no
+    // screenshot (hover tooltips).
+    if (config_.options.quit_after_iters) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
     ImGui::NewFrame();
     textures_->new_ui_frame();
     draw_ui();
@@ -252,7 +256,8 @@ void Studio::write_layout(const fs::path& file) const {
     j << "{\n  \"window\": [" << e.width << ", " << e.height << "],\n";
     j << "  \"image\": [" << (session_ ? session_->width() : 0) << ", " << (session_ ? session_->height() : 0) << "],\n";
     j << "  \"iterations\": " << (session_ ? session_->iteration() : 0) << ",\n";
-    j << "  \"swapchains\": " << presenter_->swapchains_created() << ",\n  \"panels\": {";
+    j << "  \"swapchains\": " << presenter_->swapchains_created() << ",\n";
+    j << "  \"resized_at_iteration\": " << resized_at_iteration_ << ",\n  \"panels\": {";
     const char* names[4] = {"target", "current", "diff", "gradient"};
     for (int i = 0; i < 4; ++i) {
         const PanelRect& r = panel_rects_[size_t(i)];
@@ -293,7 +298,9 @@ int Studio::run() {
 
         // The optimization: a slice of this frame.
         uint32_t ran = 0;
-        if (session_ && running_) {
+        // A scripted resize holds the run until the new size shows, so that it lands in the middle of the run.
+        const bool resize_pending = resize_requested && resized_at_iteration_ < 0 && frames_since_resize <= 300;
+        if (session_ && running_ && !resize_pending) {
             uint32_t budget = uint32_t(iterations_per_frame_);
             if (quit_after) budget = uint32_t(std::min<int64_t>(budget, std::max<int64_t>(*quit_after - session_->iteration(), 0)));
             const double s0 = now_ms();
@@ -304,24 +311,6 @@ int Studio::run() {
             }
             if (session_->finished() || !session_->error().empty()) running_ = false;
         }
-        if (session_ && ran) {
-            // The selected view every frame that ran; the grid at most every 0.25 s, and when the run stops.
-            std::vector<uint32_t> views{session_->selected_view};
-            const bool grid_due = now_ms() - last_grid_refresh_ms_ > 250 || !running_;
-            if (session_->view_count() > 1 && grid_due) {
-                views.clear();
-                for (uint32_t v = 0; v < session_->view_count(); ++v) views.push_back(v);
-                last_grid_refresh_ms_ = now_ms();
-            }
-            session_->refresh(views);
-        }
-        if (session_ && (orbit_->moved() || (orbit_follows_ && orbit_iteration_ != session_->iteration() &&
-                                             (!running_ || frame_index % 8 == 0)))) {
-            orbit_->render(session_->current_scene());
-            orbit_iteration_ = session_->iteration();
-        }
-        if (session_) update_textures();
-
         // Leaving: the window was closed, or --quit-after-iters is reached (after a scripted resize has
         // taken effect, so that the screenshot shows the new size).
         bool quit = glfwWindowShouldClose(window_);
@@ -334,6 +323,28 @@ int Studio::run() {
                                  frames_since_resize > 300;
             if (settled || (config_.resize && frame_index > config_.resize->frame + 600)) quit = true;
         }
+        if (resize_requested && resized_at_iteration_ < 0 && config_.resize &&
+            presenter_->extent().width == config_.resize->size.width &&
+            presenter_->extent().height == config_.resize->size.height)
+            resized_at_iteration_ = session_ ? int64_t(session_->iteration()) : 0;
+        if (session_ && (ran || quit)) {
+            // The selected view every frame that ran; the grid at most every 0.25 s, and when the run stops.
+            std::vector<uint32_t> views{session_->selected_view};
+            const bool grid_due = now_ms() - last_grid_refresh_ms_ > 250 || !running_ || quit;
+            if (session_->view_count() > 1 && grid_due) {
+                views.clear();
+                for (uint32_t v = 0; v < session_->view_count(); ++v) views.push_back(v);
+                last_grid_refresh_ms_ = now_ms();
+            }
+            session_->refresh(views);
+        }
+        if (session_ && (orbit_->moved() || (orbit_follows_ && orbit_iteration_ != session_->iteration() &&
+                                             (!running_ || quit || frame_index % 8 == 0)))) {
+            orbit_->render(session_->current_scene());
+            orbit_iteration_ = session_->iteration();
+        }
+        if (session_) update_textures();
+
         const bool capture = quit && config_.options.screenshot.has_value();
         const bool drawn = frame(capture);
         frames_ += drawn;

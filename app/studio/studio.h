@@ -2,8 +2,8 @@
 // panels over one Session. studio.cpp holds set-up and the frame loop; panels.cpp the panels.
 //
 // Test hooks (environment): ADJOINT_STUDIO_SIZE=WxH (the window's first size, default 1280x800),
-// ADJOINT_STUDIO_RESIZE=WxH@F (resize the window at frame F), ADJOINT_STUDIO_LAYOUT=FILE (write the image
-// panels' rectangles and the window's size there at exit, JSON).
+// ADJOINT_STUDIO_RESIZE=WxH@F (resize the window at frame F; the run waits until the new size shows),
+// ADJOINT_STUDIO_LAYOUT=FILE (at exit, the window's size and the image panels' rectangles, JSON).
 #pragma once
 #include "orbit.h"
 #include "presenter.h"
@@ -130,6 +130,7 @@ private:
     uint32_t iterations_run_ = 0;
     double iteration_ms_total_ = 0;
     size_t validation_count_ = 0;
+    int64_t resized_at_iteration_ = -1;   // ADJOINT_STUDIO_RESIZE: the iteration when the new size showed
 };
 
 } // namespace adjoint::studio

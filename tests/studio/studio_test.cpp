@@ -220,11 +220,13 @@ TEST(Studio, RunsTheTextureDemoAndShowsIt) {
 TEST(Studio, ResizingInTheMiddleOfARun) {
     require_xvfb();
     fs::path dir = fresh_dir("resize");
-    Result r = run(dir, xvfb("ADJOINT_STUDIO_SIZE=1280x760 ADJOINT_STUDIO_RESIZE=1100x680@3 ADJOINT_STUDIO_LAYOUT=layout.json"),
+    Result r = run(dir, xvfb("ADJOINT_STUDIO_SIZE=1280x760 ADJOINT_STUDIO_RESIZE=1100x680@2 ADJOINT_STUDIO_LAYOUT=layout.json"),
                    kArgs);
     check_run(dir, r, 1100, 680);
     const nlohmann::json layout = nlohmann::json::parse(read_text(dir / "layout.json"));
     EXPECT_GE(layout["swapchains"].get<int>(), 2);   // the swapchain was made again for the new size
+    EXPECT_GE(layout["resized_at_iteration"].get<int>(), 1);   // in the middle of the run
+    EXPECT_LT(layout["resized_at_iteration"].get<int>(), 20);
 }
 
 TEST(Studio, WithoutADisplayItSaysSoAndExitsWith2) {
