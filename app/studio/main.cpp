@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
         if (const char* r = std::getenv("ADJOINT_STUDIO_RESIZE"))
             config.resize = studio::parse_scripted_resize(r, "ADJOINT_STUDIO_RESIZE");
         if (const char* l = std::getenv("ADJOINT_STUDIO_LAYOUT")) config.layout_file = fs::path(l);
+        if (const char* c = std::getenv("ADJOINT_STUDIO_CLOSE_AT"))
+            config.close_at = studio::parse_frame(c, "ADJOINT_STUDIO_CLOSE_AT");
     } catch (const UsageError& e) {
         std::cerr << "adjoint-studio: error: " << e.what() << "\n" << e.usage();
         return exit_bad_input;

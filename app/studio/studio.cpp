@@ -9,6 +9,7 @@
 #include <stb_image_write.h>
 
 #include <adjoint/app/atomic_file.h>
+#include <adjoint/app/interrupt.h>
 
 #include <algorithm>
 #include <cfloat>
@@ -66,6 +67,12 @@ ScriptedResize parse_scripted_resize(const std::string& text, const std::string&
         fail(what, ": expected WxH@FRAME (e.g. 900x600@5), got '", text, "'");
     r.size = parse_window_size(text.substr(0, at), what);
     return r;
+}
+
+uint32_t parse_frame(const std::string& text, const std::string& what) {
+    uint32_t frame = 0;
+    if (!parse_number(text, frame)) fail(what, ": expected a frame number, got '", text, "'");
+    return frame;
 }
 
 Studio::Studio(StudioConfig config, std::ostream& out, std::ostream& err)
@@ -285,10 +292,13 @@ int Studio::run() {
     uint32_t frames_since_resize = 0;
     bool captured = false;
     Screenshot shot;
+    // Ctrl-C or SIGTERM close the window as its close button does (outputs saved), then exit with 130.
+    app::InterruptGuard interrupts;
     for (;;) {
-        const double t0 = now_ms();
         if (running_) glfwPollEvents();
         else glfwWaitEventsTimeout(0.05);   // idle: wake for input, or now and then
+        const double t0 = now_ms();          // a frame's own time, not the idle wait
+        if (config_.close_at && frame_index == *config_.close_at) glfwSetWindowShouldClose(window_, GLFW_TRUE);
 
         if (config_.resize && frame_index == config_.resize->frame) {
             glfwSetWindowSize(window_, int(config_.resize->size.width), int(config_.resize->size.height));
@@ -313,7 +323,7 @@ int Studio::run() {
         }
         // Leaving: the window was closed, or --quit-after-iters is reached (after a scripted resize has
         // taken effect, so that the screenshot shows the new size).
-        bool quit = glfwWindowShouldClose(window_);
+        bool quit = glfwWindowShouldClose(window_) || app::interrupt_requested();
         if (quit_after && (!session_ || session_->iteration() >= *quit_after || session_->finished() ||
                            !session_->error().empty())) {
             const VkExtent2D e = presenter_->extent();
@@ -357,7 +367,7 @@ int Studio::run() {
         if (quit) break;
     }
 
-    int code = app::exit_ok;
+    int code = app::interrupt_requested() ? app::exit_interrupted : app::exit_ok;
     if (session_ && !session_->error().empty()) {
         err_ << "adjoint-studio: error: " << session_->error() << "\n";
         code = app::exit_failure;

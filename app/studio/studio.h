@@ -3,7 +3,8 @@
 //
 // Test hooks (environment): ADJOINT_STUDIO_SIZE=WxH (the window's first size, default 1280x800),
 // ADJOINT_STUDIO_RESIZE=WxH@F (resize the window at frame F; the run waits until the new size shows),
-// ADJOINT_STUDIO_LAYOUT=FILE (at exit, the window's size and the image panels' rectangles, JSON).
+// ADJOINT_STUDIO_LAYOUT=FILE (at exit, the window's size and the image panels' rectangles, JSON),
+// ADJOINT_STUDIO_CLOSE_AT=F (at frame F, close the window as its close button does).
 #pragma once
 #include "orbit.h"
 #include "presenter.h"
@@ -32,9 +33,10 @@ struct ScriptedResize {
     uint32_t frame = 0;
 };
 
-// "WxH" and "WxH@F"; Error naming `what` otherwise.
+// "WxH", "WxH@F" and "F"; Error naming `what` otherwise.
 WindowSize parse_window_size(const std::string& text, const std::string& what);
 ScriptedResize parse_scripted_resize(const std::string& text, const std::string& what);
+uint32_t parse_frame(const std::string& text, const std::string& what);
 
 struct StudioConfig {
     app::StudioOptions options;
@@ -43,6 +45,7 @@ struct StudioConfig {
     WindowSize size{1280, 800};
     std::optional<ScriptedResize> resize;
     std::optional<std::filesystem::path> layout_file;
+    std::optional<uint32_t> close_at;
 };
 
 // The whole program after argument parsing and scene loading; returns the exit code. Assumes a display.

@@ -247,3 +247,18 @@ TEST(Studio, ABadSceneExitsWith2BeforeAnyWindow) {
     EXPECT_EQ(u.code, 2);
     EXPECT_NE(u.err.find("--quit-after-iters: must be >= 0"), std::string::npos) << u.err;
 }
+
+TEST(Studio, ClosingTheWindowDuringARunSavesTheOutputs) {
+    require_xvfb();
+    fs::path dir = fresh_dir("close");
+    // No --quit-after-iters: the run (300 iterations) is cut short by the window's close request at frame 4.
+    Result r = run(dir, xvfb("ADJOINT_STUDIO_CLOSE_AT=4"),
+                   "--scene '" + (kSource / "assets/scenes/texture.json").string() + "' --run --out out");
+    ASSERT_EQ(r.code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("validation on, 0 messages"), std::string::npos) << r.out;
+    const std::vector<double> losses = loss_column(dir / "out" / "loss.csv");
+    EXPECT_GE(losses.size(), 1u);
+    EXPECT_LT(losses.size(), 300u);
+    for (const char* f : {"target.png", "start.png", "final.png", "params.json", "report.png", "checkpoint.bin"})
+        EXPECT_TRUE(fs::exists(dir / "out" / f)) << f;
+}
