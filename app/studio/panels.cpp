@@ -345,7 +345,18 @@ void Studio::draw_views_window() {
     ImGui::Begin("Views", nullptr, kTile);
     if (session_) {
         ImGui::TextUnformatted("orbit (drag: turn, wheel: distance)");
-        const float side = std::floor(std::min(ImGui::GetContentRegionAvail().x, float(orbit_->size())));
+        // The grid of views below keeps its room: the orbit view shrinks first.
+        const float avail_x = ImGui::GetContentRegionAvail().x;
+        float grid_h = 0.0f;
+        if (session_->view_count() > 1) {
+            const int columns = std::max(1, int(avail_x / 68.0f));
+            const float thumb = std::floor(avail_x / float(columns)) - 4.0f;
+            const uint32_t rows = (session_->view_count() + uint32_t(columns) - 1) / uint32_t(columns);
+            grid_h = float(rows) * (thumb * float(session_->height()) / float(session_->width()) + 4.0f) +
+                     3.0f * ImGui::GetFrameHeightWithSpacing();
+        }
+        const float room = ImGui::GetContentRegionAvail().y - grid_h - ImGui::GetFrameHeightWithSpacing();
+        const float side = std::floor(std::max(std::min({avail_x, float(orbit_->size()), room}), 64.0f));
         ImVec2 p = ImGui::GetCursorScreenPos();
         p = {std::floor(p.x), std::floor(p.y)};
         ImGui::SetCursorScreenPos(p);

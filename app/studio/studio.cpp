@@ -195,6 +195,9 @@ void Studio::open_session(app::Scene scene, std::optional<fs::path> out) {
     orbit_iteration_ = UINT32_MAX;
     make_textures();
     glfwSetWindowTitle(window_, ("Adjoint Studio - " + session_->scene().display_name).c_str());
+    std::error_code ec;   // a scene from elsewhere is simply not a demo
+    for (size_t i = 0; i < demos_.size(); ++i)
+        if (fs::equivalent(demos_[i], session_->scene().source_file, ec)) demo_index_ = int(i);
 }
 
 void Studio::load(const fs::path& file) {
@@ -279,11 +282,11 @@ int Studio::run() {
     create_window();
     create_device();
     init_imgui();
-    if (config_.scene) open_session(std::move(*config_.scene), config_.options.out);
     if (fs::is_directory(config_.scenes_dir))
         for (const auto& entry : fs::directory_iterator(config_.scenes_dir))
             if (entry.path().extension() == ".json") demos_.push_back(entry.path());
     std::sort(demos_.begin(), demos_.end());
+    if (config_.scene) open_session(std::move(*config_.scene), config_.options.out);
     running_ = config_.options.run && session_ && session_->optimizable();
 
     const auto& quit_after = config_.options.quit_after_iters;
