@@ -12,8 +12,28 @@
 
 namespace adjoint::studio {
 
+namespace {
+
+const char* result_name(VkResult r) {
+    switch (r) {
+    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_SURFACE_LOST_KHR: return "VK_ERROR_SURFACE_LOST_KHR";
+    case VK_ERROR_OUT_OF_DATE_KHR: return "VK_ERROR_OUT_OF_DATE_KHR";
+    case VK_ERROR_NATIVE_WINDOW_IN_USE_KHR: return "VK_ERROR_NATIVE_WINDOW_IN_USE_KHR";
+    case VK_ERROR_FORMAT_NOT_SUPPORTED: return "VK_ERROR_FORMAT_NOT_SUPPORTED";
+    case VK_TIMEOUT: return "VK_TIMEOUT";
+    case VK_NOT_READY: return "VK_NOT_READY";
+    default: return "a VkResult";
+    }
+}
+
+} // namespace
+
 void check_vk(VkResult result, const char* call) {
-    if (result != VK_SUCCESS) fail(call, " failed with VkResult ", int(result));
+    if (result != VK_SUCCESS) fail(call, " failed: ", result_name(result), " (", int(result), ")");
 }
 
 namespace {

@@ -327,8 +327,8 @@ int Studio::run() {
         // Leaving: the window was closed, or --quit-after-iters is reached (after a scripted resize has
         // taken effect, so that the screenshot shows the new size).
         bool quit = glfwWindowShouldClose(window_) || app::interrupt_requested();
-        if (quit_after && (!session_ || session_->iteration() >= *quit_after || session_->finished() ||
-                           !session_->error().empty())) {
+        if (quit_after && (!session_ || !session_->optimizable() || session_->iteration() >= *quit_after ||
+                           session_->finished() || !session_->error().empty())) {
             const VkExtent2D e = presenter_->extent();
             const bool settled = !config_.resize ||
                                  (resize_requested && e.width == config_.resize->size.width &&

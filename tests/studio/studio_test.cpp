@@ -262,3 +262,29 @@ TEST(Studio, ClosingTheWindowDuringARunSavesTheOutputs) {
     for (const char* f : {"target.png", "start.png", "final.png", "params.json", "report.png", "checkpoint.bin"})
         EXPECT_TRUE(fs::exists(dir / "out" / f)) << f;
 }
+
+TEST(Studio, ASceneWithoutOptimizeBlockIsShown) {
+    require_xvfb();
+    fs::path dir = fresh_dir("view-only");
+    const fs::path assets = kSource / "assets";
+    std::ofstream(dir / "view.json") << R"({ "format": 1,
+  "camera": { "eye": [0, 0.8, 4.2], "target": [0, 0, 0], "fov_y": 38, "resolution": [256, 256] },
+  "materials": { "skin": { "albedo_texture": ")" << (assets / "textures/colourful_128.png").string() << R"(" } },
+  "meshes": [ { "name": "ball", "file": ")" << (assets / "meshes/uv_sphere.obj").string() << R"(", "material": "skin" } ],
+  "lights": [ { "name": "key", "type": "point", "position": [2, 3, 3], "intensity": 14 } ] })";
+    Result r = run(dir, xvfb("ADJOINT_STUDIO_LAYOUT=layout.json"), "--scene view.json --quit-after-iters 5 --screenshot shot.png");
+    ASSERT_EQ(r.code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("validation on, 0 messages"), std::string::npos) << r.out;
+    const Picture shot = read_png(dir / "shot.png");
+    const nlohmann::json layout = nlohmann::json::parse(read_text(dir / "layout.json"));
+    const Picture target = crop(shot, layout["panels"]["target"]), current = crop(shot, layout["panels"]["current"]);
+    const Picture diff = crop(shot, layout["panels"]["diff"]);
+    EXPECT_GT(stddev_luminance(target), 8.0);
+    EXPECT_EQ(share_equal(target, current, 0), 1.0);   // the scene's own render in both
+    EXPECT_LT(stddev_luminance(diff), 0.5);             // and no difference anywhere
+    // --out needs something to optimize: refused before any window opens.
+    Result o = run(dir, xvfb(""), "--scene view.json --out out");
+    EXPECT_EQ(o.code, 2);
+    EXPECT_NE(o.err.find("--out needs a scene with an optimize block"), std::string::npos) << o.err;
+    EXPECT_FALSE(fs::exists(dir / "out"));
+}
