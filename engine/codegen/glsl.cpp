@@ -104,10 +104,13 @@ public:
         for (ValueId id : hoisted_order_) line(decl(id) + ";");
         if (f_.dimension == 1) {
             // A 1D dispatch larger than the device's group limit in x runs as rows of groups in y; the
-            // thread's index is linear again here, so dispatch(n) takes any n.
+            // thread's index is linear again here, so dispatch(n) takes any n. The last row's surplus groups
+            // stop before their index is formed: past 2^32 threads it would wrap to a low index and run
+            // that thread twice (runtime/dispatch_grid.h plans the rows).
+            const std::string block = std::to_string(f_.block_size[0]) + "u";
             line("const uint adjoint_group = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;");
-            line("const uvec3 adjoint_id = uvec3(adjoint_group * " + std::to_string(f_.block_size[0]) +
-                 "u + gl_LocalInvocationID.x, 0u, 0u);");
+            line("if (adjoint_group > (pc.dispatch_size.x - 1u) / " + block + ") return;");
+            line("const uvec3 adjoint_id = uvec3(adjoint_group * " + block + " + gl_LocalInvocationID.x, 0u, 0u);");
             line("if (adjoint_id.x >= pc.dispatch_size.x) return;");
         } else {
             line("if (any(greaterThanEqual(gl_GlobalInvocationID, pc.dispatch_size))) return;");

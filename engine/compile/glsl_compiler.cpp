@@ -12,7 +12,9 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -78,16 +80,23 @@ bool write_file(const fs::path& path, std::string_view text) {
          written ? "; source written to " : "; could not write the source to ", file.string());
 }
 
-// Reads a cached module; anything that is not plausibly SPIR-V (torn write, foreign file) counts as a miss.
-std::optional<std::vector<uint32_t>> read_spirv(const fs::path& path) {
-    std::error_code ec;
-    auto size = fs::file_size(path, ec);
-    if (ec || size % 4 != 0 || size < kSpirvHeaderWords * 4) return std::nullopt;
-    std::vector<uint32_t> words(size / 4);
+// A cache entry is a header of five words, then the SPIR-V: the entry magic, the format version, the
+// SPIR-V's word count and a 64-bit hash of its words seeded with the cache key. A torn write, a cut tail,
+// a flipped bit or a file moved under another key all fail the check; anything that fails is a miss.
+constexpr uint32_t kEntryMagic = 0x4a444141;   // "AADJ" in a little-endian dump
+constexpr uint32_t kEntryVersion = 1;
+constexpr size_t kEntryHeaderWords = 5;
+
+uint64_t entry_hash(std::string_view key, const uint32_t* words, size_t count) {
+    return hash_bytes(words, count * 4, hash_string(key));
+}
+
+std::optional<std::string> read_file(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
-    in.read(reinterpret_cast<char*>(words.data()), static_cast<std::streamsize>(size));
-    if (!in || words[0] != kSpirvMagic) return std::nullopt;
-    return words;
+    if (!in) return std::nullopt;
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) return std::nullopt;
+    return bytes;
 }
 
 // Hashes each part with its length in front, so ("ab","c") and ("a","bc") can never share a key.
@@ -142,6 +151,31 @@ std::string compiler_version() {
            "." + std::to_string(GLSLANG_VERSION_PATCH) + GLSLANG_VERSION_FLAVOR;
 }
 
+std::string encode_cache_entry(std::string_view key, const std::vector<uint32_t>& spirv) {
+    uint64_t h = entry_hash(key, spirv.data(), spirv.size());
+    const uint32_t header[kEntryHeaderWords] = {kEntryMagic, kEntryVersion, static_cast<uint32_t>(spirv.size()),
+                                                static_cast<uint32_t>(h), static_cast<uint32_t>(h >> 32)};
+    std::string bytes(reinterpret_cast<const char*>(header), sizeof header);
+    bytes.append(reinterpret_cast<const char*>(spirv.data()), spirv.size() * 4);
+    return bytes;
+}
+
+std::optional<std::vector<uint32_t>> decode_cache_entry(std::string_view key, std::string_view file) {
+    uint32_t header[kEntryHeaderWords];
+    if (file.size() < sizeof header) return std::nullopt;
+    std::memcpy(header, file.data(), sizeof header);
+    const uint64_t count = header[2];
+    if (header[0] != kEntryMagic || header[1] != kEntryVersion || count < kSpirvHeaderWords ||
+        file.size() != sizeof header + count * 4)
+        return std::nullopt;
+    std::vector<uint32_t> spirv(count);
+    std::memcpy(spirv.data(), file.data() + sizeof header, count * 4);
+    const uint64_t h = entry_hash(key, spirv.data(), spirv.size());
+    if (spirv[0] != kSpirvMagic || header[3] != static_cast<uint32_t>(h) || header[4] != static_cast<uint32_t>(h >> 32))
+        return std::nullopt;
+    return spirv;
+}
+
 // Returns an empty path when ADJOINT_CACHE_DIR=off, meaning "no disk cache".
 fs::path ShaderCache::default_dir() {
     if (const char* d = env("ADJOINT_CACHE_DIR"))
@@ -170,48 +204,56 @@ CompileResult ShaderCache::compile(std::string_view glsl, std::string_view kerne
     CompileResult result;
     result.cache_key = hex64(h);
 
-    for (const auto& [key, spirv] : memory_) {
-        if (key == result.cache_key) {
-            ++hits_;
-            result.spirv = spirv;
-            result.cache_hit = true;
-            return result;
-        }
+    // No lock is held while reading, compiling or writing: threads compiling different kernels proceed in
+    // parallel, and two compiling the same one both produce the same module.
+    if (auto spirv = memory_.get(result.cache_key)) {
+        ++hits_;
+        result.spirv = **spirv;
+        result.cache_hit = true;
+        return result;
     }
 
     const fs::path file = dir_ / (result.cache_key + ".spv");
+    bool damaged = false;
     if (disk_) {
-        if (auto spirv = read_spirv(file)) {
-            ++hits_;
-            memory_.emplace_back(result.cache_key, *spirv);
-            result.spirv = std::move(*spirv);
-            result.cache_hit = true;
-            return result;
+        std::error_code ec;
+        if (fs::exists(file, ec)) {
+            auto bytes = read_file(file);
+            auto spirv = bytes ? decode_cache_entry(result.cache_key, *bytes) : std::nullopt;
+            if (spirv) {
+                ++hits_;
+                memory_.put(result.cache_key, std::make_shared<const std::vector<uint32_t>>(*spirv));
+                result.spirv = std::move(*spirv);
+                result.cache_hit = true;
+                return result;
+            }
+            damaged = true;
         }
     }
 
     ++misses_;
+    if (damaged) ++damaged_;
     result.spirv = compile_glsl(glsl, kernel_name, options.optimize);
-    memory_.emplace_back(result.cache_key, result.spirv);
+    memory_.put(result.cache_key, std::make_shared<const std::vector<uint32_t>>(result.spirv));
 
     if (disk_) {
         // Write-then-rename so a concurrent reader (another process) sees either no file or a whole one,
         // never a torn one; the pid and random suffix keep concurrent writers off each other's temp files.
+        // The rename also replaces a damaged entry.
         std::error_code ec;
         fs::create_directories(dir_, ec);
         static thread_local std::mt19937_64 rng{std::random_device{}()};
         fs::path tmp = file;
         tmp += ".tmp." + std::to_string(::getpid()) + "." + hex64(rng());
-        std::string_view bytes(reinterpret_cast<const char*>(result.spirv.data()), result.spirv.size() * 4);
-        bool ok = !ec && write_file(tmp, bytes);
+        bool ok = !ec && write_file(tmp, encode_cache_entry(result.cache_key, result.spirv));
         if (ok) fs::rename(tmp, file, ec);
         if (!ok || ec) {
             fs::remove(tmp, ec);
             // A broken cache folder must never cost the user a compile; warn once and stay in memory.
-            std::fprintf(stderr,
-                         "adjoint: warning: cannot write the shader cache in '%s'; caching in memory only\n",
-                         dir_.c_str());
-            disk_ = false;
+            if (disk_.exchange(false))
+                std::fprintf(stderr,
+                             "adjoint: warning: cannot write the shader cache in '%s'; caching in memory only\n",
+                             dir_.c_str());
         }
     }
     return result;

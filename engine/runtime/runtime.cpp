@@ -8,91 +8,103 @@
 #include <adjoint/ir/trap.h>
 
 #include "compile/glsl_compiler.h"
+#include "compile/lru_cache.h"
+#include "runtime/dispatch_grid.h"
 #include "runtime/runtime_internal.h"
 #include "vulkan/vk_runtime.h"
 
 #include <adjoint/core/hash.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
-#include <unordered_map>
+#include <mutex>
 
 namespace adjoint {
 
 namespace detail {
 
-class ShaderImpl;
+// What compiling a kernel produces; immutable once built and shared by every Shader compiled from the same
+// kernel, by the device's kernel cache while it keeps it, and by streams that recorded a dispatch of it.
+struct CompiledKernel {
+    std::string name;
+    codegen::GlslKernel layout;
+    std::string ir_text;
+    std::vector<TapeUse> tape;
+    std::vector<autodiff::GradParam> grad_params;   // hidden parameters after the user's (gradient buffers)
+    std::shared_ptr<vk::Pipeline> pipeline;
+    bool spirv_cache_hit = false;
+    std::array<uint32_t, 3> block{};
+    uint32_t dimension = 1;
+};
 
 class DeviceImpl {
 public:
     std::shared_ptr<vk::Context> ctx;
-    compile::ShaderCache cache;
+    compile::ShaderCache cache;   // thread-safe
     // Compiled kernels by a hash of their recorded IR and name: compiling the same kernel again reuses the
     // lowering, the GLSL and the pipeline (on lavapipe, pipeline creation is most of a warm compile).
-    std::unordered_map<uint64_t, std::shared_ptr<const ShaderImpl>> kernels;
+    compile::LruCache<uint64_t, std::shared_ptr<const CompiledKernel>> kernels{Device::kDefaultKernelCacheCapacity};
     codegen::GlslOptions glsl;
     std::string key;
 };
 
+// Resources remember their Vulkan context, so a resource of another Device is refused by name rather than
+// handed to a pipeline of this one.
 class BufferImpl {
 public:
+    std::shared_ptr<vk::Context> ctx;
     std::shared_ptr<vk::Buffer> buffer;
 };
 
 class ImageImpl {
 public:
+    std::shared_ptr<vk::Context> ctx;
     std::shared_ptr<vk::Image> image;
 };
 
 class ShaderImpl {
 public:
     std::shared_ptr<DeviceImpl> device;
-    std::string name;
-    codegen::GlslKernel layout;
-    std::string ir_text;
-    std::vector<TapeUse> tape;
-    std::vector<autodiff::GradParam> grad_params;   // hidden parameters after the user's (gradient buffers)
-    std::shared_ptr<vk::Pipeline> pipeline;   // shared by every shader compiled from the same kernel
+    std::shared_ptr<const CompiledKernel> kernel;
     bool cache_hit = false;
-    std::array<uint32_t, 3> block{};
-    uint32_t dimension = 1;
 };
 
 class StreamImpl {
 public:
     explicit StreamImpl(std::shared_ptr<DeviceImpl> d) : device(std::move(d)), stream(device->ctx) {}
+    std::mutex mutex;                              // one command at a time (Stream::operator<<)
     std::shared_ptr<DeviceImpl> device;
     vk::Stream stream;
-    std::vector<std::shared_ptr<void>> retained;   // resources used by recorded commands, until synchronize
+    std::vector<std::shared_ptr<const void>> retained;   // resources and kernels used by recorded commands
     std::unique_ptr<vk::Buffer> status;
     bool status_armed = false;
     uint32_t status_value = 0;
     std::vector<std::string> status_kernels;
 
-    void bind_status(vk::Bindings& b, const ShaderImpl& s) {
+    void bind_status(vk::Bindings& b, const CompiledKernel& k) {
         if (!status) status = std::make_unique<vk::Buffer>(device->ctx, 4);
         if (!status_armed) {
             stream.fill_zero(*status);
             status_armed = true;
         }
-        if (b.buffers.size() <= s.layout.status_binding) b.buffers.resize(s.layout.status_binding + 1, nullptr);
-        b.buffers[s.layout.status_binding] = status.get();
-        if (b.buffer_written.size() <= s.layout.status_binding) b.buffer_written.resize(s.layout.status_binding + 1, false);
-        b.buffer_written[s.layout.status_binding] = true;
-        status_kernels.push_back(s.name);
+        b.buffers[k.layout.status_binding] = status.get();
+        b.buffer_written[k.layout.status_binding] = true;
+        status_kernels.push_back(k.name);
     }
 
     // One scratch buffer per stream, grown to the largest need; dispatches that share it are ordered by
-    // the stream's hazard barriers.
+    // the stream's hazard barriers. The size was checked against the device's range when the dispatch
+    // command was made.
     std::shared_ptr<vk::Buffer> scratch;
-    void bind_scratch(vk::Bindings& b, const ShaderImpl& s, uint64_t threads) {
-        uint64_t bytes = threads * s.layout.scratch_words_per_thread * 4ull;
+    void bind_scratch(vk::Bindings& b, const CompiledKernel& k, uint64_t threads) {
+        uint64_t bytes = threads * k.layout.scratch_words_per_thread * 4ull;
         if (!scratch || scratch->size() < bytes) {
             if (scratch) retained.push_back(scratch);   // recorded commands may still use the smaller one
             scratch = std::make_shared<vk::Buffer>(device->ctx, size_t(std::max<uint64_t>(bytes, 4)));
         }
-        b.buffers[s.layout.scratch_binding] = scratch.get();
-        b.buffer_written[s.layout.scratch_binding] = true;
+        b.buffers[k.layout.scratch_binding] = scratch.get();
+        b.buffer_written[k.layout.scratch_binding] = true;
     }
 
     void synchronize() {
@@ -113,49 +125,90 @@ public:
     }
 };
 
-Command buffer_copy_from(const std::shared_ptr<BufferImpl>& b, const void* src, size_t bytes) {
+namespace {
+
+// "copy_to of elements [8, 12) of a buffer of 10 elements" and the like; empty and foreign resources too.
+void check_buffer(const char* what, const std::shared_ptr<BufferImpl>& b) {
+    if (!b) fail(what, " of an empty Buffer (default-constructed or moved-from); make one with device.create_buffer<T>(n)");
+}
+
+void check_range(const char* what, const ElementRange& r) {
+    if (r.first <= r.size && r.count <= r.size - r.first) return;
+    if (r.count > SIZE_MAX - r.first)   // the end would wrap around
+        fail(what, " of ", r.count, " elements from element ", r.first, " of a buffer of ", r.size,
+             " elements: out of range");
+    fail(what, " of elements [", r.first, ", ", r.first + r.count, ") of a buffer of ", r.size,
+         " elements: out of range");
+}
+
+void check_same_device(const char* what, const std::shared_ptr<vk::Context>& resource, const StreamImpl& s) {
+    if (resource != s.device->ctx)
+        fail(what, " on a stream of another Device than the resource's; each Device has its own memory");
+}
+
+void check_image(const char* what, const std::shared_ptr<ImageImpl>& img) {
+    if (!img) fail(what, " of an empty Image (default-constructed or moved-from); make one with device.create_image<float>(...)");
+}
+
+} // namespace
+
+Command buffer_copy_from(const std::shared_ptr<BufferImpl>& b, const void* src, const ElementRange& range) {
+    check_buffer("copy_from", b);
+    check_range("copy_from", range);
     // Host data is copied now, as the command is made, so the caller may reuse its memory at once.
-    auto data = std::make_shared<std::vector<std::byte>>(bytes);
-    std::memcpy(data->data(), src, bytes);
-    return Command([b, data](StreamImpl& s) {
-        s.stream.upload(*b->buffer, 0, data->data(), data->size());
+    size_t offset = range.first * range.stride;
+    auto data = std::make_shared<std::vector<std::byte>>(range.count * range.stride);
+    if (!data->empty()) std::memcpy(data->data(), src, data->size());
+    return Command([b, data, offset](StreamImpl& s) {
+        check_same_device("copy_from", b->ctx, s);
+        s.stream.upload(*b->buffer, offset, data->data(), data->size());
         s.retained.push_back(b);
     });
 }
 
-Command buffer_copy_to(const std::shared_ptr<BufferImpl>& b, void* dst, size_t bytes) {
-    return Command([b, dst, bytes](StreamImpl& s) {
-        s.stream.download(*b->buffer, 0, dst, bytes);
+Command buffer_copy_to(const std::shared_ptr<BufferImpl>& b, void* dst, const ElementRange& range) {
+    check_buffer("copy_to", b);
+    check_range("copy_to", range);
+    size_t offset = range.first * range.stride, bytes = range.count * range.stride;
+    return Command([b, dst, offset, bytes](StreamImpl& s) {
+        check_same_device("copy_to", b->ctx, s);
+        s.stream.download(*b->buffer, offset, dst, bytes);
         s.retained.push_back(b);
     });
 }
 
 Command buffer_fill_zero(const std::shared_ptr<BufferImpl>& b) {
+    check_buffer("fill_zero", b);
     return Command([b](StreamImpl& s) {
+        check_same_device("fill_zero", b->ctx, s);
         s.stream.fill_zero(*b->buffer);
         s.retained.push_back(b);
     });
 }
 
 Command image_copy_from(const std::shared_ptr<ImageImpl>& img, const void* src) {
+    check_image("copy_from", img);
     size_t bytes = size_t(img->image->width()) * img->image->height() * 16;
     auto data = std::make_shared<std::vector<std::byte>>(bytes);
     std::memcpy(data->data(), src, bytes);
     return Command([img, data](StreamImpl& s) {
+        check_same_device("copy_from", img->ctx, s);
         s.stream.upload(*img->image, data->data());
         s.retained.push_back(img);
     });
 }
 
 Command image_copy_to(const std::shared_ptr<ImageImpl>& img, void* dst) {
+    check_image("copy_to", img);
     return Command([img, dst](StreamImpl& s) {
+        check_same_device("copy_to", img->ctx, s);
         s.stream.download(*img->image, dst);
         s.retained.push_back(img);
     });
 }
 
-uint32_t image_width(const ImageImpl& img) { return img.image->width(); }
-uint32_t image_height(const ImageImpl& img) { return img.image->height(); }
+uint32_t image_width(const ImageImpl* img) { return img ? img->image->width() : 0; }
+uint32_t image_height(const ImageImpl* img) { return img ? img->image->height() : 0; }
 
 namespace {
 
@@ -191,11 +244,8 @@ Device Context::create_device(std::string_view backend) { return detail::create_
 Device detail::create_device(std::string_view backend, const vk::ContextExtras& extras) {
     if (!backend.empty() && backend != "vulkan")
         fail("unknown backend '", backend, "': Adjoint runs on \"vulkan\" (lavapipe where no GPU is present)");
-    vk::ContextOptions options;
+    vk::ContextOptions options = vk::ContextOptions::from_environment();
     options.extras = extras;
-    const char* validation = std::getenv("ADJOINT_VALIDATION");
-    options.validation = validation && std::string_view(validation) != "0";
-    if (const char* d = std::getenv("ADJOINT_DEVICE")) options.device_override = d;
     auto impl = std::make_shared<detail::DeviceImpl>();
     impl->ctx = vk::Context::create(options);
     const auto& info = impl->ctx->device_info();
@@ -205,6 +255,7 @@ Device detail::create_device(std::string_view backend, const vk::ContextExtras& 
         impl->glsl.float_atomic_add = impl->glsl.float_atomic_min_max = false;
     impl->key = info.name + "|" + std::to_string(info.api_version) + "|" + (impl->glsl.float_atomic_add ? "fa" : "") +
                 (impl->glsl.float_atomic_min_max ? "fm" : "");
+    impl->cache.set_memory_capacity(Device::kDefaultKernelCacheCapacity);
     return Device(std::move(impl));
 }
 
@@ -217,8 +268,20 @@ std::vector<std::string> Device::validation_messages() const { return impl_->ctx
 uint64_t Device::cache_hits() const { return impl_->cache.hits(); }
 uint64_t Device::cache_misses() const { return impl_->cache.misses(); }
 
+void Device::set_kernel_cache_capacity(size_t kernels) {
+    impl_->kernels.set_capacity(kernels);
+    impl_->cache.set_memory_capacity(kernels);
+}
+size_t Device::kernel_cache_capacity() const { return impl_->kernels.capacity(); }
+size_t Device::kernel_cache_size() const { return impl_->kernels.size(); }
+void Device::clear_kernel_cache() {
+    impl_->kernels.clear();
+    impl_->cache.clear_memory();
+}
+
 std::shared_ptr<detail::BufferImpl> Device::make_buffer(size_t bytes) {
     auto b = std::make_shared<detail::BufferImpl>();
+    b->ctx = impl_->ctx;
     b->buffer = std::make_shared<vk::Buffer>(impl_->ctx, bytes);
     return b;
 }
@@ -226,91 +289,199 @@ std::shared_ptr<detail::BufferImpl> Device::make_buffer(size_t bytes) {
 std::shared_ptr<detail::ImageImpl> Device::make_image(PixelFormat, uint32_t width, uint32_t height) {
     if (width == 0 || height == 0) fail("create_image: an image needs a width and height of at least 1");
     auto img = std::make_shared<detail::ImageImpl>();
+    img->ctx = impl_->ctx;
     img->image = std::make_shared<vk::Image>(impl_->ctx, width, height);
     return img;
 }
+
+namespace detail {
+namespace {
+
+// Lowering, GLSL, SPIR-V (through the cache) and the pipeline. Runs with no lock held, so threads compile
+// different kernels in parallel.
+std::shared_ptr<const CompiledKernel> build_kernel(DeviceImpl& device, const ir::Function& f, std::string name) {
+    auto k = std::make_shared<CompiledKernel>();
+    k->name = std::move(name);
+    k->dimension = f.dimension;
+    k->block = f.block_size;
+    auto lowered = autodiff::lower(f, k->name);
+    for (const auto& t : lowered.tape_report) k->tape.push_back(TapeUse{t.loop, t.bytes_per_thread, t.capacity, t.in_scratch});
+    k->grad_params = lowered.grad_params;
+    k->layout = codegen::emit_glsl(*lowered.function, device.glsl);
+    k->ir_text = ir::print(*lowered.function);
+    compile::dump_kernel(k->name, k->ir_text, k->layout.source);
+    compile::CompileOptions copts;
+    copts.device_key = device.key;
+    auto result = device.cache.compile(k->layout.source, k->name, copts);
+    k->spirv_cache_hit = result.cache_hit;
+    vk::PipelineLayoutDesc desc{k->layout.buffer_count, k->layout.image_count, k->layout.push_bytes};
+    k->pipeline = std::make_shared<vk::Pipeline>(device.ctx, result.spirv, desc, k->name);
+    return k;
+}
+
+} // namespace
+} // namespace detail
 
 std::shared_ptr<detail::ShaderImpl> Device::compile_function(const std::shared_ptr<ir::Function>& f,
                                                             const ShaderOptions& options) {
     std::string name = options.name.empty() ? f->name() : options.name;
     uint64_t key = hash_string(ir::print(*f), hash_string(name));
-    if (auto it = impl_->kernels.find(key); it != impl_->kernels.end()) {
-        auto s = std::make_shared<detail::ShaderImpl>(*it->second);
-        s->device = impl_;
+    auto s = std::make_shared<detail::ShaderImpl>();
+    s->device = impl_;
+    if (auto cached = impl_->kernels.get(key)) {
+        s->kernel = *cached;
         s->cache_hit = true;
         return s;
     }
-    auto s = std::make_shared<detail::ShaderImpl>();
-    s->device = impl_;
-    s->name = name;
-    s->dimension = f->dimension;
-    s->block = f->block_size;
-    auto lowered = autodiff::lower(*f, s->name);
-    for (const auto& t : lowered.tape_report) s->tape.push_back(TapeUse{t.loop, t.bytes_per_thread, t.capacity, t.in_scratch});
-    s->grad_params = lowered.grad_params;
-    s->layout = codegen::emit_glsl(*lowered.function, impl_->glsl);
-    s->ir_text = ir::print(*lowered.function);
-    compile::dump_kernel(s->name, s->ir_text, s->layout.source);
-    compile::CompileOptions copts;
-    copts.device_key = impl_->key;
-    auto result = impl_->cache.compile(s->layout.source, s->name, copts);
-    s->cache_hit = result.cache_hit;
-    vk::PipelineLayoutDesc desc{s->layout.buffer_count, s->layout.image_count, s->layout.push_bytes};
-    s->pipeline = std::make_shared<vk::Pipeline>(impl_->ctx, result.spirv, desc, s->name);
-    auto cached = std::make_shared<detail::ShaderImpl>(*s);
-    cached->device.reset();   // the device owns its cache: no reference back, or neither would be freed
-    impl_->kernels.emplace(key, std::move(cached));
+    // Two threads compiling the same new kernel at once both build it; the cache keeps the later one.
+    s->kernel = detail::build_kernel(*impl_, *f, std::move(name));
+    s->cache_hit = s->kernel->spirv_cache_hit;
+    impl_->kernels.put(key, s->kernel);
     return s;
 }
 
 // ---- Shader ----------------------------------------------------------------------------------------------
 
-const std::string& ShaderBase::name() const { return impl_->name; }
-const std::string& ShaderBase::glsl() const { return impl_->layout.source; }
-const std::string& ShaderBase::ir_text() const { return impl_->ir_text; }
+const std::string& ShaderBase::name() const { return impl_->kernel->name; }
+const std::string& ShaderBase::glsl() const { return impl_->kernel->layout.source; }
+const std::string& ShaderBase::ir_text() const { return impl_->kernel->ir_text; }
 bool ShaderBase::cache_hit() const { return impl_->cache_hit; }
-const std::vector<TapeUse>& ShaderBase::tape_report() const { return impl_->tape; }
+const std::vector<TapeUse>& ShaderBase::tape_report() const { return impl_->kernel->tape; }
+
+namespace detail {
+namespace {
+
+// Does argument `a` fit parameter `slot`? Converts a plain C++ number to the parameter's scalar type.
+bool matches(const codegen::ArgSlot& slot, DispatchArg& a) {
+    switch (slot.kind) {
+    case codegen::ArgSlot::Kind::Buffer:
+        // A DiffBuffer passes where a Buffer is expected (its values); a differentiable parameter needs one.
+        return a.kind == DispatchArg::Kind::Buffer && a.type == slot.type->element() &&
+               (a.grad || !slot.type->is_diff_buffer());
+    case codegen::ArgSlot::Kind::Image: return a.kind == DispatchArg::Kind::Image;
+    case codegen::ArgSlot::Kind::Push:
+        if (a.kind == DispatchArg::Kind::Value && a.is_plain_number && slot.type->is_scalar()) {
+            a.bytes.resize(4);
+            write_number(a.bytes.data(), slot.type->scalar_kind(), a.scalar);
+            a.type = slot.type;
+            a.is_plain_number = false;
+            return true;
+        }
+        return a.kind == DispatchArg::Kind::Value && a.type == slot.type;
+    }
+    return false;
+}
+
+std::string expected(const codegen::ArgSlot& slot) {
+    return slot.kind == codegen::ArgSlot::Kind::Image ? std::string("image2d") : slot.type->to_string();
+}
+
+// An argument of the right kind can still be unusable: empty, of another device, or larger than one binding
+// may be. Returns what is wrong, or empty.
+std::string unusable(const DispatchArg& a, const DeviceImpl& device) {
+    switch (a.kind) {
+    case DispatchArg::Kind::Buffer: {
+        if (!a.buffer)
+            return "is an empty Buffer (default-constructed or moved-from)";
+        if (a.buffer->ctx != device.ctx || (a.grad && a.grad->ctx != device.ctx))
+            return "is a buffer of another Device (each Device has its own memory; create it on the device "
+                   "that compiled the kernel)";
+        uint64_t range = device.ctx->device_info().max_storage_buffer_range;
+        if (a.buffer->buffer->size() > range)
+            return "is a buffer of " + std::to_string(a.buffer->buffer->size()) +
+                   " bytes, over the device's storage-buffer range of " + std::to_string(range) +
+                   " bytes (the most one kernel argument may cover)";
+        return {};
+    }
+    case DispatchArg::Kind::Image:
+        if (!a.image) return "is an empty Image (default-constructed or moved-from)";
+        if (a.image->ctx != device.ctx)
+            return "is an image of another Device (each Device has its own memory; create it on the device "
+                   "that compiled the kernel)";
+        return {};
+    case DispatchArg::Kind::Value: return {};
+    }
+    return {};
+}
+
+// Binds argument `a` to its slot; a resource is retained by the stream until synchronize().
+void bind_argument(vk::Bindings& b, const codegen::GlslKernel& layout, const codegen::ArgSlot& slot,
+                   const DispatchArg& a, StreamImpl& s) {
+    switch (slot.kind) {
+    case codegen::ArgSlot::Kind::Buffer:
+        b.buffers[slot.binding] = a.buffer->buffer.get();
+        b.buffer_written[slot.binding] = slot.written;
+        s.retained.push_back(a.buffer);
+        return;
+    case codegen::ArgSlot::Kind::Image: {
+        uint32_t index = slot.binding - layout.buffer_count;   // images follow all buffers, status included
+        b.images[index] = a.image->image.get();
+        b.image_written[index] = slot.written;
+        s.retained.push_back(a.image);
+        return;
+    }
+    case codegen::ArgSlot::Kind::Push:
+        std::memcpy(b.push_constants.data() + slot.offset, a.bytes.data(), a.bytes.size());
+        return;
+    }
+}
+
+// The scratch buffer holds every thread's tape at once, in one binding: refuse a dispatch whose tape cannot
+// fit, naming the loops whose tapes are there, before anything is allocated.
+void check_scratch(const CompiledKernel& k, const DeviceImpl& device, std::array<uint32_t, 3> size) {
+    if (!k.layout.uses_scratch) return;
+    // In 128 bits: three 32-bit sizes multiply to at most 2^96 threads.
+    const unsigned __int128 threads = (unsigned __int128)size[0] * size[1] * size[2];
+    const uint64_t per_thread = uint64_t(k.layout.scratch_words_per_thread) * 4;
+    const uint64_t range = device.ctx->device_info().max_storage_buffer_range;
+    if (per_thread == 0 || threads <= range / per_thread) return;
+    std::string loops;
+    for (const TapeUse& t : k.tape)
+        if (t.in_scratch)
+            loops += std::string(loops.empty() ? "" : "; ") + "the loop at " + t.loop + " (" +
+                     std::to_string(t.bytes_per_thread) + " bytes per thread, " + std::to_string(t.capacity) +
+                     " iterations)";
+    std::string total = threads > ~uint64_t(0) / per_thread ? std::string("over 2^64")
+                                                             : std::to_string(uint64_t(threads) * per_thread);
+    fail("kernel '", k.name, "': the autodiff tapes of ", size[0], " x ", size[1], " x ", size[2], " threads need ",
+         total, " bytes of scratch (", per_thread, " bytes per thread: ", loops,
+         "), over the device's storage-buffer range of ", range, " bytes; dispatch at most ", range / per_thread,
+         " threads at a time, or lower tape_capacity() for those loops");
+}
+
+} // namespace
+} // namespace detail
 
 void ShaderBase::check(std::vector<DispatchArg>& args) const {
-    const auto& slots = impl_->layout.args;
-    size_t user = slots.size() - impl_->grad_params.size();   // the gradient buffers come with their DiffBuffer
-    if (args.size() != user) fail("kernel '", impl_->name, "' takes ", user, " arguments, got ", args.size());
+    const detail::CompiledKernel& kernel = *impl_->kernel;
+    const auto& slots = kernel.layout.args;
+    size_t user = slots.size() - kernel.grad_params.size();   // the gradient buffers come with their DiffBuffer
+    if (args.size() != user) fail("kernel '", kernel.name, "' takes ", user, " arguments, got ", args.size());
     for (size_t k = 0; k < args.size(); ++k) {
-        const codegen::ArgSlot& slot = slots[k];
-        DispatchArg& a = args[k];
-        bool ok = false;
-        switch (slot.kind) {
-        case codegen::ArgSlot::Kind::Buffer:
-            ok = a.kind == DispatchArg::Kind::Buffer && a.type == slot.type->element() &&
-                 (a.grad || !slot.type->is_diff_buffer());
-            break;
-        case codegen::ArgSlot::Kind::Image: ok = a.kind == DispatchArg::Kind::Image; break;
-        case codegen::ArgSlot::Kind::Push:
-            if (a.kind == DispatchArg::Kind::Value && a.is_plain_number && slot.type->is_scalar()) {
-                a.bytes.resize(4);
-                detail::write_number(a.bytes.data(), slot.type->scalar_kind(), a.scalar);
-                a.type = slot.type;
-                a.is_plain_number = false;
-                ok = true;
-            } else {
-                ok = a.kind == DispatchArg::Kind::Value && a.type == slot.type;
-            }
-            break;
-        }
-        if (!ok) {
-            std::string want = slot.kind == codegen::ArgSlot::Kind::Buffer ? slot.type->to_string()
-                               : slot.kind == codegen::ArgSlot::Kind::Image ? std::string("image2d")
-                                                                            : slot.type->to_string();
-            fail("argument ", k, " of kernel '", impl_->name, "' must be ", want, ", got ", detail::describe(a));
-        }
+        if (!detail::matches(slots[k], args[k]))
+            fail("argument ", k, " of kernel '", kernel.name, "' must be ", detail::expected(slots[k]), ", got ",
+                 detail::describe(args[k]));
+        if (std::string why = detail::unusable(args[k], *impl_->device); !why.empty())
+            fail("argument ", k, " of kernel '", kernel.name, "' ", why);
     }
 }
 
 Command ShaderBase::Invocation::dispatch(uint32_t w, uint32_t h, uint32_t d) const {
+    const detail::CompiledKernel& kernel = *shader_->kernel;
+    const detail::DeviceImpl& device = *shader_->device;
+    // Planned here, so a size the device cannot run fails where the dispatch is written.
+    const auto& max = device.ctx->device_info().max_workgroup_count;
+    std::array<uint32_t, 3> groups =
+        detail::plan_dispatch(kernel.name, kernel.dimension, {w, h, d}, kernel.block, {max[0], max[1], max[2]});
+    if (groups[0] == 0) return Command([](detail::StreamImpl&) {});
+    detail::check_scratch(kernel, device, {w, h, d});
     auto shader = shader_;
     auto args = args_;
-    return Command([shader, args, w, h, d](detail::StreamImpl& s) {
-        const auto& layout = shader->layout;
+    return Command([shader, args, w, h, d, groups](detail::StreamImpl& s) {
+        const detail::CompiledKernel& k = *shader->kernel;
+        if (shader->device->ctx != s.device->ctx)
+            fail("kernel '", k.name, "' was compiled by another Device than the one of the stream it is dispatched on");
+        const auto& layout = k.layout;
         vk::Bindings b;
         b.buffers.resize(layout.buffer_count, nullptr);
         b.buffer_written.resize(layout.buffer_count, false);
@@ -319,48 +490,20 @@ Command ShaderBase::Invocation::dispatch(uint32_t w, uint32_t h, uint32_t d) con
         b.push_constants.resize(layout.push_bytes);
         uint32_t size[3] = {w, h, d};
         std::memcpy(b.push_constants.data(), size, 12);
-        uint32_t nbuffers = layout.buffer_count;   // images are bound after all buffers, the status one included
-        for (size_t k = 0; k < args.size(); ++k) {
-            const auto& slot = layout.args[k];
-            const auto& a = args[k];
-            switch (slot.kind) {
-            case codegen::ArgSlot::Kind::Buffer:
-                b.buffers[slot.binding] = a.buffer->buffer.get();
-                b.buffer_written[slot.binding] = slot.written;
-                s.retained.push_back(a.buffer);
-                break;
-            case codegen::ArgSlot::Kind::Image:
-                b.images[slot.binding - nbuffers] = a.image->image.get();
-                b.image_written[slot.binding - nbuffers] = slot.written;
-                s.retained.push_back(a.image);
-                break;
-            case codegen::ArgSlot::Kind::Push:
-                std::memcpy(b.push_constants.data() + slot.offset, a.bytes.data(), a.bytes.size());
-                break;
-            }
-        }
-        for (const auto& g : shader->grad_params) {
+        for (size_t i = 0; i < args.size(); ++i) detail::bind_argument(b, layout, layout.args[i], args[i], s);
+        // A DiffBuffer's gradient buffer is a hidden parameter after the user's, written by the generated
+        // atomics.
+        for (const auto& g : k.grad_params) {
             const auto& slot = layout.args[g.param];
             b.buffers[slot.binding] = args[g.of].grad->buffer.get();
             b.buffer_written[slot.binding] = true;
             s.retained.push_back(args[g.of].grad);
         }
-        if (layout.uses_status) s.bind_status(b, *shader);
-        if (layout.uses_scratch) s.bind_scratch(b, *shader, uint64_t(w) * h * d);
-        // In 64 bits: n + block - 1 wraps around for n near 2^32 and would dispatch (almost) nothing.
-        auto groups = [](uint32_t n, uint32_t block) { return uint32_t((uint64_t(n) + block - 1) / block); };
-        if (w == 0 || h == 0 || d == 0) return;
-        uint32_t gx = groups(w, shader->block[0]), gy = groups(h, shader->block[1]), gz = groups(d, shader->block[2]);
-        if (shader->dimension == 1) {
-            // More groups than the device allows in x become rows in y; the kernel relinearizes the index
-            // and the surplus threads of the last row stop at the bounds check.
-            uint32_t max_x = s.device->ctx->device_info().max_workgroup_count[0];
-            if (gx > max_x) {
-                gy = (gx + max_x - 1) / max_x;
-                gx = max_x;
-            }
-        }
-        s.stream.dispatch(*shader->pipeline, b, gx, gy, gz);
+        if (layout.uses_status) s.bind_status(b, k);
+        if (layout.uses_scratch) s.bind_scratch(b, k, uint64_t(w) * h * d);
+        // The kernel's pipeline must outlive the submission even if the cache forgets it meanwhile.
+        s.retained.push_back(shader);
+        s.stream.dispatch(*k.pipeline, b, groups[0], groups[1], groups[2]);
     });
 }
 
@@ -371,6 +514,7 @@ Command synchronize() {
 }
 
 Stream& Stream::operator<<(const Command& c) {
+    std::lock_guard lock(impl_->mutex);
     c(*impl_);
     return *this;
 }

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace adjoint::vk {
 
@@ -43,7 +43,9 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverity
                                                      void* user) {
     auto* impl = static_cast<Context::Impl*>(user);
     const char* level = severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error" : "warning";
-    impl->messages.push_back(std::string(level) + ": " + (data->pMessage ? data->pMessage : ""));
+    std::string message = std::string(level) + ": " + (data->pMessage ? data->pMessage : "");
+    std::lock_guard lock(impl->messages_mutex);
+    impl->messages.push_back(std::move(message));
     return VK_FALSE;
 }
 
@@ -99,6 +101,7 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
     d.queue_family = family.value_or(0);
     d.max_push_constants = props.limits.maxPushConstantsSize;
     std::copy_n(props.limits.maxComputeWorkGroupCount, 3, d.max_workgroup_count);
+    d.max_storage_buffer_range = props.limits.maxStorageBufferRange;
     if (d.api_version < VK_API_VERSION_1_1)
         return d; // features2 is core 1.1; such devices are passed over
 
@@ -148,6 +151,25 @@ void check_extras(DeviceInfo& d, VkPhysicalDevice pd, VkInstance instance, const
     d.unmet = "no queue family with compute that the caller accepts";
 }
 
+// The Vulkan loader reports a missing driver as VK_ERROR_INCOMPATIBLE_DRIVER (or as no devices at all),
+// which tells a user nothing about what to install.
+[[noreturn]] void fail_no_driver(const std::string& what) {
+    std::string hint;
+    for (const char* var : {"VK_DRIVER_FILES", "VK_ICD_FILENAMES"})
+        if (const char* v = std::getenv(var))
+            hint += std::string("; note that ") + var + "='" + v +
+                    "' limits the Vulkan loader to the driver manifests it names";
+    fail("no Vulkan driver found (", what,
+         "). Adjoint needs one; without a GPU, install Mesa's lavapipe, a CPU Vulkan driver: "
+         "apt-get install mesa-vulkan-drivers",
+         hint);
+}
+
+[[noreturn]] void fail_no_validation(const std::string& what) {
+    fail("ADJOINT_VALIDATION asks for the Vulkan validation layer, but ", what,
+         ". Install it (apt-get install vulkan-validationlayers), or set ADJOINT_VALIDATION=0 to run without it");
+}
+
 void create_instance(Context::Impl& impl, bool want_validation, const std::vector<std::string>& wanted) {
     uint32_t loader_version = VK_API_VERSION_1_0;
     VK_CHECK(vkEnumerateInstanceVersion(&loader_version));
@@ -160,15 +182,15 @@ void create_instance(Context::Impl& impl, bool want_validation, const std::vecto
     std::vector<VkExtensionProperties> available(n);
     VK_CHECK(vkEnumerateInstanceExtensionProperties(nullptr, &n, available.data()));
 
+    // Validation that was asked for and is missing fails: a test run that silently lost its validation
+    // would pass while checking nothing.
     if (want_validation) {
-        impl.validation =
-            validation_layer_available() && has_extension(available, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-        static std::atomic<bool> warned{false};
-        if (!impl.validation && !warned.exchange(true))
-            std::fprintf(stderr,
-                         "adjoint: validation requested but %s (with %s) is not available; "
-                         "continuing without validation\n",
-                         kValidationLayer, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+        if (!validation_layer_available())
+            fail_no_validation(std::string(kValidationLayer) + " is not installed where the Vulkan loader looks");
+        if (!has_extension(available, VK_EXT_DEBUG_UTILS_EXTENSION_NAME))
+            fail_no_validation(std::string("the instance extension ") + VK_EXT_DEBUG_UTILS_EXTENSION_NAME +
+                               " it reports through is not available");
+        impl.validation = true;
     }
 
     std::vector<const char*> extensions, layers;
@@ -200,7 +222,13 @@ void create_instance(Context::Impl& impl, bool want_validation, const std::vecto
     info.ppEnabledExtensionNames = extensions.data();
     info.enabledLayerCount = static_cast<uint32_t>(layers.size());
     info.ppEnabledLayerNames = layers.data();
-    VK_CHECK(vkCreateInstance(&info, nullptr, &impl.instance));
+    VkResult created = vkCreateInstance(&info, nullptr, &impl.instance);
+    if (created == VK_ERROR_INCOMPATIBLE_DRIVER)
+        fail_no_driver("vkCreateInstance returned VK_ERROR_INCOMPATIBLE_DRIVER");
+    if (created == VK_ERROR_LAYER_NOT_PRESENT && impl.validation)
+        fail_no_validation(std::string(kValidationLayer) + " is listed but could not be loaded (vkCreateInstance "
+                           "returned VK_ERROR_LAYER_NOT_PRESENT)");
+    VK_CHECK(created);
 
     if (impl.validation) {
         auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
@@ -302,7 +330,19 @@ uint32_t Context::Impl::find_memory(uint32_t type_bits, VkMemoryPropertyFlags re
     return *fallback;
 }
 
+void Context::Impl::submit(const VkSubmitInfo& info, VkFence fence) {
+    std::lock_guard lock(queue_mutex);
+    VK_CHECK(vkQueueSubmit(queue, 1, &info, fence));
+}
+
+void Context::Impl::wait_queue_idle() {
+    std::lock_guard lock(queue_mutex);
+    vkQueueWaitIdle(queue);
+}
+
 void Context::Impl::run_once(const std::function<void(VkCommandBuffer)>& record) {
+    // One lock covers the one-off pool (externally synchronized) and the queue; this is rare setup work.
+    std::lock_guard lock(queue_mutex);
     VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     alloc.commandPool = once_pool;
     alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -341,6 +381,8 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options) {
 
     uint32_t n = 0;
     VK_CHECK(vkEnumeratePhysicalDevices(impl->instance, &n, nullptr));
+    if (n == 0)
+        fail_no_driver("the Vulkan loader found no physical device");
     std::vector<VkPhysicalDevice> physical(n);
     VK_CHECK(vkEnumeratePhysicalDevices(impl->instance, &n, physical.data()));
     for (uint32_t i = 0; i < n; ++i) {
@@ -371,8 +413,22 @@ Context::~Context() = default;
 const DeviceInfo& Context::device_info() const { return impl_->info; }
 std::vector<DeviceInfo> Context::all_devices() const { return impl_->devices; }
 const DeviceChoice& Context::choice() const { return impl_->choice; }
-uint64_t Context::validation_message_count() const { return impl_->messages.size(); }
-std::vector<std::string> Context::validation_messages() const { return impl_->messages; }
+uint64_t Context::validation_message_count() const {
+    std::lock_guard lock(impl_->messages_mutex);
+    return impl_->messages.size();
+}
+std::vector<std::string> Context::validation_messages() const {
+    std::lock_guard lock(impl_->messages_mutex);
+    return impl_->messages;
+}
 bool Context::validation_enabled() const { return impl_->validation; }
+
+ContextOptions ContextOptions::from_environment() {
+    ContextOptions options;
+    const char* validation = std::getenv("ADJOINT_VALIDATION");
+    options.validation = validation && *validation && std::string_view(validation) != "0";
+    if (const char* d = std::getenv("ADJOINT_DEVICE")) options.device_override = d;
+    return options;
+}
 
 } // namespace adjoint::vk

@@ -13,7 +13,8 @@ VkBuffer native(Buffer& buffer) { return buffer.impl().raw.buffer; }
 NativeImage native(Image& image) { return {image.impl().image, image.impl().view}; }
 
 void with_queue(Context& ctx, const std::function<void(VkQueue)>& fn) {
-    // Streams submit from the thread that records them, one at a time, so the queue needs no lock of its own.
+    // The lock every stream's submission takes: the caller's submissions and presents take turns with them.
+    std::lock_guard lock(ctx.impl().queue_mutex);
     fn(ctx.impl().queue);
 }
 

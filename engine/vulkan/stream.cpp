@@ -385,13 +385,13 @@ void Stream::synchronize() {
         VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
         submit.commandBufferCount = 1;
         submit.pCommandBuffers = &s.cmd;
-        VK_CHECK(vkQueueSubmit(s.ctx->impl().queue, 1, &submit, s.fence));
+        s.ctx->impl().submit(submit, s.fence);
         submitted = true;
         VK_CHECK(vkWaitForFences(s.device, 1, &s.fence, VK_TRUE, UINT64_MAX));
     } catch (...) {
         // Leave the stream reusable (and destructible) even though this submission's results are lost.
         if (submitted)
-            vkQueueWaitIdle(s.ctx->impl().queue);
+            s.ctx->impl().wait_queue_idle();
         try {
             s.recycle();
         } catch (...) {

@@ -4,6 +4,7 @@
 #include "vulkan/vk_runtime.h"
 
 #include <functional>
+#include <mutex>
 
 namespace adjoint::vk {
 
@@ -24,13 +25,21 @@ struct Context::Impl {
     std::vector<DeviceInfo> devices;
     DeviceChoice choice;
     bool validation = false;
-    std::vector<std::string> messages; // written by the debug messenger callback
+    // Written by the debug messenger callback, which runs on whichever thread made the Vulkan call.
+    mutable std::mutex messages_mutex;
+    std::vector<std::string> messages;
+    // The queue is externally synchronized (Vulkan spec): every stream of the device submits through it.
+    std::mutex queue_mutex;
 
     ~Impl();
+    // Submits under the queue lock; the caller waits on `fence` (no lock held while waiting).
+    void submit(const VkSubmitInfo& info, VkFence fence);
+    void wait_queue_idle();
     // A memory type allowed by `type_bits` with all of `required`; one that also has `preferred` wins.
     uint32_t find_memory(uint32_t type_bits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred,
                          size_t bytes) const;
-    // Records with `record`, submits, and waits until the queue is idle.
+    // Records with `record`, submits, and waits until the queue is idle (the one-off pool and the queue
+    // are locked meanwhile).
     void run_once(const std::function<void(VkCommandBuffer)>& record);
 };
 

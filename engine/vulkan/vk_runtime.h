@@ -30,6 +30,7 @@ struct DeviceInfo {
     bool float_atomic_min_max = false;// VK_EXT_shader_atomic_float2: shaderBufferFloat32AtomicMinMax
     uint32_t max_push_constants = 128;
     uint32_t max_workgroup_count[3] = {65535, 65535, 65535};
+    uint64_t max_storage_buffer_range = 1u << 27;   // the most bytes one storage-buffer binding may cover
 };
 
 struct DeviceChoice {
@@ -57,6 +58,10 @@ struct ContextOptions {
     ContextExtras extras;
     bool validation = false;          // enable VK_LAYER_KHRONOS_validation + a counting debug messenger
     std::string device_override;      // as choose_device
+
+    // ADJOINT_VALIDATION (on unless unset, empty or "0") and ADJOINT_DEVICE: the one reading of the
+    // environment that the runtime and the test fixtures share.
+    static ContextOptions from_environment();
 };
 
 class Buffer;
@@ -64,9 +69,13 @@ class Image;
 class Pipeline;
 class Stream;
 
+// Thread-safe: resources, pipelines and streams may be created and used from several threads at once (each
+// Stream by one thread at a time); submissions to the shared queue are serialized inside.
 class Context {
 public:
-    // Throws adjoint::Error naming the failed call and VkResult, or listing the devices passed over.
+    // Throws adjoint::Error naming the failed call and VkResult, or listing the devices passed over. With no
+    // Vulkan driver installed the error says so and how to install lavapipe; validation that was asked for
+    // but cannot be loaded is an error too, never a silent downgrade.
     static std::shared_ptr<Context> create(const ContextOptions& options);
     ~Context();
     Context(const Context&) = delete;

@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -176,6 +178,135 @@ TEST_F(CompileTest, CorruptCacheFileIsRecompiled) {
         // The bad file was replaced by a good one, so the next process hits.
         EXPECT_TRUE(ShaderCache(cache_dir_).compile(kValid, "k", opts).cache_hit);
     }
+}
+
+TEST_F(CompileTest, CacheEntryRoundTripsAndRefusesEveryDamage) {
+    const std::string key = "0123456789abcdef";
+    std::vector<uint32_t> spirv = compile_glsl(kValid, "k", false);
+    const std::string entry = encode_cache_entry(key, spirv);
+    ASSERT_EQ(entry.size(), 20 + spirv.size() * 4);
+    EXPECT_EQ(decode_cache_entry(key, entry), spirv);
+
+    auto refused = [&](std::string bytes, const char* what) {
+        EXPECT_FALSE(decode_cache_entry(key, bytes).has_value()) << what;
+    };
+    refused(entry.substr(0, entry.size() - 4), "tail cut by a word");
+    refused(entry.substr(0, entry.size() - 3), "tail cut by 3 bytes");
+    refused(entry + std::string(4, '\0'), "a word too many");
+    refused("", "zero length");
+    refused(entry.substr(0, 20), "header alone");
+    for (size_t at : {size_t(0), size_t(8), size_t(16), size_t(20), entry.size() / 2, entry.size() - 1}) {
+        std::string flipped = entry;
+        flipped[at] ^= 0x01;
+        refused(flipped, ("bit flipped at byte " + std::to_string(at)).c_str());
+    }
+    // Plain SPIR-V (the magic number first, as the old cache wrote it) and SPIR-V's magic with garbage.
+    refused(entry.substr(20), "plain SPIR-V");
+    std::string garbage = entry;
+    for (size_t i = 24; i < garbage.size(); ++i) garbage[i] = char(i * 31);
+    refused(garbage, "the header and SPIR-V's magic, then garbage");
+    // A whole entry of another key (a file copied under the wrong name).
+    EXPECT_FALSE(decode_cache_entry("fedcba9876543210", entry).has_value());
+}
+
+TEST_F(CompileTest, DamagedDiskEntriesAreRecompiledAndRewritten) {
+    CompileOptions opts{true, "dev"};
+    ShaderCache writer(cache_dir_);
+    const CompileResult good = writer.compile(kValid, "k", opts);
+    const fs::path file = cache_dir_ / (good.cache_key + ".spv");
+    const std::string whole = read_text(file);
+    EXPECT_EQ(decode_cache_entry(good.cache_key, whole), good.spirv);
+
+    std::string flipped = whole;
+    flipped[whole.size() / 2] ^= 0x40;
+    std::string magic_garbage = whole.substr(20);
+    for (size_t i = 4; i < magic_garbage.size(); ++i) magic_garbage[i] = char(i);
+    for (const auto& [what, bytes] : std::vector<std::pair<std::string, std::string>>{
+             {"cut tail", whole.substr(0, whole.size() - 8)},
+             {"flipped byte", flipped},
+             {"zero length", ""},
+             {"SPIR-V magic then garbage", magic_garbage}}) {
+        { std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes; }
+        ShaderCache cache(cache_dir_);
+        CompileResult r = cache.compile(kValid, "k", opts);
+        EXPECT_FALSE(r.cache_hit) << what;
+        EXPECT_EQ(r.spirv, good.spirv) << what;
+        EXPECT_EQ(cache.misses(), 1u) << what;
+        EXPECT_EQ(cache.damaged(), 1u) << what;
+        EXPECT_EQ(read_text(file), whole) << what << ": rewritten whole";
+        ShaderCache next(cache_dir_);
+        EXPECT_TRUE(next.compile(kValid, "k", opts).cache_hit) << what;
+        EXPECT_EQ(next.damaged(), 0u) << what;
+    }
+}
+
+TEST_F(CompileTest, MemoryCacheIsBounded) {
+    ShaderCache cache(cache_dir_);
+    EXPECT_EQ(ShaderCache::kDefaultMemoryEntries, 256u);
+    cache.set_memory_capacity(2);
+    // Three sources differing in a constant: three entries, of which memory keeps the last two.
+    std::vector<std::string> sources;
+    for (int c = 0; c < 3; ++c) {
+        std::string src = kValid;
+        src.replace(src.find("1.0"), 3, std::to_string(c) + ".5");
+        sources.push_back(src);
+        EXPECT_FALSE(cache.compile(src, "k", {}).cache_hit);
+        EXPECT_LE(cache.memory_size(), 2u);
+    }
+    EXPECT_EQ(cache.memory_size(), 2u);
+    // The first one is no longer in memory, but the disk still has it.
+    EXPECT_TRUE(cache.compile(sources[0], "k", {}).cache_hit);
+    EXPECT_EQ(cache.misses(), 3u);
+    cache.clear_memory();
+    EXPECT_EQ(cache.memory_size(), 0u);
+}
+
+TEST(LruCache, ForgetsTheLeastRecentlyUsedFirst) {
+    LruCache<int, int> lru(3);
+    lru.put(1, 10);
+    lru.put(2, 20);
+    lru.put(3, 30);
+    EXPECT_EQ(lru.get(1), 10);   // 1 is now the most recent; 2 the least
+    lru.put(4, 40);
+    EXPECT_FALSE(lru.get(2).has_value());
+    EXPECT_EQ(lru.get(3), 30);
+    EXPECT_EQ(lru.get(4), 40);
+    lru.put(1, 11);              // replacing keeps the size
+    EXPECT_EQ(lru.size(), 3u);
+    EXPECT_EQ(lru.get(1), 11);
+    lru.set_capacity(1);         // keeps only the most recent (1)
+    EXPECT_EQ(lru.size(), 1u);
+    EXPECT_EQ(lru.get(1), 11);
+    lru.set_capacity(0);
+    lru.put(5, 50);
+    EXPECT_EQ(lru.size(), 0u);
+}
+
+TEST_F(CompileTest, OneCacheServesSeveralThreads) {
+    // Four threads compile overlapping sets of sources through one cache; every result is the right module.
+    ShaderCache cache(cache_dir_);
+    std::vector<std::string> sources;
+    std::vector<std::vector<uint32_t>> want;
+    for (int c = 0; c < 6; ++c) {
+        std::string src = kValid;
+        src.replace(src.find("1.0"), 3, std::to_string(c) + ".25");
+        sources.push_back(src);
+        want.push_back(compile_glsl(src, "k", true));
+    }
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            for (int round = 0; round < 3; ++round)
+                for (size_t i = 0; i < sources.size(); ++i) {
+                    size_t j = (i + t) % sources.size();
+                    if (cache.compile(sources[j], "k", {}).spirv != want[j]) ++wrong;
+                }
+        });
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(wrong.load(), 0);
+    EXPECT_EQ(cache.hits() + cache.misses(), 4u * 3u * 6u);
+    EXPECT_GE(cache.misses(), 6u);
 }
 
 TEST_F(CompileTest, UnwritableCacheDirFallsBackToMemory) {

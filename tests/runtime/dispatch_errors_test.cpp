@@ -1,6 +1,8 @@
 // Wrong arguments at dispatch time (count, buffer types, images, values): the Error names kernel and types.
 #include "support/device_fixture.h"
 
+#include <cmath>
+
 namespace adjoint::test {
 
 namespace {
@@ -87,6 +89,38 @@ TEST_F(DispatchErrors, DispatchBeyondTheWorkgroupLimitIsReported) {
     auto msg = error_of([&] { stream << s2(out).dispatch(65536u * 16u, 1u) << synchronize(); });
     EXPECT_NE(msg.find("dispatch of 'wide_2d_kernel': 65536 workgroups in dimension 0 exceed the device limit"),
               std::string::npos) << msg;
+}
+
+TEST_F(DispatchErrors, ScratchTapeBeyondTheBufferRangeNamesTheKernelAndTheLoop) {
+    // 160,000 bytes of tape per thread live in the scratch buffer; a million threads need 160 GB, more than
+    // any device's storage-buffer range. Refused when the dispatch is made, before anything is allocated.
+    Kernel1D k = [](BufferFloat xs, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = xs.read(i);
+        $autodiff {
+            requires_grad(x);
+            Float2 p = make_float2(x, 0.5f);
+            tape_capacity(20000);
+            $while (p.y < 100.0f) { p = make_float2(sin(p.x) * 0.5f + x, p.y + 1.0f); };  // the loop's line
+            backward(p.x);
+            out.write(i, grad(x));
+        };
+    };
+    const std::string loop_line = "dispatch_errors_test.cpp:" + std::to_string(__LINE__ - 5);
+    auto tapes = device.compile(k, {.name = "tape_kernel"});
+    ASSERT_EQ(tapes.tape_report().size(), 1u);
+    ASSERT_TRUE(tapes.tape_report()[0].in_scratch);
+    auto msg = error_of([&] { stream << tapes(x, out).dispatch(1u << 20); });
+    EXPECT_NE(msg.find("kernel 'tape_kernel': the autodiff tapes of 1048576 x 1 x 1 threads need 167772160000 bytes "
+                       "of scratch (160000 bytes per thread: the loop at "),
+              std::string::npos) << msg;
+    EXPECT_NE(msg.find(loop_line + " (160000 bytes per thread, 20000 iterations)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("over the device's storage-buffer range of"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("binding"), std::string::npos) << msg;
+    // A size that fits still runs.
+    std::vector<float> host{0.1f, 0.2f, 0.3f, 0.4f}, got(4);
+    stream << x.copy_from(host.data()) << tapes(x, out).dispatch(4) << out.copy_to(got.data()) << synchronize();
+    for (float g : got) EXPECT_TRUE(std::isfinite(g) && g != 0.0f) << g;
 }
 
 } // namespace adjoint::test

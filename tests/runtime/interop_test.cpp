@@ -6,8 +6,11 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <numeric>
+#include <thread>
 
 // Vulkan structs are written T{sType} on purpose: value-initialization zeroes the rest.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -249,6 +252,29 @@ TEST_F(Interop, ImageHandleIsInGeneralLayoutAndCopies) {
     std::vector<float> got(texels.size());
     std::memcpy(got.data(), caller.mapped, got.size() * sizeof(float));
     EXPECT_EQ(got, texels);
+}
+
+TEST_F(Interop, WithQueueHoldsTheLockStreamsSubmitUnder) {
+    constexpr size_t n = 256;
+    auto buffer = device.create_buffer<float>(n);
+    auto shader = device.compile(fill_kernel);
+    std::atomic<bool> done{false};
+    std::thread other;
+    interop::with_queue(device, [&](VkQueue) {
+        // Another thread's stream must not reach the queue while the caller holds it.
+        other = std::thread([&] {
+            Stream s = device.create_stream();
+            s << shader(buffer).dispatch(n) << synchronize();
+            done = true;
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        EXPECT_FALSE(done.load());
+    });
+    other.join();
+    EXPECT_TRUE(done.load());
+    std::vector<float> got(n);
+    stream << buffer.copy_to(got.data()) << synchronize();
+    EXPECT_EQ(got[5], 16.0f);
 }
 
 TEST_F(Interop, EmptyResourcesAreRefused) {

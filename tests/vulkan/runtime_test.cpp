@@ -79,9 +79,8 @@ Bindings buffer_bindings(std::vector<Buffer*> buffers, std::vector<bool> written
 class VulkanRuntime : public ::testing::Test {
 protected:
     void SetUp() override {
-        ContextOptions options;
-        options.validation = std::getenv("ADJOINT_VALIDATION") != nullptr;
-        ctx = Context::create(options);
+        // The runtime's own reading of ADJOINT_VALIDATION, so "0" means off here too.
+        ctx = Context::create(ContextOptions::from_environment());
     }
     void TearDown() override {
         // Test bodies have destroyed their resources by now, so destruction is validated too.

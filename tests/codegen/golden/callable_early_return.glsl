@@ -8,6 +8,7 @@ layout(push_constant, std430) uniform Push {
 } pc;
 void main() {
     const uint adjoint_group = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+    if (adjoint_group > (pc.dispatch_size.x - 1u) / 256u) return;
     const uvec3 adjoint_id = uvec3(adjoint_group * 256u + gl_LocalInvocationID.x, 0u, 0u);
     if (adjoint_id.x >= pc.dispatch_size.x) return;
     const uvec3 v2 = adjoint_id;

@@ -36,6 +36,7 @@ Command synchronize();
 
 enum class PixelFormat { RGBA32F };
 
+// A default-constructed Buffer or Image is empty: copying it or passing it to a kernel is an Error.
 template <typename T>
 class Buffer {
 public:
@@ -46,6 +47,10 @@ public:
     static constexpr size_t stride() { return sizeof(T); }
     Command copy_from(const void* src) const;   // src holds size() elements; read when the command is recorded
     Command copy_to(void* dst) const;           // dst is written by the next synchronize()
+    // Elements [offset, offset + count) only (src/dst hold count elements), so reading one value needs no
+    // full copy. A range past size() is an Error when the command is made.
+    Command copy_from(const void* src, size_t offset, size_t count) const;
+    Command copy_to(void* dst, size_t offset, size_t count) const;
     Command fill_zero() const;
     const std::shared_ptr<detail::BufferImpl>& impl() const { return impl_; }
 
@@ -76,7 +81,7 @@ class Image {
 public:
     Image() = default;
     explicit Image(std::shared_ptr<detail::ImageImpl> impl) : impl_(std::move(impl)) {}
-    uint32_t width() const;
+    uint32_t width() const;                     // 0 for an empty image
     uint32_t height() const;
     Command copy_from(const void* src) const;   // width*height float4 texels, tightly packed
     Command copy_to(void* dst) const;
@@ -149,6 +154,7 @@ public:
         std::vector<DispatchArg> args_;
     };
 
+    // Shaders stay valid after the device's kernel cache forgets their kernel (clear_kernel_cache, eviction).
     explicit ShaderBase(std::shared_ptr<detail::ShaderImpl> impl) : impl_(std::move(impl)) {}
     template <typename... A>
     Invocation operator()(const A&... args) const {
@@ -177,6 +183,8 @@ public:
     using ShaderBase::ShaderBase;
 };
 
+// Commands are taken one at a time: several threads may share a Stream (each command is recorded whole), and
+// streams of one device may run on different threads at once.
 class Stream {
 public:
     explicit Stream(std::shared_ptr<detail::StreamImpl> impl) : impl_(std::move(impl)) {}
@@ -191,6 +199,7 @@ struct ShaderOptions {
     std::string name;                    // overrides the kernel's name (file and line by default)
 };
 
+// Thread-safe: buffers, images, streams and kernels may be created and compiled from several threads at once.
 class Device {
 public:
     explicit Device(std::shared_ptr<detail::DeviceImpl> impl) : impl_(std::move(impl)) {}
@@ -221,6 +230,14 @@ public:
     // SPIR-V cache statistics of this device.
     uint64_t cache_hits() const;
     uint64_t cache_misses() const;
+    // Compiled kernels (lowering, GLSL, pipeline: ~100 kB each) are kept for reuse, least recently used
+    // forgotten first beyond the capacity (default 256; 0 keeps none). Clearing forgets them all, and the
+    // SPIR-V held in memory with them: the next compile reads the disk cache. Shaders handed out stay valid.
+    static constexpr size_t kDefaultKernelCacheCapacity = 256;
+    void set_kernel_cache_capacity(size_t kernels);
+    size_t kernel_cache_capacity() const;
+    size_t kernel_cache_size() const;
+    void clear_kernel_cache();
     const std::shared_ptr<detail::DeviceImpl>& impl() const { return impl_; }
 
 private:
@@ -243,25 +260,41 @@ private:
 };
 
 namespace detail {
-Command buffer_copy_from(const std::shared_ptr<BufferImpl>& b, const void* src, size_t bytes);
-Command buffer_copy_to(const std::shared_ptr<BufferImpl>& b, void* dst, size_t bytes);
+// A range of elements of a buffer: `first` and `count` in elements, `stride` bytes each.
+struct ElementRange {
+    size_t first = 0, count = 0, size = 0, stride = 0;
+};
+Command buffer_copy_from(const std::shared_ptr<BufferImpl>& b, const void* src, const ElementRange& range);
+Command buffer_copy_to(const std::shared_ptr<BufferImpl>& b, void* dst, const ElementRange& range);
 Command buffer_fill_zero(const std::shared_ptr<BufferImpl>& b);
 Command image_copy_from(const std::shared_ptr<ImageImpl>& img, const void* src);
 Command image_copy_to(const std::shared_ptr<ImageImpl>& img, void* dst);
-uint32_t image_width(const ImageImpl& img);
-uint32_t image_height(const ImageImpl& img);
+uint32_t image_width(const ImageImpl* img);
+uint32_t image_height(const ImageImpl* img);
 } // namespace detail
 
 template <typename T>
-Command Buffer<T>::copy_from(const void* src) const { return detail::buffer_copy_from(impl_, src, size_bytes()); }
+Command Buffer<T>::copy_from(const void* src) const {
+    return detail::buffer_copy_from(impl_, src, {0, count_, count_, stride()});
+}
 template <typename T>
-Command Buffer<T>::copy_to(void* dst) const { return detail::buffer_copy_to(impl_, dst, size_bytes()); }
+Command Buffer<T>::copy_to(void* dst) const {
+    return detail::buffer_copy_to(impl_, dst, {0, count_, count_, stride()});
+}
+template <typename T>
+Command Buffer<T>::copy_from(const void* src, size_t offset, size_t count) const {
+    return detail::buffer_copy_from(impl_, src, {offset, count, count_, stride()});
+}
+template <typename T>
+Command Buffer<T>::copy_to(void* dst, size_t offset, size_t count) const {
+    return detail::buffer_copy_to(impl_, dst, {offset, count, count_, stride()});
+}
 template <typename T>
 Command Buffer<T>::fill_zero() const { return detail::buffer_fill_zero(impl_); }
 template <typename T>
-uint32_t Image<T>::width() const { return detail::image_width(*impl_); }
+uint32_t Image<T>::width() const { return detail::image_width(impl_.get()); }
 template <typename T>
-uint32_t Image<T>::height() const { return detail::image_height(*impl_); }
+uint32_t Image<T>::height() const { return detail::image_height(impl_.get()); }
 template <typename T>
 Command Image<T>::copy_from(const void* src) const { return detail::image_copy_from(impl_, src); }
 template <typename T>

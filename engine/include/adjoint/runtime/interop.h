@@ -14,7 +14,7 @@
 //   same queue earlier, are ordered before the engine's next commands. For any other stage (say, sampling
 //   an engine image in a fragment shader) the caller must wait for its own fence before the engine's next
 //   synchronize() that touches the resource; the simplest way is to copy into an image of its own.
-// - Submit and present through with_queue(), never to the queue directly while a stream may be submitting.
+// - Submit and present through with_queue(): it holds the lock that every stream's submission takes.
 // - Engine images stay in VK_IMAGE_LAYOUT_GENERAL; the caller must leave them there. Buffers and images
 //   must outlive the caller's commands that use them.
 #pragma once
@@ -90,8 +90,9 @@ ImageHandle handle(const Image<T>& image) {
     return detail::image_handle(image.impl());
 }
 
-// Runs `fn` with the engine's queue held, for the caller's vkQueueSubmit / vkQueuePresentKHR /
-// vkQueueWaitIdle (a VkQueue is externally synchronized). Do not call engine streams from inside `fn`.
+// Runs `fn` holding the engine's queue lock, for the caller's vkQueueSubmit / vkQueuePresentKHR /
+// vkQueueWaitIdle (a VkQueue is externally synchronized). Streams synchronizing on other threads wait
+// meanwhile; a stream used inside `fn` would wait for ever.
 void with_queue(const Device& device, const std::function<void(VkQueue)>& fn);
 
 } // namespace adjoint::interop
