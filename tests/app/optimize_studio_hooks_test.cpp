@@ -4,6 +4,8 @@
 
 #include <adjoint/app/optimization.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace adjoint::test {
@@ -85,10 +87,17 @@ TEST_F(StudioHooks, ALearningRateSetMidRunActsAsTheFilesRate) {
         b.step();
         c.step();
     }
+    // Gradients are summed with atomics in no fixed order, so runs agree to rounding, not bit for bit.
+    auto max_diff = [](const std::vector<float>& x, const std::vector<float>& y) {
+        EXPECT_EQ(x.size(), y.size());
+        float d = 0;
+        for (size_t i = 0; i < std::min(x.size(), y.size()); ++i) d = std::max(d, std::fabs(x[i] - y[i]));
+        return d;
+    };
     const auto pa = a.parameters(), pb = b.parameters(), pc = c.parameters();
-    EXPECT_EQ(pa[0].value, pb[0].value);
-    EXPECT_EQ(pa[1].value, pb[1].value);
-    EXPECT_NE(pa[0].value, pc[0].value);   // the rate did change something
+    EXPECT_LT(max_diff(pa[0].value, pb[0].value), 1e-5f);
+    EXPECT_LT(max_diff(pa[1].value, pb[1].value), 1e-5f);
+    EXPECT_GT(max_diff(pa[0].value, pc[0].value), 1e-2f);   // the new rate moved the texture further
 }
 
 TEST_F(StudioHooks, BadLearningRatesAreRefused) {
