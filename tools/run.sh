@@ -1,15 +1,13 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs the main job: the studio where a display exists, otherwise
-# the headless optimization of the bundled default scene.
+# Installs what is missing, builds, and runs the main job on the bundled default scene: the studio where a
+# display exists, otherwise the headless optimization (outputs in ./adjoint-out). Arguments are passed on.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ADJOINT_BUILD_DIR:-$here/build}"
 "$here/tools/setup.sh"
+scene="$here/assets/scenes/default.json"
 if [ -x "$build/app/adjoint-studio" ] && [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
-  exec "$build/app/adjoint-studio" "$@"
-elif [ -x "$build/app/adjoint-optimize" ]; then
-  exec "$build/app/adjoint-optimize" "$@"
-else
-  # The app is not built yet: run the engine's seed example (x*sin(x) and its gradient on the device).
-  exec "$build/tools/adjoint-seed-example" "$@"
+  exec "$build/app/adjoint-studio" --scene "$scene" "$@"
 fi
+echo "adjoint: no display: optimizing $scene headless; outputs in ./adjoint-out (report.png shows the run)" >&2
+exec "$build/app/adjoint-optimize" --scene "$scene" --out adjoint-out "$@"

@@ -7,7 +7,7 @@
 
 namespace adjoint::autodiff {
 
-Lowered lower(const ir::Function& kernel, const std::string& name) {
+Lowered lower(const ir::Function& kernel, const std::string& name, const LowerOptions& options) {
     Lowered out;
     out.function = ir::clone_function(kernel);
     if (!name.empty()) out.function->set_name(name);   // error messages name the shader as the user does
@@ -17,6 +17,7 @@ Lowered lower(const ir::Function& kernel, const std::string& name) {
     ir::optimize(f, true);
     out.tape_report = differentiate_with_report(f, &out.grad_params);
     ir::optimize(f, false);
+    if (ir::check_stopped_loops(f, options.loop_limit)) ir::verify_or_throw(f, "check_stopped_loops", false);
     return out;
 }
 

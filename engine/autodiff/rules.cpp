@@ -1,6 +1,7 @@
 // The table of derivative rules, written with the same builder the DSL uses. Conventions at non-smooth
 // points follow the shared ad-conventions: abs'(0) = 0, min/max split ties, sqrt'(0) = 0, pow safe at 0,
-// ite selects, clamp/saturate inclusive, fract' = 1, fmod' = (1, -trunc(x/y)).
+// ite selects, clamp/saturate inclusive, fract' = 1, fmod' = (1, -trunc(x/y)). Outside an op's domain
+// (sqrt, log of x < 0; asin, acos of |x| > 1; pow of x < 0), where the value is NaN, so is the derivative.
 #include "rules.h"
 
 #include <adjoint/autodiff/autodiff.h>
@@ -54,6 +55,10 @@ struct R {
     // g * d with g = 0 giving exactly 0: used where d can be infinite at finite inputs (poles), so that the
     // zero adjoint an ite sends to its unchosen side never turns into NaN (0 * inf).
     ValueId guard(ValueId g, ValueId v) { return sel(cmp(Op::Eq, g, zero(g)), zero(v), v); }
+    // A NaN value has a NaN derivative (PyTorch and JAX agree): v where cond does not hold, else NaN.
+    ValueId nan_where(ValueId cond, ValueId v) { return sel(cond, k(v, std::nan("")), v); }
+    // The derivative of a logarithm, v = g / |x| (so +inf at x = +-0, where the value is -inf), NaN for x < 0.
+    ValueId log_domain(ValueId x, ValueId v) { return nan_where(cmp(Op::Lt, x, zero(x)), v); }
     // Outer product a * b^T as a matrix (columns a * b[j]).
     ValueId outer(ValueId a, ValueId c) {
         const Type* vt = b.type_of(a);
@@ -117,16 +122,20 @@ bool apply_rule(RuleArgs& a) {
     case Op::Abs: give(0, r.mul(g, r.un(Op::Sign, x[0]))); return true;
     case Op::Fract: give(0, g); return true;
     case Op::Sqrt: {
+        // 0 at x = 0 (by convention: length and normalize of a zero vector); NaN where the value is NaN.
         ValueId d = r.div(r.mul(g, r.k(y, 0.5)), y);
-        give(0, r.sel(r.cmp(Op::Gt, y, r.zero(y)), d, r.zero(g)));
+        give(0, r.guard(g, r.sel(r.cmp(Op::Eq, y, r.zero(y)), r.zero(g), d)));
         return true;
     }
     case Op::Rsqrt: give(0, r.guard(g, r.mul(g, r.mul(r.k(y, -0.5), r.mul(y, r.mul(y, y)))))); return true;
     case Op::Exp: give(0, r.mul(g, y)); return true;
     case Op::Exp2: give(0, r.mul(g, r.mul(y, r.k(y, ln2)))); return true;
-    case Op::Log: give(0, r.guard(g, r.div(g, x[0]))); return true;
-    case Op::Log2: give(0, r.guard(g, r.div(g, r.mul(x[0], r.k(x[0], ln2))))); return true;
-    case Op::Log10: give(0, r.guard(g, r.div(g, r.mul(x[0], r.k(x[0], ln10))))); return true;
+    case Op::Log: case Op::Log2: case Op::Log10: {
+        double base = a.inst.op == Op::Log ? 1.0 : a.inst.op == Op::Log2 ? ln2 : ln10;
+        ValueId d = r.div(g, r.mul(r.un(Op::Abs, x[0]), r.k(x[0], base)));
+        give(0, r.guard(g, r.log_domain(x[0], d)));
+        return true;
+    }
     case Op::Sin: give(0, r.mul(g, r.un(Op::Cos, x[0]))); return true;
     case Op::Cos: give(0, r.neg(r.mul(g, r.un(Op::Sin, x[0])))); return true;
     case Op::Tan: give(0, r.guard(g, r.mul(g, r.add(r.k(y, 1), r.mul(y, y))))); return true;
@@ -136,6 +145,14 @@ bool apply_rule(RuleArgs& a) {
     case Op::Sinh: give(0, r.mul(g, r.un(Op::Cosh, x[0]))); return true;
     case Op::Cosh: give(0, r.mul(g, r.un(Op::Sinh, x[0]))); return true;
     case Op::Tanh: give(0, r.mul(g, r.sub(r.k(y, 1), r.mul(y, y)))); return true;
+    case Op::Sigmoid: {
+        // y (1 - y) as e / (1 + e)^2 with e = exp(-|x|) <= 1: finite everywhere, and 1 - y loses no digits.
+        ValueId e = r.un(Op::Exp, r.neg(r.un(Op::Abs, x[0])));
+        ValueId u = r.add(r.k(e, 1), e);
+        give(0, r.mul(g, r.div(e, r.mul(u, u))));
+        return true;
+    }
+    case Op::Softplus: give(0, r.mul(g, r.un(Op::Sigmoid, x[0]))); return true;
     case Op::Saturate: {
         ValueId in = r.land(r.cmp(Op::Ge, x[0], r.zero(x[0])), r.cmp(Op::Le, x[0], r.k(x[0], 1)));
         give(0, r.sel(in, g, r.zero(g)));
@@ -155,6 +172,7 @@ bool apply_rule(RuleArgs& a) {
     case Op::Pow: {
         ValueId x0 = full(x[0]), x1 = full(x[1]);
         ValueId z = r.zero(g);
+        ValueId nan = r.cmp(Op::Ne, y, y);   // pow(x < 0, y) and NaN inputs: NaN derivatives, like the value
         if (a.wants(0)) {
             // b * a^(b-1) where it is finite, else 0 (pow(0, b<1) would be inf); a^0 is 1 even at a = 0,
             // where GLSL leaves pow(0, 0) undefined.
@@ -162,13 +180,13 @@ bool apply_rule(RuleArgs& a) {
             ValueId p = r.sel(r.cmp(Op::Eq, e, r.zero(e)), r.k(e, 1), b.binary(Op::Pow, x0, e));
             ValueId t = r.mul(x1, p);
             ValueId finite = r.land(r.cmp(Op::Eq, t, t), r.cmp(Op::Le, r.un(Op::Abs, t), r.k(t, 3.4028234663852886e38)));
-            give(0, r.sel(finite, r.mul(g, t), z));
+            give(0, r.guard(g, r.nan_where(nan, r.sel(finite, r.mul(g, t), z))));
         }
         if (a.wants(1)) {
             // a^b ln a for a > 0; 0 at a = 0 (no 0 * log 0 = NaN).
             ValueId pos = r.cmp(Op::Gt, x0, r.zero(x0));
             ValueId safe = r.sel(pos, x0, r.k(x0, 1));
-            give(1, r.sel(pos, r.mul(g, r.mul(y, r.un(Op::Log, safe))), z));
+            give(1, r.guard(g, r.nan_where(nan, r.sel(pos, r.mul(g, r.mul(y, r.un(Op::Log, safe))), z))));
         }
         return true;
     }
@@ -244,8 +262,9 @@ bool apply_rule(RuleArgs& a) {
         return true;
     }
     case Op::Reflect: {
-        // y = i - 2 (n.i) n: di = g - 2 n (n.g); dn = -2 (i (n.g) + (n.i) g).
-        ValueId i = x[0], n = x[1];
+        // y = i - 2 (n.i) n: di = g - 2 n (n.g); dn = -2 (i (n.g) + (n.i) g). A scalar n stands for
+        // (n, n, ...), as in the value; give() sums its gradient back to a scalar.
+        ValueId i = x[0], n = full(x[1]);
         ValueId ng = b.binary(Op::Dot, n, g);
         ValueId ni = b.binary(Op::Dot, n, i);
         ValueId two = r.k(ng, 2);
@@ -271,8 +290,8 @@ bool has_rule(Op op) {
     case Op::Neg: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::MatMul: case Op::Select:
     case Op::Abs: case Op::Fract: case Op::Sqrt: case Op::Rsqrt: case Op::Exp: case Op::Exp2: case Op::Log:
     case Op::Log2: case Op::Log10: case Op::Sin: case Op::Cos: case Op::Tan: case Op::Asin: case Op::Acos:
-    case Op::Atan: case Op::Sinh: case Op::Cosh: case Op::Tanh: case Op::Saturate: case Op::Min: case Op::Max:
-    case Op::Pow: case Op::Atan2: case Op::Fmod: case Op::Clamp: case Op::Lerp: case Op::Smoothstep: case Op::Fma:
+    case Op::Atan: case Op::Sinh: case Op::Cosh: case Op::Tanh: case Op::Sigmoid: case Op::Softplus: case Op::Saturate:
+    case Op::Min: case Op::Max: case Op::Pow: case Op::Atan2: case Op::Fmod: case Op::Clamp: case Op::Lerp: case Op::Smoothstep: case Op::Fma:
     case Op::Dot: case Op::Cross: case Op::Length: case Op::LengthSquared: case Op::Distance: case Op::Normalize:
     case Op::Reflect: case Op::Transpose: case Op::Inverse: case Op::Determinant:
         return true;

@@ -210,6 +210,7 @@ private:
                     else need_atomic_float2_ = true;
                 }
                 if (in.op == Op::Trap) result_.uses_status = true;
+                if (in.op == Op::LoopMark) uses_loop_mark_ = true;
                 if (in.op == Op::ScratchRead || in.op == Op::ScratchWrite) result_.uses_scratch = true;
                 for (auto& r : in.regions) scan(*r);
             }
@@ -271,6 +272,11 @@ private:
             result_.scratch_words_per_thread = f_.scratch_words_per_thread;
             resources_ << "layout(std430, set = 0, binding = " << result_.scratch_binding
                        << ") buffer Scratch { uint adjoint_scratch[]; };\n";
+        }
+        if (uses_loop_mark_) {
+            // One word per thread of the work group; atomics, so that no compiler reasons it away.
+            uint32_t threads = f_.block_size[0] * f_.block_size[1] * f_.block_size[2];
+            resources_ << "shared uint adjoint_loop_mark[" << threads << "];\n";
         }
         result_.image_count = images_count();
         result_.push_bytes = (offset + 15) / 16 * 16;
@@ -476,6 +482,9 @@ private:
             return;
         case Op::Trap: line("atomicCompSwap(adjoint_status[0], 0u, " + op(0) + ");"); return;
         case Op::ScratchRead: define(id, "adjoint_scratch[" + op(0) + "]"); return;
+        case Op::LoopMark:
+            define(id, "atomicExchange(adjoint_loop_mark[gl_LocalInvocationIndex], " + op(0) + ")");
+            return;
         case Op::ScratchWrite: line("adjoint_scratch[" + op(0) + "] = " + op(1) + ";"); return;
         case Op::Bitcast: {
             ScalarKind from = t0->scalar_kind(), to = in.type->scalar_kind();
@@ -505,8 +514,9 @@ private:
         case Op::Abs: case Op::Sign: case Op::Floor: case Op::Ceil: case Op::Fract: case Op::Round: case Op::Trunc:
         case Op::Sqrt: case Op::Rsqrt: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2: case Op::Log10:
         case Op::Sin: case Op::Cos: case Op::Tan: case Op::Asin: case Op::Acos: case Op::Atan: case Op::Sinh:
-        case Op::Cosh: case Op::Tanh: case Op::Saturate: case Op::Min: case Op::Max: case Op::Pow: case Op::Atan2:
-        case Op::Fmod: case Op::Step: case Op::Clamp: case Op::Lerp: case Op::Smoothstep: case Op::Fma:
+        case Op::Cosh: case Op::Tanh: case Op::Sigmoid: case Op::Softplus: case Op::Saturate: case Op::Min: case Op::Max:
+        case Op::Pow: case Op::Atan2: case Op::Fmod: case Op::Step: case Op::Clamp: case Op::Lerp: case Op::Smoothstep:
+        case Op::Fma:
             return true;
         default: return false;
         }
@@ -612,6 +622,23 @@ private:
         case Op::Sinh: return call("sinh");
         case Op::Cosh: return call("cosh");
         case Op::Tanh: return call("tanh");
+        case Op::Sigmoid: case Op::Softplus: {
+            // Through e = exp(-|x|) <= 1, as engine/ir/eval.cpp computes them; vectors select with mix.
+            const std::string type = glsl_type(t0), x = op(0);
+            std::string e = temp(type, "exp(-abs(" + x + "))", false);
+            std::string one = vec ? type + "(1.0)" : "1.0";
+            if (in.op == Op::Sigmoid) {
+                std::string pos = "1.0 / (1.0 + " + e + ")", neg = e + " / (1.0 + " + e + ")";
+                if (!vec) return "(" + x + " >= 0.0 ? " + pos + " : " + neg + ")";
+                return "mix(" + neg + ", " + pos + ", greaterThanEqual(" + x + ", " + type + "(0.0)))";
+            }
+            // log(1 + e) = e log(u) / (u - 1): precise, or the compiler rewrites (1 + e) - 1 as e.
+            std::string u = temp(type, "1.0 + " + e, true), d = temp(type, u + " - " + one, true);
+            std::string ratio = e + " * log(" + u + ") / " + d;
+            std::string log1p = vec ? "mix(" + ratio + ", " + e + ", equal(" + u + ", " + one + "))"
+                                    : "(" + u + " == 1.0 ? " + e + " : " + ratio + ")";
+            return "max(" + x + ", 0.0) + " + log1p;
+        }
         case Op::Saturate: return "clamp(" + op(0) + ", 0.0, 1.0)";
         case Op::Min: return call("min");
         case Op::Max: return call("max");
@@ -639,6 +666,14 @@ private:
         default: break;
         }
         fail("internal: no GLSL spelling for '", ir::name(in.op), "'");
+    }
+
+    // A named intermediate (t0, t1, ... within the kernel), declared on its own line before the value that
+    // uses it; `precise` forbids the compiler's algebraic rewrites of the expressions that compute it.
+    std::string temp(const std::string& type, const std::string& expr, bool precise) {
+        std::string n = "t" + std::to_string(temps_++);
+        line(std::string(precise ? "precise " : "const ") + type + " " + n + " = " + expr + ";");
+        return n;
     }
 
     void atomic(ValueId id, const Inst& in) {
@@ -684,6 +719,8 @@ private:
     std::vector<const Type*> structs_;
     std::set<int64_t> written_, cas_buffers_;
     bool need_atomic_float_ = false, need_atomic_float2_ = false;
+    bool uses_loop_mark_ = false;
+    uint32_t temps_ = 0;
 };
 
 } // namespace

@@ -25,8 +25,11 @@ void throw_deferred_error() {
 bool is_outermost_recording() { return stack.size() == 1; }
 
 Recorder& Recorder::current(const std::source_location& loc) {
-    if (stack.empty())
-        fail("a DSL operation was used outside a kernel or callable being recorded at ", format_location(loc));
+    if (stack.empty()) {
+        std::string where = format_location(loc);
+        fail("a DSL operation was used outside a kernel or callable being recorded",
+             where.empty() ? std::string(" (a DSL value kept from a recording that has ended?)") : " at " + where);
+    }
     return *stack.back();
 }
 

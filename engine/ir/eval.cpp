@@ -20,6 +20,17 @@ uint32_t lane(const Lanes& v, uint32_t i) { return v.size() == 1 ? v[0] : v[i]; 
 
 float round_half_away(float x) { return std::round(x); }
 float fmod_trunc(float x, float y) { return x - y * std::trunc(x / y); }
+// 1 / (1 + exp(-x)) and log(1 + exp(x)) through e = exp(-|x|) <= 1, which never overflows; log(1 + e) as
+// e log(u) / (u - 1) with u = 1 + e (exact where u rounds to 1, accurate for tiny e). The GLSL is the same.
+float sigmoid(float x) {
+    float e = std::exp(-std::fabs(x));
+    return x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
+}
+float softplus(float x) {
+    float e = std::exp(-std::fabs(x));
+    float u = 1.0f + e;
+    return std::max(x, 0.0f) + (u == 1.0f ? e : e * std::log(u) / (u - 1.0f));
+}
 float smooth(float e0, float e1, float x) {
     float t = std::clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);
     return t * t * (3.0f - 2.0f * t);
@@ -53,6 +64,8 @@ uint32_t unary_lane(Op op, ScalarKind k, uint32_t a) {
         case Op::Sinh: return W(std::sinh(x));
         case Op::Cosh: return W(std::cosh(x));
         case Op::Tanh: return W(std::tanh(x));
+        case Op::Sigmoid: return W(sigmoid(x));
+        case Op::Softplus: return W(softplus(x));
         case Op::Saturate: return W(std::clamp(x, 0.0f, 1.0f));
         case Op::Detach: return a;
         default: break;
@@ -313,9 +326,13 @@ bool eval_pure(const Function& f, const Inst& in, std::span<const Lanes* const> 
         return true;
     }
     case Op::Reflect: {
-        float d = dotf(*ops[1], *ops[0]);
-        out.resize(ops[0]->size());
-        for (size_t i = 0; i < out.size(); ++i) out[i] = W(F((*ops[0])[i]) - 2.0f * d * F((*ops[1])[i]));
+        // The normal may be a scalar, broadcast as the Binary typing allows and as GLSL is given it.
+        const Lanes& i = *ops[0];
+        const Lanes& n = *ops[1];
+        float d = 0;
+        for (uint32_t k = 0; k < i.size(); ++k) d += F(lane(n, k)) * F(i[k]);
+        out.resize(i.size());
+        for (uint32_t k = 0; k < i.size(); ++k) out[k] = W(F(i[k]) - 2.0f * d * F(lane(n, k)));
         return true;
     }
     case Op::Cross: {

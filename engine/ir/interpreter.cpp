@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 namespace adjoint::ir {
 
@@ -23,6 +24,7 @@ void Interpreter::run_all() {
 
 void Interpreter::run_thread(std::array<uint32_t, 3> id) {
     tid_ = id;
+    loop_mark_ = 0;
     Frame fr{&kernel_, std::vector<Lanes>(kernel_.inst_count()), {}, {}};
     block(fr, kernel_.body());
 }
@@ -207,6 +209,7 @@ Interpreter::Flow Interpreter::inst(Frame& fr, ValueId id) {
         else scratch_[offset] = val(1)[0];
         return Flow::Normal;
     }
+    case Op::LoopMark: V[id] = {std::exchange(loop_mark_, val(0)[0])}; return Flow::Normal;
     case Op::RequiresGrad: case Op::Detach: V[id] = val(0); return Flow::Normal;
     case Op::Backward: case Op::Grad:
         fail("interpreter: '", name(in.op), "' found: run the autodiff pass before interpreting ", kernel_.name());

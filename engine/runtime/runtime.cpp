@@ -19,6 +19,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <mutex>
+#include <sstream>
+#include <unordered_map>
 
 namespace adjoint {
 
@@ -46,6 +48,7 @@ public:
     // lowering, the GLSL and the pipeline (on lavapipe, pipeline creation is most of a warm compile).
     compile::LruCache<uint64_t, std::shared_ptr<const CompiledKernel>> kernels{Device::kDefaultKernelCacheCapacity};
     codegen::GlslOptions glsl;
+    autodiff::LowerOptions lowering;
     std::string key;
 };
 
@@ -216,9 +219,32 @@ std::string describe(const DispatchArg& a) {
     switch (a.kind) {
     case DispatchArg::Kind::Buffer: return (a.grad ? "diff_buffer<" : "buffer<") + a.type->to_string() + ">";
     case DispatchArg::Kind::Image: return "image2d";
-    case DispatchArg::Kind::Value: return a.is_plain_number ? "a number" : a.type->to_string();
+    case DispatchArg::Kind::Value:
+        if (!a.is_plain_number) return a.type->to_string();
+        return a.is_bool ? "a bool" : a.is_integer ? "an integer" : "a floating-point number";
     }
     return "?";
+}
+
+// Why the C++ number `a` does not fit a parameter of scalar kind k (the rule is at DispatchArg); empty
+// when it fits.
+std::string misfit(const DispatchArg& a, ir::ScalarKind k) {
+    std::ostringstream value;
+    value.precision(17);
+    if (a.is_bool) value << "the bool " << (a.scalar != 0 ? "true" : "false");
+    else value << (a.is_integer ? "the integer " : "the floating-point number ") << a.scalar;
+    switch (k) {
+    case ir::ScalarKind::Float: return a.is_bool ? "got " + value.str() : "";
+    case ir::ScalarKind::Bool: return a.is_bool ? "" : "got " + value.str() + " (pass true or false)";
+    case ir::ScalarKind::Int: case ir::ScalarKind::UInt: {
+        if (!a.is_integer) return "got " + value.str() + " (convert it explicitly)";
+        bool is_int = k == ir::ScalarKind::Int;
+        if (a.scalar < (is_int ? -2147483648.0 : 0.0) || a.scalar > (is_int ? 2147483647.0 : 4294967295.0))
+            return "got " + value.str() + ", outside its range [" + (is_int ? "-2147483648, 2147483647]" : "0, 4294967295]");
+        return "";
+    }
+    }
+    return "";
 }
 
 // Writes a plain C++ number into a scalar parameter of kind k.
@@ -253,6 +279,11 @@ Device detail::create_device(std::string_view backend, const vk::ContextExtras& 
     impl->glsl.float_atomic_min_max = info.float_atomic_min_max;
     if (const char* cas = std::getenv("ADJOINT_NO_FLOAT_ATOMICS"); cas && std::string_view(cas) != "0")
         impl->glsl.float_atomic_add = impl->glsl.float_atomic_min_max = false;
+    // Lavapipe (llvmpipe) stops loops after 65,535 iterations per group of threads: measured by the probe
+    // in tests/runtime/loop_limit_test.cpp; the lowering then checks every loop against that limit.
+    if (info.name.find("llvmpipe") != std::string::npos) impl->lowering.loop_limit = {65535, "lavapipe"};
+    if (const char* limit = std::getenv("ADJOINT_LOOP_LIMIT"))   // 0: no check; N: check N on any device
+        impl->lowering.loop_limit = {uint32_t(std::strtoul(limit, nullptr, 10)), info.name};
     impl->key = info.name + "|" + std::to_string(info.api_version) + "|" + (impl->glsl.float_atomic_add ? "fa" : "") +
                 (impl->glsl.float_atomic_min_max ? "fm" : "");
     impl->cache.set_memory_capacity(Device::kDefaultKernelCacheCapacity);
@@ -260,6 +291,8 @@ Device detail::create_device(std::string_view backend, const vk::ContextExtras& 
 }
 
 std::string Device::name() const { return impl_->ctx->device_info().name; }
+
+uint64_t Device::max_buffer_bytes() const { return impl_->ctx->device_info().max_storage_buffer_range; }
 
 Stream Device::create_stream() { return Stream(std::make_shared<detail::StreamImpl>(impl_)); }
 
@@ -304,7 +337,7 @@ std::shared_ptr<const CompiledKernel> build_kernel(DeviceImpl& device, const ir:
     k->name = std::move(name);
     k->dimension = f.dimension;
     k->block = f.block_size;
-    auto lowered = autodiff::lower(f, k->name);
+    auto lowered = autodiff::lower(f, k->name, device.lowering);
     for (const auto& t : lowered.tape_report) k->tape.push_back(TapeUse{t.loop, t.bytes_per_thread, t.capacity, t.in_scratch});
     k->grad_params = lowered.grad_params;
     k->layout = codegen::emit_glsl(*lowered.function, device.glsl);
@@ -325,7 +358,7 @@ std::shared_ptr<const CompiledKernel> build_kernel(DeviceImpl& device, const ir:
 std::shared_ptr<detail::ShaderImpl> Device::compile_function(const std::shared_ptr<ir::Function>& f,
                                                             const ShaderOptions& options) {
     std::string name = options.name.empty() ? f->name() : options.name;
-    uint64_t key = hash_string(ir::print(*f), hash_string(name));
+    uint64_t key = hash_string(ir::print(*f), hash_string(name, impl_->lowering.loop_limit.iterations));
     auto s = std::make_shared<detail::ShaderImpl>();
     s->device = impl_;
     if (auto cached = impl_->kernels.get(key)) {
@@ -458,6 +491,12 @@ void ShaderBase::check(std::vector<DispatchArg>& args) const {
     size_t user = slots.size() - kernel.grad_params.size();   // the gradient buffers come with their DiffBuffer
     if (args.size() != user) fail("kernel '", kernel.name, "' takes ", user, " arguments, got ", args.size());
     for (size_t k = 0; k < args.size(); ++k) {
+        const codegen::ArgSlot& slot = slots[k];
+        DispatchArg& a = args[k];
+        if (slot.kind == codegen::ArgSlot::Kind::Push && a.kind == DispatchArg::Kind::Value && a.is_plain_number &&
+            slot.type->is_scalar())
+            if (std::string why = detail::misfit(a, slot.type->scalar_kind()); !why.empty())
+                fail("argument ", k, " of kernel '", kernel.name, "' is a ", slot.type->to_string(), ": ", why);
         if (!detail::matches(slots[k], args[k]))
             fail("argument ", k, " of kernel '", kernel.name, "' must be ", detail::expected(slots[k]), ", got ",
                  detail::describe(args[k]));

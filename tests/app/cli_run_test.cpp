@@ -164,6 +164,7 @@ TEST(OptimizeCli, BadInputExitsTwoAndWritesNothing) {
         {"resolution zero", good, {"--resolution", "0x64"}, "--resolution"},
         {"resolution too large", good, {"--resolution", "100000x64"}, "--resolution"},
         {"negative --iters", good, {"--iters", "-1"}, "--iters"},
+        {"too large for the device", good, {"--resolution", "8000x8000"}, "camera.resolution"},
     };
     for (const auto& c : cases) {
         write(tmp / "s.json", c.scene);

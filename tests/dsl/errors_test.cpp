@@ -241,6 +241,33 @@ TEST(DslErrors, DslOperationOutsideAKernel) {
     EXPECT_NE(msg2.find("outside a kernel or callable being recorded at " + at_line(line2)), std::string::npos) << msg2;
 }
 
+// Any DSL value made outside a recording: the message names the line that made it, not one in an engine
+// header.
+TEST(DslErrors, DslValuesMadeOutsideAKernelNameTheUsersLine) {
+    auto expect_line = [](int line, const std::string& msg) {
+        EXPECT_NE(msg.find("outside a kernel or callable being recorded at " + at_line(line)), std::string::npos) << msg;
+        EXPECT_EQ(msg.find(".h:"), std::string::npos) << msg;
+    };
+    int line = __LINE__; expect_line(line, error_of([] { Float x = 1.0f; }));
+    line = __LINE__; expect_line(line, error_of([] { UInt u = 3u; }));
+    line = __LINE__; expect_line(line, error_of([] { Float3 v = float3(1, 2, 3); }));
+    line = __LINE__; expect_line(line, error_of([] { [[maybe_unused]] Expr<float> e = 2.0f; }));
+    line = __LINE__; expect_line(line, error_of([] { [[maybe_unused]] Expr<float3> e = float3(1, 2, 3); }));
+    line = __LINE__; expect_line(line, error_of([] { (void)make_float3(1.0f, 2.0f, 3.0f); }));
+    line = __LINE__; expect_line(line, error_of([] { (void)make_uint2(1u); }));
+    line = __LINE__; expect_line(line, error_of([] { (void)sqrt(Expr<float>(2.0f)); }));
+
+    // A Var kept from a recording and copied afterwards.
+    std::optional<Float> kept;
+    Kernel1D k = [&](BufferFloat in) noexcept { kept.emplace(in.read(0u)); };
+    line = __LINE__; expect_line(line, error_of([&] { Float copy = *kept; }));
+    line = __LINE__; expect_line(line, error_of([&] { [[maybe_unused]] Expr<float> e = *kept; }));
+    // Operators take no location (C++ allows no extra parameter): they say what probably happened instead.
+    std::string msg = error_of([&] { (void)(*kept + 1.0f); });
+    EXPECT_NE(msg.find("(a DSL value kept from a recording that has ended?)"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find(".h:"), std::string::npos) << msg;
+}
+
 // make_float3(a, b) (a wrong component count) is a compile-time error (a static_assert in make_vector),
 // so it has no run-time test.
 

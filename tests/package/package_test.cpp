@@ -63,4 +63,12 @@ TEST(Package, FindPackageConsumerBuildsAndRuns) {
     // |(3,4,0)| * 1 * 10 + 1, |(0,0,2)| * 2 * 10 + 1, |(1,2,2)| * 3 * 10 + 1.
     EXPECT_NE(program.output.find("adjoint-consumer: 51 41 91 (validation messages: 0)"), std::string::npos)
         << program.output;
+
+    // The renderer library through the same package: a short texture recovery must lower the loss.
+    const fs::path optimize = build / "adjoint-consumer-optimize";
+    ASSERT_TRUE(fs::exists(optimize)) << "the installed package has no Adjoint::renderer";
+    auto run_opt = run(quote(optimize) + " " +
+                       quote(fs::path(ADJOINT_SOURCE_DIR) / "assets" / "scenes" / "texture.json"));
+    ASSERT_EQ(run_opt.status, 0) << run_opt.output;
+    EXPECT_NE(run_opt.output.find("30 iterations, loss fell yes"), std::string::npos) << run_opt.output;
 }

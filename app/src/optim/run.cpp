@@ -179,6 +179,7 @@ int run_optimize(const OptimizeOptions& o, std::ostream& err) {
     }
     std::unique_ptr<RunOutputs> out;
     try {
+        check_scene_fits(*device, scene);
         opt = std::make_unique<Optimizer>(*device, scene);
         out = std::make_unique<RunOutputs>(o.out, *opt, scene, o.resume);
     } catch (const SceneError& e) {

@@ -33,6 +33,9 @@ int run_render(const RenderOptions& o, std::ostream& err) {
         Device device = ctx.create_device();
         SceneRenderer renderer(device, scene);
         write_png(o.out, to_image(renderer.render(uint32_t(o.view))));
+    } catch (const SceneError& e) {
+        err << "adjoint: error: " << e.what() << "\n";
+        return exit_bad_input;
     } catch (const Error& e) {
         err << "adjoint: error: " << e.what() << "\n";
         return exit_failure;

@@ -32,7 +32,10 @@ struct RenderStages {
     }
 };
 
-SceneRenderer::SceneRenderer(Device& device, const Scene& scene) : s_(std::make_unique<RenderStages>(device, scene)) {}
+SceneRenderer::SceneRenderer(Device& device, const Scene& scene) {
+    check_scene_fits(device, scene);
+    s_ = std::make_unique<RenderStages>(device, scene);
+}
 SceneRenderer::~SceneRenderer() = default;
 SceneRenderer::SceneRenderer(SceneRenderer&&) noexcept = default;
 

@@ -8,6 +8,10 @@
 
 namespace adjoint::app {
 
+// Throws SceneError (naming camera.resolution or materials) when a view or the textures would not fit in
+// the device's buffers; called before any device work.
+void check_scene_fits(const Device& device, const Scene& scene);
+
 struct RenderStages;   // the renderer's kernels and device data (app/src/render)
 
 class SceneRenderer {

@@ -1,6 +1,7 @@
 // Reverse-mode differentiation of $autodiff blocks, and the full IR lowering that precedes codegen.
 #pragma once
 #include <adjoint/ir/function.h>
+#include <adjoint/ir/passes.h>
 
 #include <memory>
 #include <string>
@@ -30,13 +31,18 @@ struct GradParam {
     uint32_t of = 0;
 };
 
-// The standard lowering of a recorded kernel: clone, inline callables, clean up, differentiate, clean up.
+// The standard lowering of a recorded kernel: clone, inline callables, clean up, differentiate, clean up,
+// and, for a device that stops loops after a fixed number of iterations, the loop-limit check.
 struct Lowered {
     std::unique_ptr<ir::Function> function;
     std::vector<TapeEntry> tape_report;
     std::vector<GradParam> grad_params;
 };
-Lowered lower(const ir::Function& kernel, const std::string& name = {});   // name: overrides the kernel's
+struct LowerOptions {
+    ir::LoopLimit loop_limit;     // the device's loop iteration limit (0: none; see check_stopped_loops)
+};
+Lowered lower(const ir::Function& kernel, const std::string& name = {},   // name: overrides the kernel's
+              const LowerOptions& options = {});
 
 // differentiate(), returning the tape report (and the gradient-buffer parameters it added).
 std::vector<TapeEntry> differentiate_with_report(ir::Function& f, std::vector<GradParam>* grad_params = nullptr);

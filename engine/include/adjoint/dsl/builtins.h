@@ -47,6 +47,10 @@ ADJOINT_UNARY_BUILTIN(atan, Atan)
 ADJOINT_UNARY_BUILTIN(sinh, Sinh)
 ADJOINT_UNARY_BUILTIN(cosh, Cosh)
 ADJOINT_UNARY_BUILTIN(tanh, Tanh)
+// 1 / (1 + exp(-x)) and log(1 + exp(x)), computed so that value and derivative are finite and right at
+// any x (the plain formulas overflow below -88: NaN derivatives).
+ADJOINT_UNARY_BUILTIN(sigmoid, Sigmoid)
+ADJOINT_UNARY_BUILTIN(softplus, Softplus)
 ADJOINT_UNARY_BUILTIN(saturate, Saturate)
 ADJOINT_UNARY_BUILTIN(normalize, Normalize)
 ADJOINT_UNARY_BUILTIN(transpose, Transpose)
@@ -189,8 +193,9 @@ constexpr size_t component_count() {
     else return 1;
 }
 
-// `loc` is unknown (line 0) from the make_* functions, which cannot take a defaulted location after their
-// parameter pack; the instructions then carry the latest recorded line instead of one in this header.
+// The make_floatN & co. below take 1 to 4 arguments and the caller's line after them (a defaulted location
+// cannot follow a parameter pack, hence one overload per count); make_floatNxN's is unknown (line 0), and
+// its instructions carry the latest recorded line instead of one in this header.
 template <typename S, size_t N, typename... X>
 Expr<Vector<S, N>> make_vector(const std::source_location& loc, const X&... xs) {
     constexpr size_t count = (component_count<X>() + ... + 0);
@@ -224,9 +229,22 @@ Expr<Matrix<N>> make_matrix(const std::source_location& loc, const X&... xs) {
 } // namespace detail
 
 #define ADJOINT_MAKE_VECTOR(fname, S, N)                                                                     \
-    template <typename... X>                                                                                 \
-    auto fname(const X&... xs) {                                                                             \
-        return detail::make_vector<S, N>(std::source_location{}, xs...);                                     \
+    template <typename A>                                                                                    \
+    auto fname(const A& a, std::source_location loc = std::source_location::current()) {                    \
+        return detail::make_vector<S, N>(loc, a);                                                            \
+    }                                                                                                        \
+    template <typename A, typename B>                                                                        \
+    auto fname(const A& a, const B& b, std::source_location loc = std::source_location::current()) {        \
+        return detail::make_vector<S, N>(loc, a, b);                                                         \
+    }                                                                                                        \
+    template <typename A, typename B, typename C>                                                            \
+    auto fname(const A& a, const B& b, const C& c, std::source_location loc = std::source_location::current()) { \
+        return detail::make_vector<S, N>(loc, a, b, c);                                                      \
+    }                                                                                                        \
+    template <typename A, typename B, typename C, typename D>                                                 \
+    auto fname(const A& a, const B& b, const C& c, const D& d,                                               \
+               std::source_location loc = std::source_location::current()) {                                 \
+        return detail::make_vector<S, N>(loc, a, b, c, d);                                                   \
     }
 ADJOINT_MAKE_VECTOR(make_float2, float, 2)
 ADJOINT_MAKE_VECTOR(make_float3, float, 3)

@@ -47,10 +47,10 @@ void to_lanes(const T& v, std::vector<uint32_t>& out) {
 }
 
 template <typename T>
-ir::ValueId literal(const T& v) {
+ir::ValueId literal(const T& v, const std::source_location& loc = {}) {
     std::vector<uint32_t> lanes;
     to_lanes(v, lanes);
-    auto& r = Recorder::current();
+    auto& r = Recorder::current(loc);
     return r.b.constant(type_of<T>(), std::move(lanes), r.last_loc);
 }
 
@@ -73,12 +73,15 @@ class Expr : public detail::ExprMembers<T> {
 public:
     using value_type = T;
     Expr(detail::FromId, ir::ValueId id) : detail::ExprMembers<T>(id), id_(id) {}
-    // Literals: host values of the same type (scalars also from any arithmetic type).
-    Expr(const T& v) requires(!detail::Scalar<T>) : Expr(detail::FromId{}, detail::literal(v)) {}
+    // Literals: host values of the same type (scalars also from any arithmetic type). The locations name
+    // the user's line if no kernel is being recorded.
+    Expr(const T& v, std::source_location loc = std::source_location::current()) requires(!detail::Scalar<T>)
+        : Expr(detail::FromId{}, detail::literal(v, loc)) {}
     template <typename U>
         requires(detail::Scalar<T> && std::is_arithmetic_v<U>)
-    Expr(U v) : Expr(detail::FromId{}, detail::literal(static_cast<T>(v))) {}
-    Expr(const Var<T>& v) : Expr(v.load()) {}
+    Expr(U v, std::source_location loc = std::source_location::current())
+        : Expr(detail::FromId{}, detail::literal(static_cast<T>(v), loc)) {}
+    Expr(const Var<T>& v, std::source_location loc = std::source_location::current()) : Expr(v.load(loc)) {}
 
     ir::ValueId id() const { return id_; }
 
@@ -110,17 +113,25 @@ class Var : public detail::VarMembers<T> {
 public:
     using value_type = T;
 
-    Var(std::source_location loc = std::source_location::current()) : Var(fresh(loc)) {
+    // `where` (the user's line) is named if no kernel is being recorded.
+    Var(std::source_location loc = std::source_location::current()) : Var(fresh(loc, loc)) {
         auto& r = detail::Recorder::current();
         r.b.store(local_, r.b.zero(type_of<T>(), loc), {}, loc);   // variables start at zero
     }
-    Var(const Expr<T>& e) : Var(fresh({})) { assign(e.id()); }
-    Var(const Var& other) : Var(fresh({})) { assign(other.load().id()); }
-    Var(Var&& other) : Var(fresh({})) { assign(other.load().id()); }
-    Var(const T& v) requires(!detail::Scalar<T>) : Var(Expr<T>(v)) {}
+    Var(const Expr<T>& e, std::source_location where = std::source_location::current()) : Var(fresh({}, where)) {
+        assign(e.id());
+    }
+    Var(const Var& other, std::source_location where = std::source_location::current()) : Var(fresh({}, where)) {
+        assign(other.load().id());
+    }
+    Var(Var&& other, std::source_location where = std::source_location::current()) : Var(fresh({}, where)) {
+        assign(other.load().id());
+    }
+    Var(const T& v, std::source_location where = std::source_location::current()) requires(!detail::Scalar<T>)
+        : Var(Expr<T>(v, where), where) {}
     template <typename U>
         requires(detail::Scalar<T> && std::is_arithmetic_v<U>)
-    Var(U v) : Var(Expr<T>(v)) {}
+    Var(U v, std::source_location where = std::source_location::current()) : Var(Expr<T>(v, where), where) {}
     // Arrays from their elements: ArrayFloat<2>{a, b}.
     template <typename... A>
         requires(sizeof...(A) > 1 && sizeof...(A) == detail::TypeDesc<T>::dim && !detail::TypeDesc<T>::is_vector &&
@@ -138,8 +149,8 @@ public:
         requires(std::is_arithmetic_v<U> || std::is_same_v<U, T>)
     Var& operator=(const U& v) { return *this = Expr<T>(v); }
 
-    Expr<T> load() const {
-        auto& r = detail::Recorder::current();
+    Expr<T> load(const std::source_location& where = {}) const {
+        auto& r = detail::Recorder::current(where);
         auto idx = r.indices(path_);
         return Expr<T>(detail::FromId{}, r.b.load(local_, idx, r.last_loc));
     }
@@ -161,8 +172,10 @@ public:
 
 private:
     struct Fresh { ir::ValueId local; };
-    static Fresh fresh(const std::source_location& loc) {
-        auto& r = detail::Recorder::current(loc);
+    // A new local recorded at `loc` (unknown: the latest line); `where` names the line in the error when no
+    // kernel is being recorded.
+    static Fresh fresh(const std::source_location& loc, const std::source_location& where) {
+        auto& r = detail::Recorder::current(where);
         return {r.b.local(type_of<T>(), r.at(loc))};
     }
     explicit Var(Fresh f) : detail::VarMembers<T>(f.local, {}), local_(f.local) {}
@@ -427,7 +440,7 @@ template <typename T>
 template <typename... A>
     requires(sizeof...(A) > 1 && sizeof...(A) == detail::TypeDesc<T>::dim && !detail::TypeDesc<T>::is_vector &&
              !detail::TypeDesc<T>::is_matrix)
-Var<T>::Var(const A&... elems) : Var(fresh({})) {
+Var<T>::Var(const A&... elems) : Var(fresh({}, {})) {
     using E = typename detail::ElementOf<T>::type;
     auto& r = detail::Recorder::current();
     std::vector<ir::ValueId> parts{detail::lift<E>(elems).id()...};

@@ -42,7 +42,9 @@ public:
     explicit Recorder(std::shared_ptr<ir::Function> f) : function(std::move(f)), b(*function) {}
 
     // The innermost recording; throws adjoint::Error naming `loc` when no kernel or callable is recording.
-    static Recorder& current(const std::source_location& loc = std::source_location::current());
+    // Callers pass the user's line where they have it (a defaulted source_location of the DSL function or
+    // constructor the user called); a line in an engine header would only mislead, so none is the default.
+    static Recorder& current(const std::source_location& loc = {});
     static Recorder* top();
     static bool is_recording(const ir::Function* f);   // is f on the recording stack (recursion check)
 

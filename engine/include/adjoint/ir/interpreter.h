@@ -50,6 +50,7 @@ private:
     std::array<uint32_t, 3> size_;
     std::array<uint32_t, 3> tid_{};
     uint32_t trap_ = 0;
+    uint32_t loop_mark_ = 0;          // the thread's LoopMark word
     uint64_t steps_ = 0;
     std::vector<uint32_t> scratch_;   // the scratch buffer, grown on demand
 };

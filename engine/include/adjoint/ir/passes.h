@@ -3,6 +3,7 @@
 #pragma once
 #include <adjoint/ir/function.h>
 
+#include <string>
 #include <vector>
 
 namespace adjoint::ir {
@@ -19,6 +20,18 @@ bool fold_constants(Function& f);          // evaluates pure ops of constants on
 bool simplify(Function& f);                // algebraic identities that are exact in IEEE arithmetic
 bool eliminate_common_subexpressions(Function& f);   // one copy of each pure value per dominating scope
 bool eliminate_dead_code(Function& f);     // unused pure values, locals never read, empty branches
+
+// Devices that stop loops after a fixed number of iterations (lavapipe: 65,535 per group of threads, all
+// their loops together) leave such a loop as if it had ended and run on with wrong values. This pass makes
+// every loop note when it leaves through one of its own breaks; a loop left otherwise was stopped by the
+// device, and traps with a message naming the kernel and the loop's C++ line (unless the iteration it
+// lost would only have found the loop's exit condition true). `iterations` 0: the device stops no loops,
+// and the pass does nothing.
+struct LoopLimit {
+    uint32_t iterations = 0;     // named in the message
+    std::string device;          // likewise ("lavapipe")
+};
+bool check_stopped_loops(Function& f, const LoopLimit& limit);   // runs last, after autodiff and cleanup
 
 // Runs the cleanup passes to a fixed point, verifying after each pass when `verify_each` is set (the
 // default in debug builds and tests). `strict_scopes` as ir::verify.

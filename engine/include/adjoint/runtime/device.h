@@ -98,9 +98,14 @@ struct DispatchArg {
     std::shared_ptr<detail::BufferImpl> buffer;
     std::shared_ptr<detail::ImageImpl> image;
     std::vector<std::byte> bytes;        // host layout of a value
-    double scalar = 0;                   // a plain C++ number, converted to the parameter's scalar type
+    // A C++ number (int, unsigned, float, double, bool...) for a scalar parameter, converted by check() when
+    // the parameter can hold it: Float takes any number but a bool (rounded to float); Int and UInt an
+    // integer in their range; Bool a bool. Anything else is an Error naming the kernel and the argument.
+    double scalar = 0;
     bool is_plain_number = false;
     std::shared_ptr<detail::BufferImpl> grad;   // a DiffBuffer's gradient buffer (Kind::Buffer)
+    bool is_integer = false;             // the number was of an integer type
+    bool is_bool = false;                // the number was a bool
 };
 
 template <typename T>
@@ -118,7 +123,7 @@ DispatchArg to_dispatch_arg(const Image<T>& img) {
     return DispatchArg{DispatchArg::Kind::Image, nullptr, nullptr, img.impl(), {}, 0, false, nullptr};
 }
 template <typename T>
-    requires DslValue<T>
+    requires(DslValue<T> && !std::is_arithmetic_v<T>)
 DispatchArg to_dispatch_arg(const T& v) {
     DispatchArg a{DispatchArg::Kind::Value, type_of<T>(), nullptr, nullptr, {}, 0, false, nullptr};
     a.bytes.resize(sizeof(T));
@@ -126,9 +131,11 @@ DispatchArg to_dispatch_arg(const T& v) {
     return a;
 }
 template <typename T>
-    requires(std::is_arithmetic_v<T> && !DslValue<T>)
+    requires std::is_arithmetic_v<T>
 DispatchArg to_dispatch_arg(const T& v) {
     DispatchArg a{DispatchArg::Kind::Value, nullptr, nullptr, nullptr, {}, double(v), true, nullptr};
+    a.is_integer = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+    a.is_bool = std::is_same_v<T, bool>;
     return a;
 }
 
@@ -204,6 +211,8 @@ class Device {
 public:
     explicit Device(std::shared_ptr<detail::DeviceImpl> impl) : impl_(std::move(impl)) {}
     std::string name() const;
+    // The most bytes one kernel argument (a storage-buffer binding) may cover: 128 MiB on lavapipe.
+    uint64_t max_buffer_bytes() const;
     Stream create_stream();
 
     template <typename T>

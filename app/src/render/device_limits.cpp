@@ -1,0 +1,29 @@
+// Refusing scenes too large for the device before any device work: one kernel argument (a storage-buffer
+// binding) may cover at most Device::max_buffer_bytes(), so the per-pixel surfaces of a view and the
+// parameter buffer (textures included) must each fit.
+#include <adjoint/app/renderer.h>
+
+#include "gpu_types.h"
+
+namespace adjoint::app {
+
+void check_scene_fits(const Device& device, const Scene& scene) {
+    const uint64_t limit = device.max_buffer_bytes();
+    auto mib = [](uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; };
+    const uint64_t pixels = uint64_t(scene.camera.width) * scene.camera.height;
+    const uint64_t surfaces = pixels * sizeof(gpu::Surface);
+    if (surfaces > limit)
+        throw SceneError(scene.display_name, "camera.resolution",
+                         std::to_string(scene.camera.width) + "x" + std::to_string(scene.camera.height) + " needs " +
+                             mib(surfaces) + " for a view's surfaces, over this device's limit of " + mib(limit) +
+                             " per buffer (" + device.name() + "); lower the resolution");
+    uint64_t texture_floats = 0;
+    for (const auto& t : scene.textures) texture_floats += uint64_t(t.width) * t.height * 3;
+    // The mip chain adds a third again; both chains live in one buffer each.
+    if (texture_floats * 4 * 4 / 3 > limit)
+        throw SceneError(scene.display_name, "materials",
+                         "the textures need " + mib(texture_floats * 4 * 4 / 3) + " with their mip chains, over this "
+                         "device's limit of " + mib(limit) + " per buffer; use smaller textures");
+}
+
+} // namespace adjoint::app

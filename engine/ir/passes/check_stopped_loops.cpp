@@ -1,0 +1,189 @@
+// The loop-limit check, for devices that stop loops after a fixed number of iterations.
+//
+// Lavapipe (llvmpipe; measured on Mesa 22.3, see tests/runtime/loop_limit_test.cpp) gives each SIMD group
+// of threads one budget of 65,535 loop iterations, shared by all the loops those threads run (the final
+// iteration that only finds the exit condition true counts; loops its compiler unrolls do not). Once the
+// budget is spent, a loop leaves at the end of its current iteration as if it had ended, and the kernel
+// runs on with wrong values. Counting what the device counts would be fragile (unrolling, neighbouring
+// threads); its stop is observable instead: an IR loop leaves only through one of its own breaks, so a
+// loop left without one was stopped.
+//
+// So, for each loop: the thread's mark word is cleared before it (LoopMark 0) and set by each of its
+// breaks (LoopMark 1); after it, a mark still clear means the device stopped it, and the loop traps with a
+// message naming the kernel and its C++ line. The mark is device memory changed by atomics, which no
+// compiler can reason away (a flag in a variable would be folded to "set": to a compiler, loops leave only
+// through breaks). Nested loops share the word: an inner loop clears it after its own check, so at the end
+// of any outer iteration it is clear again.
+//
+// A stop is harmless when the iteration it cut off would only have found an exit condition true. The
+// loop's leading exit tests (`if (!(i < n)) break;` of $for and $while, with the values they compute) are
+// therefore evaluated again at the end of each iteration and before each continue, leaving right there:
+// an iteration the device cuts off is then always one that would have done work.
+#include <adjoint/ir/clone.h>
+#include <adjoint/ir/passes.h>
+#include <adjoint/ir/trap.h>
+
+#include <adjoint/core/error.h>
+
+namespace adjoint::ir {
+
+namespace {
+
+// No side effect, no control flow and no local of its own: evaluating it once more is exact.
+bool harmless(const Inst& in) {
+    Effect e = info(in.op).effect;
+    return e == Effect::Pure || e == Effect::Read;
+}
+
+// `if (c) break;` (either side; only harmless values computed before the break): an exit test.
+bool is_exit_test(const Function& f, const Inst& in) {
+    if (in.op != Op::If) return false;
+    bool breaks = false;
+    for (auto& r : in.regions) {
+        for (size_t k = 0; k < r->insts.size(); ++k) {
+            const Inst& x = f.inst(r->insts[k]);
+            if (x.op == Op::Break && k + 1 == r->insts.size()) breaks = true;
+            else if (!harmless(x)) return false;
+        }
+    }
+    return breaks;
+}
+
+struct Checker {
+    Function& f;
+    const LoopLimit& limit;
+    bool changed = false;
+    size_t breaks = 0;   // of the loop being rewritten
+
+    void block(Block& b) {
+        for (size_t i = 0; i < b.insts.size(); ++i) {
+            ValueId id = b.insts[i];
+            for (auto& r : f.inst(id).regions) block(*r);
+            if (f.inst(id).op == Op::Loop) i += instrument(b, i);
+        }
+    }
+
+    // Instructions that exchange the thread's mark with `value`.
+    Block mark(uint32_t value, const std::source_location& loc) {
+        Block out;
+        Builder b(f);
+        b.push(out);
+        b.emit(Op::LoopMark, {b.u32(value, loc)}, Type::u32(), 0, loc);
+        b.pop();
+        return out;
+    }
+
+    // A copy of the leading exit tests, leaving the loop when one holds.
+    Block exit_tests(const Block& leading) {
+        Block out;
+        Builder b(f);
+        b.push(out);
+        ValueMap map(f.inst_count());
+        clone_block(f, leading, b, map, {}, true);
+        b.pop();
+        return out;
+    }
+
+    // Walks b and its ifs and switches (not nested loops): marks each break that leaves the loop (not those
+    // of switches, which leave the switch), and puts the exit tests before each continue outside switches
+    // and, when `at_end`, at the end of b.
+    void rewrite(Block& b, const Block& leading, bool at_end, const std::source_location& loc,
+                 bool in_switch = false) {
+        for (size_t k = 0; k < b.insts.size(); ++k) {
+            Inst& in = f.inst(b.insts[k]);
+            Block extra;
+            if (in.op == Op::Break && !in_switch) {
+                extra = mark(1, loc);
+                ++breaks;
+            } else if (in.op == Op::Continue && !in_switch) {   // in a switch, the tests' breaks would leave it
+                extra = exit_tests(leading);
+                rewrite(extra, leading, false, loc);
+            } else if (in.op == Op::If || in.op == Op::Switch) {
+                for (auto& r : in.regions) rewrite(*r, leading, false, loc, in_switch || in.op == Op::Switch);
+            }
+            b.insts.insert(b.insts.begin() + long(k), extra.insts.begin(), extra.insts.end());
+            k += extra.insts.size();
+        }
+        if (at_end && !leading.insts.empty()) {
+            Block tail = exit_tests(leading);
+            rewrite(tail, leading, false, loc);
+            b.insts.insert(b.insts.end(), tail.insts.begin(), tail.insts.end());
+        }
+    }
+
+    void discard(Block& b) {
+        for (ValueId id : b.insts) {
+            for (auto& r : f.inst(id).regions) discard(*r);
+            f.inst(id).dead = true;
+        }
+    }
+
+    // Instruments the loop at b.insts[index]; returns how many instructions went before it in b.
+    size_t instrument(Block& b, size_t index) {
+        ValueId loop = b.insts[index];
+        std::source_location loc = f.inst(loop).loc;
+        Block& body = *f.inst(loop).regions[0];
+
+        // The leading exit tests: the harmless instructions up to the last exit test among them.
+        size_t lead = 0;
+        for (size_t k = 0; k < body.insts.size(); ++k) {
+            const Inst& in = f.inst(body.insts[k]);
+            if (is_exit_test(f, in)) lead = k + 1;
+            else if (!harmless(in)) break;
+        }
+        Block original;
+        original.insts.assign(body.insts.begin(), body.insts.begin() + long(lead));
+        Block leading = exit_tests(original);   // unplaced: the rewrite below marks the originals' breaks
+        breaks = 0;
+        rewrite(body, leading, true, loc);
+        discard(leading);
+        if (breaks == 0) {
+            // A loop without a break never ends, so compilers drop the code after it, check included. A
+            // break they cannot rule out keeps it: the mark is 0 inside the loop, never 2.
+            Block exit;
+            Builder builder(f);
+            builder.push(exit);
+            ValueId never = builder.emit(Op::LoopMark, {builder.u32(0, loc)}, Type::u32(), 0, loc);
+            ValueId branch = builder.if_(builder.binary(Op::Eq, never, builder.u32(2, loc), loc), loc);
+            builder.push(*f.inst(branch).regions[0]);
+            builder.break_(loc);
+            builder.pop();
+            builder.pop();
+            body.insts.insert(body.insts.begin(), exit.insts.begin(), exit.insts.end());
+        }
+
+        Block before = mark(0, loc);
+        Block after;
+        Builder builder(f);
+        builder.push(after);
+        ValueId was = builder.emit(Op::LoopMark, {builder.u32(0, loc)}, Type::u32(), 0, loc);
+        ValueId stopped = builder.if_(builder.binary(Op::Eq, was, builder.u32(0, loc), loc), loc);
+        builder.push(*f.inst(stopped).regions[0]);
+        builder.emit(Op::Trap, {builder.u32(register_trap(message(loc)), loc)}, Type::void_type(), 0, loc);
+        builder.pop();
+        builder.pop();
+
+        b.insts.insert(b.insts.begin() + long(index) + 1, after.insts.begin(), after.insts.end());
+        b.insts.insert(b.insts.begin() + long(index), before.insts.begin(), before.insts.end());
+        changed = true;
+        return before.insts.size() + after.insts.size();
+    }
+
+    std::string message(const std::source_location& loc) {
+        return "loop iteration limit in kernel '" + f.name() + "': " + limit.device + " stopped the loop at " +
+               format_location(loc) + " before its end: it runs at most " + std::to_string(limit.iterations) +
+               " loop iterations per group of neighbouring threads (the iterations of all their loops count "
+               "together); split the work over more threads or dispatches";
+    }
+};
+
+} // namespace
+
+bool check_stopped_loops(Function& f, const LoopLimit& limit) {
+    if (limit.iterations == 0) return false;
+    Checker c{f, limit};
+    c.block(f.body());
+    return c.changed;
+}
+
+} // namespace adjoint::ir

@@ -1,0 +1,187 @@
+// check_stopped_loops on hand-built loops: where the marks, the repeated exit tests and the trap go, and
+// that the instrumented kernel computes what the original did (no trap when no device stops a loop).
+#include "ir/ir_test_util.h"
+
+#include <adjoint/ir/clone.h>
+#include <adjoint/ir/passes.h>
+#include <adjoint/ir/trap.h>
+
+namespace adjoint::ir::test {
+
+namespace {
+
+const LoopLimit kLavapipe{65535, "lavapipe"};
+
+const Type* u32buf() { return Type::buffer(Type::u32()); }
+
+// out[0] = number of iterations of `for (j = 0; j < n; ++j) { if (j % 3 == 1) continue; s += j; }`, out[1]
+// = s, with n = out[0] on entry; the loop is written as the DSL records a $for.
+struct ForLoop {
+    Fn k{{u32buf()}};
+    ValueId loop = kNoValue;
+    ValueId out = kNoValue;
+
+    ForLoop() {
+        auto& b = *k.b;
+        out = k.arg(0);
+        auto n = b.emit(Op::BufferRead, {out, b.u32(0)}, Type::u32());
+        auto j = b.local(Type::u32());
+        auto s = b.local(Type::u32());
+        auto count = b.local(Type::u32());
+        b.store(j, b.u32(0));
+        b.store(s, b.u32(0));
+        b.store(count, b.u32(0));
+        loop = b.loop(std::source_location::current());
+        k.in(loop, 0, [&] {
+            auto exit = b.if_(b.unary(Op::Not, b.binary(Op::Lt, b.load(j), n)));
+            k.in(exit, 0, [&] { b.break_(); });
+            b.store(count, b.binary(Op::Add, b.load(count), b.u32(1)));
+            auto skip = b.if_(b.binary(Op::Eq, b.binary(Op::Mod, b.load(j), b.u32(3)), b.u32(1)));
+            k.in(skip, 0, [&] {
+                b.store(j, b.binary(Op::Add, b.load(j), b.u32(1)));
+                b.continue_();
+            });
+            b.store(s, b.binary(Op::Add, b.load(s), b.load(j)));
+            b.store(j, b.binary(Op::Add, b.load(j), b.u32(1)));
+        });
+        b.emit(Op::BufferWrite, {out, b.u32(0), b.load(count)}, Type::void_type());
+        b.emit(Op::BufferWrite, {out, b.u32(1), b.load(s)}, Type::void_type());
+    }
+};
+
+uint32_t sum_skipping(uint32_t n) {
+    uint32_t s = 0;
+    for (uint32_t j = 0; j < n; ++j)
+        if (j % 3 != 1) s += j;
+    return s;
+}
+
+} // namespace
+
+TEST(CheckStoppedLoops, DoesNothingWithoutALimit) {
+    ForLoop l;
+    std::string before = l.k.text();
+    EXPECT_FALSE(check_stopped_loops(*l.k.f, LoopLimit{}));
+    EXPECT_EQ(l.k.text(), before);
+}
+
+TEST(CheckStoppedLoops, MarksEveryExitAndRepeatsTheExitTest) {
+    ForLoop l;
+    ASSERT_TRUE(check_stopped_loops(*l.k.f, kLavapipe));
+    EXPECT_EQ(l.k.verify(), "") << l.k.text();
+    // Cleared before the loop, set by its breaks (the test at the top, the copy before the continue and
+    // the copy at the end), exchanged after it.
+    EXPECT_EQ(count_op(*l.k.f, Op::LoopMark), 5u) << l.k.text();
+    EXPECT_EQ(count_op(*l.k.f, Op::Break), 3u) << l.k.text();
+    EXPECT_EQ(count_op(*l.k.f, Op::Trap), 1u);
+    const Block& body = l.k.f->body();
+    const Block& loop_body = *l.k.f->inst(l.loop).regions[0];
+    // The last statement of the body is the repeated exit test, which leaves through a marked break.
+    const Inst& last = l.k.f->inst(loop_body.insts.back());
+    ASSERT_EQ(last.op, Op::If);
+    const Block& then = *last.regions[0];
+    ASSERT_EQ(then.insts.size(), 3u) << l.k.text();   // the mark's constant, the mark, the break
+    EXPECT_EQ(l.k.f->inst(then.insts[1]).op, Op::LoopMark);
+    EXPECT_EQ(l.k.f->inst(then.insts[2]).op, Op::Break);
+    // After the loop: exchange the mark, trap if it was clear; the trap names the kernel and the loop.
+    size_t at = 0;
+    while (body.insts[at] != l.loop) ++at;
+    const Inst& exchange = l.k.f->inst(body.insts[at + 2]);
+    EXPECT_EQ(exchange.op, Op::LoopMark);
+    uint32_t code = 0;
+    for_each_block(*l.k.f, l.k.f->body(), [&](Block& b) {
+        for (ValueId id : b.insts)
+            if (l.k.f->inst(id).op == Op::Trap) code = uint32_t(const_int(*l.k.f, l.k.f->inst(id).operands[0]));
+    });
+    std::string message = trap_message(code);
+    EXPECT_NE(message.find("loop iteration limit in kernel 'k'"), std::string::npos) << message;
+    EXPECT_NE(message.find("lavapipe stopped the loop at ir/check_stopped_loops_test.cpp:"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("65535"), std::string::npos) << message;
+}
+
+TEST(CheckStoppedLoops, KeepsWhatTheLoopComputes) {
+    for (uint32_t n : {0u, 1u, 2u, 7u, 100u}) {
+        ForLoop plain, checked;
+        ASSERT_TRUE(check_stopped_loops(*checked.k.f, kLavapipe));
+        auto want = run(*plain.k.f, {{n, 0}});
+        auto got = run(*checked.k.f, {{n, 0}});
+        EXPECT_EQ(want.buffers[0], (std::vector<uint32_t>{n, sum_skipping(n)}));
+        EXPECT_EQ(got.buffers[0], want.buffers[0]) << "n = " << n;
+        EXPECT_EQ(got.trap, 0u) << "n = " << n;
+        // After optimization, too.
+        optimize(*checked.k.f, false);
+        EXPECT_EQ(run(*checked.k.f, {{n, 0}}).buffers[0], want.buffers[0]);
+    }
+}
+
+// A continue and a break inside a switch inside the loop: the break leaves the switch, so it is not the
+// loop's exit, and no exit test goes before the continue (its break would leave the switch too).
+TEST(CheckStoppedLoops, SwitchesKeepTheirBreaks) {
+    auto build = [](Fn& k) {
+        auto& b = *k.b;
+        auto out = k.arg(0);
+        auto n = b.emit(Op::BufferRead, {out, b.u32(0)}, Type::u32());
+        auto j = b.local(Type::u32());
+        auto s = b.local(Type::u32());
+        b.store(j, b.u32(0));
+        b.store(s, b.u32(0));
+        auto loop = b.loop();
+        k.in(loop, 0, [&] {
+            auto exit = b.if_(b.unary(Op::Not, b.binary(Op::Lt, b.load(j), n)));
+            k.in(exit, 0, [&] { b.break_(); });
+            auto jj = b.load(j);
+            b.store(j, b.binary(Op::Add, jj, b.u32(1)));
+            auto sw = b.switch_(b.binary(Op::Mod, jj, b.u32(3)));
+            b.push(b.add_case(sw, 0));
+            b.continue_();
+            b.pop();
+            b.push(b.add_case(sw, 1));
+            b.store(s, b.binary(Op::Add, b.load(s), b.u32(100)));
+            b.break_();
+            b.pop();
+            b.store(s, b.binary(Op::Add, b.load(s), b.u32(1)));
+        });
+        b.emit(Op::BufferWrite, {out, b.u32(1), b.load(s)}, Type::void_type());
+    };
+    for (uint32_t n : {0u, 1u, 5u, 10u}) {
+        Fn plain({u32buf()}), checked({u32buf()});
+        build(plain);
+        build(checked);
+        ASSERT_TRUE(check_stopped_loops(*checked.f, kLavapipe));
+        EXPECT_EQ(checked.verify(), "") << checked.text();
+        uint32_t want = 0;
+        for (uint32_t j = 0; j < n; ++j) want += j % 3 == 0 ? 0 : j % 3 == 1 ? 101 : 1;
+        EXPECT_EQ(run(*plain.f, {{n, 0}}).buffers[0][1], want);
+        auto got = run(*checked.f, {{n, 0}});
+        EXPECT_EQ(got.buffers[0][1], want) << "n = " << n;
+        EXPECT_EQ(got.trap, 0u);
+    }
+}
+
+// A loop with no break of its own gets one that no compiler can rule out (or it would drop the check
+// after the loop); nested loops and switches keep their own breaks unmarked by the outer loop.
+TEST(CheckStoppedLoops, EndlessLoopsNestedLoopsAndSwitches) {
+    Fn k({u32buf()});
+    auto& b = *k.b;
+    auto out = k.arg(0);
+    auto outer = b.loop();
+    k.in(outer, 0, [&] {
+        auto inner = b.loop();
+        k.in(inner, 0, [&] {
+            auto sw = b.switch_(b.u32(1));
+            b.push(b.add_case(sw, 1));
+            b.break_();   // leaves the switch only
+            b.pop();
+        });
+    });
+    b.emit(Op::BufferWrite, {out, b.u32(0), b.u32(1)}, Type::void_type());
+    ASSERT_TRUE(check_stopped_loops(*k.f, kLavapipe));
+    EXPECT_EQ(k.verify(), "") << k.text();
+    // Each loop: clear before, exchange after, and the guard's exchange at the top of the body.
+    EXPECT_EQ(count_op(*k.f, Op::LoopMark), 2u * 3u) << k.text();
+    EXPECT_EQ(count_op(*k.f, Op::Break), 3u) << k.text();   // the switch's, unmarked, and the two guards
+    EXPECT_EQ(count_op(*k.f, Op::Trap), 2u);
+}
+
+} // namespace adjoint::ir::test

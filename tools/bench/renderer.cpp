@@ -1,0 +1,179 @@
+// Section `renderer`: ms per texture-recovery iteration of the differentiable renderer at 256x256 with a
+// 5k-triangle mesh and at 512x512 with a 50k one: forward only, forward + backward, the whole iteration
+// (with Adam); beside it, in the same run, the same iteration written in PyTorch (tools/bench/torch_texture.py,
+// Debian's python3-torch), rasterization precomputed once on both sides.
+#include "bench.h"
+
+#ifdef ADJOINT_BENCH_HAS_APP
+
+#include <adjoint/app/optimization.h>
+#include <adjoint/app/renderer.h>
+
+#include "render/raster.h"
+#include "render/scene_data.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace adjoint::bench {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A UV sphere of seg x seg/2 quads (2 triangles each), with normals and texture coordinates.
+void write_sphere(const fs::path& file, int seg) {
+    std::ofstream o(file);
+    int rings = seg / 2;
+    for (int r = 0; r <= rings; ++r)
+        for (int s = 0; s <= seg; ++s) {
+            double th = M_PI * r / rings, ph = 2 * M_PI * s / seg;
+            double x = std::sin(th) * std::cos(ph), y = std::cos(th), z = std::sin(th) * std::sin(ph);
+            o << "v " << x << " " << y << " " << z << "\nvn " << x << " " << y << " " << z << "\nvt "
+              << double(s) / seg << " " << 1.0 - double(r) / rings << "\n";
+        }
+    auto id = [&](int r, int s) { return r * (seg + 1) + s + 1; };
+    for (int r = 0; r < rings; ++r)
+        for (int s = 0; s < seg; ++s) {
+            int a = id(r, s), b = id(r + 1, s), c = id(r + 1, s + 1), d = id(r, s + 1);
+            o << "f " << a << "/" << a << "/" << a << " " << b << "/" << b << "/" << b << " " << c << "/" << c << "/"
+              << c << "\n";
+            o << "f " << a << "/" << a << "/" << a << " " << c << "/" << c << "/" << c << " " << d << "/" << d << "/"
+              << d << "\n";
+        }
+}
+
+std::string scene_json(const std::string& mesh, int res) {
+    const fs::path assets = fs::path(ADJOINT_SOURCE_DIR) / "assets";
+    return R"({"format": 1,
+      "camera": { "eye": [0, 0.8, 4.2], "target": [0, 0, 0], "fov_y": 38, "resolution": [)" +
+           std::to_string(res) + ", " + std::to_string(res) + R"(] },
+      "background": [0.05, 0.05, 0.08],
+      "materials": { "skin": { "albedo_texture": ")" +
+           (assets / "textures" / "colourful_128.png").string() + R"(", "specular": [0.04, 0.04, 0.04], "shininess": 32 } },
+      "meshes": [ { "name": "m", "file": ")" + mesh + R"(", "material": "skin" } ],
+      "lights": [ { "name": "key", "type": "point", "position": [2, 3, 3], "intensity": 14 },
+                  { "name": "fill", "type": "ambient", "intensity": 0.25 } ],
+      "optimize": { "parameters": { "materials.skin.albedo_texture": { "init": [0.5, 0.5, 0.5], "lr": 0.03 } },
+                    "iterations": 1000000 } })";
+}
+
+// The G-buffer the PyTorch peer starts from: per-pixel uv, position, normal, coverage and the target.
+void write_gbuffer(Env& env, const app::Scene& scene, const fs::path& file) {
+    Device& device = env.device();
+    Stream& stream = env.stream();
+    app::SceneData data = app::upload_scene(device, stream, scene);
+    app::Rasterizer raster(device);
+    const auto& view = data.views[0];
+    size_t n = size_t(view.width) * view.height;
+    auto gb = raster.rasterize(stream, data.geometry, view);
+    auto surfaces = device.create_buffer<app::gpu::Surface>(n);
+    raster.interpolate(stream, data.geometry, view, gb, surfaces);
+    std::vector<app::gpu::Surface> s(n);
+    stream << surfaces.copy_to(s.data()) << synchronize();
+    app::SceneRenderer truth(device, scene);
+    auto target = truth.render(0);
+    std::ofstream o(file, std::ios::binary);
+    uint32_t head[4] = {view.width, view.height, scene.textures[0].width, scene.textures[0].height};
+    o.write(reinterpret_cast<const char*>(head), sizeof head);
+    const auto& L = scene.lights[0];
+    float light[8] = {L.position.x, L.position.y, L.position.z, L.intensity,
+                      scene.camera.eye.x, scene.camera.eye.y, scene.camera.eye.z, scene.lights[1].intensity};
+    o.write(reinterpret_cast<const char*>(light), sizeof light);
+    auto put = [&](float v) { o.write(reinterpret_cast<const char*>(&v), 4); };
+    for (auto& p : s) put(p.material == app::gpu::kNone ? 0 : p.uv.x), put(p.material == app::gpu::kNone ? 0 : p.uv.y);
+    for (auto& p : s) put(p.position.x), put(p.position.y), put(p.position.z);
+    for (auto& p : s) put(p.normal.x), put(p.normal.y), put(p.normal.z);
+    for (auto& p : s) put(p.material == app::gpu::kNone ? 0.0f : 1.0f);
+    for (size_t i = 0; i < n; ++i)
+        for (int c = 0; c < 3; ++c) put(s[i].material == app::gpu::kNone ? 0.0f : target.texels[i][c]);
+}
+
+json torch_peer(const fs::path& gbuffer, int iters) {
+    std::string script = std::string(ADJOINT_SOURCE_DIR) + "/tools/bench/torch_texture.py";
+    // Debian's interpreter, where python3-torch installs (a user's PATH may lead elsewhere).
+    std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+    std::string cmd = python + " " + script + " " + gbuffer.string() + " " + std::to_string(iters) + " " +
+                      std::to_string(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))) + " 2>/dev/null";
+    std::string out;
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+        char buf[4096];
+        while (size_t k = fread(buf, 1, sizeof buf, p)) out.append(buf, k);
+        pclose(p);
+    }
+    try {
+        return json::parse(out);
+    } catch (...) {
+        return {{"available", false}, {"reason", "the PyTorch peer printed no JSON: " + out.substr(0, 200)}};
+    }
+}
+
+json one_case(Env& env, const std::string& label, const std::string& mesh, int res, bool with_torch) {
+    Device& device = env.device();
+    char dir_template[] = "/tmp/adjoint-bench-XXXXXX";
+    fs::path dir = mkdtemp(dir_template);
+    auto scene = app::load_scene_from_string(scene_json(mesh, res), dir, label + ".json");
+    size_t tris = 0;
+    for (const auto& m : scene.meshes) tris += m.triangles.size();
+    json j;
+    j["resolution"] = std::to_string(res) + "x" + std::to_string(res);
+    j["triangles"] = tris;
+    j["texture"] = "128x128 RGB, free (texture recovery, one view)";
+
+    Reps reps = env.reps({3, 20}, {1, 3});
+    auto t0 = Clock::now();
+    app::SceneRenderer renderer(device, scene);
+    j["setup_ms"] = ms_since(t0);   // upload, rasterization (once: nothing moves the geometry), compile
+    auto fwd = measure(reps, [&] { renderer.render(0); });
+    app::Optimizer opt(device, scene);
+    auto fb = measure(reps, [&] { opt.evaluate(nullptr); });
+    auto it = measure(reps, [&] { opt.step(); });
+    j["forward"] = fwd.to_json();
+    j["forward"]["what"] = "mip chain + shading of every pixel + the image read back";
+    j["forward_backward"] = fb.to_json();
+    j["forward_backward"]["what"] = "mip chain + shading + loss + $autodiff backward (gradients scattered into "
+                                    "the texture) + mip gradients to level 0 + loss sums read back";
+    j["iteration"] = it.to_json();
+    j["iteration"]["what"] = "forward_backward + parameter sums + Adam + the reported scalars read back";
+    double ratio = (it.median() - fwd.median()) / fwd.median();
+    j["backward_and_adam_over_forward"] = ratio;
+    j["check_backward"] = env.target("renderer", label + ": (iteration - forward) / forward", ratio, "<=", 3.0, "ratio");
+    if (with_torch) {
+        write_gbuffer(env, scene, dir / "gbuffer.bin");
+        json t = torch_peer(dir / "gbuffer.bin", env.quick() ? 5 : 50);
+        j["pytorch"] = t;
+        if (t.value("available", false)) {
+            double speedup = t["ms_median"].get<double>() / it.median();
+            j["pytorch_over_adjoint_iteration"] = speedup;
+            j["check_pytorch"] = env.target("renderer", label + ": PyTorch iteration / Adjoint iteration", speedup,
+                                            ">=", 2.0, "ratio");
+        }
+    }
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return j;
+}
+
+} // namespace
+
+json bench_renderer(Env& env) {
+    json out;
+    const fs::path assets = fs::path(ADJOINT_SOURCE_DIR) / "assets";
+    out["5k_256"] = one_case(env, "5k triangles at 256x256", (assets / "meshes" / "torus_knot.obj").string(), 256, true);
+    if (!env.quick()) {
+        char dir_template[] = "/tmp/adjoint-bench-mesh-XXXXXX";
+        fs::path dir = mkdtemp(dir_template);
+        write_sphere(dir / "dense.obj", 224);   // 224 x 112 quads = 50,176 triangles
+        out["50k_512"] = one_case(env, "50k triangles at 512x512", (dir / "dense.obj").string(), 512, false);
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+    return out;
+}
+
+} // namespace adjoint::bench
+
+#endif // ADJOINT_BENCH_HAS_APP
