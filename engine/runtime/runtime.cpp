@@ -10,6 +10,7 @@
 #include "compile/glsl_compiler.h"
 #include "compile/lru_cache.h"
 #include "runtime/dispatch_grid.h"
+#include "runtime/runtime_internal.h"
 #include "vulkan/vk_runtime.h"
 
 #include <adjoint/core/hash.h>
@@ -264,11 +265,15 @@ void write_number(std::byte* dst, ir::ScalarKind k, double v) {
 
 Context::Context(std::string_view program_path) : program_path_(program_path) {}
 
-Device Context::create_device(std::string_view backend) {
+Device Context::create_device(std::string_view backend) { return detail::create_device(backend, {}); }
+
+Device detail::create_device(std::string_view backend, const vk::ContextExtras& extras) {
     if (!backend.empty() && backend != "vulkan")
         fail("unknown backend '", backend, "': Adjoint runs on \"vulkan\" (lavapipe where no GPU is present)");
+    vk::ContextOptions options = vk::ContextOptions::from_environment();
+    options.extras = extras;
     auto impl = std::make_shared<detail::DeviceImpl>();
-    impl->ctx = vk::Context::create(vk::ContextOptions::from_environment());
+    impl->ctx = vk::Context::create(options);
     const auto& info = impl->ctx->device_info();
     impl->glsl.float_atomic_add = info.float_atomic_add;
     impl->glsl.float_atomic_min_max = info.float_atomic_min_max;
@@ -552,5 +557,11 @@ Stream& Stream::operator<<(const Command& c) {
     c(*impl_);
     return *this;
 }
+
+// ---- For runtime/interop.cpp: the Vulkan objects behind the public handles ------------------------------
+
+const std::shared_ptr<vk::Context>& detail::vulkan_context(const DeviceImpl& device) { return device.ctx; }
+vk::Buffer& detail::vulkan_buffer(const BufferImpl& buffer) { return *buffer.buffer; }
+vk::Image& detail::vulkan_image(const ImageImpl& image) { return *image.image; }
 
 } // namespace adjoint

@@ -96,7 +96,9 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
     d.name = props.deviceName;
     d.kind = kind_of(props.deviceType);
     d.api_version = props.apiVersion;
-    d.has_compute_queue = compute_family(pd).has_value();
+    const auto family = compute_family(pd);
+    d.has_compute_queue = family.has_value();
+    d.queue_family = family.value_or(0);
     d.max_push_constants = props.limits.maxPushConstantsSize;
     std::copy_n(props.limits.maxComputeWorkGroupCount, 3, d.max_workgroup_count);
     d.max_storage_buffer_range = props.limits.maxStorageBufferRange;
@@ -125,6 +127,30 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
     return d;
 }
 
+// The caller's extra requirements (interop): its device extensions, and a compute family it accepts.
+void check_extras(DeviceInfo& d, VkPhysicalDevice pd, VkInstance instance, const ContextExtras& extras) {
+    if (!d.has_compute_queue || d.api_version < VK_API_VERSION_1_1)
+        return;
+    const auto exts = device_extensions(pd);
+    for (const auto& e : extras.device_extensions)
+        if (!has_extension(exts, e.c_str())) {
+            d.unmet = "lacks the device extension " + e;
+            return;
+        }
+    if (!extras.accept_queue_family)
+        return;
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, nullptr);
+    std::vector<VkQueueFamilyProperties> families(n);
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, families.data());
+    for (uint32_t i = 0; i < n; ++i)
+        if ((families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && extras.accept_queue_family(instance, pd, i)) {
+            d.queue_family = i;
+            return;
+        }
+    d.unmet = "no queue family with compute that the caller accepts";
+}
+
 // The Vulkan loader reports a missing driver as VK_ERROR_INCOMPATIBLE_DRIVER (or as no devices at all),
 // which tells a user nothing about what to install.
 [[noreturn]] void fail_no_driver(const std::string& what) {
@@ -144,7 +170,7 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
          ". Install it (apt-get install vulkan-validationlayers), or set ADJOINT_VALIDATION=0 to run without it");
 }
 
-void create_instance(Context::Impl& impl, bool want_validation) {
+void create_instance(Context::Impl& impl, bool want_validation, const std::vector<std::string>& wanted) {
     uint32_t loader_version = VK_API_VERSION_1_0;
     VK_CHECK(vkEnumerateInstanceVersion(&loader_version));
     if (loader_version < VK_API_VERSION_1_1)
@@ -184,7 +210,14 @@ void create_instance(Context::Impl& impl, bool want_validation) {
     app.pApplicationName = "adjoint";
     app.pEngineName = "adjoint";
     app.apiVersion = std::min<uint32_t>(loader_version, VK_API_VERSION_1_2);
+    impl.instance_api_version = app.apiVersion;
     info.pApplicationInfo = &app;
+    for (const auto& e : wanted) {
+        if (!has_extension(available, e.c_str()))
+            fail("the instance extension ", e, " that the caller asked for is not available");
+        if (std::none_of(extensions.begin(), extensions.end(), [&](const char* x) { return e == x; }))
+            extensions.push_back(e.c_str());
+    }
     info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
     info.ppEnabledExtensionNames = extensions.data();
     info.enabledLayerCount = static_cast<uint32_t>(layers.size());
@@ -206,8 +239,8 @@ void create_instance(Context::Impl& impl, bool want_validation) {
     }
 }
 
-void create_device(Context::Impl& impl) {
-    impl.queue_family = *compute_family(impl.physical);
+void create_device(Context::Impl& impl, const ContextExtras& extras) {
+    impl.queue_family = impl.info.queue_family;
     vkGetPhysicalDeviceMemoryProperties(impl.physical, &impl.memory);
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(impl.physical, &props);
@@ -236,6 +269,9 @@ void create_device(Context::Impl& impl) {
     // The spec requires enabling the portability subset wherever a device advertises it.
     if (has_extension(exts, "VK_KHR_portability_subset"))
         enabled.push_back("VK_KHR_portability_subset");
+    for (const auto& e : extras.device_extensions)
+        if (std::none_of(enabled.begin(), enabled.end(), [&](const char* x) { return e == x; }))
+            enabled.push_back(e.c_str());
 
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo queue{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -264,6 +300,8 @@ Context::Impl::~Impl() {
             vkDestroyCommandPool(device, once_pool, nullptr);
         vkDestroyDevice(device, nullptr);
     }
+    if (on_instance_destroy && instance)
+        on_instance_destroy(instance);
     if (messenger) {
         auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
             vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT"));
@@ -336,7 +374,10 @@ uint64_t next_resource_id() {
 
 std::shared_ptr<Context> Context::create(const ContextOptions& options) {
     auto impl = std::make_unique<Impl>();
-    create_instance(*impl, options.validation);
+    create_instance(*impl, options.validation, options.extras.instance_extensions);
+    impl->on_instance_destroy = options.extras.on_instance_destroy;
+    if (options.extras.on_instance)
+        options.extras.on_instance(impl->instance);
 
     uint32_t n = 0;
     VK_CHECK(vkEnumeratePhysicalDevices(impl->instance, &n, nullptr));
@@ -344,8 +385,10 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options) {
         fail_no_driver("the Vulkan loader found no physical device");
     std::vector<VkPhysicalDevice> physical(n);
     VK_CHECK(vkEnumeratePhysicalDevices(impl->instance, &n, physical.data()));
-    for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t i = 0; i < n; ++i) {
         impl->devices.push_back(describe(physical[i], i));
+        check_extras(impl->devices.back(), physical[i], impl->instance, options.extras);
+    }
 
     // An explicit option wins over the environment so that tests and tools can pin a device.
     std::string spec = options.device_override;
@@ -361,7 +404,7 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options) {
     }
     impl->info = impl->devices[*impl->choice.chosen];
     impl->physical = physical[*impl->choice.chosen];
-    create_device(*impl);
+    create_device(*impl, options.extras);
     return std::shared_ptr<Context>(new Context(std::move(impl)));
 }
 

@@ -44,7 +44,7 @@ std::string unusable_reason(const DeviceInfo& d) {
         return "Vulkan " + version_string(d.api_version) + " < 1.1 required";
     if (!d.has_compute_queue)
         return "no compute queue";
-    return {};
+    return d.unmet;
 }
 
 } // namespace

@@ -15,6 +15,8 @@ struct Context::Impl {
     VkDevice device = VK_NULL_HANDLE;
     VkQueue queue = VK_NULL_HANDLE;
     uint32_t queue_family = 0;
+    std::function<void(VkInstance)> on_instance_destroy; // ContextExtras::on_instance_destroy
+    uint32_t instance_api_version = 0;
     VkCommandPool once_pool = VK_NULL_HANDLE; // for one-off setup work such as image layout transitions
     VkPhysicalDeviceMemoryProperties memory{};
     VkPhysicalDeviceLimits limits{};

@@ -1,7 +1,10 @@
 // The Vulkan layer's interface: device choice, owned resources, pipelines and command streams. Knows no IR.
 #pragma once
+#include <vulkan/vulkan_core.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -21,6 +24,8 @@ struct DeviceInfo {
     DeviceKind kind = DeviceKind::Other;
     uint32_t api_version = 0;         // VK_MAKE_API_VERSION encoded
     bool has_compute_queue = false;
+    uint32_t queue_family = 0;        // the family the engine's queue would come from
+    std::string unmet;                // why the caller's extra requirements (ContextExtras) rule it out
     bool float_atomic_add = false;    // VK_EXT_shader_atomic_float: shaderBufferFloat32AtomicAdd
     bool float_atomic_min_max = false;// VK_EXT_shader_atomic_float2: shaderBufferFloat32AtomicMinMax
     uint32_t max_push_constants = 128;
@@ -39,7 +44,18 @@ struct DeviceChoice {
 DeviceChoice choose_device(std::span<const DeviceInfo> devices, std::string_view override_spec);
 
 // ---- Context: owns the instance, debug messenger, device, queue and command pool. -----------------------
+// What a caller that also draws with the device (runtime/interop.h) needs beyond compute.
+struct ContextExtras {
+    std::vector<std::string> instance_extensions;
+    std::vector<std::string> device_extensions;   // a device lacking one is passed over
+    std::function<void(VkInstance)> on_instance;  // right after the instance exists, before device choice
+    // Whether a queue family (one with compute) may be the engine's queue; a device with none is passed over.
+    std::function<bool(VkInstance, VkPhysicalDevice, uint32_t)> accept_queue_family;
+    std::function<void(VkInstance)> on_instance_destroy;  // after the device is gone, before the instance
+};
+
 struct ContextOptions {
+    ContextExtras extras;
     bool validation = false;          // enable VK_LAYER_KHRONOS_validation + a counting debug messenger
     std::string device_override;      // as choose_device
 
@@ -174,5 +190,24 @@ public:
 private:
     std::unique_ptr<Impl> impl_;
 };
+
+// ---- The native objects, for callers that draw with the same device (runtime/interop.h) ----------------
+struct NativeContext {
+    VkInstance instance = VK_NULL_HANDLE;
+    VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+    VkDevice device = VK_NULL_HANDLE;
+    VkQueue queue = VK_NULL_HANDLE;
+    uint32_t queue_family = 0;
+    uint32_t api_version = 0;         // the instance's apiVersion
+};
+NativeContext native(Context& ctx);
+VkBuffer native(Buffer& buffer);
+struct NativeImage {
+    VkImage image = VK_NULL_HANDLE;
+    VkImageView view = VK_NULL_HANDLE;
+};
+NativeImage native(Image& image);
+// Runs `fn` with the queue that every stream of `ctx` submits to, so callers submit and present in turn.
+void with_queue(Context& ctx, const std::function<void(VkQueue)>& fn);
 
 } // namespace adjoint::vk

@@ -116,3 +116,14 @@ TEST(DeviceChoice, KindNames) {
     EXPECT_STREQ(to_string(DeviceKind::Cpu), "cpu");
     EXPECT_STREQ(to_string(DeviceKind::Other), "other");
 }
+
+TEST(DeviceChoice, UnmetCallerRequirementsPassADeviceOver) {
+    auto devices = four_kinds();
+    devices[3].unmet = "lacks the device extension VK_KHR_swapchain";
+    DeviceChoice c = choose_device(devices, "");
+    EXPECT_EQ(c.chosen, 2u);
+    EXPECT_EQ(c.report[3], "NVIDIA GeForce RTX 4090 [discrete]: passed over: lacks the device extension VK_KHR_swapchain");
+    // Even a device that ADJOINT_DEVICE names is refused when it cannot serve the caller.
+    DeviceChoice named = choose_device(devices, "rtx");
+    EXPECT_FALSE(named.chosen);
+}

@@ -1,4 +1,4 @@
-// adjoint-optimize / adjoint-render command lines through CLI11, with our own checks of every value.
+// adjoint-optimize / adjoint-render / adjoint-studio command lines through CLI11, with our own checks of every value.
 #include <adjoint/app/cli.h>
 
 #include <CLI/CLI.hpp>
@@ -101,6 +101,30 @@ RenderOptions parse_render_args(int argc, const char* const* argv) {
         o.view = int(v);
     }
     if (params_opt->count()) o.params = std::filesystem::path(params);
+    return o;
+}
+
+StudioOptions parse_studio_args(int argc, const char* const* argv) {
+    CLI::App app{"The interactive optimization window (GLFW, Vulkan, Dear ImGui).", "adjoint-studio"};
+    StudioOptions o;
+    std::string scene, quit, screenshot, out;
+    auto* scene_opt = app.add_option("--scene", scene, "the scene file (JSON); default: assets/scenes/default.json");
+    app.add_flag("--run", o.run, "start optimizing at once");
+    auto* quit_opt = app.add_option("--quit-after-iters", quit, "exit after N iterations (with --run)");
+    auto* shot_opt = app.add_option("--screenshot", screenshot, "save the whole window as a PNG at exit");
+    auto* out_opt = app.add_option("--out", out, "write adjoint-optimize's outputs for the scene into DIR");
+    if (parse(app, argc, argv, o.help_text)) {
+        o.help = true;
+        return o;
+    }
+    const std::string usage = app.help();
+    if (scene_opt->count()) o.scene = std::filesystem::path(scene);
+    if (quit_opt->count()) {
+        o.quit_after_iters = parse_integer<int64_t>(quit, "--quit-after-iters", usage);
+        if (*o.quit_after_iters < 0) throw UsageError("--quit-after-iters: must be >= 0, got " + quit, usage);
+    }
+    if (shot_opt->count()) o.screenshot = std::filesystem::path(screenshot);
+    if (out_opt->count()) o.out = std::filesystem::path(out);
     return o;
 }
 

@@ -53,4 +53,13 @@ LinearImage SceneRenderer::render(uint32_t view) {
     return out;
 }
 
+void SceneRenderer::render(uint32_t view, const Buffer<float4>& out) {
+    const auto& v = s_->data.views.at(view);
+    if (out.size() != size_t(v.width) * v.height)
+        fail("SceneRenderer::render: view ", view, " is ", v.width, "x", v.height, ", the buffer holds ", out.size(),
+             " texels");
+    s_->forward.shade(s_->stream, s_->data, view, s_->surfaces[view], s_->params, s_->mips, out);
+    s_->stream << synchronize();
+}
+
 } // namespace adjoint::app

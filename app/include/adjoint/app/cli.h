@@ -53,9 +53,20 @@ struct RenderOptions {
     std::string help_text;
 };
 
+struct StudioOptions {
+    std::optional<std::filesystem::path> scene;      // none: the default demo, if found
+    bool run = false;                                // start optimizing at once
+    std::optional<int64_t> quit_after_iters;         // >= 0: exit once this many iterations ran
+    std::optional<std::filesystem::path> screenshot; // the whole window at exit, as a PNG
+    std::optional<std::filesystem::path> out;        // adjoint-optimize's outputs for the scene given
+    bool help = false;
+    std::string help_text;
+};
+
 // argv[0] is the program's name. UsageError for unknown or missing options, values that do not parse,
 // and values out of range.
 OptimizeOptions parse_optimize_args(int argc, const char* const* argv);
 RenderOptions parse_render_args(int argc, const char* const* argv);
+StudioOptions parse_studio_args(int argc, const char* const* argv);
 
 } // namespace adjoint::app

@@ -79,6 +79,12 @@ public:
     OptimizerState save_state();
     void load_state(const OptimizerState& state);   // throws Error on a shape mismatch
 
+    // ---- for the studio (app/src/optim/studio_hooks.cpp) ----
+    // render_current into `out` (width * height texels) on the device, with nothing read back.
+    void render_current(uint32_t view, const Buffer<float4>& out);
+    // A free parameter's learning rate (index in file order), from the next step on; lr > 0.
+    void set_learning_rate(size_t parameter, float lr);
+
 private:
     std::unique_ptr<OptimizerStages> s_;
 };

@@ -21,6 +21,8 @@ public:
     SceneRenderer(SceneRenderer&&) noexcept;
     // One view as a linear RGBA image (alpha 1), rows top first.
     LinearImage render(uint32_t view);
+    // The same into `out` (width * height texels), on the device: nothing is read back (the studio's panels).
+    void render(uint32_t view, const Buffer<float4>& out);
     uint32_t view_count() const;
 
 private:

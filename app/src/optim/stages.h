@@ -1,0 +1,84 @@
+// The optimizer's state between iterations (parameters, moments, targets, kernels), shared by
+// optimization.cpp and studio_hooks.cpp.
+#pragma once
+#include <adjoint/app/optimization.h>
+
+#include "kernels.h"
+#include "render/forward.h"
+
+#include <array>
+#include <optional>
+
+namespace adjoint::app {
+
+// xoshiro256** (public-domain algorithm): small state that a checkpoint stores exactly.
+struct Rng {
+    std::array<uint64_t, 4> s{};
+    static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+    explicit Rng(uint64_t seed = 0) {
+        uint64_t z = seed;
+        for (auto& w : s) {   // splitmix64 expands the seed
+            z += 0x9e3779b97f4a7c15ull;
+            uint64_t x = z;
+            x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+            x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+            w = x ^ (x >> 31);
+        }
+    }
+    uint64_t next() {
+        uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+        s[2] ^= s[0];
+        s[3] ^= s[1];
+        s[1] ^= s[2];
+        s[0] ^= s[3];
+        s[2] ^= t;
+        s[3] = rotl(s[3], 45);
+        return r;
+    }
+    double uniform() { return double(next() >> 11) * 0x1.0p-53; }   // [0, 1)
+    uint32_t below(uint32_t n) { return uint32_t(uniform() * n); }
+};
+
+struct FreeParam {
+    Parameter p;
+    uint32_t offset = 0;
+    bool has_truth = false;
+    uint32_t first_chunk = 0, chunks = 0;
+};
+
+struct OptimizerStages {
+    Device& device;
+    Stream stream;
+    Scene truth;
+    const Optimization& opt;   // truth's optimize block
+    Scene current;
+    SceneData data;
+    ForwardRenderer forward;
+    OptimKernels kernels;
+    std::optional<Shader<2>> loss_backward;   // recorded per scene (the lights are baked in)
+    std::optional<Shader<1>> mip_backward, base_backward;
+    std::vector<FreeParam> free;
+    std::vector<Buffer<gpu::Surface>> surfaces;
+    std::vector<Buffer<float4>> targets;
+    std::vector<LinearImage> target_images;
+    DiffBuffer<float> params, mips;
+    Buffer<float> m1, m2, lr, lo, hi, truth_values, loss_px, sqerr_px, partials;
+    Buffer<ErrorChunk> chunks;
+    Buffer<float4> chunk_sums;
+    std::vector<float4> last_chunk_sums;
+    std::vector<float> host_partials;
+    uint32_t chunk_count = 0, pixels = 0, partials_per_view = 0;
+    uint32_t iteration = 0;
+    Rng rng;
+    bool has_truth = false;
+
+    OptimizerStages(Device& d, const Scene& scene);
+    Scene prepare_current(const Scene& scene);
+    void record_kernels();
+    // Zero gradients, mips, per view shade + loss + backward, mip gradients, loss partial sums.
+    void record_loss_and_gradient(const std::vector<uint32_t>& order, float scale);
+    // The loss from the partial sums read back (mean over pixels, channels and views) and mean PSNR.
+    std::pair<double, double> loss_and_psnr(uint32_t views, float scale) const;
+};
+
+} // namespace adjoint::app

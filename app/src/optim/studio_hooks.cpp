@@ -1,0 +1,35 @@
+// The Optimizer's hooks for adjoint-studio: a render of the current values into a device buffer (the panels
+// never read images back), and learning rates changed during a run.
+#include "stages.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace adjoint::app {
+
+void Optimizer::render_current(uint32_t view, const Buffer<float4>& out) {
+    auto& s = *s_;
+    if (view >= s.data.views.size())
+        fail("render_current: view ", view, " does not exist (the scene has ", s.data.views.size(), ")");
+    if (out.size() != s.pixels)
+        fail("render_current: the buffer holds ", out.size(), " texels, the view has ", s.pixels);
+    s.forward.build_mips(s.stream, s.data, s.params.value, s.mips.value);
+    s.forward.shade(s.stream, s.data, view, s.surfaces[view], s.params.value, s.mips.value, out);
+    s.stream << synchronize();
+}
+
+void Optimizer::set_learning_rate(size_t parameter, float lr) {
+    auto& s = *s_;
+    if (parameter >= s.free.size())
+        fail("set_learning_rate: parameter ", parameter, " does not exist (the scene has ", s.free.size(),
+             " free parameters)");
+    if (!(lr > 0.0f) || !std::isfinite(lr))
+        fail("set_learning_rate: ", s.free[parameter].p.path, ": the learning rate must be a number > 0, got ", lr);
+    s.free[parameter].p.lr = lr;
+    // The rates per float, as the constructor lays them out: fixed values keep 0.
+    std::vector<float> rates(s.lr.size(), 0.0f);
+    for (const auto& f : s.free) std::fill_n(rates.begin() + f.offset, f.p.size, f.p.lr);
+    s.stream << s.lr.copy_from(rates.data()) << synchronize();
+}
+
+} // namespace adjoint::app

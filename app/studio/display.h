@@ -1,0 +1,37 @@
+// What the image panels show, made on the device by engine kernels from linear RGBA images: packed RGBA8
+// texels (sRGB-encoded, R in the low byte) ready to be copied into the window's textures.
+//
+// - picture: the image itself, clamped to [0, 1] and sRGB-encoded.
+// - |diff| heat map: d = mean over RGB of |current - target| (both clamped to [0, 1] first), divided by the
+//   largest d of the image and coloured with inferno, as report.png draws it (black where they agree).
+// - gradient: dL/dI summed over RGB, the loss's derivative with respect to each pixel of the current image
+//   (l2: 2 (current - target), l1: sign(current - target), both over the pixel count times 3), divided by
+//   its largest magnitude and coloured blue (negative) - white (0) - red (positive) on a square-root scale.
+#pragma once
+#include <adjoint/adjoint.h>
+#include <adjoint/app/scene.h>
+
+namespace adjoint::studio {
+
+struct CompareScale {
+    float max_diff = 0;        // the heat map's full scale
+    float max_gradient = 0;    // the gradient map's full scale (|dL/dI| summed over RGB)
+};
+
+class DisplayKernels {
+public:
+    explicit DisplayKernels(Device& device);
+    // picture(src) -> dst; `pixels` texels each.
+    void picture(Stream& stream, const Buffer<float4>& src, const Buffer<uint32_t>& dst, uint32_t pixels);
+    // The heat map and the gradient map of current against target. Synchronizes (the scales come back).
+    CompareScale compare(Stream& stream, const Buffer<float4>& target, const Buffer<float4>& current,
+                         const Buffer<uint32_t>& diff, const Buffer<uint32_t>& gradient, uint32_t pixels,
+                         app::Loss loss);
+
+private:
+    Device& device_;
+    Shader<1> picture_, measure_, colour_;
+    Buffer<float> scales_;
+};
+
+} // namespace adjoint::studio

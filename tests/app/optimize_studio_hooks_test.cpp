@@ -1,0 +1,113 @@
+// The Optimizer's studio hooks: render_current into a device buffer is the host render_current, bit for bit;
+// a learning rate set during a run acts exactly as the same rate given in the scene file.
+#include "support/device_fixture.h"
+
+#include <adjoint/app/optimization.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace adjoint::test {
+
+namespace {
+
+std::string scene_text(float texture_lr) {
+    return R"({
+  "format": 1,
+  "camera": { "eye": [0, 0.9, 3.6], "target": [0, 0, 0], "fov_y": 40, "resolution": [32, 24] },
+  "views": [ { "eye": [0, 0.9, 3.6] }, { "eye": [2.5, 0.5, 2.5] } ],
+  "background": [0.1, 0.1, 0.1],
+  "materials": { "skin": { "albedo_texture": "textures/colourful_128.png" } },
+  "meshes": [ { "name": "ball", "file": "meshes/uv_sphere.obj", "material": "skin" } ],
+  "lights": [ { "name": "key", "type": "point", "position": [1.5, 2.5, 2], "intensity": 9 },
+              { "name": "fill", "type": "ambient", "intensity": 0.2 } ],
+  "optimize": {
+    "target": "scene",
+    "parameters": {
+      "materials.skin.albedo_texture": { "init": [0.5, 0.5, 0.5], "resolution": [8, 8], "lr": )" +
+           std::to_string(texture_lr) + R"( },
+      "lights.key.intensity": { "init": 6, "lr": 0.05 }
+    },
+    "iterations": 10, "views_per_iteration": 2
+  }
+})";
+}
+
+app::Scene load(float texture_lr) {
+    return app::load_scene_from_string(scene_text(texture_lr), std::filesystem::path(ADJOINT_SOURCE_DIR) / "assets",
+                                       "hooks.json");
+}
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+} // namespace
+
+class StudioHooks : public DeviceTest {};
+
+TEST_F(StudioHooks, RenderCurrentIntoABufferIsTheHostRender) {
+    app::Optimizer opt(device, load(0.03f));
+    opt.step();
+    for (uint32_t view : {0u, 1u}) {
+        app::LinearImage host = opt.render_current(view);
+        auto buffer = device.create_buffer<float4>(32 * 24);
+        opt.render_current(view, buffer);
+        std::vector<float4> got(32 * 24);
+        stream << buffer.copy_to(got.data()) << synchronize();
+        ASSERT_EQ(host.texels.size(), got.size());
+        EXPECT_EQ(std::memcmp(host.texels.data(), got.data(), got.size() * sizeof(float4)), 0) << "view " << view;
+    }
+    auto wrong = device.create_buffer<float4>(10);
+    EXPECT_EQ(error_of([&] { opt.render_current(0, wrong); }),
+              "render_current: the buffer holds 10 texels, the view has 768");
+    EXPECT_EQ(error_of([&] { opt.render_current(2, wrong); }),
+              "render_current: view 2 does not exist (the scene has 2)");
+}
+
+TEST_F(StudioHooks, ALearningRateSetMidRunActsAsTheFilesRate) {
+    // Two steps at 0.03, then 0.12 from the third on, against a run whose file says 0.12 for steps 3..5 (its
+    // state after two steps at 0.03 is loaded first).
+    app::Optimizer a(device, load(0.03f)), b(device, load(0.12f)), c(device, load(0.03f));
+    a.step();
+    a.step();
+    b.load_state(a.save_state());
+    c.load_state(a.save_state());
+    a.set_learning_rate(0, 0.12f);
+    EXPECT_FLOAT_EQ(a.parameters()[0].lr, 0.12f);
+    EXPECT_FLOAT_EQ(a.parameters()[1].lr, 0.05f);
+    for (int i = 0; i < 3; ++i) {
+        a.step();
+        b.step();
+        c.step();
+    }
+    // Gradients are summed with atomics in no fixed order, so runs agree to rounding, not bit for bit.
+    auto max_diff = [](const std::vector<float>& x, const std::vector<float>& y) {
+        EXPECT_EQ(x.size(), y.size());
+        float d = 0;
+        for (size_t i = 0; i < std::min(x.size(), y.size()); ++i) d = std::max(d, std::fabs(x[i] - y[i]));
+        return d;
+    };
+    const auto pa = a.parameters(), pb = b.parameters(), pc = c.parameters();
+    EXPECT_LT(max_diff(pa[0].value, pb[0].value), 1e-5f);
+    EXPECT_LT(max_diff(pa[1].value, pb[1].value), 1e-5f);
+    EXPECT_GT(max_diff(pa[0].value, pc[0].value), 1e-2f);   // the new rate moved the texture further
+}
+
+TEST_F(StudioHooks, BadLearningRatesAreRefused) {
+    app::Optimizer opt(device, load(0.03f));
+    EXPECT_EQ(error_of([&] { opt.set_learning_rate(2, 0.1f); }),
+              "set_learning_rate: parameter 2 does not exist (the scene has 2 free parameters)");
+    EXPECT_EQ(error_of([&] { opt.set_learning_rate(1, 0.0f); }),
+              "set_learning_rate: lights.key.intensity: the learning rate must be a number > 0, got 0");
+    EXPECT_EQ(error_of([&] { opt.set_learning_rate(1, -1.0f); }),
+              "set_learning_rate: lights.key.intensity: the learning rate must be a number > 0, got -1");
+}
+
+} // namespace adjoint::test

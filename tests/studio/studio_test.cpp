@@ -1,0 +1,290 @@
+// adjoint-studio end to end, under Xvfb on lavapipe with the validation layer: a 20-iteration run of the
+// texture demo with --screenshot and --out, read back pixel by pixel (the panels' places come from
+// ADJOINT_STUDIO_LAYOUT), the same with a resize in the middle, and the exits without a display.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <stb_image.h>
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kSource = ADJOINT_SOURCE_DIR;
+const fs::path kStudio = ADJOINT_STUDIO_PATH;
+
+struct Result {
+    int code = -1;
+    std::string out, err;
+};
+
+std::string read_text(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+fs::path fresh_dir(const std::string& name) {
+    fs::path d = fs::path(ADJOINT_BINARY_DIR) / "studio-test" / name;
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+}
+
+// Runs `prefix studio args` in `dir` through the shell; prefix sets the environment (and xvfb-run).
+Result run(const fs::path& dir, const std::string& prefix, const std::string& args) {
+    const std::string cmd = "cd '" + dir.string() + "' && " + prefix + " '" + kStudio.string() + "' " + args +
+                            " > stdout.txt 2> stderr.txt";
+    int status = std::system(cmd.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = read_text(dir / "stdout.txt");
+    r.err = read_text(dir / "stderr.txt");
+    return r;
+}
+
+std::string xvfb(const std::string& env) {
+    return env + " xvfb-run -a -s '-screen 0 1280x800x24'";
+}
+
+struct Picture {
+    int width = 0, height = 0;
+    std::vector<uint8_t> rgb;
+    const uint8_t* at(int x, int y) const { return &rgb[(size_t(y) * size_t(width) + size_t(x)) * 3]; }
+};
+
+Picture read_png(const fs::path& p) {
+    Picture pic;
+    int n = 0;
+    unsigned char* data = stbi_load(p.string().c_str(), &pic.width, &pic.height, &n, 3);
+    if (!data) {
+        ADD_FAILURE() << "cannot read " << p;
+        return pic;
+    }
+    pic.rgb.assign(data, data + size_t(pic.width) * size_t(pic.height) * 3);
+    stbi_image_free(data);
+    return pic;
+}
+
+// A panel of the screenshot as its own picture.
+Picture crop(const Picture& shot, const nlohmann::json& rect) {
+    const int x0 = int(rect[0].get<double>()), y0 = int(rect[1].get<double>());
+    const int x1 = int(rect[2].get<double>()), y1 = int(rect[3].get<double>());
+    Picture p;
+    p.width = x1 - x0;
+    p.height = y1 - y0;
+    for (int y = y0; y < y1; ++y)
+        for (int x = x0; x < x1; ++x) p.rgb.insert(p.rgb.end(), shot.at(x, y), shot.at(x, y) + 3);
+    return p;
+}
+
+double luminance(const uint8_t* c) { return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]; }
+
+double stddev_luminance(const Picture& p) {
+    double s = 0, s2 = 0;
+    const double n = double(p.width) * p.height;
+    for (int y = 0; y < p.height; ++y)
+        for (int x = 0; x < p.width; ++x) {
+            double l = luminance(p.at(x, y));
+            s += l;
+            s2 += l * l;
+        }
+    return std::sqrt(std::max(s2 / n - (s / n) * (s / n), 0.0));
+}
+
+// Share of pixels whose channels all agree within `tolerance` levels.
+double share_equal(const Picture& a, const Picture& b, int tolerance) {
+    if (a.width != b.width || a.height != b.height) return 0;
+    size_t ok = 0;
+    for (size_t i = 0; i < a.rgb.size(); i += 3) {
+        bool same = true;
+        for (int c = 0; c < 3; ++c) same = same && std::abs(int(a.rgb[i + c]) - int(b.rgb[i + c])) <= tolerance;
+        ok += same;
+    }
+    return double(ok) / double(a.rgb.size() / 3);
+}
+
+std::vector<double> loss_column(const fs::path& csv) {
+    std::ifstream in(csv);
+    std::string line;
+    std::getline(in, line);
+    EXPECT_EQ(line, "iteration,loss,image_psnr,param_error,ms");
+    std::vector<double> losses;
+    while (std::getline(in, line)) {
+        auto a = line.find(','), b = line.find(',', a + 1);
+        losses.push_back(std::stod(line.substr(a + 1, b - a - 1)));
+    }
+    return losses;
+}
+
+// Everything the studio run must show; `window` is the size the screenshot must have.
+void check_run(const fs::path& dir, const Result& r, int width, int height) {
+    ASSERT_EQ(r.code, 0) << r.err << r.out;
+    // Validation was on in the studio (ctest sets ADJOINT_VALIDATION=1) and saw nothing: the studio fails
+    // with a non-zero exit and lists the messages otherwise; its summary says so too.
+    EXPECT_NE(r.out.find("validation on, 0 messages"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" 20 iterations"), std::string::npos) << r.out;
+
+    const Picture shot = read_png(dir / "shot.png");
+    EXPECT_EQ(shot.width, width);
+    EXPECT_EQ(shot.height, height);
+    const nlohmann::json layout = nlohmann::json::parse(read_text(dir / "layout.json"));
+    EXPECT_EQ(layout["window"][0].get<int>(), width);
+    EXPECT_EQ(layout["window"][1].get<int>(), height);
+    EXPECT_EQ(layout["iterations"].get<int>(), 20);
+    ASSERT_EQ(layout["image"][0].get<int>(), 256);
+
+    const Picture target = crop(shot, layout["panels"]["target"]);
+    const Picture current = crop(shot, layout["panels"]["current"]);
+    const Picture diff = crop(shot, layout["panels"]["diff"]);
+    const Picture gradient = crop(shot, layout["panels"]["gradient"]);
+    for (const Picture* p : {&target, &current, &diff, &gradient}) {
+        ASSERT_EQ(p->width, 256);   // shown at 1:1: every texel is one pixel of the window
+        ASSERT_EQ(p->height, 256);
+        EXPECT_GT(stddev_luminance(*p), 8.0);   // not blank
+    }
+
+    // The panels show the run's images: the same pixels adjoint-optimize's outputs hold (sRGB rounding of
+    // the GPU's pow against the host's may differ by a level).
+    EXPECT_GT(share_equal(target, read_png(dir / "out" / "target.png"), 1), 0.999);
+    EXPECT_GT(share_equal(current, read_png(dir / "out" / "final.png"), 1), 0.999);
+    EXPECT_LT(share_equal(target, current, 4), 0.9);   // 20 iterations from flat grey: far from done
+
+    // The heat map is black exactly where target and current agree, and brighter where they differ more.
+    size_t agree = 0, agree_black = 0;
+    double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0, n = 0;
+    size_t redder = 0, redder_ok = 0, bluer = 0, bluer_ok = 0;
+    for (int y = 0; y < 256; ++y)
+        for (int x = 0; x < 256; ++x) {
+            const uint8_t *t = target.at(x, y), *c = current.at(x, y), *h = diff.at(x, y), *g = gradient.at(x, y);
+            const double d = (std::abs(int(t[0]) - c[0]) + std::abs(int(t[1]) - c[1]) + std::abs(int(t[2]) - c[2])) / 3.0;
+            const double heat = luminance(h);
+            if (d == 0) {
+                ++agree;
+                agree_black += h[0] <= 1 && h[1] <= 1 && h[2] <= 5;
+            }
+            sx += d, sy += heat, sxx += d * d, syy += heat * heat, sxy += d * heat, n += 1;
+            // dL/dI: red where the current image is brighter than the target in every channel, blue where darker.
+            if (c[0] > t[0] + 8 && c[1] > t[1] + 8 && c[2] > t[2] + 8) {
+                ++redder;
+                redder_ok += g[0] > g[2] + 20;
+            }
+            if (c[0] + 8 < t[0] && c[1] + 8 < t[1] && c[2] + 8 < t[2]) {
+                ++bluer;
+                bluer_ok += g[2] > g[0] + 20;
+            }
+        }
+    EXPECT_GT(agree, 1000u);   // the background
+    EXPECT_EQ(agree_black, agree);
+    const double corr = (sxy / n - sx / n * sy / n) /
+                        std::sqrt(std::max((sxx / n - sx / n * sx / n) * (syy / n - sy / n * sy / n), 1e-12));
+    EXPECT_GT(corr, 0.8) << "the heat map does not follow |current - target|";
+    EXPECT_GT(redder + bluer, 500u);
+    EXPECT_GE(double(redder_ok), 0.95 * double(redder));
+    EXPECT_GE(double(bluer_ok), 0.95 * double(bluer));
+
+    // The loss fell, and the outputs are those of adjoint-optimize.
+    const std::vector<double> losses = loss_column(dir / "out" / "loss.csv");
+    ASSERT_EQ(losses.size(), 20u);
+    EXPECT_LT(losses.back(), 0.9 * losses.front());
+    for (const char* f : {"start.png", "params.json", "report.png"}) EXPECT_TRUE(fs::exists(dir / "out" / f)) << f;
+}
+
+void require_xvfb() {
+    ASSERT_EQ(std::system("command -v xvfb-run > /dev/null"), 0)
+        << "xvfb-run is missing (Debian package xvfb; tools/setup.sh installs it)";
+}
+
+const std::string kArgs = "--scene '" + (kSource / "assets/scenes/texture.json").string() +
+                          "' --run --quit-after-iters 20 --screenshot shot.png --out out";
+
+} // namespace
+
+TEST(Studio, RunsTheTextureDemoAndShowsIt) {
+    require_xvfb();
+    fs::path dir = fresh_dir("run");
+    Result r = run(dir, xvfb("ADJOINT_STUDIO_SIZE=1280x760 ADJOINT_STUDIO_LAYOUT=layout.json"), kArgs);
+    check_run(dir, r, 1280, 760);
+}
+
+TEST(Studio, ResizingInTheMiddleOfARun) {
+    require_xvfb();
+    fs::path dir = fresh_dir("resize");
+    Result r = run(dir, xvfb("ADJOINT_STUDIO_SIZE=1280x760 ADJOINT_STUDIO_RESIZE=1100x680@2 ADJOINT_STUDIO_LAYOUT=layout.json"),
+                   kArgs);
+    check_run(dir, r, 1100, 680);
+    const nlohmann::json layout = nlohmann::json::parse(read_text(dir / "layout.json"));
+    EXPECT_GE(layout["swapchains"].get<int>(), 2);   // the swapchain was made again for the new size
+    EXPECT_GE(layout["resized_at_iteration"].get<int>(), 1);   // in the middle of the run
+    EXPECT_LT(layout["resized_at_iteration"].get<int>(), 20);
+}
+
+TEST(Studio, WithoutADisplayItSaysSoAndExitsWith2) {
+    fs::path dir = fresh_dir("no-display");
+    Result r = run(dir, "env -u DISPLAY -u WAYLAND_DISPLAY", kArgs);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("no display"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "out"));   // nothing written
+    EXPECT_FALSE(fs::exists(dir / "shot.png"));
+}
+
+TEST(Studio, ABadSceneExitsWith2BeforeAnyWindow) {
+    fs::path dir = fresh_dir("bad-scene");
+    Result r = run(dir, "env -u DISPLAY -u WAYLAND_DISPLAY", "--scene missing.json --run");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("missing.json"), std::string::npos) << r.err;
+    Result u = run(dir, "env -u DISPLAY -u WAYLAND_DISPLAY", "--quit-after-iters -1");
+    EXPECT_EQ(u.code, 2);
+    EXPECT_NE(u.err.find("--quit-after-iters: must be >= 0"), std::string::npos) << u.err;
+}
+
+TEST(Studio, ClosingTheWindowDuringARunSavesTheOutputs) {
+    require_xvfb();
+    fs::path dir = fresh_dir("close");
+    // No --quit-after-iters: the run (300 iterations) is cut short by the window's close request at frame 4.
+    Result r = run(dir, xvfb("ADJOINT_STUDIO_CLOSE_AT=4"),
+                   "--scene '" + (kSource / "assets/scenes/texture.json").string() + "' --run --out out");
+    ASSERT_EQ(r.code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("validation on, 0 messages"), std::string::npos) << r.out;
+    const std::vector<double> losses = loss_column(dir / "out" / "loss.csv");
+    EXPECT_GE(losses.size(), 1u);
+    EXPECT_LT(losses.size(), 300u);
+    for (const char* f : {"target.png", "start.png", "final.png", "params.json", "report.png", "checkpoint.bin"})
+        EXPECT_TRUE(fs::exists(dir / "out" / f)) << f;
+}
+
+TEST(Studio, ASceneWithoutOptimizeBlockIsShown) {
+    require_xvfb();
+    fs::path dir = fresh_dir("view-only");
+    const fs::path assets = kSource / "assets";
+    std::ofstream(dir / "view.json") << R"({ "format": 1,
+  "camera": { "eye": [0, 0.8, 4.2], "target": [0, 0, 0], "fov_y": 38, "resolution": [256, 256] },
+  "materials": { "skin": { "albedo_texture": ")" << (assets / "textures/colourful_128.png").string() << R"(" } },
+  "meshes": [ { "name": "ball", "file": ")" << (assets / "meshes/uv_sphere.obj").string() << R"(", "material": "skin" } ],
+  "lights": [ { "name": "key", "type": "point", "position": [2, 3, 3], "intensity": 14 } ] })";
+    Result r = run(dir, xvfb("ADJOINT_STUDIO_LAYOUT=layout.json"), "--scene view.json --quit-after-iters 5 --screenshot shot.png");
+    ASSERT_EQ(r.code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("validation on, 0 messages"), std::string::npos) << r.out;
+    const Picture shot = read_png(dir / "shot.png");
+    const nlohmann::json layout = nlohmann::json::parse(read_text(dir / "layout.json"));
+    const Picture target = crop(shot, layout["panels"]["target"]), current = crop(shot, layout["panels"]["current"]);
+    const Picture diff = crop(shot, layout["panels"]["diff"]);
+    EXPECT_GT(stddev_luminance(target), 8.0);
+    EXPECT_EQ(share_equal(target, current, 0), 1.0);   // the scene's own render in both
+    EXPECT_LT(stddev_luminance(diff), 0.5);             // and no difference anywhere
+    // --out needs something to optimize: refused before any window opens.
+    Result o = run(dir, xvfb(""), "--scene view.json --out out");
+    EXPECT_EQ(o.code, 2);
+    EXPECT_NE(o.err.find("--out needs a scene with an optimize block"), std::string::npos) << o.err;
+    EXPECT_FALSE(fs::exists(dir / "out"));
+}
