@@ -38,8 +38,9 @@ void expect_same(const Checkpoint& a, const Checkpoint& b) {
         EXPECT_EQ(a.arrays[i].name, b.arrays[i].name);
         EXPECT_EQ(a.arrays[i].shape, b.arrays[i].shape);
         ASSERT_EQ(a.arrays[i].data.size(), b.arrays[i].data.size());
-        if (!a.arrays[i].data.empty())   // memcmp of an empty vector's null data is undefined
+        if (!a.arrays[i].data.empty()) {   // memcmp of an empty vector's null data is undefined
             EXPECT_EQ(std::memcmp(a.arrays[i].data.data(), b.arrays[i].data.data(), a.arrays[i].data.size() * 4), 0);
+        }
     }
 }
 
