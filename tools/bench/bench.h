@@ -144,5 +144,6 @@ json bench_tiny_dispatches(Env& env);
 json bench_compile(Env& env);
 json bench_autodiff(Env& env);
 json bench_autodiff_loop(Env& env);
+json bench_reduce(Env& env);
 
 } // namespace adjoint::bench
