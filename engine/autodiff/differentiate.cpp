@@ -24,7 +24,10 @@
 // input) through the forward loop, and its reverse is one dot product per input.
 // Large tapes go to a scratch buffer the runtime binds; each thread owns a contiguous range of words.
 // Recomputation repeats no side effect: it drops writes and atomics, and reads the values it cannot
-// recompute (atomics' results, reads of written resources) back from a per-block side tape.
+// recompute (atomics' results, reads of written resources) back from a per-block side tape. Values that
+// come from other threads (shared-memory reads and atomics, subgroup operations) are replayed the same
+// way, and recomputation drops sync_block(): it never touches shared memory, so the reverse loops, which
+// threads run for their own trip counts, need no barrier.
 #include <adjoint/autodiff/autodiff.h>
 
 #include "rules.h"
@@ -764,7 +767,8 @@ private:
     // A value that recomputation cannot reproduce and that something reads.
     bool replayed_kind(ValueId id) const {
         const Inst& in = f_.inst(id);
-        bool kind = in.op == Op::BufferAtomic ||
+        bool kind = in.op == Op::BufferAtomic || in.op == Op::SharedRead || in.op == Op::SharedAtomic ||
+                    is_subgroup_op(in.op) ||
                     ((in.op == Op::BufferRead || in.op == Op::ImageRead) && side_.written.count(in.operands[0]));
         return kind && side_.used.count(id);
     }
@@ -891,7 +895,8 @@ private:
             m.set(id, from_words(in.type, words, next));
             return true;
         }
-        return in.op == Op::BufferWrite || in.op == Op::ImageWrite || in.op == Op::BufferAtomic;
+        return in.op == Op::BufferWrite || in.op == Op::ImageWrite || in.op == Op::BufferAtomic ||
+               in.op == Op::SharedWrite || in.op == Op::SharedAtomic || in.op == Op::Barrier;
     }
 
     // -- activity --------------------------------------------------------------------------------------
@@ -915,7 +920,7 @@ private:
                         continue;
                     case Op::Load: act = active_[in.operands[0]]; break;
                     case Op::Local: continue;
-                    case Op::BufferAtomic: continue;   // the old contents: a constant, whatever is added
+                    case Op::BufferAtomic: case Op::SharedAtomic: continue;   // the old contents: a constant
                     case Op::BufferRead: act = differentiable_read(f_, in); break;   // a source, like a mark
                     default:
                         if (info(in.op).ad == AdClass::Z || !in.type->has_float()) continue;
@@ -924,6 +929,11 @@ private:
                             if ((in.op == Op::Extract && k > 0) || (in.op == Op::Insert && k > 1)) break;
                             act = act || active_[in.operands[k]];
                         }
+                        if (act && is_subgroup_op(in.op))
+                            fail("autodiff: ", name(in.op), " at ", where(in), " in kernel '", f_.name(),
+                                 "' takes a value that depends on a requires_grad variable; gradients do not flow "
+                                 "between threads, so this would be wrong: detach() the value, or compute it "
+                                 "outside $autodiff");
                         break;
                     }
                     if (act && in.type->has_float() && !active_[id]) {
@@ -1400,6 +1410,8 @@ private:
     // A value as 32-bit words, lane by lane in order (matrices column by column, structs member by member).
     std::vector<ValueId> to_words(ValueId v) {
         const Type* t = b_.type_of(v);
+        if (t->is_u64())   // low word first
+            return {b_.cast(Type::u32(), v), b_.cast(Type::u32(), b_.binary(Op::Shr, v, b_.u32(32)))};
         if (t->is_scalar()) return {t == Type::u32() ? v : b_.emit(Op::Bitcast, {v}, Type::u32())};
         std::vector<ValueId> out;
         uint32_t n = t->is_struct() ? uint32_t(t->members().size()) : t->dim();
@@ -1409,6 +1421,10 @@ private:
     }
 
     ValueId from_words(const Type* t, const std::vector<ValueId>& words, size_t& next) {
+        if (t->is_u64()) {
+            ValueId lo = b_.cast(t, words[next++]), hi = b_.cast(t, words[next++]);
+            return b_.binary(Op::BitOr, lo, b_.binary(Op::Shl, hi, b_.u32(32)));
+        }
         if (t->is_scalar()) {
             ValueId w = words[next++];
             return t == Type::u32() ? w : b_.emit(Op::Bitcast, {w}, t);

@@ -26,6 +26,7 @@ std::string scalar_prefix(ScalarKind k) {
     case ScalarKind::Int: return "i";
     case ScalarKind::UInt: return "u";
     case ScalarKind::Bool: return "b";
+    case ScalarKind::UInt64: break;   // no uint64 vectors
     }
     return "";
 }
@@ -64,6 +65,16 @@ bool holds_bool(const Type* t) {
     }
     if (t->is_array()) return holds_bool(t->element());
     return t->is_bool();
+}
+
+bool holds_u64(const Type* t) {
+    if (t->is_struct()) {
+        for (auto* m : t->members())
+            if (holds_u64(m)) return true;
+        return false;
+    }
+    if (t->is_array()) return holds_u64(t->element());
+    return t->is_u64();
 }
 
 // Host (C++) layout of a struct differs from GLSL's std430 where a member follows a vec3 at offset 12:
@@ -120,6 +131,12 @@ public:
         src << "#version 450\n";
         if (need_atomic_float_) src << "#extension GL_EXT_shader_atomic_float : require\n";
         if (need_atomic_float2_) src << "#extension GL_EXT_shader_atomic_float2 : require\n";
+        if (need_int64_) src << "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n";
+        if (need_atomic_int64_) src << "#extension GL_EXT_shader_atomic_int64 : require\n";
+        if (subgroup_features_ & kSubgroupBasic) src << "#extension GL_KHR_shader_subgroup_basic : require\n";
+        if (subgroup_features_ & kSubgroupVote) src << "#extension GL_KHR_shader_subgroup_vote : require\n";
+        if (subgroup_features_ & kSubgroupArithmetic) src << "#extension GL_KHR_shader_subgroup_arithmetic : require\n";
+        if (subgroup_features_ & kSubgroupBallot) src << "#extension GL_KHR_shader_subgroup_ballot : require\n";
         src << "// kernel " << f_.name() << "\n";
         src << "layout(local_size_x = " << f_.block_size[0] << ", local_size_y = " << f_.block_size[1]
             << ", local_size_z = " << f_.block_size[2] << ") in;\n";
@@ -150,8 +167,9 @@ private:
                     }
                 }
                 for (auto& r : in.regions) walk(*r);
-                // Constants and arguments are written inline wherever they are used.
-                if (!in.type->is_void() && in.op != Op::Const && in.op != Op::Arg) def[id] = &b;
+                // Constants and arguments are written inline wherever they are used; shared arrays are
+                // declared at module scope.
+                if (!in.type->is_void() && in.op != Op::Const && in.op != Op::Arg && in.op != Op::Shared) def[id] = &b;
             }
             stack.pop_back();
         };
@@ -209,6 +227,36 @@ private:
                     else if (op == AtomicOp::Add) need_atomic_float_ = true;
                     else need_atomic_float2_ = true;
                 }
+                if (in.op == Op::SharedAtomic && in.type->is_float()) {
+                    auto op = AtomicOp(in.imm);
+                    bool native = op == AtomicOp::Add ? opt_.shared_float_atomic_add : opt_.shared_float_atomic_min_max;
+                    if (!native) cas_shared_.insert(in.operands[0]);
+                    else if (op == AtomicOp::Add) need_atomic_float_ = true;
+                    else need_atomic_float2_ = true;
+                }
+                if ((in.op == Op::BufferAtomic || in.op == Op::SharedAtomic) && in.type->is_u64()) {
+                    bool shared = in.op == Op::SharedAtomic;
+                    if (!(shared ? opt_.shared_int64_atomics : opt_.int64_atomics))
+                        refuse(in, shared ? "a uint64 atomic on shared memory" : "a uint64 atomic on a buffer",
+                               shared ? "shaderSharedInt64Atomics" : "shaderBufferInt64Atomics");
+                    need_atomic_int64_ = true;
+                }
+                if (holds_u64(in.type)) use_int64(in);
+                if (in.op == Op::Shared) {
+                    shared_.push_back(id);
+                    const Type* e = in.type->element();
+                    uint32_t stride = (e->host_size() + e->host_align() - 1) / e->host_align() * e->host_align();
+                    result_.shared_bytes += stride * in.type->dim();
+                }
+                if (in.op == Op::Barrier && result_.barrier_at.empty()) {
+                    result_.barrier_at = format_location(in.loc);
+                    if (result_.barrier_at.empty()) result_.barrier_at = "an unknown line";
+                }
+                if (is_subgroup_op(in.op)) use_subgroup(in, subgroup_feature(in.op), subgroup_function(in.op));
+                if (in.op == Op::Builtin && BuiltinId(in.imm) == BuiltinId::SubgroupSize)
+                    use_subgroup(in, kSubgroupBasic, "subgroup_size");
+                if (in.op == Op::Builtin && BuiltinId(in.imm) == BuiltinId::SubgroupInvocationId)
+                    use_subgroup(in, kSubgroupBasic, "subgroup_invocation_id");
                 if (in.op == Op::Trap) result_.uses_status = true;
                 if (in.op == Op::LoopMark) uses_loop_mark_ = true;
                 if (in.op == Op::ScratchRead || in.op == Op::ScratchWrite) result_.uses_scratch = true;
@@ -216,10 +264,12 @@ private:
             }
         };
         scan(f_.body());
+        std::sort(shared_.begin(), shared_.end());
         uint32_t buffers = 0;
         for (auto* t : f_.params) {
             if (t->kind() == Type::Kind::Buffer) ++buffers;
             note_type(t->kind() == Type::Kind::Buffer ? t->element() : t);
+            if (holds_u64(t->kind() == Type::Kind::Buffer ? t->element() : t)) use_int64(f_, t);
         }
         std::ostringstream push;
         push << "layout(push_constant, std430) uniform Push {\n    layout(offset = 0) uvec3 dispatch_size;\n";
@@ -277,6 +327,14 @@ private:
             // One word per thread of the work group; atomics, so that no compiler reasons it away.
             uint32_t threads = f_.block_size[0] * f_.block_size[1] * f_.block_size[2];
             resources_ << "shared uint adjoint_loop_mark[" << threads << "];\n";
+            result_.shared_bytes += 4 * threads;
+        }
+        // The kernel's shared arrays (wherever they were declared, callables included): one per block.
+        // Float arrays that take compare-and-swap atomics hold the floats' bits as uints.
+        for (ValueId s : shared_) {
+            const Type* t = f_.type_of(s);
+            const Type* e = cas_shared_.count(s) ? Type::u32() : t->element();
+            resources_ << "shared " << declare(Type::array(e, t->dim()), name(s)) << ";\n";
         }
         result_.image_count = images_count();
         result_.push_bytes = (offset + 15) / 16 * 16;
@@ -298,6 +356,7 @@ private:
         case Op::Const: return constant(in.type, in.words);
         case Op::Arg: return "pc.a" + std::to_string(in.imm);
         case Op::Local: return "l" + std::to_string(v);
+        case Op::Shared: return "s" + std::to_string(v);
         default: return "v" + std::to_string(v);
         }
     }
@@ -310,6 +369,7 @@ private:
             case ScalarKind::Int: return int32_t(x) == INT32_MIN ? "(-2147483647 - 1)" : std::to_string(int32_t(x));
             case ScalarKind::UInt: return std::to_string(x) + "u";
             case ScalarKind::Bool: return x ? "true" : "false";
+            case ScalarKind::UInt64: return std::to_string(uint64_of(x, w[first + 1])) + "ul";
             }
         }
         std::string s = glsl_type(t) + "(";
@@ -384,14 +444,33 @@ private:
             fail("internal: '", ir::name(in.op), "' reached GLSL emission; run the autodiff pass first");
         case Op::Builtin: {
             static const char* names[] = {"gl_GlobalInvocationID", "pc.dispatch_size", "gl_LocalInvocationID",
-                                          "gl_WorkGroupID"};
+                                          "gl_WorkGroupID", "gl_WorkGroupSize", "gl_SubgroupSize",
+                                          "gl_SubgroupInvocationID"};
             static const char* names_1d[] = {"adjoint_id", "pc.dispatch_size", "gl_LocalInvocationID",
-                                             "uvec3(adjoint_group, 0u, 0u)"};
+                                             "uvec3(adjoint_group, 0u, 0u)", "gl_WorkGroupSize", "gl_SubgroupSize",
+                                             "gl_SubgroupInvocationID"};
             define(id, (f_.dimension == 1 ? names_1d : names)[in.imm]);
             return;
         }
         case Op::Local:
             if (!hoisted_.count(id)) line(decl(id) + ";");
+            return;
+        case Op::Shared: return;   // declared at module scope
+        case Op::SharedRead: {
+            std::string e = name(in.operands[0]) + "[" + op(1) + "]";
+            define(id, cas_shared_.count(in.operands[0]) ? "uintBitsToFloat(" + e + ")" : e);
+            return;
+        }
+        case Op::SharedWrite: {
+            std::string v = cas_shared_.count(in.operands[0]) ? "floatBitsToUint(" + op(2) + ")" : op(2);
+            line(name(in.operands[0]) + "[" + op(1) + "] = " + v + ";");
+            return;
+        }
+        case Op::SharedAtomic: atomic(id, in); return;
+        case Op::Barrier:
+            // sync_block(): shared-memory writes before it are visible to the block's threads after it.
+            line("memoryBarrierShared();");
+            line("barrier();");
             return;
         case Op::Load: define(id, op(0) + access(id, t0, in.operands, 1)); return;
         case Op::Store: line(op(0) + access(id, t0, in.operands, 2) + " = " + op(1) + ";"); return;
@@ -504,7 +583,78 @@ private:
         case Op::Detach: define(id, op(0)); return;
         default: break;
         }
+        if (is_subgroup_op(in.op)) {
+            std::string fn = subgroup_glsl(in.op);
+            define(id, fn + "(" + (in.operands.empty() ? std::string() : op(0)) + ")");
+            return;
+        }
         define(id, expression(in, op, a, t0));
+    }
+
+    // ---- features ---------------------------------------------------------------------------------------
+    [[noreturn]] void refuse(const Inst& in, const std::string& what, const std::string& feature) const {
+        std::string at = format_location(in.loc);
+        fail("kernel '", f_.name(), "': ", what, " at ", at.empty() ? std::string("an unknown line") : at,
+             " needs the device feature ", feature, ", which this device does not have");
+    }
+
+    void use_int64(const Inst& in) {
+        if (!opt_.int64) refuse(in, "a uint64 value", "shaderInt64");
+        need_int64_ = true;
+    }
+    void use_int64(const Function& f, const Type* param) {
+        if (!opt_.int64)
+            fail("kernel '", f.name(), "': a ", param->to_string(), " argument needs the device feature shaderInt64, ",
+                 "which this device does not have");
+        need_int64_ = true;
+    }
+
+    static uint32_t subgroup_feature(Op op) {
+        switch (op) {
+        case Op::SubgroupElect: return kSubgroupBasic;
+        case Op::SubgroupAll: case Op::SubgroupAny: case Op::SubgroupAllEqual: return kSubgroupVote;
+        case Op::SubgroupBallot: case Op::SubgroupBroadcastFirst: return kSubgroupBallot;
+        default: return kSubgroupArithmetic;
+        }
+    }
+    static const char* subgroup_function(Op op) {
+        switch (op) {
+        case Op::SubgroupElect: return "subgroup_elect";
+        case Op::SubgroupAll: return "subgroup_all";
+        case Op::SubgroupAny: return "subgroup_any";
+        case Op::SubgroupAllEqual: return "subgroup_all_equal";
+        case Op::SubgroupBallot: return "subgroup_ballot";
+        case Op::SubgroupAdd: return "subgroup_add";
+        case Op::SubgroupMin: return "subgroup_min";
+        case Op::SubgroupMax: return "subgroup_max";
+        case Op::SubgroupExclusiveAdd: return "subgroup_exclusive_add";
+        default: return "subgroup_broadcast_first";
+        }
+    }
+    static std::string subgroup_glsl(Op op) {
+        switch (op) {
+        case Op::SubgroupElect: return "subgroupElect";
+        case Op::SubgroupAll: return "subgroupAll";
+        case Op::SubgroupAny: return "subgroupAny";
+        case Op::SubgroupAllEqual: return "subgroupAllEqual";
+        case Op::SubgroupBallot: return "subgroupBallot";
+        case Op::SubgroupAdd: return "subgroupAdd";
+        case Op::SubgroupMin: return "subgroupMin";
+        case Op::SubgroupMax: return "subgroupMax";
+        case Op::SubgroupExclusiveAdd: return "subgroupExclusiveAdd";
+        default: return "subgroupBroadcastFirst";
+        }
+    }
+    void use_subgroup(const Inst& in, uint32_t feature, const char* what) {
+        static const char* names[] = {"basic", "vote", "arithmetic", "ballot"};
+        const char* kind = names[feature == kSubgroupBasic ? 0 : feature == kSubgroupVote ? 1
+                                 : feature == kSubgroupArithmetic ? 2 : 3];
+        if (!(opt_.subgroup_features & feature))
+            refuse(in, what, std::string("subgroup ") + kind + " operations in compute shaders " +
+                                 "(VkPhysicalDeviceSubgroupProperties)");
+        subgroup_features_ |= feature;
+        // Every subgroup extension builds on the basic one.
+        subgroup_features_ |= kSubgroupBasic;
     }
 
     // Functions that act component by component: GLSL has them for scalars and vectors only, so on a
@@ -587,8 +737,8 @@ private:
         case Op::Select:
             if (t0->is_vector()) return "mix(" + op(2) + ", " + op(1) + ", " + op(0) + ")";
             return op(0) + " ? " + op(1) + " : " + op(2);
-        case Op::Abs:
-            if (t0->scalar_kind() == ScalarKind::UInt) return op(0);   // GLSL has no abs(uint); it is the identity
+        case Op::Abs:   // GLSL has no abs(uint); it is the identity
+            if (t0->scalar_kind() == ScalarKind::UInt || t0->scalar_kind() == ScalarKind::UInt64) return op(0);
             return call("abs");
         case Op::Sign: return call("sign");
         case Op::Floor: return call("floor");
@@ -677,10 +827,11 @@ private:
     }
 
     void atomic(ValueId id, const Inst& in) {
+        const bool shared = in.op == Op::SharedAtomic;
         int64_t k = f_.inst(in.operands[0]).imm;
-        std::string target = "b" + std::to_string(k) + "[" + name(in.operands[1]) + "]";
+        std::string target = (shared ? name(in.operands[0]) : "b" + std::to_string(k)) + "[" + name(in.operands[1]) + "]";
         auto op = AtomicOp(in.imm);
-        if (cas_buffers_.count(k)) {
+        if (shared ? cas_shared_.count(in.operands[0]) > 0 : cas_buffers_.count(k) > 0) {
             // Compare-and-swap loop on the float's bits, for devices without native float atomics.
             std::string v = name(id), old = v + "_old", prev = v + "_prev", x = name(in.operands[2]);
             std::string next = op == AtomicOp::Add ? "uintBitsToFloat(" + old + ") + " + x
@@ -718,7 +869,11 @@ private:
     std::vector<ValueId> hoisted_order_;
     std::vector<const Type*> structs_;
     std::set<int64_t> written_, cas_buffers_;
+    std::set<ValueId> cas_shared_;      // shared float arrays that take compare-and-swap atomics
+    std::vector<ValueId> shared_;       // shared array declarations, in id order
     bool need_atomic_float_ = false, need_atomic_float2_ = false;
+    bool need_int64_ = false, need_atomic_int64_ = false;
+    uint32_t subgroup_features_ = 0;
     bool uses_loop_mark_ = false;
     uint32_t temps_ = 0;
 };
@@ -734,6 +889,7 @@ std::string glsl_type(const Type* t) {
         case ScalarKind::Int: return "int";
         case ScalarKind::UInt: return "uint";
         case ScalarKind::Bool: return "bool";
+        case ScalarKind::UInt64: return "uint64_t";
         }
         break;
     case Type::Kind::Vector: return scalar_prefix(t->scalar_kind()) + "vec" + std::to_string(t->dim());

@@ -15,6 +15,7 @@ float const_float(const Function& f, ValueId v) { return float_of(f.inst(v).word
 
 int64_t const_int(const Function& f, ValueId v) {
     const Inst& in = f.inst(v);
+    if (in.type->scalar_kind() == ScalarKind::UInt64) return int64_t(uint64_of(in.words.at(0), in.words.at(1)));
     return in.type->scalar_kind() == ScalarKind::Int ? int64_t(int32_t(in.words.at(0))) : int64_t(in.words.at(0));
 }
 
@@ -26,6 +27,7 @@ bool const_is(const Function& f, ValueId v, double x) {
         switch (in.type->lane_kind(i)) {
         case ScalarKind::Float: lane = float_of(in.words[i]); break;
         case ScalarKind::Int: lane = int32_t(in.words[i]); break;
+        case ScalarKind::UInt64: lane = double(uint64_of(in.words[i], in.words[i + 1])); ++i; break;
         default: lane = in.words[i]; break;
         }
         if (lane != x) return false;
@@ -48,6 +50,11 @@ ValueId Builder::place(Inst&& inst) {
 ValueId Builder::append(Inst inst) { return place(std::move(inst)); }
 
 ValueId Builder::emit(Op op, std::vector<ValueId> operands, const Type* type, int64_t imm, std::source_location loc) {
+    if (op == Op::Bitcast && type) {
+        const Type* from = f_->type_of(operands.at(0));
+        if (from->lanes() != type->lanes() || from->is_u64() || type->is_u64() || !from->is_basic() || !type->is_basic())
+            fail("type error: cannot bitcast ", from->to_string(), " to ", type->to_string(), " at ", format_location(loc));
+    }
     if (!type) {
         std::vector<const Type*> types;
         types.reserve(operands.size());
@@ -76,6 +83,9 @@ ValueId Builder::f32(float v, std::source_location loc) { return constant(Type::
 ValueId Builder::i32(int32_t v, std::source_location loc) { return constant(Type::i32(), {uint32_t(v)}, loc); }
 ValueId Builder::u32(uint32_t v, std::source_location loc) { return constant(Type::u32(), {v}, loc); }
 ValueId Builder::boolean(bool v, std::source_location loc) { return constant(Type::boolean(), {v ? 1u : 0u}, loc); }
+ValueId Builder::u64(uint64_t v, std::source_location loc) {
+    return constant(Type::u64(), {uint32_t(v), uint32_t(v >> 32)}, loc);
+}
 
 ValueId Builder::zero(const Type* type, std::source_location loc) {
     return constant(type, std::vector<uint32_t>(type->lanes(), 0u), loc);
@@ -89,6 +99,12 @@ ValueId Builder::splat(const Type* type, double value, std::source_location loc)
         case ScalarKind::Int: lanes[i] = uint32_t(int32_t(value)); break;
         case ScalarKind::UInt: lanes[i] = uint32_t(value); break;
         case ScalarKind::Bool: lanes[i] = value != 0; break;
+        case ScalarKind::UInt64: {
+            uint64_t u = uint64_t(value);
+            lanes[i] = uint32_t(u);
+            lanes[++i] = uint32_t(u >> 32);
+            break;
+        }
         }
     }
     return constant(type, std::move(lanes), loc);
@@ -216,7 +232,7 @@ ValueId Builder::loop(std::source_location loc) {
 
 ValueId Builder::switch_(ValueId value, std::source_location loc) {
     const Type* t = type_of(value);
-    if (!t->is_scalar() || !t->is_int_like())
+    if (!t->is_index())
         fail("type error: a switch value must be an int or uint, not ", t->to_string(), " at ", format_location(loc));
     Inst inst;
     inst.op = Op::Switch;

@@ -205,6 +205,81 @@ Lanes inverse(const Lanes& m, uint32_t n) {
     return out;
 }
 
+// uint64 operations (scalars only: two lanes each, low word first). Shift counts may be any integer type;
+// like 32-bit shifts on the host, the count is taken modulo the width (GLSL leaves larger counts undefined).
+bool eval_u64(const Function& f, const Inst& in, std::span<const Lanes* const> ops, Lanes& out) {
+    auto value = [&](size_t k) -> uint64_t {
+        const Lanes& l = *ops[k];
+        return f.type_of(in.operands[k])->is_u64() ? uint64_of(l[0], l[1]) : uint64_t(l[0]);
+    };
+    auto put = [&](uint64_t v) { out = {uint32_t(v), uint32_t(v >> 32)}; };
+    auto put_bool = [&](bool b) { out = {b ? 1u : 0u}; };
+    const bool wide_result = in.type->is_u64();
+    switch (in.op) {
+    case Op::Neg: put(uint64_t(0) - value(0)); return true;
+    case Op::Abs: case Op::Detach: put(value(0)); return true;
+    case Op::BitNot: put(~value(0)); return true;
+    case Op::Add: put(value(0) + value(1)); return true;
+    case Op::Sub: put(value(0) - value(1)); return true;
+    case Op::Mul: put(value(0) * value(1)); return true;
+    case Op::Div: put(value(1) == 0 ? 0 : value(0) / value(1)); return true;   // as 32-bit: 0, not a crash
+    case Op::Mod: put(value(1) == 0 ? 0 : value(0) % value(1)); return true;
+    case Op::Min: put(std::min(value(0), value(1))); return true;
+    case Op::Max: put(std::max(value(0), value(1))); return true;
+    case Op::Clamp: put(std::min(std::max(value(0), value(1)), value(2))); return true;
+    case Op::BitAnd: put(value(0) & value(1)); return true;
+    case Op::BitOr: put(value(0) | value(1)); return true;
+    case Op::BitXor: put(value(0) ^ value(1)); return true;
+    case Op::Shl: case Op::Shr: {
+        if (!wide_result) {   // a 32-bit value shifted by a uint64 count
+            uint32_t a = (*ops[0])[0], c = uint32_t(value(1) & 31);
+            bool s = f.type_of(in.operands[0])->scalar_kind() == ScalarKind::Int;
+            out = {in.op == Op::Shl ? a << c : s ? uint32_t(int32_t(a) >> c) : a >> c};
+            return true;
+        }
+        uint64_t c = value(1) & 63;
+        put(in.op == Op::Shl ? value(0) << c : value(0) >> c);
+        return true;
+    }
+    case Op::Lt: put_bool(value(0) < value(1)); return true;
+    case Op::Le: put_bool(value(0) <= value(1)); return true;
+    case Op::Gt: put_bool(value(0) > value(1)); return true;
+    case Op::Ge: put_bool(value(0) >= value(1)); return true;
+    case Op::Eq: put_bool(value(0) == value(1)); return true;
+    case Op::Ne: put_bool(value(0) != value(1)); return true;
+    default: break;
+    }
+    fail("internal: no host rule for ", name(in.op), " on uint64");
+}
+
+// Casts to and from uint64 (scalars): integers convert as GLSL does (an int is sign-extended, a uint64
+// becomes an int or uint by keeping its low 32 bits), floats truncate towards zero and saturate.
+void cast_u64(ScalarKind from, ScalarKind to, const Lanes& in, Lanes& out) {
+    if (to == ScalarKind::UInt64) {
+        uint64_t v = 0;
+        switch (from) {
+        case ScalarKind::Float: {
+            double x = F(in[0]);
+            v = std::isfinite(x) && x > 0 ? (x >= 18446744073709551616.0 ? ~uint64_t(0) : uint64_t(x)) : 0;
+            break;
+        }
+        case ScalarKind::Int: v = uint64_t(int64_t(I(in[0]))); break;
+        case ScalarKind::UInt: v = in[0]; break;
+        case ScalarKind::Bool: v = in[0] ? 1 : 0; break;
+        case ScalarKind::UInt64: v = uint64_of(in[0], in[1]); break;
+        }
+        out = {uint32_t(v), uint32_t(v >> 32)};
+        return;
+    }
+    uint64_t v = uint64_of(in[0], in[1]);
+    switch (to) {
+    case ScalarKind::Float: out = {W(float(v))}; break;
+    case ScalarKind::Int: case ScalarKind::UInt: out = {uint32_t(v)}; break;
+    case ScalarKind::Bool: out = {v != 0 ? 1u : 0u}; break;
+    case ScalarKind::UInt64: break;
+    }
+}
+
 } // namespace
 
 std::pair<uint32_t, uint32_t> lane_range(const Type* t, std::span<const int64_t> path) {
@@ -270,6 +345,10 @@ bool eval_pure(const Function& f, const Inst& in, std::span<const Lanes* const> 
     }
     case Op::Cast: {
         const Type* from = f.type_of(in.operands[0]);
+        if (from->is_u64() || t->is_u64()) {
+            cast_u64(from->scalar_kind(), t->scalar_kind(), *ops[0], out);
+            return true;
+        }
         out.resize(t->lanes());
         for (uint32_t i = 0; i < t->lanes(); ++i) {
             uint32_t w = (*ops[0])[i];
@@ -279,6 +358,7 @@ bool eval_pure(const Function& f, const Inst& in, std::span<const Lanes* const> 
             case ScalarKind::Int: v = I(w); break;
             case ScalarKind::UInt: v = w; break;
             case ScalarKind::Bool: v = w ? 1 : 0; break;
+            case ScalarKind::UInt64: break;   // handled above
             }
             switch (t->scalar_kind()) {
             case ScalarKind::Float: out[i] = W(float(v)); break;
@@ -290,6 +370,7 @@ bool eval_pure(const Function& f, const Inst& in, std::span<const Lanes* const> 
                          : uint32_t(std::isfinite(v) ? std::clamp(std::trunc(v), 0.0, 4294967295.0) : 0);
                 break;
             case ScalarKind::Bool: out[i] = v != 0; break;
+            case ScalarKind::UInt64: break;   // handled above
             }
         }
         return true;
@@ -390,6 +471,9 @@ bool eval_pure(const Function& f, const Inst& in, std::span<const Lanes* const> 
     }
     const OpInfo& oi = info(in.op);
     if (oi.effect != Effect::Pure && in.op != Op::RequiresGrad) return false;
+    bool wide = t->is_u64();
+    for (ValueId o : in.operands) wide = wide || f.type_of(o)->is_u64();
+    if (wide) return eval_u64(f, in, ops, out);
     ScalarKind k = f.type_of(in.operands.empty() ? 0 : in.operands[0])->scalar_kind();
     uint32_t n = 1;
     for (auto* o : ops) n = std::max<uint32_t>(n, uint32_t(o->size()));

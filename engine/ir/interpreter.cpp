@@ -1,40 +1,182 @@
-// The host interpreter: a direct walk over structured blocks, one thread at a time.
+// The host interpreter: a walk over structured blocks for a group of threads in lockstep (interpreter.h).
 #include <adjoint/ir/interpreter.h>
 
 #include <adjoint/core/error.h>
 #include <adjoint/ir/builder.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <utility>
 
 namespace adjoint::ir {
+
+namespace {
+
+int64_t as_index(const Function& f, ValueId v, const Lanes& l) {
+    return f.type_of(v)->scalar_kind() == ScalarKind::Int ? int64_t(int32_t(l[0])) : int64_t(l[0]);
+}
+
+bool any(const std::vector<uint8_t>& m) { return std::find(m.begin(), m.end(), 1) != m.end(); }
+
+// Does the kernel (or a callable it calls) need its blocks run in lockstep?
+bool needs_lockstep(const Function& f) {
+    bool found = false;
+    std::function<void(const Function&, const Block&)> walk = [&](const Function& fn, const Block& b) {
+        for (ValueId id : b.insts) {
+            const Inst& in = fn.inst(id);
+            if (in.op == Op::Shared || in.op == Op::Barrier || is_subgroup_op(in.op) ||
+                (in.op == Op::Builtin && (BuiltinId(in.imm) == BuiltinId::SubgroupSize ||
+                                          BuiltinId(in.imm) == BuiltinId::SubgroupInvocationId)))
+                found = true;
+            if (in.op == Op::Call && in.callee) walk(*in.callee, in.callee->body());
+            for (auto& r : in.regions) walk(fn, *r);
+        }
+    };
+    walk(f, f.body());
+    return found;
+}
+
+const Inst* find_barrier(const Function& f, const Block& b) {
+    for (ValueId id : b.insts) {
+        const Inst& in = f.inst(id);
+        if (in.op == Op::Barrier) return &in;
+        if (in.op == Op::Call && in.callee)
+            if (const Inst* x = find_barrier(*in.callee, in.callee->body())) return x;
+        for (auto& r : in.regions)
+            if (const Inst* x = find_barrier(f, *r)) return x;
+    }
+    return nullptr;
+}
+
+// An atomic read-modify-write of one scalar of kind k at `at` (4 bytes, or 8 for a uint64); returns the
+// old contents as lanes. operands: the value, and for compare-exchange the desired value after it.
+Lanes atomic_update(std::byte* at, ScalarKind k, AtomicOp op, const Lanes& value, const Lanes* desired) {
+    if (k == ScalarKind::UInt64) {
+        uint64_t old;
+        std::memcpy(&old, at, 8);
+        uint64_t v = uint64_of(value[0], value[1]), next = old;
+        switch (op) {
+        case AtomicOp::Add: next = old + v; break;
+        case AtomicOp::Min: next = std::min(old, v); break;
+        case AtomicOp::Max: next = std::max(old, v); break;
+        case AtomicOp::Exchange: next = v; break;
+        case AtomicOp::CompareExchange: next = old == v ? uint64_of((*desired)[0], (*desired)[1]) : old; break;
+        }
+        std::memcpy(at, &next, 8);
+        return {uint32_t(old), uint32_t(old >> 32)};
+    }
+    uint32_t old;
+    std::memcpy(&old, at, 4);
+    uint32_t operand = value[0], next = old;
+    switch (op) {
+    case AtomicOp::Add:
+        next = k == ScalarKind::Float ? bits_of(float_of(old) + float_of(operand)) : old + operand;
+        break;
+    case AtomicOp::Min: case AtomicOp::Max: {
+        bool less = k == ScalarKind::Float ? float_of(operand) < float_of(old)
+                    : k == ScalarKind::Int ? int32_t(operand) < int32_t(old) : operand < old;
+        bool take = op == AtomicOp::Min ? less : (!less && operand != old);
+        if (take) next = operand;
+        break;
+    }
+    case AtomicOp::Exchange: next = operand; break;
+    case AtomicOp::CompareExchange: next = old == operand ? (*desired)[0] : old; break;
+    }
+    std::memcpy(at, &next, 4);
+    return {old};
+}
+
+} // namespace
 
 Interpreter::Interpreter(const Function& kernel, std::vector<HostArg> args, std::array<uint32_t, 3> size)
     : kernel_(kernel), args_(std::move(args)), size_(size) {
     if (args_.size() != kernel.params.size())
         fail("interpreter: kernel '", kernel.name(), "' takes ", kernel.params.size(), " arguments, got ", args_.size());
+    lockstep_ = needs_lockstep(kernel);
+    // As the runtime refuses it: a block cut by the dispatch's edge would have threads that never reach
+    // the barrier the others wait at.
+    if (const Inst* barrier = find_barrier(kernel, kernel.body())) {
+        const auto& bs = kernel.block_size;
+        for (int i = 0; i < 3; ++i)
+            if (size_[size_t(i)] % bs[size_t(i)] != 0)
+                fail("interpreter: kernel '", kernel.name(), "' calls sync_block() (at ", format_location(barrier->loc),
+                     "), so its dispatch size must be a multiple of its block size in each dimension: ", size_[0],
+                     " x ", size_[1], " x ", size_[2], " is not a multiple of ", bs[0], " x ", bs[1], " x ", bs[2]);
+    }
 }
 
 void Interpreter::run_all() {
-    for (uint32_t z = 0; z < size_[2]; ++z)
-        for (uint32_t y = 0; y < size_[1]; ++y)
-            for (uint32_t x = 0; x < size_[0]; ++x) run_thread({x, y, z});
-}
-
-void Interpreter::run_thread(std::array<uint32_t, 3> id) {
-    tid_ = id;
-    loop_mark_ = 0;
-    Frame fr{&kernel_, std::vector<Lanes>(kernel_.inst_count()), {}, {}};
-    block(fr, kernel_.body());
-}
-
-Interpreter::Flow Interpreter::block(Frame& fr, const Block& b) {
-    for (ValueId id : b.insts) {
-        Flow flow = inst(fr, id);
-        if (flow != Flow::Normal) return flow;
+    const auto& bs = kernel_.block_size;
+    if (!lockstep_) {
+        // One thread per group, in the order of their dispatch ids.
+        std::vector<Thread> one(1);
+        for (uint32_t z = 0; z < size_[2]; ++z)
+            for (uint32_t y = 0; y < size_[1]; ++y)
+                for (uint32_t x = 0; x < size_[0]; ++x) {
+                    Thread& t = one[0];
+                    t.global = {x, y, z};
+                    t.local = {x % bs[0], y % bs[1], z % bs[2]};
+                    t.linear = t.local[0] + bs[0] * (t.local[1] + bs[1] * t.local[2]);
+                    run_group({x / bs[0], y / bs[1], z / bs[2]}, one);
+                }
+        return;
     }
-    return Flow::Normal;
+    std::array<uint64_t, 3> blocks{};
+    for (size_t i = 0; i < 3; ++i) blocks[i] = (uint64_t(size_[i]) + bs[i] - 1) / bs[i];
+    for (uint64_t z = 0; z < blocks[2]; ++z)
+        for (uint64_t y = 0; y < blocks[1]; ++y)
+            for (uint64_t x = 0; x < blocks[0]; ++x) run_block({uint32_t(x), uint32_t(y), uint32_t(z)});
+}
+
+void Interpreter::run_block(std::array<uint32_t, 3> blk) {
+    const auto& bs = kernel_.block_size;
+    std::vector<Thread> threads;
+    for (uint32_t z = 0; z < bs[2]; ++z)
+        for (uint32_t y = 0; y < bs[1]; ++y)
+            for (uint32_t x = 0; x < bs[0]; ++x) {
+                Thread t;
+                t.local = {x, y, z};
+                t.linear = x + bs[0] * (y + bs[1] * z);
+                for (size_t i = 0; i < 3; ++i) t.global[i] = blk[i] * bs[i] + t.local[i];
+                threads.push_back(t);
+            }
+    if (!lockstep_) {
+        std::vector<Thread> one(1);
+        for (const Thread& t : threads) {
+            if (t.global[0] >= size_[0] || t.global[1] >= size_[1] || t.global[2] >= size_[2]) continue;
+            one[0] = t;
+            run_group(blk, one);
+        }
+        return;
+    }
+    run_group(blk, threads);
+}
+
+void Interpreter::run_group(std::array<uint32_t, 3> blk, const std::vector<Thread>& threads) {
+    if (subgroup_size == 0 || subgroup_size > 128 || (subgroup_size & (subgroup_size - 1)) != 0)
+        fail("interpreter: subgroup_size must be a power of two from 1 to 128, not ", subgroup_size);
+    threads_ = threads;
+    block_ = blk;
+    shared_.clear();
+    const size_t n = threads_.size();
+    flow_.assign(n, Flow::Normal);
+    // Threads outside the dispatch leave at once, as the generated code's bounds check makes them.
+    Mask mask(n, 0);
+    for (size_t t = 0; t < n; ++t) {
+        const auto& g = threads_[t].global;
+        mask[t] = g[0] < size_[0] && g[1] < size_[1] && g[2] < size_[2];
+    }
+    Frame fr{&kernel_, std::vector<std::vector<Lanes>>(n, std::vector<Lanes>(kernel_.inst_count())), {}, {}};
+    block(fr, kernel_.body(), mask);
+}
+
+void Interpreter::block(Frame& fr, const Block& b, Mask& mask) {
+    for (ValueId id : b.insts) {
+        if (!any(mask)) return;
+        group_inst(fr, id, mask);
+    }
 }
 
 HostResource& Interpreter::resource(Frame& fr, ValueId v) {
@@ -43,6 +185,14 @@ HostResource& Interpreter::resource(Frame& fr, ValueId v) {
     HostResource* r = args_.at(size_t(in.imm)).resource;
     if (!r) fail("interpreter: argument ", in.imm, " of '", kernel_.name(), "' has no resource bound");
     return *r;
+}
+
+Lanes& Interpreter::shared(Frame& fr, ValueId decl) {
+    const Inst& in = fr.f->inst(decl);
+    if (in.op != Op::Shared) fail("interpreter: shared-memory operand is not a shared array declaration");
+    auto [it, fresh] = shared_.try_emplace({fr.f, decl});
+    if (fresh) it->second.assign(in.type->lanes(), 0u);
+    return it->second;
 }
 
 size_t Interpreter::element_offset(const Type* bt, const HostResource& r, int64_t index, const Inst& in) {
@@ -54,83 +204,265 @@ size_t Interpreter::element_offset(const Type* bt, const HostResource& r, int64_
     return size_t(index) * stride;
 }
 
-namespace {
-int64_t as_index(const Function& f, ValueId v, const Lanes& l) {
-    return f.type_of(v)->scalar_kind() == ScalarKind::Int ? int64_t(int32_t(l[0])) : int64_t(l[0]);
+// Control flow, calls, barriers and subgroup operations act on the group; everything else per thread.
+void Interpreter::group_inst(Frame& fr, ValueId id, Mask& mask) {
+    const Function& f = *fr.f;
+    const Inst& in = f.inst(id);
+    const size_t n = mask.size();
+    auto cond = [&](size_t t) { return fr.values[t][in.operands[0]][0] != 0; };
+    switch (in.op) {
+    case Op::If: {
+        Mask then_mask(n, 0), else_mask(n, 0);
+        for (size_t t = 0; t < n; ++t)
+            if (mask[t]) (cond(t) ? then_mask : else_mask)[t] = 1;
+        if (any(then_mask)) block(fr, *in.regions[0], then_mask);
+        if (any(else_mask)) block(fr, *in.regions[1], else_mask);
+        for (size_t t = 0; t < n; ++t) mask[t] = then_mask[t] | else_mask[t];
+        return;
+    }
+    case Op::Loop: {
+        Mask looping = mask, left(n, 0);
+        while (any(looping)) {
+            Mask body = looping;
+            block(fr, *in.regions[0], body);
+            for (size_t t = 0; t < n; ++t) {
+                if (!looping[t] || body[t]) continue;   // not in the loop, or at the end of the body: go on
+                switch (flow_[t]) {
+                case Flow::Continue: flow_[t] = Flow::Normal; break;
+                case Flow::Break: flow_[t] = Flow::Normal; looping[t] = 0; left[t] = 1; break;
+                case Flow::Return: looping[t] = 0; break;
+                case Flow::Normal: break;
+                }
+            }
+        }
+        mask = left;
+        return;
+    }
+    case Op::Switch: {
+        Mask after(n, 0);
+        std::vector<size_t> chosen(n, in.regions.size());
+        for (size_t t = 0; t < n; ++t) {
+            if (!mask[t]) continue;
+            uint32_t v = fr.values[t][in.operands[0]][0];
+            for (size_t r = 0; r < in.words.size(); ++r)
+                if (in.words[r] == v) chosen[t] = r;
+            if (chosen[t] == in.regions.size() && in.has_default) chosen[t] = in.regions.size() - 1;
+            if (chosen[t] == in.regions.size()) after[t] = 1;   // no case: straight on
+        }
+        for (size_t r = 0; r < in.regions.size(); ++r) {
+            Mask m(n, 0);
+            for (size_t t = 0; t < n; ++t) m[t] = mask[t] && chosen[t] == r;
+            if (!any(m)) continue;
+            Mask entered = m;
+            block(fr, *in.regions[r], m);   // no fall-through: each case ends by itself
+            for (size_t t = 0; t < n; ++t) {
+                if (!entered[t]) continue;
+                if (m[t] || flow_[t] == Flow::Break) {   // a break leaves the switch
+                    flow_[t] = Flow::Normal;
+                    after[t] = 1;
+                }
+            }
+        }
+        mask = after;
+        return;
+    }
+    case Op::Autodiff: block(fr, *in.regions[0], mask); return;
+    case Op::Break: case Op::Continue: case Op::Return:
+        for (size_t t = 0; t < n; ++t) {
+            if (!mask[t]) continue;
+            if (in.op == Op::Return && !in.operands.empty()) fr.result[t] = fr.values[t][in.operands[0]];
+            flow_[t] = in.op == Op::Break ? Flow::Break : in.op == Op::Continue ? Flow::Continue : Flow::Return;
+            mask[t] = 0;
+        }
+        return;
+    case Op::Call: {
+        // Resources passed to callables are kernel arguments; the callee's Param of resource type reads
+        // them through the caller's Arg, which the inliner resolves; the interpreter resolves it here.
+        Frame callee{in.callee, std::vector<std::vector<Lanes>>(n), std::vector<std::vector<Lanes>>(n),
+                     std::vector<Lanes>(n)};
+        for (size_t t = 0; t < n; ++t) {
+            if (!mask[t]) continue;
+            callee.values[t].resize(in.callee->inst_count());
+            for (ValueId o : in.operands) callee.args[t].push_back(fr.values[t][o]);
+        }
+        Mask m = mask;
+        block(callee, in.callee->body(), m);
+        for (size_t t = 0; t < n; ++t) {
+            if (!mask[t]) continue;
+            if (flow_[t] == Flow::Return) flow_[t] = Flow::Normal;
+            fr.values[t][id] = callee.result[t];
+        }
+        return;
+    }
+    case Op::Barrier: {
+        size_t arrived = 0, live = 0;
+        for (size_t t = 0; t < n; ++t) {
+            const auto& g = threads_[t].global;
+            live += g[0] < size_[0] && g[1] < size_[1] && g[2] < size_[2];
+            arrived += mask[t];
+        }
+        if (arrived != live)
+            fail("sync_block() at ", format_location(in.loc), " in kernel '", kernel_.name(), "' was reached by ",
+                 arrived, " of the ", live, " threads of block (", block_[0], ", ", block_[1], ", ", block_[2],
+                 "): every thread of a block must reach it together, not inside a branch or loop that only some "
+                 "of them run");
+        steps_ += arrived;
+        return;
+    }
+    default: break;
+    }
+    if (is_subgroup_op(in.op)) {
+        subgroup_inst(fr, id, mask);
+        return;
+    }
+    for (size_t t = 0; t < n; ++t)
+        if (mask[t]) thread_inst(fr, id, t);
 }
-} // namespace
 
-Interpreter::Flow Interpreter::inst(Frame& fr, ValueId id) {
+// One subgroup operation for every subgroup of the group, over its active threads in invocation order.
+void Interpreter::subgroup_inst(Frame& fr, ValueId id, const Mask& mask) {
+    const Function& f = *fr.f;
+    const Inst& in = f.inst(id);
+    const size_t n = mask.size();
+    const uint32_t S = subgroup_size;
+    const Type* t0 = in.operands.empty() ? nullptr : f.type_of(in.operands[0]);
+    auto value = [&](size_t t) -> const Lanes& { return fr.values[t][in.operands[0]]; };
+    // Lane j of `a op b` for the reductions, in the operand's component kind.
+    auto combine = [&](Op op, uint32_t a, uint32_t b) -> uint32_t {
+        ScalarKind k = t0->scalar_kind();
+        switch (k) {
+        case ScalarKind::Float: {
+            float x = float_of(a), y = float_of(b);
+            return bits_of(op == Op::SubgroupMin ? (y < x ? y : x) : op == Op::SubgroupMax ? (x < y ? y : x) : x + y);
+        }
+        case ScalarKind::Int:
+            return op == Op::SubgroupMin ? uint32_t(std::min(int32_t(a), int32_t(b)))
+                   : op == Op::SubgroupMax ? uint32_t(std::max(int32_t(a), int32_t(b))) : a + b;
+        default:
+            return op == Op::SubgroupMin ? std::min(a, b) : op == Op::SubgroupMax ? std::max(a, b) : a + b;
+        }
+    };
+    steps_ += std::count(mask.begin(), mask.end(), 1);
+    for (size_t first = 0; first < n; first += S) {
+        std::vector<size_t> members;   // active threads of this subgroup, by invocation id
+        for (size_t t = first; t < std::min<size_t>(first + S, n); ++t)
+            if (mask[t]) members.push_back(t);
+        if (members.empty()) continue;
+        auto set_all = [&](const Lanes& v) {
+            for (size_t t : members) fr.values[t][id] = v;
+        };
+        switch (in.op) {
+        case Op::SubgroupElect:
+            for (size_t t : members) fr.values[t][id] = {t == members.front() ? 1u : 0u};
+            break;
+        case Op::SubgroupAll: case Op::SubgroupAny: {
+            bool all = true, some = false;
+            for (size_t t : members) {
+                all = all && value(t)[0];
+                some = some || value(t)[0];
+            }
+            set_all({uint32_t(in.op == Op::SubgroupAll ? all : some)});
+            break;
+        }
+        case Op::SubgroupAllEqual: {
+            // Equal as values: 0.0 equals -0.0 and a NaN equals nothing, as GLSL compares.
+            bool equal = true;
+            const Lanes& a = value(members.front());
+            for (size_t t : members)
+                for (size_t j = 0; j < a.size(); ++j) {
+                    const uint32_t x = a[j], y = value(t)[j];
+                    equal = equal && (t0->scalar_kind() == ScalarKind::Float ? float_of(x) == float_of(y) : x == y);
+                }
+            set_all({uint32_t(equal)});
+            break;
+        }
+        case Op::SubgroupBallot: {
+            Lanes bits(4, 0u);
+            for (size_t t : members)
+                if (value(t)[0]) bits[(t - first) / 32] |= 1u << ((t - first) % 32);
+            set_all(bits);
+            break;
+        }
+        case Op::SubgroupAdd: case Op::SubgroupMin: case Op::SubgroupMax: {
+            Lanes acc = value(members.front());
+            for (size_t k = 1; k < members.size(); ++k)
+                for (size_t j = 0; j < acc.size(); ++j) acc[j] = combine(in.op, acc[j], value(members[k])[j]);
+            set_all(acc);
+            break;
+        }
+        case Op::SubgroupExclusiveAdd: {
+            Lanes acc(in.type->lanes(), t0->scalar_kind() == ScalarKind::Float ? bits_of(0.0f) : 0u);
+            for (size_t t : members) {
+                Lanes mine = value(t);
+                fr.values[t][id] = acc;
+                for (size_t j = 0; j < acc.size(); ++j) acc[j] = combine(Op::SubgroupAdd, acc[j], mine[j]);
+            }
+            break;
+        }
+        case Op::SubgroupBroadcastFirst: set_all(value(members.front())); break;
+        default: fail("internal: interpreter has no rule for ", name(in.op));
+        }
+    }
+}
+
+void Interpreter::thread_inst(Frame& fr, ValueId id, size_t t) {
     if (++steps_ > step_limit) fail("interpreter: step limit exceeded in '", kernel_.name(), "' (endless loop?)");
     const Function& f = *fr.f;
     const Inst& in = f.inst(id);
-    auto& V = fr.values;
+    auto& V = fr.values[t];
+    Thread& th = threads_[t];
     auto val = [&](size_t k) -> const Lanes& { return V[in.operands[k]]; };
     switch (in.op) {
-    case Op::Arg: V[id] = args_.at(size_t(in.imm)).value; return Flow::Normal;
-    case Op::Param: V[id] = fr.call_args.at(size_t(in.imm)); return Flow::Normal;
+    case Op::Arg: V[id] = args_.at(size_t(in.imm)).value; return;
+    case Op::Param: V[id] = fr.args[t].at(size_t(in.imm)); return;
     case Op::Builtin: {
-        auto bs = kernel_.block_size;
+        const auto& bs = kernel_.block_size;
         switch (BuiltinId(in.imm)) {
-        case BuiltinId::DispatchId: V[id] = {tid_[0], tid_[1], tid_[2]}; break;
+        case BuiltinId::DispatchId: V[id] = {th.global[0], th.global[1], th.global[2]}; break;
         case BuiltinId::DispatchSize: V[id] = {size_[0], size_[1], size_[2]}; break;
-        case BuiltinId::ThreadId: V[id] = {tid_[0] % bs[0], tid_[1] % bs[1], tid_[2] % bs[2]}; break;
-        case BuiltinId::BlockId: V[id] = {tid_[0] / bs[0], tid_[1] / bs[1], tid_[2] / bs[2]}; break;
+        case BuiltinId::ThreadId: V[id] = {th.local[0], th.local[1], th.local[2]}; break;
+        case BuiltinId::BlockId: V[id] = {th.global[0] / bs[0], th.global[1] / bs[1], th.global[2] / bs[2]}; break;
+        case BuiltinId::BlockSize: V[id] = {bs[0], bs[1], bs[2]}; break;
+        case BuiltinId::SubgroupSize: V[id] = {subgroup_size}; break;
+        case BuiltinId::SubgroupInvocationId: V[id] = {th.linear % subgroup_size}; break;
         }
-        return Flow::Normal;
+        return;
     }
-    case Op::Local: V[id] = Lanes(in.type->lanes(), 0u); return Flow::Normal;
+    case Op::Local: V[id] = Lanes(in.type->lanes(), 0u); return;
+    case Op::Shared: return;   // the block's array is made on first use
     case Op::Load: case Op::Store: {
         bool is_load = in.op == Op::Load;
         size_t first = is_load ? 1 : 2;
         std::vector<int64_t> path;
-        const Type* t = f.type_of(in.operands[0]);
+        const Type* ty = f.type_of(in.operands[0]);
         for (size_t k = first; k < in.operands.size(); ++k) {
             int64_t idx = as_index(f, in.operands[k], val(k));
-            uint32_t n = t->is_struct() ? uint32_t(t->members().size()) : t->dim();
-            if (idx < 0 || idx >= int64_t(n))
-                fail("interpreter: index ", idx, " out of range [0, ", n, ") at ", format_location(in.loc));
+            uint32_t count = ty->is_struct() ? uint32_t(ty->members().size()) : ty->dim();
+            if (idx < 0 || idx >= int64_t(count))
+                fail("interpreter: index ", idx, " out of range [0, ", count, ") at ", format_location(in.loc));
             path.push_back(idx);
-            t = t->is_struct() ? t->members()[size_t(idx)] : t->element();
+            ty = ty->is_struct() ? ty->members()[size_t(idx)] : ty->element();
         }
         auto [lo, count] = lane_range(f.type_of(in.operands[0]), path);
         Lanes& var = V[in.operands[0]];
         if (is_load) V[id].assign(var.begin() + lo, var.begin() + lo + count);
         else std::copy(val(1).begin(), val(1).end(), var.begin() + lo);
-        return Flow::Normal;
+        return;
     }
-    case Op::If:
-        return block(fr, *in.regions[val(0)[0] ? 0 : 1]);
-    case Op::Switch: {
-        uint32_t v = val(0)[0];
-        size_t chosen = in.regions.size();
-        for (size_t r = 0; r < in.words.size(); ++r)
-            if (in.words[r] == v) chosen = r;
-        if (chosen == in.regions.size() && in.has_default) chosen = in.regions.size() - 1;
-        if (chosen == in.regions.size()) return Flow::Normal;
-        Flow flow = block(fr, *in.regions[chosen]);   // no fall-through: each case ends by itself
-        return flow == Flow::Break ? Flow::Normal : flow;
-    }
-    case Op::Loop:
-        for (;;) {
-            Flow flow = block(fr, *in.regions[0]);
-            if (flow == Flow::Break) return Flow::Normal;
-            if (flow == Flow::Return) return flow;
-        }
-    case Op::Autodiff: return block(fr, *in.regions[0]);
-    case Op::Break: return Flow::Break;
-    case Op::Continue: return Flow::Continue;
-    case Op::Return:
-        if (!in.operands.empty()) fr.result = val(0);
-        return Flow::Return;
-    case Op::Call: {
-        Frame callee{in.callee, std::vector<Lanes>(in.callee->inst_count()), {}, {}};
-        for (size_t k = 0; k < in.operands.size(); ++k) callee.call_args.push_back(val(k));
-        // Resources passed to callables are kernel arguments; the callee's Param of resource type reads
-        // them through the caller's Arg, which the inliner resolves; the interpreter resolves it here.
-        block(callee, in.callee->body());
-        V[id] = callee.result;
-        return Flow::Normal;
+    case Op::SharedRead: case Op::SharedWrite: case Op::SharedAtomic: {
+        Lanes& array = shared(fr, in.operands[0]);
+        const Type* at = f.type_of(in.operands[0]);
+        int64_t index = as_index(f, in.operands[1], val(1));
+        if (index < 0 || index >= int64_t(at->dim()))
+            fail("interpreter: shared array index ", index, " out of range [0, ", at->dim(), ") at ",
+                 format_location(in.loc));
+        const uint32_t lanes = at->element()->lanes(), lo = uint32_t(index) * lanes;
+        if (in.op == Op::SharedRead) V[id].assign(array.begin() + lo, array.begin() + lo + lanes);
+        else if (in.op == Op::SharedWrite) std::copy(val(2).begin(), val(2).end(), array.begin() + lo);
+        else
+            V[id] = atomic_update(reinterpret_cast<std::byte*>(array.data() + lo), at->element()->scalar_kind(),
+                                  AtomicOp(in.imm), val(2), in.operands.size() > 3 ? &val(3) : nullptr);
+        return;
     }
     case Op::BufferRead: case Op::BufferWrite: case Op::BufferAtomic: {
         HostResource& r = resource(fr, in.operands[0]);
@@ -144,45 +476,25 @@ Interpreter::Flow Interpreter::inst(Frame& fr, ValueId id) {
         } else if (in.op == Op::BufferWrite) {
             for (uint32_t i = 0; i < e->lanes(); ++i) std::memcpy(r.data + base + e->lane_offset(i), &val(2)[i], 4);
         } else {
-            uint32_t old;
-            std::memcpy(&old, r.data + base, 4);
-            uint32_t operand = val(2)[0], next = old;
-            ScalarKind k = e->scalar_kind();
-            switch (AtomicOp(in.imm)) {
-            case AtomicOp::Add:
-                next = k == ScalarKind::Float ? bits_of(float_of(old) + float_of(operand)) : old + operand;
-                break;
-            case AtomicOp::Min: case AtomicOp::Max: {
-                bool less = k == ScalarKind::Float ? float_of(operand) < float_of(old)
-                            : k == ScalarKind::Int ? int32_t(operand) < int32_t(old) : operand < old;
-                bool take = AtomicOp(in.imm) == AtomicOp::Min ? less : (!less && operand != old);
-                if (take) next = operand;
-                break;
-            }
-            case AtomicOp::Exchange: next = operand; break;
-            case AtomicOp::CompareExchange:
-                // operands: buffer, index, expected, desired
-                next = old == operand ? val(3)[0] : old;
-                break;
-            }
-            std::memcpy(r.data + base, &next, 4);
-            V[id] = {old};
+            // operands: buffer, index, value (compare-exchange: expected, desired)
+            V[id] = atomic_update(r.data + base, e->scalar_kind(), AtomicOp(in.imm), val(2),
+                                  in.operands.size() > 3 ? &val(3) : nullptr);
         }
-        return Flow::Normal;
+        return;
     }
     case Op::BufferSize: {
         HostResource& r = resource(fr, in.operands[0]);
         const Type* e = f.type_of(in.operands[0])->element();
         size_t stride = (e->host_size() + e->host_align() - 1) / e->host_align() * e->host_align();
         V[id] = {uint32_t(r.bytes / stride)};
-        return Flow::Normal;
+        return;
     }
     case Op::ImageRead: case Op::ImageWrite: {
         HostResource& r = resource(fr, in.operands[0]);
         uint32_t x = val(1)[0], y = val(1)[1];
         if (x >= r.width || y >= r.height) {
             if (in.op == Op::ImageRead) V[id] = Lanes(4, 0u);   // out of range reads 0, as on the GPU
-            return Flow::Normal;
+            return;
         }
         std::byte* texel = r.data + (size_t(y) * r.width + x) * 16;
         if (in.op == Op::ImageRead) {
@@ -192,25 +504,25 @@ Interpreter::Flow Interpreter::inst(Frame& fr, ValueId id) {
         } else {
             std::memcpy(texel, val(2).data(), 16);
         }
-        return Flow::Normal;
+        return;
     }
     case Op::ImageSize: {
         HostResource& r = resource(fr, in.operands[0]);
         V[id] = {r.width, r.height};
-        return Flow::Normal;
+        return;
     }
     case Op::Trap:
         if (!trap_) trap_ = val(0)[0];
-        return Flow::Normal;
+        return;
     case Op::ScratchRead: case Op::ScratchWrite: {
         uint32_t offset = val(0)[0];
         if (offset >= scratch_.size()) scratch_.resize(size_t(offset) + 1, 0u);
         if (in.op == Op::ScratchRead) V[id] = {scratch_[offset]};
         else scratch_[offset] = val(1)[0];
-        return Flow::Normal;
+        return;
     }
-    case Op::LoopMark: V[id] = {std::exchange(loop_mark_, val(0)[0])}; return Flow::Normal;
-    case Op::RequiresGrad: case Op::Detach: V[id] = val(0); return Flow::Normal;
+    case Op::LoopMark: V[id] = {std::exchange(th.loop_mark, val(0)[0])}; return;
+    case Op::RequiresGrad: case Op::Detach: V[id] = val(0); return;
     case Op::Backward: case Op::Grad:
         fail("interpreter: '", name(in.op), "' found: run the autodiff pass before interpreting ", kernel_.name());
     default: break;
@@ -219,7 +531,6 @@ Interpreter::Flow Interpreter::inst(Frame& fr, ValueId id) {
     ops.reserve(in.operands.size());
     for (ValueId o : in.operands) ops.push_back(&V[o]);
     if (!eval_pure(f, in, ops, V[id])) fail("interpreter: cannot evaluate ", name(in.op));
-    return Flow::Normal;
 }
 
 } // namespace adjoint::ir

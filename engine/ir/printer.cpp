@@ -17,6 +17,7 @@ std::string lane_text(ScalarKind k, uint32_t w) {
     case ScalarKind::Int: std::snprintf(buf, sizeof buf, "%d", int32_t(w)); break;
     case ScalarKind::UInt: std::snprintf(buf, sizeof buf, "%uu", w); break;
     case ScalarKind::Bool: return w ? "true" : "false";
+    case ScalarKind::UInt64: std::snprintf(buf, sizeof buf, "%uu", w); break;   // a word; constants print whole
     }
     return buf;
 }
@@ -54,6 +55,10 @@ private:
         switch (in.op) {
         case Op::Const: {
             os_ << " ";
+            if (in.type->is_u64()) {
+                os_ << uint64_of(in.words[0], in.words[1]) << "ul";
+                break;
+            }
             if (in.words.size() > 1) os_ << "(";
             for (uint32_t i = 0; i < in.words.size(); ++i)
                 os_ << (i ? ", " : "") << lane_text(in.type->lane_kind(i), in.words[i]);
@@ -62,11 +67,12 @@ private:
         }
         case Op::Arg: case Op::Param: os_ << " " << in.imm; break;
         case Op::Builtin: {
-            static const char* names[] = {"dispatch_id", "dispatch_size", "thread_id", "block_id"};
+            static const char* names[] = {"dispatch_id", "dispatch_size", "thread_id", "block_id", "block_size",
+                                          "subgroup_size", "subgroup_invocation_id"};
             os_ << " " << names[in.imm];
             break;
         }
-        case Op::BufferAtomic: {
+        case Op::BufferAtomic: case Op::SharedAtomic: {
             static const char* names[] = {"add", "min", "max", "exchange", "compare_exchange"};
             os_ << "." << names[in.imm];
             break;

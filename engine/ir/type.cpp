@@ -27,7 +27,11 @@ void finish_layout(Type& t) {
     switch (t.kind_) {
     case K::Void: case K::Buffer: case K::Image: break;
     case K::Scalar:
-        t.size_ = t.align_ = 4; t.lanes_ = 1; t.lane_offsets_ = {0};
+        if (t.scalar_ == ScalarKind::UInt64) {
+            t.size_ = t.align_ = 8; t.lanes_ = 2; t.lane_offsets_ = {0, 4};
+        } else {
+            t.size_ = t.align_ = 4; t.lanes_ = 1; t.lane_offsets_ = {0};
+        }
         break;
     case K::Vector:
         t.lanes_ = t.dim_;
@@ -87,6 +91,7 @@ const Type* Type::scalar(ScalarKind s) {
 const Type* Type::vector(ScalarKind s, uint32_t n) {
     if (n == 1) return scalar(s);
     if (n < 2 || n > 4) fail("vector types have 2 to 4 components, not ", n);
+    if (s == ScalarKind::UInt64) fail("uint64 is a scalar type only: there are no uint64 vectors");
     Type t(Kind::Vector);
     t.scalar_ = s; t.dim_ = n; t.element_ = scalar(s);
     return intern(std::move(t), {});
@@ -174,6 +179,7 @@ const char* to_string(ScalarKind s) {
     case ScalarKind::Int: return "int";
     case ScalarKind::UInt: return "uint";
     case ScalarKind::Float: return "float";
+    case ScalarKind::UInt64: return "uint64";
     }
     return "?";
 }

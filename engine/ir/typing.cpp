@@ -70,6 +70,21 @@ const Type* infer_type(Op op, std::span<const Type* const> t, const std::source_
     case Op::Normalize: case Op::Reflect:
         if (!t[0]->is_vector() || !t[0]->is_float()) type_error(op, t, loc, "expects float vectors");
         break;
+    case Op::SubgroupElect: return Type::boolean();
+    case Op::SubgroupAll: case Op::SubgroupAny:
+        if (t[0] != Type::boolean()) type_error(op, t, loc, "expects a bool");
+        return t[0];
+    case Op::SubgroupAllEqual: case Op::SubgroupBallot: case Op::SubgroupAdd: case Op::SubgroupMin:
+    case Op::SubgroupMax: case Op::SubgroupExclusiveAdd: case Op::SubgroupBroadcastFirst:
+        // GLSL's subgroup functions take scalars and vectors of 32-bit kinds (no matrices, no uint64).
+        if (!(t[0]->is_scalar() || t[0]->is_vector()) || t[0]->is_u64())
+            type_error(op, t, loc, "expects a scalar or vector of float, int, uint or bool");
+        if (op == Op::SubgroupAllEqual) return Type::boolean();
+        if (op == Op::SubgroupBallot) {
+            if (t[0] != Type::boolean()) type_error(op, t, loc, "expects a bool");
+            return Type::vector(ScalarKind::UInt, 4);
+        }
+        break;
     case Op::Shl: case Op::Shr:
         if (!t[0]->is_int_like() || !t[1]->is_int_like()) type_error(op, t, loc, "expects integers");
         if (t[1] != t[0] && !(t[1]->is_scalar())) type_error(op, t, loc, "shift count must match or be scalar");
@@ -115,7 +130,7 @@ const Type* access_type(const Function& f, const Type* base, std::span<const Val
     const Type* t = base;
     for (ValueId idx : path) {
         const Type* it = f.type_of(idx);
-        if (!it->is_scalar() || !it->is_int_like())
+        if (!it->is_index())
             fail("an index must be an int or uint, not ", it->to_string(), " at ", format_location(loc));
         switch (t->kind()) {
         case Type::Kind::Vector: case Type::Kind::Matrix: case Type::Kind::Array: t = t->element(); break;

@@ -85,6 +85,20 @@ private:
         case Op::Store: case Op::Load:
             if (f_.inst(in.operands[0]).op != Op::Local) bad(id, "does not access a local variable");
             break;
+        case Op::Shared:
+            if (!in.type->is_array()) bad(id, "declares a " + in.type->to_string() + ", not an array");
+            break;
+        case Op::SharedRead: case Op::SharedWrite: case Op::SharedAtomic: {
+            const Inst& s = f_.inst(in.operands[0]);
+            if (s.op != Op::Shared) bad(id, "does not access a shared array");
+            if (!f_.type_of(in.operands[1])->is_index()) bad(id, "has an index that is not an int or uint");
+            const Type* e = s.type->element();
+            if (in.op == Op::SharedWrite && f_.type_of(in.operands[2]) != e) bad(id, "writes a value of another type");
+            if (in.op != Op::SharedWrite && in.type != e) bad(id, "has type " + in.type->to_string() + ", not the element's");
+            if (in.op == Op::SharedAtomic && !(e->is_scalar() && (e->is_float() || e->is_int_like())))
+                bad(id, "is an atomic on " + e->to_string());
+            break;
+        }
         default:
             if (!in.regions.empty()) bad(id, "has regions but is not a control-flow op");
         }

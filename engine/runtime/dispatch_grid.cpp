@@ -11,6 +11,12 @@ std::array<uint32_t, 3> plan_dispatch(std::string_view kernel, uint32_t dimensio
     // In 64 bits: n + block - 1 wraps around for n near 2^32 and would dispatch (almost) nothing.
     std::array<uint64_t, 3> groups{};
     for (int i = 0; i < 3; ++i) groups[i] = (uint64_t(size[i]) + block[i] - 1) / block[i];
+    // A thread's index (group * block + local) must not pass 2^32, where it would wrap to a low index and
+    // run that thread twice; only a block that is not a power of two can get there.
+    for (int i = 0; i < 3; ++i)
+        if (groups[i] * block[i] > (uint64_t(1) << 32))
+            fail("dispatch of '", kernel, "': ", size[i], " threads in dimension ", i, " in blocks of ", block[i],
+                 " would number threads past 2^32; dispatch fewer, or use a power-of-two block size");
     if (dimension == 1 && groups[0] > max_groups[0]) {
         // More groups than the device allows in x become rows in y.
         const uint64_t needed = groups[0];

@@ -11,6 +11,7 @@
 #include "compile/lru_cache.h"
 #include "runtime/dispatch_grid.h"
 #include "runtime/runtime_internal.h"
+#include "runtime/glsl_options.h"
 #include "vulkan/vk_runtime.h"
 
 #include <adjoint/core/hash.h>
@@ -236,6 +237,10 @@ std::string misfit(const DispatchArg& a, ir::ScalarKind k) {
     switch (k) {
     case ir::ScalarKind::Float: return a.is_bool ? "got " + value.str() : "";
     case ir::ScalarKind::Bool: return a.is_bool ? "" : "got " + value.str() + " (pass true or false)";
+    case ir::ScalarKind::UInt64:
+        if (!a.is_integer) return "got " + value.str() + " (convert it explicitly)";
+        if (a.is_negative) return "got " + value.str() + ", outside its range [0, 18446744073709551615]";
+        return "";
     case ir::ScalarKind::Int: case ir::ScalarKind::UInt: {
         if (!a.is_integer) return "got " + value.str() + " (convert it explicitly)";
         bool is_int = k == ir::ScalarKind::Int;
@@ -248,8 +253,10 @@ std::string misfit(const DispatchArg& a, ir::ScalarKind k) {
 }
 
 // Writes a plain C++ number into a scalar parameter of kind k.
-void write_number(std::byte* dst, ir::ScalarKind k, double v) {
+void write_number(std::byte* dst, ir::ScalarKind k, const DispatchArg& a) {
+    const double v = a.scalar;
     switch (k) {
+    case ir::ScalarKind::UInt64: std::memcpy(dst, &a.integer, 8); break;   // exact: a double has 53 bits
     case ir::ScalarKind::Float: { float f = float(v); std::memcpy(dst, &f, 4); break; }
     case ir::ScalarKind::Int: { int32_t i = int32_t(v); std::memcpy(dst, &i, 4); break; }
     case ir::ScalarKind::UInt: { uint32_t u = uint32_t(v); std::memcpy(dst, &u, 4); break; }
@@ -275,10 +282,7 @@ Device detail::create_device(std::string_view backend, const vk::ContextExtras& 
     auto impl = std::make_shared<detail::DeviceImpl>();
     impl->ctx = vk::Context::create(options);
     const auto& info = impl->ctx->device_info();
-    impl->glsl.float_atomic_add = info.float_atomic_add;
-    impl->glsl.float_atomic_min_max = info.float_atomic_min_max;
-    if (const char* cas = std::getenv("ADJOINT_NO_FLOAT_ATOMICS"); cas && std::string_view(cas) != "0")
-        impl->glsl.float_atomic_add = impl->glsl.float_atomic_min_max = false;
+    impl->glsl = detail::glsl_options_for(info);
     // Lavapipe (llvmpipe) stops loops after 65,535 iterations per group of threads: measured by the probe
     // in tests/runtime/loop_limit_test.cpp; the lowering then checks every loop against that limit.
     if (info.name.find("llvmpipe") != std::string::npos) impl->lowering.loop_limit = {65535, "lavapipe"};
@@ -293,6 +297,11 @@ Device detail::create_device(std::string_view backend, const vk::ContextExtras& 
 std::string Device::name() const { return impl_->ctx->device_info().name; }
 
 uint64_t Device::max_buffer_bytes() const { return impl_->ctx->device_info().max_storage_buffer_range; }
+
+uint32_t Device::subgroup_size() const {
+    const auto& info = impl_->ctx->device_info();
+    return info.subgroup_operations & codegen::kSubgroupBasic ? info.subgroup_size : 0;
+}
 
 Stream Device::create_stream() { return Stream(std::make_shared<detail::StreamImpl>(impl_)); }
 
@@ -330,17 +339,57 @@ std::shared_ptr<detail::ImageImpl> Device::make_image(PixelFormat, uint32_t widt
 namespace detail {
 namespace {
 
+std::string show_block(const std::array<uint32_t, 3>& b) {
+    return std::to_string(b[0]) + " x " + std::to_string(b[1]) + " x " + std::to_string(b[2]);
+}
+
+// The block a kernel compiles with: its own, or the compile option's, within the device's limits.
+std::array<uint32_t, 3> choose_block(const ir::Function& f, const std::string& name, const std::array<uint32_t, 3>& option,
+                                     const vk::DeviceInfo& device) {
+    std::array<uint32_t, 3> block = f.block_size;
+    std::string where = f.block_loc.line() ? " (set_block_size at " + format_location(f.block_loc) + ")" : "";
+    if (option != std::array<uint32_t, 3>{0, 0, 0}) {
+        if (option[0] == 0 || option[1] == 0 || option[2] == 0)
+            fail("compile of '", name, "': a block of ", show_block(option), " threads; each dimension needs at least 1");
+        if (f.block_loc.line() && option != block)
+            fail("compile of '", name, "': the option's block of ", show_block(option), " differs from the kernel's ",
+                 show_block(block), where, "; a kernel that sets its block size is written for it");
+        if ((f.dimension == 1 && (option[1] != 1 || option[2] != 1)) || (f.dimension == 2 && option[2] != 1))
+            fail("compile of '", name, "': a ", f.dimension, "D kernel's block of ", show_block(option), " must be 1 in ",
+                 f.dimension == 1 ? "y and z" : "z");
+        block = option;
+        where = " (the compile option)";
+    }
+    const uint64_t threads = uint64_t(block[0]) * block[1] * block[2];
+    if (threads > device.max_workgroup_invocations)
+        fail("kernel '", name, "': its block of ", show_block(block), " = ", threads, " threads", where,
+             " exceeds the device's limit of ", device.max_workgroup_invocations,
+             " threads per block (maxComputeWorkGroupInvocations)");
+    for (int i = 0; i < 3; ++i)
+        if (block[size_t(i)] > device.max_workgroup_size[i])
+            fail("kernel '", name, "': its block of ", show_block(block), where, " exceeds the device's limit of ",
+                 device.max_workgroup_size[i], " in ", "xyz"[i], " (maxComputeWorkGroupSize)");
+    return block;
+}
+
 // Lowering, GLSL, SPIR-V (through the cache) and the pipeline. Runs with no lock held, so threads compile
 // different kernels in parallel.
-std::shared_ptr<const CompiledKernel> build_kernel(DeviceImpl& device, const ir::Function& f, std::string name) {
+std::shared_ptr<const CompiledKernel> build_kernel(DeviceImpl& device, const ir::Function& f, std::string name,
+                                                   const std::array<uint32_t, 3>& block_option) {
     auto k = std::make_shared<CompiledKernel>();
     k->name = std::move(name);
     k->dimension = f.dimension;
-    k->block = f.block_size;
+    const auto& info = device.ctx->device_info();
+    k->block = choose_block(f, k->name, block_option, info);
     auto lowered = autodiff::lower(f, k->name, device.lowering);
+    lowered.function->block_size = k->block;
     for (const auto& t : lowered.tape_report) k->tape.push_back(TapeUse{t.loop, t.bytes_per_thread, t.capacity, t.in_scratch});
     k->grad_params = lowered.grad_params;
     k->layout = codegen::emit_glsl(*lowered.function, device.glsl);
+    if (k->layout.shared_bytes > info.max_shared_memory)
+        fail("kernel '", k->name, "' uses ", k->layout.shared_bytes, " bytes of shared memory per block (its shared "
+             "arrays, and 4 bytes per thread for lavapipe's loop check where it applies), over the device's limit of ",
+             info.max_shared_memory, " bytes (maxComputeSharedMemorySize)");
     k->ir_text = ir::print(*lowered.function);
     compile::dump_kernel(k->name, k->ir_text, k->layout.source);
     compile::CompileOptions copts;
@@ -359,6 +408,7 @@ std::shared_ptr<detail::ShaderImpl> Device::compile_function(const std::shared_p
                                                             const ShaderOptions& options) {
     std::string name = options.name.empty() ? f->name() : options.name;
     uint64_t key = hash_string(ir::print(*f), hash_string(name, impl_->lowering.loop_limit.iterations));
+    key = hash_string(detail::show_block(options.block), key);
     auto s = std::make_shared<detail::ShaderImpl>();
     s->device = impl_;
     if (auto cached = impl_->kernels.get(key)) {
@@ -367,7 +417,7 @@ std::shared_ptr<detail::ShaderImpl> Device::compile_function(const std::shared_p
         return s;
     }
     // Two threads compiling the same new kernel at once both build it; the cache keeps the later one.
-    s->kernel = detail::build_kernel(*impl_, *f, std::move(name));
+    s->kernel = detail::build_kernel(*impl_, *f, std::move(name), options.block);
     s->cache_hit = s->kernel->spirv_cache_hit;
     impl_->kernels.put(key, s->kernel);
     return s;
@@ -394,8 +444,8 @@ bool matches(const codegen::ArgSlot& slot, DispatchArg& a) {
     case codegen::ArgSlot::Kind::Image: return a.kind == DispatchArg::Kind::Image;
     case codegen::ArgSlot::Kind::Push:
         if (a.kind == DispatchArg::Kind::Value && a.is_plain_number && slot.type->is_scalar()) {
-            a.bytes.resize(4);
-            write_number(a.bytes.data(), slot.type->scalar_kind(), a.scalar);
+            a.bytes.resize(slot.type->host_size());
+            write_number(a.bytes.data(), slot.type->scalar_kind(), a);
             a.type = slot.type;
             a.is_plain_number = false;
             return true;
@@ -513,6 +563,15 @@ Command ShaderBase::Invocation::dispatch(uint32_t w, uint32_t h, uint32_t d) con
     std::array<uint32_t, 3> groups =
         detail::plan_dispatch(kernel.name, kernel.dimension, {w, h, d}, kernel.block, {max[0], max[1], max[2]});
     if (groups[0] == 0) return Command([](detail::StreamImpl&) {});
+    if (!kernel.layout.barrier_at.empty()) {
+        // A block cut by the edge of the dispatch would leave threads that never reach the barrier.
+        const std::array<uint32_t, 3> size{w, h, d};
+        for (int i = 0; i < 3; ++i)
+            if (size[size_t(i)] % kernel.block[size_t(i)] != 0)
+                fail("dispatch of '", kernel.name, "': the kernel calls sync_block() (at ", kernel.layout.barrier_at,
+                     "), so its dispatch size must be a multiple of its block size in each dimension: ",
+                     detail::show_block(size), " is not a multiple of ", detail::show_block(kernel.block));
+    }
     detail::check_scratch(kernel, device, {w, h, d});
     auto shader = shader_;
     auto args = args_;

@@ -101,18 +101,34 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
     d.queue_family = family.value_or(0);
     d.max_push_constants = props.limits.maxPushConstantsSize;
     std::copy_n(props.limits.maxComputeWorkGroupCount, 3, d.max_workgroup_count);
+    std::copy_n(props.limits.maxComputeWorkGroupSize, 3, d.max_workgroup_size);
+    d.max_workgroup_invocations = props.limits.maxComputeWorkGroupInvocations;
+    d.max_shared_memory = props.limits.maxComputeSharedMemorySize;
     d.max_storage_buffer_range = props.limits.maxStorageBufferRange;
     if (d.api_version < VK_API_VERSION_1_1)
         return d; // features2 is core 1.1; such devices are passed over
+
+    VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    props2.pNext = &subgroup;
+    vkGetPhysicalDeviceProperties2(pd, &props2);
+    d.subgroup_size = subgroup.subgroupSize;
+    d.subgroup_operations = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ? subgroup.supportedOperations : 0;
 
     auto exts = device_extensions(pd);
     VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
     VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT atomic2{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT};
+    VkPhysicalDeviceShaderAtomicInt64FeaturesKHR atomic64{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES_KHR};
     VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     const bool has_atomic = has_extension(exts, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
     const bool has_atomic2 = has_extension(exts, VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
+    const bool has_atomic64 = has_extension(exts, VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME);
+    if (has_atomic64) {
+        atomic64.pNext = features.pNext;
+        features.pNext = &atomic64;
+    }
     if (has_atomic) {
         atomic.pNext = features.pNext;
         features.pNext = &atomic;
@@ -124,6 +140,11 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
     vkGetPhysicalDeviceFeatures2(pd, &features);
     d.float_atomic_add = has_atomic && atomic.shaderBufferFloat32AtomicAdd;
     d.float_atomic_min_max = has_atomic2 && atomic2.shaderBufferFloat32AtomicMinMax;
+    d.shared_float_atomic_add = has_atomic && atomic.shaderSharedFloat32AtomicAdd;
+    d.shared_float_atomic_min_max = has_atomic2 && atomic2.shaderSharedFloat32AtomicMinMax;
+    d.int64 = features.features.shaderInt64;
+    d.int64_atomics = d.int64 && has_atomic64 && atomic64.shaderBufferInt64Atomics;
+    d.shared_int64_atomics = d.int64 && has_atomic64 && atomic64.shaderSharedInt64Atomics;
     return d;
 }
 
@@ -253,19 +274,35 @@ void create_device(Context::Impl& impl, const ContextExtras& extras) {
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
     VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT atomic2{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT};
-    if (impl.info.float_atomic_add) {
+    const DeviceInfo& d = impl.info;
+    if (d.float_atomic_add || d.shared_float_atomic_add) {
         enabled.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
-        atomic.shaderBufferFloat32Atomics = VK_TRUE;
-        atomic.shaderBufferFloat32AtomicAdd = VK_TRUE;
+        atomic.shaderBufferFloat32Atomics = d.float_atomic_add;
+        atomic.shaderBufferFloat32AtomicAdd = d.float_atomic_add;
+        atomic.shaderSharedFloat32Atomics = d.shared_float_atomic_add;
+        atomic.shaderSharedFloat32AtomicAdd = d.shared_float_atomic_add;
         atomic.pNext = const_cast<void*>(info.pNext);
         info.pNext = &atomic;
     }
-    if (impl.info.float_atomic_min_max) {
+    if (d.float_atomic_min_max || d.shared_float_atomic_min_max) {
         enabled.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
-        atomic2.shaderBufferFloat32AtomicMinMax = VK_TRUE;
+        atomic2.shaderBufferFloat32AtomicMinMax = d.float_atomic_min_max;
+        atomic2.shaderSharedFloat32AtomicMinMax = d.shared_float_atomic_min_max;
         atomic2.pNext = const_cast<void*>(info.pNext);
         info.pNext = &atomic2;
     }
+    // uint64 values and their atomics (packed depth and id for rasterization, say).
+    VkPhysicalDeviceShaderAtomicInt64FeaturesKHR atomic64{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES_KHR};
+    if (d.int64_atomics || d.shared_int64_atomics) {
+        enabled.push_back(VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME);
+        atomic64.shaderBufferInt64Atomics = d.int64_atomics;
+        atomic64.shaderSharedInt64Atomics = d.shared_int64_atomics;
+        atomic64.pNext = const_cast<void*>(info.pNext);
+        info.pNext = &atomic64;
+    }
+    VkPhysicalDeviceFeatures core{};
+    core.shaderInt64 = d.int64;
+    info.pEnabledFeatures = &core;
     // The spec requires enabling the portability subset wherever a device advertises it.
     if (has_extension(exts, "VK_KHR_portability_subset"))
         enabled.push_back("VK_KHR_portability_subset");

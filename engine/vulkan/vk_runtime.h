@@ -28,8 +28,18 @@ struct DeviceInfo {
     std::string unmet;                // why the caller's extra requirements (ContextExtras) rule it out
     bool float_atomic_add = false;    // VK_EXT_shader_atomic_float: shaderBufferFloat32AtomicAdd
     bool float_atomic_min_max = false;// VK_EXT_shader_atomic_float2: shaderBufferFloat32AtomicMinMax
+    bool shared_float_atomic_add = false;      // shaderSharedFloat32AtomicAdd
+    bool shared_float_atomic_min_max = false;  // shaderSharedFloat32AtomicMinMax
+    bool int64 = false;                        // shaderInt64
+    bool int64_atomics = false;                // shaderBufferInt64Atomics (VK_KHR_shader_atomic_int64)
+    bool shared_int64_atomics = false;         // shaderSharedInt64Atomics
+    uint32_t subgroup_size = 0;                // VkPhysicalDeviceSubgroupProperties
+    uint32_t subgroup_operations = 0;          // its supportedOperations, 0 unless compute is a supported stage
     uint32_t max_push_constants = 128;
     uint32_t max_workgroup_count[3] = {65535, 65535, 65535};
+    uint32_t max_workgroup_size[3] = {128, 128, 64};   // maxComputeWorkGroupSize
+    uint32_t max_workgroup_invocations = 128;          // maxComputeWorkGroupInvocations
+    uint32_t max_shared_memory = 16384;                // maxComputeSharedMemorySize (bytes)
     uint64_t max_storage_buffer_range = 1u << 27;   // the most bytes one storage-buffer binding may cover
 };
 

@@ -160,6 +160,60 @@ TEST(GoldenGlsl, AtomicsNativeAndCompareAndSwap) {
         << "a float buffer updated by CAS is declared as uint";
 }
 
+// Block features: a block size, shared arrays (declared at module scope, float atomics native or by
+// compare-and-swap on the floats' bits), sync_block(); subgroup operations with their extensions; uint64
+// values and 64-bit atomics.
+TEST(GoldenGlsl, SharedMemoryAndSyncBlock) {
+    auto make = [] {
+        return Kernel2D([](BufferFloat x, BufferFloat sums) noexcept {
+            set_block_size(8, 8);
+            Shared<float> tile(64);
+            Shared<float> total(1);
+            UInt t = thread_id().x + thread_id().y * 8u;
+            $if (t == 0u) { total.write(0u, 0.0f); };
+            tile.write(t, x.read(dispatch_id().x));
+            sync_block();
+            total.atomic(0u).fetch_add(tile.read(63u - t));
+            sync_block();
+            $if (t == 0u) { sums.write(block_id().x, total.read(0u)); };
+        });
+    };
+    auto k = make();
+    auto g = expect_golden(k, "shared_sync_block");
+    EXPECT_EQ(g.shared_bytes, 64u * 4 + 4);
+    EXPECT_FALSE(g.barrier_at.empty());
+    auto k2 = make();
+    codegen::GlslOptions cas;
+    cas.shared_float_atomic_add = false;
+    auto fallback = expect_golden(k2, "shared_sync_block_cas", cas);
+    EXPECT_EQ(fallback.source.find("GL_EXT_shader_atomic_float"), std::string::npos);
+}
+
+TEST(GoldenGlsl, SubgroupOperations) {
+    Kernel1D k = [](BufferFloat x, BufferUInt out) noexcept {
+        UInt i = dispatch_id().x;
+        Float s = subgroup_add(x.read(i));
+        UInt4 votes = subgroup_ballot(s > 0.0f);
+        UInt first = subgroup_broadcast_first(subgroup_invocation_id());
+        $if (subgroup_elect() && subgroup_all(s < 1e6f) && subgroup_all_equal(first)) {
+            out.write(i / subgroup_size(), votes.x + subgroup_exclusive_add(first) + subgroup_max(i));
+        };
+    };
+    auto g = expect_golden(k, "subgroups");
+    EXPECT_NE(g.source.find("#extension GL_KHR_shader_subgroup_ballot : require"), std::string::npos);
+}
+
+TEST(GoldenGlsl, Uint64DepthTest) {
+    Kernel1D k = [](BufferFloat depth, BufferUInt pixel, BufferUInt64 zbuffer, UInt64 bias) noexcept {
+        UInt f = dispatch_id().x;
+        UInt64 key = (cast<uint64_t>(bit_cast<uint>(depth.read(f))) << 32u) | cast<uint64_t>(f);
+        UInt64 old = zbuffer.atomic(pixel.read(f)).fetch_min(key + bias);
+        $if (old == 0xffffffffffffffffull) { zbuffer.write(0u, old >> 1u); };
+    };
+    auto g = expect_golden(k, "uint64_depth_test");
+    EXPECT_EQ(g.args[3].offset, 16u) << "a uint64 push constant is 8-byte aligned";
+}
+
 TEST(GoldenGlsl, EmissionIsDeterministic) {
     // Recording the same kernel twice gives the same text (ids, names, order).
     auto make = [] {

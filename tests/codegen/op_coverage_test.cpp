@@ -25,6 +25,7 @@ std::vector<const Type*> basic_types() {
     std::vector<const Type*> out;
     for (ScalarKind k : {ScalarKind::Float, ScalarKind::Int, ScalarKind::UInt, ScalarKind::Bool})
         for (uint32_t n = 1; n <= 4; ++n) out.push_back(Type::vector(k, n));
+    out.push_back(Type::u64());   // a scalar only
     for (uint32_t n = 2; n <= 4; ++n) out.push_back(Type::matrix(n));
     return out;
 }
@@ -58,7 +59,10 @@ std::vector<std::vector<const Type*>> operand_shapes(int arity) {
 // Lanes of a value of type t with every component 1 (1.0f, 1, 1u, true).
 Lanes ones(const Type* t) {
     Lanes l(t->lanes());
-    for (uint32_t i = 0; i < l.size(); ++i) l[i] = t->lane_kind(i) == ScalarKind::Float ? bits_of(1.0f) : 1u;
+    for (uint32_t i = 0; i < l.size(); ++i) {
+        l[i] = t->lane_kind(i) == ScalarKind::Float ? bits_of(1.0f) : 1u;
+        if (t->lane_kind(i) == ScalarKind::UInt64) l[++i] = 0u;   // 1 as a uint64: low word 1, high word 0
+    }
     return l;
 }
 
@@ -92,6 +96,7 @@ struct Case {
             return;   // not legal IR
         }
         accepted.push_back(describe(op, types));
+        if (info(op).effect != Effect::Pure) return;   // evaluated by the interpreter, not eval_pure
         // The host evaluator must have a rule for everything the builder accepts.
         std::vector<Lanes> values;
         for (auto* t : types) values.push_back(ones(t));
@@ -159,12 +164,38 @@ TEST_P(OpCoverage, EveryAcceptedOperandTypeCompiles) {
                 if (from != to)
                     c.attempt(op, {from}, [to](Builder& b, auto o) { return b.cast(to, o[0]); });
         break;
+    case Op::Shl: case Op::Shr:
+        // The count may be of another integer type than the value (a uint64 shifted by a uint, say).
+        for (auto& types : operand_shapes(oi.arity))
+            c.attempt(op, types, [op](Builder& b, auto o) { return b.emit(op, o); });
+        for (const Type* a : {Type::i32(), Type::u32(), Type::u64()})
+            for (const Type* n : {Type::i32(), Type::u32(), Type::u64()})
+                if (a != n) c.attempt(op, {a, n}, [op](Builder& b, auto o) { return b.emit(op, o); });
+        break;
     default:
         for (auto& types : operand_shapes(oi.arity))
             c.attempt(op, types, [op](Builder& b, auto o) { return b.emit(op, o); });
     }
     EXPECT_FALSE(c.accepted.empty()) << "no operand type is accepted for " << oi.name;
     c.compile();
+}
+
+// Subgroup operations read other threads' values, so they are not pure values; each accepted operand type
+// must still compile (the interpreter's rules are checked against the device in tests/runtime).
+TEST(OpCoverage, SubgroupOpsCompileForEveryAcceptedType) {
+    for (uint32_t i = 0; i < op_count(); ++i) {
+        Op op = Op(i);
+        if (!is_subgroup_op(op)) continue;
+        Case c;
+        c.f.set_name("op_coverage_" + std::string(name(op)));
+        if (info(op).arity == 0) {
+            c.attempt(op, {}, [op](Builder& b, auto) { return b.emit(op, {}); });
+        } else {
+            for (const Type* t : basic_types()) c.attempt(op, {t}, [op](Builder& b, auto o) { return b.emit(op, o); });
+        }
+        EXPECT_FALSE(c.accepted.empty()) << "no operand type is accepted for " << name(op);
+        c.compile();
+    }
 }
 
 namespace {

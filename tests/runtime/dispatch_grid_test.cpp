@@ -71,6 +71,17 @@ TEST(DispatchGrid, GridsBeyondTheLimitsAreRefusedByName) {
 // shifted by 256 rows, so 65535 groups (16.8 million threads) stand in for the 4.3 billion of the full grid.
 // Before the fix, the row's surplus groups formed indices past 2^32 that wrapped to 0, 1, 2, ... and ran
 // those threads a second time.
+TEST(DispatchGrid, BlocksThatAreNotPowersOfTwoStopBeforeIndicesWrap) {
+    // 96 threads per block: ceil((2^32 - 1) / 96) blocks would number threads up to past 2^32.
+    std::string e = error_of([] { detail::plan_dispatch("k", 1, {0xFFFFFFFFu, 1, 1}, {96, 1, 1}, kLavapipeLimits); });
+    EXPECT_NE(e.find("dispatch of 'k': 4294967295 threads in dimension 0 in blocks of 96 would number threads past 2^32"),
+              std::string::npos) << e;
+    // The largest size whose blocks of 96 all end within 2^32: 44739242 blocks, ending at 4294967232.
+    EXPECT_EQ(detail::plan_dispatch("k", 1, {4294967232u, 1, 1}, {96, 1, 1}, {65535, 65535, 65535}),
+              (Groups{65535, 683, 1}));
+    EXPECT_EQ(detail::plan_dispatch("k", 2, {1000, 700, 1}, {12, 10, 1}, kLavapipeLimits), (Groups{84, 70, 1}));
+}
+
 TEST(DispatchGrid, TheLastRowOfTheLargestDispatchRunsEachIndexOnce) {
     constexpr uint32_t n = 0xFFFFFFFFu;
     constexpr uint32_t last_row_start = 256u * 65535u * 256u;   // 4,294,901,760

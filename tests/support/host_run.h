@@ -54,11 +54,19 @@ InterpArg interp_arg(T& value) {
 
 } // namespace detail_run
 
+// How to interpret: the emulated subgroup size, and a block size other than the kernel's ({0, 0, 0}: the
+// kernel's), as ShaderOptions::block gives one to the device.
+struct InterpretOptions {
+    uint32_t subgroup_size = 32;
+    std::array<uint32_t, 3> block{0, 0, 0};
+};
+
 // Interprets `kernel` (lowered exactly as the runtime lowers it) over every thread of `size`. Buffers are
 // std::vectors (written in place), images HostImage, values plain DSL values.
 template <typename K, typename... A>
-void interpret(const K& kernel, std::array<uint32_t, 3> size, A&... args) {
+void interpret_with(const InterpretOptions& options, const K& kernel, std::array<uint32_t, 3> size, A&... args) {
     auto lowered = autodiff::lower(*kernel.function());
+    if (options.block != std::array<uint32_t, 3>{0, 0, 0}) lowered.function->block_size = options.block;
     std::vector<detail_run::InterpArg> holders;
     (holders.push_back(detail_run::interp_arg(args)), ...);
     std::vector<ir::HostArg> host_args;
@@ -68,7 +76,13 @@ void interpret(const K& kernel, std::array<uint32_t, 3> size, A&... args) {
         host_args.push_back(std::move(a));
     }
     ir::Interpreter interp(*lowered.function, std::move(host_args), size);
+    interp.subgroup_size = options.subgroup_size;
     interp.run_all();
+}
+
+template <typename K, typename... A>
+void interpret(const K& kernel, std::array<uint32_t, 3> size, A&... args) {
+    interpret_with(InterpretOptions{}, kernel, size, args...);
 }
 
 template <typename T>

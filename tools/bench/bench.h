@@ -145,5 +145,6 @@ json bench_compile(Env& env);
 json bench_autodiff(Env& env);
 json bench_autodiff_loop(Env& env);
 json bench_renderer(Env& env);
+json bench_reduce(Env& env);
 
 } // namespace adjoint::bench

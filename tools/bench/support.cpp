@@ -1,6 +1,8 @@
 // adjoint-bench support: the shared environment, statistics, target checks, env-var and temp-dir guards.
 #include "bench.h"
 
+#include "runtime/glsl_options.h"
+
 #include <adjoint/autodiff/autodiff.h>
 
 #include <algorithm>
@@ -108,14 +110,7 @@ std::shared_ptr<vk::Context> make_vk_context() {
     return vk::Context::create(options);
 }
 
-codegen::GlslOptions glsl_options_for(const vk::Context& ctx) {
-    codegen::GlslOptions o;
-    o.float_atomic_add = ctx.device_info().float_atomic_add;
-    o.float_atomic_min_max = ctx.device_info().float_atomic_min_max;
-    if (const char* cas = std::getenv("ADJOINT_NO_FLOAT_ATOMICS"); cas && std::string_view(cas) != "0")
-        o.float_atomic_add = o.float_atomic_min_max = false;
-    return o;
-}
+codegen::GlslOptions glsl_options_for(const vk::Context& ctx) { return detail::glsl_options_for(ctx.device_info()); }
 
 codegen::GlslKernel emit_like_runtime(const ir::Function& kernel, const std::string& name, const vk::Context& ctx,
                                       const std::string& expected_glsl) {

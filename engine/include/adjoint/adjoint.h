@@ -8,6 +8,7 @@
 #include <adjoint/dsl/host_types.h>
 #include <adjoint/dsl/kernel.h>
 #include <adjoint/dsl/resources.h>
+#include <adjoint/dsl/shared.h>
 #include <adjoint/dsl/struct.h>
 #include <adjoint/runtime/device.h>
 #include <adjoint/runtime/gradcheck.h>

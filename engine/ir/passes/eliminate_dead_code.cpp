@@ -17,6 +17,7 @@ struct Dce {
     bool is_root(const Inst& in) {
         switch (in.op) {
         case Op::BufferWrite: case Op::BufferAtomic: case Op::ImageWrite: case Op::Trap: case Op::ScratchWrite: case Op::LoopMark:
+        case Op::SharedWrite: case Op::SharedAtomic: case Op::Barrier:
         case Op::Break: case Op::Continue: case Op::Return: case Op::If: case Op::Switch: case Op::Loop:
         case Op::Autodiff: case Op::RequiresGrad: case Op::Backward: case Op::Grad: case Op::Call:
             return true;

@@ -8,9 +8,26 @@
 
 namespace adjoint::codegen {
 
+// Subgroup operation classes, as VkSubgroupFeatureFlagBits numbers them.
+enum SubgroupFeature : uint32_t {
+    kSubgroupBasic = 1,        // subgroup_size, subgroup_invocation_id, subgroup_elect
+    kSubgroupVote = 2,         // subgroup_all, subgroup_any, subgroup_all_equal
+    kSubgroupArithmetic = 4,   // subgroup_add, subgroup_min, subgroup_max, subgroup_exclusive_add
+    kSubgroupBallot = 8,       // subgroup_ballot, subgroup_broadcast_first
+};
+
+// What the device supports. The defaults claim everything (golden tests emit for an ideal device); the
+// runtime fills in its device's features, and emission refuses what a kernel uses and the device lacks,
+// naming the C++ line.
 struct GlslOptions {
-    bool float_atomic_add = true;       // the device has GL_EXT_shader_atomic_float (else: CAS loops)
-    bool float_atomic_min_max = true;   // the device has GL_EXT_shader_atomic_float2 (else: CAS loops)
+    bool float_atomic_add = true;       // buffers: GL_EXT_shader_atomic_float (else: CAS loops)
+    bool float_atomic_min_max = true;   // buffers: GL_EXT_shader_atomic_float2 (else: CAS loops)
+    bool shared_float_atomic_add = true;       // shared memory: shaderSharedFloat32AtomicAdd (else: CAS loops)
+    bool shared_float_atomic_min_max = true;   // shared memory: shaderSharedFloat32AtomicMinMax (else: CAS loops)
+    bool int64 = true;                  // shaderInt64: uint64 values
+    bool int64_atomics = true;          // shaderBufferInt64Atomics: atomics on uint64 buffers
+    bool shared_int64_atomics = true;   // shaderSharedInt64Atomics: atomics on uint64 shared arrays
+    uint32_t subgroup_features = ~0u;   // SubgroupFeature bits usable in compute shaders
 };
 
 // Where each kernel argument goes.
@@ -33,6 +50,8 @@ struct GlslKernel {
     bool uses_scratch = false;          // large autodiff tapes live in a runtime-managed scratch buffer
     uint32_t scratch_binding = 0;
     uint32_t scratch_words_per_thread = 0;
+    uint32_t shared_bytes = 0;          // work-group memory: the kernel's shared arrays and the loop marks
+    std::string barrier_at;             // the C++ line of the first sync_block(), empty when none
 };
 
 // `f` must be an inlined kernel without autodiff ops (see the runtime's compile pipeline).

@@ -161,12 +161,30 @@ template <typename To, typename X>
     requires detail::is_dsl_v<X>
 auto cast(const X& x, std::source_location loc = std::source_location::current()) {
     using From = detail::value_t<X>;
-    using To32 = std::conditional_t<std::is_same_v<To, int>, int32_t, std::conditional_t<std::is_same_v<To, unsigned>, uint32_t, To>>;
+    using To32 = std::conditional_t<std::is_same_v<To, int>, int32_t, std::conditional_t<std::is_same_v<To, unsigned>, uint32_t,
+                 std::conditional_t<std::is_same_v<To, unsigned long long>, uint64_t, To>>>;
     using R = std::conditional_t<detail::TypeDesc<From>::is_vector, Vector<To32, detail::TypeDesc<From>::dim>, To32>;
     auto& r = detail::Recorder::current(loc);
     r.at(loc);
     return Expr<R>(detail::FromId{},
                    detail::record_or_zero<R>([&] { return r.b.cast(type_of<R>(), detail::as_expr(x).id(), loc); }));
+}
+
+// bit_cast<uint>(x): the same 32 bits as another kind (float, int, uint; vectors component-wise). A
+// non-negative float's bits order like the float: as a uint key, fetch_min keeps the nearest depth.
+template <typename To, typename X>
+    requires detail::is_dsl_v<X>
+auto bit_cast(const X& x, std::source_location loc = std::source_location::current()) {
+    using From = detail::value_t<X>;
+    using To32 = std::conditional_t<std::is_same_v<To, int>, int32_t, std::conditional_t<std::is_same_v<To, unsigned>, uint32_t, To>>;
+    static_assert(std::is_same_v<To32, float> || std::is_same_v<To32, int32_t> || std::is_same_v<To32, uint32_t>,
+                  "bit_cast<float>, bit_cast<int> or bit_cast<uint>");
+    using R = std::conditional_t<detail::TypeDesc<From>::is_vector, Vector<To32, detail::TypeDesc<From>::dim>, To32>;
+    auto& r = detail::Recorder::current(loc);
+    r.at(loc);
+    return Expr<R>(detail::FromId{}, detail::record_or_zero<R>([&] {
+                       return r.b.emit(ir::Op::Bitcast, {detail::as_expr(x).id()}, type_of<R>(), 0, r.last_loc);
+                   }));
 }
 
 namespace detail {
@@ -283,5 +301,69 @@ inline Expr<uint3> thread_id(std::source_location loc = std::source_location::cu
 inline Expr<uint3> block_id(std::source_location loc = std::source_location::current()) {
     return detail::builtin(ir::BuiltinId::BlockId, loc);
 }
+// The kernel's block (work-group) size, as set_block_size() or the compile option chose it.
+inline Expr<uint3> block_size(std::source_location loc = std::source_location::current()) {
+    return detail::builtin(ir::BuiltinId::BlockSize, loc);
+}
+
+// ---- blocks: size, synchronization ----------------------------------------------------------------------
+namespace detail {
+void record_block_size(std::array<uint32_t, 3> size, const std::source_location& loc);
+void record_sync_block(const std::source_location& loc);
+Expr<uint32_t> subgroup_builtin(ir::BuiltinId which, const std::source_location& loc);
+Expr<bool> subgroup_elect_at(const std::source_location& loc);
+} // namespace detail
+
+// Sets the kernel's block (work-group) size, in threads; called once, anywhere in a kernel (not in a
+// Callable). 1D kernels take set_block_size(x), 2D kernels (x, y). The device's limits are checked when
+// the kernel is compiled (maxComputeWorkGroupSize, maxComputeWorkGroupInvocations: 1024 on lavapipe).
+inline void set_block_size(uint32_t x, uint32_t y = 1, uint32_t z = 1,
+                           std::source_location loc = std::source_location::current()) {
+    detail::record_block_size({x, y, z}, loc);
+}
+
+// Waits until every thread of the block has reached this call; shared-memory writes made before it are
+// visible to all the block's threads after it. Every thread of the block must reach it, so a kernel that
+// calls it is dispatched in whole blocks (the dispatch size a multiple of the block size).
+inline void sync_block(std::source_location loc = std::source_location::current()) {
+    detail::record_sync_block(loc);
+}
+
+// ---- subgroups: the threads that run together (GL_KHR_shader_subgroup) ----------------------------------
+// The device's subgroup size (8 on lavapipe with 256-bit vectors, 32 or 64 on GPUs; the interpreter
+// emulates 32 by default) and the thread's index within its subgroup. Operations below act on the
+// subgroup's active threads: those that reached the call together.
+inline Expr<uint32_t> subgroup_size(std::source_location loc = std::source_location::current()) {
+    return detail::subgroup_builtin(ir::BuiltinId::SubgroupSize, loc);
+}
+inline Expr<uint32_t> subgroup_invocation_id(std::source_location loc = std::source_location::current()) {
+    return detail::subgroup_builtin(ir::BuiltinId::SubgroupInvocationId, loc);
+}
+// True in exactly one active thread of the subgroup (the lowest-numbered one).
+inline Expr<bool> subgroup_elect(std::source_location loc = std::source_location::current()) {
+    return detail::subgroup_elect_at(loc);
+}
+
+#define ADJOINT_SUBGROUP_BUILTIN(fname, OP, R)                                                               \
+    template <typename X>                                                                                    \
+        requires detail::is_dsl_v<X>                                                                         \
+    auto fname(const X& x, std::source_location loc = std::source_location::current()) {                     \
+        return detail::call_op<R>(ir::Op::OP, loc, detail::as_expr(x));                                      \
+    }
+// Whether a Bool holds in all / any of the active threads; whether x is equal in all of them.
+ADJOINT_SUBGROUP_BUILTIN(subgroup_all, SubgroupAll, bool)
+ADJOINT_SUBGROUP_BUILTIN(subgroup_any, SubgroupAny, bool)
+ADJOINT_SUBGROUP_BUILTIN(subgroup_all_equal, SubgroupAllEqual, bool)
+// Bit i of the result (of 128: x holds bits 0-31) is set where active thread i's Bool holds.
+ADJOINT_SUBGROUP_BUILTIN(subgroup_ballot, SubgroupBallot, uint4)
+// Sum, minimum, maximum over the active threads (float, int, uint, and their vectors, component-wise);
+// exclusive_add gives each thread the sum over the active threads numbered below it (0 for the first).
+ADJOINT_SUBGROUP_BUILTIN(subgroup_add, SubgroupAdd, detail::value_t<X>)
+ADJOINT_SUBGROUP_BUILTIN(subgroup_min, SubgroupMin, detail::value_t<X>)
+ADJOINT_SUBGROUP_BUILTIN(subgroup_max, SubgroupMax, detail::value_t<X>)
+ADJOINT_SUBGROUP_BUILTIN(subgroup_exclusive_add, SubgroupExclusiveAdd, detail::value_t<X>)
+// x of the lowest-numbered active thread, in every active thread.
+ADJOINT_SUBGROUP_BUILTIN(subgroup_broadcast_first, SubgroupBroadcastFirst, detail::value_t<X>)
+#undef ADJOINT_SUBGROUP_BUILTIN
 
 } // namespace adjoint

@@ -32,7 +32,10 @@ constexpr bool is_dsl_v = !std::is_same_v<value_t<X>, std::remove_cvref_t<X>>;
 
 template <typename T>
 void to_lanes(const T& v, std::vector<uint32_t>& out) {
-    if constexpr (Scalar<T>) {
+    if constexpr (std::is_same_v<T, uint64_t>) {
+        out.push_back(uint32_t(v));   // low word first, as in memory
+        out.push_back(uint32_t(v >> 32));
+    } else if constexpr (Scalar<T>) {
         uint32_t w = 0;
         if constexpr (std::is_same_v<T, bool>) w = v ? 1u : 0u;
         else std::memcpy(&w, &v, 4);
@@ -304,11 +307,31 @@ ADJOINT_BINARY_OPERATOR(-, Sub)
 ADJOINT_BINARY_OPERATOR(/, Div)
 ADJOINT_BINARY_OPERATOR(%, Mod)
 ADJOINT_BINARY_OPERATOR(^, BitXor)
-ADJOINT_BINARY_OPERATOR(<<, Shl)
-ADJOINT_BINARY_OPERATOR(>>, Shr)
 ADJOINT_BINARY_OPERATOR(&&, And)
 ADJOINT_BINARY_OPERATOR(||, Or)
 #undef ADJOINT_BINARY_OPERATOR
+
+// Shifts keep the left operand's type; the count may be any integer type (a uint64 shifted by a uint, say).
+namespace detail {
+template <typename A, typename B>
+auto shift(ir::Op op, const A& a, const B& b) {
+    auto ea = lift<value_t<B>>(a);
+    using TA = typename decltype(ea)::value_type;
+    if constexpr (is_dsl_v<B>) {
+        return emit<TA>(op, ea, as_expr(b));
+    } else {
+        // A literal count is a uint (or int, when negative literals are written), not the left side's type.
+        using L = std::conditional_t<std::is_signed_v<std::remove_cvref_t<B>>, int32_t, uint32_t>;
+        return emit<TA>(op, ea, Expr<L>(static_cast<L>(b)));
+    }
+}
+} // namespace detail
+template <typename A, typename B>
+    requires detail::operands_v<A, B>
+auto operator<<(const A& a, const B& b) { return detail::shift(ir::Op::Shl, a, b); }
+template <typename A, typename B>
+    requires detail::operands_v<A, B>
+auto operator>>(const A& a, const B& b) { return detail::shift(ir::Op::Shr, a, b); }
 
 // & and | are logical on Bool values (as the contract allows) and bitwise on integers.
 namespace detail {
@@ -501,6 +524,7 @@ struct VarMembers<Vector<S, 4>> {
 using Float = Var<float>;
 using Int = Var<int32_t>;
 using UInt = Var<uint32_t>;
+using UInt64 = Var<uint64_t>;
 using Bool = Var<bool>;
 using Float2 = Var<float2>;
 using Float3 = Var<float3>;

@@ -14,11 +14,14 @@ ir::ValueId index_value(const I& i, const std::source_location& loc) {
 }
 } // namespace detail
 
-// An atomic reference to one buffer element: buf.atomic(i).fetch_add(v).
+// An atomic reference to one element of a buffer or shared array: buf.atomic(i).fetch_add(v). Elements
+// of float, int, uint and uint64 (the device's 64-bit atomics: packed depth and id, say) take them.
 template <typename T>
 class AtomicRef {
 public:
-    AtomicRef(ir::ValueId buffer, ir::ValueId index) : buffer_(buffer), index_(index) {}
+    // `op`: ir::Op::BufferAtomic or ir::Op::SharedAtomic; `target`: the buffer argument or shared array.
+    AtomicRef(ir::ValueId target, ir::ValueId index, ir::Op op = ir::Op::BufferAtomic)
+        : buffer_(target), index_(index), op_(op) {}
     template <typename V>
     Expr<T> fetch_add(const V& v, std::source_location loc = std::source_location::current()) const {
         return op(ir::AtomicOp::Add, {detail::lift<T>(v).id()}, loc);
@@ -51,14 +54,16 @@ public:
 
 private:
     Expr<T> op(ir::AtomicOp which, std::vector<ir::ValueId> values, const std::source_location& loc) const {
-        static_assert(std::is_same_v<T, float> || std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>,
-                      "atomics work on float, int and uint buffers");
+        static_assert(std::is_same_v<T, float> || std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t> ||
+                          std::is_same_v<T, uint64_t>,
+                      "atomics work on float, int, uint and uint64 elements");
         auto& r = detail::Recorder::current(loc);
         std::vector<ir::ValueId> ops{buffer_, index_};
         ops.insert(ops.end(), values.begin(), values.end());
-        return Expr<T>(detail::FromId{}, r.b.emit(ir::Op::BufferAtomic, std::move(ops), type_of<T>(), int64_t(which), r.at(loc)));
+        return Expr<T>(detail::FromId{}, r.b.emit(op_, std::move(ops), type_of<T>(), int64_t(which), r.at(loc)));
     }
     ir::ValueId buffer_, index_;
+    ir::Op op_;
 };
 
 template <typename T>
@@ -175,6 +180,7 @@ using BufferFloat3 = BufferVar<float3>;
 using BufferFloat4 = BufferVar<float4>;
 using BufferInt = BufferVar<int32_t>;
 using BufferUInt = BufferVar<uint32_t>;
+using BufferUInt64 = BufferVar<uint64_t>;
 using ImageFloat = ImageVar;
 using DiffBufferFloat = DiffBufferVar<float>;
 using DiffBufferFloat2 = DiffBufferVar<float2>;

@@ -29,12 +29,14 @@ constexpr ir::ScalarKind scalar_kind_of() {
     if constexpr (std::is_same_v<T, bool>) return ir::ScalarKind::Bool;
     else if constexpr (std::is_same_v<T, float>) return ir::ScalarKind::Float;
     else if constexpr (std::is_same_v<T, int32_t>) return ir::ScalarKind::Int;
+    else if constexpr (std::is_same_v<T, uint64_t>) return ir::ScalarKind::UInt64;
     else return ir::ScalarKind::UInt;
 }
 
+// uint64_t is a scalar of its own (no vectors of it): packed keys such as depth and triangle id.
 template <typename T>
 concept Scalar = std::is_same_v<T, float> || std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t> ||
-                 std::is_same_v<T, bool>;
+                 std::is_same_v<T, bool> || std::is_same_v<T, uint64_t>;
 
 template <Scalar T>
 struct TypeDesc<T> {
@@ -46,6 +48,7 @@ struct TypeDesc<T> {
 };
 
 template <Scalar T, size_t N>
+    requires(!std::is_same_v<T, uint64_t>)
 struct TypeDesc<Vector<T, N>> {
     static constexpr bool valid = true;
     static constexpr bool is_scalar = false, is_vector = true, is_matrix = false;

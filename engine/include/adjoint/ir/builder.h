@@ -44,6 +44,7 @@ public:
     ValueId i32(int32_t v, std::source_location loc = {});
     ValueId u32(uint32_t v, std::source_location loc = {});
     ValueId boolean(bool v, std::source_location loc = {});
+    ValueId u64(uint64_t v, std::source_location loc = {});
     ValueId zero(const Type* type, std::source_location loc = {});     // all lanes 0 (false, 0, 0.0)
     ValueId splat(const Type* type, double value, std::source_location loc = {});
 
@@ -82,5 +83,7 @@ private:
 // Bit pattern helpers for constants.
 uint32_t bits_of(float v);
 float float_of(uint32_t bits);
+// A uint64 from its two lanes (low word first).
+inline uint64_t uint64_of(uint32_t lo, uint32_t hi) { return uint64_t(lo) | uint64_t(hi) << 32; }
 
 } // namespace adjoint::ir

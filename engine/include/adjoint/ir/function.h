@@ -54,6 +54,7 @@ public:
     // Kernel: 1, 2 or 3 dispatch dimensions and the work-group size; callable: the return type.
     uint32_t dimension = 1;
     std::array<uint32_t, 3> block_size{256, 1, 1};
+    std::source_location block_loc;          // where set_block_size() chose block_size (line 0: the default)
     const Type* return_type = nullptr;
     std::vector<const Type*> params;         // kernel arguments / callable parameters, in order
     std::source_location loc;                // where the kernel or callable was defined

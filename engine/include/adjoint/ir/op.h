@@ -36,8 +36,15 @@ constexpr uint32_t op_count() {
 }
 
 // Builtin ids (Inst::imm of Op::Builtin).
-enum class BuiltinId : int32_t { DispatchId, DispatchSize, ThreadId, BlockId };
-// Atomic operations (Inst::imm of Op::BufferAtomic).
+// DispatchId..BlockSize are uint3; SubgroupSize and SubgroupInvocationId are uint.
+enum class BuiltinId : int32_t { DispatchId, DispatchSize, ThreadId, BlockId, BlockSize, SubgroupSize,
+                                 SubgroupInvocationId };
+// Atomic operations (Inst::imm of Op::BufferAtomic and Op::SharedAtomic).
 enum class AtomicOp : int32_t { Add, Min, Max, Exchange, CompareExchange };
 
+} // namespace adjoint::ir
+
+namespace adjoint::ir {
+// Subgroup operations of the op table (they need GL_KHR_shader_subgroup_* and the device's support).
+inline bool is_subgroup_op(Op op) { return op >= Op::SubgroupElect && op <= Op::SubgroupBroadcastFirst; }
 } // namespace adjoint::ir

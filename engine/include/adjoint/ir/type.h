@@ -6,7 +6,8 @@
 
 namespace adjoint::ir {
 
-enum class ScalarKind : uint8_t { Bool, Int, UInt, Float };
+// UInt64 is a scalar only (no vectors): 8 bytes, two 32-bit lanes (low word first, as in memory).
+enum class ScalarKind : uint8_t { Bool, Int, UInt, Float, UInt64 };
 
 class Type {
 public:
@@ -14,7 +15,7 @@ public:
 
     static const Type* void_type();
     static const Type* scalar(ScalarKind s);
-    static const Type* vector(ScalarKind s, uint32_t n);     // n == 1 gives the scalar
+    static const Type* vector(ScalarKind s, uint32_t n);     // n == 1 gives the scalar; no uint64 vectors
     static const Type* matrix(uint32_t n);                   // float nxn, column-major
     static const Type* array(const Type* element, uint32_t n);
     // A struct with members in C++ order; offsets/size/align are the C++ (host) layout, which the GLSL
@@ -32,6 +33,7 @@ public:
     static const Type* i32() { return scalar(ScalarKind::Int); }
     static const Type* u32() { return scalar(ScalarKind::UInt); }
     static const Type* boolean() { return scalar(ScalarKind::Bool); }
+    static const Type* u64() { return scalar(ScalarKind::UInt64); }
 
     Kind kind() const { return kind_; }
     ScalarKind scalar_kind() const { return scalar_; }       // of the scalar/vector/matrix components
@@ -54,11 +56,16 @@ public:
     // Scalar, vector or matrix: an "arithmetic" type whose components are one scalar kind.
     bool is_basic() const { return is_scalar() || is_vector() || is_matrix(); }
     bool is_float() const { return is_basic() && scalar_ == ScalarKind::Float; }
-    bool is_int_like() const { return is_basic() && (scalar_ == ScalarKind::Int || scalar_ == ScalarKind::UInt); }
+    bool is_int_like() const {
+        return is_basic() && (scalar_ == ScalarKind::Int || scalar_ == ScalarKind::UInt || scalar_ == ScalarKind::UInt64);
+    }
+    // An int or uint scalar: what indexes arrays, buffers and shared memory, and what a switch takes.
+    bool is_index() const { return is_scalar() && (scalar_ == ScalarKind::Int || scalar_ == ScalarKind::UInt); }
+    bool is_u64() const { return is_scalar() && scalar_ == ScalarKind::UInt64; }
     bool is_bool() const { return is_basic() && scalar_ == ScalarKind::Bool; }
     // Holds at least one float component anywhere (what autodiff can carry a gradient through).
     bool has_float() const;
-    // Number of 32-bit components when flattened (vectors, matrices, arrays, structs).
+    // Number of 32-bit components when flattened (vectors, matrices, arrays, structs; a uint64 takes two).
     uint32_t lanes() const { return lanes_; }
     // Scalar kind of flattened lane i.
     ScalarKind lane_kind(uint32_t i) const;

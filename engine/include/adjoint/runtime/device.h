@@ -4,6 +4,7 @@
 #include <adjoint/dsl/type_desc.h>
 #include <adjoint/ir/function.h>
 
+#include <array>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -106,6 +107,8 @@ struct DispatchArg {
     std::shared_ptr<detail::BufferImpl> grad;   // a DiffBuffer's gradient buffer (Kind::Buffer)
     bool is_integer = false;             // the number was of an integer type
     bool is_bool = false;                // the number was a bool
+    uint64_t integer = 0;                // an integer's exact bits (two's complement), for uint64 parameters
+    bool is_negative = false;            // the integer was below zero
 };
 
 template <typename T>
@@ -136,6 +139,8 @@ DispatchArg to_dispatch_arg(const T& v) {
     DispatchArg a{DispatchArg::Kind::Value, nullptr, nullptr, nullptr, {}, double(v), true, nullptr};
     a.is_integer = std::is_integral_v<T> && !std::is_same_v<T, bool>;
     a.is_bool = std::is_same_v<T, bool>;
+    if constexpr (std::is_integral_v<T>) a.integer = uint64_t(v);
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) a.is_negative = v < 0;
     return a;
 }
 
@@ -204,6 +209,9 @@ private:
 
 struct ShaderOptions {
     std::string name;                    // overrides the kernel's name (file and line by default)
+    // The kernel's block (work-group) size; {0, 0, 0} keeps the kernel's own: set_block_size() in the kernel,
+    // else 256 (1D), 16 x 16 (2D), 8 x 8 x 4 (3D). A kernel that calls set_block_size() takes no other.
+    std::array<uint32_t, 3> block{0, 0, 0};
 };
 
 // Thread-safe: buffers, images, streams and kernels may be created and compiled from several threads at once.
@@ -214,6 +222,9 @@ public:
     // The most bytes one kernel argument (a storage-buffer binding) may cover: 128 MiB on lavapipe.
     uint64_t max_buffer_bytes() const;
     Stream create_stream();
+    // Threads per subgroup (what subgroup_size() returns in kernels; 8 on lavapipe with 256-bit vectors),
+    // and 0 when the device has no subgroup operations in compute shaders.
+    uint32_t subgroup_size() const;
 
     template <typename T>
     Buffer<T> create_buffer(size_t count) {
