@@ -9,5 +9,7 @@
 #include <adjoint/dsl/kernel.h>
 #include <adjoint/dsl/resources.h>
 #include <adjoint/dsl/struct.h>
+#include <adjoint/dsl/texture.h>
 #include <adjoint/runtime/device.h>
 #include <adjoint/runtime/gradcheck.h>
+#include <adjoint/runtime/texture.h>
