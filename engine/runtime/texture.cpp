@@ -97,7 +97,8 @@ template <typename T>
 std::shared_ptr<const TextureStorage::Kernels> compile_kernels(Device& d) {
     const std::string t = std::to_string(texel_channels<T>);
     return std::make_shared<const TextureStorage::Kernels>(TextureStorage::Kernels{
-        d.compile(copy_kernel(), {.name = "texture_copy_base"}), d.compile(add_kernel(), {.name = "texture_add_base_grad"}),
+        d.compile(copy_kernel(), {.name = "texture_copy_base"}),
+        d.compile(add_kernel(), {.name = "texture_add_base_grad"}),
         d.compile(downsample_kernel<T>(), {.name = "texture_mip_downsample_" + t}),
         d.compile(downsample_backward_kernel<T>(), {.name = "texture_mip_backward_" + t})});
 }
@@ -140,7 +141,7 @@ TextureStorage::TextureStorage(Device device, uint32_t channels, std::vector<Tex
 
 TextureStorage::~TextureStorage() = default;
 
-const TextureStorage& texture_storage(const std::shared_ptr<TextureStorage>& s, const char*) {
+const TextureStorage& texture_storage(const std::shared_ptr<TextureStorage>& s) {
     if (!s) fail("an empty texture (default-constructed or moved-from) was used");
     return *s;
 }

@@ -24,7 +24,8 @@ template <typename T>
 constexpr bool is_texel_v = std::is_same_v<T, float> || std::is_same_v<T, float2> || std::is_same_v<T, float3> ||
                             std::is_same_v<T, float4>;
 template <typename T>
-constexpr const char* texture_kind = std::is_same_v<T, float> ? "texture<float>" : std::is_same_v<T, float2> ? "texture<float2>"
+constexpr const char* texture_kind = std::is_same_v<T, float>    ? "texture<float>"
+                                     : std::is_same_v<T, float2> ? "texture<float2>"
                                      : std::is_same_v<T, float3> ? "texture<float3>" : "texture<float4>";
 template <typename T>
 constexpr const char* texture_set_kind = std::is_same_v<T, float> ? "texture_set<float>"
@@ -49,6 +50,16 @@ Expr<T> splat(const Expr<float>& x, const std::source_location& loc) {
     else if constexpr (std::is_same_v<T, float2>) return make_float2(x, loc);
     else if constexpr (std::is_same_v<T, float3>) return make_float3(x, loc);
     else return make_float4(x, loc);
+}
+
+// An int or uint DSL value (or a C++ integer) as uint / int: coordinates, levels and indices take either.
+template <typename To, typename X>
+Expr<To> as_integer(const X& x, const std::source_location& loc) {
+    auto e = lift<To>(x);
+    using V = typename decltype(e)::value_type;
+    static_assert(std::is_same_v<V, int32_t> || std::is_same_v<V, uint32_t>, "expected an int or a uint");
+    if constexpr (std::is_same_v<V, To>) return e;
+    else return cast<To>(e, loc);
 }
 
 // x mod n in [0, n) for any int x (GLSL's % is undefined for negative operands).
@@ -91,7 +102,7 @@ public:
     Expr<uint2> size(std::source_location loc = std::source_location::current()) const { return size(0u, loc); }
     template <typename L>
     Expr<uint2> size(const L& level, std::source_location loc = std::source_location::current()) const {
-        auto lv = level_record(header(loc), detail::lift<uint32_t>(level), loc);
+        auto lv = level_record(header(loc), detail::as_integer<uint32_t>(level, loc), loc);
         return make_uint2(lv.y, lv.z, loc);
     }
 
@@ -101,11 +112,13 @@ public:
         return read(x, y, 0u, loc);
     }
     template <typename X, typename Y, typename L>
-    Var<T> read(const X& x, const Y& y, const L& level, std::source_location loc = std::source_location::current()) const {
+    Var<T> read(const X& x, const Y& y, const L& level,
+                std::source_location loc = std::source_location::current()) const {
         auto h = header(loc);
-        auto lv = level_record(h, detail::lift<uint32_t>(level), loc);
+        auto lv = level_record(h, detail::as_integer<uint32_t>(level, loc), loc);
         Expr<uint2> n = make_uint2(lv.y, lv.z, loc);
-        Expr<uint2> p = detail::wrap_texel(make_int2(as_int(x, loc), as_int(y, loc), loc), n, h.z, loc);
+        Expr<int2> xy = make_int2(detail::as_integer<int32_t>(x, loc), detail::as_integer<int32_t>(y, loc), loc);
+        Expr<uint2> p = detail::wrap_texel(xy, n, h.z, loc);
         return Var<T>(texel(lv, p.x, p.y, loc), loc);
     }
 
@@ -133,19 +146,15 @@ public:
         auto base = level_record(h, Expr<uint32_t>(0u, loc), loc);
         Expr<float2> size = make_float2(base.y, base.z, loc);
         Expr<float> rho = adjoint::max(length(detail::lift<float2>(duv_dx) * size, loc),
-                              length(detail::lift<float2>(duv_dy) * size, loc), loc);
+                                       length(detail::lift<float2>(duv_dy) * size, loc), loc);
         return trilinear(h, detail::lift<float2>(uv), log2(adjoint::max(rho, 1e-8f, loc), loc), loc);
     }
 
+protected:
+    DiffBufferVar<float> texels_;
+    BufferVar<uint4> table_;
+
 private:
-    template <typename X>
-    static Expr<int32_t> as_int(const X& x, const std::source_location& loc) {
-        auto e = detail::lift<int32_t>(x);
-        using V = typename decltype(e)::value_type;
-        static_assert(std::is_same_v<V, int32_t> || std::is_same_v<V, uint32_t>, "texel coordinates are int or uint");
-        if constexpr (std::is_same_v<V, int32_t>) return e;
-        else return cast<int32_t>(e, loc);
-    }
     Expr<uint4> header(const std::source_location& loc) const {
         detail::Recorder::current(loc).at(loc);
         return table_.read(record_, loc);
@@ -166,10 +175,11 @@ private:
         // Repeat and mirror fold uv into one period first (exact: the derivative of the fold is 1), which keeps
         // the integer coordinates small; clamp bounds texel space to one texel beyond the edges, where the
         // value no longer changes.
-        Expr<float2> folded = ite(wrap == uint32_t(TextureWrap::Repeat), fract(uv, loc),
-                                  ite(wrap == uint32_t(TextureWrap::Mirror), uv - floor(uv * 0.5f, loc) * 2.0f, uv, loc), loc);
+        Expr<float2> mirrored = ite(wrap == uint32_t(TextureWrap::Mirror), uv - floor(uv * 0.5f, loc) * 2.0f, uv, loc);
+        Expr<float2> folded = ite(wrap == uint32_t(TextureWrap::Repeat), fract(uv, loc), mirrored, loc);
         Expr<float2> p0 = folded * size - 0.5f;
-        Expr<float2> p = ite(wrap == uint32_t(TextureWrap::Clamp), adjoint::clamp(p0, make_float2(-1.0f, loc), size, loc), p0, loc);
+        Expr<float2> clamped = adjoint::clamp(p0, make_float2(-1.0f, loc), size, loc);
+        Expr<float2> p = ite(wrap == uint32_t(TextureWrap::Clamp), clamped, p0, loc);
         Expr<float2> f = floor(p, loc);
         Expr<float2> t = p - f;
         Expr<int2> i0 = cast<int32_t>(f, loc);
@@ -193,22 +203,15 @@ private:
         return c;
     }
 
-    DiffBufferVar<float> texels_;
-    BufferVar<uint4> table_;
-    Expr<uint32_t> record_;
+    Expr<uint32_t> record_;   // the texture's record in the table
 };
 
 // A kernel (or callable) parameter bound to a Texture2D<T> (host): one texture.
 template <typename T>
 class TextureVar : public TextureRef<T> {
 public:
-    TextureVar(DiffBufferVar<float> texels, BufferVar<uint4> table)
-        : TextureRef<T>(texels, table, Expr<uint32_t>(1u)), texels_(texels), table_(table) {}
-    std::array<ir::ValueId, 2> ids() const { return {texels_.id(), table_.id()}; }
-
-private:
-    DiffBufferVar<float> texels_;
-    BufferVar<uint4> table_;
+    TextureVar(DiffBufferVar<float> texels, BufferVar<uint4> table) : TextureRef<T>(texels, table, Expr<uint32_t>(1u)) {}
+    std::array<ir::ValueId, 2> ids() const { return {this->texels_.id(), this->table_.id()}; }
 };
 
 // A kernel (or callable) parameter bound to a TextureSet<T> (host): several textures of any sizes, chosen by
@@ -222,7 +225,7 @@ public:
     template <typename I>
     TextureRef<T> texture(const I& index, std::source_location loc = std::source_location::current()) const {
         detail::Recorder::current(loc).at(loc);
-        Expr<uint32_t> i = adjoint::min(detail::lift<uint32_t>(index), size(loc) - 1u, loc);
+        Expr<uint32_t> i = adjoint::min(detail::as_integer<uint32_t>(index, loc), size(loc) - 1u, loc);
         return TextureRef<T>(texels_, table_, i + 1u);
     }
     // The number of textures.
@@ -255,7 +258,9 @@ struct ParamKind<TextureVar<T>> {
         out.push_back(ir::Type::diff_buffer(type_of<float>()));
         out.push_back(ir::Type::buffer(type_of<uint4>()));
     }
-    static TextureVar<T> make(const ir::ValueId* ids) { return TextureVar<T>(DiffBufferVar<float>(ids[0]), BufferVar<uint4>(ids[1])); }
+    static TextureVar<T> make(const ir::ValueId* ids) {
+        return TextureVar<T>(DiffBufferVar<float>(ids[0]), BufferVar<uint4>(ids[1]));
+    }
 };
 template <typename T>
 struct ParamKind<TextureSetVar<T>> {

@@ -70,7 +70,8 @@ private:
     mutable std::shared_ptr<const Command> build_, backward_;
 };
 
-const TextureStorage& texture_storage(const std::shared_ptr<TextureStorage>& s, const char* kind);
+// The storage of a texture handle; an Error when the handle is empty.
+const TextureStorage& texture_storage(const std::shared_ptr<TextureStorage>& s);
 
 } // namespace detail
 
@@ -95,7 +96,9 @@ public:
     // Level 0 of `texture` from the host: width * height * channels floats.
     Command copy_from(uint32_t texture, const float* src) const { return get().copy_from(texture, src); }
     // A level's values or gradient to the host (written by the next synchronize()).
-    Command copy_to(uint32_t texture, float* dst, uint32_t level = 0) const { return get().copy_to(texture, level, dst); }
+    Command copy_to(uint32_t texture, float* dst, uint32_t level = 0) const {
+        return get().copy_to(texture, level, dst);
+    }
     Command copy_grad_to(uint32_t texture, float* dst, uint32_t level = 0) const {
         return get().copy_grad_to(texture, level, dst);
     }
@@ -121,7 +124,7 @@ public:
     const std::shared_ptr<detail::TextureStorage>& storage() const { return s_; }
 
 private:
-    const detail::TextureStorage& get() const { return detail::texture_storage(s_, detail::texture_set_kind<T>); }
+    const detail::TextureStorage& get() const { return detail::texture_storage(s_); }
     std::shared_ptr<detail::TextureStorage> s_;
 };
 
@@ -141,7 +144,9 @@ public:
     Command copy_from(const float* src) const { return set_.copy_from(0, src); }
     Command copy_to(float* dst, uint32_t level = 0) const { return set_.copy_to(0, dst, level); }
     Command copy_grad_to(float* dst, uint32_t level = 0) const { return set_.copy_grad_to(0, dst, level); }
-    Command copy_base_from(const Buffer<float>& src, size_t offset) const { return set_.copy_base_from(0, src, offset); }
+    Command copy_base_from(const Buffer<float>& src, size_t offset) const {
+        return set_.copy_base_from(0, src, offset);
+    }
     Command add_base_grad_to(const Buffer<float>& dst, size_t offset) const {
         return set_.add_base_grad_to(0, dst, offset);
     }
