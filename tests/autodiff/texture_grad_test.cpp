@@ -126,7 +126,8 @@ TEST_F(TextureGradients, UvGradientsMatchFiniteDifferencesForEachWrapMode) {
                 std::vector<float2> moved(uvs);
                 for (auto& p : moved) p = float2(p.x + du, p.y + dv);
                 std::vector<float> v(N);
-                stream << ub.copy_from(moved.data()) << vs(tex, ub, vb).dispatch(N) << vb.copy_to(v.data()) << synchronize();
+                stream << ub.copy_from(moved.data()) << vs(tex, ub, vb).dispatch(N) << vb.copy_to(v.data())
+                       << synchronize();
                 return v;
             };
             const float hu = 0.02f / W, hv = 0.02f / H;
@@ -134,8 +135,10 @@ TEST_F(TextureGradients, UvGradientsMatchFiniteDifferencesForEachWrapMode) {
             int zero = 0;
             for (uint32_t i = 0; i < N; ++i) {
                 double fu = (double(up[i]) - um[i]) / (2 * hu), fv = (double(vp[i]) - vm[i]) / (2 * hv);
-                EXPECT_NEAR(g[i].x, fu, 2e-3 * (1 + std::abs(fu))) << int(wrap) << " op " << op << " uv " << uvs[i].x << ", " << uvs[i].y;
-                EXPECT_NEAR(g[i].y, fv, 2e-3 * (1 + std::abs(fv))) << int(wrap) << " op " << op << " uv " << uvs[i].x << ", " << uvs[i].y;
+                const std::string where = "wrap " + std::to_string(int(wrap)) + " op " + std::to_string(op) + " uv " +
+                                          std::to_string(uvs[i].x) + ", " + std::to_string(uvs[i].y);
+                EXPECT_NEAR(g[i].x, fu, 2e-3 * (1 + std::abs(fu))) << where;
+                EXPECT_NEAR(g[i].y, fv, 2e-3 * (1 + std::abs(fv))) << where;
                 zero += g[i].x == 0.0f;
             }
             // Repeat has no flat regions; clamp-to-edge is flat beyond the edges (and mirror within half a texel

@@ -58,7 +58,9 @@ std::vector<float> run_queries(Device& device, Stream& stream, const Texture2D<T
     return result;
 }
 
-const char* name(TextureWrap w) { return w == TextureWrap::Repeat ? "repeat" : w == TextureWrap::Clamp ? "clamp" : "mirror"; }
+const char* name(TextureWrap w) {
+    return w == TextureWrap::Repeat ? "repeat" : w == TextureWrap::Clamp ? "clamp" : "mirror";
+}
 
 } // namespace
 
@@ -92,7 +94,8 @@ TEST_F(Textures, BilinearMatchesTheReferenceForEachWrapMode) {
         for (size_t i = 0; i < q.size(); ++i)
             for (uint32_t c = 0; c < 3; ++c) {
                 if (i < centres)   // the texel itself (uv in float is within 1e-7 of the centre)
-                    EXPECT_NEAR(got[i * 3 + c], ref.texel(0, long(i % W), long(i / W), c), 1e-6) << name(wrap) << " centre " << i;
+                    EXPECT_NEAR(got[i * 3 + c], ref.texel(0, long(i % W), long(i / W), c), 1e-6)
+                        << name(wrap) << " centre " << i;
                 EXPECT_NEAR(got[i * 3 + c], ref.bilinear(0, q[i].x, q[i].y, c), 2e-6)
                     << name(wrap) << " uv " << q[i].x << ", " << q[i].y;
             }
@@ -138,8 +141,8 @@ TEST_F(Textures, ReadWrapsIntegerCoordinates) {
         auto by = device.create_buffer<uint32_t>(ys.size());
         auto out = device.create_buffer<float>(xs.size() * 4);
         std::vector<float> got(xs.size() * 4);
-        stream << bx.copy_from(xs.data()) << by.copy_from(ys.data()) << shader(tex, bx, by, out).dispatch(uint32_t(xs.size()))
-               << out.copy_to(got.data()) << synchronize();
+        stream << bx.copy_from(xs.data()) << by.copy_from(ys.data())
+               << shader(tex, bx, by, out).dispatch(uint32_t(xs.size())) << out.copy_to(got.data()) << synchronize();
         for (size_t i = 0; i < xs.size(); ++i)
             for (uint32_t c = 0; c < 2; ++c) {
                 EXPECT_NEAR(got[i * 4 + c], ref.texel(1, xs[i], ys[i] % 4, c), 1e-6) << name(wrap) << " " << xs[i];
@@ -182,7 +185,8 @@ TEST_F(Textures, MipChainsOfOddSizes) {
             EXPECT_EQ(tex.height(l), c.sizes[l].second);
             std::vector<float> got(size_t(tex.width(l)) * tex.height(l) * 4);
             stream << tex.copy_to(got.data(), l) << synchronize();
-            for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], ref.levels[l][i], 1e-6) << "level " << l << " float " << i;
+            for (size_t i = 0; i < got.size(); ++i)
+                EXPECT_NEAR(got[i], ref.levels[l][i], 1e-6) << "level " << l << " float " << i;
         }
     }
     auto flat = device.create_texture<float>(8, 8, {.mipmaps = false});
@@ -310,7 +314,8 @@ TEST_F(Textures, BaseLevelFromAndGradientIntoAParameterBuffer) {
     }
     EXPECT_NE(error_of([&] { (void)tex.copy_base_from(params.value, 13); }).find("floats [13, 31) of a buffer of 30"),
               std::string::npos);
-    EXPECT_NE(error_of([&] { (void)tex.add_base_grad_to(params.grad, 40); }).find("add_base_grad_to"), std::string::npos);
+    EXPECT_NE(error_of([&] { (void)tex.add_base_grad_to(params.grad, 40); }).find("add_base_grad_to"),
+              std::string::npos);
 }
 
 TEST_F(Textures, ArgumentErrorsNameTheTexture) {
@@ -342,7 +347,8 @@ TEST_F(Textures, ArgumentErrorsNameTheTexture) {
     EXPECT_EQ(error_of([&] { device.create_texture_set<float>({}); }),
               "create_texture_set: a texture_set<float> needs at least one texture");
     std::vector<float> host(16);
-    EXPECT_EQ(error_of([&] { (void)tex.copy_to(host.data(), 3); }), "texture<float3>::copy_to: level 3 of 3 (levels 0 to 2)");
+    EXPECT_EQ(error_of([&] { (void)tex.copy_to(host.data(), 3); }),
+              "texture<float3>::copy_to: level 3 of 3 (levels 0 to 2)");
     EXPECT_EQ(error_of([&] { (void)set.copy_from(1, host.data()); }), "texture_set<float3>::copy_from: texture 1 of 1");
     EXPECT_EQ(error_of([&] { (void)Texture2D<float>{}.build_mips(); }),
               "an empty texture (default-constructed or moved-from) was used");
