@@ -489,7 +489,7 @@ void ShaderBase::check(std::vector<DispatchArg>& args) const {
     size_t user = slots.size() - kernel.grad_params.size();   // the gradient buffers come with their DiffBuffer
     for (const auto& b : bundles) user -= b.params - 1;
     if (args.size() != user) fail("kernel '", kernel.name, "' takes ", user, " arguments, got ", args.size());
-    // One argument against one parameter; `what` names the bundle it belongs to, if any.
+    // One argument (or one part of a bundle) against one parameter.
     auto check_one = [&](size_t k, const codegen::ArgSlot& slot, DispatchArg& a) {
         if (slot.kind == codegen::ArgSlot::Kind::Push && a.kind == DispatchArg::Kind::Value && a.is_plain_number &&
             slot.type->is_scalar())
