@@ -66,6 +66,7 @@ std::unique_ptr<Function> clone_function(const Function& f) {
     g->block_size = f.block_size;
     g->return_type = f.return_type;
     g->params = f.params;
+    g->bundles = f.bundles;
     g->loc = f.loc;
     g->callees = f.callees;
     g->scratch_words_per_thread = f.scratch_words_per_thread;

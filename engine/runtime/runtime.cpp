@@ -72,6 +72,9 @@ public:
     std::shared_ptr<DeviceImpl> device;
     std::shared_ptr<const CompiledKernel> kernel;
     bool cache_hit = false;
+    // The kernel's bundled arguments (textures), from the recorded function: kept here, not in the compiled
+    // kernel, which kernels with the same IR share whatever their C++ parameter types.
+    std::vector<ir::ArgBundle> bundles;
 };
 
 class StreamImpl {
@@ -411,6 +414,7 @@ std::shared_ptr<detail::ShaderImpl> Device::compile_function(const std::shared_p
     key = hash_string(detail::show_block(options.block), key);
     auto s = std::make_shared<detail::ShaderImpl>();
     s->device = impl_;
+    s->bundles = f->bundles;
     if (auto cached = impl_->kernels.get(key)) {
         s->kernel = *cached;
         s->cache_hit = true;
@@ -538,21 +542,50 @@ void check_scratch(const CompiledKernel& k, const DeviceImpl& device, std::array
 void ShaderBase::check(std::vector<DispatchArg>& args) const {
     const detail::CompiledKernel& kernel = *impl_->kernel;
     const auto& slots = kernel.layout.args;
+    const auto& bundles = impl_->bundles;
     size_t user = slots.size() - kernel.grad_params.size();   // the gradient buffers come with their DiffBuffer
+    for (const auto& b : bundles) user -= b.params - 1;
     if (args.size() != user) fail("kernel '", kernel.name, "' takes ", user, " arguments, got ", args.size());
-    for (size_t k = 0; k < args.size(); ++k) {
-        const codegen::ArgSlot& slot = slots[k];
-        DispatchArg& a = args[k];
+    // One argument (or one part of a bundle) against one parameter.
+    auto check_one = [&](size_t k, const codegen::ArgSlot& slot, DispatchArg& a) {
         if (slot.kind == codegen::ArgSlot::Kind::Push && a.kind == DispatchArg::Kind::Value && a.is_plain_number &&
             slot.type->is_scalar())
             if (std::string why = detail::misfit(a, slot.type->scalar_kind()); !why.empty())
                 fail("argument ", k, " of kernel '", kernel.name, "' is a ", slot.type->to_string(), ": ", why);
-        if (!detail::matches(slots[k], args[k]))
-            fail("argument ", k, " of kernel '", kernel.name, "' must be ", detail::expected(slots[k]), ", got ",
-                 detail::describe(args[k]));
-        if (std::string why = detail::unusable(args[k], *impl_->device); !why.empty())
+        if (!detail::matches(slot, a))
+            fail("argument ", k, " of kernel '", kernel.name, "' must be ", detail::expected(slot), ", got ",
+                 detail::describe(a));
+        if (std::string why = detail::unusable(a, *impl_->device); !why.empty())
             fail("argument ", k, " of kernel '", kernel.name, "' ", why);
+    };
+    std::vector<DispatchArg> flat;
+    size_t param = 0, next_bundle = 0;
+    for (size_t k = 0; k < args.size(); ++k) {
+        DispatchArg& a = args[k];
+        const ir::ArgBundle* b = next_bundle < bundles.size() && bundles[next_bundle].argument == k
+                                     ? &bundles[next_bundle++] : nullptr;
+        std::string want = b ? b->kind : std::string();
+        if (a.bundle != want)
+            fail("argument ", k, " of kernel '", kernel.name, "' must be ", b ? b->kind : detail::expected(slots[param]),
+                 ", got ", a.bundle.empty() ? detail::describe(a) : a.bundle);
+        if (!b) {
+            check_one(k, slots[param++], a);
+            flat.push_back(std::move(a));
+            continue;
+        }
+        if (a.parts.size() != b->params)
+            fail("argument ", k, " of kernel '", kernel.name, "': a ", b->kind, " of ", a.parts.size(),
+                 " parts for ", b->params, " parameters");
+        for (auto& part : a.parts)
+            if (part.kind == DispatchArg::Kind::Buffer && !part.buffer)
+                fail("argument ", k, " of kernel '", kernel.name, "' is an empty ", b->kind,
+                     " (default-constructed or moved-from)");
+        for (auto& part : a.parts) {
+            check_one(k, slots[param++], part);
+            flat.push_back(std::move(part));
+        }
     }
+    args = std::move(flat);
 }
 
 Command ShaderBase::Invocation::dispatch(uint32_t w, uint32_t h, uint32_t d) const {

@@ -1,7 +1,8 @@
 // The optimization loop. One iteration is one submission:
 //   zero gradients -> mip chains -> per view: shade + loss + backward ($autodiff; the reads of the
-//   differentiable parameter and mip buffers scatter their adjoints) -> mip gradients back to level 0 ->
-//   chunked sums of loss / error / gradient norms -> Adam or SGD -> read back a few hundred floats.
+//   differentiable parameter buffer and of the textures scatter their adjoints) -> mip gradients back to
+//   level 0 and into the parameter buffer -> chunked sums of loss / error / gradient norms -> Adam or SGD
+//   -> read back a few hundred floats.
 // Visibility is computed once: nothing in this renderer moves geometry.
 #include <adjoint/app/optimization.h>
 
@@ -120,7 +121,6 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
     };
     size_t n = std::max<size_t>(values.size(), 1);
     params = d.create_diff_buffer<float>(n);
-    mips = d.create_diff_buffer<float>(std::max<size_t>(data.mip_table.floats, 1));
     stream << params.value.copy_from(values.data());
     m1 = d.create_buffer<float>(n);
     m2 = d.create_buffer<float>(n);
@@ -151,11 +151,10 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
         ForwardRenderer truth_forward(d, truth_data);
         auto tv = gather_values(truth, truth_data.layout);
         auto tp = make(tv);
-        auto tm = d.create_buffer<float>(std::max<size_t>(truth_data.mip_table.floats, 1));
-        truth_forward.build_mips(stream, truth_data, tp, tm);
+        truth_forward.build_mips(stream, truth_data, tp);
         for (uint32_t v = 0; v < views; ++v) {
             targets.push_back(d.create_buffer<float4>(pixels));
-            truth_forward.shade(stream, truth_data, v, surfaces[v], tp, tm, targets.back());
+            truth_forward.shade(stream, truth_data, v, surfaces[v], tp, targets.back());
             LinearImage img;
             img.width = data.views[v].width;
             img.height = data.views[v].height;
@@ -177,9 +176,8 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
 void OptimizerStages::record_kernels() {
     std::vector<ShadeLight> lights = data.lights;
     const bool l1 = opt.loss == Loss::l1;
-    Kernel2D lk = [lights, l1](BufferVar<gpu::Surface> surfaces, DiffBufferFloat params, DiffBufferFloat mips,
-                               BufferVar<gpu::Material> materials, BufferVar<gpu::Texture> textures,
-                               BufferVar<gpu::MipLevel> levels, BufferFloat4 target, BufferFloat loss_out,
+    Kernel2D lk = [lights, l1](BufferVar<gpu::Surface> surfaces, DiffBufferFloat params, TextureSetFloat3 textures,
+                               BufferVar<gpu::Material> materials, BufferFloat4 target, BufferFloat loss_out,
                                BufferFloat sqerr_out, UInt out_base, Float3 eye, Float3 background,
                                Float scale) noexcept {
         UInt2 pix = dispatch_id().xy();
@@ -189,7 +187,7 @@ void OptimizerStages::record_kernels() {
         Float3 c = background;
         $if (s.material != gpu::kNone) {
             $autodiff {
-                ShadeInputs<DiffBufferFloat> in{params, mips, materials, textures, levels};
+                ShadeInputs<DiffBufferFloat> in{params, textures, materials};
                 Float3 col = shade_surface(in, lights, s, eye);
                 Float3 d = col - t;
                 Float l = l1 ? abs(d.x) + abs(d.y) + abs(d.z) : dot(d, d);
@@ -202,57 +200,25 @@ void OptimizerStages::record_kernels() {
         Float3 e = saturate(c) - saturate(t);
         sqerr_out.write(out_base + at, dot(e, e));
     };
-    // The mip chain's gradients flow back level by level: each level's texel seeds the 2x2 box filter
-    // that made it, whose differentiable reads scatter into the level below.
-    Kernel1D mb = [](DiffBufferFloat mips, BufferFloat mips_grad, UInt src, UInt sw, UInt sh, UInt dst,
-                     UInt dw) noexcept {
-        UInt i = dispatch_id().x;
-        UInt x = i % dw, y = i / dw;
-        Float3 seed = read3(mips_grad, dst + i * 3u);
-        $autodiff {
-            UInt x0 = min(2u * x, sw - 1u), x1 = min(2u * x + 1u, sw - 1u);
-            UInt y0 = min(2u * y, sh - 1u), y1 = min(2u * y + 1u, sh - 1u);
-            Float3 c = (read3(mips, src + (y0 * sw + x0) * 3u) + read3(mips, src + (y0 * sw + x1) * 3u) +
-                        read3(mips, src + (y1 * sw + x0) * 3u) + read3(mips, src + (y1 * sw + x1) * 3u)) *
-                       0.25f;
-            backward(c, seed);
-        };
-    };
-    Kernel1D bb = [](DiffBufferFloat params, BufferFloat mips_grad, UInt base, UInt level0) noexcept {
-        UInt i = dispatch_id().x;
-        Float seed = mips_grad.read(level0 + i);
-        $autodiff {
-            Float v = params.read(base + i);
-            backward(v, seed);
-        };
-    };
     loss_backward = device.compile(lk, {.name = "shade_loss_backward"});
-    mip_backward = device.compile(mb, {.name = "mip_backward"});
-    base_backward = device.compile(bb, {.name = "mip_base_backward"});
 }
 
 void OptimizerStages::record_loss_and_gradient(const std::vector<uint32_t>& order, float scale) {
     auto& s = *this;
     const uint32_t k = uint32_t(order.size());
-    s.stream << s.params.grad.fill_zero() << s.mips.grad.fill_zero();
-    s.forward.build_mips(s.stream, s.data, s.params.value, s.mips.value);
+    s.stream << s.params.grad.fill_zero() << s.data.textures.zero_grad();
+    s.forward.build_mips(s.stream, s.data, s.params.value);
     for (uint32_t j = 0; j < k; ++j) {
         const auto& v = s.data.views[order[j]];
-        s.stream << (*s.loss_backward)(s.surfaces[order[j]], s.params, s.mips, s.data.materials, s.data.textures,
-                                    s.data.levels, s.targets[order[j]], s.loss_px, s.sqerr_px, j * s.pixels, v.eye,
-                                    s.data.background, scale)
+        s.stream << (*s.loss_backward)(s.surfaces[order[j]], s.params, s.data.textures, s.data.materials,
+                                       s.targets[order[j]], s.loss_px, s.sqerr_px, j * s.pixels, v.eye,
+                                       s.data.background, scale)
                         .dispatch(v.width, v.height);
     }
-    for (const auto& t : s.data.mip_table.textures) {
-        for (uint32_t l = t.levels - 1; l >= 1; --l) {
-            const auto& src = s.data.mip_table.levels[t.first_level + l - 1];
-            const auto& dst = s.data.mip_table.levels[t.first_level + l];
-            s.stream << (*s.mip_backward)(s.mips, s.mips.grad, src.offset, src.width, src.height, dst.offset, dst.width)
-                            .dispatch(dst.width * dst.height);
-        }
-        const auto& l0 = s.data.mip_table.levels[t.first_level];
-        s.stream << (*s.base_backward)(s.params, s.mips.grad, t.base, l0.offset).dispatch(l0.width * l0.height * 3);
-    }
+    // Every texture's gradient down its mip chain to level 0, then into the parameter buffer.
+    s.stream << s.data.textures.backward_mips();
+    for (uint32_t t = 0; t < s.data.layout.texture_base.size(); ++t)
+        s.stream << s.data.textures.add_base_grad_to(t, s.params.grad, s.data.layout.texture_base[t]);
     for (uint32_t j = 0; j < k; ++j) {
         s.stream << s.kernels.sum_chunks(s.loss_px, s.partials, (j + 1) * s.pixels, 2 * j * s.partials_per_view)
                         .dispatch(s.partials_per_view);
@@ -369,8 +335,8 @@ LinearImage Optimizer::render_current(uint32_t view) {
     out.width = v.width;
     out.height = v.height;
     out.texels.resize(s.pixels);
-    s.forward.build_mips(s.stream, s.data, s.params.value, s.mips.value);
-    s.forward.shade(s.stream, s.data, view, s.surfaces[view], s.params.value, s.mips.value, image);
+    s.forward.build_mips(s.stream, s.data, s.params.value);
+    s.forward.shade(s.stream, s.data, view, s.surfaces[view], s.params.value, image);
     s.stream << image.copy_to(out.texels.data()) << synchronize();
     return out;
 }

@@ -56,12 +56,11 @@ struct OptimizerStages {
     ForwardRenderer forward;
     OptimKernels kernels;
     std::optional<Shader<2>> loss_backward;   // recorded per scene (the lights are baked in)
-    std::optional<Shader<1>> mip_backward, base_backward;
     std::vector<FreeParam> free;
     std::vector<Buffer<gpu::Surface>> surfaces;
     std::vector<Buffer<float4>> targets;
     std::vector<LinearImage> target_images;
-    DiffBuffer<float> params, mips;
+    DiffBuffer<float> params;
     Buffer<float> m1, m2, lr, lo, hi, truth_values, loss_px, sqerr_px, partials;
     Buffer<ErrorChunk> chunks;
     Buffer<float4> chunk_sums;

@@ -13,8 +13,8 @@ void Optimizer::render_current(uint32_t view, const Buffer<float4>& out) {
         fail("render_current: view ", view, " does not exist (the scene has ", s.data.views.size(), ")");
     if (out.size() != s.pixels)
         fail("render_current: the buffer holds ", out.size(), " texels, the view has ", s.pixels);
-    s.forward.build_mips(s.stream, s.data, s.params.value, s.mips.value);
-    s.forward.shade(s.stream, s.data, view, s.surfaces[view], s.params.value, s.mips.value, out);
+    s.forward.build_mips(s.stream, s.data, s.params.value);
+    s.forward.shade(s.stream, s.data, view, s.surfaces[view], s.params.value, out);
     s.stream << synchronize();
 }
 

@@ -27,25 +27,9 @@ struct Surface {
 // Where a material's values live in the parameter buffer (offsets in floats).
 struct Material {
     uint32_t albedo;        // 3 floats, when untextured
-    uint32_t texture;       // index into the texture table, or kNone
+    uint32_t texture;       // index into the scene's texture set (Scene::textures), or kNone
     uint32_t specular;      // 3 floats
     uint32_t shininess;     // 1 float
-};
-
-// A texture's mip level inside the mip buffer: offset (in floats, RGB texels) and size.
-struct MipLevel {
-    uint32_t offset;
-    uint32_t width;
-    uint32_t height;
-    uint32_t pad;
-};
-
-// A texture: its levels are mip_levels[first_level .. first_level + levels).
-struct Texture {
-    uint32_t base;          // offset of level 0 in the parameter buffer (floats)
-    uint32_t first_level;
-    uint32_t levels;
-    uint32_t pad;
 };
 
 constexpr uint32_t kNone = 0xFFFFFFFFu;
@@ -56,5 +40,3 @@ constexpr uint32_t kTileSize = 16;
 ADJOINT_STRUCT(adjoint::app::gpu::TriSetup, p0, p1, p2, inv_w, z, tiles, valid)
 ADJOINT_STRUCT(adjoint::app::gpu::Surface, position, normal, color, uv, duv_dx, duv_dy, material)
 ADJOINT_STRUCT(adjoint::app::gpu::Material, albedo, texture, specular, shininess)
-ADJOINT_STRUCT(adjoint::app::gpu::MipLevel, offset, width, height, pad)
-ADJOINT_STRUCT(adjoint::app::gpu::Texture, base, first_level, levels, pad)

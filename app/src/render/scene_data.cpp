@@ -1,4 +1,4 @@
-// Building the device-side scene: parameter layout, mip table, world-space geometry and tables.
+// Building the device-side scene: parameter layout, world-space geometry, tables and the texture set.
 #include "scene_data.h"
 
 #include <adjoint/core/error.h>
@@ -75,24 +75,6 @@ std::vector<float> gather_values(const Scene& scene, const ParamLayout& l) {
     return v;
 }
 
-MipTable make_mip_table(const Scene& scene) {
-    MipTable m;
-    for (const auto& tex : scene.textures) {
-        gpu::Texture t{0, uint32_t(m.levels.size()), 0, 0};
-        uint32_t w = tex.width, h = tex.height;
-        for (;;) {
-            m.levels.push_back({m.floats, w, h, 0});
-            m.floats += w * h * 3;
-            ++t.levels;
-            if (w == 1 && h == 1) break;
-            w = std::max(1u, w / 2);
-            h = std::max(1u, h / 2);
-        }
-        m.textures.push_back(t);
-    }
-    return m;
-}
-
 namespace {
 
 float3 transform_point(const float4x4& m, float3 p) {
@@ -120,8 +102,10 @@ Buffer<T> upload(Device& device, Stream& stream, const std::vector<T>& v) {
 SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
     SceneData d;
     d.layout = make_layout(scene);
-    d.mip_table = make_mip_table(scene);
-    for (size_t t = 0; t < scene.textures.size(); ++t) d.mip_table.textures[t].base = d.layout.texture_base[t];
+    std::vector<TextureDesc> textures;
+    for (const auto& tex : scene.textures) textures.push_back({tex.width, tex.height, {.wrap = TextureWrap::Repeat}});
+    if (textures.empty()) textures.push_back({1, 1});
+    d.textures = device.create_texture_set<float3>(textures);
     d.background = scene.background;
 
     std::vector<float3> pos, nrm, col;
@@ -160,8 +144,6 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
                         d.layout.material_specular[i], d.layout.material_shininess[i]});
     }
     d.materials = upload(device, stream, mats);
-    d.textures = upload(device, stream, d.mip_table.textures);
-    d.levels = upload(device, stream, d.mip_table.levels);
     for (size_t i = 0; i < scene.lights.size(); ++i)
         d.lights.push_back({scene.lights[i].type, d.layout.light_position[i], d.layout.light_color[i],
                             d.layout.light_intensity[i]});

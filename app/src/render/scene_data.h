@@ -1,5 +1,6 @@
 // A scene on the device: world-space geometry, the parameter buffer that holds every value the shading
-// reads (material colours, textures, lights), the tables that say where each value lives, and the views.
+// reads (material colours, textures' level 0, lights), the tables that say where each value lives, the
+// textures' mip chains (the engine's texture set) and the views.
 #pragma once
 #include "raster.h"
 #include "shading.h"
@@ -24,21 +25,13 @@ struct ParamLayout {
 ParamLayout make_layout(const Scene& scene);
 std::vector<float> gather_values(const Scene& scene, const ParamLayout& layout);
 
-// Mip chains of every texture: level l of texture t at levels[textures[t].first_level + l].
-struct MipTable {
-    std::vector<gpu::Texture> textures;
-    std::vector<gpu::MipLevel> levels;
-    uint32_t floats = 0;   // size of the mip buffer
-};
-MipTable make_mip_table(const Scene& scene);
-
 struct SceneData {
     ParamLayout layout;
-    MipTable mip_table;
     DeviceGeometry geometry;
     Buffer<gpu::Material> materials;
-    Buffer<gpu::Texture> textures;
-    Buffer<gpu::MipLevel> levels;
+    // Scene::textures in order (repeat, mipmapped), level 0 copied from the parameter buffer at
+    // layout.texture_base; one 1x1 stand-in when the scene has none (a kernel argument cannot be absent).
+    TextureSet<float3> textures;
     std::vector<ShadeLight> lights;
     std::vector<ViewCamera> views;
     float3 background;

@@ -11,7 +11,7 @@ struct RenderStages {
     SceneData data;
     ForwardRenderer forward;
     std::vector<Buffer<gpu::Surface>> surfaces;   // per view
-    Buffer<float> params, mips;
+    Buffer<float> params;
 
     RenderStages(Device& d, const Scene& scene)
         : device(d), stream(d.create_stream()), data(upload_scene(d, stream, scene)), forward(d, data) {
@@ -25,9 +25,8 @@ struct RenderStages {
         }
         auto values = gather_values(scene, data.layout);
         params = d.create_buffer<float>(std::max<size_t>(values.size(), 1));
-        mips = d.create_buffer<float>(std::max<size_t>(data.mip_table.floats, 1));
         if (!values.empty()) stream << params.copy_from(values.data());
-        forward.build_mips(stream, data, params, mips);
+        forward.build_mips(stream, data, params);
         stream << synchronize();
     }
 };
@@ -48,7 +47,7 @@ LinearImage SceneRenderer::render(uint32_t view) {
     out.width = v.width;
     out.height = v.height;
     out.texels.resize(size_t(v.width) * v.height);
-    s_->forward.shade(s_->stream, s_->data, view, s_->surfaces[view], s_->params, s_->mips, image);
+    s_->forward.shade(s_->stream, s_->data, view, s_->surfaces[view], s_->params, image);
     s_->stream << image.copy_to(out.texels.data()) << synchronize();
     return out;
 }
@@ -58,7 +57,7 @@ void SceneRenderer::render(uint32_t view, const Buffer<float4>& out) {
     if (out.size() != size_t(v.width) * v.height)
         fail("SceneRenderer::render: view ", view, " is ", v.width, "x", v.height, ", the buffer holds ", out.size(),
              " texels");
-    s_->forward.shade(s_->stream, s_->data, view, s_->surfaces[view], s_->params, s_->mips, out);
+    s_->forward.shade(s_->stream, s_->data, view, s_->surfaces[view], s_->params, out);
     s_->stream << synchronize();
 }
 

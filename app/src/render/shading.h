@@ -1,8 +1,8 @@
-// Shading as DSL code over the parameter buffer: texture sampling (bilinear, repeat, mipmapped by the
-// UV derivatives), Lambert + Blinn-Phong with point (inverse-square), directional and ambient lights.
-// The same code runs in the forward renderer (plain buffers) and inside $autodiff (differentiable
-// buffers, whose reads scatter their adjoints into gradient buffers), so it is written once, as
-// templates over the buffer type.
+// Shading as DSL code over the parameter buffer and the scene's textures (the engine's texture set: bilinear,
+// repeat, mipmapped by the UV derivatives): Lambert + Blinn-Phong with point (inverse-square), directional and
+// ambient lights. The same code runs in the forward renderer and inside $autodiff (where the reads of the
+// differentiable parameter buffer and of the textures scatter their adjoints into gradient buffers), so it
+// is written once, as templates over the parameter buffer's type.
 #pragma once
 #include "gpu_types.h"
 
@@ -25,10 +25,8 @@ struct ShadeLight {
 template <typename P>
 struct ShadeInputs {
     const P& params;                        // the parameter buffer (plain or differentiable)
-    const P& mips;                          // every texture's mip levels, level 0 included
+    const TextureSetFloat3& textures;       // every texture's mip chain; level 0 copied from `params`
     const BufferVar<gpu::Material>& materials;
-    const BufferVar<gpu::Texture>& textures;
-    const BufferVar<gpu::MipLevel>& levels;
 };
 
 template <typename P>
@@ -36,43 +34,10 @@ Float3 read3(const P& buf, const UInt& at) {
     return make_float3(buf.read(at), buf.read(at + 1u), buf.read(at + 2u));
 }
 
-template <typename P>
-Float3 texel(const P& mips, const Expr<gpu::MipLevel>& lv, const UInt& x, const UInt& y) {
-    return read3(mips, lv.offset + (y * lv.width + x) * 3u);
-}
-
-// Bilinear filtering with repeat wrapping; texel centres at half-integers.
-template <typename P>
-Float3 bilinear(const P& mips, const Expr<gpu::MipLevel>& lv, const Float2& uv) {
-    Float2 size = make_float2(cast<float>(lv.width), cast<float>(lv.height));
-    Float2 p = fract(uv) * size - 0.5f;
-    Float2 f = floor(p);
-    Float2 t = p - f;
-    // f is in [-1, size - 1]: adding the size once makes it non-negative for the unsigned wrap.
-    UInt x0 = cast<uint32_t>(f.x + size.x) % lv.width, y0 = cast<uint32_t>(f.y + size.y) % lv.height;
-    UInt x1 = (x0 + 1u) % lv.width, y1 = (y0 + 1u) % lv.height;
-    Float3 a = lerp(texel(mips, lv, x0, y0), texel(mips, lv, x1, y0), make_float3(t.x));
-    Float3 b = lerp(texel(mips, lv, x0, y1), texel(mips, lv, x1, y1), make_float3(t.x));
-    return lerp(a, b, make_float3(t.y));
-}
-
 // Trilinear sampling; the level of detail comes from the surface's UV derivatives (a constant for the
 // gradient: it depends on geometry only). Magnified pixels read level 0 alone.
-template <typename P>
-Float3 sample_texture(const ShadeInputs<P>& in, const UInt& texture, const Expr<gpu::Surface>& s) {
-    auto tex = in.textures.read(texture);
-    auto base = in.levels.read(tex.first_level);
-    Float2 size = make_float2(cast<float>(base.width), cast<float>(base.height));
-    Float rho = max(length(s.duv_dx * size), length(s.duv_dy * size));
-    Float lod = clamp(log2(max(rho, 1e-8f)), 0.0f, cast<float>(tex.levels - 1u));
-    UInt l0 = cast<uint32_t>(floor(lod));
-    Float frac = lod - floor(lod);
-    Float3 c = bilinear(in.mips, in.levels.read(tex.first_level + l0), s.uv);
-    $if (frac > 0.0f) {
-        Float3 c1 = bilinear(in.mips, in.levels.read(tex.first_level + l0 + 1u), s.uv);
-        c = lerp(c, c1, make_float3(frac));
-    };
-    return c;
+inline Float3 sample_texture(const TextureSetFloat3& textures, const UInt& texture, const Expr<gpu::Surface>& s) {
+    return textures.texture(texture).sample_grad(s.uv, s.duv_dx, s.duv_dy);
 }
 
 // The colour of a surface point seen from eye.
@@ -81,7 +46,7 @@ Float3 shade_surface(const ShadeInputs<P>& in, const std::vector<ShadeLight>& li
              const Float3& eye) {
     auto mat = in.materials.read(s.material);
     Float3 albedo;
-    $if (mat.texture != gpu::kNone) { albedo = sample_texture(in, mat.texture, s); }
+    $if (mat.texture != gpu::kNone) { albedo = sample_texture(in.textures, mat.texture, s); }
     $else { albedo = read3(in.params, mat.albedo); };
     albedo = albedo * s.color;
     Float3 specular = read3(in.params, mat.specular);

@@ -10,5 +10,7 @@
 #include <adjoint/dsl/resources.h>
 #include <adjoint/dsl/shared.h>
 #include <adjoint/dsl/struct.h>
+#include <adjoint/dsl/texture.h>
 #include <adjoint/runtime/device.h>
 #include <adjoint/runtime/gradcheck.h>
+#include <adjoint/runtime/texture.h>

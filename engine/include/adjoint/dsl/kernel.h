@@ -25,30 +25,40 @@ ADJOINT_LAMBDA_TRAITS(noexcept)
 ADJOINT_LAMBDA_TRAITS(const noexcept)
 #undef ADJOINT_LAMBDA_TRAITS
 
-// How a lambda parameter type becomes an IR parameter and back.
+// How a lambda parameter type becomes IR parameters and back. Most types are one parameter; a bundle (a
+// texture: its texels and its level table) is several, passed by the user as one argument: `count` says how
+// many and `bundle` names what the runtime expects there ("" for a single parameter).
 template <typename P>
 struct ParamKind {
     using value = value_t<P>;
-    static const ir::Type* type() { return type_of<value>(); }
-    static P make(ir::ValueId id) { return P(Expr<value>(FromId{}, id)); }
+    static constexpr size_t count = 1;
+    static constexpr const char* bundle = "";
+    static void types(std::vector<const ir::Type*>& out) { out.push_back(type_of<value>()); }
+    static P make(const ir::ValueId* ids) { return P(Expr<value>(FromId{}, ids[0])); }
 };
 template <typename T>
 struct ParamKind<BufferVar<T>> {
     using value = BufferVar<T>;
-    static const ir::Type* type() { return ir::Type::buffer(type_of<T>()); }
-    static BufferVar<T> make(ir::ValueId id) { return BufferVar<T>(id); }
+    static constexpr size_t count = 1;
+    static constexpr const char* bundle = "";
+    static void types(std::vector<const ir::Type*>& out) { out.push_back(ir::Type::buffer(type_of<T>())); }
+    static BufferVar<T> make(const ir::ValueId* ids) { return BufferVar<T>(ids[0]); }
 };
 template <typename T>
 struct ParamKind<DiffBufferVar<T>> {
     using value = DiffBufferVar<T>;
-    static const ir::Type* type() { return ir::Type::diff_buffer(type_of<T>()); }
-    static DiffBufferVar<T> make(ir::ValueId id) { return DiffBufferVar<T>(id); }
+    static constexpr size_t count = 1;
+    static constexpr const char* bundle = "";
+    static void types(std::vector<const ir::Type*>& out) { out.push_back(ir::Type::diff_buffer(type_of<T>())); }
+    static DiffBufferVar<T> make(const ir::ValueId* ids) { return DiffBufferVar<T>(ids[0]); }
 };
 template <>
 struct ParamKind<ImageVar> {
     using value = ImageVar;
-    static const ir::Type* type() { return ir::Type::image(); }
-    static ImageVar make(ir::ValueId id) { return ImageVar(id); }
+    static constexpr size_t count = 1;
+    static constexpr const char* bundle = "";
+    static void types(std::vector<const ir::Type*>& out) { out.push_back(ir::Type::image()); }
+    static ImageVar make(const ir::ValueId* ids) { return ImageVar(ids[0]); }
 };
 
 template <typename R>
@@ -63,16 +73,39 @@ template <typename Params>
 struct ParamList;
 template <typename... P>
 struct ParamList<std::tuple<P...>> {
-    static std::vector<const ir::Type*> types() { return {ParamKind<P>::type()...}; }
+    // Where each lambda parameter's IR parameters start (a bundle takes several), and how many there are.
+    static constexpr std::array<size_t, sizeof...(P) + 1> first = [] {
+        std::array<size_t, sizeof...(P) + 1> o{};
+        size_t i = 0;
+        ((o[i + 1] = o[i] + ParamKind<P>::count, ++i), ...);
+        return o;
+    }();
+    static std::vector<const ir::Type*> types() {
+        std::vector<const ir::Type*> t;
+        (ParamKind<P>::types(t), ...);
+        return t;
+    }
+    // The lambda parameters that are bundles, for the runtime's argument checks.
+    static std::vector<ir::ArgBundle> bundles() {
+        std::vector<ir::ArgBundle> b;
+        size_t i = 0;
+        ((ParamKind<P>::count > 1 || *ParamKind<P>::bundle
+              ? b.push_back({uint32_t(i), uint32_t(first[i]), uint32_t(ParamKind<P>::count), ParamKind<P>::bundle})
+              : void(),
+          ++i),
+         ...);
+        return b;
+    }
     template <typename F>
     static decltype(auto) invoke(Recorder& r, ir::Op op, F& f, const std::source_location& loc) {
         return invoke_impl(r, op, f, loc, std::index_sequence_for<P...>{});
     }
     template <typename F, size_t... I>
     static decltype(auto) invoke_impl(Recorder& r, ir::Op op, F& f, const std::source_location& loc, std::index_sequence<I...>) {
-        std::array<ir::ValueId, sizeof...(P)> ids{};
-        ((ids[I] = r.b.emit(op, {}, ParamKind<P>::type(), int64_t(I), loc)), ...);
-        return f(ParamKind<P>::make(ids[I])...);
+        std::vector<const ir::Type*> t = types();
+        std::array<ir::ValueId, first.back() + 1> ids{};   // + 1: no zero-length array for no parameters
+        for (size_t k = 0; k < t.size(); ++k) ids[k] = r.b.emit(op, {}, t[k], int64_t(k), loc);
+        return f(ParamKind<P>::make(ids.data() + first[I])...);
     }
 };
 
@@ -85,6 +118,7 @@ std::shared_ptr<ir::Function> record_kernel(F& f, const std::source_location& lo
     fn->block_size = Dim == 1 ? std::array<uint32_t, 3>{256, 1, 1}
                      : Dim == 2 ? std::array<uint32_t, 3>{16, 16, 1} : std::array<uint32_t, 3>{8, 8, 4};
     fn->params = ParamList<typename Traits::params>::types();
+    fn->bundles = ParamList<typename Traits::params>::bundles();
     fn->loc = loc;
     RecordScope scope(fn);
     scope.recorder().last_loc = loc;
@@ -125,9 +159,10 @@ ir::ValueId emit_call(const std::shared_ptr<ir::Function>& callee, std::vector<i
                       const std::source_location& loc);
 
 template <typename V, typename A>
-ir::ValueId call_arg(const A& a) {
-    if constexpr (std::is_same_v<V, ImageVar> || requires { typename V::element_type; }) return a.id();
-    else return lift<V>(a).id();
+std::array<ir::ValueId, ParamKind<V>::count> call_arg(const A& a) {
+    if constexpr (ParamKind<V>::count > 1) return a.ids();
+    else if constexpr (std::is_same_v<V, ImageVar> || requires { typename V::element_type; }) return {a.id()};
+    else return {lift<V>(a).id()};
 }
 
 // One argument of a Callable call. It is converted where the call is written, so its default argument
@@ -138,9 +173,9 @@ struct CallArg {
     template <typename A>
     CallArg(const A& a, std::source_location l = std::source_location::current()) : loc(l) {
         Recorder::current(l).at(l);
-        id = call_arg<V>(a);
+        ids = call_arg<V>(a);
     }
-    ir::ValueId id = ir::kNoValue;
+    std::array<ir::ValueId, ParamKind<V>::count> ids{};
     std::source_location loc;
 };
 
@@ -174,7 +209,7 @@ public:
     Callable(F&& f, std::source_location loc = std::source_location::current()) {
         using Traits = detail::LambdaTraits<F>;
         function_ = std::make_shared<ir::Function>(ir::Function::Kind::Callable, detail::name_from_location("callable", loc));
-        function_->params = {detail::ParamKind<V>::type()...};
+        function_->params = detail::ParamList<std::tuple<V...>>::types();
         // `if constexpr`: a plain conditional would instantiate type_of<void> for void callables.
         if constexpr (std::is_void_v<R>) function_->return_type = ir::Type::void_type();
         else function_->return_type = type_of<R>();
@@ -198,7 +233,8 @@ public:
         auto& rec = detail::Recorder::current();
         std::source_location loc = rec.last_loc;
         if constexpr (sizeof...(V) > 0) loc = std::get<0>(std::forward_as_tuple(args...)).loc;
-        std::vector<ir::ValueId> ids{args.id...};
+        std::vector<ir::ValueId> ids;
+        (ids.insert(ids.end(), args.ids.begin(), args.ids.end()), ...);
         ir::ValueId v = detail::emit_call(function_, std::move(ids), loc);
         if constexpr (std::is_void_v<R>) return;
         else return Expr<R>(detail::FromId{}, v);

@@ -25,6 +25,15 @@ struct Block {
 
 class Function;
 
+// A kernel argument the user passes as one value although it binds several parameters (a texture: its texels
+// and its level table). The runtime checks and names it as one argument of kind `kind`.
+struct ArgBundle {
+    uint32_t argument = 0;      // the user's argument index
+    uint32_t first_param = 0;   // its parameters: [first_param, first_param + params)
+    uint32_t params = 0;
+    std::string kind;           // "texture<float3>", ...
+};
+
 struct Inst {
     Op op = Op::Const;
     const Type* type = nullptr;              // void for statements
@@ -57,6 +66,7 @@ public:
     std::source_location block_loc;          // where set_block_size() chose block_size (line 0: the default)
     const Type* return_type = nullptr;
     std::vector<const Type*> params;         // kernel arguments / callable parameters, in order
+    std::vector<ArgBundle> bundles;          // kernel: arguments that bind several params (not in the IR text)
     std::source_location loc;                // where the kernel or callable was defined
     // 32-bit words of the runtime-managed scratch buffer each thread uses (autodiff's large tapes).
     uint32_t scratch_words_per_thread = 0;

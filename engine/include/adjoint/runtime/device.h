@@ -35,6 +35,14 @@ private:
 
 Command synchronize();
 
+// Textures (runtime/texture.h).
+template <typename T>
+class Texture2D;
+template <typename T>
+class TextureSet;
+struct TextureOptions;
+struct TextureDesc;
+
 enum class PixelFormat { RGBA32F };
 
 // A default-constructed Buffer or Image is empty: copying it or passing it to a kernel is an Error.
@@ -109,6 +117,10 @@ struct DispatchArg {
     bool is_bool = false;                // the number was a bool
     uint64_t integer = 0;                // an integer's exact bits (two's complement), for uint64 parameters
     bool is_negative = false;            // the integer was below zero
+    // An argument that binds several parameters (a texture): what it is ("texture<float3>"), and one
+    // argument per parameter. Empty for ordinary arguments.
+    std::string bundle{};
+    std::vector<DispatchArg> parts{};
 };
 
 template <typename T>
@@ -167,6 +179,7 @@ public:
     };
 
     // Shaders stay valid after the device's kernel cache forgets their kernel (clear_kernel_cache, eviction).
+    // The arguments' checks name them as the user wrote them; a bundle (a texture) then binds its parts.
     explicit ShaderBase(std::shared_ptr<detail::ShaderImpl> impl) : impl_(std::move(impl)) {}
     template <typename... A>
     Invocation operator()(const A&... args) const {
@@ -185,7 +198,7 @@ public:
     const std::shared_ptr<detail::ShaderImpl>& impl() const { return impl_; }
 
 private:
-    void check(std::vector<DispatchArg>& args) const;
+    void check(std::vector<DispatchArg>& args) const;   // and replaces each bundle by its parts
     std::shared_ptr<detail::ShaderImpl> impl_;
 };
 
@@ -239,6 +252,14 @@ public:
         static_assert(std::is_same_v<T, float>, "images hold float4 texels: create_image<float>");
         return Image<T>(make_image(format, width, height));
     }
+    // A 2D texture with mip chain of float, float2, float3 or float4 texels; several of any sizes in one set
+    // (runtime/texture.h).
+    template <typename T>
+    Texture2D<T> create_texture(uint32_t width, uint32_t height, const TextureOptions& options);
+    template <typename T>
+    Texture2D<T> create_texture(uint32_t width, uint32_t height);
+    template <typename T>
+    TextureSet<T> create_texture_set(const std::vector<TextureDesc>& textures);
     template <typename K>
     Shader<K::dimension> compile(const K& kernel, const ShaderOptions& options = {}) {
         return Shader<K::dimension>(compile_function(kernel.function(), options));

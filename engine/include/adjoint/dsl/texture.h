@@ -1,0 +1,277 @@
+// Textures in kernels: 2D textures with mip chains, sampled with bilinear, trilinear or footprint-selected
+// filtering and repeat, clamp-to-edge or mirrored-repeat wrapping; inside $autodiff a sample is
+// differentiable with respect to the texels (a differentiable buffer) and the texture coordinates.
+#pragma once
+#include <adjoint/dsl/kernel.h>
+
+namespace adjoint {
+
+// How coordinates outside [0, 1) map onto the texture. Clamp is clamp-to-edge.
+enum class TextureWrap : uint32_t { Repeat = 0, Clamp = 1, Mirror = 2 };
+
+namespace detail {
+
+// A texture (set) is two kernel parameters: its texels, a diff_buffer<float> holding every level of every
+// texture (rows of `width` texels, `channels` floats each; level after level, texture after texture), and
+// its table, a buffer<uint4>:
+//   [0]          {number of textures, 0, 0, 0}
+//   [1 + i]      texture i: {record of its level 0, levels, wrap, 0}
+//   [first + l]  level l: {offset of its first float in the texels, width, height, 0}
+template <typename T>
+constexpr uint32_t texel_channels = std::is_same_v<T, float> ? 1 : std::is_same_v<T, float2> ? 2
+                                    : std::is_same_v<T, float3> ? 3 : 4;
+template <typename T>
+constexpr bool is_texel_v = std::is_same_v<T, float> || std::is_same_v<T, float2> || std::is_same_v<T, float3> ||
+                            std::is_same_v<T, float4>;
+template <typename T>
+constexpr const char* texture_kind = std::is_same_v<T, float>    ? "texture<float>"
+                                     : std::is_same_v<T, float2> ? "texture<float2>"
+                                     : std::is_same_v<T, float3> ? "texture<float3>" : "texture<float4>";
+template <typename T>
+constexpr const char* texture_set_kind = std::is_same_v<T, float> ? "texture_set<float>"
+                                         : std::is_same_v<T, float2> ? "texture_set<float2>"
+                                         : std::is_same_v<T, float3> ? "texture_set<float3>" : "texture_set<float4>";
+
+// The texel whose first float is at `at`, from a buffer of floats (plain or differentiable).
+template <typename T, typename B>
+Expr<T> read_texel(const B& buf, const Expr<uint32_t>& at, const std::source_location& loc) {
+    if constexpr (std::is_same_v<T, float>) return buf.read(at, loc);
+    else if constexpr (std::is_same_v<T, float2>) return make_float2(buf.read(at, loc), buf.read(at + 1u, loc), loc);
+    else if constexpr (std::is_same_v<T, float3>)
+        return make_float3(buf.read(at, loc), buf.read(at + 1u, loc), buf.read(at + 2u, loc), loc);
+    else
+        return make_float4(buf.read(at, loc), buf.read(at + 1u, loc), buf.read(at + 2u, loc), buf.read(at + 3u, loc),
+                           loc);
+}
+
+template <typename T>
+Expr<T> splat(const Expr<float>& x, const std::source_location& loc) {
+    if constexpr (std::is_same_v<T, float>) return x;
+    else if constexpr (std::is_same_v<T, float2>) return make_float2(x, loc);
+    else if constexpr (std::is_same_v<T, float3>) return make_float3(x, loc);
+    else return make_float4(x, loc);
+}
+
+// An int or uint DSL value (or a C++ integer) as uint / int: coordinates, levels and indices take either.
+template <typename To, typename X>
+Expr<To> as_integer(const X& x, const std::source_location& loc) {
+    auto e = lift<To>(x);
+    using V = typename decltype(e)::value_type;
+    static_assert(std::is_same_v<V, int32_t> || std::is_same_v<V, uint32_t>, "expected an int or a uint");
+    if constexpr (std::is_same_v<V, To>) return e;
+    else return cast<To>(e, loc);
+}
+
+// x mod n in [0, n) for any int x (GLSL's % is undefined for negative operands).
+inline Expr<uint2> wrap_mod(const Expr<int2>& x, const Expr<uint2>& n, const std::source_location& loc) {
+    Expr<bool2> negative = x < make_int2(0, loc);
+    Expr<uint2> a = cast<uint32_t>(ite(negative, -(x + 1), x, loc), loc) % n;   // -(x + 1) cannot overflow
+    return ite(negative, n - 1u - a, a, loc);
+}
+
+// Integer texel coordinates (any int, NaN casts included) wrapped into [0, n) by the wrap mode.
+inline Expr<uint2> wrap_texel(const Expr<int2>& x, const Expr<uint2>& n, const Expr<uint32_t>& wrap,
+                              const std::source_location& loc) {
+    Expr<bool> mirror = wrap == uint32_t(TextureWrap::Mirror);
+    Expr<uint2> period = ite(mirror, n * 2u, n, loc);
+    Expr<uint2> m = wrap_mod(x, period, loc);
+    Expr<uint2> repeated = ite(m < n, m, period - 1u - m, loc);   // mirrored: the second half runs backwards
+    Expr<uint2> clamped = cast<uint32_t>(adjoint::clamp(x, make_int2(0, loc), cast<int32_t>(n, loc) - 1, loc), loc);
+    return ite(wrap == uint32_t(TextureWrap::Clamp), clamped, repeated, loc);
+}
+
+} // namespace detail
+
+// One texture in a kernel (of a TextureVar, or texture(i) of a TextureSetVar). Texel centres sit at
+// half-integers: texel (x, y) of a w x h level covers uv in [x / w, (x + 1) / w) x [y / h, (y + 1) / h); uv
+// (0, 0) is the corner of the first texel in memory (row 0, column 0). Level l is max(1, w >> l) wide. Every
+// read stays inside the texture, whatever the coordinates (NaN included).
+template <typename T>
+class TextureRef {
+    static_assert(detail::is_texel_v<T>, "a texture holds float, float2, float3 or float4 texels");
+
+public:
+    static constexpr uint32_t channels = detail::texel_channels<T>;
+    TextureRef(DiffBufferVar<float> texels, BufferVar<uint4> table, Expr<uint32_t> record)
+        : texels_(texels), table_(table), record_(record) {}
+
+    // The number of mip levels (1 without mipmaps).
+    Expr<uint32_t> levels(std::source_location loc = std::source_location::current()) const { return header(loc).y; }
+
+    // Level l's width and height (l is clamped to the levels there are).
+    Expr<uint2> size(std::source_location loc = std::source_location::current()) const { return size(0u, loc); }
+    template <typename L>
+    Expr<uint2> size(const L& level, std::source_location loc = std::source_location::current()) const {
+        auto lv = level_record(header(loc), detail::as_integer<uint32_t>(level, loc), loc);
+        return make_uint2(lv.y, lv.z, loc);
+    }
+
+    // The texel at integer coordinates (int or uint), wrapped by the texture's wrap mode, of a level.
+    template <typename X, typename Y>
+    Var<T> read(const X& x, const Y& y, std::source_location loc = std::source_location::current()) const {
+        return read(x, y, 0u, loc);
+    }
+    template <typename X, typename Y, typename L>
+    Var<T> read(const X& x, const Y& y, const L& level,
+                std::source_location loc = std::source_location::current()) const {
+        auto h = header(loc);
+        auto lv = level_record(h, detail::as_integer<uint32_t>(level, loc), loc);
+        Expr<uint2> n = make_uint2(lv.y, lv.z, loc);
+        Expr<int2> xy = make_int2(detail::as_integer<int32_t>(x, loc), detail::as_integer<int32_t>(y, loc), loc);
+        Expr<uint2> p = detail::wrap_texel(xy, n, h.z, loc);
+        return Var<T>(texel(lv, p.x, p.y, loc), loc);
+    }
+
+    // Bilinear filtering of level 0.
+    template <typename U>
+    Var<T> sample(const U& uv, std::source_location loc = std::source_location::current()) const {
+        auto h = header(loc);
+        return bilinear(h, level_record(h, Expr<uint32_t>(0u, loc), loc), detail::lift<float2>(uv), loc);
+    }
+
+    // Trilinear filtering: levels floor(lod) and floor(lod) + 1 blended by the fraction; lod is clamped to
+    // [0, levels - 1], and a whole lod reads one level only.
+    template <typename U, typename L>
+    Var<T> sample_level(const U& uv, const L& lod, std::source_location loc = std::source_location::current()) const {
+        return trilinear(header(loc), detail::lift<float2>(uv), detail::lift<float>(lod), loc);
+    }
+
+    // Mipmapped filtering with the level of detail from the screen-space derivatives of uv (per pixel):
+    // lod = log2 of the longer of the two footprints, measured in level-0 texels; magnified pixels (lod <= 0)
+    // read level 0 alone.
+    template <typename U, typename DX, typename DY>
+    Var<T> sample_grad(const U& uv, const DX& duv_dx, const DY& duv_dy,
+                       std::source_location loc = std::source_location::current()) const {
+        auto h = header(loc);
+        auto base = level_record(h, Expr<uint32_t>(0u, loc), loc);
+        Expr<float2> size = make_float2(base.y, base.z, loc);
+        Expr<float> rho = adjoint::max(length(detail::lift<float2>(duv_dx) * size, loc),
+                                       length(detail::lift<float2>(duv_dy) * size, loc), loc);
+        return trilinear(h, detail::lift<float2>(uv), log2(adjoint::max(rho, 1e-8f, loc), loc), loc);
+    }
+
+protected:
+    DiffBufferVar<float> texels_;
+    BufferVar<uint4> table_;
+
+private:
+    Expr<uint4> header(const std::source_location& loc) const {
+        detail::Recorder::current(loc).at(loc);
+        return table_.read(record_, loc);
+    }
+    Expr<uint4> level_record(const Expr<uint4>& h, const Expr<uint32_t>& level, const std::source_location& loc) const {
+        return table_.read(h.x + adjoint::min(level, h.y - 1u, loc), loc);
+    }
+    Expr<T> texel(const Expr<uint4>& lv, const Expr<uint32_t>& x, const Expr<uint32_t>& y,
+                  const std::source_location& loc) const {
+        return detail::read_texel<T>(texels_, lv.x + (y * lv.y + x) * channels, loc);
+    }
+    Var<T> bilinear(const Expr<uint4>& h, const Expr<uint4>& lv, const Expr<float2>& uv,
+                    const std::source_location& loc) const {
+        using namespace detail;
+        Expr<uint32_t> wrap = h.z;
+        Expr<uint2> n = make_uint2(lv.y, lv.z, loc);
+        Expr<float2> size = make_float2(lv.y, lv.z, loc);
+        // Repeat and mirror fold uv into one period first (exact: the derivative of the fold is 1), which keeps
+        // the integer coordinates small; clamp bounds texel space to one texel beyond the edges, where the
+        // value no longer changes.
+        Expr<float2> mirrored = ite(wrap == uint32_t(TextureWrap::Mirror), uv - floor(uv * 0.5f, loc) * 2.0f, uv, loc);
+        Expr<float2> folded = ite(wrap == uint32_t(TextureWrap::Repeat), fract(uv, loc), mirrored, loc);
+        Expr<float2> p0 = folded * size - 0.5f;
+        Expr<float2> clamped = adjoint::clamp(p0, make_float2(-1.0f, loc), size, loc);
+        Expr<float2> p = ite(wrap == uint32_t(TextureWrap::Clamp), clamped, p0, loc);
+        Expr<float2> f = floor(p, loc);
+        Expr<float2> t = p - f;
+        Expr<int2> i0 = cast<int32_t>(f, loc);
+        Expr<uint2> a = wrap_texel(i0, n, wrap, loc), b = wrap_texel(i0 + 1, n, wrap, loc);
+        Expr<T> tx = splat<T>(t.x, loc), ty = splat<T>(t.y, loc);
+        Expr<T> top = lerp(texel(lv, a.x, a.y, loc), texel(lv, b.x, a.y, loc), tx, loc);
+        Expr<T> bottom = lerp(texel(lv, a.x, b.y, loc), texel(lv, b.x, b.y, loc), tx, loc);
+        return Var<T>(lerp(top, bottom, ty, loc), loc);
+    }
+    Var<T> trilinear(const Expr<uint4>& h, const Expr<float2>& uv, const Expr<float>& lod,
+                     const std::source_location& loc) const {
+        Expr<float> l = adjoint::clamp(lod, 0.0f, cast<float>(h.y - 1u, loc), loc);
+        Expr<float> whole = floor(l, loc);
+        Expr<float> frac = l - whole;
+        Expr<uint32_t> l0 = cast<uint32_t>(whole, loc);
+        Var<T> c = bilinear(h, level_record(h, l0, loc), uv, loc);
+        detail::IfStmt(frac > 0.0f, loc) % [&] {
+            Expr<T> c1 = bilinear(h, level_record(h, l0 + 1u, loc), uv, loc);
+            c = lerp(Expr<T>(c), c1, detail::splat<T>(frac, loc), loc);
+        };
+        return c;
+    }
+
+    Expr<uint32_t> record_;   // the texture's record in the table
+};
+
+// A kernel (or callable) parameter bound to a Texture2D<T> (host): one texture.
+template <typename T>
+class TextureVar : public TextureRef<T> {
+public:
+    TextureVar(DiffBufferVar<float> texels, BufferVar<uint4> table) : TextureRef<T>(texels, table, Expr<uint32_t>(1u)) {}
+    std::array<ir::ValueId, 2> ids() const { return {this->texels_.id(), this->table_.id()}; }
+};
+
+// A kernel (or callable) parameter bound to a TextureSet<T> (host): several textures of any sizes, chosen by
+// index in the kernel: set.texture(i).sample(uv). An index past the end reads the last texture.
+template <typename T>
+class TextureSetVar {
+    static_assert(detail::is_texel_v<T>, "a texture holds float, float2, float3 or float4 texels");
+
+public:
+    TextureSetVar(DiffBufferVar<float> texels, BufferVar<uint4> table) : texels_(texels), table_(table) {}
+    template <typename I>
+    TextureRef<T> texture(const I& index, std::source_location loc = std::source_location::current()) const {
+        detail::Recorder::current(loc).at(loc);
+        Expr<uint32_t> i = adjoint::min(detail::as_integer<uint32_t>(index, loc), size(loc) - 1u, loc);
+        return TextureRef<T>(texels_, table_, i + 1u);
+    }
+    // The number of textures.
+    Expr<uint32_t> size(std::source_location loc = std::source_location::current()) const {
+        return table_.read(0u, loc).x;
+    }
+    std::array<ir::ValueId, 2> ids() const { return {texels_.id(), table_.id()}; }
+
+private:
+    DiffBufferVar<float> texels_;
+    BufferVar<uint4> table_;
+};
+
+using TextureFloat = TextureVar<float>;
+using TextureFloat2 = TextureVar<float2>;
+using TextureFloat3 = TextureVar<float3>;
+using TextureFloat4 = TextureVar<float4>;
+using TextureSetFloat = TextureSetVar<float>;
+using TextureSetFloat2 = TextureSetVar<float2>;
+using TextureSetFloat3 = TextureSetVar<float3>;
+using TextureSetFloat4 = TextureSetVar<float4>;
+
+namespace detail {
+template <typename T>
+struct ParamKind<TextureVar<T>> {
+    using value = TextureVar<T>;
+    static constexpr size_t count = 2;
+    static constexpr const char* bundle = texture_kind<T>;
+    static void types(std::vector<const ir::Type*>& out) {
+        out.push_back(ir::Type::diff_buffer(type_of<float>()));
+        out.push_back(ir::Type::buffer(type_of<uint4>()));
+    }
+    static TextureVar<T> make(const ir::ValueId* ids) {
+        return TextureVar<T>(DiffBufferVar<float>(ids[0]), BufferVar<uint4>(ids[1]));
+    }
+};
+template <typename T>
+struct ParamKind<TextureSetVar<T>> {
+    using value = TextureSetVar<T>;
+    static constexpr size_t count = 2;
+    static constexpr const char* bundle = texture_set_kind<T>;
+    static void types(std::vector<const ir::Type*>& out) { ParamKind<TextureVar<T>>::types(out); }
+    static TextureSetVar<T> make(const ir::ValueId* ids) {
+        return TextureSetVar<T>(DiffBufferVar<float>(ids[0]), BufferVar<uint4>(ids[1]));
+    }
+};
+} // namespace detail
+
+} // namespace adjoint

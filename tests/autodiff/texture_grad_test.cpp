@@ -1,0 +1,216 @@
+// Gradients of texture samples: with respect to the texels (through the generated atomics, and through the
+// mip chain back to level 0 by backward_mips) and with respect to uv and the level of detail, each against
+// central finite differences of the forward kernels on the device.
+#include "support.h"
+
+#include <cmath>
+
+namespace adjoint::test {
+
+namespace {
+
+// Keeps the points whose texel-space coordinate is at least `margin` from a texel centre (where bilinear
+// filtering has its kinks) at every level the sample reads: there central differences are exact.
+bool away_from_kinks(float u, float v, uint32_t w, uint32_t h, uint32_t levels, float margin) {
+    for (uint32_t l = 0; l < levels; ++l) {
+        uint32_t lw = std::max(1u, w >> l), lh = std::max(1u, h >> l);
+        for (double p : {double(u) * lw - 0.5, double(v) * lh - 0.5}) {
+            double f = p - std::floor(p);
+            if (f < margin || f > 1 - margin) return false;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+class TextureGradients : public DeviceTest {};
+
+TEST_F(TextureGradients, TexelGradientsThroughTheMipChainMatchFiniteDifferences) {
+    // L = sum_i dot(w_i, c_i^2) with c_i = sample_grad at footprints from magnified to beyond the last level
+    // of a 7x5 texture (levels 7x5, 3x2, 1x1): the gradient of a level-0 texel gathers what its mips read.
+    // L is quadratic in the texels, so central differences are exact up to rounding.
+    const uint32_t W = 7, H = 5, N = 96;
+    auto tex = device.create_texture<float3>(W, H, {.wrap = TextureWrap::Repeat});
+    auto base = random_floats(W * H * 3, 0, 1, 41);
+    std::vector<float4> q(N);
+    std::vector<float3> w(N);
+    auto r = random_floats(N * 7, 0, 1, 42);
+    for (uint32_t i = 0; i < N; ++i) {
+        float texels = 0.3f * std::pow(30.0f, r[i * 7 + 2]);   // footprints of 0.3 to 9 level-0 texels
+        q[i] = float4(r[i * 7] * 2 - 0.5f, r[i * 7 + 1] * 2 - 0.5f, texels / W, texels * r[i * 7 + 3] / H);
+        w[i] = float3(r[i * 7 + 4] - 0.5f, r[i * 7 + 5] - 0.5f, r[i * 7 + 6] - 0.5f);
+    }
+    Kernel1D k = [](TextureFloat3 t, BufferFloat4 qs, BufferFloat3 ws, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float4 a = qs.read(i);
+        Float3 wi = ws.read(i);
+        $autodiff {
+            Float3 c = t.sample_grad(a.xy(), make_float2(a.z, 0.0f), make_float2(0.0f, a.w));
+            Float l = dot(wi, c * c);
+            backward(l);
+            out.write(i, l);
+        };
+    };
+    auto shader = device.compile(k);
+    auto qb = device.create_buffer<float4>(N);
+    auto wb = device.create_buffer<float3>(N);
+    auto out = device.create_buffer<float>(N);
+    stream << qb.copy_from(q.data()) << wb.copy_from(w.data());
+    std::vector<float> li(N);
+    auto loss = [&](const std::vector<float>& texels) {
+        stream << tex.copy_from(texels.data()) << tex.build_mips() << shader(tex, qb, wb, out).dispatch(N)
+               << out.copy_to(li.data()) << synchronize();
+        double s = 0;
+        for (float x : li) s += x;
+        return s;
+    };
+    std::vector<float> g(W * H * 3), coarse(3);
+    stream << tex.copy_from(base.data()) << tex.build_mips() << tex.zero_grad() << shader(tex, qb, wb, out).dispatch(N)
+           << tex.copy_grad_to(coarse.data(), 2) << tex.backward_mips() << tex.copy_grad_to(g.data()) << synchronize();
+    // The 1x1 level was read: its gradient is what backward_mips spreads over every texel.
+    EXPECT_GT(std::abs(coarse[0]) + std::abs(coarse[1]) + std::abs(coarse[2]), 1e-3f);
+    const float h = 0.05f;
+    for (size_t k = 0; k < base.size(); ++k) {
+        auto plus = base, minus = base;
+        plus[k] += h;
+        minus[k] -= h;
+        double fd = (loss(plus) - loss(minus)) / (2 * h);
+        EXPECT_NEAR(g[k], fd, 2e-4 + 1e-3 * std::abs(fd)) << "texel float " << k;
+    }
+}
+
+TEST_F(TextureGradients, UvGradientsMatchFiniteDifferencesForEachWrapMode) {
+    // d/duv of dot(w, sample) for sample, sample_level between two levels and sample_grad, on a float2
+    // texture; clamp-to-edge includes points beyond the edges, where the value is constant.
+    const uint32_t W = 12, H = 9;
+    const float lod = 0.6f, footprint = 2.6f;   // sample_level reads levels 0 and 1; sample_grad levels 1 and 2
+    std::vector<float2> uvs;
+    auto r = random_floats(2000, -1.2f, 2.2f, 43);
+    for (size_t i = 0; i + 1 < r.size() && uvs.size() < 48; i += 2)
+        if (away_from_kinks(r[i], r[i + 1], W, H, 3, 0.08f)) uvs.push_back(float2(r[i], r[i + 1]));
+    ASSERT_EQ(uvs.size(), 48u);
+    const uint32_t N = uint32_t(uvs.size());
+    for (TextureWrap wrap : {TextureWrap::Repeat, TextureWrap::Clamp, TextureWrap::Mirror}) {
+        auto tex = device.create_texture<float2>(W, H, {.wrap = wrap});
+        auto texels = random_floats(W * H * 2, 0, 1, 44);
+        stream << tex.copy_from(texels.data()) << tex.build_mips() << synchronize();
+        for (int op = 0; op < 3; ++op) {
+            auto sample = [op, lod, footprint](const TextureFloat2& t, const Float2& uv) {
+                if (op == 0) return t.sample(uv);
+                if (op == 1) return t.sample_level(uv, lod);
+                return t.sample_grad(uv, make_float2(footprint / W, 0.0f), make_float2(0.0f, 0.5f / H));
+            };
+            Kernel1D grad_k = [&](TextureFloat2 t, BufferFloat2 uvb, BufferFloat2 gout) noexcept {
+                auto i = dispatch_id().x;
+                Float2 uv = uvb.read(i);
+                $autodiff {
+                    requires_grad(uv);
+                    Float2 c = sample(t, uv);
+                    backward(dot(make_float2(0.7f, -1.3f), c));
+                    gout.write(i, grad(uv));
+                };
+            };
+            Kernel1D value_k = [&](TextureFloat2 t, BufferFloat2 uvb, BufferFloat out) noexcept {
+                auto i = dispatch_id().x;
+                out.write(i, dot(make_float2(0.7f, -1.3f), sample(t, uvb.read(i))));
+            };
+            auto gs = device.compile(grad_k);
+            auto vs = device.compile(value_k);
+            auto ub = device.create_buffer<float2>(N);
+            auto gb = device.create_buffer<float2>(N);
+            auto vb = device.create_buffer<float>(N);
+            std::vector<float2> g(N);
+            stream << ub.copy_from(uvs.data()) << gs(tex, ub, gb).dispatch(N) << gb.copy_to(g.data()) << synchronize();
+            auto values_at = [&](float du, float dv) {
+                std::vector<float2> moved(uvs);
+                for (auto& p : moved) p = float2(p.x + du, p.y + dv);
+                std::vector<float> v(N);
+                stream << ub.copy_from(moved.data()) << vs(tex, ub, vb).dispatch(N) << vb.copy_to(v.data())
+                       << synchronize();
+                return v;
+            };
+            const float hu = 0.02f / W, hv = 0.02f / H;
+            auto up = values_at(hu, 0), um = values_at(-hu, 0), vp = values_at(0, hv), vm = values_at(0, -hv);
+            int zero = 0;
+            for (uint32_t i = 0; i < N; ++i) {
+                double fu = (double(up[i]) - um[i]) / (2 * hu), fv = (double(vp[i]) - vm[i]) / (2 * hv);
+                const std::string where = "wrap " + std::to_string(int(wrap)) + " op " + std::to_string(op) + " uv " +
+                                          std::to_string(uvs[i].x) + ", " + std::to_string(uvs[i].y);
+                EXPECT_NEAR(g[i].x, fu, 2e-3 * (1 + std::abs(fu))) << where;
+                EXPECT_NEAR(g[i].y, fv, 2e-3 * (1 + std::abs(fv))) << where;
+                zero += g[i].x == 0.0f;
+            }
+            // Repeat has no flat regions; clamp-to-edge is flat beyond the edges (and mirror within half a texel
+            // of its mirror lines), where the gradient is exactly 0.
+            if (wrap == TextureWrap::Clamp) EXPECT_GT(zero, 0);
+            if (wrap == TextureWrap::Repeat) EXPECT_EQ(zero, 0);
+        }
+    }
+}
+
+TEST_F(TextureGradients, LodGradientIsTheDifferenceOfTheLevels) {
+    // d/dlod of sample_level is c(level l0 + 1) - c(l0) inside the chain and 0 where lod is clamped; a
+    // single-channel texture.
+    auto tex = device.create_texture<float>(8, 8, {.wrap = TextureWrap::Mirror});   // 4 levels
+    auto texels = random_floats(64, 0, 1, 45);
+    stream << tex.copy_from(texels.data()) << tex.build_mips() << synchronize();
+    std::vector<float2> qs;   // (lod, u)
+    for (float lod : {-0.5f, 0.3f, 0.8f, 1.4f, 2.2f, 2.9f, 3.5f})
+        for (float u : {0.11f, 0.37f, 0.62f, 0.9f}) qs.push_back(float2(lod, u));
+    const uint32_t N = uint32_t(qs.size());
+    Kernel1D grad_k = [](TextureFloat t, BufferFloat2 q, BufferFloat gout, BufferFloat vout) noexcept {
+        auto i = dispatch_id().x;
+        Float lod = q.read(i).x;
+        Float2 uv = make_float2(q.read(i).y, 0.29f);
+        $autodiff {
+            requires_grad(lod);
+            Float c = t.sample_level(uv, lod);
+            backward(c);
+            gout.write(i, grad(lod));
+            vout.write(i, c);
+        };
+    };
+    auto shader = device.compile(grad_k);
+    auto qb = device.create_buffer<float2>(N);
+    auto gb = device.create_buffer<float>(N);
+    auto vb = device.create_buffer<float>(N);
+    std::vector<float> g(N), v(N);
+    auto run = [&](float dl) {
+        std::vector<float2> moved(qs);
+        for (auto& p : moved) p.x += dl;
+        stream << qb.copy_from(moved.data()) << shader(tex, qb, gb, vb).dispatch(N) << gb.copy_to(g.data())
+               << vb.copy_to(v.data()) << synchronize();
+        return v;
+    };
+    auto plus = run(0.01f), minus = run(-0.01f);
+    run(0);
+    for (uint32_t i = 0; i < N; ++i) {
+        double fd = (double(plus[i]) - minus[i]) / 0.02;
+        EXPECT_NEAR(g[i], fd, 1e-3 * (1 + std::abs(fd))) << "lod " << qs[i].x;
+        if (qs[i].x < 0 || qs[i].x > 3) EXPECT_EQ(g[i], 0.0f) << "lod " << qs[i].x;
+        else EXPECT_NE(g[i], 0.0f) << "lod " << qs[i].x;
+    }
+}
+
+TEST_F(TextureGradients, SetGradientsReachOnlyTheSampledTexture) {
+    // At a texel centre the bilinear weight is 1 on one texel: its gradient is exactly the seed, and the other
+    // texture of the set (float4 texels) gets none.
+    auto set = device.create_texture_set<float4>({{4, 4}, {3, 2}});
+    std::vector<float> a(4 * 4 * 4, 0.5f), b(3 * 2 * 4, 0.25f);
+    Kernel1D k = [](TextureSetFloat4 s) noexcept {
+        $autodiff {
+            Float4 c = s.texture(1u).sample(make_float2(2.5f / 3.0f, 0.5f / 2.0f));   // texel (2, 0)
+            backward(dot(c, make_float4(1.0f, 2.0f, 3.0f, 4.0f)));
+        };
+    };
+    auto shader = device.compile(k);
+    std::vector<float> ga(a.size()), gb(b.size());
+    stream << set.copy_from(0, a.data()) << set.copy_from(1, b.data()) << set.build_mips() << set.zero_grad()
+           << shader(set).dispatch(1) << set.backward_mips() << set.copy_grad_to(0, ga.data())
+           << set.copy_grad_to(1, gb.data()) << synchronize();
+    for (float x : ga) EXPECT_EQ(x, 0.0f);
+    for (size_t i = 0; i < gb.size(); ++i) EXPECT_EQ(gb[i], i / 4 == 2 ? float(i % 4 + 1) : 0.0f) << i;
+}
+
+} // namespace adjoint::test
