@@ -168,8 +168,12 @@ void Interpreter::run_group(std::array<uint32_t, 3> blk, const std::vector<Threa
         const auto& g = threads_[t].global;
         mask[t] = g[0] < size_[0] && g[1] < size_[1] && g[2] < size_[2];
     }
-    Frame fr{&kernel_, std::vector<std::vector<Lanes>>(n, std::vector<Lanes>(kernel_.inst_count())), {}, {}};
+    // The values of the previous group are reused: every value is computed before it is read.
+    Frame fr{&kernel_, std::move(values_), {}, {}};
+    fr.values.resize(n);
+    for (auto& v : fr.values) v.resize(kernel_.inst_count());
     block(fr, kernel_.body(), mask);
+    values_ = std::move(fr.values);
 }
 
 void Interpreter::block(Frame& fr, const Block& b, Mask& mask) {

@@ -76,3 +76,25 @@ TEST_F(ArgumentConversion, NumbersThatDoNotFitAreRefusedByName) {
 }
 
 } // namespace adjoint::test
+
+namespace adjoint::test {
+
+// A UInt64 takes any non-negative C++ integer, exactly (a double would round 2^53 + 1).
+TEST_F(ArgumentConversion, Uint64TakesIntegersExactly) {
+    Kernel1D k = [](BufferUInt64 out, UInt64 v) noexcept { out.write(0u, v + 1ul); };
+    auto shader = device.compile(k, {.name = "wide"});
+    auto out = device.create_buffer<uint64_t>(1);
+    for (uint64_t v : {uint64_t(0), (uint64_t(1) << 53) + 1, ~uint64_t(0) - 1}) {
+        stream << shader(out, v).dispatch(1);
+        EXPECT_EQ(download(stream, out)[0], v + 1);
+    }
+    stream << shader(out, 5).dispatch(1);   // an int literal
+    EXPECT_EQ(download(stream, out)[0], 6u);
+    std::string e = error_of([&] { (void)shader(out, -1); });
+    EXPECT_NE(e.find("argument 1 of kernel 'wide' is a uint64: got the integer -1, outside its range"), std::string::npos) << e;
+    e = error_of([&] { (void)shader(out, 2.0); });
+    EXPECT_NE(e.find("argument 1 of kernel 'wide' is a uint64: got the floating-point number 2 (convert it explicitly)"),
+              std::string::npos) << e;
+}
+
+} // namespace adjoint::test

@@ -355,6 +355,49 @@ TEST_F(Blocks, Uint64AtomicMinKeepsTheNearestTriangleId) {
     for (uint32_t p = 0; p < pixels; ++p) EXPECT_EQ(uint32_t(got[p]), nearest[p]) << "pixel " << p;
 }
 
+// The same depth test on a tile held in shared memory: each block owns 64 pixels, takes its fragments'
+// keys with 64-bit atomics on shared memory, and writes the tile out once.
+TEST_F(Blocks, Uint64AtomicsOnASharedTile) {
+    Kernel1D tile_raster = [](BufferUInt pixel_of, BufferFloat depth_of, BufferUInt64 zbuffer) noexcept {
+        set_block_size(64);
+        Shared<uint64_t> tile(64);
+        UInt t = thread_id().x, b = block_id().x;
+        tile.write(t, ~0ull);
+        sync_block();
+        $for (r, 0u, 8u) {   // 8 fragments per thread, anywhere in the block's tile
+            UInt f = (b * 64u + t) * 8u + r;
+            UInt64 key = (cast<uint64_t>(bit_cast<uint>(depth_of.read(f))) << 32u) | cast<uint64_t>(f);
+            tile.atomic(pixel_of.read(f) % 64u).fetch_min(key);
+        };
+        sync_block();
+        zbuffer.write(b * 64u + t, tile.read(t));
+    };
+    const uint32_t blocks = 16, fragments = blocks * 64 * 8;
+    std::vector<uint32_t> pixel(fragments);
+    std::vector<float> depth(fragments);
+    std::mt19937 rng(9);
+    for (uint32_t f = 0; f < fragments; ++f) {
+        pixel[f] = rng() % 64;
+        depth[f] = float(rng() % 256) / 8.0f;
+    }
+    std::vector<uint64_t> want(blocks * 64, ~uint64_t(0));
+    for (uint32_t f = 0; f < fragments; ++f) {
+        uint32_t bits;
+        std::memcpy(&bits, &depth[f], 4);
+        uint64_t& z = want[f / 512 * 64 + pixel[f]];
+        z = std::min(z, uint64_t(bits) << 32 | f);
+    }
+    auto shader = device.compile(tile_raster);
+    auto pb = upload(device, stream, pixel);
+    auto db = upload(device, stream, depth);
+    auto zb = device.create_buffer<uint64_t>(blocks * 64);
+    stream << shader(pb, db, zb).dispatch(blocks * 64);
+    EXPECT_EQ(download(stream, zb), want);
+    std::vector<uint64_t> host(blocks * 64);
+    interpret(tile_raster, {blocks * 64, 1, 1}, pixel, depth, host);
+    EXPECT_EQ(host, want);
+}
+
 TEST_F(Blocks, Uint64ArithmeticShiftsCastsAndAtomics) {
     Kernel1D k = [](BufferUInt64 in, BufferUInt64 out, BufferUInt64 acc, BufferUInt halves, UInt64 offset) noexcept {
         UInt i = dispatch_id().x;

@@ -27,7 +27,7 @@ const Section kSections[] = {
     {"compile", bench_compile, "compile latency: cold, warm memory cache, warm disk cache, and a split"},
     {"autodiff", bench_autodiff, "generated gradient kernel vs hand-derived DSL vs hand-written GLSL"},
     {"autodiff_loop", bench_autodiff_loop, "gradient of a 64-iteration loop vs hand-written forward mode"},
-    {"reduce", bench_reduce, "2^22-float sum: one atomic per element vs subgroup + shared-memory block sums"},
+    {"reduce", bench_reduce, "2^22-float sum: one atomic per element vs subgroup sums vs block sums (barriers)"},
 #ifdef ADJOINT_BENCH_HAS_APP
     {"renderer", bench_renderer, "texture-recovery iteration of the differentiable renderer, and PyTorch's"},
 #endif

@@ -78,6 +78,7 @@ private:
     std::vector<Flow> flow_;                      // per thread of the group
     std::array<uint32_t, 3> block_{};             // the block running now
     std::map<std::pair<const Function*, ValueId>, Lanes> shared_;   // the block's shared arrays
+    std::vector<std::vector<Lanes>> values_;      // the kernel's values per thread, kept between groups
     uint32_t trap_ = 0;
     uint64_t steps_ = 0;
     std::vector<uint32_t> scratch_;   // the scratch buffer, grown on demand

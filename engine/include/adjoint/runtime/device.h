@@ -221,7 +221,9 @@ private:
 };
 
 struct ShaderOptions {
-    std::string name;                    // overrides the kernel's name (file and line by default)
+    // Overrides the kernel's name (file and line by default). The `{}` keeps -Wextra quiet about
+    // {.block = ...} leaving it out.
+    std::string name{};
     // The kernel's block (work-group) size; {0, 0, 0} keeps the kernel's own: set_block_size() in the kernel,
     // else 256 (1D), 16 x 16 (2D), 8 x 8 x 4 (3D). A kernel that calls set_block_size() takes no other.
     std::array<uint32_t, 3> block{0, 0, 0};
