@@ -5,8 +5,22 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ADJOINT_BUILD_DIR:-$here/build}"
 
-# The package list lives in tools/packages.txt (CI checks it against what the build and tests use).
-mapfile -t packages < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$here/tools/packages.txt")
+# The Debian 12 packages the project needs (with --no-install-recommends): the one list. CI's
+# tools/ci/check-packages.sh fails when the build or the tests use a package that neither this list nor
+# what it depends on brings in; --list-packages prints it, one a line.
+packages=(
+  cmake g++ make pkg-config                                   # toolchain
+  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers   # loader and headers, lavapipe, validation layer
+  glslang-dev glslang-tools spirv-tools                       # glslang's CMake config imports glslangValidator
+  libgtest-dev libgmock-dev                                   # GTest's CMake config reads GMock's targets too
+  nlohmann-json3-dev libbenchmark-dev libxxhash-dev
+  libglfw3-dev libimgui-dev libtinyobjloader-dev libstb-dev libcli11-dev   # the app and the studio
+  xvfb xauth                                                  # the studio's tests
+)
+if [ "${1:-}" = --list-packages ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

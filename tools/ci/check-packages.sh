@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Fails, naming the package, when the build or the tests use a Debian package that tools/packages.txt does not bring in.
+# Fails, naming the package, when the build or the tests use a Debian package that tools/setup.sh's list does not bring in.
 #
-#   tools/ci/check-packages.sh [BUILD_DIR] [PACKAGE_LIST]      (defaults: build, tools/packages.txt)
+#   tools/ci/check-packages.sh [BUILD_DIR] [PACKAGE_LIST]      (defaults: build, `tools/setup.sh --list-packages`)
 #
 # A fresh Debian 12 machine gets exactly the packages of the list and what they depend on (setup installs
 # with --no-install-recommends), plus the base system. On this machine, which has more installed, the files
@@ -19,12 +19,16 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="$(cd "${1:-$here/build}" && pwd)"
-list="${2:-$here/tools/packages.txt}"
 [ -f "$build/CMakeCache.txt" ] || { echo "check-packages: $build is not a configured build folder" >&2; exit 2; }
-[ -f "$list" ] || { echo "check-packages: no package list at $list" >&2; exit 2; }
-
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
+if [ -n "${2:-}" ]; then
+  list="$2"
+  [ -f "$list" ] || { echo "check-packages: no package list at $list" >&2; exit 2; }
+else
+  list="$tmp/setup-packages"
+  "$here/tools/setup.sh" --list-packages > "$list"
+fi
 used="$tmp/used"   # lines: <path> TAB <where it came from>
 : > "$used"
 
@@ -160,7 +164,7 @@ if [ -s "$tmp/missing" ]; then
     extra=$(( $(awk -F'\t' -v p="$p" '$1 == p' "$tmp/missing" | wc -l) - 5 ))
     [ "$extra" -le 0 ] || echo "      ... and $extra more files"
   done
-  echo "check-packages: add each missing package to tools/packages.txt (tools/setup.sh installs that list)"
+  echo "check-packages: add each missing package to the list in tools/setup.sh (which installs it)"
   exit 1
 fi
 echo "check-packages: ok: $nfiles files used from $npkgs Debian packages, all brought in by" \
