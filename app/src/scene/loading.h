@@ -15,8 +15,6 @@ std::optional<std::string> try_read_file(const std::filesystem::path& path, cons
 // The whole file, or SceneError at `where` with that reason.
 std::string read_file(const std::filesystem::path& path, const std::string& shown, const JsonValue& where);
 
-// sRGB-encoded [0, 1] → linear.
-float srgb_to_linear(float encoded);
 // A PNG/JPEG (8 or 16 bits, 1..4 channels) as linear RGBA, or SceneError at `where` naming `shown`.
 LinearImage load_image(const std::filesystem::path& path, const std::string& shown, const JsonValue& where);
 
