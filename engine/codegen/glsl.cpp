@@ -144,6 +144,7 @@ public:
         src << resources_.str();
         src << "void main() {\n" << body.str() << "}\n";
         result_.source = src.str();
+        result_.traps = f_.traps;
         return std::move(result_);
     }
 

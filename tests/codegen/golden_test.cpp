@@ -1,12 +1,12 @@
 // Golden GLSL: the exact text codegen emits for a few representative kernels, and their binding layout.
 //
-// Each kernel is lowered as the runtime lowers it (autodiff::lower) and emitted with codegen::emit_glsl;
+// Each kernel is lowered as the runtime lowers it (pipeline::lower) and emitted with codegen::emit_glsl;
 // the text must equal tests/codegen/golden/<name>.glsl byte for byte. After an intended change to codegen
 // or to the passes, review the diff and approve the new text with
 //     ADJOINT_APPROVE=1 ./tests/test_codegen        (from the build directory)
 // which rewrites the golden files instead of failing; commit them with the change.
 #include <adjoint/adjoint.h>
-#include <adjoint/autodiff/autodiff.h>
+#include <adjoint/pipeline/lower.h>
 #include <adjoint/codegen/glsl.h>
 
 #include <gtest/gtest.h>
@@ -40,7 +40,7 @@ bool approving() {
 template <typename K>
 codegen::GlslKernel expect_golden(K& kernel, const std::string& name, const codegen::GlslOptions& options = {}) {
     kernel.set_name(name);
-    auto lowered = autodiff::lower(*kernel.function());
+    auto lowered = pipeline::lower(*kernel.function());
     auto glsl = codegen::emit_glsl(*lowered.function, options);
     auto path = golden_path(name);
     if (approving()) {
@@ -223,7 +223,7 @@ TEST(GoldenGlsl, EmissionIsDeterministic) {
             x.write(i, dot(v, v) + length(v));
         };
         k.set_name("same");
-        return codegen::emit_glsl(*autodiff::lower(*k.function()).function).source;
+        return codegen::emit_glsl(*pipeline::lower(*k.function()).function).source;
     };
     EXPECT_EQ(make(), make());
 }

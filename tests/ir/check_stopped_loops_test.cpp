@@ -93,7 +93,7 @@ TEST(CheckStoppedLoops, MarksEveryExitAndRepeatsTheExitTest) {
         for (ValueId id : b.insts)
             if (l.k.f->inst(id).op == Op::Trap) code = uint32_t(const_int(*l.k.f, l.k.f->inst(id).operands[0]));
     });
-    std::string message = trap_message(code);
+    std::string message = trap_message(l.k.f->traps, code);
     EXPECT_NE(message.find("loop iteration limit in kernel 'k'"), std::string::npos) << message;
     EXPECT_NE(message.find("lavapipe stopped the loop at ir/check_stopped_loops_test.cpp:"), std::string::npos)
         << message;

@@ -1,11 +1,10 @@
 // The lowering pipeline from a recorded kernel to the IR that codegen takes.
-#include <adjoint/autodiff/autodiff.h>
+#include <adjoint/pipeline/lower.h>
 
 #include <adjoint/ir/clone.h>
-#include <adjoint/ir/passes.h>
 #include <adjoint/ir/verify.h>
 
-namespace adjoint::autodiff {
+namespace adjoint::pipeline {
 
 Lowered lower(const ir::Function& kernel, const std::string& name, const LowerOptions& options) {
     Lowered out;
@@ -14,11 +13,13 @@ Lowered lower(const ir::Function& kernel, const std::string& name, const LowerOp
     ir::Function& f = *out.function;
     ir::inline_callables(f);
     ir::verify_or_throw(f, "inline_callables");
-    ir::optimize(f, true);
-    out.tape_report = differentiate_with_report(f, &out.grad_params);
+    ir::optimize(f);
+    auto differentiation = autodiff::differentiate(f);
+    out.tapes = std::move(differentiation.tapes);
+    out.grad_params = std::move(differentiation.grad_params);
     ir::optimize(f, false);
     if (ir::check_stopped_loops(f, options.loop_limit)) ir::verify_or_throw(f, "check_stopped_loops", false);
     return out;
 }
 
-} // namespace adjoint::autodiff
+} // namespace adjoint::pipeline
