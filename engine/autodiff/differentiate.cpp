@@ -3,6 +3,7 @@
 #include "differentiator.h"
 
 #include <adjoint/core/error.h>
+#include <adjoint/ir/passes.h>
 #include <adjoint/ir/walk.h>
 
 #include <algorithm>
@@ -153,6 +154,7 @@ Differentiation differentiate(Function& f) {
     }
     body.insert(body.begin(), grads.prelude.insts.begin(), grads.prelude.insts.end());
     out.grad_params = grads.params;
+    if (out.changed) scope_values(f);   // the reverse code read values of the regions it mirrors
     return out;
 }
 

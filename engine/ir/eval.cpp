@@ -80,6 +80,97 @@ std::pair<uint32_t, uint32_t> lane_range(const Type* t, std::span<const int64_t>
     return {first, t->lanes()};
 }
 
+namespace {
+
+// The geometric, vector-reduction and matrix ops; false for any other op.
+bool eval_vector_matrix(const Function& f, const Inst& in, std::span<const Lanes* const> ops, Lanes& out) {
+    const Type* t = in.type;
+    switch (in.op) {
+    case Op::Dot: out = {W(dotf(*ops[0], *ops[1]))}; return true;
+    case Op::LengthSquared: out = {W(dotf(*ops[0], *ops[0]))}; return true;
+    case Op::Length: out = {W(std::sqrt(dotf(*ops[0], *ops[0])))}; return true;
+    case Op::Distance: {
+        float s = 0;
+        for (size_t i = 0; i < ops[0]->size(); ++i) {
+            float d = F((*ops[0])[i]) - F((*ops[1])[i]);
+            s += d * d;
+        }
+        out = {W(std::sqrt(s))};
+        return true;
+    }
+    case Op::Normalize: {
+        float inv = 1.0f / std::sqrt(dotf(*ops[0], *ops[0]));
+        out.resize(ops[0]->size());
+        for (size_t i = 0; i < out.size(); ++i) out[i] = W(F((*ops[0])[i]) * inv);
+        return true;
+    }
+    case Op::Reflect: {
+        // The normal may be a scalar, broadcast as the Binary typing allows and as GLSL is given it.
+        const Lanes& i = *ops[0];
+        const Lanes& n = *ops[1];
+        float d = 0;
+        for (uint32_t k = 0; k < i.size(); ++k) d += F(lane(n, k)) * F(i[k]);
+        out.resize(i.size());
+        for (uint32_t k = 0; k < i.size(); ++k) out[k] = W(F(i[k]) - 2.0f * d * F(lane(n, k)));
+        return true;
+    }
+    case Op::Cross: {
+        auto& a = *ops[0]; auto& b = *ops[1];
+        out = {W(F(a[1]) * F(b[2]) - F(a[2]) * F(b[1])), W(F(a[2]) * F(b[0]) - F(a[0]) * F(b[2])),
+               W(F(a[0]) * F(b[1]) - F(a[1]) * F(b[0]))};
+        return true;
+    }
+    case Op::Any: case Op::All: {
+        bool any = false, all = true;
+        for (uint32_t w : *ops[0]) { any = any || w; all = all && w; }
+        out = {in.op == Op::Any ? uint32_t(any) : uint32_t(all)};
+        return true;
+    }
+    case Op::Transpose: {
+        uint32_t n = t->dim();
+        out.resize(n * n);
+        for (uint32_t r = 0; r < n; ++r)
+            for (uint32_t c = 0; c < n; ++c) out[c * n + r] = (*ops[0])[r * n + c];
+        return true;
+    }
+    case Op::Determinant: out = {W(det(*ops[0], f.type_of(in.operands[0])->dim()))}; return true;
+    case Op::Inverse: out = inverse(*ops[0], t->dim()); return true;
+    case Op::MatMul: {
+        const Type* a = f.type_of(in.operands[0]);
+        const Type* b = f.type_of(in.operands[1]);
+        uint32_t n = a->is_matrix() ? a->dim() : b->dim();
+        auto& x = *ops[0]; auto& y = *ops[1];
+        if (a->is_matrix() && b->is_matrix()) {
+            out.resize(n * n);
+            for (uint32_t c = 0; c < n; ++c)
+                for (uint32_t r = 0; r < n; ++r) {
+                    float s = 0;
+                    for (uint32_t k = 0; k < n; ++k) s += m_at(x, n, r, k) * m_at(y, n, k, c);
+                    out[c * n + r] = W(s);
+                }
+        } else if (a->is_matrix()) {
+            out.resize(n);
+            for (uint32_t r = 0; r < n; ++r) {
+                float s = 0;
+                for (uint32_t k = 0; k < n; ++k) s += m_at(x, n, r, k) * F(y[k]);
+                out[r] = W(s);
+            }
+        } else {
+            out.resize(n);
+            for (uint32_t c = 0; c < n; ++c) {
+                float s = 0;
+                for (uint32_t k = 0; k < n; ++k) s += F(x[k]) * m_at(y, n, k, c);
+                out[c] = W(s);
+            }
+        }
+        return true;
+    }
+    default: return false;
+    }
+}
+
+} // namespace
+
 bool eval_pure(const Function& f, const Inst& in, std::span<const Lanes* const> ops, Lanes& out) {
     const Type* t = in.type;
     auto index_of = [&](size_t k) -> int64_t {
@@ -169,87 +260,9 @@ bool eval_pure(const Function& f, const Inst& in, std::span<const Lanes* const> 
         for (uint32_t i = 0; i < t->lanes(); ++i) out[i] = lane(c, i) ? (*ops[1])[i] : (*ops[2])[i];
         return true;
     }
-    case Op::Dot: out = {W(dotf(*ops[0], *ops[1]))}; return true;
-    case Op::LengthSquared: out = {W(dotf(*ops[0], *ops[0]))}; return true;
-    case Op::Length: out = {W(std::sqrt(dotf(*ops[0], *ops[0])))}; return true;
-    case Op::Distance: {
-        float s = 0;
-        for (size_t i = 0; i < ops[0]->size(); ++i) {
-            float d = F((*ops[0])[i]) - F((*ops[1])[i]);
-            s += d * d;
-        }
-        out = {W(std::sqrt(s))};
-        return true;
-    }
-    case Op::Normalize: {
-        float inv = 1.0f / std::sqrt(dotf(*ops[0], *ops[0]));
-        out.resize(ops[0]->size());
-        for (size_t i = 0; i < out.size(); ++i) out[i] = W(F((*ops[0])[i]) * inv);
-        return true;
-    }
-    case Op::Reflect: {
-        // The normal may be a scalar, broadcast as the Binary typing allows and as GLSL is given it.
-        const Lanes& i = *ops[0];
-        const Lanes& n = *ops[1];
-        float d = 0;
-        for (uint32_t k = 0; k < i.size(); ++k) d += F(lane(n, k)) * F(i[k]);
-        out.resize(i.size());
-        for (uint32_t k = 0; k < i.size(); ++k) out[k] = W(F(i[k]) - 2.0f * d * F(lane(n, k)));
-        return true;
-    }
-    case Op::Cross: {
-        auto& a = *ops[0]; auto& b = *ops[1];
-        out = {W(F(a[1]) * F(b[2]) - F(a[2]) * F(b[1])), W(F(a[2]) * F(b[0]) - F(a[0]) * F(b[2])),
-               W(F(a[0]) * F(b[1]) - F(a[1]) * F(b[0]))};
-        return true;
-    }
-    case Op::Any: case Op::All: {
-        bool any = false, all = true;
-        for (uint32_t w : *ops[0]) { any = any || w; all = all && w; }
-        out = {in.op == Op::Any ? uint32_t(any) : uint32_t(all)};
-        return true;
-    }
-    case Op::Transpose: {
-        uint32_t n = t->dim();
-        out.resize(n * n);
-        for (uint32_t r = 0; r < n; ++r)
-            for (uint32_t c = 0; c < n; ++c) out[c * n + r] = (*ops[0])[r * n + c];
-        return true;
-    }
-    case Op::Determinant: out = {W(det(*ops[0], f.type_of(in.operands[0])->dim()))}; return true;
-    case Op::Inverse: out = inverse(*ops[0], t->dim()); return true;
-    case Op::MatMul: {
-        const Type* a = f.type_of(in.operands[0]);
-        const Type* b = f.type_of(in.operands[1]);
-        uint32_t n = a->is_matrix() ? a->dim() : b->dim();
-        auto& x = *ops[0]; auto& y = *ops[1];
-        if (a->is_matrix() && b->is_matrix()) {
-            out.resize(n * n);
-            for (uint32_t c = 0; c < n; ++c)
-                for (uint32_t r = 0; r < n; ++r) {
-                    float s = 0;
-                    for (uint32_t k = 0; k < n; ++k) s += m_at(x, n, r, k) * m_at(y, n, k, c);
-                    out[c * n + r] = W(s);
-                }
-        } else if (a->is_matrix()) {
-            out.resize(n);
-            for (uint32_t r = 0; r < n; ++r) {
-                float s = 0;
-                for (uint32_t k = 0; k < n; ++k) s += m_at(x, n, r, k) * F(y[k]);
-                out[r] = W(s);
-            }
-        } else {
-            out.resize(n);
-            for (uint32_t c = 0; c < n; ++c) {
-                float s = 0;
-                for (uint32_t k = 0; k < n; ++k) s += F(x[k]) * m_at(y, n, k, c);
-                out[c] = W(s);
-            }
-        }
-        return true;
-    }
     default: break;
     }
+    if (eval_vector_matrix(f, in, ops, out)) return true;
     const OpInfo& oi = info(in.op);
     if (oi.effect != Effect::Pure && in.op != Op::RequiresGrad) return false;
     bool wide = t->is_u64();

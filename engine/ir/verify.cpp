@@ -15,8 +15,7 @@ namespace {
 
 class Verifier {
 public:
-    Verifier(const Function& f, bool strict) : f_(f), strict_(strict), placed_(f.inst_count(), 0),
-                                               visible_(f.inst_count(), 0) {}
+    explicit Verifier(const Function& f) : f_(f), placed_(f.inst_count(), 0), visible_(f.inst_count(), 0) {}
 
     std::string run() {
         try {
@@ -29,10 +28,9 @@ public:
                 const Inst& in = f_.inst(id);
                 loops -= in.op == Op::Loop;
                 switches -= in.op == Op::Switch;
-                // Leaving its regions: with strict scopes their values are no longer visible.
-                if (strict_)
-                    for (auto& r : in.regions)
-                        for (ValueId x : r->insts) visible_[x] = 0;
+                // Leaving its regions: their values are no longer visible.
+                for (auto& r : in.regions)
+                    for (ValueId x : r->insts) visible_[x] = 0;
                 visible_[id] = 1;
             });
         } catch (const Error& e) {
@@ -110,17 +108,16 @@ private:
     }
 
     const Function& f_;
-    bool strict_;
     std::vector<uint8_t> placed_;
     std::vector<uint8_t> visible_;
 };
 
 } // namespace
 
-std::string verify(const Function& f, bool strict_scopes) { return Verifier(f, strict_scopes).run(); }
+std::string verify(const Function& f) { return Verifier(f).run(); }
 
-void verify_or_throw(const Function& f, const char* after_pass, bool strict_scopes) {
-    std::string msg = verify(f, strict_scopes);
+void verify_or_throw(const Function& f, const char* after_pass) {
+    std::string msg = verify(f);
     if (!msg.empty()) fail("internal error after pass '", after_pass, "' in '", f.name(), "': ", msg, "\n", print(f));
 }
 

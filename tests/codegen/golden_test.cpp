@@ -228,4 +228,45 @@ TEST(GoldenGlsl, EmissionIsDeterministic) {
     EXPECT_EQ(make(), make());
 }
 
+// Last in this file: the tape-overflow message names this file's line of the loop, and the trap's code (a hash
+// of the message) is in the golden text.
+TEST(GoldenGlsl, AutodiffTapeTrapIsTheKernelsOwn) {
+    // A taped loop with a data-dependent trip count checks its tape's capacity and traps with a code of its
+    // own. Its text must not depend on what was lowered before: lower another kernel with traps first.
+    Kernel1D other = [](BufferFloat x, UInt n) noexcept {
+        Float v = x.read(0u);
+        $autodiff {
+            requires_grad(v);
+            Float s = v;
+            tape_capacity(8);
+            $for (j, 0u, n) { s = s * s; };
+            backward(s);
+            x.write(1u, grad(v));
+        };
+    };
+    auto before = pipeline::lower(*other.function(), "other");
+    ASSERT_EQ(before.function->traps.size(), 1u);
+    Kernel1D k = [](BufferFloat x, BufferFloat out, UInt n) noexcept {
+        auto i = dispatch_id().x;
+        Float v = x.read(i);
+        $autodiff {
+            requires_grad(v);
+            Float s = v;
+            tape_capacity(64);   // a tape (not forward mode), whose capacity n may exceed
+            $for (j, 0u, n) {
+                $if (s > 1.0f) { s = s * 0.5f; } $else { s = s * s + 0.25f; };
+            };
+            backward(s);
+            out.write(i, grad(v));
+        };
+    };
+    auto g = expect_golden(k, "autodiff_tape_trap");
+    EXPECT_TRUE(g.uses_status);
+    ASSERT_EQ(g.traps.size(), 1u);
+    const auto& [code, message] = *g.traps.begin();
+    EXPECT_NE(message.find("autodiff tape overflow in kernel 'autodiff_tape_trap'"), std::string::npos) << message;
+    EXPECT_NE(g.source.find("atomicCompSwap(adjoint_status[0], 0u, " + std::to_string(code) + "u);"), std::string::npos);
+    EXPECT_NE(code, before.function->traps.begin()->first);
+}
+
 } // namespace adjoint::test

@@ -29,7 +29,7 @@ void collect_stored_locals(const Function& f, const Block& b, std::vector<uint8_
     });
 }
 
-void optimize(Function& f, bool strict_scopes, bool verify_each) {
+void optimize(Function& f, bool verify_each) {
     struct Step { const char* name; bool (*run)(Function&); };
     static const Step steps[] = {
         {"forward_locals", forward_locals},
@@ -42,7 +42,7 @@ void optimize(Function& f, bool strict_scopes, bool verify_each) {
         bool changed = false;
         for (const Step& s : steps) {
             changed |= s.run(f);
-            if (verify_each) verify_or_throw(f, s.name, strict_scopes);
+            if (verify_each) verify_or_throw(f, s.name);
         }
         if (!changed) break;
     }

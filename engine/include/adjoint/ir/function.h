@@ -122,12 +122,4 @@ float const_float(const Function& f, ValueId v);          // lane 0 as float (th
 int64_t const_int(const Function& f, ValueId v);          // lane 0 as int or uint
 bool const_is(const Function& f, ValueId v, double x);    // every lane equals x (float or int constants)
 
-// Visits every block of f depth-first (outer block before its nested ones).
-template <typename F>
-void for_each_block(Function& f, Block& b, F&& fn) {
-    fn(b);
-    for (ValueId id : b.insts)
-        for (auto& r : f.inst(id).regions) for_each_block(f, *r, fn);
-}
-
 } // namespace adjoint::ir
