@@ -5,8 +5,8 @@
 // innermost block that encloses v's definition and all its uses (before the statement that holds the
 // definition), v is stored into it right after its definition, and each read from outside is a load placed
 // right before the reading instruction. A local variable read that way is itself moved to that enclosing
-// block; a constant or a shared-array declaration (which depend on nothing) moves to the top of the
-// function. Afterwards every operand is defined earlier in an enclosing block, as ir::verify requires.
+// block; a constant, an argument or a shared-array declaration (which depend on nothing) moves to the top of
+// the function. Afterwards every operand is defined earlier in an enclosing block, as ir::verify requires.
 #include <adjoint/ir/builder.h>
 #include <adjoint/ir/passes.h>
 #include <adjoint/ir/walk.h>
@@ -74,7 +74,7 @@ bool scope_values(Function& f) {
     for (auto& [v, uses] : crossing) {
         Inst& def = f.inst(v);
         Block* home = mutable_block(scopes.block_of[v]);
-        if (def.op == Op::Const || def.op == Op::Shared) {
+        if (def.op == Op::Const || def.op == Op::Arg || def.op == Op::Shared) {   // they depend on nothing
             home->insts.erase(std::find(home->insts.begin(), home->insts.end(), v));
             f.body().insts.insert(f.body().insts.begin(), v);
             continue;
