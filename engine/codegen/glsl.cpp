@@ -4,6 +4,7 @@
 
 #include <adjoint/core/error.h>
 #include <adjoint/ir/builder.h>
+#include <adjoint/ir/walk.h>
 
 #include <algorithm>
 #include <cctype>
@@ -107,12 +108,11 @@ public:
 
     GlslKernel run() {
         if (!f_.is_kernel()) fail("internal: GLSL emission of a callable '", f_.name(), "'");
-        find_escaping(f_.body());
+        note_types(f_.body());
         layout();
         std::ostringstream body;
         out_ = &body;
         indent_ = 1;
-        for (ValueId id : hoisted_order_) line(decl(id) + ";");
         if (f_.dimension == 1) {
             // A 1D dispatch larger than the device's group limit in x runs as rows of groups in y; the
             // thread's index is linear again here, so dispatch(n) takes any n. The last row's surplus groups
@@ -144,45 +144,15 @@ public:
         src << resources_.str();
         src << "void main() {\n" << body.str() << "}\n";
         result_.source = src.str();
+        result_.traps = f_.traps;
         return std::move(result_);
     }
 
 private:
     // ---- analysis -------------------------------------------------------------------------------------
-    void find_escaping(const Block& root) {
-        std::vector<const Block*> stack;
-        std::map<ValueId, const Block*> def;
-        std::function<void(const Block&)> walk = [&](const Block& b) {
-            stack.push_back(&b);
-            for (ValueId id : b.insts) {
-                const Inst& in = f_.inst(id);
-                for (ValueId o : in.operands) {
-                    auto it = def.find(o);
-                    if (it == def.end()) continue;
-                    bool visible = false;
-                    for (const Block* s : stack) visible = visible || s == it->second;
-                    if (!visible && !hoisted_.count(o)) {
-                        hoisted_.insert(o);
-                        hoisted_order_.push_back(o);
-                    }
-                }
-                for (auto& r : in.regions) walk(*r);
-                // Constants and arguments are written inline wherever they are used; shared arrays are
-                // declared at module scope.
-                if (!in.type->is_void() && in.op != Op::Const && in.op != Op::Arg && in.op != Op::Shared) def[id] = &b;
-            }
-            stack.pop_back();
-        };
-        walk(root);
-        std::sort(hoisted_order_.begin(), hoisted_order_.end());
-        for (ValueId id : hoisted_order_) note_type(f_.type_of(id));
-        std::function<void(const Block&)> types = [&](const Block& b) {
-            for (ValueId id : b.insts) {
-                note_type(f_.type_of(id));
-                for (auto& r : f_.inst(id).regions) types(*r);
-            }
-        };
-        types(root);
+    // Structs are declared in the order the kernel first uses them.
+    void note_types(const Block& root) {
+        walk(f_, root, [&](ValueId id) { note_type(f_.type_of(id)); });
     }
 
     void note_type(const Type* t) {
@@ -394,11 +364,8 @@ private:
         return declare(t, name(id));
     }
 
-    // "const T vN = expr;" or "vN = expr;" when the value is hoisted.
-    void define(ValueId id, const std::string& expr) {
-        if (hoisted_.count(id)) line(name(id) + " = " + expr + ";");
-        else line("const " + decl(id) + " = " + expr + ";");
-    }
+    // "const T vN = expr;": the IR is strictly scoped (ir::scope_values), so each value is declared where it is made.
+    void define(ValueId id, const std::string& expr) { line("const " + decl(id) + " = " + expr + ";"); }
 
     // An operand, splatted to `want` when it is a scalar feeding a vector op (GLSL functions need that).
     std::string arg(ValueId v, const Type* want) const {
@@ -452,9 +419,7 @@ private:
             define(id, (f_.dimension == 1 ? names_1d : names)[in.imm]);
             return;
         }
-        case Op::Local:
-            if (!hoisted_.count(id)) line(decl(id) + ";");
-            return;
+        case Op::Local: line(decl(id) + ";"); return;
         case Op::Shared: return;   // declared at module scope
         case Op::SharedRead: {
             std::string e = name(in.operands[0]) + "[" + op(1) + "]";
@@ -477,8 +442,7 @@ private:
         case Op::Extract: define(id, op(0) + access(id, t0, in.operands, 1)); return;
         case Op::Insert:
             // The copy is modified in place, so it cannot be const.
-            if (hoisted_.count(id)) line(name(id) + " = " + op(0) + ";");
-            else line(decl(id) + " = " + op(0) + ";");
+            line(decl(id) + " = " + op(0) + ";");
             line(name(id) + access(id, t0, in.operands, 2) + " = " + op(1) + ";");
             return;
         case Op::Swizzle: {
@@ -865,8 +829,6 @@ private:
     std::ostringstream resources_;
     std::ostream* out_ = nullptr;
     int indent_ = 0;
-    std::set<ValueId> hoisted_;
-    std::vector<ValueId> hoisted_order_;
     std::vector<const Type*> structs_;
     std::set<int64_t> written_, cas_buffers_;
     std::set<ValueId> cas_shared_;      // shared float arrays that take compare-and-swap atomics

@@ -3,6 +3,7 @@
 
 #include <adjoint/core/error.h>
 #include <adjoint/ir/verify.h>
+#include <adjoint/ir/walk.h>
 
 #include <filesystem>
 
@@ -28,18 +29,16 @@ void check_recording(Recorder& r) {
     ir::Function& f = *r.function;
     if (!f.is_kernel()) {
         // Every $return must give the callable's return type.
-        for_each_block(f, f.body(), [&](ir::Block& b) {
-            for (ir::ValueId id : b.insts) {
-                const ir::Inst& in = f.inst(id);
-                if (in.op != ir::Op::Return) continue;
-                const ir::Type* got = in.operands.empty() ? ir::Type::void_type() : f.type_of(in.operands[0]);
-                if (got != f.return_type)
-                    fail("type error: $return of ", got->to_string(), " in a callable returning ",
-                         f.return_type->to_string(), " at ", format_location(in.loc));
-            }
+        ir::walk(f, f.body(), [&](ir::ValueId id) {
+            const ir::Inst& in = f.inst(id);
+            if (in.op != ir::Op::Return) return;
+            const ir::Type* got = in.operands.empty() ? ir::Type::void_type() : f.type_of(in.operands[0]);
+            if (got != f.return_type)
+                fail("type error: $return of ", got->to_string(), " in a callable returning ",
+                     f.return_type->to_string(), " at ", format_location(in.loc));
         });
     }
-    ir::verify_or_throw(f, "recording", true);
+    ir::verify_or_throw(f, "recording");
 }
 
 ir::ValueId emit_call_checked(const std::shared_ptr<ir::Function>& callee, std::vector<ir::ValueId> args,

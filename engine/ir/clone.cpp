@@ -8,14 +8,7 @@ namespace adjoint::ir {
 ValueId clone_inst(const Function& src, ValueId id, Builder& b, ValueMap& map, const CloneHook& hook,
                    bool fallback) {
     const Inst& in = src.inst(id);
-    Inst copy;
-    copy.op = in.op;
-    copy.type = in.type;
-    copy.imm = in.imm;
-    copy.words = in.words;
-    copy.has_default = in.has_default;
-    copy.callee = in.callee;
-    copy.loc = in.loc;
+    Inst copy = copy_header(in);
     copy.operands.reserve(in.operands.size());
     for (ValueId o : in.operands) {
         ValueId m = map(o);
@@ -25,7 +18,6 @@ ValueId clone_inst(const Function& src, ValueId id, Builder& b, ValueMap& map, c
         }
         copy.operands.push_back(m);
     }
-    for (size_t r = 0; r < in.regions.size(); ++r) copy.regions.push_back(std::make_unique<Block>());
     ValueId nid = b.append(std::move(copy));
     map.set(id, nid);
     for (size_t r = 0; r < in.regions.size(); ++r) {
@@ -70,19 +62,12 @@ std::unique_ptr<Function> clone_function(const Function& f) {
     g->loc = f.loc;
     g->callees = f.callees;
     g->scratch_words_per_thread = f.scratch_words_per_thread;
+    g->traps = f.traps;
     for (size_t i = 0; i < f.inst_count(); ++i) {
         const Inst& in = f.inst(ValueId(i));
-        Inst copy;
-        copy.op = in.op;
-        copy.type = in.type;
+        Inst copy = copy_header(in);
         copy.operands = in.operands;
-        copy.imm = in.imm;
-        copy.words = in.words;
-        copy.has_default = in.has_default;
-        copy.callee = in.callee;
-        copy.loc = in.loc;
         copy.dead = in.dead;
-        for (size_t r = 0; r < in.regions.size(); ++r) copy.regions.push_back(std::make_unique<Block>());
         g->add(std::move(copy));
     }
     copy_block(f, f.body(), g->body(), *g);

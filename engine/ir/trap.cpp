@@ -1,33 +1,22 @@
-// The process-wide table of trap messages.
+// Trap messages: each kernel's own table, codes derived from the messages.
 #include <adjoint/ir/trap.h>
 
-#include <mutex>
-#include <vector>
+#include <adjoint/core/hash.h>
 
 namespace adjoint::ir {
 
-namespace {
-std::mutex mutex;
-std::vector<std::string>& table() {
-    static std::vector<std::string> t;
-    return t;
-}
-} // namespace
-
-uint32_t register_trap(const std::string& message) {
-    std::lock_guard lock(mutex);
-    auto& t = table();
-    for (size_t i = 0; i < t.size(); ++i)
-        if (t[i] == message) return uint32_t(i + 1);
-    t.push_back(message);
-    return uint32_t(t.size());
+uint32_t add_trap(Function& f, const std::string& message) {
+    uint32_t code = uint32_t(hash_string(message)) & 0x7fffffffu;
+    for (;; ++code) {
+        if (code == 0) continue;   // 0: no trap ran
+        auto [it, fresh] = f.traps.try_emplace(code, message);
+        if (fresh || it->second == message) return code;
+    }
 }
 
-std::string trap_message(uint32_t code) {
-    std::lock_guard lock(mutex);
-    auto& t = table();
-    if (code == 0 || code > t.size()) return "unknown kernel error code " + std::to_string(code);
-    return t[code - 1];
+std::string trap_message(const TrapTable& traps, uint32_t code) {
+    auto it = traps.find(code);
+    return it != traps.end() ? it->second : "unknown kernel error code " + std::to_string(code);
 }
 
 } // namespace adjoint::ir

@@ -4,6 +4,7 @@
 #include <adjoint/core/error.h>
 #include <adjoint/ir/builder.h>
 #include <adjoint/ir/printer.h>
+#include <adjoint/ir/walk.h>
 
 #include <sstream>
 #include <vector>
@@ -14,12 +15,24 @@ namespace {
 
 class Verifier {
 public:
-    Verifier(const Function& f, bool strict) : f_(f), strict_(strict), placed_(f.inst_count(), 0),
-                                               visible_(f.inst_count(), 0) {}
+    explicit Verifier(const Function& f) : f_(f), placed_(f.inst_count(), 0), visible_(f.inst_count(), 0) {}
 
     std::string run() {
         try {
-            block(f_.body(), 0, 0);
+            int loops = 0, switches = 0;
+            walk(f_, f_.body(), [&](ValueId id) {
+                check(id, loops, switches);
+                loops += f_.inst(id).op == Op::Loop;
+                switches += f_.inst(id).op == Op::Switch;
+            }, [&](ValueId id) {
+                const Inst& in = f_.inst(id);
+                loops -= in.op == Op::Loop;
+                switches -= in.op == Op::Switch;
+                // Leaving its regions: their values are no longer visible.
+                for (auto& r : in.regions)
+                    for (ValueId x : r->insts) visible_[x] = 0;
+                visible_[id] = 1;
+            });
         } catch (const Error& e) {
             return e.what();
         }
@@ -35,31 +48,21 @@ private:
         throw Error(os.str());
     }
 
-    void block(const Block& b, int loops, int switches) {
-        std::vector<ValueId> defined_here;
-        for (ValueId id : b.insts) {
-            if (id >= f_.inst_count()) throw Error("IR verifier: block holds unknown id " + std::to_string(id));
-            if (placed_[id]++) bad(id, "appears in more than one place");
-            const Inst& in = f_.inst(id);
-            if (in.dead) bad(id, "is marked dead but still placed");
-            for (ValueId o : in.operands) {
-                if (o >= f_.inst_count()) bad(id, "operand %" + std::to_string(o) + " does not exist");
-                // Grad names its requires_grad marker (which may sit in a branch or loop of the block)
-                // rather than reading its value; autodiff replaces it by a load of the marker's adjoint.
-                if (!visible_[o] && !(in.op == Op::Grad && placed_[o]))
-                    bad(id, "operand %" + std::to_string(o) + " is not defined before this use");
-                if (f_.inst(o).type->is_void()) bad(id, "operand %" + std::to_string(o) + " has no value");
-            }
-            check_types(id, in, loops, switches);
-            int inner_loops = loops + (in.op == Op::Loop ? 1 : 0);
-            int inner_switches = switches + (in.op == Op::Switch ? 1 : 0);
-            for (auto& r : in.regions) block(*r, inner_loops, inner_switches);
-            visible_[id] = 1;
-            defined_here.push_back(id);
+    // One instruction, before its regions are walked.
+    void check(ValueId id, int loops, int switches) {
+        if (id >= f_.inst_count()) throw Error("IR verifier: block holds unknown id " + std::to_string(id));
+        if (placed_[id]++) bad(id, "appears in more than one place");
+        const Inst& in = f_.inst(id);
+        if (in.dead) bad(id, "is marked dead but still placed");
+        for (ValueId o : in.operands) {
+            if (o >= f_.inst_count()) bad(id, "operand %" + std::to_string(o) + " does not exist");
+            // Grad names its requires_grad marker (which may sit in a branch or loop of the block)
+            // rather than reading its value; autodiff replaces it by a load of the marker's adjoint.
+            if (!visible_[o] && !(in.op == Op::Grad && placed_[o]))
+                bad(id, "operand %" + std::to_string(o) + " is not defined before this use");
+            if (f_.inst(o).type->is_void()) bad(id, "operand %" + std::to_string(o) + " has no value");
         }
-        // Leaving a block: with strict scopes its values are no longer visible.
-        if (strict_)
-            for (ValueId id : defined_here) visible_[id] = 0;
+        check_types(id, in, loops, switches);
     }
 
     void check_types(ValueId id, const Inst& in, int loops, int switches) {
@@ -105,17 +108,16 @@ private:
     }
 
     const Function& f_;
-    bool strict_;
     std::vector<uint8_t> placed_;
     std::vector<uint8_t> visible_;
 };
 
 } // namespace
 
-std::string verify(const Function& f, bool strict_scopes) { return Verifier(f, strict_scopes).run(); }
+std::string verify(const Function& f) { return Verifier(f).run(); }
 
-void verify_or_throw(const Function& f, const char* after_pass, bool strict_scopes) {
-    std::string msg = verify(f, strict_scopes);
+void verify_or_throw(const Function& f, const char* after_pass) {
+    std::string msg = verify(f);
     if (!msg.empty()) fail("internal error after pass '", after_pass, "' in '", f.name(), "': ", msg, "\n", print(f));
 }
 

@@ -6,6 +6,7 @@
 #include <adjoint/codegen/glsl.h>
 #include <adjoint/ir/printer.h>
 #include <adjoint/ir/trap.h>
+#include <adjoint/pipeline/lower.h>
 
 #include "compile/glsl_compiler.h"
 #include "compile/lru_cache.h"
@@ -49,7 +50,7 @@ public:
     // lowering, the GLSL and the pipeline (on lavapipe, pipeline creation is most of a warm compile).
     compile::LruCache<uint64_t, std::shared_ptr<const CompiledKernel>> kernels{Device::kDefaultKernelCacheCapacity};
     codegen::GlslOptions glsl;
-    autodiff::LowerOptions lowering;
+    pipeline::LowerOptions lowering;
     std::string key;
 };
 
@@ -87,7 +88,7 @@ public:
     std::unique_ptr<vk::Buffer> status;
     bool status_armed = false;
     uint32_t status_value = 0;
-    std::vector<std::string> status_kernels;
+    std::vector<std::pair<std::string, ir::TrapTable>> status_kernels;   // name, trap messages
 
     void bind_status(vk::Bindings& b, const CompiledKernel& k) {
         if (!status) status = std::make_unique<vk::Buffer>(device->ctx, 4);
@@ -97,7 +98,7 @@ public:
         }
         b.buffers[k.layout.status_binding] = status.get();
         b.buffer_written[k.layout.status_binding] = true;
-        status_kernels.push_back(k.name);
+        status_kernels.emplace_back(k.name, k.layout.traps);
     }
 
     // One scratch buffer per stream, grown to the largest need; dispatches that share it are ordered by
@@ -126,8 +127,15 @@ public:
         if (armed && status_value != 0) {
             uint32_t code = status_value;
             status_value = 0;
-            fail("kernel error: ", ir::trap_message(code),
-                 "; the results of this submission are not valid (kernels: ", kernels.empty() ? "" : kernels.front(), ")");
+            // A code is a hash of its message: the first kernel that knows it raised it.
+            std::string message = ir::trap_message({}, code);
+            for (const auto& [name, traps] : kernels)
+                if (traps.count(code)) {
+                    message = ir::trap_message(traps, code);
+                    break;
+                }
+            fail("kernel error: ", message, "; the results of this submission are not valid (kernels: ",
+                 kernels.empty() ? "" : kernels.front().first, ")");
         }
     }
 };
@@ -384,9 +392,9 @@ std::shared_ptr<const CompiledKernel> build_kernel(DeviceImpl& device, const ir:
     k->dimension = f.dimension;
     const auto& info = device.ctx->device_info();
     k->block = choose_block(f, k->name, block_option, info);
-    auto lowered = autodiff::lower(f, k->name, device.lowering);
+    auto lowered = pipeline::lower(f, k->name, device.lowering);
     lowered.function->block_size = k->block;
-    for (const auto& t : lowered.tape_report) k->tape.push_back(TapeUse{t.loop, t.bytes_per_thread, t.capacity, t.in_scratch});
+    k->tape = lowered.tapes;
     k->grad_params = lowered.grad_params;
     k->layout = codegen::emit_glsl(*lowered.function, device.glsl);
     if (k->layout.shared_bytes > info.max_shared_memory)

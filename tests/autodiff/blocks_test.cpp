@@ -4,6 +4,8 @@
 #include "support.h"
 #include "support/host_run.h"
 
+#include <adjoint/pipeline/lower.h>
+
 #include <cmath>
 
 namespace adjoint::test {
@@ -131,7 +133,7 @@ TEST(AutodiffBlocksMisuse, SubgroupOperationOnAValueWithAGradientIsRefused) {
     };
     std::string e;
     try {
-        autodiff::lower(*k.function());
+        pipeline::lower(*k.function());
     } catch (const Error& err) {
         e = err.what();
     }
@@ -148,7 +150,7 @@ TEST(AutodiffBlocksMisuse, SubgroupOperationOnAValueWithAGradientIsRefused) {
             grads.write(i, grad(p));
         };
     };
-    EXPECT_NO_THROW(autodiff::lower(*ok.function()));
+    EXPECT_NO_THROW(pipeline::lower(*ok.function()));
 }
 
 } // namespace adjoint::test

@@ -2,7 +2,7 @@
 // it is emitted, naming the kernel, the C++ line and the missing feature; the golden tests emit for a
 // device that has everything.
 #include <adjoint/adjoint.h>
-#include <adjoint/autodiff/autodiff.h>
+#include <adjoint/pipeline/lower.h>
 #include <adjoint/codegen/glsl.h>
 
 #include <gtest/gtest.h>
@@ -17,7 +17,7 @@ template <typename K>
 std::string emit_error(K& kernel, const codegen::GlslOptions& options) {
     kernel.set_name("needy");
     try {
-        codegen::emit_glsl(*autodiff::lower(*kernel.function()).function, options);
+        codegen::emit_glsl(*pipeline::lower(*kernel.function()).function, options);
     } catch (const Error& e) {
         return e.what();
     }

@@ -1,12 +1,12 @@
 // Golden GLSL: the exact text codegen emits for a few representative kernels, and their binding layout.
 //
-// Each kernel is lowered as the runtime lowers it (autodiff::lower) and emitted with codegen::emit_glsl;
+// Each kernel is lowered as the runtime lowers it (pipeline::lower) and emitted with codegen::emit_glsl;
 // the text must equal tests/codegen/golden/<name>.glsl byte for byte. After an intended change to codegen
 // or to the passes, review the diff and approve the new text with
 //     ADJOINT_APPROVE=1 ./tests/test_codegen        (from the build directory)
 // which rewrites the golden files instead of failing; commit them with the change.
 #include <adjoint/adjoint.h>
-#include <adjoint/autodiff/autodiff.h>
+#include <adjoint/pipeline/lower.h>
 #include <adjoint/codegen/glsl.h>
 
 #include <gtest/gtest.h>
@@ -40,7 +40,7 @@ bool approving() {
 template <typename K>
 codegen::GlslKernel expect_golden(K& kernel, const std::string& name, const codegen::GlslOptions& options = {}) {
     kernel.set_name(name);
-    auto lowered = autodiff::lower(*kernel.function());
+    auto lowered = pipeline::lower(*kernel.function());
     auto glsl = codegen::emit_glsl(*lowered.function, options);
     auto path = golden_path(name);
     if (approving()) {
@@ -223,9 +223,50 @@ TEST(GoldenGlsl, EmissionIsDeterministic) {
             x.write(i, dot(v, v) + length(v));
         };
         k.set_name("same");
-        return codegen::emit_glsl(*autodiff::lower(*k.function()).function).source;
+        return codegen::emit_glsl(*pipeline::lower(*k.function()).function).source;
     };
     EXPECT_EQ(make(), make());
+}
+
+// Last in this file: the tape-overflow message names this file's line of the loop, and the trap's code (a hash
+// of the message) is in the golden text.
+TEST(GoldenGlsl, AutodiffTapeTrapIsTheKernelsOwn) {
+    // A taped loop with a data-dependent trip count checks its tape's capacity and traps with a code of its
+    // own. Its text must not depend on what was lowered before: lower another kernel with traps first.
+    Kernel1D other = [](BufferFloat x, UInt n) noexcept {
+        Float v = x.read(0u);
+        $autodiff {
+            requires_grad(v);
+            Float s = v;
+            tape_capacity(8);
+            $for (j, 0u, n) { s = s * s; };
+            backward(s);
+            x.write(1u, grad(v));
+        };
+    };
+    auto before = pipeline::lower(*other.function(), "other");
+    ASSERT_EQ(before.function->traps.size(), 1u);
+    Kernel1D k = [](BufferFloat x, BufferFloat out, UInt n) noexcept {
+        auto i = dispatch_id().x;
+        Float v = x.read(i);
+        $autodiff {
+            requires_grad(v);
+            Float s = v;
+            tape_capacity(64);   // a tape (not forward mode), whose capacity n may exceed
+            $for (j, 0u, n) {
+                $if (s > 1.0f) { s = s * 0.5f; } $else { s = s * s + 0.25f; };
+            };
+            backward(s);
+            out.write(i, grad(v));
+        };
+    };
+    auto g = expect_golden(k, "autodiff_tape_trap");
+    EXPECT_TRUE(g.uses_status);
+    ASSERT_EQ(g.traps.size(), 1u);
+    const auto& [code, message] = *g.traps.begin();
+    EXPECT_NE(message.find("autodiff tape overflow in kernel 'autodiff_tape_trap'"), std::string::npos) << message;
+    EXPECT_NE(g.source.find("atomicCompSwap(adjoint_status[0], 0u, " + std::to_string(code) + "u);"), std::string::npos);
+    EXPECT_NE(code, before.function->traps.begin()->first);
 }
 
 } // namespace adjoint::test

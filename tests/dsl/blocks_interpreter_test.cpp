@@ -1,7 +1,7 @@
 // The interpreter's lockstep model (no device): which threads a subgroup operation sees as control flow
 // splits and joins, shared arrays per block, and which kernels run a block at a time.
 #include <adjoint/adjoint.h>
-#include <adjoint/autodiff/autodiff.h>
+#include <adjoint/pipeline/lower.h>
 #include <adjoint/ir/interpreter.h>
 
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@ template <typename K>
 std::unique_ptr<ir::Interpreter> run(const K& kernel, uint32_t n, std::vector<std::vector<uint32_t>*> buffers,
                                      uint32_t subgroup = 4) {
     static std::vector<std::unique_ptr<ir::Function>> keep;   // the interpreter refers to the function
-    auto lowered = autodiff::lower(*kernel.function());
+    auto lowered = pipeline::lower(*kernel.function());
     keep.push_back(std::move(lowered.function));
     static std::vector<std::unique_ptr<ir::HostResource>> resources;
     std::vector<ir::HostArg> args;

@@ -4,6 +4,7 @@
 
 #include <adjoint/ir/clone.h>
 #include <adjoint/ir/passes.h>
+#include <adjoint/ir/walk.h>
 #include <adjoint/ir/trap.h>
 
 namespace adjoint::ir::test {
@@ -89,11 +90,10 @@ TEST(CheckStoppedLoops, MarksEveryExitAndRepeatsTheExitTest) {
     const Inst& exchange = l.k.f->inst(body.insts[at + 2]);
     EXPECT_EQ(exchange.op, Op::LoopMark);
     uint32_t code = 0;
-    for_each_block(*l.k.f, l.k.f->body(), [&](Block& b) {
-        for (ValueId id : b.insts)
-            if (l.k.f->inst(id).op == Op::Trap) code = uint32_t(const_int(*l.k.f, l.k.f->inst(id).operands[0]));
+    walk(*l.k.f, l.k.f->body(), [&](ValueId id) {
+        if (l.k.f->inst(id).op == Op::Trap) code = uint32_t(const_int(*l.k.f, l.k.f->inst(id).operands[0]));
     });
-    std::string message = trap_message(code);
+    std::string message = trap_message(l.k.f->traps, code);
     EXPECT_NE(message.find("loop iteration limit in kernel 'k'"), std::string::npos) << message;
     EXPECT_NE(message.find("lavapipe stopped the loop at ir/check_stopped_loops_test.cpp:"), std::string::npos)
         << message;
@@ -110,7 +110,7 @@ TEST(CheckStoppedLoops, KeepsWhatTheLoopComputes) {
         EXPECT_EQ(got.buffers[0], want.buffers[0]) << "n = " << n;
         EXPECT_EQ(got.trap, 0u) << "n = " << n;
         // After optimization, too.
-        optimize(*checked.k.f, false);
+        optimize(*checked.k.f);
         EXPECT_EQ(run(*checked.k.f, {{n, 0}}).buffers[0], want.buffers[0]);
     }
 }

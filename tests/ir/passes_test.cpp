@@ -355,7 +355,7 @@ TEST(InlineCallables, EarlyReturnFromALoopMatchesTheCall) {
         }
         EXPECT_EQ(with_call.buffers[0][1], want) << "interpreting the call, input " << input;
         EXPECT_EQ(inlined.buffers[0][1], want) << "after inlining, input " << input << "\n" << print(*copy);
-        optimize(*copy, true, true);
+        optimize(*copy, true);
         EXPECT_EQ(run(*copy, {{input, 0}}).buffers[0][1], want) << "after optimize, input " << input;
     }
 }
@@ -396,7 +396,7 @@ TEST(Optimize, ReachesAFixedPointThatVerifies) {
     auto x = b.binary(Op::Mul, b.load(v), b.f32(1));
     auto y = b.binary(Op::Mul, b.load(v), b.f32(1));
     b.emit(Op::BufferWrite, {out, b.u32(0), b.binary(Op::Add, x, y)}, Type::void_type());
-    optimize(*k.f, true, true);
+    optimize(*k.f, true);
     EXPECT_EQ(k.verify(), "");
     // Everything folds to one constant write.
     EXPECT_EQ(count_placed(*k.f), 4u) << k.text();   // arg, index, value, write

@@ -1,6 +1,8 @@
 // The IR verifier's rejections of malformed IR, the printer's text, and the host interpreter's semantics.
 #include "ir/ir_test_util.h"
 
+#include <adjoint/ir/passes.h>
+
 #include <adjoint/ir/trap.h>
 
 namespace adjoint::ir::test {
@@ -62,8 +64,9 @@ TEST(Verify, ValueUsedOutsideItsBlock) {
     raw(b, Op::BufferWrite, Type::void_type(), {out, b.u32(0), inner});
     auto msg = k.verify();
     EXPECT_NE(msg.find("operand %" + std::to_string(inner) + " is not defined before this use"), std::string::npos) << msg;
-    // Autodiff's reverse code reads such values: allowed when scopes are not strict.
-    EXPECT_EQ(verify(*k.f, false), "");
+    // Autodiff's reverse code reads such values; scope_values turns the read into a load of a local.
+    EXPECT_TRUE(scope_values(*k.f));
+    EXPECT_EQ(k.verify(), "") << k.text();
 }
 
 TEST(Verify, BreakAndContinueOutsideALoop) {
@@ -327,15 +330,29 @@ TEST(Interpreter, TrapsReportTheirCode) {
     Fn k({i32buf()});
     auto out = k.arg(0);
     auto& b = *k.b;
-    uint32_t code = register_trap("test trap: something impossible");
+    uint32_t code = add_trap(*k.f, "test trap: something impossible");
     auto x = b.emit(Op::BufferRead, {out, b.u32(0)}, Type::i32());
     auto br = b.if_(b.binary(Op::Lt, x, b.i32(0)));
     k.in(br, 0, [&] { b.emit(Op::Trap, {b.u32(code)}, Type::void_type()); });
     ASSERT_EQ(k.verify(), "");
     EXPECT_EQ(run(*k.f, {{5}}).trap, 0u);
     EXPECT_EQ(run(*k.f, {{uint32_t(-5)}}).trap, code);
-    EXPECT_EQ(trap_message(code), "test trap: something impossible");
-    EXPECT_EQ(register_trap("test trap: something impossible"), code) << "equal messages share a code";
+    EXPECT_EQ(trap_message(k.f->traps, code), "test trap: something impossible");
+    EXPECT_EQ(add_trap(*k.f, "test trap: something impossible"), code) << "equal messages share a code";
+    EXPECT_EQ(k.f->traps.size(), 1u);
+}
+
+TEST(Interpreter, TrapCodesAreTheKernelsOwn) {
+    // A code depends on its message alone: not on the traps other kernels registered before.
+    Function first(Function::Kind::Kernel, "first"), second(Function::Kind::Kernel, "second");
+    uint32_t other = add_trap(first, "another kernel's trap");
+    uint32_t a = add_trap(first, "test trap: the same message");
+    uint32_t b = add_trap(second, "test trap: the same message");
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, other);
+    EXPECT_NE(a, 0u);
+    EXPECT_EQ(second.traps.size(), 1u) << "a kernel holds only its own messages";
+    EXPECT_EQ(trap_message(second.traps, other), "unknown kernel error code " + std::to_string(other));
 }
 
 TEST(Interpreter, VectorAndMatrixValues) {

@@ -5,7 +5,7 @@
 #include "runtime/dispatch_grid.h"
 #include "vulkan/vk_runtime.h"
 
-#include <adjoint/autodiff/autodiff.h>
+#include <adjoint/pipeline/lower.h>
 #include <adjoint/codegen/glsl.h>
 
 namespace adjoint::test {
@@ -93,7 +93,7 @@ TEST(DispatchGrid, TheLastRowOfTheLargestDispatchRunsEachIndexOnce) {
     Groups grid = detail::plan_dispatch("k", 1, {n, 1, 1}, kBlock1D, kLavapipeLimits);
     ASSERT_EQ(grid, (Groups{65535, 257, 1}));
 
-    auto lowered = autodiff::lower(*k.function(), "last_row");
+    auto lowered = pipeline::lower(*k.function(), "last_row");
     codegen::GlslKernel glsl = codegen::emit_glsl(*lowered.function);
     std::string source = glsl.source;
     const std::string group_y = "gl_WorkGroupID.y";

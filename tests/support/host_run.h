@@ -1,7 +1,7 @@
 // Runs a recorded kernel in the host interpreter (the oracle) and on the device, with the same arguments.
 #pragma once
 #include <adjoint/adjoint.h>
-#include <adjoint/autodiff/autodiff.h>
+#include <adjoint/pipeline/lower.h>
 #include <adjoint/ir/interpreter.h>
 
 #include <array>
@@ -65,7 +65,7 @@ struct InterpretOptions {
 // std::vectors (written in place), images HostImage, values plain DSL values.
 template <typename K, typename... A>
 void interpret_with(const InterpretOptions& options, const K& kernel, std::array<uint32_t, 3> size, A&... args) {
-    auto lowered = autodiff::lower(*kernel.function());
+    auto lowered = pipeline::lower(*kernel.function());
     if (options.block != std::array<uint32_t, 3>{0, 0, 0}) lowered.function->block_size = options.block;
     std::vector<detail_run::InterpArg> holders;
     (holders.push_back(detail_run::interp_arg(args)), ...);

@@ -4,7 +4,7 @@
 
 #include "compile/glsl_compiler.h"
 
-#include <adjoint/autodiff/autodiff.h>
+#include <adjoint/pipeline/lower.h>
 #include <adjoint/codegen/glsl.h>
 #include <adjoint/ir/printer.h>
 
@@ -172,9 +172,9 @@ json bench_compile(Env& env) {
     // The same pipeline stage by stage, as the runtime runs it (Device::compile exposes no split).
     auto ctx = env.vk_context();
     const codegen::GlslOptions glsl_options = glsl_options_for(*ctx);
-    autodiff::Lowered lowered;
+    pipeline::Lowered lowered;
     Samples lowering = measure(warm_reps, [&] {
-        lowered = autodiff::lower(*kernel.function());
+        lowered = pipeline::lower(*kernel.function());
         lowered.function->set_name(kName);
     });
     codegen::GlslKernel layout;

@@ -3,7 +3,7 @@
 
 #include "runtime/glsl_options.h"
 
-#include <adjoint/autodiff/autodiff.h>
+#include <adjoint/pipeline/lower.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -114,7 +114,7 @@ codegen::GlslOptions glsl_options_for(const vk::Context& ctx) { return detail::g
 
 codegen::GlslKernel emit_like_runtime(const ir::Function& kernel, const std::string& name, const vk::Context& ctx,
                                       const std::string& expected_glsl) {
-    auto lowered = autodiff::lower(kernel);
+    auto lowered = pipeline::lower(kernel);
     lowered.function->set_name(name);
     codegen::GlslKernel k = codegen::emit_glsl(*lowered.function, glsl_options_for(ctx));
     if (k.source != expected_glsl)

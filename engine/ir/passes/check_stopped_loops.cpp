@@ -159,7 +159,7 @@ struct Checker {
         ValueId was = builder.emit(Op::LoopMark, {builder.u32(0, loc)}, Type::u32(), 0, loc);
         ValueId stopped = builder.if_(builder.binary(Op::Eq, was, builder.u32(0, loc), loc), loc);
         builder.push(*f.inst(stopped).regions[0]);
-        builder.emit(Op::Trap, {builder.u32(register_trap(message(loc)), loc)}, Type::void_type(), 0, loc);
+        builder.emit(Op::Trap, {builder.u32(add_trap(f, message(loc)), loc)}, Type::void_type(), 0, loc);
         builder.pop();
         builder.pop();
 

@@ -2,6 +2,7 @@
 // operands of live instructions, and the stores to locals that a live load reads. Everything else goes,
 // including locals whose loads only feed their own stores, and branches left empty.
 #include <adjoint/ir/passes.h>
+#include <adjoint/ir/walk.h>
 
 namespace adjoint::ir {
 
@@ -32,12 +33,11 @@ struct Dce {
     }
 
     void collect(const Block& b) {
-        for (ValueId id : b.insts) {
+        walk(f, b, [&](ValueId id) {
             const Inst& in = f.inst(id);
             if (in.op == Op::Store) stores_of[in.operands[0]].push_back(id);
             if (is_root(in)) mark(id);
-            for (auto& r : in.regions) collect(*r);
-        }
+        });
     }
 
     void propagate() {

@@ -1,21 +1,17 @@
 // Inlining: every Call is replaced by a copy of the callee's body. A callee whose $return can happen
 // before its end runs inside a one-trip loop; a $return sets a flag and breaks, and each loop or switch
 // that holds one re-breaks when the flag is set, so the exit crosses any nesting.
+#include <adjoint/core/error.h>
 #include <adjoint/ir/clone.h>
 #include <adjoint/ir/passes.h>
+#include <adjoint/ir/walk.h>
 
 namespace adjoint::ir {
 
 namespace {
 
 bool contains_return(const Function& f, const Block& b) {
-    for (ValueId id : b.insts) {
-        const Inst& in = f.inst(id);
-        if (in.op == Op::Return) return true;
-        for (auto& r : in.regions)
-            if (contains_return(f, *r)) return true;
-    }
-    return false;
+    return any_inst(f, b, [&](ValueId id) { return f.inst(id).op == Op::Return; });
 }
 
 // True when the only Return is the last instruction of the top-level block.
@@ -32,16 +28,15 @@ bool returns_only_at_end(const Function& f) {
 
 // Emits the inlined body of call `call_id` at b's insertion point; returns the value that replaces the call.
 ValueId inline_call(Function& f, ValueId call_id, Builder& b) {
-    const Inst call = [&] {
-        const Inst& c = f.inst(call_id);
-        Inst copy;
-        copy.operands = c.operands;
-        copy.callee = c.callee;
-        copy.type = c.type;
-        copy.loc = c.loc;
+    const Inst call = [&] {   // a copy: inlining appends to the instruction table
+        Inst copy = copy_header(f.inst(call_id));
+        copy.operands = f.inst(call_id).operands;
         return copy;
     }();
     const Function& callee = *call.callee;
+    for (const auto& [code, message] : callee.traps)   // (traps come from passes after inlining; stay general)
+        if (!f.traps.try_emplace(code, message).second && f.traps.at(code) != message)
+            fail("internal: trap code ", code, " of callable '", callee.name(), "' means another message in '", f.name(), "'");
     ValueMap map(callee.inst_count());
     bool has_value = !call.type->is_void();
     ValueId ret = has_value ? b.local(call.type, call.loc) : kNoValue;

@@ -1,6 +1,7 @@
 // Helpers shared by the passes: use counts, use replacement, the pipeline driver.
 #include <adjoint/ir/passes.h>
 #include <adjoint/ir/verify.h>
+#include <adjoint/ir/walk.h>
 
 namespace adjoint::ir {
 
@@ -16,28 +17,19 @@ void replace_uses(Function& f, const std::vector<ValueId>& repl) {
 
 std::vector<uint32_t> count_uses(const Function& f) {
     std::vector<uint32_t> uses(f.inst_count(), 0);
-    std::vector<const Block*> stack{&f.body()};
-    while (!stack.empty()) {
-        const Block* b = stack.back();
-        stack.pop_back();
-        for (ValueId id : b->insts) {
-            const Inst& in = f.inst(id);
-            for (ValueId o : in.operands) ++uses[o];
-            for (auto& r : in.regions) stack.push_back(r.get());
-        }
-    }
+    walk(f, f.body(), [&](ValueId id) {
+        for (ValueId o : f.inst(id).operands) ++uses[o];
+    });
     return uses;
 }
 
 void collect_stored_locals(const Function& f, const Block& b, std::vector<uint8_t>& stored) {
-    for (ValueId id : b.insts) {
-        const Inst& in = f.inst(id);
-        if (in.op == Op::Store) stored[in.operands[0]] = 1;
-        for (auto& r : in.regions) collect_stored_locals(f, *r, stored);
-    }
+    walk(f, b, [&](ValueId id) {
+        if (f.inst(id).op == Op::Store) stored[f.inst(id).operands[0]] = 1;
+    });
 }
 
-void optimize(Function& f, bool strict_scopes, bool verify_each) {
+void optimize(Function& f, bool verify_each) {
     struct Step { const char* name; bool (*run)(Function&); };
     static const Step steps[] = {
         {"forward_locals", forward_locals},
@@ -50,7 +42,7 @@ void optimize(Function& f, bool strict_scopes, bool verify_each) {
         bool changed = false;
         for (const Step& s : steps) {
             changed |= s.run(f);
-            if (verify_each) verify_or_throw(f, s.name, strict_scopes);
+            if (verify_each) verify_or_throw(f, s.name);
         }
         if (!changed) break;
     }

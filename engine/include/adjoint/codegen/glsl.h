@@ -46,6 +46,7 @@ struct GlslKernel {
     uint32_t image_count = 0;
     uint32_t push_bytes = 0;            // dispatch size (uvec3) first, then value arguments
     bool uses_status = false;           // a trap reports to the status buffer, bound after the user buffers
+    ir::TrapTable traps;                // the messages of the codes its traps write
     uint32_t status_binding = 0;
     bool uses_scratch = false;          // large autodiff tapes live in a runtime-managed scratch buffer
     uint32_t scratch_binding = 0;

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <deque>
+#include <map>
 #include <cstdint>
 #include <memory>
 #include <source_location>
@@ -24,6 +25,9 @@ struct Block {
 };
 
 class Function;
+
+// A kernel's trap messages by the code its Trap instructions write (ir/trap.h).
+using TrapTable = std::map<uint32_t, std::string>;
 
 // A kernel argument the user passes as one value although it binds several parameters (a texture: its texels
 // and its level table). The runtime checks and names it as one argument of kind `kind`.
@@ -46,6 +50,21 @@ struct Inst {
     std::source_location loc;                // the C++ line of the DSL call that recorded it
     bool dead = false;                       // removed by a pass; ids are never reused
 };
+
+// What every copy of an instruction starts from: its own fields (op, type, imm, words, has_default, callee,
+// loc) and one empty block per region; operands and the dead mark are the copier's.
+inline Inst copy_header(const Inst& in) {
+    Inst copy;
+    copy.op = in.op;
+    copy.type = in.type;
+    copy.imm = in.imm;
+    copy.words = in.words;
+    copy.has_default = in.has_default;
+    copy.callee = in.callee;
+    copy.loc = in.loc;
+    for (size_t r = 0; r < in.regions.size(); ++r) copy.regions.push_back(std::make_unique<Block>());
+    return copy;
+}
 
 class Function {
 public:
@@ -70,6 +89,8 @@ public:
     std::source_location loc;                // where the kernel or callable was defined
     // 32-bit words of the runtime-managed scratch buffer each thread uses (autodiff's large tapes).
     uint32_t scratch_words_per_thread = 0;
+    // The messages of this function's Trap instructions (ir::add_trap): data of the kernel, not of the process.
+    TrapTable traps;
 
     Block& body() { return body_; }
     const Block& body() const { return body_; }
@@ -100,13 +121,5 @@ inline bool is_constant(const Function& f, ValueId v) { return f.inst(v).op == O
 float const_float(const Function& f, ValueId v);          // lane 0 as float (the value must be a float const)
 int64_t const_int(const Function& f, ValueId v);          // lane 0 as int or uint
 bool const_is(const Function& f, ValueId v, double x);    // every lane equals x (float or int constants)
-
-// Visits every block of f depth-first (outer block before its nested ones).
-template <typename F>
-void for_each_block(Function& f, Block& b, F&& fn) {
-    fn(b);
-    for (ValueId id : b.insts)
-        for (auto& r : f.inst(id).regions) for_each_block(f, *r, fn);
-}
 
 } // namespace adjoint::ir

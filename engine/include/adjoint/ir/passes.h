@@ -20,6 +20,9 @@ bool fold_constants(Function& f);          // evaluates pure ops of constants on
 bool simplify(Function& f);                // algebraic identities that are exact in IEEE arithmetic
 bool eliminate_common_subexpressions(Function& f);   // one copy of each pure value per dominating scope
 bool eliminate_dead_code(Function& f);     // unused pure values, locals never read, empty branches
+// Reads from outside the blocks that enclose a value's definition (autodiff's reverse code makes them) go
+// through a local instead, so that every pass after autodiff sees strictly scoped IR (passes/scope_values.cpp).
+bool scope_values(Function& f);
 
 // Devices that stop loops after a fixed number of iterations (lavapipe: 65,535 per group of threads, all
 // their loops together) leave such a loop as if it had ended and run on with wrong values. This pass makes
@@ -34,8 +37,8 @@ struct LoopLimit {
 bool check_stopped_loops(Function& f, const LoopLimit& limit);   // runs last, after autodiff and cleanup
 
 // Runs the cleanup passes to a fixed point, verifying after each pass when `verify_each` is set (the
-// default in debug builds and tests). `strict_scopes` as ir::verify.
-void optimize(Function& f, bool strict_scopes = true, bool verify_each = kVerifyByDefault);
+// default in debug builds and tests).
+void optimize(Function& f, bool verify_each = kVerifyByDefault);
 
 
 // Helpers shared by passes.

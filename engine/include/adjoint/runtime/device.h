@@ -1,5 +1,6 @@
 // The host API: Context, Device, Buffer, Image, Shader, Stream and the commands a stream takes.
 #pragma once
+#include <adjoint/autodiff/autodiff.h>   // TapeUse
 #include <adjoint/core/error.h>
 #include <adjoint/dsl/type_desc.h>
 #include <adjoint/ir/function.h>
@@ -158,13 +159,6 @@ DispatchArg to_dispatch_arg(const T& v) {
 
 // A compiled kernel. shader(args...) checks the arguments against the kernel's parameters (count and
 // types; an Error names the kernel and the argument) and .dispatch(w[, h[, d]]) makes the command.
-struct TapeUse {
-    std::string loop;                      // "file.cpp:42"
-    uint32_t bytes_per_thread = 0;
-    uint32_t capacity = 0;                 // iterations the tape holds; 0 when the loop needs no tape
-    bool in_scratch = false;               // held in a runtime-managed scratch buffer (large tapes)
-};
-
 class ShaderBase {
 public:
     class Invocation {
