@@ -70,13 +70,28 @@ ValueId Builder::emit(Op op, std::vector<ValueId> operands, const Type* type, in
     return place(std::move(inst));
 }
 
+bool Builder::is_open(const Block* b) const {
+    for (const auto& level : blocks_)
+        if (level.first == b) return true;
+    return false;
+}
+
 ValueId Builder::constant(const Type* type, std::vector<uint32_t> lanes, std::source_location loc) {
+    const bool share = share_constants_ && blocks_.back().second == npos;
+    auto key = std::make_pair(type, lanes);
+    if (share)
+        for (size_t level = constants_.size(); level-- > 0;) {
+            auto it = constants_[level].find(key);
+            if (it != constants_[level].end() && !f_->inst(it->second).dead) return it->second;
+        }
     Inst inst;
     inst.op = Op::Const;
     inst.type = type;
     inst.words = std::move(lanes);
     inst.loc = loc;
-    return place(std::move(inst));
+    ValueId id = place(std::move(inst));
+    if (share) constants_.back().emplace(std::move(key), id);
+    return id;
 }
 
 ValueId Builder::f32(float v, std::source_location loc) { return constant(Type::f32(), {bits_of(v)}, loc); }
