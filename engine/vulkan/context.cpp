@@ -409,6 +409,21 @@ uint64_t next_resource_id() {
     return next++;
 }
 
+std::vector<DeviceInfo> enumerate_devices() {
+    Context::Impl impl;   // its destructor destroys the instance
+    create_instance(impl, false, {});
+    uint32_t n = 0;
+    VK_CHECK(vkEnumeratePhysicalDevices(impl.instance, &n, nullptr));
+    if (n == 0)
+        fail_no_driver("the Vulkan loader found no physical device");
+    std::vector<VkPhysicalDevice> physical(n);
+    VK_CHECK(vkEnumeratePhysicalDevices(impl.instance, &n, physical.data()));
+    std::vector<DeviceInfo> devices;
+    for (uint32_t i = 0; i < n; ++i)
+        devices.push_back(describe(physical[i], i));
+    return devices;
+}
+
 std::shared_ptr<Context> Context::create(const ContextOptions& options) {
     auto impl = std::make_unique<Impl>();
     create_instance(*impl, options.validation, options.extras.instance_extensions);
@@ -427,12 +442,7 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options) {
         check_extras(impl->devices.back(), physical[i], impl->instance, options.extras);
     }
 
-    // An explicit option wins over the environment so that tests and tools can pin a device.
-    std::string spec = options.device_override;
-    if (spec.empty())
-        if (const char* env = std::getenv("ADJOINT_DEVICE"))
-            spec = env;
-    impl->choice = choose_device(impl->devices, spec);
+    impl->choice = choose_device(impl->devices, options.device_override);
     if (!impl->choice.chosen) {
         std::string lines;
         for (const auto& line : impl->choice.report)
