@@ -24,10 +24,13 @@ ir::ValueId resolve_member(const MemberRef& m, ir::ValueId cached, const ir::Blo
     // Reuse the extract only where it is visible: recorded in the current block or one enclosing it
     // (not in an $if branch the insertion point has left).
     if (cached != ir::kNoValue && r.b.is_open(block)) return cached;
-    std::vector<ir::ValueId> path;
-    for (uint8_t d = 0; d < m.depth; ++d) path.push_back(r.b.i32(m.path[d], r.last_loc));
-    block = &r.b.block();
-    return r.b.extract(m.root, path, r.last_loc);
+    // Placed where the parent is visible, outside any branch or loop entered since: a member of a value
+    // from before a loop is extracted once, before it (as autodiff's forward mode for loops needs).
+    return r.b.hoisted(m.root, [&] {
+        std::vector<ir::ValueId> path;
+        for (uint8_t d = 0; d < m.depth; ++d) path.push_back(r.b.i32(m.path[d], r.last_loc));
+        return r.b.extract(m.root, path, r.last_loc);
+    }, &block);
 }
 
 } // namespace adjoint::detail

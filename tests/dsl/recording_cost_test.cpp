@@ -100,30 +100,39 @@ TEST(RecordingCost, AnExprVectorRecordsNoMembersUntilUsed) {
 }
 
 TEST(RecordingCost, ConstantsAndMembersAreSharedOnlyWhereTheyAreVisible) {
-    // A constant or member first used inside a branch is recorded again after it (the branch's value is
-    // not visible there); one used before the branch is reused inside it.
+    // A constant first used inside a branch is recorded again after it (the branch's is not visible there);
+    // one used before the branch is reused inside it. A member first used inside a branch or loop is
+    // extracted before that statement, where its vector is visible, so later uses share it and no loop
+    // extracts it per iteration.
     Kernel1D k = [](BufferFloat3 xs, BufferFloat ys) noexcept {
         auto i = dispatch_id().x;
         Expr<float3> p = xs.read(i);
         Float s = 1.5f;
         $if (i > 3u) { s += p.y * 4.0f + 1.5f; }
         $else { s += 4.0f; };
+        $for (j, 2u) { s += p.z; };
         ys.write(i, s + p.y * 4.0f);
     };
     const ir::Function& f = *k.function();
     auto n = placed(f);
     std::string text = ir::print(f);
     EXPECT_EQ(ir::verify(f), "") << text;
-    // Body: 0 (index of .x), 1.5, 3u, then after the $if: 1 (index of .y), 4.0 again. The then-branch: 1,
-    // 4.0 (1.5 is the body's); the else-branch: 4.0.
-    EXPECT_EQ(n[ir::Op::Const], 8) << text;
-    EXPECT_EQ(n[ir::Op::Extract], 3) << text;   // .x; .y in the then-branch and again after it
+    // Body: 0 (index of .x), 1.5, 3u, 1 (index of .y, before the $if), 2 (index of .z, before the loop),
+    // 0u and 2u (the $for's bounds), 1u (its step), 4.0 after the $if; the then-branch: 4.0 (1.5 is the
+    // body's); the else-branch: 4.0.
+    EXPECT_EQ(n[ir::Op::Const], 11) << text;
+    EXPECT_EQ(n[ir::Op::Extract], 3) << text;   // .x, .y and .z, each once in the body
+    int body_extracts = 0;
+    for (ir::ValueId id : f.body().insts) body_extracts += f.inst(id).op == ir::Op::Extract;
+    EXPECT_EQ(body_extracts, 3) << text;
     std::vector<float> xs(4 * 8), ys(8);   // float3 elements take 16 bytes
     for (size_t j = 0; j < xs.size(); ++j) xs[j] = float(j);
     interpret(k, 8, {&xs, &ys});
     for (uint32_t t = 0; t < 8; ++t) {
-        float y = xs[4 * t + 1];
+        float y = xs[4 * t + 1], z = xs[4 * t + 2];
         float s = 1.5f + (t > 3 ? y * 4.0f + 1.5f : 4.0f);
+        s += z;
+        s += z;
         EXPECT_EQ(ys[t], s + y * 4.0f) << t;
     }
 }

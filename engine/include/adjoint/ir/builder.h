@@ -3,6 +3,7 @@
 #pragma once
 #include <adjoint/ir/function.h>
 
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <optional>
@@ -42,6 +43,11 @@ public:
     // current block or an enclosing one (before the insertion point) instead of placing another. On for the
     // DSL, whose blocks are only ever appended to in order; off for passes, which insert and move code.
     void share_constants(bool on) { share_constants_ = on; }
+    // Runs `record` with the insertion point moved as early as a value computed from `after` alone may go:
+    // into the deepest open block entered before `after` was placed, just before the statement open in it
+    // (or at the current point when that is the current block). Where blocks are only appended to in
+    // order (the DSL), ids grow with the recording, which is what places `after`. `placed` gets the block.
+    ValueId hoisted(ValueId after, const std::function<ValueId()>& record, const Block** placed);
     size_t depth() const { return blocks_.size(); }
     // Where the next instruction goes in the current block: appended (default) or before position `index`.
     void set_insert_index(size_t index) { blocks_.back().second = index; }
