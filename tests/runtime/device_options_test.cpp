@@ -136,7 +136,9 @@ TEST(DeviceOptions, ListDevicesNamesEachPhysicalDevice) {
         if (d.name != chosen.name()) continue;
         by_index.device = std::to_string(d.index);
         EXPECT_EQ(ctx.create_device(by_index).name(), d.name);
-        if (d.name.find("llvmpipe") != std::string::npos) EXPECT_EQ(d.type, "cpu");
+        if (d.name.find("llvmpipe") != std::string::npos) {
+            EXPECT_EQ(d.type, "cpu");
+        }
     }
 }
 
