@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -20,6 +21,26 @@ namespace adjoint::codegen {
 using namespace ir;
 
 namespace {
+
+// ops.def's glsl column: how an operation is spelled (see the column's description there).
+enum class Form : uint8_t { Stmt, Fn, SpecialFn, Infix, Prefix, Compare, Special };
+struct Spelling {
+    Form form;
+    const char* text = nullptr;          // the function or operator
+    const char* vector_text = nullptr;   // Compare: the function on vectors
+};
+constexpr Spelling Fn(const char* f) { return {Form::Fn, f}; }
+constexpr Spelling Infix(const char* op) { return {Form::Infix, op}; }
+constexpr Spelling Prefix(const char* op) { return {Form::Prefix, op}; }
+constexpr Spelling Compare(const char* op, const char* fn) { return {Form::Compare, op, fn}; }
+constexpr Spelling SpecialFn{Form::SpecialFn}, Special{Form::Special}, Stmt{Form::Stmt};
+constexpr Spelling kSpellings[] = {
+#define ADJOINT_OP(name, arity, typing, domain, effect, ad, lanes, glsl) glsl,
+#include <adjoint/ir/ops.def>
+#undef ADJOINT_OP
+};
+static_assert(std::size(kSpellings) == op_count());
+const Spelling& spelling(Op op) { return kSpellings[size_t(op)]; }
 
 std::string scalar_prefix(ScalarKind k) {
     switch (k) {
@@ -222,7 +243,7 @@ private:
                     result_.barrier_at = format_location(in.loc);
                     if (result_.barrier_at.empty()) result_.barrier_at = "an unknown line";
                 }
-                if (is_subgroup_op(in.op)) use_subgroup(in, subgroup_feature(in.op), subgroup_function(in.op));
+                if (is_subgroup_op(in.op)) use_subgroup(in, subgroup_feature(in.op), std::string(ir::name(in.op)));
                 if (in.op == Op::Builtin && BuiltinId(in.imm) == BuiltinId::SubgroupSize)
                     use_subgroup(in, kSubgroupBasic, "subgroup_size");
                 if (in.op == Op::Builtin && BuiltinId(in.imm) == BuiltinId::SubgroupInvocationId)
@@ -548,8 +569,7 @@ private:
         default: break;
         }
         if (is_subgroup_op(in.op)) {
-            std::string fn = subgroup_glsl(in.op);
-            define(id, fn + "(" + (in.operands.empty() ? std::string() : op(0)) + ")");
+            define(id, std::string(spelling(in.op).text) + "(" + (in.operands.empty() ? std::string() : op(0)) + ")");
             return;
         }
         define(id, expression(in, op, a, t0));
@@ -581,35 +601,7 @@ private:
         default: return kSubgroupArithmetic;
         }
     }
-    static const char* subgroup_function(Op op) {
-        switch (op) {
-        case Op::SubgroupElect: return "subgroup_elect";
-        case Op::SubgroupAll: return "subgroup_all";
-        case Op::SubgroupAny: return "subgroup_any";
-        case Op::SubgroupAllEqual: return "subgroup_all_equal";
-        case Op::SubgroupBallot: return "subgroup_ballot";
-        case Op::SubgroupAdd: return "subgroup_add";
-        case Op::SubgroupMin: return "subgroup_min";
-        case Op::SubgroupMax: return "subgroup_max";
-        case Op::SubgroupExclusiveAdd: return "subgroup_exclusive_add";
-        default: return "subgroup_broadcast_first";
-        }
-    }
-    static std::string subgroup_glsl(Op op) {
-        switch (op) {
-        case Op::SubgroupElect: return "subgroupElect";
-        case Op::SubgroupAll: return "subgroupAll";
-        case Op::SubgroupAny: return "subgroupAny";
-        case Op::SubgroupAllEqual: return "subgroupAllEqual";
-        case Op::SubgroupBallot: return "subgroupBallot";
-        case Op::SubgroupAdd: return "subgroupAdd";
-        case Op::SubgroupMin: return "subgroupMin";
-        case Op::SubgroupMax: return "subgroupMax";
-        case Op::SubgroupExclusiveAdd: return "subgroupExclusiveAdd";
-        default: return "subgroupBroadcastFirst";
-        }
-    }
-    void use_subgroup(const Inst& in, uint32_t feature, const char* what) {
+    void use_subgroup(const Inst& in, uint32_t feature, const std::string& what) {
         static const char* names[] = {"basic", "vote", "arithmetic", "ballot"};
         const char* kind = names[feature == kSubgroupBasic ? 0 : feature == kSubgroupVote ? 1
                                  : feature == kSubgroupArithmetic ? 2 : 3];
@@ -624,16 +616,8 @@ private:
     // Functions that act component by component: GLSL has them for scalars and vectors only, so on a
     // matrix (which the type rules allow: sin(m), min(m, 0.5)) they are written column by column.
     static bool column_wise(Op op) {
-        switch (op) {
-        case Op::Abs: case Op::Sign: case Op::Floor: case Op::Ceil: case Op::Fract: case Op::Round: case Op::Trunc:
-        case Op::Sqrt: case Op::Rsqrt: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2: case Op::Log10:
-        case Op::Sin: case Op::Cos: case Op::Tan: case Op::Asin: case Op::Acos: case Op::Atan: case Op::Sinh:
-        case Op::Cosh: case Op::Tanh: case Op::Sigmoid: case Op::Softplus: case Op::Saturate: case Op::Min: case Op::Max:
-        case Op::Pow: case Op::Atan2: case Op::Fmod: case Op::Step: case Op::Clamp: case Op::Lerp: case Op::Smoothstep:
-        case Op::Fma:
-            return true;
-        default: return false;
-        }
+        Form form = spelling(op).form;
+        return ir::info(op).componentwise && (form == Form::Fn || form == Form::SpecialFn);
     }
 
     template <typename OpFn, typename ArgFn>
@@ -669,22 +653,19 @@ private:
             return std::string(fn) + "(" + arg(in.operands[0], operand) + ", " + arg(in.operands[1], operand) + ")";
         };
         bool vec = t0 && t0->is_vector();
+        const Spelling& sp = spelling(in.op);
+        switch (sp.form) {
+        case Form::Fn: return call(sp.text);
+        case Form::Infix: return infix(sp.text);
+        case Form::Prefix: return sp.text + op(0);
+        case Form::Compare: return in.type->is_vector() ? compare(sp.vector_text) : infix(sp.text);
+        case Form::SpecialFn: case Form::Special: break;
+        case Form::Stmt: fail("internal: no GLSL spelling for '", ir::name(in.op), "'");
+        }
         switch (in.op) {
-        case Op::Neg: return "-" + op(0);
-        case Op::Add: return infix("+");
-        case Op::Sub: return infix("-");
         case Op::Mul:
             if (t0->is_matrix() && f_.type_of(in.operands[1])->is_matrix()) return call("matrixCompMult");
             return infix("*");
-        case Op::Div: return infix("/");
-        case Op::Mod: return infix("%");
-        case Op::MatMul: return infix("*");
-        case Op::Lt: return in.type->is_vector() ? compare("lessThan") : infix("<");
-        case Op::Le: return in.type->is_vector() ? compare("lessThanEqual") : infix("<=");
-        case Op::Gt: return in.type->is_vector() ? compare("greaterThan") : infix(">");
-        case Op::Ge: return in.type->is_vector() ? compare("greaterThanEqual") : infix(">=");
-        case Op::Eq: return in.type->is_vector() ? compare("equal") : infix("==");
-        case Op::Ne: return in.type->is_vector() ? compare("notEqual") : infix("!=");
         case Op::And: case Op::Or:
             if (in.type->is_vector()) {
                 std::string u = "uvec" + std::to_string(in.type->dim());
@@ -692,22 +673,12 @@ private:
             }
             return infix(in.op == Op::And ? "&&" : "||");
         case Op::Not: return vec ? "not(" + op(0) + ")" : "!" + op(0);
-        case Op::BitAnd: return infix("&");
-        case Op::BitOr: return infix("|");
-        case Op::BitXor: return infix("^");
-        case Op::BitNot: return "~" + op(0);
-        case Op::Shl: return infix("<<");
-        case Op::Shr: return infix(">>");
         case Op::Select:
             if (t0->is_vector()) return "mix(" + op(2) + ", " + op(1) + ", " + op(0) + ")";
             return op(0) + " ? " + op(1) + " : " + op(2);
         case Op::Abs:   // GLSL has no abs(uint); it is the identity
             if (t0->scalar_kind() == ScalarKind::UInt || t0->scalar_kind() == ScalarKind::UInt64) return op(0);
             return call("abs");
-        case Op::Sign: return call("sign");
-        case Op::Floor: return call("floor");
-        case Op::Ceil: return call("ceil");
-        case Op::Fract: return call("fract");
         case Op::Round: {
             // Halves away from zero, as std::round (GLSL's round() leaves halves to the driver). Not
             // floor(abs(x) + 0.5): that sum rounds 0.49999997 up to 1. x - trunc(x) is exact, and picking
@@ -719,23 +690,7 @@ private:
                        glsl_type(t0) + "(0.5)))";
             return "(" + frac + " >= 0.5 ? " + t + " + sign(" + op(0) + ") : " + t + ")";
         }
-        case Op::Trunc: return call("trunc");
-        case Op::Sqrt: return call("sqrt");
-        case Op::Rsqrt: return call("inversesqrt");
-        case Op::Exp: return call("exp");
-        case Op::Exp2: return call("exp2");
-        case Op::Log: return call("log");
-        case Op::Log2: return call("log2");
         case Op::Log10: return "log2(" + op(0) + ") * 0.301029995663981";
-        case Op::Sin: return call("sin");
-        case Op::Cos: return call("cos");
-        case Op::Tan: return call("tan");
-        case Op::Asin: return call("asin");
-        case Op::Acos: return call("acos");
-        case Op::Atan: return call("atan");
-        case Op::Sinh: return call("sinh");
-        case Op::Cosh: return call("cosh");
-        case Op::Tanh: return call("tanh");
         case Op::Sigmoid: case Op::Softplus: {
             // Through e = exp(-|x|) <= 1, as engine/ir/eval.cpp computes them; vectors select with mix.
             const std::string type = glsl_type(t0), x = op(0);
@@ -754,29 +709,11 @@ private:
             return "max(" + x + ", 0.0) + " + log1p;
         }
         case Op::Saturate: return "clamp(" + op(0) + ", 0.0, 1.0)";
-        case Op::Min: return call("min");
-        case Op::Max: return call("max");
-        case Op::Pow: return call("pow");
-        case Op::Atan2: return call("atan");
         case Op::Fmod: return a(0) + " - " + a(1) + " * trunc(" + a(0) + " / " + a(1) + ")";
-        case Op::Step: return call("step");
-        case Op::Clamp: return call("clamp");
-        case Op::Lerp: return call("mix");
-        case Op::Smoothstep: return call("smoothstep");
-        case Op::Fma: return call("fma");
-        case Op::Dot: return call("dot");
-        case Op::Cross: return call("cross");
-        case Op::Length: return call("length");
         case Op::LengthSquared: return "dot(" + op(0) + ", " + op(0) + ")";
-        case Op::Distance: return call("distance");
-        case Op::Normalize: return call("normalize");
-        case Op::Reflect: return call("reflect");
         // GLSL's any/all take bool vectors only; of one bool they are that bool.
         case Op::Any: return vec ? call("any") : op(0);
         case Op::All: return vec ? call("all") : op(0);
-        case Op::Transpose: return call("transpose");
-        case Op::Inverse: return call("inverse");
-        case Op::Determinant: return call("determinant");
         default: break;
         }
         fail("internal: no GLSL spelling for '", ir::name(in.op), "'");

@@ -3,6 +3,7 @@
 
 #include <adjoint/core/error.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -70,13 +71,54 @@ ValueId Builder::emit(Op op, std::vector<ValueId> operands, const Type* type, in
     return place(std::move(inst));
 }
 
+bool Builder::is_open(const Block* b) const {
+    for (const auto& level : blocks_)
+        if (level.first == b) return true;
+    return false;
+}
+
+ValueId Builder::hoisted(ValueId after, const std::function<ValueId()>& record, const Block** placed) {
+    // Walk out while the statement that opened the level was placed after `after`.
+    size_t level = blocks_.size() - 1;
+    size_t open_at = 0;   // position of that statement in the enclosing block
+    while (level > 0) {
+        const Block& outer = *blocks_[level - 1].first;
+        const Block* inner = blocks_[level].first;
+        size_t k = outer.insts.size();
+        while (k > 0) {   // the opening statement is the last one or close to it
+            const Inst& in = f_->inst(outer.insts[k - 1]);
+            if (std::any_of(in.regions.begin(), in.regions.end(), [&](auto& r) { return r.get() == inner; })) break;
+            --k;
+        }
+        if (k == 0 || outer.insts[k - 1] < after) break;   // a scratch block (no opener), or `after` is outside
+        --level;
+        open_at = k - 1;
+    }
+    *placed = blocks_[level].first;
+    if (level + 1 == blocks_.size()) return record();
+    push(*blocks_[level].first);
+    set_insert_index(open_at);
+    ValueId v = record();
+    pop();
+    return v;
+}
+
 ValueId Builder::constant(const Type* type, std::vector<uint32_t> lanes, std::source_location loc) {
+    const bool share = share_constants_ && blocks_.back().second == npos;
+    auto key = std::make_pair(type, lanes);
+    if (share)
+        for (size_t level = constants_.size(); level-- > 0;) {
+            auto it = constants_[level].find(key);
+            if (it != constants_[level].end() && !f_->inst(it->second).dead) return it->second;
+        }
     Inst inst;
     inst.op = Op::Const;
     inst.type = type;
     inst.words = std::move(lanes);
     inst.loc = loc;
-    return place(std::move(inst));
+    ValueId id = place(std::move(inst));
+    if (share) constants_.back().emplace(std::move(key), id);
+    return id;
 }
 
 ValueId Builder::f32(float v, std::source_location loc) { return constant(Type::f32(), {bits_of(v)}, loc); }

@@ -29,9 +29,10 @@ struct Table {
     std::array<OpInfo, op_count()> infos;
     Table() {
         size_t i = 0;
-#define ADJOINT_OP(name, arity, typing, domain, effect, ad)                                              \
+        constexpr bool C = true, X = false;   // the lanes column
+#define ADJOINT_OP(name, arity, typing, domain, effect, ad, lanes, glsl)                                  \
     names[i] = snake(#name);                                                                             \
-    infos[i] = OpInfo{names[i], arity, Typing::typing, Domain::domain, Effect::effect, AdClass::ad};    \
+    infos[i] = OpInfo{names[i], arity, Typing::typing, Domain::domain, Effect::effect, AdClass::ad, lanes}; \
     ++i;
 #include <adjoint/ir/ops.def>
 #undef ADJOINT_OP

@@ -101,7 +101,6 @@ const Type* infer_type(Op op, std::span<const Type* const> t, const std::source_
     case Typing::Binary: {
         const Type* r = unify(t[0], t[1]);
         if (!r) type_error(op, t, loc, "operand types differ");
-        if (r->is_matrix() && (op == Op::Mul)) return r;   // component-wise scale; M*M is MatMul
         return r;
     }
     case Typing::Ternary: {

@@ -1,18 +1,15 @@
 // The emitter's options from a device's features (see glsl_options.h).
 #include "runtime/glsl_options.h"
 
-#include <cstdlib>
-#include <string_view>
-
 namespace adjoint::detail {
 
-codegen::GlslOptions glsl_options_for(const vk::DeviceInfo& d) {
+codegen::GlslOptions glsl_options_for(const vk::DeviceInfo& d, bool float_atomics) {
     codegen::GlslOptions o;
     o.float_atomic_add = d.float_atomic_add;
     o.float_atomic_min_max = d.float_atomic_min_max;
     o.shared_float_atomic_add = d.shared_float_atomic_add;
     o.shared_float_atomic_min_max = d.shared_float_atomic_min_max;
-    if (const char* cas = std::getenv("ADJOINT_NO_FLOAT_ATOMICS"); cas && std::string_view(cas) != "0")
+    if (!float_atomics)
         o.float_atomic_add = o.float_atomic_min_max = o.shared_float_atomic_add = o.shared_float_atomic_min_max = false;
     o.int64 = d.int64;
     o.int64_atomics = d.int64_atomics;

@@ -1,5 +1,5 @@
 // What the GLSL emitter may use on a device: its atomics, uint64 and subgroup support, read from the
-// device's features (ADJOINT_NO_FLOAT_ATOMICS=1 forces compare-and-swap loops for float atomics).
+// device's features.
 #pragma once
 #include <adjoint/codegen/glsl.h>
 
@@ -7,6 +7,7 @@
 
 namespace adjoint::detail {
 
-codegen::GlslOptions glsl_options_for(const vk::DeviceInfo& device);
+// float_atomics false (DeviceOptions): compare-and-swap loops even where the device has float atomics.
+codegen::GlslOptions glsl_options_for(const vk::DeviceInfo& device, bool float_atomics = true);
 
 } // namespace adjoint::detail

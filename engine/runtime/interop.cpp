@@ -13,7 +13,7 @@ Device create_device(Context&, const DeviceRequirements& r) {
     extras.on_instance = r.on_instance;
     extras.accept_queue_family = r.accept_queue_family;
     extras.on_instance_destroy = r.on_instance_destroy;
-    return adjoint::detail::create_device("vulkan", extras);
+    return adjoint::detail::create_device(DeviceOptions::from_environment(), "vulkan", extras);
 }
 
 DeviceHandles handles(const Device& device) {

@@ -69,7 +69,26 @@ struct Stream::Impl {
     void hazard();
     VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, uint32_t buffers, uint32_t images);
     void recycle();
+    // One copy between the host and `resource` through staging, the body of every upload and download:
+    // stages `bytes` (filled from `from` for an upload), records `copy` after any hazard on the resource,
+    // and queues the read-back into `to` (a download) for synchronize.
+    template <typename Copy>
+    void transfer(uint64_t resource, const void* from, void* to, size_t bytes, Copy&& copy);
 };
+
+template <typename Copy>
+void Stream::Impl::transfer(uint64_t resource, const void* from, void* to, size_t bytes, Copy&& copy) {
+    Staged staged = stage(bytes);
+    if (from)
+        std::memcpy(staged.host, from, bytes);
+    begin();
+    accesses.assign({{resource, from != nullptr}});
+    hazard();
+    copy(staged);
+    if (to)
+        downloads.push_back({to, staged.host, bytes});
+    ++pending;
+}
 
 void Stream::Impl::init(std::shared_ptr<Context> c) {
     ctx = std::move(c);
@@ -210,41 +229,12 @@ Stream::Stream(std::shared_ptr<Context> ctx) : impl_(std::make_unique<Impl>()) {
 Stream::~Stream() = default;
 size_t Stream::pending_commands() const { return impl_->pending; }
 
-void Stream::upload(Buffer& dst, size_t offset, const void* src, size_t bytes) {
-    if (offset > dst.size() || bytes > dst.size() - offset)
-        fail("upload of ", bytes, " bytes at offset ", offset, " overruns a buffer of ", dst.size(),
-             " bytes");
-    if (bytes == 0)
-        return;
-    Impl& s = *impl_;
-    Staged staged = s.stage(bytes);
-    std::memcpy(staged.host, src, bytes);
-    s.begin();
-    s.accesses.assign({{dst.id(), true}});
-    s.hazard();
-    VkBufferCopy region{staged.offset, offset, bytes};
-    vkCmdCopyBuffer(s.cmd, staged.buffer, dst.impl().raw.buffer, 1, &region);
-    ++s.pending;
-}
-
-void Stream::download(Buffer& src, size_t offset, void* dst, size_t bytes) {
-    if (offset > src.size() || bytes > src.size() - offset)
-        fail("download of ", bytes, " bytes at offset ", offset, " overruns a buffer of ", src.size(),
-             " bytes");
-    if (bytes == 0)
-        return;
-    Impl& s = *impl_;
-    Staged staged = s.stage(bytes);
-    s.begin();
-    s.accesses.assign({{src.id(), false}});
-    s.hazard();
-    VkBufferCopy region{offset, staged.offset, bytes};
-    vkCmdCopyBuffer(s.cmd, src.impl().raw.buffer, staged.buffer, 1, &region);
-    s.downloads.push_back({dst, staged.host, bytes});
-    ++s.pending;
-}
-
 namespace {
+void check_range(const char* what, size_t offset, size_t bytes, size_t size) {
+    if (offset > size || bytes > size - offset)
+        fail(what, " of ", bytes, " bytes at offset ", offset, " overruns a buffer of ", size, " bytes");
+}
+
 VkBufferImageCopy image_region(Image& image, size_t offset) {
     VkBufferImageCopy region{};
     region.bufferOffset = offset;
@@ -254,30 +244,42 @@ VkBufferImageCopy image_region(Image& image, size_t offset) {
 }
 } // namespace
 
+void Stream::upload(Buffer& dst, size_t offset, const void* src, size_t bytes) {
+    check_range("upload", offset, bytes, dst.size());
+    if (bytes == 0)
+        return;
+    Impl& s = *impl_;
+    s.transfer(dst.id(), src, nullptr, bytes, [&](const Staged& staged) {
+        VkBufferCopy region{staged.offset, offset, bytes};
+        vkCmdCopyBuffer(s.cmd, staged.buffer, dst.impl().raw.buffer, 1, &region);
+    });
+}
+
+void Stream::download(Buffer& src, size_t offset, void* dst, size_t bytes) {
+    check_range("download", offset, bytes, src.size());
+    if (bytes == 0)
+        return;
+    Impl& s = *impl_;
+    s.transfer(src.id(), nullptr, dst, bytes, [&](const Staged& staged) {
+        VkBufferCopy region{offset, staged.offset, bytes};
+        vkCmdCopyBuffer(s.cmd, src.impl().raw.buffer, staged.buffer, 1, &region);
+    });
+}
+
 void Stream::upload(Image& dst, const void* src) {
     Impl& s = *impl_;
-    const size_t bytes = size_t(dst.width()) * dst.height() * 16;
-    Staged staged = s.stage(bytes);
-    std::memcpy(staged.host, src, bytes);
-    s.begin();
-    s.accesses.assign({{dst.id(), true}});
-    s.hazard();
-    VkBufferImageCopy region = image_region(dst, staged.offset);
-    vkCmdCopyBufferToImage(s.cmd, staged.buffer, dst.impl().image, VK_IMAGE_LAYOUT_GENERAL, 1, &region);
-    ++s.pending;
+    s.transfer(dst.id(), src, nullptr, size_t(dst.width()) * dst.height() * 16, [&](const Staged& staged) {
+        VkBufferImageCopy region = image_region(dst, staged.offset);
+        vkCmdCopyBufferToImage(s.cmd, staged.buffer, dst.impl().image, VK_IMAGE_LAYOUT_GENERAL, 1, &region);
+    });
 }
 
 void Stream::download(Image& src, void* dst) {
     Impl& s = *impl_;
-    const size_t bytes = size_t(src.width()) * src.height() * 16;
-    Staged staged = s.stage(bytes);
-    s.begin();
-    s.accesses.assign({{src.id(), false}});
-    s.hazard();
-    VkBufferImageCopy region = image_region(src, staged.offset);
-    vkCmdCopyImageToBuffer(s.cmd, src.impl().image, VK_IMAGE_LAYOUT_GENERAL, staged.buffer, 1, &region);
-    s.downloads.push_back({dst, staged.host, bytes});
-    ++s.pending;
+    s.transfer(src.id(), nullptr, dst, size_t(src.width()) * src.height() * 16, [&](const Staged& staged) {
+        VkBufferImageCopy region = image_region(src, staged.offset);
+        vkCmdCopyImageToBuffer(s.cmd, src.impl().image, VK_IMAGE_LAYOUT_GENERAL, staged.buffer, 1, &region);
+    });
 }
 
 void Stream::fill_zero(Buffer& dst) {

@@ -43,6 +43,13 @@ struct Context::Impl {
     void run_once(const std::function<void(VkCommandBuffer)>& record);
 };
 
+// Physical devices (device_info.cpp): extension lists, a device's DeviceInfo (index: its enumeration
+// position), and the caller's extra requirements checked into DeviceInfo::unmet / queue_family.
+bool has_extension(const std::vector<VkExtensionProperties>& list, const char* name);
+std::vector<VkExtensionProperties> device_extensions(VkPhysicalDevice pd);
+DeviceInfo describe(VkPhysicalDevice pd, uint32_t index);
+void check_extras(DeviceInfo& d, VkPhysicalDevice pd, VkInstance instance, const ContextExtras& extras);
+
 // The next id for hazard tracking; buffers and images share one sequence so one set can hold both.
 uint64_t next_resource_id();
 

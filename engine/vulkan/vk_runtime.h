@@ -67,7 +67,7 @@ struct ContextExtras {
 struct ContextOptions {
     ContextExtras extras;
     bool validation = false;          // enable VK_LAYER_KHRONOS_validation + a counting debug messenger
-    std::string device_override;      // as choose_device
+    std::string device_override;      // as choose_device (the environment is not read: see from_environment)
 
     // ADJOINT_VALIDATION (on unless unset, empty or "0") and ADJOINT_DEVICE: the one reading of the
     // environment that the runtime and the test fixtures share.
@@ -78,6 +78,10 @@ class Buffer;
 class Image;
 class Pipeline;
 class Stream;
+
+// The physical devices (usable or not) as a Context would see them, through a temporary instance without
+// validation. Throws the no-driver Error where Context::create would.
+std::vector<DeviceInfo> enumerate_devices();
 
 // Thread-safe: resources, pipelines and streams may be created and used from several threads at once (each
 // Stream by one thread at a time); submissions to the shared queue are serialized inside.

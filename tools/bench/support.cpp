@@ -103,14 +103,12 @@ TempDir::~TempDir() {
 }
 
 std::shared_ptr<vk::Context> make_vk_context() {
-    vk::ContextOptions options;
-    const char* validation = std::getenv("ADJOINT_VALIDATION");
-    options.validation = validation && std::string_view(validation) != "0";
-    if (const char* d = std::getenv("ADJOINT_DEVICE")) options.device_override = d;
-    return vk::Context::create(options);
+    return vk::Context::create(vk::ContextOptions::from_environment());
 }
 
-codegen::GlslOptions glsl_options_for(const vk::Context& ctx) { return detail::glsl_options_for(ctx.device_info()); }
+codegen::GlslOptions glsl_options_for(const vk::Context& ctx) {
+    return detail::glsl_options_for(ctx.device_info(), DeviceOptions::from_environment().float_atomics);
+}
 
 codegen::GlslKernel emit_like_runtime(const ir::Function& kernel, const std::string& name, const vk::Context& ctx,
                                       const std::string& expected_glsl) {

@@ -13,21 +13,21 @@ void main() {
     if (adjoint_id.x >= pc.dispatch_size.x) return;
     const uvec3 v2 = adjoint_id;
     const uint v4 = v2.x;
-    const uint v10 = v4 % 4u;
-    uint v12_old = b0[v10];
+    const uint v6 = v4 % 4u;
+    uint v8_old = b0[v6];
     while (true) {
-        uint v12_prev = atomicCompSwap(b0[v10], v12_old, floatBitsToUint(uintBitsToFloat(v12_old) + 1.0));
-        if (v12_prev == v12_old) break;
-        v12_old = v12_prev;
+        uint v8_prev = atomicCompSwap(b0[v6], v8_old, floatBitsToUint(uintBitsToFloat(v8_old) + 1.0));
+        if (v8_prev == v8_old) break;
+        v8_old = v8_prev;
     }
-    const float v12 = uintBitsToFloat(v12_old);
-    const float v14 = float(v4);
-    uint v15_old = b0[4u];
+    const float v8 = uintBitsToFloat(v8_old);
+    const float v9 = float(v4);
+    uint v10_old = b0[4u];
     while (true) {
-        uint v15_prev = atomicCompSwap(b0[4u], v15_old, floatBitsToUint(max(uintBitsToFloat(v15_old), v14)));
-        if (v15_prev == v15_old) break;
-        v15_old = v15_prev;
+        uint v10_prev = atomicCompSwap(b0[4u], v10_old, floatBitsToUint(max(uintBitsToFloat(v10_old), v9)));
+        if (v10_prev == v10_old) break;
+        v10_old = v10_prev;
     }
-    const float v15 = uintBitsToFloat(v15_old);
-    const int v18 = atomicAdd(b1[0u], 1);
+    const float v10 = uintBitsToFloat(v10_old);
+    const int v13 = atomicAdd(b1[0u], 1);
 }

@@ -15,9 +15,9 @@ void main() {
     if (adjoint_id.x >= pc.dispatch_size.x) return;
     const uvec3 v2 = adjoint_id;
     const uint v4 = v2.x;
-    const uint v10 = v4 % 4u;
-    const float v12 = atomicAdd(b0[v10], 1.0);
-    const float v14 = float(v4);
-    const float v15 = atomicMax(b0[4u], v14);
-    const int v18 = atomicAdd(b1[0u], 1);
+    const uint v6 = v4 % 4u;
+    const float v8 = atomicAdd(b0[v6], 1.0);
+    const float v9 = float(v4);
+    const float v10 = atomicMax(b0[4u], v9);
+    const int v13 = atomicAdd(b1[0u], 1);
 }

@@ -13,41 +13,41 @@ void main() {
     if (adjoint_id.x >= pc.dispatch_size.x) return;
     const uvec3 v2 = adjoint_id;
     const uint v4 = v2.x;
-    const float v9 = float(v4);
-    int l13;
-    bool l14;
-    l14 = false;
+    const float v5 = float(v4);
+    int l8;
+    bool l9;
+    l9 = false;
     while (true) {
-        int l23;
-        l23 = 0;
+        int l18;
+        l18 = 0;
         while (true) {
-            const int v26 = l23;
-            const bool v27 = v26 < 8;
-            const bool v32 = !v27;
+            const int v21 = l18;
+            const bool v22 = v21 < 8;
+            const bool v26 = !v22;
+            if (v26) {
+                break;
+            }
+            const uint v29 = uint(v21);
+            const float v30 = b0[v29];
+            const bool v32 = v30 > v5;
             if (v32) {
+                l8 = v21;
+                l9 = true;
                 break;
             }
-            const uint v35 = uint(v26);
-            const float v36 = b0[v35];
-            const bool v38 = v36 > v9;
-            if (v38) {
-                l13 = v26;
-                l14 = true;
-                break;
-            }
-            const int v44 = l23;
-            const int v45 = v44 + 1;
-            l23 = v45;
+            const int v38 = l18;
+            const int v39 = v38 + 1;
+            l18 = v39;
         }
-        const bool v47 = l14;
-        if (v47) {
+        const bool v41 = l9;
+        if (v41) {
             break;
         }
-        l13 = -1;
-        l14 = true;
+        l8 = -1;
+        l9 = true;
         break;
         break;
     }
-    const int v56 = l13;
-    b1[v4] = v56;
+    const int v50 = l8;
+    b1[v4] = v50;
 }

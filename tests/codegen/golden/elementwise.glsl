@@ -14,11 +14,11 @@ void main() {
     if (adjoint_id.x >= pc.dispatch_size.x) return;
     const uvec3 v5 = adjoint_id;
     const uint v7 = v5.x;
-    const float v12 = b0[v7];
-    const float v18 = clamp(v12, 0.0, 1.0);
-    const float v20 = sin(v12);
-    const float v23 = v12 * pc.a2;
-    const float v24 = v23 + v20;
-    const float v25 = v24 - v18;
-    b1[v7] = v25;
+    const float v8 = b0[v7];
+    const float v14 = clamp(v8, 0.0, 1.0);
+    const float v16 = sin(v8);
+    const float v19 = v8 * pc.a2;
+    const float v20 = v19 + v16;
+    const float v21 = v20 - v14;
+    b1[v7] = v21;
 }

@@ -13,65 +13,65 @@ void main() {
     if (adjoint_id.x >= pc.dispatch_size.x) return;
     const uvec3 v2 = adjoint_id;
     const uint v4 = v2.x;
-    const int v9 = b0[v4];
-    int l13;
-    l13 = 0;
-    int l18;
-    l18 = 0;
+    const int v5 = b0[v4];
+    int l8;
+    l8 = 0;
+    int l12;
+    l12 = 0;
     while (true) {
-        const int v21 = l18;
-        const bool v22 = v21 < v9;
-        const bool v27 = !v22;
-        if (v27) {
+        const int v15 = l12;
+        const bool v16 = v15 < v5;
+        const bool v20 = !v16;
+        if (v20) {
             break;
         }
-        const int v31 = v21 % 2;
-        const bool v33 = v31 == 0;
-        if (v33) {
-            const int v35 = l18;
-            const int v36 = v35 + 1;
-            l18 = v36;
+        const int v24 = v15 % 2;
+        const bool v25 = v24 == 0;
+        if (v25) {
+            const int v27 = l12;
+            const int v28 = v27 + 1;
+            l12 = v28;
             continue;
         }
-        const int v40 = v21 % 3;
-        switch (v40) {
+        const int v32 = v15 % 3;
+        switch (v32) {
         case 0: {
-            const int v42 = l13;
-            const int v43 = v42 + v21;
-            l13 = v43;
+            const int v34 = l8;
+            const int v35 = v34 + v15;
+            l8 = v35;
         } break;
         case 1: {
-            const int v45 = l13;
-            const int v47 = v45 - 1;
-            l13 = v47;
+            const int v37 = l8;
+            const int v38 = v37 - 1;
+            l8 = v38;
             break;
         } break;
         default: {
-            const int v50 = l13;
-            const int v52 = v50 * 2;
-            l13 = v52;
+            const int v41 = l8;
+            const int v42 = v41 * 2;
+            l8 = v42;
         } break;
         }
-        const int v54 = l13;
-        const bool v56 = v54 > 100;
+        const int v44 = l8;
+        const bool v46 = v44 > 100;
+        if (v46) {
+            break;
+        }
+        const int v49 = l12;
+        const int v50 = v49 + 1;
+        l12 = v50;
+    }
+    while (true) {
+        const int v53 = l8;
+        const bool v55 = v53 > 10;
+        const bool v56 = !v55;
         if (v56) {
             break;
         }
-        const int v59 = l18;
-        const int v60 = v59 + 1;
-        l18 = v60;
+        const int v59 = l8;
+        const int v61 = v59 / 2;
+        l8 = v61;
     }
-    while (true) {
-        const int v63 = l13;
-        const bool v65 = v63 > 10;
-        const bool v66 = !v65;
-        if (v66) {
-            break;
-        }
-        const int v69 = l13;
-        const int v71 = v69 / 2;
-        l13 = v71;
-    }
-    const int v73 = l13;
-    b1[v4] = v73;
+    const int v63 = l8;
+    b1[v4] = v63;
 }

@@ -12,29 +12,29 @@ layout(push_constant, std430) uniform Push {
 void main() {
     if (any(greaterThanEqual(gl_GlobalInvocationID, pc.dispatch_size))) return;
     const uvec3 v4 = gl_LocalInvocationID;
-    const uint v6 = v4.x;
-    const uint v8 = v4.y;
-    const uint v12 = v8 * 8u;
-    const uint v20 = v6 + v12;
-    const bool v25 = v20 == 0u;
-    if (v25) {
+    const uint v6 = v4.y;
+    const uint v8 = v6 * 8u;
+    const uint v11 = v4.x;
+    const uint v12 = v11 + v8;
+    const bool v17 = v12 == 0u;
+    if (v17) {
         s3[0u] = 0.0;
     }
-    const uvec3 v30 = gl_GlobalInvocationID;
-    const uint v32 = v30.x;
-    const float v37 = b0[v32];
-    s2[v20] = v37;
+    const uvec3 v21 = gl_GlobalInvocationID;
+    const uint v22 = v21.x;
+    const float v23 = b0[v22];
+    s2[v12] = v23;
     memoryBarrierShared();
     barrier();
-    const uint v44 = 63u - v20;
-    const float v45 = s2[v44];
-    const float v46 = atomicAdd(s3[0u], v45);
+    const uint v29 = 63u - v12;
+    const float v30 = s2[v29];
+    const float v31 = atomicAdd(s3[0u], v30);
     memoryBarrierShared();
     barrier();
-    if (v25) {
-        const float v53 = s3[0u];
-        const uvec3 v54 = gl_WorkGroupID;
-        const uint v56 = v54.x;
-        b1[v56] = v53;
+    if (v17) {
+        const float v36 = s3[0u];
+        const uvec3 v37 = gl_WorkGroupID;
+        const uint v38 = v37.x;
+        b1[v38] = v36;
     }
 }

@@ -11,35 +11,35 @@ layout(push_constant, std430) uniform Push {
 void main() {
     if (any(greaterThanEqual(gl_GlobalInvocationID, pc.dispatch_size))) return;
     const uvec3 v4 = gl_LocalInvocationID;
-    const uint v6 = v4.x;
-    const uint v8 = v4.y;
-    const uint v12 = v8 * 8u;
-    const uint v20 = v6 + v12;
-    const bool v25 = v20 == 0u;
-    if (v25) {
+    const uint v6 = v4.y;
+    const uint v8 = v6 * 8u;
+    const uint v11 = v4.x;
+    const uint v12 = v11 + v8;
+    const bool v17 = v12 == 0u;
+    if (v17) {
         s3[0u] = floatBitsToUint(0.0);
     }
-    const uvec3 v30 = gl_GlobalInvocationID;
-    const uint v32 = v30.x;
-    const float v37 = b0[v32];
-    s2[v20] = v37;
+    const uvec3 v21 = gl_GlobalInvocationID;
+    const uint v22 = v21.x;
+    const float v23 = b0[v22];
+    s2[v12] = v23;
     memoryBarrierShared();
     barrier();
-    const uint v44 = 63u - v20;
-    const float v45 = s2[v44];
-    uint v46_old = s3[0u];
+    const uint v29 = 63u - v12;
+    const float v30 = s2[v29];
+    uint v31_old = s3[0u];
     while (true) {
-        uint v46_prev = atomicCompSwap(s3[0u], v46_old, floatBitsToUint(uintBitsToFloat(v46_old) + v45));
-        if (v46_prev == v46_old) break;
-        v46_old = v46_prev;
+        uint v31_prev = atomicCompSwap(s3[0u], v31_old, floatBitsToUint(uintBitsToFloat(v31_old) + v30));
+        if (v31_prev == v31_old) break;
+        v31_old = v31_prev;
     }
-    const float v46 = uintBitsToFloat(v46_old);
+    const float v31 = uintBitsToFloat(v31_old);
     memoryBarrierShared();
     barrier();
-    if (v25) {
-        const float v53 = uintBitsToFloat(s3[0u]);
-        const uvec3 v54 = gl_WorkGroupID;
-        const uint v56 = v54.x;
-        b1[v56] = v53;
+    if (v17) {
+        const float v36 = uintBitsToFloat(s3[0u]);
+        const uvec3 v37 = gl_WorkGroupID;
+        const uint v38 = v37.x;
+        b1[v38] = v36;
     }
 }

@@ -16,29 +16,29 @@ void main() {
     const uvec3 adjoint_id = uvec3(adjoint_group * 256u + gl_LocalInvocationID.x, 0u, 0u);
     if (adjoint_id.x >= pc.dispatch_size.x) return;
     const uvec3 v2 = adjoint_id;
-    const uint v4 = v2.x;
-    const float v12 = b0[v4];
-    const float v13 = subgroupAdd(v12);
-    const bool v18 = v13 > 0.0;
-    const uvec4 v19 = subgroupBallot(v18);
-    uvec4 l28;
-    l28 = v19;
-    const uint v30 = gl_SubgroupInvocationID;
-    const uint v31 = subgroupBroadcastFirst(v30);
-    const bool v34 = subgroupElect();
-    const bool v37 = v13 < 1000000.0;
-    const bool v38 = subgroupAll(v37);
-    const bool v39 = v34 && v38;
-    const bool v41 = subgroupAllEqual(v31);
-    const bool v42 = v39 && v41;
-    if (v42) {
-        const uint v45 = subgroupMax(v4);
-        const uint v47 = subgroupExclusiveAdd(v31);
-        const uint v49 = l28.x;
-        const uint v50 = v49 + v47;
-        const uint v51 = v50 + v45;
-        const uint v52 = gl_SubgroupSize;
-        const uint v54 = v4 / v52;
-        b1[v54] = v51;
+    const uint v5 = v2.x;
+    const float v8 = b0[v5];
+    const float v9 = subgroupAdd(v8);
+    const bool v14 = v9 > 0.0;
+    const uvec4 v15 = subgroupBallot(v14);
+    uvec4 l16;
+    l16 = v15;
+    const uint v18 = gl_SubgroupInvocationID;
+    const uint v19 = subgroupBroadcastFirst(v18);
+    const bool v22 = subgroupElect();
+    const bool v25 = v9 < 1000000.0;
+    const bool v26 = subgroupAll(v25);
+    const bool v27 = v22 && v26;
+    const bool v29 = subgroupAllEqual(v19);
+    const bool v30 = v27 && v29;
+    if (v30) {
+        const uint v33 = subgroupMax(v5);
+        const uint v35 = subgroupExclusiveAdd(v19);
+        const uint v36 = l16.x;
+        const uint v37 = v36 + v35;
+        const uint v38 = v37 + v33;
+        const uint v39 = gl_SubgroupSize;
+        const uint v41 = v5 / v39;
+        b1[v41] = v38;
     }
 }

@@ -16,19 +16,19 @@ void main() {
     const uvec3 adjoint_id = uvec3(adjoint_group * 256u + gl_LocalInvocationID.x, 0u, 0u);
     if (adjoint_id.x >= pc.dispatch_size.x) return;
     const uvec3 v6 = adjoint_id;
-    const uint v8 = v6.x;
-    const uint64_t v16 = uint64_t(v8);
-    const float v18 = b0[v8];
-    const uint v19 = floatBitsToUint(v18);
-    const uint64_t v20 = uint64_t(v19);
-    const uint64_t v22 = v20 << 32u;
-    const uint64_t v23 = v22 | v16;
-    const uint v27 = b1[v8];
-    const uint64_t v30 = v23 + pc.a3;
-    const uint64_t v31 = atomicMin(b2[v27], v30);
-    const bool v36 = v31 == 18446744073709551615ul;
-    if (v36) {
-        const uint64_t v40 = v31 >> 1u;
-        b2[0u] = v40;
+    const uint v9 = v6.x;
+    const uint64_t v12 = uint64_t(v9);
+    const float v14 = b0[v9];
+    const uint v15 = floatBitsToUint(v14);
+    const uint64_t v16 = uint64_t(v15);
+    const uint64_t v18 = v16 << 32u;
+    const uint64_t v19 = v18 | v12;
+    const uint v23 = b1[v9];
+    const uint64_t v26 = v19 + pc.a3;
+    const uint64_t v27 = atomicMin(b2[v23], v26);
+    const bool v32 = v27 == 18446744073709551615ul;
+    if (v32) {
+        const uint64_t v36 = v27 >> 1u;
+        b2[0u] = v36;
     }
 }

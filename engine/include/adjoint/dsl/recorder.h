@@ -39,7 +39,9 @@ struct AutodiffFrame {
 
 class Recorder {
 public:
-    explicit Recorder(std::shared_ptr<ir::Function> f) : function(std::move(f)), b(*function) {}
+    explicit Recorder(std::shared_ptr<ir::Function> f) : function(std::move(f)), b(*function) {
+        b.share_constants(true);   // one instruction per distinct constant in scope
+    }
 
     // The innermost recording; throws adjoint::Error naming `loc` when no kernel or callable is recording.
     // Callers pass the user's line where they have it (a defaulted source_location of the DSL function or

@@ -30,7 +30,7 @@
 #define ADJOINT_STRUCT_NAME(S, i, m) #m,
 #define ADJOINT_STRUCT_OFFSET(S, i, m) uint32_t(offsetof(S, m)),
 #define ADJOINT_STRUCT_EXPR_DECL(S, i, m) ::adjoint::Expr<decltype(S::m)> m;
-#define ADJOINT_STRUCT_EXPR_INIT(S, i, m) , m(::adjoint::detail::FromId{}, ::adjoint::detail::extract_const(v, i))
+#define ADJOINT_STRUCT_EXPR_INIT(S, i, m) , m(::adjoint::detail::MemberTag{}, v.child(i))
 #define ADJOINT_STRUCT_VAR_DECL(S, i, m) ::adjoint::Var<decltype(S::m)> m;
 #define ADJOINT_STRUCT_VAR_INIT(S, i, m) , m(::adjoint::detail::RefTag{}, l, ::adjoint::detail::extend(p, i))
 
@@ -52,8 +52,8 @@
     template <>                                                                                              \
     struct adjoint::detail::ExprMembers<S> {                                                                 \
         struct Init {};                                                                                      \
-        ExprMembers(::adjoint::ir::ValueId v) : ExprMembers(Init{}, v) {}                                    \
-        ExprMembers(Init, ::adjoint::ir::ValueId v) : init_{} ADJOINT_FOR_EACH(ADJOINT_STRUCT_EXPR_INIT, S, __VA_ARGS__) {} \
+        explicit ExprMembers(const ::adjoint::detail::MemberRef& v)                                         \
+            : init_{} ADJOINT_FOR_EACH(ADJOINT_STRUCT_EXPR_INIT, S, __VA_ARGS__) {}                          \
         Init init_;                                                                                          \
         ADJOINT_FOR_EACH(ADJOINT_STRUCT_EXPR_DECL, S, __VA_ARGS__)                                           \
     };                                                                                                       \

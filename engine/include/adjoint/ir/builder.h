@@ -3,7 +3,9 @@
 #pragma once
 #include <adjoint/ir/function.h>
 
+#include <functional>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <source_location>
 #include <span>
@@ -22,12 +24,30 @@ const Type* access_type(const Function& f, const Type* base, std::span<const Val
 
 class Builder {
 public:
-    explicit Builder(Function& f) : f_(&f) { blocks_.push_back({&f.body(), npos}); }
+    explicit Builder(Function& f) : f_(&f) { push(f.body()); }
 
     Function& function() { return *f_; }
     Block& block() { return *blocks_.back().first; }
-    void push(Block& b) { blocks_.push_back({&b, npos}); }
-    void pop() { blocks_.pop_back(); }
+    void push(Block& b) {
+        blocks_.push_back({&b, npos});
+        constants_.emplace_back();
+    }
+    void pop() {
+        blocks_.pop_back();
+        constants_.pop_back();
+    }
+    // Is `b` on the insertion stack (the current block or one that encloses it)? A value placed in such a
+    // block before now may be used at the insertion point.
+    bool is_open(const Block* b) const;
+    // Constant sharing: constant() returns a constant of the same type and lanes already placed in the
+    // current block or an enclosing one (before the insertion point) instead of placing another. On for the
+    // DSL, whose blocks are only ever appended to in order; off for passes, which insert and move code.
+    void share_constants(bool on) { share_constants_ = on; }
+    // Runs `record` with the insertion point moved as early as a value computed from `after` alone may go:
+    // into the deepest open block entered before `after` was placed, just before the statement open in it
+    // (or at the current point when that is the current block). Where blocks are only appended to in
+    // order (the DSL), ids grow with the recording, which is what places `after`. `placed` gets the block.
+    ValueId hoisted(ValueId after, const std::function<ValueId()>& record, const Block** placed);
     size_t depth() const { return blocks_.size(); }
     // Where the next instruction goes in the current block: appended (default) or before position `index`.
     void set_insert_index(size_t index) { blocks_.back().second = index; }
@@ -78,6 +98,9 @@ private:
     ValueId place(Inst&& inst);
     Function* f_;
     std::vector<std::pair<Block*, size_t>> blocks_;   // insertion stack: block and insert position
+    // Per level of the insertion stack: the constants placed there, by type and lanes (sharing on).
+    std::vector<std::map<std::pair<const Type*, std::vector<uint32_t>>, ValueId>> constants_;
+    bool share_constants_ = false;
 };
 
 // Bit pattern helpers for constants.

@@ -6,7 +6,7 @@
 namespace adjoint::ir {
 
 enum class Op : uint16_t {
-#define ADJOINT_OP(name, arity, typing, domain, effect, ad) name,
+#define ADJOINT_OP(name, arity, typing, domain, effect, ad, lanes, glsl) name,
 #include <adjoint/ir/ops.def>
 #undef ADJOINT_OP
 };
@@ -23,13 +23,14 @@ struct OpInfo {
     Domain domain;
     Effect effect;
     AdClass ad;
+    bool componentwise;      // ops.def's lanes column: C
 };
 
 const OpInfo& info(Op op);
 inline std::string_view name(Op op) { return info(op).name; }
 constexpr uint32_t op_count() {
     uint32_t n = 0;
-#define ADJOINT_OP(name, arity, typing, domain, effect, ad) ++n;
+#define ADJOINT_OP(name, arity, typing, domain, effect, ad, lanes, glsl) ++n;
 #include <adjoint/ir/ops.def>
 #undef ADJOINT_OP
     return n;

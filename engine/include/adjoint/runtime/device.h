@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -285,12 +286,41 @@ private:
     std::shared_ptr<detail::DeviceImpl> impl_;
 };
 
+// A physical device as the Vulkan loader lists it (Context::list_devices), in enumeration order.
+struct PhysicalDevice {
+    uint32_t index = 0;   // DeviceOptions::device = "<index>" (ADJOINT_DEVICE=<index>) picks it
+    std::string name;     // VkPhysicalDeviceProperties::deviceName
+    std::string type;     // "discrete", "integrated", "virtual", "cpu" or "other"
+};
+
+// How a device is chosen and run. A default-constructed DeviceOptions is the engine's defaults, whatever the
+// environment says; from_environment() reads the environment variables once, and is what
+// Context::create_device() uses when given no options.
+struct DeviceOptions {
+    // ADJOINT_DEVICE: empty ranks the devices (discrete > integrated > virtual > cpu); all digits picks that
+    // index of list_devices(); anything else the first device whose name contains it (case-insensitive).
+    std::string device;
+    // ADJOINT_VALIDATION (on unless unset, empty or "0"): the Vulkan validation layer, counting its messages;
+    // a layer that cannot be loaded is an Error.
+    bool validation = false;
+    // ADJOINT_NO_FLOAT_ATOMICS (set and not "0" turns this off): native float atomics where the device has
+    // them; off, compare-and-swap loops everywhere.
+    bool float_atomics = true;
+    // ADJOINT_LOOP_LIMIT=n: check every loop against n iterations (0: no check); unset, lavapipe's 65,535 on
+    // lavapipe and none elsewhere (GUIDE.md, "Loop iteration limit on lavapipe").
+    std::optional<uint32_t> loop_limit;
+
+    static DeviceOptions from_environment();
+};
+
 class Context {
 public:
     explicit Context(std::string_view program_path = {});
-    // "vulkan" (the default and only backend). ADJOINT_DEVICE=<index|name substring> picks the device;
-    // ADJOINT_VALIDATION=1 turns the validation layer on.
+    // "vulkan" (the default and only backend), with DeviceOptions::from_environment().
     Device create_device(std::string_view backend = "vulkan");
+    Device create_device(const DeviceOptions& options, std::string_view backend = "vulkan");
+    // The physical devices the Vulkan loader sees (usable or not), in enumeration order.
+    std::vector<PhysicalDevice> list_devices() const;
 
 private:
     std::string program_path_;
