@@ -258,10 +258,9 @@ void OptimizerStages::record_loss_and_gradient(const std::vector<uint32_t>& orde
                                            v.eye, scale)
                             .dispatch(s.covered_count[view]);
     }
-    // Every texture's gradient down its mip chain to level 0, then into the parameter buffer.
-    s.stream << s.data.textures.backward_mips();
+    // Every texture's gradient down its mip chain to level 0 and into the parameter buffer.
     for (uint32_t t = 0; t < s.data.layout.texture_base.size(); ++t)
-        s.stream << s.data.textures.add_base_grad_to(t, s.params.grad, s.data.layout.texture_base[t]);
+        s.stream << s.data.textures.backward_mips_to(t, s.params.grad, s.data.layout.texture_base[t]);
     for (uint32_t j = 0; j < k; ++j) {
         s.stream << s.kernels.sum_chunks(s.loss_px, s.partials, (j + 1) * s.pixels, 2 * j * s.partials_per_view)
                         .dispatch(s.partials_per_view);
