@@ -1,8 +1,7 @@
 // Texture sets on the host: the layout and level table, copies, and the mip kernels (a 2x2 box filter, and
-// for the gradients its reverse by $autodiff), compiled once per texture set on first use.
+// for the gradients its reverse gathered along each level-0 texel's chain), compiled once per texture set on
+// first use.
 #include <adjoint/runtime/texture.h>
-
-#include <adjoint/dsl/autodiff.h>
 
 #include <algorithm>
 #include <limits>
@@ -37,30 +36,128 @@ void write_texel(const BufferFloat& buf, const UInt& at, const Expr<T>& v) {
     }
 }
 
-// Level dst (dw wide) from level src below it, one thread per texel of dst.
+// Level dst (dw wide) from level src below it, one thread per texel of dst (2D: no divisions, which lavapipe
+// does lane by lane).
 template <typename T>
 const auto& downsample_kernel() {
-    static const Kernel1D k = [](BufferFloat texels, UInt src, UInt sw, UInt sh, UInt dst, UInt dw) noexcept {
-        UInt i = dispatch_id().x;
-        write_texel<T>(texels, dst + i * texel_channels<T>, box<T>(texels, src, sw, sh, i % dw, i / dw));
+    static const Kernel2D k = [](BufferFloat texels, UInt src, UInt sw, UInt sh, UInt dst) noexcept {
+        UInt2 p = dispatch_id().xy();
+        write_texel<T>(texels, dst + (p.y * dispatch_size().x + p.x) * texel_channels<T>,
+                       box<T>(texels, src, sw, sh, p.x, p.y));
     };
     return k;
 }
 
-// The reverse: each texel of dst seeds the box filter that made it, whose differentiable reads add into the
-// gradient of level src.
+// For a level 0 of even width and height taken from a range of another buffer: level 0 copied and level 1
+// built in one dispatch, one thread per texel of level 1, which copies the four texels its box reads (each
+// level-0 texel is read by exactly one) and averages them as box() does.
 template <typename T>
-const auto& downsample_backward_kernel() {
-    static const Kernel1D k = [](DiffBufferFloat texels, BufferFloat grad, UInt src, UInt sw, UInt sh, UInt dst,
-                                 UInt dw) noexcept {
-        UInt i = dispatch_id().x;
-        Var<T> seed = read_texel<T>(grad, dst + i * texel_channels<T>, std::source_location::current());
-        $autodiff {
-            Var<T> c = box<T>(texels, src, sw, sh, i % dw, i / dw);
-            backward(c, seed);
-        };
+const auto& even_base_and_level1_kernel() {
+    static const Kernel2D k = [](BufferFloat src, UInt from_at, BufferFloat texels, UInt base, UInt w0,
+                                 UInt level1) noexcept {
+        constexpr uint32_t c = texel_channels<T>;
+        const std::source_location loc = std::source_location::current();
+        UInt2 p = dispatch_id().xy();
+        std::vector<Expr<T>> v;
+        for (uint32_t k = 0; k < 4; ++k) {   // (x0, y0), (x1, y0), (x0, y1), (x1, y1), as box() adds them
+            Expr<uint32_t> at = ((2u * p.y + k / 2) * w0 + 2u * p.x + k % 2) * c;
+            v.push_back(read_texel<T>(src, from_at + at, loc));
+            write_texel<T>(texels, base + at, v[k]);
+        }
+        write_texel<T>(texels, level1 + (p.y * dispatch_size().x + p.x) * c, (v[0] + v[1] + v[2] + v[3]) * 0.25f);
     };
     return k;
+}
+
+// The reverse of the mip chain, gathered. Level l + 1 reads level l's columns 2x and 2x + 1 (column 0 twice at
+// a width of 1; the last column of an odd width not at all), rows alike, so a texel has at most one texel
+// above it: its chain (x >> k, y >> k), up to where a level no longer reads it. Adding each level's gradient
+// into the level below, coarsest first (the box's reverse: a quarter of the gradient above, once per time the
+// box read the texel), gives along the chain, from its top down, own + quarter (+ quarter): computed here in
+// that order, with the levels' offsets and sizes worked out from level 0's (no table reads), unrolled for the
+// longest chain of the set (no loops, no branches: lavapipe checks every loop and runs every branch).
+template <typename T>
+struct MipChain {
+    std::vector<Expr<uint32_t>> offset, width, height;   // level l's, for l < max levels; the last repeats
+
+    MipChain(uint32_t max_levels, const UInt& offset0, const Expr<uint32_t>& w0, const Expr<uint32_t>& h0,
+             const UInt& levels) {
+        Expr<uint32_t> o = offset0.load();
+        offset.push_back(o), width.push_back(w0), height.push_back(h0);
+        for (uint32_t l = 1; l < max_levels; ++l) {
+            Expr<bool> in = l < levels;
+            offset.push_back(ite(in, offset[l - 1] + width[l - 1] * height[l - 1] * texel_channels<T>, offset[l - 1]));
+            width.push_back(ite(in, max(width[l - 1] >> 1u, 1u), width[l - 1]));
+            height.push_back(ite(in, max(height[l - 1] >> 1u, 1u), height[l - 1]));
+        }
+    }
+    // The whole gradient of texel (x, y) of `level`: the chain above it, top down.
+    Expr<T> total(const BufferFloat& grad, const UInt& levels, uint32_t level, const UInt& x, const UInt& y) const {
+        const std::source_location loc = std::source_location::current();
+        const uint32_t n = uint32_t(offset.size());
+        UInt top = level;
+        Bool stopped = false;
+        for (uint32_t l = level + 1; l < n; ++l) {
+            stopped = stopped || l >= levels || (x >> (l - 1 - level)) >= 2u * width[l] ||
+                      (y >> (l - 1 - level)) >= 2u * height[l];
+            top = ite(stopped, top, l);
+        }
+        auto own = [&](uint32_t l) {   // for l above the top this reads an unused texel of a level
+            return read_texel<T>(grad, offset[l] + ((y >> (l - level)) * width[l] + (x >> (l - level))) * texel_channels<T>,
+                                 loc);
+        };
+        Var<T> acc = own(n - 1);
+        for (uint32_t l = n - 1; l-- > level;) {
+            Expr<T> mine = own(l);
+            acc = ite(l < top, with_quarters(mine, acc, l), ite(l == top, mine, Expr<T>(acc)));
+        }
+        return acc;
+    }
+    // own + a quarter of `above` once per time level l + 1's box reads a texel of level l.
+    Expr<T> with_quarters(const Expr<T>& own, const Expr<T>& above, uint32_t l) const {
+        Expr<T> quarter = above * 0.25f;
+        Expr<T> once = own + quarter, twice = once + quarter, four = twice + quarter + quarter;
+        Expr<bool> wide = width[l] == 1u, high = height[l] == 1u;
+        return ite(wide && high, four, ite(wide || high, twice, once));
+    }
+};
+
+// dst[at] = value, or dst[at] + value where `add`.
+template <typename T>
+void put(const BufferFloat& dst, const Expr<uint32_t>& at, const Expr<T>& value, const UInt& add) {
+    Expr<T> sum = read_texel<T>(dst, at, std::source_location::current()) + value;
+    write_texel<T>(dst, at, ite(add != 0u, sum, value));
+}
+
+// One thread per texel of level 0: its whole gradient into dst (from dst_at, texel after texel).
+template <typename T>
+auto mip_gradient_kernel(uint32_t max_levels) {
+    return Kernel2D([max_levels](BufferFloat grad, UInt offset0, UInt levels, BufferFloat dst, UInt dst_at,
+                                 UInt add) noexcept {
+        UInt2 p = dispatch_id().xy();
+        UInt2 size = dispatch_size().xy();
+        MipChain<T> chain(max_levels, offset0, size.x, size.y, levels);
+        put<T>(dst, dst_at + (p.y * size.x + p.x) * texel_channels<T>, chain.total(grad, levels, 0, p.x, p.y), add);
+    });
+}
+
+// The same for a level 0 of even width and height (every texel read once by level 1), one thread per texel of
+// level 1: its chain once, then its four texels of level 0.
+template <typename T>
+auto even_mip_gradient_kernel(uint32_t max_levels) {
+    return Kernel2D([max_levels](BufferFloat grad, UInt offset0, UInt levels, BufferFloat dst, UInt dst_at,
+                                 UInt add) noexcept {
+        constexpr uint32_t c = texel_channels<T>;
+        UInt2 p = dispatch_id().xy();
+        UInt2 size = dispatch_size().xy();
+        MipChain<T> chain(max_levels, offset0, size.x * 2u, size.y * 2u, levels);
+        Expr<T> above = chain.total(grad, levels, 1, p.x, p.y);
+        for (uint32_t k = 0; k < 4; ++k) {
+            Expr<uint32_t> texel = (2u * p.y + k / 2) * chain.width[0] + 2u * p.x + k % 2;
+            Expr<T> own = read_texel<T>(grad, offset0 + texel * c, std::source_location::current());
+            put<T>(dst, dst_at + texel * c, chain.with_quarters(own, above, 0), add);
+        }
+    });
 }
 
 const auto& copy_kernel() {
@@ -89,18 +186,21 @@ Command sequence(std::shared_ptr<const std::vector<Command>> commands) {
 } // namespace
 
 struct TextureStorage::Kernels {
-    Shader<1> copy, add, downsample, downsample_backward;
+    Shader<1> copy, add;
+    Shader<2> downsample, even_base_and_level1, mip_gradient, even_mip_gradient;
 };
 
 namespace {
 template <typename T>
-std::shared_ptr<const TextureStorage::Kernels> compile_kernels(Device& d) {
+std::shared_ptr<const TextureStorage::Kernels> compile_kernels(Device& d, uint32_t levels) {
     const std::string t = std::to_string(texel_channels<T>);
     return std::make_shared<const TextureStorage::Kernels>(TextureStorage::Kernels{
         d.compile(copy_kernel(), {.name = "texture_copy_base"}),
         d.compile(add_kernel(), {.name = "texture_add_base_grad"}),
         d.compile(downsample_kernel<T>(), {.name = "texture_mip_downsample_" + t}),
-        d.compile(downsample_backward_kernel<T>(), {.name = "texture_mip_backward_" + t})});
+        d.compile(even_base_and_level1_kernel<T>(), {.name = "texture_base_and_level1_" + t}),
+        d.compile(mip_gradient_kernel<T>(levels), {.name = "texture_mip_gradient_" + t}),
+        d.compile(even_mip_gradient_kernel<T>(levels), {.name = "texture_even_mip_gradient_" + t})});
 }
 } // namespace
 
@@ -199,31 +299,54 @@ const TextureStorage::Kernels& TextureStorage::kernels() const {
     std::lock_guard lock(mutex_);
     if (!kernels_) {
         Device d = device_;
+        uint32_t levels = 1;
+        for (const auto& chain : levels_) levels = std::max(levels, uint32_t(chain.size()));
         switch (channels_) {
-        case 1: kernels_ = compile_kernels<float>(d); break;
-        case 2: kernels_ = compile_kernels<float2>(d); break;
-        case 3: kernels_ = compile_kernels<float3>(d); break;
-        default: kernels_ = compile_kernels<float4>(d); break;
+        case 1: kernels_ = compile_kernels<float>(d, levels); break;
+        case 2: kernels_ = compile_kernels<float2>(d, levels); break;
+        case 3: kernels_ = compile_kernels<float3>(d, levels); break;
+        default: kernels_ = compile_kernels<float4>(d, levels); break;
         }
     }
     return *kernels_;
 }
 
-// The mip commands are made once: their arguments never change.
+// The mip commands of build_mips() and backward_mips() are made once: their arguments never change.
 Command TextureStorage::build_mips() const {
     const Kernels& k = kernels();
     std::lock_guard lock(mutex_);
     if (!build_) {
         auto list = std::make_shared<std::vector<Command>>();
-        for (const auto& chain : levels_)
-            for (size_t l = 1; l < chain.size(); ++l) {
-                const TextureLevel &s = chain[l - 1], &d = chain[l];
-                list->push_back(k.downsample(texels_, s.offset, s.width, s.height, d.offset, d.width)
-                                    .dispatch(d.width * d.height));
-            }
+        for (uint32_t t = 0; t < levels_.size(); ++t) append_levels(*list, k, t, 1);
         build_ = std::make_shared<const Command>(sequence(std::move(list)));
     }
     return *build_;
+}
+
+// Levels `from`.. of a texture from the level below each.
+void TextureStorage::append_levels(std::vector<Command>& list, const Kernels& k, uint32_t texture,
+                                   size_t from) const {
+    const auto& chain = levels_[texture];
+    for (size_t l = std::max<size_t>(from, 1); l < chain.size(); ++l) {
+        const TextureLevel &s = chain[l - 1], &d = chain[l];
+        list.push_back(k.downsample(texels_, s.offset, s.width, s.height, d.offset).dispatch(d.width, d.height));
+    }
+}
+
+// Level 0 of even width and height has its gradient gathered by one thread per texel of level 1.
+static bool even_base(const std::vector<TextureLevel>& chain) {
+    return chain.size() > 1 && chain[0].width % 2 == 0 && chain[0].height % 2 == 0;
+}
+
+Command TextureStorage::mip_gradient(const Kernels& k, uint32_t texture, const Buffer<float>& dst, uint32_t dst_at,
+                                     bool add) const {
+    const auto& chain = levels_[texture];
+    const TextureLevel &l0 = chain[0], &l1 = chain[std::min<size_t>(1, chain.size() - 1)];
+    const uint32_t levels = uint32_t(chain.size());
+    if (even_base(chain))
+        return k.even_mip_gradient(texels_.grad, l0.offset, levels, dst, dst_at, uint32_t(add))
+            .dispatch(l1.width, l1.height);
+    return k.mip_gradient(texels_.grad, l0.offset, levels, dst, dst_at, uint32_t(add)).dispatch(l0.width, l0.height);
 }
 
 Command TextureStorage::backward_mips() const {
@@ -231,16 +354,38 @@ Command TextureStorage::backward_mips() const {
     std::lock_guard lock(mutex_);
     if (!backward_) {
         auto list = std::make_shared<std::vector<Command>>();
-        for (const auto& chain : levels_)
-            for (size_t l = chain.size() - 1; l >= 1; --l) {
-                const TextureLevel &s = chain[l - 1], &d = chain[l];
-                list->push_back(k.downsample_backward(texels_, texels_.grad, s.offset, s.width, s.height, d.offset,
-                                                      d.width)
-                                    .dispatch(d.width * d.height));
-            }
+        for (uint32_t t = 0; t < levels_.size(); ++t)
+            if (levels_[t].size() > 1) list->push_back(mip_gradient(k, t, texels_.grad, levels_[t][0].offset, false));
         backward_ = std::make_shared<const Command>(sequence(std::move(list)));
     }
     return *backward_;
+}
+
+Command TextureStorage::build_mips_from(uint32_t texture, const Buffer<float>& src, size_t offset) const {
+    const TextureLevel& l = level(texture, 0, "build_mips_from");
+    size_t count = size_t(l.width) * l.height * channels_;
+    if (offset > src.size() || count > src.size() - offset)
+        fail(kind_, "::build_mips_from: floats [", offset, ", ", offset + count, ") of a buffer of ", src.size());
+    const Kernels& k = kernels();
+    const auto& chain = levels_[texture];
+    auto list = std::make_shared<std::vector<Command>>();
+    if (even_base(chain)) {
+        list->push_back(k.even_base_and_level1(src, uint32_t(offset), texels_, l.offset, l.width, chain[1].offset)
+                            .dispatch(chain[1].width, chain[1].height));
+        append_levels(*list, k, texture, 2);
+    } else {
+        list->push_back(k.copy(src, texels_, offset, l.offset).dispatch(uint32_t(count)));
+        append_levels(*list, k, texture, 1);
+    }
+    return sequence(std::move(list));
+}
+
+Command TextureStorage::backward_mips_to(uint32_t texture, const Buffer<float>& dst, size_t offset) const {
+    const TextureLevel& l = level(texture, 0, "backward_mips_to");
+    size_t count = size_t(l.width) * l.height * channels_;
+    if (offset > dst.size() || count > dst.size() - offset)
+        fail(kind_, "::backward_mips_to: floats [", offset, ", ", offset + count, ") of a buffer of ", dst.size());
+    return mip_gradient(kernels(), texture, dst, uint32_t(offset), true);
 }
 
 } // namespace adjoint::detail

@@ -134,8 +134,9 @@ json one_case(Env& env, const std::string& label, const std::string& mesh, int r
     j["forward"] = fwd.to_json();
     j["forward"]["what"] = "mip chain + shading of every pixel + the image read back";
     j["forward_backward"] = fb.to_json();
-    j["forward_backward"]["what"] = "mip chain + shading + loss + $autodiff backward (gradients scattered into "
-                                    "the texture) + mip gradients to level 0 + loss sums read back";
+    j["forward_backward"]["what"] = "mip chain + shading of the covered pixels + loss + $autodiff backward "
+                                    "(gradients scattered into the texture) + mip gradients gathered into the "
+                                    "parameter buffer + loss sums read back";
     j["iteration"] = it.to_json();
     j["iteration"]["what"] = "forward_backward + parameter sums + Adam + the reported scalars read back";
     double ratio = (it.median() - fwd.median()) / fwd.median();

@@ -5,6 +5,10 @@ namespace adjoint::app {
 
 namespace {
 
+// The sums have a few hundred threads: small blocks let lavapipe share them among its threads (one block of
+// 256 would run on one CPU core).
+constexpr uint32_t kSumBlock = 64;
+
 // Adam with bias correction; the step is projected onto [lo, hi] (colours stay non-negative, ...).
 auto adam_kernel() {
     return Kernel1D([](BufferFloat p, BufferFloat g, BufferFloat m, BufferFloat v, BufferFloat lr, BufferFloat lo,
@@ -40,6 +44,7 @@ auto sgd_kernel() {
 // out[first + c] = sum of in[c * chunk .. min((c + 1) * chunk, n)).
 auto sum_kernel() {
     return Kernel1D([](BufferFloat in, BufferFloat out, UInt n, UInt first) noexcept {
+    set_block_size(kSumBlock);
     UInt c = dispatch_id().x;
     Float s = 0.0f;
     $for (k, c * kSumChunk, min(c * kSumChunk + kSumChunk, n)) { s += in.read(k); };
@@ -52,6 +57,7 @@ auto sum_kernel() {
 auto parameter_sums_kernel() {
     return Kernel1D([](BufferVar<ErrorChunk> chunks, BufferFloat p, BufferFloat truth, BufferFloat g,
                                     BufferFloat4 out) noexcept {
+    set_block_size(kSumBlock);
     UInt c = dispatch_id().x;
     auto ch = chunks.read(c);
     Float4 s = make_float4(0.0f);

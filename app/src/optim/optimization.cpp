@@ -39,6 +39,35 @@ std::pair<float, float> bounds(ParameterKind k) {
 
 std::string parameter_json_path(const Parameter& p) { return "optimize.parameters." + p.path; }
 
+// Shade + loss + backward over a view's covered pixels only (a list): lavapipe runs the body of a branch
+// for every SIMD group, even where no lane takes it, so a dispatch over every pixel would shade the
+// background too. P is the parameter buffer's type: DiffBufferFloat scatters the gradients of the values it
+// holds; BufferFloat reads them as constants, for when only textures are free (their gradients come from
+// the texture set), which spares every pixel atomics into the few fixed values all pixels share.
+template <typename P>
+auto loss_backward_kernel(const std::vector<ShadeLight>& lights, bool l1) {
+    return Kernel1D([lights, l1](BufferUInt covered, BufferVar<gpu::Surface> surfaces, P params, TextureSetFloat3 textures,
+                        BufferVar<gpu::Material> materials, BufferFloat4 target, BufferFloat loss_out,
+                        BufferFloat sqerr_out, UInt out_base, Float3 eye, Float scale) noexcept {
+        UInt at = covered.read(dispatch_id().x);
+        auto s = surfaces.read(at);
+        Float3 t = target.read(at).xyz();
+        Float3 c;
+        $autodiff {
+            ShadeInputs<P> in{params, textures, materials};
+            Float3 col = shade_surface(in, lights, s, eye);
+            Float3 d = col - t;
+            Float l = l1 ? abs(d.x) + abs(d.y) + abs(d.z) : dot(d, d);
+            backward(l * scale);
+            c = col;
+        };
+        Float3 d = c - t;
+        loss_out.write(out_base + at, l1 ? abs(d.x) + abs(d.y) + abs(d.z) : dot(d, d));
+        Float3 e = saturate(c) - saturate(t);
+        sqerr_out.write(out_base + at, dot(e, e));
+    });
+}
+
 } // namespace
 
 // The start values: `init`, or the scene's value plus a seeded offset of size `perturb` (a random
@@ -136,14 +165,23 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
     sqerr_px = d.create_buffer<float>(size_t(pixels) * views);
     partials = d.create_buffer<float>(size_t(partials_per_view) * 2 * views);
 
-    // Visibility once per view (the geometry is the same in truth and current scenes).
+    // Visibility once per view (the geometry is the same in truth and current scenes), and the list of
+    // covered pixels, which alone are shaded for the gradient.
     Rasterizer raster(d);
+    std::vector<gpu::Surface> host_surfaces(pixels);
     for (uint32_t v = 0; v < views; ++v) {
         auto gb = raster.rasterize(stream, data.geometry, data.views[v]);
         surfaces.push_back(d.create_buffer<gpu::Surface>(pixels));
         raster.interpolate(stream, data.geometry, data.views[v], gb, surfaces.back());
-        stream << synchronize();
+        stream << surfaces.back().copy_to(host_surfaces.data()) << synchronize();
+        std::vector<uint32_t> list;
+        for (uint32_t i = 0; i < pixels; ++i)
+            if (host_surfaces[i].material != gpu::kNone) list.push_back(i);
+        covered_count.push_back(uint32_t(list.size()));
+        covered.push_back(d.create_buffer<uint32_t>(std::max<size_t>(list.size(), 1)));
+        if (!list.empty()) stream << covered.back().copy_from(list.data());
     }
+    slot_view.assign(views, ~0u);
 
     // Targets: rendered from the true values through the same surfaces, or the given images.
     if (opt.target_is_scene) {
@@ -176,31 +214,28 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
 void OptimizerStages::record_kernels() {
     std::vector<ShadeLight> lights = data.lights;
     const bool l1 = opt.loss == Loss::l1;
-    Kernel2D lk = [lights, l1](BufferVar<gpu::Surface> surfaces, DiffBufferFloat params, TextureSetFloat3 textures,
-                               BufferVar<gpu::Material> materials, BufferFloat4 target, BufferFloat loss_out,
-                               BufferFloat sqerr_out, UInt out_base, Float3 eye, Float3 background,
-                               Float scale) noexcept {
+    const bool textures_only = std::all_of(opt.parameters.begin(), opt.parameters.end(), [](const Parameter& p) {
+        return p.kind == ParameterKind::material_albedo_texture;
+    });
+    loss_backward = textures_only
+                        ? device.compile(loss_backward_kernel<BufferFloat>(lights, l1), {.name = "shade_loss_backward"})
+                        : device.compile(loss_backward_kernel<DiffBufferFloat>(lights, l1),
+                                         {.name = "shade_loss_backward"});
+    // The background's loss per pixel: constant (nor the background colour nor the targets change), so it is
+    // written only when a view comes into a slot of the per-pixel buffers that held another.
+    Kernel2D bk = [l1](BufferVar<gpu::Surface> surfaces, BufferFloat4 target, BufferFloat loss_out,
+                       BufferFloat sqerr_out, UInt out_base, Float3 background) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
-        auto s = surfaces.read(at);
-        Float3 t = target.read(at).xyz();
-        Float3 c = background;
-        $if (s.material != gpu::kNone) {
-            $autodiff {
-                ShadeInputs<DiffBufferFloat> in{params, textures, materials};
-                Float3 col = shade_surface(in, lights, s, eye);
-                Float3 d = col - t;
-                Float l = l1 ? abs(d.x) + abs(d.y) + abs(d.z) : dot(d, d);
-                backward(l * scale);
-                c = col;
-            };
+        $if (surfaces.read(at).material == gpu::kNone) {
+            Float3 t = target.read(at).xyz();
+            Float3 d = background - t;
+            loss_out.write(out_base + at, l1 ? abs(d.x) + abs(d.y) + abs(d.z) : dot(d, d));
+            Float3 e = saturate(background) - saturate(t);
+            sqerr_out.write(out_base + at, dot(e, e));
         };
-        Float3 d = c - t;
-        loss_out.write(out_base + at, l1 ? abs(d.x) + abs(d.y) + abs(d.z) : dot(d, d));
-        Float3 e = saturate(c) - saturate(t);
-        sqerr_out.write(out_base + at, dot(e, e));
     };
-    loss_backward = device.compile(lk, {.name = "shade_loss_backward"});
+    loss_background = device.compile(bk, {.name = "loss_background"});
 }
 
 void OptimizerStages::record_loss_and_gradient(const std::vector<uint32_t>& order, float scale) {
@@ -209,16 +244,23 @@ void OptimizerStages::record_loss_and_gradient(const std::vector<uint32_t>& orde
     s.stream << s.params.grad.fill_zero() << s.data.textures.zero_grad();
     s.forward.build_mips(s.stream, s.data, s.params.value);
     for (uint32_t j = 0; j < k; ++j) {
-        const auto& v = s.data.views[order[j]];
-        s.stream << (*s.loss_backward)(s.surfaces[order[j]], s.params, s.data.textures, s.data.materials,
-                                       s.targets[order[j]], s.loss_px, s.sqerr_px, j * s.pixels, v.eye,
-                                       s.data.background, scale)
-                        .dispatch(v.width, v.height);
+        const uint32_t view = order[j];
+        const auto& v = s.data.views[view];
+        if (s.slot_view[j] != view) {
+            s.stream << (*s.loss_background)(s.surfaces[view], s.targets[view], s.loss_px, s.sqerr_px, j * s.pixels,
+                                             s.data.background)
+                            .dispatch(v.width, v.height);
+            s.slot_view[j] = view;
+        }
+        if (s.covered_count[view] > 0)
+            s.stream << (*s.loss_backward)(s.covered[view], s.surfaces[view], s.params, s.data.textures,
+                                           s.data.materials, s.targets[view], s.loss_px, s.sqerr_px, j * s.pixels,
+                                           v.eye, scale)
+                            .dispatch(s.covered_count[view]);
     }
-    // Every texture's gradient down its mip chain to level 0, then into the parameter buffer.
-    s.stream << s.data.textures.backward_mips();
+    // Every texture's gradient down its mip chain to level 0 and into the parameter buffer.
     for (uint32_t t = 0; t < s.data.layout.texture_base.size(); ++t)
-        s.stream << s.data.textures.add_base_grad_to(t, s.params.grad, s.data.layout.texture_base[t]);
+        s.stream << s.data.textures.backward_mips_to(t, s.params.grad, s.data.layout.texture_base[t]);
     for (uint32_t j = 0; j < k; ++j) {
         s.stream << s.kernels.sum_chunks(s.loss_px, s.partials, (j + 1) * s.pixels, 2 * j * s.partials_per_view)
                         .dispatch(s.partials_per_view);

@@ -55,9 +55,13 @@ struct OptimizerStages {
     SceneData data;
     ForwardRenderer forward;
     OptimKernels kernels;
-    std::optional<Shader<2>> loss_backward;   // recorded per scene (the lights are baked in)
+    std::optional<Shader<1>> loss_backward;   // recorded per scene (the lights are baked in)
+    std::optional<Shader<2>> loss_background;
     std::vector<FreeParam> free;
     std::vector<Buffer<gpu::Surface>> surfaces;
+    std::vector<Buffer<uint32_t>> covered;   // per view: its covered pixels, in order
+    std::vector<uint32_t> covered_count;
+    std::vector<uint32_t> slot_view;         // per slot of loss_px / sqerr_px: the view whose background it holds
     std::vector<Buffer<float4>> targets;
     std::vector<LinearImage> target_images;
     DiffBuffer<float> params;

@@ -29,8 +29,7 @@ ForwardRenderer::~ForwardRenderer() = default;
 
 void ForwardRenderer::build_mips(Stream& stream, const SceneData& scene, const Buffer<float>& params) {
     for (uint32_t t = 0; t < scene.layout.texture_base.size(); ++t)
-        stream << scene.textures.copy_base_from(t, params, scene.layout.texture_base[t]);
-    stream << scene.textures.build_mips();
+        stream << scene.textures.build_mips_from(t, params, scene.layout.texture_base[t]);
 }
 
 void ForwardRenderer::shade(Stream& stream, const SceneData& scene, uint32_t view, const Buffer<gpu::Surface>& surfaces,

@@ -80,6 +80,20 @@ inline Expr<uint2> wrap_texel(const Expr<int2>& x, const Expr<uint2>& n, const E
     return ite(wrap == uint32_t(TextureWrap::Clamp), clamped, repeated, loc);
 }
 
+// The same wrap for the two taps of bilinear filtering, whose coordinates lie in [-1, period] for finite
+// texture coordinates (uv folded into one period first; the period is n, or 2n for mirror): one add or
+// subtract instead of an integer division, which SIMD CPUs (lavapipe) do lane by lane. Equal to wrap_texel
+// there; other values (NaN casts) are clamped into the level.
+inline Expr<uint2> wrap_tap(const Expr<int2>& x, const Expr<uint2>& n, const Expr<uint32_t>& wrap,
+                            const std::source_location& loc) {
+    Expr<int2> ni = cast<int32_t>(n, loc);
+    Expr<int2> period = ite(wrap == uint32_t(TextureWrap::Mirror), ni * 2, ni, loc);
+    Expr<int2> m = ite(x < make_int2(0, loc), x + period, ite(x >= period, x - period, x, loc), loc);
+    Expr<int2> repeated = ite(m < ni, m, period - 1 - m, loc);   // mirrored: the second half runs backwards
+    Expr<int2> w = ite(wrap == uint32_t(TextureWrap::Clamp), x, repeated, loc);
+    return cast<uint32_t>(adjoint::clamp(w, make_int2(0, loc), ni - 1, loc), loc);
+}
+
 } // namespace detail
 
 // One texture in a kernel (of a TextureVar, or texture(i) of a TextureSetVar). Texel centres sit at
@@ -183,7 +197,7 @@ private:
         Expr<float2> f = floor(p, loc);
         Expr<float2> t = p - f;
         Expr<int2> i0 = cast<int32_t>(f, loc);
-        Expr<uint2> a = wrap_texel(i0, n, wrap, loc), b = wrap_texel(i0 + 1, n, wrap, loc);
+        Expr<uint2> a = wrap_tap(i0, n, wrap, loc), b = wrap_tap(i0 + 1, n, wrap, loc);
         Expr<T> tx = splat<T>(t.x, loc), ty = splat<T>(t.y, loc);
         Expr<T> top = lerp(texel(lv, a.x, a.y, loc), texel(lv, b.x, a.y, loc), tx, loc);
         Expr<T> bottom = lerp(texel(lv, a.x, b.y, loc), texel(lv, b.x, b.y, loc), tx, loc);

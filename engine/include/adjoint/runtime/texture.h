@@ -52,11 +52,15 @@ public:
     Command add_base_grad_to(uint32_t texture, const Buffer<float>& dst, size_t offset) const;
     Command build_mips() const;
     Command backward_mips() const;
+    Command build_mips_from(uint32_t texture, const Buffer<float>& src, size_t offset) const;
+    Command backward_mips_to(uint32_t texture, const Buffer<float>& dst, size_t offset) const;
 
     struct Kernels;
 
 private:
     const Kernels& kernels() const;   // compiled on first use
+    void append_levels(std::vector<Command>& list, const Kernels& k, uint32_t texture, size_t from) const;
+    Command mip_gradient(const Kernels& k, uint32_t texture, const Buffer<float>& dst, uint32_t dst_at, bool add) const;
 
     Device device_;
     uint32_t channels_;
@@ -113,10 +117,21 @@ public:
     // Levels 1.. of every texture from level 0: each texel the mean of the 2x2 texels below it (at an odd
     // size the last row or column is left out; a size of 1 repeats its texel).
     Command build_mips() const { return get().build_mips(); }
-    // Adds each level's gradient into the level below, coarsest first, through the reverse of build_mips
-    // ($autodiff of its box filter): level 0's gradient then holds the whole gradient of the texels it made.
-    // The other levels keep theirs.
+    // Level 0's gradient becomes the whole gradient with respect to level 0: its own plus, through the reverse
+    // of build_mips' box filter, every level's above it (coarsest first, each level's own plus a quarter of
+    // the one above it). The other levels keep theirs. One dispatch per texture.
     Command backward_mips() const { return get().backward_mips(); }
+    // For a texture that is a range of a parameter buffer, what copy_base_from(src, offset) + build_mips()
+    // make for it, in one dispatch fewer (level 0 is copied while level 1 is built).
+    Command build_mips_from(uint32_t texture, const Buffer<float>& src, size_t offset) const {
+        return get().build_mips_from(texture, src, offset);
+    }
+    // Adds the whole gradient with respect to level 0 (what backward_mips() leaves there) into floats
+    // [offset, offset + width * height * channels) of dst, in one dispatch; the texture's gradients are left
+    // as they are. The same as backward_mips() + add_base_grad_to(dst, offset), without their other dispatches.
+    Command backward_mips_to(uint32_t texture, const Buffer<float>& dst, size_t offset) const {
+        return get().backward_mips_to(texture, dst, offset);
+    }
     Command zero_grad() const { return get().texels().zero_grad(); }
 
     const DiffBuffer<float>& texels() const { return get().texels(); }
@@ -152,6 +167,12 @@ public:
     }
     Command build_mips() const { return set_.build_mips(); }
     Command backward_mips() const { return set_.backward_mips(); }
+    Command build_mips_from(const Buffer<float>& src, size_t offset) const {
+        return set_.build_mips_from(0, src, offset);
+    }
+    Command backward_mips_to(const Buffer<float>& dst, size_t offset) const {
+        return set_.backward_mips_to(0, dst, offset);
+    }
     Command zero_grad() const { return set_.zero_grad(); }
     const DiffBuffer<float>& texels() const { return set_.texels(); }
     const Buffer<uint4>& table() const { return set_.table(); }
