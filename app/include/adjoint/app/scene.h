@@ -214,7 +214,8 @@ struct Parameter {
     float lr = 0.01f;
 };
 
-enum class Loss : uint32_t { l2 = 0, l1 = 1 };
+// l2 and l1 over linear RGB; silhouette: l2 over the alpha channel (coverage), a mask loss for geometry.
+enum class Loss : uint32_t { l2 = 0, l1 = 1, silhouette = 2 };
 enum class OptimizerKind : uint32_t { adam = 0, sgd = 1 };
 
 struct Optimization {
