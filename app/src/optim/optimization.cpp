@@ -474,6 +474,12 @@ std::vector<ParameterState> Optimizer::parameters() {
         p.texture_height = f.p.texture_height;
         size_t size = parameter_value(s.current, f.p).size();
         p.value.assign(values.begin() + f.offset, values.begin() + f.offset + size);
+        if (p.kind == ParameterKind::mesh_rotation) {   // stored raw; the kernels use the unit quaternion
+            double n = 0;
+            for (float c : p.value) n += double(c) * c;
+            if (n > 0)
+                for (float& c : p.value) c = float(c / std::sqrt(n));
+        }
         if (f.has_truth) {
             p.true_value = parameter_value(s.truth, f.p);
             double d2 = 0, t2 = 0;
