@@ -5,6 +5,7 @@
 #include "geometry_dsl.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 
 namespace adjoint::app {
@@ -107,14 +108,22 @@ GeometryTables build_geometry_tables(Device& device, Stream& stream, const Scene
             static_normals.push_back(mesh.normals[v]);
         }
 
-        // Edge neighbours by OBJ position (vertices split at seams are one position).
+        // Edge neighbours by position: vertices split at normal or texture seams are one OBJ position, and
+        // OBJ positions repeated at the same place (a UV sphere's seam) are one point too, so that a seam is
+        // not taken for a silhouette.
+        std::map<std::array<float, 3>, uint32_t> at_point;
+        std::vector<uint32_t> point(positions);
+        for (size_t p = 0; p < positions; ++p) {
+            const float3& v = mesh.obj_positions[p];
+            point[p] = at_point.emplace(std::array<float, 3>{v.x, v.y, v.z}, uint32_t(p)).first->second;
+        }
         std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<uint32_t, uint32_t>>> edges;   // -> (tri, k)
         for (size_t t = 0; t < mesh.triangles.size(); ++t) {
             const uint3& tr = mesh.triangles[t];
             const uint32_t c[3] = {tr.x, tr.y, tr.z};
             for (uint32_t k = 0; k < 3; ++k) {
-                uint32_t a = mesh.position_ids[c[(k + 1) % 3]], b = mesh.position_ids[c[(k + 2) % 3]];
-                edges[{std::min(a, b), std::max(a, b)}].push_back({uint32_t(t), k});
+                uint32_t a = point[mesh.position_ids[c[(k + 1) % 3]]], b = point[mesh.position_ids[c[(k + 2) % 3]]];
+                if (a != b) edges[{std::min(a, b), std::max(a, b)}].push_back({uint32_t(t), k});
             }
         }
         std::vector<uint3> opp(mesh.triangles.size(), uint3(kNone, kNone, kNone)), nbr = opp;
