@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
 
 #ifndef ADJOINT_ASSETS_DIR
 #define ADJOINT_ASSETS_DIR "assets"
@@ -44,6 +45,10 @@ int main(int argc, char** argv) {
         if (const char* l = std::getenv("ADJOINT_STUDIO_LAYOUT")) config.layout_file = fs::path(l);
         if (const char* c = std::getenv("ADJOINT_STUDIO_CLOSE_AT"))
             config.close_at = studio::parse_frame(c, "ADJOINT_STUDIO_CLOSE_AT");
+        if (const char* m = std::getenv("ADJOINT_STUDIO_MINIMIZE"))
+            config.minimize = studio::parse_scripted_minimize(m, "ADJOINT_STUDIO_MINIMIZE");
+        if (const char* k = std::getenv("ADJOINT_STUDIO_LEAK_AT_EXIT"))
+            config.leak_at_exit = std::string_view(k) == "1";
     } catch (const UsageError& e) {
         std::cerr << "adjoint-studio: error: " << e.what() << "\n" << e.usage();
         return exit_bad_input;

@@ -111,6 +111,9 @@ Presenter::Presenter(GLFWwindow* window, Device& device, VkSurfaceKHR surface)
         VkSemaphoreCreateInfo sem{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
         STUDIO_VK(vkCreateSemaphore(h_.device, &sem, nullptr, &f.acquired));
     }
+    int w = 0, h = 0;   // the first swapchain: the window's size when it opened
+    glfwGetFramebufferSize(window_, &w, &h);
+    framebuffer_ = {uint32_t(std::max(w, 0)), uint32_t(std::max(h, 0))};
     create_swapchain();
 }
 
@@ -147,12 +150,10 @@ bool Presenter::create_swapchain() {
     STUDIO_VK(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(h_.physical_device, surface_, &caps));
     VkExtent2D extent = caps.currentExtent;
     if (extent.width == UINT32_MAX) {   // the surface takes the swapchain's size: the framebuffer's
-        int w = 0, h = 0;
-        glfwGetFramebufferSize(window_, &w, &h);
-        extent.width = std::clamp(uint32_t(std::max(w, 0)), caps.minImageExtent.width, caps.maxImageExtent.width);
-        extent.height = std::clamp(uint32_t(std::max(h, 0)), caps.minImageExtent.height, caps.maxImageExtent.height);
+        extent.width = std::clamp(framebuffer_.width, caps.minImageExtent.width, caps.maxImageExtent.width);
+        extent.height = std::clamp(framebuffer_.height, caps.minImageExtent.height, caps.maxImageExtent.height);
     }
-    if (extent.width == 0 || extent.height == 0) return false;
+    if (extent.width == 0 || extent.height == 0 || framebuffer_.width == 0 || framebuffer_.height == 0) return false;
 
     wait_idle();   // the old swapchain's images and framebuffers may still be in use
     destroy_swapchain_views();
@@ -222,11 +223,10 @@ bool Presenter::create_swapchain() {
     return true;
 }
 
-VkCommandBuffer Presenter::begin_frame() {
-    int w = 0, h = 0;
-    glfwGetFramebufferSize(window_, &w, &h);
-    if (w <= 0 || h <= 0) return VK_NULL_HANDLE;
-    if (stale_ || !swapchain_ || uint32_t(w) != extent_.width || uint32_t(h) != extent_.height || images_.empty())
+VkCommandBuffer Presenter::begin_frame(VkExtent2D size) {
+    framebuffer_ = size;
+    if (size.width == 0 || size.height == 0) return VK_NULL_HANDLE;
+    if (stale_ || !swapchain_ || size.width != extent_.width || size.height != extent_.height || images_.empty())
         if (!create_swapchain()) return VK_NULL_HANDLE;
 
     Frame& f = frames_[frame_];

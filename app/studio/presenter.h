@@ -1,6 +1,6 @@
 // The window's side of Vulkan on the engine's device: swapchain, render pass, framebuffers and two frames
 // in flight. The swapchain is recreated when the window's size changes (or the driver says it is out of
-// date); a window of zero size (minimized) draws nothing. A frame can be read back for --screenshot.
+// date); at zero size (a minimized window) nothing is drawn. A frame can be read back for --screenshot.
 #pragma once
 #include <adjoint/adjoint.h>
 #include <adjoint/runtime/interop.h>
@@ -29,9 +29,10 @@ public:
     Presenter(const Presenter&) = delete;
     Presenter& operator=(const Presenter&) = delete;
 
-    // Waits for the frame's slot and acquires a swapchain image; the command buffer is open for recording
-    // (no render pass yet). Null when nothing can be drawn now (zero size).
-    VkCommandBuffer begin_frame();
+    // Waits for the frame's slot and acquires a swapchain image for a window whose framebuffer is `size`
+    // (the caller says zero while the window is minimized); the command buffer is open for recording (no
+    // render pass yet). Null when nothing can be drawn now (zero size).
+    VkCommandBuffer begin_frame(VkExtent2D size);
     void begin_render_pass(VkCommandBuffer cmd, const float clear_rgba[4]);
     // Ends the render pass; with `capture`, copies the image out. Submits and presents.
     void end_frame(bool capture);
@@ -60,6 +61,7 @@ private:
     VkRenderPass render_pass_ = VK_NULL_HANDLE;
     VkSwapchainKHR swapchain_ = VK_NULL_HANDLE;
     VkExtent2D extent_{};
+    VkExtent2D framebuffer_{};           // the window's, as the last begin_frame said
     uint32_t min_image_count_ = 2;
     bool can_capture_ = false;
     bool stale_ = false;                 // recreate before the next frame

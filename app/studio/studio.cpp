@@ -69,6 +69,16 @@ ScriptedResize parse_scripted_resize(const std::string& text, const std::string&
     return r;
 }
 
+ScriptedMinimize parse_scripted_minimize(const std::string& text, const std::string& what) {
+    auto at = text.find('@');
+    ScriptedMinimize m;
+    if (at == std::string::npos || !parse_number(std::string_view(text).substr(0, at), m.frames) || m.frames == 0 ||
+        !parse_number(std::string_view(text).substr(at + 1), m.frame))
+        fail(what, ": expected FRAMES@FRAME with FRAMES >= 1 (e.g. 3@2: minimized for 3 frames from frame 2), got '",
+             text, "'");
+    return m;
+}
+
 uint32_t parse_frame(const std::string& text, const std::string& what) {
     uint32_t frame = 0;
     if (!parse_number(text, frame)) fail(what, ": expected a frame number, got '", text, "'");
@@ -79,6 +89,18 @@ Studio::Studio(StudioConfig config, std::ostream& out, std::ostream& err)
     : config_(std::move(config)), out_(out), err_(err) {}
 
 Studio::~Studio() { shut_down(0); }
+
+VkBool32 Studio::on_exit_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT,
+                                 const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+    auto* self = static_cast<Studio*>(user);
+    std::lock_guard lock(self->exit_messages_mutex_);
+    // Until shut_down the engine's messenger counts the same messages.
+    if (self->collect_exit_messages_)
+        self->exit_messages_.push_back(
+            std::string(severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error: " : "warning: ") +
+            (data->pMessage ? data->pMessage : ""));
+    return VK_FALSE;
+}
 
 void Studio::create_window() {
     glfwWindowHint(GLFW_CLIENT_API, GLFW_NO_API);
@@ -97,6 +119,21 @@ void Studio::create_device() {
         instance_ = instance;
         VkResult res = glfwCreateWindowSurface(instance, window_, nullptr, &surface_);
         if (res != VK_SUCCESS) fail("glfwCreateWindowSurface failed with VkResult ", int(res));
+        // The engine's messages are read in shut_down before the device is destroyed; this messenger also sees
+        // the destruction, where the layer reports the objects left alive.
+        if (validation_requested()) {
+            auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+                vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
+            if (!create) fail("validation is on, but vkCreateDebugUtilsMessengerEXT is missing");
+            VkDebugUtilsMessengerCreateInfoEXT info{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+            info.messageSeverity =
+                VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+            info.messageType =
+                VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
+            info.pfnUserCallback = &Studio::on_exit_message;
+            info.pUserData = this;
+            STUDIO_VK(create(instance, &info, nullptr, &exit_messenger_));
+        }
     };
     // The engine's one queue must draw and present to this window.
     r.accept_queue_family = [this](VkInstance, VkPhysicalDevice pd, uint32_t family) {
@@ -108,16 +145,26 @@ void Studio::create_device() {
         vkGetPhysicalDeviceSurfaceSupportKHR(pd, family, surface_, &present);
         return (props[family].queueFlags & VK_QUEUE_GRAPHICS_BIT) && present;
     };
-    // Only on a failed creation: otherwise the surface is destroyed in shut_down, before the validation count.
+    // The surface is here only on a failed creation: otherwise shut_down has destroyed it.
     r.on_instance_destroy = [this](VkInstance instance) {
         if (surface_) vkDestroySurfaceKHR(instance, surface_, nullptr);
         surface_ = VK_NULL_HANDLE;
+        if (exit_messenger_) {
+            auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+                vkGetInstanceProcAddr(instance, "vkDestroyDebugUtilsMessengerEXT"));
+            if (destroy) destroy(instance, exit_messenger_, nullptr);
+            exit_messenger_ = VK_NULL_HANDLE;
+        }
     };
     context_.emplace();
     device_.emplace(interop::create_device(*context_, r));
     presenter_ = std::make_unique<Presenter>(window_, *device_, surface_);
     textures_ = std::make_unique<Textures>(*device_, presenter_->render_pass());
     orbit_ = std::make_unique<OrbitView>(*device_, kOrbitSize);
+    if (config_.leak_at_exit) {
+        VkSamplerCreateInfo info{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
+        STUDIO_VK(vkCreateSampler(interop::handles(*device_).device, &info, nullptr, &leaked_sampler_));
+    }
 }
 
 void Studio::init_imgui() {
@@ -240,7 +287,14 @@ void Studio::update_textures() {
     }
 }
 
-bool Studio::frame(bool capture) {
+VkExtent2D Studio::drawable_size() const {
+    if (script_minimized_ || glfwGetWindowAttrib(window_, GLFW_ICONIFIED)) return {0, 0};
+    int w = 0, h = 0;
+    glfwGetFramebufferSize(window_, &w, &h);
+    return {uint32_t(std::max(w, 0)), uint32_t(std::max(h, 0))};
+}
+
+bool Studio::frame(bool capture, VkExtent2D size) {
     ImGui_ImplVulkan_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     // A scripted run (--quit-after-iters) ignores the pointer, so that where Xvfb leaves it shows in no
@@ -250,7 +304,7 @@ bool Studio::frame(bool capture) {
     textures_->new_ui_frame();
     draw_ui();
     ImGui::Render();
-    VkCommandBuffer cmd = presenter_->begin_frame();
+    VkCommandBuffer cmd = presenter_->begin_frame(size);
     if (!cmd) return false;   // minimized: ImGui's frame is simply dropped
     textures_->record_updates(cmd);
     const float clear[4] = {0.06f, 0.06f, 0.07f, 1.0f};
@@ -267,7 +321,10 @@ void Studio::write_layout(const fs::path& file) const {
     j << "  \"image\": [" << (session_ ? session_->width() : 0) << ", " << (session_ ? session_->height() : 0) << "],\n";
     j << "  \"iterations\": " << (session_ ? session_->iteration() : 0) << ",\n";
     j << "  \"swapchains\": " << presenter_->swapchains_created() << ",\n";
-    j << "  \"resized_at_iteration\": " << resized_at_iteration_ << ",\n  \"panels\": {";
+    j << "  \"resized_at_iteration\": " << resized_at_iteration_ << ",\n";
+    j << "  \"minimized\": {\"frames\": " << minimized_frames_ << ", \"iterations\": " << minimized_iterations_
+      << ", \"at_iteration\": " << minimized_at_iteration_ << ", \"restored_at_iteration\": " << restored_at_iteration_
+      << "},\n  \"panels\": {";
     const char* names[4] = {"target", "current", "diff", "gradient"};
     for (int i = 0; i < 4; ++i) {
         const PanelRect& r = panel_rects_[size_t(i)];
@@ -308,6 +365,17 @@ int Studio::run() {
             resize_requested = true;
         }
         if (resize_requested) ++frames_since_resize;
+        if (config_.minimize && frame_index == config_.minimize->frame) {
+            // A window manager iconifies the window; Xvfb has none and leaves it as it is, so the studio is held
+            // at the zero size of a minimized window for the scripted frames (drawable_size) either way.
+            glfwIconifyWindow(window_);
+            script_minimized_ = true;
+            minimized_at_iteration_ = session_ ? int64_t(session_->iteration()) : 0;
+        }
+        if (script_minimized_ && frame_index == config_.minimize->frame + config_.minimize->frames) {
+            glfwRestoreWindow(window_);
+            script_minimized_ = false;
+        }
 
         // The optimization: a slice of this frame.
         uint32_t ran = 0;
@@ -334,13 +402,22 @@ int Studio::run() {
                                  (resize_requested && e.width == config_.resize->size.width &&
                                   e.height == config_.resize->size.height) ||
                                  frames_since_resize > 300;
-            if (settled || (config_.resize && frame_index > config_.resize->frame + 600)) quit = true;
+            // A scripted minimize ends with the window drawn again (the screenshot shows it restored).
+            const bool restored =
+                !config_.minimize || frame_index >= config_.minimize->frame + config_.minimize->frames;
+            if ((settled && restored) || (config_.resize && frame_index > config_.resize->frame + 600)) quit = true;
         }
         if (resize_requested && resized_at_iteration_ < 0 && config_.resize &&
             presenter_->extent().width == config_.resize->size.width &&
             presenter_->extent().height == config_.resize->size.height)
             resized_at_iteration_ = session_ ? int64_t(session_->iteration()) : 0;
-        if (session_ && (ran || quit)) {
+        // While minimized the run goes on but nothing is shown: the panels and the orbit view catch up when the
+        // window is back.
+        const VkExtent2D size = drawable_size();
+        const bool minimized = size.width == 0 || size.height == 0;
+        views_due_ = views_due_ || ran || quit;
+        if (session_ && views_due_ && !minimized) {
+            views_due_ = false;
             // The selected view every frame that ran; the grid at most every 0.25 s, and when the run stops.
             std::vector<uint32_t> views{session_->selected_view};
             const bool grid_due = now_ms() - last_grid_refresh_ms_ > 250 || !running_ || quit;
@@ -351,16 +428,23 @@ int Studio::run() {
             }
             session_->refresh(views);
         }
-        if (session_ && (orbit_->moved() || (orbit_follows_ && orbit_iteration_ != session_->iteration() &&
-                                             (!running_ || quit || frame_index % 8 == 0)))) {
+        if (session_ && !minimized &&
+            (orbit_->moved() || (orbit_follows_ && orbit_iteration_ != session_->iteration() &&
+                                 (!running_ || quit || frame_index % 8 == 0)))) {
             orbit_->render(session_->current_scene());
             orbit_iteration_ = session_->iteration();
         }
         if (session_) update_textures();
 
         const bool capture = quit && config_.options.screenshot.has_value();
-        const bool drawn = frame(capture);
+        const bool drawn = frame(capture, size);
         frames_ += drawn;
+        if (minimized) {
+            ++minimized_frames_;
+            minimized_iterations_ += ran;
+        } else if (drawn && minimized_at_iteration_ >= 0 && restored_at_iteration_ < 0) {
+            restored_at_iteration_ = session_ ? int64_t(session_->iteration()) : 0;
+        }
         frame_ms_total_ += drawn ? now_ms() - t0 : 0;
         ++frame_index;
         if (capture && drawn) {
@@ -421,17 +505,28 @@ int Studio::shut_down(int code) {
     surface_ = VK_NULL_HANDLE;
     orbit_.reset();
     session_.reset();
+    // The engine's messages up to here, then the studio's messenger's from the device's destruction, where the
+    // layer reports what was left alive (the messenger goes in on_instance_destroy, after the device).
+    std::vector<std::string> messages;
     if (device_) {
-        auto messages = device_->validation_messages();
-        validation_count_ = messages.size();
-        if (!messages.empty()) {
-            err_ << "adjoint-studio: error: " << messages.size() << " Vulkan validation message(s):\n";
-            for (size_t i = 0; i < std::min<size_t>(messages.size(), 10); ++i) err_ << "  " << messages[i] << "\n";
-            code = app::exit_failure;
-        }
+        std::lock_guard lock(exit_messages_mutex_);
+        messages = device_->validation_messages();
+        collect_exit_messages_ = true;
     }
     device_.reset();
     context_.reset();
+    {
+        std::lock_guard lock(exit_messages_mutex_);
+        messages.insert(messages.end(), exit_messages_.begin(), exit_messages_.end());
+        exit_messages_.clear();
+        collect_exit_messages_ = false;
+    }
+    validation_count_ += messages.size();
+    if (!messages.empty()) {
+        err_ << "adjoint-studio: error: " << messages.size() << " Vulkan validation message(s):\n";
+        for (size_t i = 0; i < std::min<size_t>(messages.size(), 10); ++i) err_ << "  " << messages[i] << "\n";
+        code = app::exit_failure;
+    }
     glfwDestroyWindow(window_);
     window_ = nullptr;
     return code;

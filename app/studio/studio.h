@@ -4,7 +4,10 @@
 // Test hooks (environment): ADJOINT_STUDIO_SIZE=WxH (the window's first size, default 1280x800),
 // ADJOINT_STUDIO_RESIZE=WxH@F (resize the window at frame F; the run waits until the new size shows),
 // ADJOINT_STUDIO_LAYOUT=FILE (at exit, the window's size and the image panels' rectangles, JSON),
-// ADJOINT_STUDIO_CLOSE_AT=F (at frame F, close the window as its close button does).
+// ADJOINT_STUDIO_CLOSE_AT=F (at frame F, close the window as its close button does),
+// ADJOINT_STUDIO_MINIMIZE=N@F (at frame F, minimize the window for N frames, then restore it),
+// ADJOINT_STUDIO_LEAK_AT_EXIT=1 (leave a VkSampler alive at exit: the validation layer's report of it at
+// vkDestroyDevice must fail the run).
 #pragma once
 #include "orbit.h"
 #include "presenter.h"
@@ -15,6 +18,7 @@
 
 #include <array>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -33,9 +37,15 @@ struct ScriptedResize {
     uint32_t frame = 0;
 };
 
-// "WxH", "WxH@F" and "F"; Error naming `what` otherwise.
+struct ScriptedMinimize {
+    uint32_t frames = 0;   // at least 1
+    uint32_t frame = 0;
+};
+
+// "WxH", "WxH@F", "N@F" and "F"; Error naming `what` otherwise.
 WindowSize parse_window_size(const std::string& text, const std::string& what);
 ScriptedResize parse_scripted_resize(const std::string& text, const std::string& what);
+ScriptedMinimize parse_scripted_minimize(const std::string& text, const std::string& what);
 uint32_t parse_frame(const std::string& text, const std::string& what);
 
 struct StudioConfig {
@@ -46,6 +56,8 @@ struct StudioConfig {
     std::optional<ScriptedResize> resize;
     std::optional<std::filesystem::path> layout_file;
     std::optional<uint32_t> close_at;
+    std::optional<ScriptedMinimize> minimize;
+    bool leak_at_exit = false;
 };
 
 // The whole program after argument parsing and scene loading; returns the exit code. Assumes a display.
@@ -71,9 +83,14 @@ private:
     void open_session(app::Scene scene, std::optional<std::filesystem::path> out);
     void make_textures();
     void update_textures();
-    bool frame(bool capture);                        // false when nothing could be drawn
+    VkExtent2D drawable_size() const;                // zero while the window is minimized
+    bool frame(bool capture, VkExtent2D size);       // false when nothing could be drawn
     void write_layout(const std::filesystem::path& file) const;
     int shut_down(int code);
+    static VKAPI_ATTR VkBool32 VKAPI_CALL on_exit_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                          VkDebugUtilsMessageTypeFlagsEXT types,
+                                                          const VkDebugUtilsMessengerCallbackDataEXT* data,
+                                                          void* user);
 
     // ---- panels.cpp ----
     void draw_ui();
@@ -91,6 +108,13 @@ private:
     GLFWwindow* window_ = nullptr;
     VkSurfaceKHR surface_ = VK_NULL_HANDLE;
     VkInstance instance_ = VK_NULL_HANDLE;
+    // With validation on: the studio's own messenger, for the messages of the device's destruction (objects
+    // left alive), which come after the engine's count is read.
+    VkDebugUtilsMessengerEXT exit_messenger_ = VK_NULL_HANDLE;
+    std::mutex exit_messages_mutex_;
+    bool collect_exit_messages_ = false;
+    std::vector<std::string> exit_messages_;
+    VkSampler leaked_sampler_ = VK_NULL_HANDLE;   // ADJOINT_STUDIO_LEAK_AT_EXIT
     std::optional<Context> context_;
     std::optional<Device> device_;
     std::unique_ptr<Presenter> presenter_;
@@ -134,6 +158,14 @@ private:
     double iteration_ms_total_ = 0;
     size_t validation_count_ = 0;
     int64_t resized_at_iteration_ = -1;   // ADJOINT_STUDIO_RESIZE: the iteration when the new size showed
+    // Minimized: frames with the window at zero size (nothing drawn, the run goes on), the iterations run in
+    // them; ADJOINT_STUDIO_MINIMIZE: the iteration when it minimized, and when the first frame after was drawn.
+    bool script_minimized_ = false;
+    bool views_due_ = false;              // panels to refresh once the window shows again
+    uint32_t minimized_frames_ = 0;
+    uint32_t minimized_iterations_ = 0;
+    int64_t minimized_at_iteration_ = -1;
+    int64_t restored_at_iteration_ = -1;
 };
 
 } // namespace adjoint::studio
