@@ -52,8 +52,7 @@ struct OptimizerStages;
 
 class Optimizer {
 public:
-    // Refuses (SceneError) what this renderer does not support: geometry parameters, visibility modes
-    // other than hard. The scene must have an `optimize` block.
+    // The scene must have an `optimize` block (else SceneError).
     Optimizer(Device& device, const Scene& scene);
     ~Optimizer();
 
