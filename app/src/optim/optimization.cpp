@@ -355,8 +355,6 @@ std::pair<double, double> OptimizerStages::loss_and_psnr(uint32_t k, float scale
 
 Optimizer::Optimizer(Device& device, const Scene& scene) {
     if (!scene.optimize) throw SceneError(scene.display_name, "optimize", "the scene has no optimize block");
-    if (scene.render.visibility == Visibility::soft)
-        throw SceneError(scene.display_name, "render.visibility", "soft visibility is not implemented yet");
     s_ = std::make_unique<OptimizerStages>(device, scene);
 }
 

@@ -1,11 +1,13 @@
-// DynamicRenderer: the vertex stage, rasterization per render, differentiable surfaces, shading and
-// silhouette antialiasing, forward and backward kernels.
+// DynamicRenderer: the vertex stage, rasterization per render, differentiable surfaces, shading,
+// silhouette antialiasing and soft rasterization, forward and backward kernels.
 #include "dynamic.h"
 
 #include "antialias_dsl.h"
+#include "soft_dsl.h"
 
 #include <adjoint/core/error.h>
 
+#include <cmath>
 #include <optional>
 
 namespace adjoint::app {
@@ -32,6 +34,7 @@ Float pixel_loss(Loss loss, const Float4& c, const Float4& t) {
 struct DynamicKernels {
     Shader<2> shade_forward, shade_backward, loss;
     std::optional<Shader<2>> antialias_forward, antialias_backward;
+    std::optional<Shader<2>> soft_forward, soft_backward;
 };
 
 DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lights, const DynamicOptions& options) {
@@ -138,6 +141,55 @@ DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lig
             };
         };
     };
+    // Soft rasterization: each pixel blends the triangles binned to its tile (soft_dsl.h).
+    Kernel2D soft_fwd = [lights](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt tile_list, UInt tiles_x,
+                                 BufferVar<gpu::ViewRec> views, UInt view, BufferFloat3 positions,
+                                 BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
+                                 BufferVar<uint3> triangles, BufferUInt triangle_material, BufferFloat params,
+                                 TextureSetFloat3 textures, BufferVar<gpu::Material> materials, BufferFloat4 out,
+                                 Float3 background, Float sigma, Float gamma, Float reach2) noexcept {
+        UInt2 pix = dispatch_id().xy();
+        UInt at = pix.y * dispatch_size().x + pix.x;
+        UInt tile_at = (pix.y / gpu::kTileSize) * tiles_x + pix.x / gpu::kTileSize;
+        UInt begin = tile_offset.read(tile_at);
+        SoftTile tile{tile_list, begin, begin + tile_count.read(tile_at)};
+        auto vr = views.read(view);
+        SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
+        DslCamera cam = camera_of(params, vr);
+        VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs, triangles, triangle_material};
+        ShadeInputs<BufferFloat> in{params, textures, materials};
+        Float m = soft_max_log_weight(vin, cam, st, tile, pix);
+        out.write(at, soft_pixel(vin, in, lights, cam, st, tile, pix, m, background));
+    };
+    // The same pixel inside $autodiff, seeded with d loss / d the pixel.
+    Kernel2D soft_bwd = [lights, camera_free](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt tile_list,
+                                              UInt tiles_x, BufferVar<gpu::ViewRec> views, UInt view,
+                                              DiffBufferFloat3 positions, DiffBufferFloat3 normals,
+                                              DiffBufferFloat3 colors, BufferFloat2 uvs, BufferVar<uint3> triangles,
+                                              BufferUInt triangle_material, DiffBufferFloat params,
+                                              BufferFloat params_value, TextureSetFloat3 textures,
+                                              BufferVar<gpu::Material> materials, BufferFloat4 dfinal,
+                                              Float3 background, Float sigma, Float gamma, Float reach2) noexcept {
+        UInt2 pix = dispatch_id().xy();
+        UInt at = pix.y * dispatch_size().x + pix.x;
+        UInt tile_at = (pix.y / gpu::kTileSize) * tiles_x + pix.x / gpu::kTileSize;
+        UInt begin = tile_offset.read(tile_at);
+        UInt end = begin + tile_count.read(tile_at);
+        Float4 g = dfinal.read(at);
+        $if ((end > begin) & (dot(abs(g), make_float4(1.0f)) > 0.0f)) {
+            SoftTile tile{tile_list, begin, end};
+            auto vr = views.read(view);
+            SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
+            DslCamera plain_cam = camera_of(params_value, vr);
+            VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs, triangles, triangle_material};
+            Float m = soft_max_log_weight(vin, plain_cam, st, tile, pix);   // plain reads: outside $autodiff
+            $autodiff {
+                DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
+                ShadeInputs<DiffBufferFloat> in{params, textures, materials};
+                adjoint::backward(dot(soft_pixel(vin, in, lights, cam, st, tile, pix, m, background), g));
+            };
+        };
+    };
     Kernel2D loss_kernel = [loss_kind](BufferFloat4 final_image, BufferFloat4 target, BufferFloat loss_px,
                                        BufferFloat sqerr_px, UInt out_base, BufferFloat4 dfinal,
                                        BufferFloat color_grad, Float scale) noexcept {
@@ -165,10 +217,15 @@ DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lig
     };
     DynamicKernels k{device.compile(shade_fwd, {.name = "dynamic_shade_forward"}),
                      device.compile(shade_bwd, {.name = "dynamic_shade_backward"}),
-                     device.compile(loss_kernel, {.name = "dynamic_loss"}), std::nullopt, std::nullopt};
+                     device.compile(loss_kernel, {.name = "dynamic_loss"}), std::nullopt, std::nullopt,
+                     std::nullopt, std::nullopt};
     if (options.visibility == Visibility::antialias) {
         k.antialias_forward = device.compile(aa_fwd, {.name = "antialias_forward"});
         k.antialias_backward = device.compile(aa_bwd, {.name = "antialias_backward"});
+    }
+    if (options.visibility == Visibility::soft) {
+        k.soft_forward = device.compile(soft_fwd, {.name = "soft_forward"});
+        k.soft_backward = device.compile(soft_bwd, {.name = "soft_backward"});
     }
     return k;
 }
@@ -186,14 +243,18 @@ struct DynamicRenderer::State {
     Buffer<gpu::ViewRec> views;
     DiffBuffer<float4> color;         // the shaded image before antialiasing, and d loss / d it
     Buffer<float4> dfinal;            // d loss / d final image
-    GBuffer gbuffer;                  // of the last render()
+    GBuffer gbuffer;                  // of the last render() (hard and antialias)
+    TileBins bins;                    // of the last render() (soft)
+    float sigma = 0, gamma = 0, reach2 = 0;   // soft: reach2 = soft_reach2(sigma, gamma), NDC units
+    uint32_t width = 0, height = 0;   // of the last render()
     uint32_t last_view = kNone;
     DynamicKernels k;
 
     State(Device& d, Stream& stream, const Scene& scene, const SceneData& sd, const DynamicOptions& o)
         : device(d), data(sd), options(o),
           geometry(d, stream, scene, sd.layout, o.laplacian, o.edge_length), raster(d),
-          k(record_kernels(d, sd.lights, o)) {
+          sigma(scene.render.soft_sigma), gamma(scene.render.soft_gamma),
+          reach2(soft_reach2(scene.render.soft_sigma, scene.render.soft_gamma)), k(record_kernels(d, sd.lights, o)) {
         const uint32_t n = std::max(geometry.vertex_count(), 1u);
         world = {d.create_diff_buffer<float3>(n), d.create_diff_buffer<float3>(n), d.create_diff_buffer<float3>(n)};
         raster_geometry = sd.geometry;
@@ -217,8 +278,6 @@ struct DynamicRenderer::State {
 
 DynamicRenderer::DynamicRenderer(Device& device, Stream& stream, const Scene& scene, const SceneData& data,
                                  const DynamicOptions& options) {
-    if (options.visibility == Visibility::soft)
-        throw SceneError(scene.display_name, "render.visibility", "soft visibility is not implemented yet");
     s_ = std::make_unique<State>(device, stream, scene, data, options);
 }
 
@@ -234,9 +293,23 @@ void DynamicRenderer::render(Stream& stream, uint32_t view, const Camera& camera
                              const Buffer<float4>& out) {
     auto& s = *s_;
     ViewCamera vc{view_projection_matrix(camera), camera.eye, camera.width, camera.height};
-    s.gbuffer = s.raster.rasterize(stream, s.raster_geometry, vc);
     s.last_view = view;
+    s.width = camera.width;
+    s.height = camera.height;
     const auto& g = s.data.geometry;
+    if (s.options.visibility == Visibility::soft) {
+        // The reach in pixels (NDC units are width / 2 pixels), and half a pixel for the rounding differences
+        // between the binning's projection and the kernels'.
+        const float margin = std::sqrt(s.reach2) * 0.5f * float(camera.width) + 0.5f;
+        s.bins = s.raster.bin(stream, s.raster_geometry, vc, margin);
+        stream << (*s.k.soft_forward)(s.bins.offset, s.bins.count, s.bins.list, s.bins.tiles_x, s.views, view,
+                                      s.world.positions.value, s.world.normals.value, s.world.colors.value, g.uvs,
+                                      g.triangles, g.triangle_material, params, s.data.textures, s.data.materials, out,
+                                      s.data.background, s.sigma, s.gamma, s.reach2)
+                      .dispatch(camera.width, camera.height);
+        return;
+    }
+    s.gbuffer = s.raster.rasterize(stream, s.raster_geometry, vc);
     const Buffer<float4>& shaded = s.options.visibility == Visibility::antialias ? s.color.value : out;
     stream << s.k.shade_forward(s.gbuffer.triangle, s.views, view, s.world.positions.value, s.world.normals.value,
                               s.world.colors.value, g.uvs, g.triangles, g.triangle_material, params, s.data.textures,
@@ -255,9 +328,17 @@ void DynamicRenderer::backward(Stream& stream, uint32_t view, const DiffBuffer<f
                                float scale) {
     auto& s = *s_;
     if (view != s.last_view) fail("DynamicRenderer::backward: view ", view, " was not the last one rendered");
-    const uint32_t w = s.gbuffer.width, h = s.gbuffer.height;
+    const uint32_t w = s.width, h = s.height;
     const auto& g = s.data.geometry;
     stream << s.k.loss(final_image, target, loss_px, sqerr_px, out_base, s.dfinal, s.color.grad, scale).dispatch(w, h);
+    if (s.options.visibility == Visibility::soft) {
+        stream << (*s.k.soft_backward)(s.bins.offset, s.bins.count, s.bins.list, s.bins.tiles_x, s.views, view,
+                                       s.world.positions, s.world.normals, s.world.colors, g.uvs, g.triangles,
+                                       g.triangle_material, params, params.value, s.data.textures, s.data.materials,
+                                       s.dfinal, s.data.background, s.sigma, s.gamma, s.reach2)
+                      .dispatch(w, h);
+        return;
+    }
     if (s.options.visibility == Visibility::antialias)
         stream << (*s.k.antialias_backward)(s.color, s.gbuffer.triangle, s.gbuffer.bary, s.world.positions,
                                        s.world.positions.value, g.triangles, s.geometry.tables().opposite,

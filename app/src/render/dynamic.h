@@ -1,9 +1,15 @@
-// The renderer for scenes whose geometry moves or whose visibility is antialiased: each render runs the
-// vertex stage's output through the rasterizer, recomputes every pixel's surface from the vertices (so
-// that $autodiff sees it move), shades it, and antialiases silhouette edges. The backward pass chains
-// kernels the way nvdiffrast chains its ops, each one's gradient from $autodiff:
-//   loss (d loss / d final image) -> antialias (-> colours, vertices) -> shade (-> parameters, textures,
-//   vertices) -> vertex stage (-> parameters).
+// The renderer for scenes whose geometry moves or whose visibility is antialias or soft: each render runs
+// the vertex stage's output through the rasterizer, and every pixel's colour is recomputed from the
+// vertices (so that $autodiff sees it move). The backward pass chains kernels the way nvdiffrast chains
+// its ops, each one's gradient from $autodiff:
+//   antialias: loss (d loss / d final image) -> antialias (-> colours, vertices) -> shade (-> parameters,
+//              textures, vertices) -> vertex stage (-> parameters). The surface a pixel sees is shaded and
+//              silhouette edges are antialiased.
+//   soft:      loss -> soft (-> parameters, textures, vertices) -> vertex stage. SoftRas: every pixel
+//              blends the triangles within reach (tile bins grown by the reach) by sigmoid coverage
+//              (`sigma`) and a softmax over depth (`gamma`) with the background; alpha is the soft
+//              silhouette (soft_dsl.h).
+//   hard:      the shading alone is differentiated (no visibility gradients).
 #pragma once
 #include "geometry.h"
 #include "raster.h"

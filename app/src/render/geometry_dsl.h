@@ -74,15 +74,39 @@ struct VertexInputs {
     const BufferUInt& triangle_material;
 };
 
+// The attributes of triangle `tri` (vertices t, world positions w) at perspective-correct barycentrics b.
+// bd, bx, by: the barycentrics of the triangle's plane at the pixel centre and one pixel right and down,
+// detached: the texture level of detail they give picks a mip level, it is not a value the image depends
+// on smoothly. two_sided: the normal is turned towards the camera (the rasterizers' shading of the surface
+// a pixel sees); soft rasterization keeps it as interpolated, since it shades triangles seen edge-on too,
+// where turning it would make the image jump.
+template <typename PB>
+Var<gpu::Surface> interpolate_surface(const VertexInputs<PB>& in, const DslCamera& cam, const UInt& tri, const UInt3& t,
+                                      const Float3 (&w)[3], const Float3& b, const Float3& bd, const Float3& bx,
+                                      const Float3& by, bool two_sided = true) {
+    Var<gpu::Surface> s;
+    s.position = w[0] * b.x + w[1] * b.y + w[2] * b.z;
+    Float3 n = normalize(in.normals.read(t.x) * b.x + in.normals.read(t.y) * b.y + in.normals.read(t.z) * b.z);
+    if (two_sided)
+        s.normal = ite(dot(n, cam.eye - s.position) < 0.0f, -n, n);
+    else
+        s.normal = n;
+    s.color = in.colors.read(t.x) * b.x + in.colors.read(t.y) * b.y + in.colors.read(t.z) * b.z;
+    Float2 uv0 = in.uvs.read(t.x), uv1 = in.uvs.read(t.y), uv2 = in.uvs.read(t.z);
+    s.uv = uv0 * b.x + uv1 * b.y + uv2 * b.z;
+    s.duv_dx = uv0 * (bx.x - bd.x) + uv1 * (bx.y - bd.y) + uv2 * (bx.z - bd.z);
+    s.duv_dy = uv0 * (by.x - bd.x) + uv1 * (by.y - bd.y) + uv2 * (by.z - bd.z);
+    s.material = in.triangle_material.read(tri);
+    return s;
+}
+
 // The surface of triangle `tri` seen through the centre of pixel `pix`: perspective-correct barycentrics
-// from the projected vertices (the rasterizer's formulas), then the interpolated attributes. The texture
-// level of detail (duv_dx, duv_dy) is detached: it picks a mip level, it is not a value the image
-// depends on smoothly.
+// from the projected vertices (the rasterizer's formulas), then the interpolated attributes.
 template <typename PB>
 Var<gpu::Surface> surface_at(const VertexInputs<PB>& in, const DslCamera& cam, const UInt& tri, const UInt2& pix) {
     UInt3 t = in.triangles.read(tri);
-    Float3 w0 = in.positions.read(t.x), w1 = in.positions.read(t.y), w2 = in.positions.read(t.z);
-    Float4 c0 = cam.clip(w0), c1 = cam.clip(w1), c2 = cam.clip(w2);
+    Float3 w[3] = {in.positions.read(t.x), in.positions.read(t.y), in.positions.read(t.z)};
+    Float4 c0 = cam.clip(w[0]), c1 = cam.clip(w[1]), c2 = cam.clip(w[2]);
     Float2 p0 = cam.pixel(c0), p1 = cam.pixel(c1), p2 = cam.pixel(c2);
     Float3 inv_w = make_float3(1.0f / c0.w, 1.0f / c1.w, 1.0f / c2.w);
     Float area = edge_function(p0, p1, p2);
@@ -95,19 +119,8 @@ Var<gpu::Surface> surface_at(const VertexInputs<PB>& in, const DslCamera& cam, c
     };
     Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
     Float3 b = bary(p);
-    Var<gpu::Surface> s;
-    s.position = w0 * b.x + w1 * b.y + w2 * b.z;
-    Float3 n = normalize(in.normals.read(t.x) * b.x + in.normals.read(t.y) * b.y + in.normals.read(t.z) * b.z);
-    s.normal = ite(dot(n, cam.eye - s.position) < 0.0f, -n, n);
-    s.color = in.colors.read(t.x) * b.x + in.colors.read(t.y) * b.y + in.colors.read(t.z) * b.z;
-    Float2 uv0 = in.uvs.read(t.x), uv1 = in.uvs.read(t.y), uv2 = in.uvs.read(t.z);
-    s.uv = uv0 * b.x + uv1 * b.y + uv2 * b.z;
     Float3 bx = detach(bary(p + make_float2(1.0f, 0.0f))), by = detach(bary(p + make_float2(0.0f, 1.0f)));
-    Float3 bd = detach(b);
-    s.duv_dx = uv0 * (bx.x - bd.x) + uv1 * (bx.y - bd.y) + uv2 * (bx.z - bd.z);
-    s.duv_dy = uv0 * (by.x - bd.x) + uv1 * (by.y - bd.y) + uv2 * (by.z - bd.z);
-    s.material = in.triangle_material.read(tri);
-    return s;
+    return interpolate_surface(in, cam, tri, t, w, b, detach(b), bx, by);
 }
 
 } // namespace adjoint::app

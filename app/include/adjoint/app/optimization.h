@@ -52,9 +52,9 @@ struct OptimizerStages;
 
 class Optimizer {
 public:
-    // Refuses (SceneError) what this renderer does not support (soft visibility, for now). The scene must
-    // have an `optimize` block. Geometry parameters, antialias visibility and the silhouette loss run
-    // through the dynamic renderer (every iteration rasterizes); the rest shades surfaces rasterized once.
+    // The scene must have an `optimize` block (else SceneError). Geometry parameters, antialias and soft
+    // visibility and the silhouette loss run through the dynamic renderer (every iteration rasterizes); the
+    // rest shades surfaces rasterized once.
     Optimizer(Device& device, const Scene& scene);
     ~Optimizer();
 
