@@ -158,8 +158,6 @@ TEST(OptimizeCli, BadInputExitsTwoAndWritesNothing) {
         {"texture without uv", small_scene(3, "", (tmp / "nouv.obj").string()), {}, "texture coordinates"},
         {"unknown parameter", small_scene(3, R"(, "lights.kye.position": {"init": [0, 1, 0]})"), {},
          "unknown parameter lights.kye.position"},
-        {"geometry parameter", small_scene(3, R"(, "meshes.ball.translation": {"perturb": 0.1})"), {},
-         "meshes.ball.translation"},
         {"negative iterations", replace(good, "\"iterations\": 3", "\"iterations\": -3"), {}, "optimize.iterations"},
         {"resolution zero", good, {"--resolution", "0x64"}, "--resolution"},
         {"resolution too large", good, {"--resolution", "100000x64"}, "--resolution"},

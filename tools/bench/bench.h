@@ -146,5 +146,6 @@ json bench_autodiff(Env& env);
 json bench_autodiff_loop(Env& env);
 json bench_renderer(Env& env);
 json bench_reduce(Env& env);
+json bench_visibility(Env& env);
 
 } // namespace adjoint::bench

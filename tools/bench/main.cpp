@@ -30,6 +30,7 @@ const Section kSections[] = {
     {"reduce", bench_reduce, "2^22-float sum: one atomic per element vs subgroup sums vs block sums (barriers)"},
 #ifdef ADJOINT_BENCH_HAS_APP
     {"renderer", bench_renderer, "texture-recovery iteration of the differentiable renderer, and PyTorch's"},
+    {"visibility", bench_visibility, "pose-recovery iteration per visibility mode (hard, antialias, soft)"},
 #endif
 };
 

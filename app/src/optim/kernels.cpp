@@ -41,13 +41,14 @@ auto sgd_kernel() {
     });
 }
 
-// out[first + c] = sum of in[c * chunk .. min((c + 1) * chunk, n)).
+// out[first + c] = sum of in[begin + c * chunk .. min(begin + (c + 1) * chunk, end)).
 auto sum_kernel() {
-    return Kernel1D([](BufferFloat in, BufferFloat out, UInt n, UInt first) noexcept {
+    return Kernel1D([](BufferFloat in, BufferFloat out, UInt begin, UInt end, UInt first) noexcept {
     set_block_size(kSumBlock);
     UInt c = dispatch_id().x;
     Float s = 0.0f;
-    $for (k, c * kSumChunk, min(c * kSumChunk + kSumChunk, n)) { s += in.read(k); };
+    UInt from = begin + c * kSumChunk;
+    $for (k, from, min(from + kSumChunk, end)) { s += in.read(k); };
     out.write(first + c, s);
     });
 }

@@ -3,7 +3,8 @@
 //   differentiable parameter buffer and of the textures scatter their adjoints) -> mip gradients back to
 //   level 0 and into the parameter buffer -> chunked sums of loss / error / gradient norms -> Adam or SGD
 //   -> read back a few hundred floats.
-// Visibility is computed once: nothing in this renderer moves geometry.
+// Scenes whose geometry does not move rasterize once and shade the stored surfaces; the others go through
+// the dynamic renderer (render/dynamic.h), whose backward chain also reaches the vertices and the camera.
 #include <adjoint/app/optimization.h>
 
 #include "stages.h"
@@ -33,6 +34,7 @@ std::pair<float, float> bounds(ParameterKind k) {
     case ParameterKind::material_shininess: return {1.0f, 4096.0f};
     case ParameterKind::light_color:
     case ParameterKind::light_intensity: return {0.0f, inf};
+    case ParameterKind::camera_fov_y: return {1.0f, 179.0f};
     default: return {-inf, inf};
     }
 }
@@ -68,10 +70,34 @@ auto loss_backward_kernel(const std::vector<ShadeLight>& lights, bool l1) {
     });
 }
 
+bool needs_dynamic(const Scene& scene) {
+    if (scene.render.visibility != Visibility::hard || scene.optimize->loss == Loss::silhouette) return true;
+    for (const auto& p : scene.optimize->parameters)
+        if (is_geometry_parameter(p.kind)) return true;
+    return false;
+}
+
+bool is_camera(ParameterKind k) {
+    return k == ParameterKind::camera_eye || k == ParameterKind::camera_target || k == ParameterKind::camera_fov_y;
+}
+
+// The angle between two rotations given as (not necessarily unit) quaternions [w, x, y, z], in radians.
+double geodesic_angle(const float* a, const float* b) {
+    double d = 0, na = 0, nb = 0;
+    for (int i = 0; i < 4; ++i) {
+        d += double(a[i]) * b[i];
+        na += double(a[i]) * a[i];
+        nb += double(b[i]) * b[i];
+    }
+    double c = std::min(1.0, std::abs(d) / std::max(std::sqrt(na * nb), 1e-300));
+    return 2.0 * std::acos(c);
+}
+
 } // namespace
 
 // The start values: `init`, or the scene's value plus a seeded offset of size `perturb` (a random
-// direction of length perturb * max(|v|, 1) for values of up to 4 floats; per element for larger ones).
+// direction of length perturb * max(|v|, 1) for values of up to 4 floats; per element for larger ones; for
+// a rotation, `perturb` degrees about a random axis).
 Scene OptimizerStages::prepare_current(const Scene& scene) {
     Scene s = scene;
     Rng init_rng(opt.seed ^ 0x5eedf00dull);
@@ -82,7 +108,20 @@ Scene OptimizerStages::prepare_current(const Scene& scene) {
         }
         std::vector<float> v = parameter_value(scene, p);
         float amount = p.perturb.value_or(0.0f);
-        if (v.size() <= 4) {
+        if (p.kind == ParameterKind::mesh_rotation) {
+            double axis[3], n = 0;
+            for (double& a : axis) {
+                double u1 = std::max(init_rng.uniform(), 1e-300), u2 = init_rng.uniform();
+                a = std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
+                n += a * a;
+            }
+            Quaternion d = quaternion_from_axis_angle(float3(float(axis[0]), float(axis[1]), float(axis[2])), amount);
+            if (!(n > 0)) d = Quaternion{};
+            // d * q: the perturbation applied after the scene's rotation.
+            const float w = v[0], x = v[1], y = v[2], z = v[3];
+            v = {d.w * w - d.x * x - d.y * y - d.z * z, d.w * x + d.x * w + d.y * z - d.z * y,
+                 d.w * y - d.x * z + d.y * w + d.z * x, d.w * z + d.x * y - d.y * x + d.z * w};
+        } else if (v.size() <= 4) {
             double norm = 0, dn = 0;
             std::vector<double> dir(v.size());
             for (size_t i = 0; i < v.size(); ++i) {
@@ -163,13 +202,26 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
     chunk_sums = d.create_buffer<float4>(std::max<size_t>(h_chunks.size(), 1));
     loss_px = d.create_buffer<float>(size_t(pixels) * views);   // evaluate() uses every view
     sqerr_px = d.create_buffer<float>(size_t(pixels) * views);
-    partials = d.create_buffer<float>(size_t(partials_per_view) * 2 * views);
+    for (size_t i = 0; i < free.size(); ++i)
+        if (free[i].p.kind == ParameterKind::mesh_rotation) rotation_params.push_back(i);
+    rotation_values.resize(4 * rotation_params.size());
+
+    if (needs_dynamic(truth)) {
+        for (const auto& f : free) camera_free = camera_free || is_camera(f.p.kind);
+        DynamicOptions o{truth.render.visibility, opt.loss, camera_free, opt.laplacian, opt.edge_length};
+        dynamic = std::make_unique<DynamicRenderer>(d, stream, current, data, o);
+        final_image = d.create_buffer<float4>(pixels);
+        reg_terms = dynamic->geometry().regularizer_terms();
+        reg_chunks = (reg_terms + kSumChunk - 1) / kSumChunk;
+        reg_loss = d.create_buffer<float>(std::max(reg_terms, 1u));
+    }
+    partials = d.create_buffer<float>(size_t(partials_per_view) * 2 * views + reg_chunks);
 
     // Visibility once per view (the geometry is the same in truth and current scenes), and the list of
     // covered pixels, which alone are shaded for the gradient.
     Rasterizer raster(d);
     std::vector<gpu::Surface> host_surfaces(pixels);
-    for (uint32_t v = 0; v < views; ++v) {
+    for (uint32_t v = 0; v < views && !dynamic; ++v) {
         auto gb = raster.rasterize(stream, data.geometry, data.views[v]);
         surfaces.push_back(d.create_buffer<gpu::Surface>(pixels));
         raster.interpolate(stream, data.geometry, data.views[v], gb, surfaces.back());
@@ -183,8 +235,27 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
     }
     slot_view.assign(views, ~0u);
 
-    // Targets: rendered from the true values through the same surfaces, or the given images.
-    if (opt.target_is_scene) {
+    // Targets: rendered from the true values (through the same surfaces, or by the dynamic renderer with
+    // the true geometry), or the given images.
+    if (opt.target_is_scene && dynamic) {
+        SceneData truth_data = upload_scene(d, stream, truth);
+        ForwardRenderer truth_forward(d, truth_data);
+        DynamicRenderer truth_dynamic(d, stream, truth, truth_data,
+                                      {truth.render.visibility, opt.loss, false, 0.0f, 0.0f});
+        auto tp = make(gather_values(truth, truth_data.layout));
+        truth_forward.build_mips(stream, truth_data, tp);
+        truth_dynamic.update_geometry(stream, tp);
+        for (uint32_t v = 0; v < views; ++v) {
+            targets.push_back(d.create_buffer<float4>(pixels));
+            truth_dynamic.render(stream, v, truth.views[v], tp, targets.back());
+            LinearImage img;
+            img.width = data.views[v].width;
+            img.height = data.views[v].height;
+            img.texels.resize(pixels);
+            stream << targets.back().copy_to(img.texels.data()) << synchronize();
+            target_images.push_back(std::move(img));
+        }
+    } else if (opt.target_is_scene) {
         SceneData truth_data = upload_scene(d, stream, truth);
         ForwardRenderer truth_forward(d, truth_data);
         auto tv = gather_values(truth, truth_data.layout);
@@ -211,7 +282,26 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
     stream << synchronize();
 }
 
+void OptimizerStages::sync_camera() {
+    if (!camera_free) return;
+    float c[7];
+    stream << params.value.copy_to(c, data.layout.view_eye[0], 3) << params.value.copy_to(c + 3, data.layout.view_target[0], 3)
+           << params.value.copy_to(c + 6, data.layout.view_fov[0], 1) << synchronize();
+    Camera& cam = current.views[0];
+    cam.eye = float3(c[0], c[1], c[2]);
+    cam.target = float3(c[3], c[4], c[5]);
+    cam.fov_y = c[6];
+    current.camera = cam;
+}
+
+void OptimizerStages::render_dynamic(uint32_t view, const Buffer<float4>& out) {
+    sync_camera();
+    dynamic->update_geometry(stream, params.value);
+    dynamic->render(stream, view, current.views[view], params.value, out);
+}
+
 void OptimizerStages::record_kernels() {
+    if (dynamic) return;
     std::vector<ShadeLight> lights = data.lights;
     const bool l1 = opt.loss == Loss::l1;
     const bool textures_only = std::all_of(opt.parameters.begin(), opt.parameters.end(), [](const Parameter& p) {
@@ -243,28 +333,48 @@ void OptimizerStages::record_loss_and_gradient(const std::vector<uint32_t>& orde
     const uint32_t k = uint32_t(order.size());
     s.stream << s.params.grad.fill_zero() << s.data.textures.zero_grad();
     s.forward.build_mips(s.stream, s.data, s.params.value);
-    for (uint32_t j = 0; j < k; ++j) {
-        const uint32_t view = order[j];
-        const auto& v = s.data.views[view];
-        if (s.slot_view[j] != view) {
-            s.stream << (*s.loss_background)(s.surfaces[view], s.targets[view], s.loss_px, s.sqerr_px, j * s.pixels,
-                                             s.data.background)
-                            .dispatch(v.width, v.height);
-            s.slot_view[j] = view;
+    if (s.dynamic) {
+        s.sync_camera();
+        s.dynamic->zero_grad(s.stream);
+        s.dynamic->update_geometry(s.stream, s.params.value);
+        for (uint32_t j = 0; j < k; ++j) {
+            const uint32_t v = order[j];
+            s.dynamic->render(s.stream, v, s.current.views[v], s.params.value, s.final_image);
+            s.dynamic->backward(s.stream, v, s.params, s.final_image, s.targets[v], s.loss_px, s.sqerr_px,
+                                j * s.pixels, scale);
         }
-        if (s.covered_count[view] > 0)
-            s.stream << (*s.loss_backward)(s.covered[view], s.surfaces[view], s.params, s.data.textures,
-                                           s.data.materials, s.targets[view], s.loss_px, s.sqerr_px, j * s.pixels,
-                                           v.eye, scale)
-                            .dispatch(s.covered_count[view]);
+        s.dynamic->geometry_backward(s.stream, s.params, s.reg_loss);
+        if (s.reg_terms > 0)
+            s.stream << s.kernels.sum_chunks(s.reg_loss, s.partials, 0u, s.reg_terms,
+                                             uint32_t(s.partials.size()) - s.reg_chunks)
+                            .dispatch(s.reg_chunks);
+    } else {
+        for (uint32_t j = 0; j < k; ++j) {
+            const uint32_t view = order[j];
+            const auto& v = s.data.views[view];
+            if (s.slot_view[j] != view) {
+                s.stream << (*s.loss_background)(s.surfaces[view], s.targets[view], s.loss_px, s.sqerr_px, j * s.pixels,
+                                                 s.data.background)
+                                .dispatch(v.width, v.height);
+                s.slot_view[j] = view;
+            }
+            if (s.covered_count[view] > 0)
+                s.stream << (*s.loss_backward)(s.covered[view], s.surfaces[view], s.params, s.data.textures,
+                                               s.data.materials, s.targets[view], s.loss_px, s.sqerr_px, j * s.pixels,
+                                               v.eye, scale)
+                                .dispatch(s.covered_count[view]);
+        }
     }
     // Every texture's gradient down its mip chain to level 0 and into the parameter buffer.
     for (uint32_t t = 0; t < s.data.layout.texture_base.size(); ++t)
         s.stream << s.data.textures.backward_mips_to(t, s.params.grad, s.data.layout.texture_base[t]);
     for (uint32_t j = 0; j < k; ++j) {
-        s.stream << s.kernels.sum_chunks(s.loss_px, s.partials, (j + 1) * s.pixels, 2 * j * s.partials_per_view)
+        // View j's pixels are [j * pixels, (j + 1) * pixels) of the per-pixel buffers.
+        s.stream << s.kernels.sum_chunks(s.loss_px, s.partials, j * s.pixels, (j + 1) * s.pixels,
+                                         2 * j * s.partials_per_view)
                         .dispatch(s.partials_per_view);
-        s.stream << s.kernels.sum_chunks(s.sqerr_px, s.partials, (j + 1) * s.pixels, (2 * j + 1) * s.partials_per_view)
+        s.stream << s.kernels.sum_chunks(s.sqerr_px, s.partials, j * s.pixels, (j + 1) * s.pixels,
+                                         (2 * j + 1) * s.partials_per_view)
                         .dispatch(s.partials_per_view);
     }
 }
@@ -281,19 +391,13 @@ std::pair<double, double> OptimizerStages::loss_and_psnr(uint32_t k, float scale
         double mse = e / (double(pixels) * 3.0);
         psnr += mse > 0 ? -10.0 * std::log10(mse) : 100.0;   // identical images: capped at 100 dB
     }
-    return {loss * scale, psnr / k};
+    double reg = 0;
+    for (uint32_t c = 0; c < reg_chunks; ++c) reg += host_partials[host_partials.size() - reg_chunks + c];
+    return {loss * scale + reg, psnr / k};
 }
 
 Optimizer::Optimizer(Device& device, const Scene& scene) {
     if (!scene.optimize) throw SceneError(scene.display_name, "optimize", "the scene has no optimize block");
-    if (scene.render.visibility != Visibility::hard)
-        throw SceneError(scene.display_name, "render.visibility",
-                         "only \"hard\" visibility is implemented so far (antialias and soft come with geometry "
-                         "gradients)");
-    for (const auto& p : scene.optimize->parameters)
-        if (is_geometry_parameter(p.kind))
-            throw SceneError(scene.display_name, parameter_json_path(p),
-                             "geometry parameters need visibility gradients, which this renderer does not have yet");
     s_ = std::make_unique<OptimizerStages>(device, scene);
 }
 
@@ -335,8 +439,10 @@ IterationReport Optimizer::step() {
     }
     s.host_partials.resize(s.partials.size());
     s.last_chunk_sums.resize(s.chunk_sums.size());
-    s.stream << s.partials.copy_to(s.host_partials.data()) << s.chunk_sums.copy_to(s.last_chunk_sums.data())
-             << synchronize();
+    s.stream << s.partials.copy_to(s.host_partials.data()) << s.chunk_sums.copy_to(s.last_chunk_sums.data());
+    for (size_t i = 0; i < s.rotation_params.size(); ++i)
+        s.stream << s.params.value.copy_to(&s.rotation_values[4 * i], s.free[s.rotation_params[i]].offset, 4);
+    s.stream << synchronize();
 
     IterationReport r;
     r.iteration = s.iteration;
@@ -352,8 +458,15 @@ IterationReport Optimizer::step() {
     if (s.has_truth) {
         double worst = 0;
         bool any = false;
-        for (const auto& f : s.free) {
+        for (size_t i = 0; i < s.rotation_params.size(); ++i) {
+            const FreeParam& f = s.free[s.rotation_params[i]];
             if (!f.has_truth) continue;
+            std::vector<float> t = parameter_value(s.truth, f.p);
+            worst = std::max(worst, geodesic_angle(&s.rotation_values[4 * i], t.data()));
+            any = true;
+        }
+        for (const auto& f : s.free) {
+            if (!f.has_truth || f.p.kind == ParameterKind::mesh_rotation) continue;
             double d2 = 0, t2 = 0;
             for (uint32_t c = 0; c < f.chunks; ++c) {
                 d2 += s.last_chunk_sums[f.first_chunk + c].x;
@@ -378,7 +491,10 @@ LinearImage Optimizer::render_current(uint32_t view) {
     out.height = v.height;
     out.texels.resize(s.pixels);
     s.forward.build_mips(s.stream, s.data, s.params.value);
-    s.forward.shade(s.stream, s.data, view, s.surfaces[view], s.params.value, image);
+    if (s.dynamic)
+        s.render_dynamic(view, image);
+    else
+        s.forward.shade(s.stream, s.data, view, s.surfaces[view], s.params.value, image);
     s.stream << image.copy_to(out.texels.data()) << synchronize();
     return out;
 }
@@ -399,6 +515,12 @@ std::vector<ParameterState> Optimizer::parameters() {
         p.texture_height = f.p.texture_height;
         size_t size = parameter_value(s.current, f.p).size();
         p.value.assign(values.begin() + f.offset, values.begin() + f.offset + size);
+        if (p.kind == ParameterKind::mesh_rotation) {   // stored raw; the kernels use the unit quaternion
+            double n = 0;
+            for (float c : p.value) n += double(c) * c;
+            if (n > 0)
+                for (float& c : p.value) c = float(c / std::sqrt(n));
+        }
         if (f.has_truth) {
             p.true_value = parameter_value(s.truth, f.p);
             double d2 = 0, t2 = 0;
@@ -406,7 +528,8 @@ std::vector<ParameterState> Optimizer::parameters() {
                 d2 += double(p.value[i] - (*p.true_value)[i]) * (p.value[i] - (*p.true_value)[i]);
                 t2 += double((*p.true_value)[i]) * (*p.true_value)[i];
             }
-            p.error = std::sqrt(d2) / std::max(std::sqrt(t2), 1.0);
+            p.error = f.p.kind == ParameterKind::mesh_rotation ? geodesic_angle(p.value.data(), p.true_value->data())
+                                                                 : std::sqrt(d2) / std::max(std::sqrt(t2), 1.0);
         }
         double g2 = 0;
         for (uint32_t c = 0; c < f.chunks && f.first_chunk + c < s.last_chunk_sums.size(); ++c)

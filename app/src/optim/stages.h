@@ -4,6 +4,7 @@
 #include <adjoint/app/optimization.h>
 
 #include "kernels.h"
+#include "render/dynamic.h"
 #include "render/forward.h"
 
 #include <array>
@@ -57,6 +58,16 @@ struct OptimizerStages {
     OptimKernels kernels;
     std::optional<Shader<1>> loss_backward;   // recorded per scene (the lights are baked in)
     std::optional<Shader<2>> loss_background;
+    // Scenes whose geometry moves, whose visibility is antialias or soft, or whose loss is the silhouette
+    // render through the dynamic renderer (every iteration rasterizes); the others shade surfaces
+    // rasterized once.
+    std::unique_ptr<DynamicRenderer> dynamic;
+    bool camera_free = false;
+    Buffer<float4> final_image;               // the dynamic renderer's output, one view at a time
+    Buffer<float> reg_loss;                   // regularizer terms
+    uint32_t reg_terms = 0, reg_chunks = 0;
+    std::vector<size_t> rotation_params;      // indices into `free` of rotations (error: geodesic angle)
+    std::vector<float> rotation_values;       // their current values, read back with each step
     std::vector<FreeParam> free;
     std::vector<Buffer<gpu::Surface>> surfaces;
     std::vector<Buffer<uint32_t>> covered;   // per view: its covered pixels, in order
@@ -80,7 +91,12 @@ struct OptimizerStages {
     void record_kernels();
     // Zero gradients, mips, per view shade + loss + backward, mip gradients, loss partial sums.
     void record_loss_and_gradient(const std::vector<uint32_t>& order, float scale);
-    // The loss from the partial sums read back (mean over pixels, channels and views) and mean PSNR.
+    // The camera values of view 0 from the device (when they are parameters) into current.views.
+    void sync_camera();
+    // Renders view v of the current values (dynamic renderer) into out.
+    void render_dynamic(uint32_t view, const Buffer<float4>& out);
+    // The loss from the partial sums read back (mean over pixels, channels and views, plus the
+    // regularizers) and mean PSNR.
     std::pair<double, double> loss_and_psnr(uint32_t views, float scale) const;
 };
 

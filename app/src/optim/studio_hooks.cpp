@@ -14,7 +14,10 @@ void Optimizer::render_current(uint32_t view, const Buffer<float4>& out) {
     if (out.size() != s.pixels)
         fail("render_current: the buffer holds ", out.size(), " texels, the view has ", s.pixels);
     s.forward.build_mips(s.stream, s.data, s.params.value);
-    s.forward.shade(s.stream, s.data, view, s.surfaces[view], s.params.value, out);
+    if (s.dynamic)
+        s.render_dynamic(view, out);
+    else
+        s.forward.shade(s.stream, s.data, view, s.surfaces[view], s.params.value, out);
     s.stream << synchronize();
 }
 

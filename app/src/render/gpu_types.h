@@ -32,6 +32,28 @@ struct Material {
     uint32_t shininess;     // 1 float
 };
 
+// A vertex of the concatenated meshes, for the differentiable vertex stage: where its values live in the
+// parameter buffer (offsets in floats) and the faces around it when its normal is recomputed.
+struct VertexRec {
+    uint32_t mesh;          // index into the mesh table
+    uint32_t position;      // its OBJ position (3 floats, object space)
+    uint32_t color;         // its OBJ colour (3 floats), or kNone for white
+    uint32_t faces_begin;   // [begin, end) in the face table: the faces around its OBJ position; empty when
+    uint32_t faces_end;     // the normal is the OBJ's own (static, object space)
+};
+
+// A mesh's placement in the parameter buffer.
+struct MeshRec {
+    uint32_t translation, rotation, scale;
+};
+
+// A view: its camera's values in the parameter buffer and the fixed rest.
+struct ViewRec {
+    float3 up;
+    uint32_t eye, target, fov;  // offsets in floats: 3, 3, 1 (degrees)
+    float near, far, width, height;
+};
+
 constexpr uint32_t kNone = 0xFFFFFFFFu;
 constexpr uint32_t kTileSize = 16;
 
@@ -40,3 +62,6 @@ constexpr uint32_t kTileSize = 16;
 ADJOINT_STRUCT(adjoint::app::gpu::TriSetup, p0, p1, p2, inv_w, z, tiles, valid)
 ADJOINT_STRUCT(adjoint::app::gpu::Surface, position, normal, color, uv, duv_dx, duv_dy, material)
 ADJOINT_STRUCT(adjoint::app::gpu::Material, albedo, texture, specular, shininess)
+ADJOINT_STRUCT(adjoint::app::gpu::VertexRec, mesh, position, color, faces_begin, faces_end)
+ADJOINT_STRUCT(adjoint::app::gpu::MeshRec, translation, rotation, scale)
+ADJOINT_STRUCT(adjoint::app::gpu::ViewRec, up, eye, target, fov, near, far, width, height)

@@ -27,9 +27,11 @@ struct Rasterizer::Kernels {
 };
 
 Rasterizer::Rasterizer(Device& device) : device_(device) {
-    // Projects a triangle and counts it into every tile its pixel bounding box touches.
+    // Projects a triangle and counts it into every tile its pixel bounding box, grown by `margin` pixels,
+    // touches.
     Kernel1D setup = [](BufferFloat3 positions, BufferVar<uint3> triangles, BufferVar<gpu::TriSetup> out,
-                        BufferUInt tile_count, Float4x4 view_proj, UInt width, UInt height, UInt tiles_x) noexcept {
+                        BufferUInt tile_count, Float4x4 view_proj, UInt width, UInt height, UInt tiles_x,
+                        Float margin) noexcept {
         UInt i = dispatch_id().x;
         UInt3 t = triangles.read(i);
         Float4 c0 = view_proj * make_float4(positions.read(t.x), 1.0f);
@@ -45,7 +47,7 @@ Rasterizer::Rasterizer(Device& device) : device_(device) {
             Float2 p2 = make_float2((c2.x * iw.z * 0.5f + 0.5f) * w, (0.5f - c2.y * iw.z * 0.5f) * h);
             Float3 z = make_float3(c0.z * iw.x, c1.z * iw.y, c2.z * iw.z) * 0.5f + 0.5f;   // GL NDC z to [0, 1]
             Float area = edge(p0, p1, p2);
-            Float2 lo = min(min(p0, p1), p2), hi = max(max(p0, p1), p2);
+            Float2 lo = min(min(p0, p1), p2) - margin, hi = max(max(p0, p1), p2) + margin;
             Bool on_screen = (hi.x >= 0.0f) & (hi.y >= 0.0f) & (lo.x < w) & (lo.y < h);
             Bool in_depth = (max(max(z.x, z.y), z.z) >= 0.0f) & (min(min(z.x, z.y), z.z) <= 1.0f);
             $if ((abs(area) > 1e-10f) & on_screen & in_depth) {
@@ -187,30 +189,36 @@ Rasterizer::Rasterizer(Device& device) : device_(device) {
 
 Rasterizer::~Rasterizer() = default;
 
-GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const ViewCamera& view) {
+TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCamera& view, float margin) {
     uint32_t tiles_x = (view.width + kTileSize - 1) / kTileSize, tiles_y = (view.height + kTileSize - 1) / kTileSize;
     uint32_t tiles = tiles_x * tiles_y, chunks = (tiles + kScanChunk - 1) / kScanChunk;
-    auto setups = device_.create_buffer<gpu::TriSetup>(std::max(g.triangle_count, 1u));
-    auto count = device_.create_buffer<uint32_t>(tiles);
-    auto offset = device_.create_buffer<uint32_t>(tiles);
+    TileBins b{device_.create_buffer<gpu::TriSetup>(std::max(g.triangle_count, 1u)), device_.create_buffer<uint32_t>(tiles),
+               device_.create_buffer<uint32_t>(tiles), Buffer<uint32_t>{}, view.width, view.height, tiles_x};
     auto cursor = device_.create_buffer<uint32_t>(tiles);
     auto chunk_sum = device_.create_buffer<uint32_t>(chunks);
     auto chunk_offset = device_.create_buffer<uint32_t>(chunks + 1);
     std::vector<uint32_t> offsets(chunks + 1);
-    stream << count.fill_zero();
+    stream << b.count.fill_zero();
     if (g.triangle_count > 0)
-        stream << k_->setup(g.positions, g.triangles, setups, count, view.view_proj, view.width, view.height, tiles_x)
+        stream << k_->setup(g.positions, g.triangles, b.setups, b.count, view.view_proj, view.width, view.height, tiles_x,
+                            margin)
                       .dispatch(g.triangle_count);
-    stream << k_->scan_chunks(count, chunk_sum, tiles).dispatch(chunks)
+    stream << k_->scan_chunks(b.count, chunk_sum, tiles).dispatch(chunks)
            << k_->scan_top(chunk_sum, chunk_offset, chunks).dispatch(1u)
-           << k_->scan_fill(count, chunk_offset, offset, cursor, tiles).dispatch(chunks)
+           << k_->scan_fill(b.count, chunk_offset, b.offset, cursor, tiles).dispatch(chunks)
            << chunk_offset.copy_to(offsets.data()) << synchronize();
     uint32_t total = offsets[chunks];
-    auto list = device_.create_buffer<uint32_t>(std::max(total, 1u));
-    GBuffer gb{setups, device_.create_buffer<uint32_t>(size_t(view.width) * view.height),
+    b.list = device_.create_buffer<uint32_t>(std::max(total, 1u));
+    if (g.triangle_count > 0) stream << k_->fill(b.setups, b.offset, cursor, b.list, tiles_x).dispatch(g.triangle_count);
+    return b;
+}
+
+GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const ViewCamera& view) {
+    TileBins b = bin(stream, g, view, 0.0f);
+    GBuffer gb{b.setups, device_.create_buffer<uint32_t>(size_t(view.width) * view.height),
                device_.create_buffer<float2>(size_t(view.width) * view.height), view.width, view.height};
-    if (g.triangle_count > 0) stream << k_->fill(setups, offset, cursor, list, tiles_x).dispatch(g.triangle_count);
-    stream << k_->raster(setups, offset, count, list, gb.triangle, gb.bary, tiles_x).dispatch(view.width, view.height)
+    stream << k_->raster(b.setups, b.offset, b.count, b.list, gb.triangle, gb.bary, b.tiles_x)
+                  .dispatch(view.width, view.height)
            << synchronize();
     return gb;
 }

@@ -32,11 +32,22 @@ struct GBuffer {
     uint32_t width = 0, height = 0;
 };
 
+// The triangles binned to 16x16 screen tiles: tile t's triangles are list[offset[t] .. offset[t] + count[t]).
+struct TileBins {
+    Buffer<gpu::TriSetup> setups;   // the projected triangles
+    Buffer<uint32_t> offset, count, list;
+    uint32_t width = 0, height = 0, tiles_x = 0;
+};
+
 class Rasterizer {
 public:
     explicit Rasterizer(Device& device);
     ~Rasterizer();
-    // Rasterizes and interpolates one view; synchronizes once (the tile lists are sized from their counts).
+    // Projects and bins one view's triangles, each into the tiles its pixel bounding box grown by `margin`
+    // pixels touches (soft rasterization's reach; 0 for hard). Synchronizes once (the tile lists are sized
+    // from their counts).
+    TileBins bin(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view, float margin = 0);
+    // Rasterizes and interpolates one view; synchronizes twice (binning, then the G-buffer).
     GBuffer rasterize(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view);
     void interpolate(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view, const GBuffer& gbuffer,
                      Buffer<gpu::Surface>& surfaces);

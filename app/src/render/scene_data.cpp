@@ -27,6 +27,18 @@ ParamLayout make_layout(const Scene& scene) {
         l.light_color.push_back(take(3));
         l.light_intensity.push_back(take(1));
     }
+    for (const auto& m : scene.meshes) {
+        l.mesh_translation.push_back(take(3));
+        l.mesh_rotation.push_back(take(4));
+        l.mesh_scale.push_back(take(3));
+        l.mesh_vertices.push_back(take(3 * uint32_t(m.obj_positions.size())));
+        l.mesh_vertex_colors.push_back(take(3 * uint32_t(m.obj_colors.size())));
+    }
+    for (size_t v = 0; v < scene.views.size(); ++v) {
+        l.view_eye.push_back(take(3));
+        l.view_target.push_back(take(3));
+        l.view_fov.push_back(take(1));
+    }
     l.size = at;
     return l;
 }
@@ -41,8 +53,16 @@ uint32_t ParamLayout::offset_of(const Scene& scene, const Parameter& p) const {
     case ParameterKind::light_direction: return light_position.at(p.target);
     case ParameterKind::light_color: return light_color.at(p.target);
     case ParameterKind::light_intensity: return light_intensity.at(p.target);
-    default: throw Error("parameter " + p.path + " moves geometry, which the parameter buffer does not hold");
+    case ParameterKind::mesh_translation: return mesh_translation.at(p.target);
+    case ParameterKind::mesh_rotation: return mesh_rotation.at(p.target);
+    case ParameterKind::mesh_scale: return mesh_scale.at(p.target);
+    case ParameterKind::mesh_vertices: return mesh_vertices.at(p.target);
+    case ParameterKind::mesh_vertex_colors: return mesh_vertex_colors.at(p.target);
+    case ParameterKind::camera_eye: return view_eye.at(0);
+    case ParameterKind::camera_target: return view_target.at(0);
+    case ParameterKind::camera_fov_y: return view_fov.at(0);
     }
+    throw Error("parameter " + p.path + " has no place in the parameter buffer");
 }
 
 std::vector<float> gather_values(const Scene& scene, const ParamLayout& l) {
@@ -71,6 +91,23 @@ std::vector<float> gather_values(const Scene& scene, const ParamLayout& l) {
         put3(l.light_position[i], L.type == LightType::directional ? L.direction : L.position);
         put3(l.light_color[i], L.color);
         v[l.light_intensity[i]] = L.intensity;
+    }
+    for (size_t i = 0; i < scene.meshes.size(); ++i) {
+        const auto& m = scene.meshes[i];
+        put3(l.mesh_translation[i], m.transform.translation);
+        const Quaternion& q = m.transform.rotation;
+        v[l.mesh_rotation[i]] = q.w;
+        v[l.mesh_rotation[i] + 1] = q.x;
+        v[l.mesh_rotation[i] + 2] = q.y;
+        v[l.mesh_rotation[i] + 3] = q.z;
+        put3(l.mesh_scale[i], m.transform.scale);
+        for (size_t k = 0; k < m.obj_positions.size(); ++k) put3(l.mesh_vertices[i] + 3 * uint32_t(k), m.obj_positions[k]);
+        for (size_t k = 0; k < m.obj_colors.size(); ++k) put3(l.mesh_vertex_colors[i] + 3 * uint32_t(k), m.obj_colors[k]);
+    }
+    for (size_t i = 0; i < scene.views.size(); ++i) {
+        put3(l.view_eye[i], scene.views[i].eye);
+        put3(l.view_target[i], scene.views[i].target);
+        v[l.view_fov[i]] = scene.views[i].fov_y;
     }
     return v;
 }

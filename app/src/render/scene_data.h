@@ -16,9 +16,14 @@ struct ParamLayout {
     std::vector<uint32_t> texture_base;      // per Scene::textures entry: level 0, RGB, rows top first
     std::vector<uint32_t> light_position;    // position for point lights, direction for directional ones
     std::vector<uint32_t> light_color, light_intensity;
+    // Geometry: per mesh its placement (translation 3, rotation 4 as a raw quaternion [w, x, y, z] that the
+    // kernels renormalize, scale 3) and its OBJ positions and colours (3 floats per `v` line, object space);
+    // per view its camera (eye 3, target 3, fov_y 1 in degrees).
+    std::vector<uint32_t> mesh_translation, mesh_rotation, mesh_scale, mesh_vertices, mesh_vertex_colors;
+    std::vector<uint32_t> view_eye, view_target, view_fov;
     uint32_t size = 0;
 
-    // The parameter's first float; throws for kinds that do not live in the buffer (geometry).
+    // The parameter's first float (camera parameters: view 0's, the only view such scenes have).
     uint32_t offset_of(const Scene& scene, const Parameter& p) const;
 };
 

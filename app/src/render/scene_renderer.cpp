@@ -1,6 +1,8 @@
-// SceneRenderer: upload, rasterize each view once, then shade on demand.
+// SceneRenderer: upload, rasterize each view once, then shade on demand; antialiased and soft scenes go
+// through the dynamic renderer (which rasterizes per render).
 #include <adjoint/app/renderer.h>
 
+#include "dynamic.h"
 #include "forward.h"
 
 namespace adjoint::app {
@@ -10,13 +12,19 @@ struct RenderStages {
     Stream stream;
     SceneData data;
     ForwardRenderer forward;
-    std::vector<Buffer<gpu::Surface>> surfaces;   // per view
+    std::vector<Buffer<gpu::Surface>> surfaces;   // per view (hard visibility)
+    std::unique_ptr<DynamicRenderer> dynamic;     // the other modes
+    std::vector<Camera> cameras;
     Buffer<float> params;
 
     RenderStages(Device& d, const Scene& scene)
-        : device(d), stream(d.create_stream()), data(upload_scene(d, stream, scene)), forward(d, data) {
+        : device(d), stream(d.create_stream()), data(upload_scene(d, stream, scene)), forward(d, data),
+          cameras(scene.views) {
+        if (scene.render.visibility != Visibility::hard)
+            dynamic = std::make_unique<DynamicRenderer>(d, stream, scene, data,
+                                                        DynamicOptions{scene.render.visibility, Loss::l2, false, 0, 0});
         Rasterizer raster(d);
-        for (uint32_t v = 0; v < data.views.size(); ++v) {
+        for (uint32_t v = 0; v < data.views.size() && !dynamic; ++v) {
             const auto& view = data.views[v];
             auto gb = raster.rasterize(stream, data.geometry, view);
             surfaces.push_back(d.create_buffer<gpu::Surface>(size_t(view.width) * view.height));
@@ -27,7 +35,15 @@ struct RenderStages {
         params = d.create_buffer<float>(std::max<size_t>(values.size(), 1));
         if (!values.empty()) stream << params.copy_from(values.data());
         forward.build_mips(stream, data, params);
+        if (dynamic) dynamic->update_geometry(stream, params);
         stream << synchronize();
+    }
+
+    void shade(uint32_t view, const Buffer<float4>& out) {
+        if (dynamic)
+            dynamic->render(stream, view, cameras.at(view), params, out);
+        else
+            forward.shade(stream, data, view, surfaces[view], params, out);
     }
 };
 
@@ -47,7 +63,7 @@ LinearImage SceneRenderer::render(uint32_t view) {
     out.width = v.width;
     out.height = v.height;
     out.texels.resize(size_t(v.width) * v.height);
-    s_->forward.shade(s_->stream, s_->data, view, s_->surfaces[view], s_->params, image);
+    s_->shade(view, image);
     s_->stream << image.copy_to(out.texels.data()) << synchronize();
     return out;
 }
@@ -57,7 +73,7 @@ void SceneRenderer::render(uint32_t view, const Buffer<float4>& out) {
     if (out.size() != size_t(v.width) * v.height)
         fail("SceneRenderer::render: view ", view, " is ", v.width, "x", v.height, ", the buffer holds ", out.size(),
              " texels");
-    s_->forward.shade(s_->stream, s_->data, view, s_->surfaces[view], s_->params, out);
+    s_->shade(view, out);
     s_->stream << synchronize();
 }
 

@@ -238,7 +238,7 @@ Optimization read_optimize(const JsonValue& value, const std::filesystem::path& 
     Optimization optimize;
     if (auto target = value.get("target")) read_target(*target, base_dir, scene, optimize);
     optimize.parameters = read_parameters(value.require("parameters"), base_dir, scene);
-    if (auto loss = value.get("loss")) optimize.loss = static_cast<Loss>(loss->choice({"l2", "l1"}));
+    if (auto loss = value.get("loss")) optimize.loss = static_cast<Loss>(loss->choice({"l2", "l1", "silhouette"}));
     if (auto o = value.get("optimizer")) optimize.optimizer = static_cast<OptimizerKind>(o->choice({"adam", "sgd"}));
     const bool adam = optimize.optimizer == OptimizerKind::adam;
     if (auto betas = value.get("betas")) {

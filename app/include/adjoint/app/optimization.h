@@ -52,8 +52,9 @@ struct OptimizerStages;
 
 class Optimizer {
 public:
-    // Refuses (SceneError) what this renderer does not support: geometry parameters, visibility modes
-    // other than hard. The scene must have an `optimize` block.
+    // The scene must have an `optimize` block (else SceneError). Geometry parameters, antialias and soft
+    // visibility and the silhouette loss run through the dynamic renderer (every iteration rasterizes); the
+    // rest shades surfaces rasterized once.
     Optimizer(Device& device, const Scene& scene);
     ~Optimizer();
 

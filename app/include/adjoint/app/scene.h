@@ -33,7 +33,13 @@
 //   `{"axis", "angle"}` or `{"quaternion"}` like a mesh's `rotation`); vertices and vertex colours are
 //   per OBJ `v` line (`init`: a list of [x, y, z]). A texture's `init` is an RGB fill or a PNG file;
 //   its `resolution` defaults to that PNG's, else to the material texture's (perturb keeps the latter).
-//   Exactly one of `init` and `perturb`; `perturb` >= 0; `lr` > 0.
+//   Exactly one of `init` and `perturb`; `perturb` >= 0; `lr` > 0. A rotation's `perturb` turns it by that
+//   many degrees about a seeded random axis; a rotation's error is the geodesic angle (radians), and
+//   params.json gives its value as the unit quaternion.
+// - Losses: `l2`, `l1` (RGB) and `silhouette` (L2 on the alpha channel, which is coverage: 1 inside, 0 on
+//   the background, fractional on antialiased edges). Regularizers (meshes whose vertices are free):
+//   `laplacian` w: w times the mean over OBJ positions of |p - mean of its edge neighbours|^2;
+//   `edge_length` w: w times the mean over edges of |a - b|^2. Both are added to the reported loss.
 // - params.json (written by adjoint-optimize): {"parameters": {"<path>": {"value": [floats]} or
 //   {"texture": "<png beside params.json, sRGB>"}}} (a one-element value may be a plain number); other
 //   keys (true_value, true_texture, error, ...) are ignored.
@@ -214,7 +220,8 @@ struct Parameter {
     float lr = 0.01f;
 };
 
-enum class Loss : uint32_t { l2 = 0, l1 = 1 };
+// l2 and l1 over linear RGB; silhouette: l2 over the alpha channel (coverage), a mask loss for geometry.
+enum class Loss : uint32_t { l2 = 0, l1 = 1, silhouette = 2 };
 enum class OptimizerKind : uint32_t { adam = 0, sgd = 1 };
 
 struct Optimization {

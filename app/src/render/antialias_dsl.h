@@ -1,0 +1,154 @@
+// Analytic antialiasing of silhouette edges (the approach of nvdiffrast's antialias op), as DSL code used by
+// the forward kernel and, inside $autodiff, by the backward one.
+//
+// For two neighbouring pixels (a horizontal or a vertical pair) that see different triangles, the nearer
+// of the two triangles is the occluder. The segment from its pixel's centre i to the other centre o leaves
+// it through one edge; if that edge is shared with a neighbour that faces the camera too, the segment goes
+// on through the neighbour (a walk over at most kWalk triangles: small triangles, a pixel or less, are the
+// common case), until it leaves through a silhouette edge (no neighbour across it, or a neighbour folded
+// behind it: its opposite vertex lies on the walked triangle's own side of the edge). That edge crosses the
+// segment at s in [0, 1] (0 at i), and the pair is blended as a box filter along the segment would: past
+// the midpoint (s > 1/2) the occluder covers s - 1/2 of pixel o, which moves towards i's colour; before
+// it, pixel i is uncovered by 1/2 - s and moves towards o's colour. The blend is continuous in the edge's
+// position, and its derivative reaches the edge's two vertices (and the camera) through s. The walk itself
+// (which edge) is found on plain values: only s is differentiated.
+#pragma once
+#include "geometry_dsl.h"
+
+namespace adjoint::app {
+
+constexpr uint32_t kWalk = 4;   // triangles a pair's segment may cross before it gives up (no blend)
+
+template <typename PB, typename CB>
+struct AntialiasInputs {
+    const PB& positions;                   // world space (differentiable in the backward kernel)
+    const BufferFloat3& positions_value;   // the same values, plain, for the walk
+    const BufferVar<uint3>& triangles;
+    const BufferVar<uint3>& opposite;      // GeometryTables::opposite
+    const BufferVar<uint3>& neighbor;      // GeometryTables::neighbor
+    const CB& colors;                      // the shaded image (alpha = coverage)
+    const BufferUInt& triangle_ids;        // the G-buffer
+    const BufferFloat2& bary;
+    const UInt& width;
+};
+
+// View depth of the G-buffer's surface at pixel index `at` (triangle `tri`): picks the occluder only.
+template <typename PB, typename CB>
+Float gbuffer_depth(const AntialiasInputs<PB, CB>& in, const DslCamera& cam, const UInt& tri, const UInt& at) {
+    UInt3 t = in.triangles.read(tri);
+    Float2 b = in.bary.read(at);
+    Float3 p = in.positions_value.read(t.x) * (1.0f - b.x - b.y) + in.positions_value.read(t.y) * b.x +
+               in.positions_value.read(t.z) * b.y;
+    return dot(cam.forward, p - cam.eye);
+}
+
+inline UInt pick(const UInt3& v, const UInt& k) { return ite(k == 0u, v.x, ite(k == 1u, v.y, v.z)); }
+
+// The silhouette edge a pair's segment leaves the occluder through, found on plain values.
+struct PairEdge {
+    UInt found = 0u;           // 1 when there is a blend
+    UInt va = 0u, vb = 0u;     // the edge's vertices
+    UInt ii = 0u, io = 0u;     // pixel indices: the occluder's pixel and the other one
+    Float orient = 1.0f;       // makes the edge function >= 0 inside the occluder
+    Float2 ci, co;             // the two pixel centres
+};
+
+template <typename PB, typename CB>
+PairEdge pair_edge(const AntialiasInputs<PB, CB>& in, const DslCamera& plain_cam, const UInt2& pa, const UInt2& pb) {
+    PairEdge e;
+    Bool horizontal = pa.y == pb.y;
+    UInt ia = pa.y * in.width + pa.x, ib = pb.y * in.width + pb.x;
+    UInt ta = in.triangle_ids.read(ia), tb = in.triangle_ids.read(ib);
+    $if (ta != tb) {
+        UInt at_a = 1u;
+        $if (ta == gpu::kNone) { at_a = 0u; }
+        $elif (tb != gpu::kNone) {
+            $if (gbuffer_depth(in, plain_cam, tb, ib) < gbuffer_depth(in, plain_cam, ta, ia)) { at_a = 0u; };
+        };
+        UInt cur = ite(at_a == 1u, ta, tb), seen_at_o = ite(at_a == 1u, tb, ta);
+        e.ii = ite(at_a == 1u, ia, ib);
+        e.io = ite(at_a == 1u, ib, ia);
+        Float2 ca = make_float2(cast<float>(pa.x) + 0.5f, cast<float>(pa.y) + 0.5f);
+        Float2 cb = make_float2(cast<float>(pb.x) + 0.5f, cast<float>(pb.y) + 0.5f);
+        e.ci = ite(at_a == 1u, ca, cb);
+        e.co = ite(at_a == 1u, cb, ca);
+        UInt done = 0u;
+        $for (step, 0u, kWalk) {
+            $if (done == 0u) {
+                UInt3 t = in.triangles.read(cur);
+                Float2 p[3] = {plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.x))),
+                               plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.y))),
+                               plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.z)))};
+                Float o = ite(edge_function(p[0], p[1], p[2]) > 0.0f, 1.0f, -1.0f);
+                Float best = 2.0f;
+                UInt k_exit = 3u;
+                for (int k = 0; k < 3; ++k) {   // edge k is opposite vertex k
+                    Float ei = edge_function(p[(k + 1) % 3], p[(k + 2) % 3], e.ci) * o;
+                    Float eo = edge_function(p[(k + 1) % 3], p[(k + 2) % 3], e.co) * o;
+                    Float s = ei / (ei - eo);
+                    $if ((ei >= 0.0f) & (eo < 0.0f) & (s < best)) {
+                        best = s;
+                        k_exit = uint32_t(k);
+                    };
+                }
+                $if (k_exit == 3u) { done = 1u; }
+                $else {
+                    UInt e0 = pick(t, (k_exit + 1u) % 3u), e1 = pick(t, (k_exit + 2u) % 3u);
+                    UInt x = pick(in.opposite.read(cur), k_exit);
+                    Float2 q0 = plain_cam.pixel(plain_cam.clip(in.positions_value.read(e0)));
+                    Float2 q1 = plain_cam.pixel(plain_cam.clip(in.positions_value.read(e1)));
+                    UInt silhouette = 1u;
+                    $if (x != gpu::kNone) {
+                        Float2 px = plain_cam.pixel(plain_cam.clip(in.positions_value.read(x)));
+                        silhouette = ite(edge_function(q0, q1, px) * o > 0.0f, 1u, 0u);
+                    };
+                    $if (silhouette == 1u) {
+                        // A pair blends only across edges that run more across it than along it (the other
+                        // direction's pairs take the rest): then s moves at most ~1.4 pixels per pixel the edge
+                        // moves, and when the edge passes a pixel centre the next pair along the row or column
+                        // takes over where this one ends, so the image stays continuous.
+                        Float2 d = abs(q1 - q0);
+                        e.found = ite((horizontal & (d.y >= d.x)) | (!horizontal & (d.x > d.y)), 1u, 0u);
+                        done = 1u;
+                        e.va = e0;
+                        e.vb = e1;
+                        e.orient = o;
+                    }
+                    $else {
+                        UInt next = pick(in.neighbor.read(cur), k_exit);
+                        // Into the triangle pixel o sees: an interior edge, nothing to blend.
+                        $if (next == seen_at_o) { done = 1u; }
+                        $else { cur = next; };
+                    };
+                };
+            };
+        };
+    };
+    return e;
+}
+
+// The blend of a pair whose edge was found: sets `target` to the pixel index that changes (gpu::kNone
+// when none) and `delta` to what is added to its colour. Differentiable in the vertices, the camera and
+// the colours.
+template <typename PB, typename CB>
+void pair_delta(const AntialiasInputs<PB, CB>& in, const DslCamera& cam, const PairEdge& e, UInt& target,
+                Float4& delta) {
+    target = gpu::kNone;
+    delta = make_float4(0.0f);
+    $if (e.found == 1u) {
+        Float2 a = cam.pixel(cam.clip(in.positions.read(e.va))), b = cam.pixel(cam.clip(in.positions.read(e.vb)));
+        Float ei = edge_function(a, b, e.ci) * e.orient, eo = edge_function(a, b, e.co) * e.orient;
+        Float s = clamp(ei / (ei - eo), 0.0f, 1.0f);
+        Float4 col_i = in.colors.read(e.ii), col_o = in.colors.read(e.io);
+        $if (s > 0.5f) {
+            target = e.io;
+            delta = (col_i - col_o) * (s - 0.5f);
+        }
+        $else {
+            target = e.ii;
+            delta = (col_o - col_i) * (0.5f - s);
+        };
+    };
+}
+
+} // namespace adjoint::app

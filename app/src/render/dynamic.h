@@ -1,0 +1,56 @@
+// The renderer for scenes whose geometry moves or whose visibility is antialias or soft: each render runs
+// the vertex stage's output through the rasterizer, and every pixel's colour is recomputed from the
+// vertices (so that $autodiff sees it move). The backward pass chains kernels the way nvdiffrast chains
+// its ops, each one's gradient from $autodiff:
+//   antialias: loss (d loss / d final image) -> antialias (-> colours, vertices) -> shade (-> parameters,
+//              textures, vertices) -> vertex stage (-> parameters). The surface a pixel sees is shaded and
+//              silhouette edges are antialiased.
+//   soft:      loss -> soft (-> parameters, textures, vertices) -> vertex stage. SoftRas: every pixel
+//              blends the triangles within reach (tile bins grown by the reach) by sigmoid coverage
+//              (`sigma`) and a softmax over depth (`gamma`) with the background; alpha is the soft
+//              silhouette (soft_dsl.h).
+//   hard:      the shading alone is differentiated (no visibility gradients).
+#pragma once
+#include "geometry.h"
+#include "raster.h"
+
+#include <memory>
+
+namespace adjoint::app {
+
+struct DynamicOptions {
+    Visibility visibility = Visibility::antialias;
+    Loss loss = Loss::l2;
+    bool camera_free = false;   // camera values are parameters: the shading reads them differentiably
+    float laplacian = 0, edge_length = 0;
+};
+
+class DynamicRenderer {
+public:
+    DynamicRenderer(Device& device, Stream& stream, const Scene& scene, const SceneData& data,
+                    const DynamicOptions& options);
+    ~DynamicRenderer();
+
+    // params -> world-space vertices; call after the parameters change, before render().
+    void update_geometry(Stream& stream, const Buffer<float>& params);
+    // One view into `out` (width * height, alpha = coverage). `camera` is the view's current camera (the
+    // rasterizer's matrix; the shading reads the same values from params). Synchronizes once (tile lists).
+    void render(Stream& stream, uint32_t view, const Camera& camera, const Buffer<float>& params,
+                const Buffer<float4>& out);
+    // After render() of the same view into `final_image`: the loss against `target` per pixel into
+    // loss_px / sqerr_px at out_base (times scale), and its gradient into params.grad, the textures'
+    // gradients and the world vertices' gradients.
+    void backward(Stream& stream, uint32_t view, const DiffBuffer<float>& params, const Buffer<float4>& final_image,
+                  const Buffer<float4>& target, const Buffer<float>& loss_px, const Buffer<float>& sqerr_px,
+                  uint32_t out_base, float scale);
+    void zero_grad(Stream& stream);
+    // After every view's backward(): the world vertices' gradients into params.grad, and the regularizers.
+    void geometry_backward(Stream& stream, const DiffBuffer<float>& params, const Buffer<float>& reg_loss);
+    const GeometryStage& geometry() const;
+
+private:
+    struct State;
+    std::unique_ptr<State> s_;
+};
+
+} // namespace adjoint::app

@@ -1,0 +1,275 @@
+// The vertex stage and the regularizers: host tables (vertex records, faces around each OBJ position,
+// silhouette-edge neighbours, regularizer adjacency) and their DSL kernels.
+#include "geometry.h"
+
+#include "geometry_dsl.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+namespace adjoint::app {
+
+using gpu::kNone;
+
+namespace {
+
+template <typename T>
+Buffer<T> upload(Device& device, Stream& stream, const std::vector<T>& v) {
+    auto b = device.create_buffer<T>(std::max<size_t>(v.size(), 1));
+    if (!v.empty()) stream << b.copy_from(v.data());
+    return b;
+}
+
+bool vertices_free(const Scene& scene, size_t mesh) {
+    if (!scene.optimize) return false;
+    for (const auto& p : scene.optimize->parameters)
+        if (p.kind == ParameterKind::mesh_vertices && p.target == mesh) return true;
+    return false;
+}
+
+struct VertexValues {
+    Float3 position, normal, color;
+};
+
+// World-space values of vertex v. The normal is the OBJ's own or the sum of the area-weighted normals of
+// the faces around the vertex's OBJ position (a sum loop: no tape), carried to world space by R S^-1.
+template <typename P>
+VertexValues vertex_values(const P& params, const BufferVar<gpu::VertexRec>& verts,
+                           const BufferVar<gpu::MeshRec>& meshes, const BufferFloat3& static_normals,
+                           const BufferVar<uint3>& faces, const UInt& v) {
+    auto r = verts.read(v);
+    auto m = meshes.read(r.mesh);
+    Float4 q = read4(params, m.rotation);
+    Float3 scale = read3(params, m.scale);
+    VertexValues out;
+    out.position = read3(params, m.translation) + rotate(q, read3(params, r.position) * scale);
+    Float3 n = make_float3(0.0f);
+    $if (r.faces_begin != r.faces_end) {
+        Float3 acc = make_float3(0.0f);
+        $for (k, r.faces_begin, r.faces_end) {
+            UInt3 f = faces.read(k);
+            Float3 a = read3(params, f.x);
+            acc += cross(read3(params, f.y) - a, read3(params, f.z) - a);
+        };
+        n = acc;
+    }
+    $else { n = static_normals.read(v); };
+    out.normal = normalize(rotate(q, n / scale));
+    Float3 c = make_float3(1.0f);
+    $if (r.color != kNone) { c = read3(params, r.color); };
+    out.color = c;
+    return out;
+}
+
+Float3 grad3(const BufferFloat& g, const UInt& v) {
+    return make_float3(g.read(3u * v), g.read(3u * v + 1u), g.read(3u * v + 2u));
+}
+
+} // namespace
+
+GeometryTables build_geometry_tables(Device& device, Stream& stream, const Scene& scene, const ParamLayout& layout) {
+    std::vector<gpu::VertexRec> verts;
+    std::vector<gpu::MeshRec> meshes;
+    std::vector<float3> static_normals;
+    std::vector<uint3> faces, opposite, neighbor;
+    std::vector<uint32_t> reg_position, reg_neighbors;
+    std::vector<uint2> reg_range, reg_edges;
+    uint32_t vertex_base = 0, triangle_base = 0;
+    for (size_t mi = 0; mi < scene.meshes.size(); ++mi) {
+        const Mesh& mesh = scene.meshes[mi];
+        const uint32_t pos_base = layout.mesh_vertices[mi], col_base = layout.mesh_vertex_colors[mi];
+        meshes.push_back({layout.mesh_translation[mi], layout.mesh_rotation[mi], layout.mesh_scale[mi]});
+        const bool free_vertices = vertices_free(scene, mi);
+        const bool recompute = mesh.normals_computed || free_vertices;
+        const size_t positions = mesh.obj_positions.size();
+        auto offset = [&](uint32_t vertex) { return pos_base + 3 * mesh.position_ids[vertex]; };
+
+        // Faces around each OBJ position (CSR), in the OBJ's winding so the summed normal points outwards.
+        std::vector<std::vector<uint32_t>> around(positions);
+        for (size_t t = 0; t < mesh.triangles.size(); ++t) {
+            const uint3& tr = mesh.triangles[t];
+            for (uint32_t corner : {tr.x, tr.y, tr.z}) around[mesh.position_ids[corner]].push_back(uint32_t(t));
+        }
+        std::vector<uint2> face_range(positions);
+        for (size_t p = 0; p < positions; ++p) {
+            face_range[p] = uint2(uint32_t(faces.size()), uint32_t(faces.size()));
+            if (!recompute) continue;
+            for (uint32_t t : around[p]) {
+                const uint3& tr = mesh.triangles[t];
+                faces.push_back(uint3(offset(tr.x), offset(tr.y), offset(tr.z)));
+            }
+            face_range[p].y = uint32_t(faces.size());
+        }
+        for (size_t v = 0; v < mesh.positions.size(); ++v) {
+            const uint32_t pid = mesh.position_ids[v];
+            verts.push_back({uint32_t(mi), pos_base + 3 * pid, mesh.vertex_colors ? col_base + 3 * pid : kNone,
+                             face_range[pid].x, face_range[pid].y});
+            static_normals.push_back(mesh.normals[v]);
+        }
+
+        // Edge neighbours by position: vertices split at normal or texture seams are one OBJ position, and
+        // OBJ positions repeated at the same place (a UV sphere's seam) are one point too, so that a seam is
+        // not taken for a silhouette.
+        std::map<std::array<float, 3>, uint32_t> at_point;
+        std::vector<uint32_t> point(positions);
+        for (size_t p = 0; p < positions; ++p) {
+            const float3& v = mesh.obj_positions[p];
+            point[p] = at_point.emplace(std::array<float, 3>{v.x, v.y, v.z}, uint32_t(p)).first->second;
+        }
+        std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<uint32_t, uint32_t>>> edges;   // -> (tri, k)
+        for (size_t t = 0; t < mesh.triangles.size(); ++t) {
+            const uint3& tr = mesh.triangles[t];
+            const uint32_t c[3] = {tr.x, tr.y, tr.z};
+            for (uint32_t k = 0; k < 3; ++k) {
+                uint32_t a = point[mesh.position_ids[c[(k + 1) % 3]]], b = point[mesh.position_ids[c[(k + 2) % 3]]];
+                if (a != b) edges[{std::min(a, b), std::max(a, b)}].push_back({uint32_t(t), k});
+            }
+        }
+        std::vector<uint3> opp(mesh.triangles.size(), uint3(kNone, kNone, kNone)), nbr = opp;
+        for (const auto& [key, users] : edges) {
+            if (users.size() != 2) continue;
+            for (int s = 0; s < 2; ++s) {
+                auto [t, k] = users[s];
+                auto [u, j] = users[1 - s];
+                const uint3& other = mesh.triangles[u];
+                const uint32_t oc[3] = {other.x, other.y, other.z};
+                opp[t][k] = vertex_base + oc[j];
+                nbr[t][k] = triangle_base + u;
+            }
+        }
+        opposite.insert(opposite.end(), opp.begin(), opp.end());
+        neighbor.insert(neighbor.end(), nbr.begin(), nbr.end());
+
+        if (free_vertices) {
+            std::vector<std::vector<uint32_t>> nb(positions);
+            for (const auto& [key, users] : edges) {
+                nb[key.first].push_back(key.second);
+                nb[key.second].push_back(key.first);
+                reg_edges.push_back(uint2(pos_base + 3 * key.first, pos_base + 3 * key.second));
+            }
+            for (size_t p = 0; p < positions; ++p) {
+                reg_position.push_back(pos_base + 3 * uint32_t(p));
+                uint32_t begin = uint32_t(reg_neighbors.size());
+                for (uint32_t q : nb[p]) reg_neighbors.push_back(pos_base + 3 * q);
+                reg_range.push_back(uint2(begin, uint32_t(reg_neighbors.size())));
+            }
+        }
+        vertex_base += uint32_t(mesh.positions.size());
+        triangle_base += uint32_t(mesh.triangles.size());
+    }
+    GeometryTables t;
+    t.vertices = upload(device, stream, verts);
+    t.meshes = upload(device, stream, meshes);
+    t.static_normals = upload(device, stream, static_normals);
+    t.faces = upload(device, stream, faces);
+    t.opposite = upload(device, stream, opposite);
+    t.neighbor = upload(device, stream, neighbor);
+    t.reg_position = upload(device, stream, reg_position);
+    t.reg_range = upload(device, stream, reg_range);
+    t.reg_neighbors = upload(device, stream, reg_neighbors);
+    t.reg_edges = upload(device, stream, reg_edges);
+    t.reg_positions = uint32_t(reg_position.size());
+    t.reg_edge_count = uint32_t(reg_edges.size());
+    stream << synchronize();   // the host vectors go out of scope
+    return t;
+}
+
+struct GeometryStage::Kernels {
+    Shader<1> forward, backward, laplacian, edge_length;
+};
+
+GeometryStage::GeometryStage(Device& device, Stream& stream, const Scene& scene, const ParamLayout& layout,
+                             float laplacian, float edge_length)
+    : t_(build_geometry_tables(device, stream, scene, layout)), laplacian_(laplacian),
+      edge_length_(edge_length) {
+    for (const auto& m : scene.meshes) vertex_count_ += uint32_t(m.positions.size());
+    Kernel1D fwd = [](BufferVar<gpu::VertexRec> verts, BufferVar<gpu::MeshRec> meshes, BufferFloat3 static_normals,
+                      BufferVar<uint3> faces, BufferFloat params, BufferFloat3 positions, BufferFloat3 normals,
+                      BufferFloat3 colors) noexcept {
+        UInt v = dispatch_id().x;
+        VertexValues w = vertex_values(params, verts, meshes, static_normals, faces, v);
+        positions.write(v, w.position);
+        normals.write(v, w.normal);
+        colors.write(v, w.color);
+    };
+    Kernel1D bwd = [](BufferVar<gpu::VertexRec> verts, BufferVar<gpu::MeshRec> meshes, BufferFloat3 static_normals,
+                      BufferVar<uint3> faces, DiffBufferFloat params, BufferFloat g_positions, BufferFloat g_normals,
+                      BufferFloat g_colors) noexcept {
+        UInt v = dispatch_id().x;
+        Float3 gp = grad3(g_positions, v), gn = grad3(g_normals, v), gc = grad3(g_colors, v);
+        $autodiff {
+            VertexValues w = vertex_values(params, verts, meshes, static_normals, faces, v);
+            adjoint::backward(dot(w.position, gp) + dot(w.normal, gn) + dot(w.color, gc));
+        };
+    };
+    // Uniform Laplacian: |p - mean of its neighbours|^2 per position, times weight / positions.
+    Kernel1D lap = [](BufferUInt position, BufferVar<uint2> range, BufferUInt neighbors, DiffBufferFloat params,
+                      BufferFloat loss, Float weight) noexcept {
+        UInt i = dispatch_id().x;
+        UInt2 r = range.read(i);
+        Float value = 0.0f;
+        $autodiff {
+            Float3 sum = make_float3(0.0f);
+            $for (k, r.x, r.y) { sum += read3(params, neighbors.read(k)); };
+            Float3 d = read3(params, position.read(i)) - sum / cast<float>(max(r.y - r.x, 1u));
+            Float l = ite(r.y > r.x, dot(d, d), 0.0f) * weight;
+            adjoint::backward(l);
+            value = l;
+        };
+        loss.write(i, value);
+    };
+    // Edge length: |a - b|^2 per unique edge, times weight / edges.
+    Kernel1D edge = [](BufferVar<uint2> edges, DiffBufferFloat params, BufferFloat loss, UInt out_base,
+                       Float weight) noexcept {
+        UInt i = dispatch_id().x;
+        UInt2 e = edges.read(i);
+        Float value = 0.0f;
+        $autodiff {
+            Float3 d = read3(params, e.x) - read3(params, e.y);
+            Float l = dot(d, d) * weight;
+            adjoint::backward(l);
+            value = l;
+        };
+        loss.write(out_base + i, value);
+    };
+    k_ = std::make_unique<Kernels>(Kernels{device.compile(fwd, {.name = "vertex_forward"}),
+                                           device.compile(bwd, {.name = "vertex_backward"}),
+                                           device.compile(lap, {.name = "regularize_laplacian"}),
+                                           device.compile(edge, {.name = "regularize_edge_length"})});
+}
+
+GeometryStage::~GeometryStage() = default;
+
+void GeometryStage::forward(Stream& stream, const Buffer<float>& params, WorldVertices& out) const {
+    if (vertex_count_ == 0) return;
+    stream << k_->forward(t_.vertices, t_.meshes, t_.static_normals, t_.faces, params, out.positions.value,
+                          out.normals.value, out.colors.value)
+                  .dispatch(vertex_count_);
+}
+
+void GeometryStage::backward(Stream& stream, const DiffBuffer<float>& params, const WorldVertices& world) const {
+    if (vertex_count_ == 0) return;
+    stream << k_->backward(t_.vertices, t_.meshes, t_.static_normals, t_.faces, params, world.positions.grad,
+                           world.normals.grad, world.colors.grad)
+                  .dispatch(vertex_count_);
+}
+
+uint32_t GeometryStage::regularizer_terms() const {
+    return (laplacian_ > 0 ? t_.reg_positions : 0) + (edge_length_ > 0 ? t_.reg_edge_count : 0);
+}
+
+void GeometryStage::regularize(Stream& stream, const DiffBuffer<float>& params, const Buffer<float>& reg_loss) const {
+    uint32_t at = 0;
+    if (laplacian_ > 0 && t_.reg_positions > 0) {
+        stream << k_->laplacian(t_.reg_position, t_.reg_range, t_.reg_neighbors, params, reg_loss,
+                                laplacian_ / float(t_.reg_positions))
+                      .dispatch(t_.reg_positions);
+        at = t_.reg_positions;
+    }
+    if (edge_length_ > 0 && t_.reg_edge_count > 0)
+        stream << k_->edge_length(t_.reg_edges, params, reg_loss, at, edge_length_ / float(t_.reg_edge_count))
+                      .dispatch(t_.reg_edge_count);
+}
+
+} // namespace adjoint::app

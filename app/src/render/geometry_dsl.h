@@ -1,0 +1,126 @@
+// DSL geometry shared by the differentiable stages: quaternion rotation, the look-at pinhole camera read
+// from the parameter buffer, projection to pixels, and the visible surface at a pixel recomputed from the
+// vertices (so that $autodiff sees how it moves with them). Templates over the buffers' types: plain
+// buffers in forward kernels, differentiable ones where gradients are wanted.
+#pragma once
+#include "shading.h"
+
+namespace adjoint::app {
+
+template <typename P>
+Float4 read4(const P& buf, const UInt& at) {
+    return make_float4(buf.read(at), buf.read(at + 1u), buf.read(at + 2u), buf.read(at + 3u));
+}
+
+// Twice the signed area of (a, b, p): positive when p is left of a -> b in pixel space (y down).
+inline Float edge_function(const Float2& a, const Float2& b, const Float2& p) {
+    return (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x);
+}
+
+// Rotates v by the quaternion q = (w, x, y, z) after normalizing it (the parameter is stored raw so that
+// gradient steps may leave the unit sphere; the rotation it means does not).
+inline Float3 rotate(const Float4& q_raw, const Float3& v) {
+    Float4 q = q_raw * rsqrt(dot(q_raw, q_raw));
+    Float3 u = make_float3(q.y, q.z, q.w);
+    Float3 t = cross(u, v) * 2.0f;
+    return v + t * q.x + cross(u, t);
+}
+
+// The look-at camera of a view (view_matrix / projection_matrix in scene.h, written out so that the
+// gradient reaches eye, target and fov_y).
+struct DslCamera {
+    Float3 eye, side, up, forward;
+    Float sx, sy, a, b;            // clip = (sx * x_view, sy * y_view, a * z_view + b, -z_view)
+    Float width, height;
+
+    Float4 clip(const Float3& p) const {
+        Float3 d = p - eye;
+        Float z = -dot(forward, d);
+        return make_float4(sx * dot(side, d), sy * dot(up, d), a * z + b, -z);
+    }
+    // Pixel coordinates (x right, y down) of a clip-space point, as the rasterizer computes them.
+    Float2 pixel(const Float4& c) const {
+        Float iw = 1.0f / c.w;
+        return make_float2((c.x * iw * 0.5f + 0.5f) * width, (0.5f - c.y * iw * 0.5f) * height);
+    }
+};
+
+template <typename P>
+DslCamera camera_of(const P& params, const Expr<gpu::ViewRec>& v) {
+    DslCamera c;
+    c.eye = read3(params, v.eye);
+    Float3 target = read3(params, v.target);
+    Float fov = params.read(v.fov);
+    c.forward = normalize(target - c.eye);
+    c.side = normalize(cross(c.forward, v.up));
+    c.up = cross(c.side, c.forward);
+    c.sy = 1.0f / tan(fov * (3.14159265358979f / 360.0f));
+    c.sx = c.sy * v.height / v.width;
+    c.a = (v.far + v.near) / (v.near - v.far);
+    c.b = 2.0f * v.far * v.near / (v.near - v.far);
+    c.width = v.width;
+    c.height = v.height;
+    return c;
+}
+
+// The vertex buffers a surface is interpolated from (world space, written by the vertex stage).
+template <typename PB>
+struct VertexInputs {
+    const PB& positions;
+    const PB& normals;
+    const PB& colors;
+    const BufferFloat2& uvs;
+    const BufferVar<uint3>& triangles;
+    const BufferUInt& triangle_material;
+};
+
+// The attributes of triangle `tri` (vertices t, world positions w) at perspective-correct barycentrics b.
+// bd, bx, by: the barycentrics of the triangle's plane at the pixel centre and one pixel right and down,
+// detached: the texture level of detail they give picks a mip level, it is not a value the image depends
+// on smoothly. two_sided: the normal is turned towards the camera (the rasterizers' shading of the surface
+// a pixel sees); soft rasterization keeps it as interpolated, since it shades triangles seen edge-on too,
+// where turning it would make the image jump.
+template <typename PB>
+Var<gpu::Surface> interpolate_surface(const VertexInputs<PB>& in, const DslCamera& cam, const UInt& tri, const UInt3& t,
+                                      const Float3 (&w)[3], const Float3& b, const Float3& bd, const Float3& bx,
+                                      const Float3& by, bool two_sided = true) {
+    Var<gpu::Surface> s;
+    s.position = w[0] * b.x + w[1] * b.y + w[2] * b.z;
+    Float3 n = normalize(in.normals.read(t.x) * b.x + in.normals.read(t.y) * b.y + in.normals.read(t.z) * b.z);
+    if (two_sided)
+        s.normal = ite(dot(n, cam.eye - s.position) < 0.0f, -n, n);
+    else
+        s.normal = n;
+    s.color = in.colors.read(t.x) * b.x + in.colors.read(t.y) * b.y + in.colors.read(t.z) * b.z;
+    Float2 uv0 = in.uvs.read(t.x), uv1 = in.uvs.read(t.y), uv2 = in.uvs.read(t.z);
+    s.uv = uv0 * b.x + uv1 * b.y + uv2 * b.z;
+    s.duv_dx = uv0 * (bx.x - bd.x) + uv1 * (bx.y - bd.y) + uv2 * (bx.z - bd.z);
+    s.duv_dy = uv0 * (by.x - bd.x) + uv1 * (by.y - bd.y) + uv2 * (by.z - bd.z);
+    s.material = in.triangle_material.read(tri);
+    return s;
+}
+
+// The surface of triangle `tri` seen through the centre of pixel `pix`: perspective-correct barycentrics
+// from the projected vertices (the rasterizer's formulas), then the interpolated attributes.
+template <typename PB>
+Var<gpu::Surface> surface_at(const VertexInputs<PB>& in, const DslCamera& cam, const UInt& tri, const UInt2& pix) {
+    UInt3 t = in.triangles.read(tri);
+    Float3 w[3] = {in.positions.read(t.x), in.positions.read(t.y), in.positions.read(t.z)};
+    Float4 c0 = cam.clip(w[0]), c1 = cam.clip(w[1]), c2 = cam.clip(w[2]);
+    Float2 p0 = cam.pixel(c0), p1 = cam.pixel(c1), p2 = cam.pixel(c2);
+    Float3 inv_w = make_float3(1.0f / c0.w, 1.0f / c1.w, 1.0f / c2.w);
+    Float area = edge_function(p0, p1, p2);
+    auto bary = [&](const Float2& p) {
+        Float q0 = edge_function(p1, p2, p) / area * inv_w.x;
+        Float q1 = edge_function(p2, p0, p) / area * inv_w.y;
+        Float q2 = edge_function(p0, p1, p) / area * inv_w.z;
+        Float inv = 1.0f / (q0 + q1 + q2);
+        return make_float3(q0, q1, q2) * inv;
+    };
+    Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
+    Float3 b = bary(p);
+    Float3 bx = detach(bary(p + make_float2(1.0f, 0.0f))), by = detach(bary(p + make_float2(0.0f, 1.0f)));
+    return interpolate_surface(in, cam, tri, t, w, b, detach(b), bx, by);
+}
+
+} // namespace adjoint::app
