@@ -199,7 +199,7 @@ TEST_F(SceneErrors, OptimizeSettingsOutOfRange) {
     expect("iterations", 2.5, "scene.json: optimize.iterations: expected an integer >= 0");
     expect("views_per_iteration", 0, "scene.json: optimize.views_per_iteration: expected an integer in [1, 8] (the number of views)");
     expect("views_per_iteration", 9, "scene.json: optimize.views_per_iteration: expected an integer in [1, 8] (the number of views)");
-    expect("loss", "l3", "scene.json: optimize.loss: expected one of \"l2\", \"l1\"");
+    expect("loss", "l3", "scene.json: optimize.loss: expected one of \"l2\", \"l1\", \"silhouette\"");
     expect("optimizer", "lbfgs", "scene.json: optimize.optimizer: expected one of \"adam\", \"sgd\"");
     expect("momentum", 0.5, "scene.json: optimize.momentum: momentum applies to the sgd optimizer only");
     expect("betas", {0.9, 1.0}, "scene.json: optimize.betas: expected [beta1, beta2] of numbers in [0, 1)");
