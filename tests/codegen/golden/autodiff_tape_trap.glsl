@@ -15,93 +15,93 @@ void main() {
     if (adjoint_id.x >= pc.dispatch_size.x) return;
     const uvec3 v5 = adjoint_id;
     const uint v7 = v5.x;
-    const float v12 = b0[v7];
-    const float v17 = v12;
-    float l19;
-    l19 = v17;
-    uint l25;
-    l25 = 0u;
-    uint l56;
-    l56 = 0u;
-    float l60[64];
+    const float v8 = b0[v7];
+    const float v13 = v8;
+    float l15;
+    l15 = v13;
+    uint l21;
+    l21 = 0u;
+    uint l52;
+    l52 = 0u;
+    float l56[64];
     while (true) {
-        const uint v28 = l25;
-        const bool v29 = v28 < pc.a2;
-        const bool v30 = !v29;
-        if (v30) {
+        const uint v24 = l21;
+        const bool v25 = v24 < pc.a2;
+        const bool v26 = !v25;
+        if (v26) {
             break;
         }
-        const uint v61 = l56;
-        const bool v63 = v61 >= 64u;
-        if (v63) {
+        const uint v57 = l52;
+        const bool v59 = v57 >= 64u;
+        if (v59) {
             atomicCompSwap(adjoint_status[0], 0u, 441042180u);
         }
-        const uint v68 = min(v61, 63u);
-        const float v69 = l19;
-        l60[v68] = v69;
-        const uint v72 = v61 + 1u;
-        l56 = v72;
-        const float v33 = l19;
-        const bool v35 = v33 > 1.0;
-        if (v35) {
-            const float v37 = l19;
-            const float v39 = v37 * 0.5;
-            l19 = v39;
+        const uint v64 = min(v57, 63u);
+        const float v65 = l15;
+        l56[v64] = v65;
+        const uint v68 = v57 + 1u;
+        l52 = v68;
+        const float v29 = l15;
+        const bool v31 = v29 > 1.0;
+        if (v31) {
+            const float v33 = l15;
+            const float v35 = v33 * 0.5;
+            l15 = v35;
         } else {
-            const float v41 = l19;
-            const float v42 = l19;
-            const float v43 = v41 * v42;
-            const float v45 = v43 + 0.25;
-            l19 = v45;
+            const float v37 = l15;
+            const float v38 = l15;
+            const float v39 = v37 * v38;
+            const float v41 = v39 + 0.25;
+            l15 = v41;
         }
-        const uint v47 = l25;
-        const uint v48 = v47 + 1u;
-        l25 = v48;
+        const uint v43 = l21;
+        const uint v44 = v43 + 1u;
+        l21 = v44;
     }
-    float l77;
-    l77 = -0.0;
-    l77 = 1.0;
-    uint l85;
-    const uint v86 = l56;
-    l85 = v86;
+    float l73;
+    l73 = -0.0;
+    l73 = 1.0;
+    uint l81;
+    const uint v82 = l52;
+    l81 = v82;
     while (true) {
-        const uint v89 = l85;
-        const bool v91 = v89 == 0u;
-        if (v91) {
+        const uint v85 = l81;
+        const bool v87 = v85 == 0u;
+        if (v87) {
             break;
         }
-        const uint v95 = v89 - 1u;
-        l85 = v95;
-        const uint v98 = min(v95, 63u);
-        const float v99 = l60[v98];
-        const bool v108 = v99 > 1.0;
-        float l155;
-        float l158;
-        if (v108) {
+        const uint v91 = v85 - 1u;
+        l81 = v91;
+        const uint v94 = min(v91, 63u);
+        const float v95 = l56[v94];
+        const bool v104 = v95 > 1.0;
+        float l151;
+        float l154;
+        if (v104) {
         } else {
-            l155 = v99;
-            l158 = v99;
+            l151 = v95;
+            l154 = v95;
         }
-        if (v108) {
-            const float v122 = l77;
-            l77 = -0.0;
-            const float v125 = v122 * 0.5;
-            l77 = v125;
+        if (v104) {
+            const float v118 = l73;
+            l73 = -0.0;
+            const float v121 = v118 * 0.5;
+            l73 = v121;
         } else {
-            const float v130 = l77;
-            l77 = -0.0;
-            const float v160 = l158;
-            const float v133 = v130 * v160;
-            const float v157 = l155;
-            const float v134 = v130 * v157;
-            l77 = v134;
-            const float v139 = v134 + v133;
-            l77 = v139;
+            const float v126 = l73;
+            l73 = -0.0;
+            const float v156 = l154;
+            const float v129 = v126 * v156;
+            const float v153 = l151;
+            const float v130 = v126 * v153;
+            l73 = v130;
+            const float v135 = v130 + v129;
+            l73 = v135;
         }
     }
-    const float v141 = l77;
-    l77 = -0.0;
-    const bool v151 = v141 == 0.0;
-    const float v54 = v151 ? 0.0 : v141;
-    b1[v7] = v54;
+    const float v137 = l73;
+    l73 = -0.0;
+    const bool v147 = v137 == 0.0;
+    const float v50 = v147 ? 0.0 : v137;
+    b1[v7] = v50;
 }
