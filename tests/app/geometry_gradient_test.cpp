@@ -1,6 +1,7 @@
 // Geometry gradients (vertices, translation, rotation, camera) from $autodiff against central finite
 // differences of the antialiased forward renderer, at silhouettes against the background and at occlusion
 // edges over a floor; and hard mode, which has no silhouette gradient.
+#include "finite_difference.h"
 #include "support/device_fixture.h"
 
 #include <adjoint/app/optimization.h>
@@ -35,19 +36,6 @@ std::string scene_text(const std::string& visibility, const std::string& paramet
   "render": { "visibility": ")" + visibility + R"(" },
   "optimize": { "target": "scene", "parameters": { )" + parameters + R"( } }
 })";
-}
-
-// Central difference of the loss along float i with step h.
-double central_difference(app::Optimizer& opt, const std::vector<float>& x0, size_t i, double h) {
-    auto x = x0;
-    x[i] = float(x0[i] + h);
-    opt.set_free_values(x);
-    const double lp = opt.evaluate();
-    x[i] = float(x0[i] - h);
-    opt.set_free_values(x);
-    const double lm = opt.evaluate();
-    opt.set_free_values(x0);
-    return (lp - lm) / (double(float(x0[i] + h)) - double(float(x0[i] - h)));
 }
 
 // The antialiased image is continuous in the geometry except where a pixel centre meets a polygon's corner

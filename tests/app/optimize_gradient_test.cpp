@@ -1,6 +1,7 @@
 // Renderer gradients from $autodiff against central finite differences of the forward renderer, for every
 // parameter kind the hard renderer optimizes: texture texels (through the mip chain), albedo, specular,
 // shininess, light position, direction, colour and intensity; several triangles and lights.
+#include "finite_difference.h"
 #include "support/device_fixture.h"
 
 #include <adjoint/app/optimization.h>
@@ -74,15 +75,7 @@ TEST_F(RendererGradients, EveryParameterKindMatchesCentralDifferences) {
 
     int checked_nonzero = 0;
     for (size_t i : check) {
-        const double h = 1e-3 * std::max(1.0, double(std::fabs(x0[i])));
-        auto x = x0;
-        x[i] = float(x0[i] + h);
-        opt.set_free_values(x);
-        double lp = opt.evaluate();
-        x[i] = float(x0[i] - h);
-        opt.set_free_values(x);
-        double lm = opt.evaluate();
-        const double fd = (lp - lm) / (double(float(x0[i] + h)) - double(float(x0[i] - h)));
+        const double fd = central_difference(opt, x0, i, 1e-3 * std::max(1.0, double(std::fabs(x0[i]))));
         EXPECT_NEAR(g[i], fd, 2e-2 * std::max(std::fabs(fd), std::fabs(double(g[i]))) + 2e-7)
             << "float " << i << " (value " << x0[i] << ")";
         checked_nonzero += std::fabs(fd) > 1e-6;

@@ -1,6 +1,7 @@
 // Soft rasterization (render.visibility "soft"): coverage and colour at chosen pixels against the SoftRas
 // formulas, the image approaching the hard one as sigma and gamma shrink, and its gradients (translation,
 // rotation, camera, vertices) from $autodiff against central finite differences of the soft image's loss.
+#include "finite_difference.h"
 #include "support/device_fixture.h"
 
 #include <adjoint/app/optimization.h>
@@ -26,19 +27,6 @@ void replace(std::string& text, const std::string& from, const std::string& to) 
     const size_t at = text.find(from);
     ASSERT_NE(at, std::string::npos) << from;
     text.replace(at, from.size(), to);
-}
-
-// Central difference of the loss along float i with step h.
-double central_difference(app::Optimizer& opt, const std::vector<float>& x0, size_t i, double h) {
-    auto x = x0;
-    x[i] = float(x0[i] + h);
-    opt.set_free_values(x);
-    const double lp = opt.evaluate();
-    x[i] = float(x0[i] - h);
-    opt.set_free_values(x);
-    const double lm = opt.evaluate();
-    opt.set_free_values(x0);
-    return (lp - lm) / (double(float(x0[i] + h)) - double(float(x0[i] - h)));
 }
 
 // The soft image is smooth in the geometry: one step, a tolerance of a few percent. How smooth: a

@@ -16,10 +16,6 @@ using gpu::kNone;
 
 namespace {
 
-Float4 read_pixel4(const BufferFloat& g, const UInt& at) {
-    return make_float4(g.read(4u * at), g.read(4u * at + 1u), g.read(4u * at + 2u), g.read(4u * at + 3u));
-}
-
 // The per-pixel loss of the optimization (mean over pixels and channels comes from `scale`).
 Float pixel_loss(Loss loss, const Float4& c, const Float4& t) {
     Float4 d = c - t;
@@ -69,7 +65,7 @@ DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lig
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt tri = tri_ids.read(at);
         $if (tri != kNone) {
-            Float3 g = read_pixel4(color_grad, at).xyz();
+            Float3 g = read3(color_grad, 4u * at);
             $autodiff {
                 auto vr = views.read(view);
                 DslCamera cam = camera_free ? camera_of(params, vr) : camera_of(params_value, vr);

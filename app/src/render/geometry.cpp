@@ -14,13 +14,6 @@ using gpu::kNone;
 
 namespace {
 
-template <typename T>
-Buffer<T> upload(Device& device, Stream& stream, const std::vector<T>& v) {
-    auto b = device.create_buffer<T>(std::max<size_t>(v.size(), 1));
-    if (!v.empty()) stream << b.copy_from(v.data());
-    return b;
-}
-
 bool vertices_free(const Scene& scene, size_t mesh) {
     if (!scene.optimize) return false;
     for (const auto& p : scene.optimize->parameters)
@@ -60,10 +53,6 @@ VertexValues vertex_values(const P& params, const BufferVar<gpu::VertexRec>& ver
     $if (r.color != kNone) { c = read3(params, r.color); };
     out.color = c;
     return out;
-}
-
-Float3 grad3(const BufferFloat& g, const UInt& v) {
-    return make_float3(g.read(3u * v), g.read(3u * v + 1u), g.read(3u * v + 2u));
 }
 
 } // namespace
@@ -197,7 +186,8 @@ GeometryStage::GeometryStage(Device& device, Stream& stream, const Scene& scene,
                       BufferVar<uint3> faces, DiffBufferFloat params, BufferFloat g_positions, BufferFloat g_normals,
                       BufferFloat g_colors) noexcept {
         UInt v = dispatch_id().x;
-        Float3 gp = grad3(g_positions, v), gn = grad3(g_normals, v), gc = grad3(g_colors, v);
+        // A DiffBuffer<float3>'s gradient holds 3 floats per element.
+        Float3 gp = read3(g_positions, 3u * v), gn = read3(g_normals, 3u * v), gc = read3(g_colors, 3u * v);
         $autodiff {
             VertexValues w = vertex_values(params, verts, meshes, static_normals, faces, v);
             adjoint::backward(dot(w.position, gp) + dot(w.normal, gn) + dot(w.color, gc));

@@ -3,6 +3,7 @@
 // vertices (so that $autodiff sees how it moves with them). Templates over the buffers' types: plain
 // buffers in forward kernels, differentiable ones where gradients are wanted.
 #pragma once
+#include "raster.h"
 #include "shading.h"
 
 namespace adjoint::app {
@@ -10,11 +11,6 @@ namespace adjoint::app {
 template <typename P>
 Float4 read4(const P& buf, const UInt& at) {
     return make_float4(buf.read(at), buf.read(at + 1u), buf.read(at + 2u), buf.read(at + 3u));
-}
-
-// Twice the signed area of (a, b, p): positive when p is left of a -> b in pixel space (y down).
-inline Float edge_function(const Float2& a, const Float2& b, const Float2& p) {
-    return (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x);
 }
 
 // Rotates v by the quaternion q = (w, x, y, z) after normalizing it (the parameter is stored raw so that

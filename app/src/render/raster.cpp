@@ -15,10 +15,6 @@ namespace {
 
 constexpr uint32_t kScanChunk = 256;   // tiles per thread in the scan (keeps loops short on lavapipe)
 
-Float edge(const Float2& a, const Float2& b, const Float2& p) {
-    return (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x);
-}
-
 } // namespace
 
 struct Rasterizer::Kernels {
@@ -46,7 +42,7 @@ Rasterizer::Rasterizer(Device& device) : device_(device) {
             Float2 p1 = make_float2((c1.x * iw.y * 0.5f + 0.5f) * w, (0.5f - c1.y * iw.y * 0.5f) * h);
             Float2 p2 = make_float2((c2.x * iw.z * 0.5f + 0.5f) * w, (0.5f - c2.y * iw.z * 0.5f) * h);
             Float3 z = make_float3(c0.z * iw.x, c1.z * iw.y, c2.z * iw.z) * 0.5f + 0.5f;   // GL NDC z to [0, 1]
-            Float area = edge(p0, p1, p2);
+            Float area = edge_function(p0, p1, p2);
             Float2 lo = min(min(p0, p1), p2) - margin, hi = max(max(p0, p1), p2) + margin;
             Bool on_screen = (hi.x >= 0.0f) & (hi.y >= 0.0f) & (lo.x < w) & (lo.y < h);
             Bool in_depth = (max(max(z.x, z.y), z.z) >= 0.0f) & (min(min(z.x, z.y), z.z) <= 1.0f);
@@ -123,9 +119,9 @@ Rasterizer::Rasterizer(Device& device) : device_(device) {
         $for (k, begin, begin + count.read(tile)) {
             UInt ti = list.read(k);
             auto s = setups.read(ti);
-            Float area = edge(s.p0, s.p1, s.p2);
-            Float l0 = edge(s.p1, s.p2, p) / area;
-            Float l1 = edge(s.p2, s.p0, p) / area;
+            Float area = edge_function(s.p0, s.p1, s.p2);
+            Float l0 = edge_function(s.p1, s.p2, p) / area;
+            Float l1 = edge_function(s.p2, s.p0, p) / area;
             Float l2 = 1.0f - l0 - l1;
             Float z = l0 * s.z.x + l1 * s.z.y + l2 * s.z.z;
             Bool inside = (l0 >= 0.0f) & (l1 >= 0.0f) & (l2 >= 0.0f) & (z >= 0.0f) & (z <= 1.0f);
@@ -164,11 +160,11 @@ Rasterizer::Rasterizer(Device& device) : device_(device) {
             Float2 uv0 = uvs.read(t.x), uv1 = uvs.read(t.y), uv2 = uvs.read(t.z);
             s.uv = uv0 * b0 + uv1 * b.x + uv2 * b.y;
             auto st = setups.read(ti);
-            Float area = edge(st.p0, st.p1, st.p2);
+            Float area = edge_function(st.p0, st.p1, st.p2);
             auto uv_at = [&](const Float2& p) {
-                Float l0 = edge(st.p1, st.p2, p) / area * st.inv_w.x;
-                Float l1 = edge(st.p2, st.p0, p) / area * st.inv_w.y;
-                Float l2 = edge(st.p0, st.p1, p) / area * st.inv_w.z;
+                Float l0 = edge_function(st.p1, st.p2, p) / area * st.inv_w.x;
+                Float l1 = edge_function(st.p2, st.p0, p) / area * st.inv_w.y;
+                Float l2 = edge_function(st.p0, st.p1, p) / area * st.inv_w.z;
                 Float inv = 1.0f / (l0 + l1 + l2);
                 return (uv0 * l0 + uv1 * l1 + uv2 * l2) * inv;
             };

@@ -7,6 +7,12 @@
 
 namespace adjoint::app {
 
+// Twice the signed area of (a, b, p): positive when p is left of a -> b in pixel space (y down). The
+// rasterizer's edge function, which the differentiable stages use too (their barycentrics must be its).
+inline Float edge_function(const Float2& a, const Float2& b, const Float2& p) {
+    return (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x);
+}
+
 // All meshes of a scene, concatenated, in world space.
 struct DeviceGeometry {
     Buffer<float3> positions, normals, colors;

@@ -127,13 +127,6 @@ float3 transform_normal(const float3x3& m, float3 n) {
     return len > 0 ? float3(r.x / len, r.y / len, r.z / len) : r;
 }
 
-template <typename T>
-Buffer<T> upload(Device& device, Stream& stream, const std::vector<T>& v) {
-    auto b = device.create_buffer<T>(std::max<size_t>(v.size(), 1));
-    if (!v.empty()) stream << b.copy_from(v.data());
-    return b;
-}
-
 } // namespace
 
 SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {

@@ -7,6 +7,9 @@
 
 #include <adjoint/app/scene.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace adjoint::app {
 
 // Where each scene value lives in the flat parameter buffer (offsets in floats). Every value has a place,
@@ -28,6 +31,14 @@ struct ParamLayout {
 };
 
 ParamLayout make_layout(const Scene& scene);
+
+// A host vector on the device (at least one element: a kernel argument cannot be an empty buffer).
+template <typename T>
+Buffer<T> upload(Device& device, Stream& stream, const std::vector<T>& v) {
+    auto b = device.create_buffer<T>(std::max<size_t>(v.size(), 1));
+    if (!v.empty()) stream << b.copy_from(v.data());
+    return b;
+}
 std::vector<float> gather_values(const Scene& scene, const ParamLayout& layout);
 
 struct SceneData {
