@@ -1,8 +1,8 @@
-// The geometry demos, reduced: the pose is recovered from random starts with antialiased visibility, and
-// stays stuck with hard visibility (so the silhouette gradients are what moves it); the shape is recovered
-// (held-out silhouette IoU, Chamfer distance), and tangles without its regularizer; the camera is
-// recovered from one picture. ADJOINT_FULL_DEMOS=1 runs the demos at their own size and length instead
-// (the figures in the README come from that), printing the measures.
+// The geometry demos, reduced: the pose is recovered from random starts with antialiased visibility and
+// with soft rasterization, and stays stuck with hard visibility (so the silhouette gradients are what moves
+// it); the shape is recovered (held-out silhouette IoU, Chamfer distance), and tangles without its
+// regularizer; the camera is recovered from one picture. ADJOINT_FULL_DEMOS=1 runs the demos at their own
+// size and length instead (the figures in the README come from that), printing the measures.
 #include "support/device_fixture.h"
 
 #include <adjoint/app/optimization.h>
@@ -180,6 +180,21 @@ TEST_F(GeometryDemos, PoseFromRandomStartsWithAntialiasing) {
         EXPECT_LT(end.degrees, 1.0) << "seed " << seed;
         EXPECT_LT(end.translation, 0.005) << "seed " << seed;
     }
+}
+
+// The same with soft rasterization at the scene format's sigma and gamma (1e-4; a reach of one pixel at
+// 64x64), from one start.
+TEST_F(GeometryDemos, PoseFromARandomStartWithSoftRasterization) {
+    auto scene = demo("pose.json", 64, 250);
+    scene.optimize->seed = 3;
+    scene.render.visibility = app::Visibility::soft;
+    app::Optimizer opt(device, scene);
+    auto start = pose_error(opt, scene);
+    run(opt);
+    auto end = pose_error(opt, scene);
+    EXPECT_GT(start.degrees, 20.0);
+    EXPECT_LT(end.degrees, 1.0);
+    EXPECT_LT(end.translation, 0.005);
 }
 
 TEST_F(GeometryDemos, PoseStaysStuckWithHardVisibility) {

@@ -2,6 +2,8 @@
 // formulas, the image approaching the hard one as sigma and gamma shrink, and its gradients (translation,
 // rotation, camera, vertices) from $autodiff against central finite differences of the soft image's loss.
 #include "finite_difference.h"
+#include "render/dynamic.h"
+#include "render/scene_data.h"
 #include "support/device_fixture.h"
 
 #include <adjoint/app/optimization.h>
@@ -30,10 +32,10 @@ void replace(std::string& text, const std::string& from, const std::string& to) 
 }
 
 // The soft image is smooth in the geometry: one step, a tolerance of a few percent. How smooth: a
-// triangle's colour reaches out to where sigmoid(-d^2 / sigma) e^((z - eps) / gamma) meets the background's
-// weight, over a band of about 2 sqrt(sigma gamma / z) in NDC units; with sigma 1e-3 and gamma 0.1 (z near
-// 1) that is half a pixel at 48x48, which steps of 1e-3 resolve (with gamma 1e-2 the band is 0.15 pixels
-// and the differences need steps of 3e-4).
+// triangle's colour reaches out to where D' e^(z / gamma) falls below the background's weight, and D' goes
+// to 0 at the reach (soft_dsl.h). With z near 1 and gamma 1 the colour fades with D' over the whole reach
+// (2.3 pixels at 48x48 with sigma 1e-3), which steps of 1e-3 resolve; with gamma 0.1 (e^10 = 2e4) it fades
+// over the last 3% of the reach, 0.07 pixels, and central differences need steps of 3e-5 to agree.
 void expect_matches_fd(app::Optimizer& opt, const std::vector<float>& g, const std::vector<float>& x0, size_t i,
                        double h, double rel, double abs_tol, const std::string& what, int* nonzero = nullptr) {
     const double fd = central_difference(opt, x0, i, h);
@@ -50,7 +52,7 @@ const char* kSquare = R"({
   "meshes": [ { "name": "back", "file": "meshes/plane.obj", "material": "back", "scale": 0.3,
                 "rotation": { "axis": [1, 0, 0], "angle": 90 } } ],
   "lights": [ { "name": "fill", "type": "ambient", "intensity": 1 } ],
-  "render": { "visibility": "soft", "soft": { "sigma": 1e-3, "gamma": 0.1 } },
+  "render": { "visibility": "soft", "soft": { "sigma": 1e-3, "gamma": 1 } },
   "optimize": { "target": "scene", "parameters": {
       "meshes.back.translation": { "init": [0.07, -0.04, 0.1] },
       "meshes.back.rotation": { "init": { "axis": [0.2, 0.3, 1], "angle": 12 } } } }
@@ -87,8 +89,9 @@ class SoftRasterization : public DeviceTest {};
 
 // One triangle facing the camera with a vertical edge on the image's centre line (x = 24 in pixels), so
 // that the centres of pixels 23 and 24 are half a pixel outside and inside it: d = 0.5 px = 1/48 in NDC
-// units. Coverage D = sigmoid(+-d^2 / sigma); colour (D e^(z/gamma) C + e^(eps/gamma) B) / (D e^(z/gamma) +
-// e^(eps/gamma)) with z = (far - 3) / (far - near), the view depth being 3 everywhere on the triangle.
+// units. Coverage D' from D = sigmoid(+-d^2 / sigma); colour (D' e^(z/gamma) C + e^(eps/gamma) B) /
+// (D' e^(z/gamma) + e^(eps/gamma)) with z = (far - 3) / (far - near), the view depth being 3 everywhere on the
+// triangle.
 TEST_F(SoftRasterization, CoverageAndColourFollowTheSoftRasFormulas) {
     const auto dir = std::filesystem::temp_directory_path() / ("adjoint-soft-" + std::to_string(getpid()));
     std::filesystem::create_directories(dir);
@@ -113,10 +116,15 @@ TEST_F(SoftRasterization, CoverageAndColourFollowTheSoftRasFormulas) {
         const app::LinearImage img = renderer.render(0);
         auto px = [&](int x, int y) { return img.texels[size_t(y) * 48 + x]; };
         // Row 23: half a pixel above the centre, far from the other two edges (more than 8 pixels).
-        const double d_in = sigmoid(d2 / sigma), d_out = sigmoid(-d2 / sigma);
-        EXPECT_NEAR(px(24, 23).w, d_in, 1e-4) << "gamma " << gamma;
-        EXPECT_NEAR(px(23, 23).w, d_out, 1e-4) << "gamma " << gamma;
+        // D' = (D - eps) / (1 - eps), eps = 1e-4: 0 at the reach, sqrt(sigma ln(1 / eps - 1)) = 2.3 pixels.
+        auto covered = [&](double logit) { return (sigmoid(logit) - 1e-4) / (1 - 1e-4); };
+        const double d_in = covered(d2 / sigma), d_out = covered(-d2 / sigma);
+        EXPECT_NEAR(px(24, 23).w, d_in, 1e-5) << "gamma " << gamma;
+        EXPECT_NEAR(px(23, 23).w, d_out, 1e-5) << "gamma " << gamma;
+        EXPECT_NEAR(px(22, 23).w, covered(-9 * d2 / sigma), 1e-5) << "1.5 pixels outside";
         EXPECT_NEAR(px(27, 23).w, 1.0, 1e-4) << "3.5 pixels inside";
+        EXPECT_EQ(px(21, 23).w, 0.0f) << "2.5 pixels outside: out of reach";
+        EXPECT_EQ(px(21, 23).x, background.x);
         EXPECT_EQ(px(5, 23).w, 0.0f) << "19 pixels outside: out of reach";
         EXPECT_EQ(px(5, 23).x, background.x);
         EXPECT_EQ(px(5, 23).z, background.z);
@@ -133,6 +141,42 @@ TEST_F(SoftRasterization, CoverageAndColourFollowTheSoftRasFormulas) {
         }
     }
     std::filesystem::remove_all(dir);
+}
+
+// Each pixel loops over its own list of the triangles within reach, or over its whole tile when the list
+// did not fit: the image is the same either way, bit for bit (the same triangles in the same order). With
+// room for 1 or 6 candidates most pixels near the ball overflow and some do not; with the automatic room
+// (256) none does, so a list that missed a triangle within reach would show too.
+TEST_F(SoftRasterization, PixelsWhoseListsOverflowLoopOverTheirTiles) {
+    const app::Scene scene = load(ball_scene(R"({ "visibility": "soft", "soft": { "sigma": 1e-3, "gamma": 0.1 } })", ""));
+    const size_t pixels = size_t(scene.views[0].width) * scene.views[0].height;
+    auto render = [&](uint32_t candidates) {
+        Stream stream = device.create_stream();
+        app::SceneData data = app::upload_scene(device, stream, scene);
+        app::DynamicRenderer r(device, stream, scene, data,
+                               app::DynamicOptions{app::Visibility::soft, app::Loss::l2, false, 0, 0, candidates});
+        const std::vector<float> values = app::gather_values(scene, data.layout);
+        auto params = device.create_buffer<float>(values.size());
+        auto out = device.create_buffer<float4>(pixels);
+        stream << params.copy_from(values.data());
+        r.update_geometry(stream, params);
+        r.render(stream, 0, scene.views[0], params, out);
+        std::vector<float4> image(pixels);
+        stream << out.copy_to(image.data()) << synchronize();
+        return image;
+    };
+    const std::vector<float4> automatic = render(0);
+    size_t partial = 0;
+    for (const float4& t : automatic) partial += t.w > 0.01f && t.w < 0.99f;
+    EXPECT_GT(partial, 50u);   // soft edges: the comparison is not between two blank images
+    for (uint32_t candidates : {1u, 6u}) {
+        const std::vector<float4> small = render(candidates);
+        size_t differ = 0;
+        for (size_t i = 0; i < pixels; ++i)
+            differ += automatic[i].x != small[i].x || automatic[i].y != small[i].y || automatic[i].z != small[i].z ||
+                      automatic[i].w != small[i].w;
+        EXPECT_EQ(differ, 0u) << "room for " << candidates;
+    }
 }
 
 // As sigma / gamma and gamma shrink, the soft image tends to the hard one: the mean absolute difference

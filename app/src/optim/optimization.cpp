@@ -39,8 +39,6 @@ std::pair<float, float> bounds(ParameterKind k) {
     }
 }
 
-std::string parameter_json_path(const Parameter& p) { return "optimize.parameters." + p.path; }
-
 // Shade + loss + backward over a view's covered pixels only (a list): lavapipe runs the body of a branch
 // for every SIMD group, even where no lane takes it, so a dispatch over every pixel would shade the
 // background too. P is the parameter buffer's type: DiffBufferFloat scatters the gradients of the values it

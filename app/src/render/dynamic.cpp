@@ -7,6 +7,7 @@
 
 #include <adjoint/core/error.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -30,7 +31,7 @@ Float pixel_loss(Loss loss, const Float4& c, const Float4& t) {
 struct DynamicKernels {
     Shader<2> shade_forward, shade_backward, loss;
     std::optional<Shader<2>> antialias_forward, antialias_backward;
-    std::optional<Shader<2>> soft_forward, soft_backward;
+    std::optional<Shader<2>> soft_select, soft_forward, soft_backward;
 };
 
 DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lights, const DynamicOptions& options) {
@@ -137,18 +138,26 @@ DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lig
             };
         };
     };
-    // Soft rasterization: each pixel blends the triangles binned to its tile (soft_dsl.h).
-    Kernel2D soft_fwd = [lights](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt tile_list, UInt tiles_x,
-                                 BufferVar<gpu::ViewRec> views, UInt view, BufferFloat3 positions,
-                                 BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
-                                 BufferVar<uint3> triangles, BufferUInt triangle_material, BufferFloat params,
-                                 TextureSetFloat3 textures, BufferVar<gpu::Material> materials, BufferFloat4 out,
-                                 Float3 background, Float sigma, Float gamma, Float reach2) noexcept {
+    // Soft rasterization (soft_dsl.h): each pixel first lists the triangles of its tile within reach, then
+    // blends them.
+    Kernel2D soft_select_kernel = [](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
+                                     BufferVar<gpu::TriSetup> setups, BufferUInt pixel_count, UInt own_base,
+                                     UInt capacity, Float reach_px) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
-        UInt tile_at = (pix.y / gpu::kTileSize) * tiles_x + pix.x / gpu::kTileSize;
-        UInt begin = tile_offset.read(tile_at);
-        SoftTile tile{tile_list, begin, begin + tile_count.read(tile_at)};
+        UInt begin = tile_offset.read((pix.y / gpu::kTileSize) * tiles_x + pix.x / gpu::kTileSize);
+        UInt end = begin + tile_count.read((pix.y / gpu::kTileSize) * tiles_x + pix.x / gpu::kTileSize);
+        pixel_count.write(at, soft_select(setups, list, begin, end, own_base + at * capacity, capacity, reach_px, pix));
+    };
+    Kernel2D soft_fwd = [lights](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
+                                 BufferUInt pixel_count, UInt own_base, UInt capacity, BufferVar<gpu::ViewRec> views,
+                                 UInt view, BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors,
+                                 BufferFloat2 uvs, BufferVar<uint3> triangles, BufferUInt triangle_material,
+                                 BufferFloat params, TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
+                                 BufferFloat4 out, Float3 background, Float sigma, Float gamma, Float reach2) noexcept {
+        UInt2 pix = dispatch_id().xy();
+        UInt at = pix.y * dispatch_size().x + pix.x;
+        SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity, pix);
         auto vr = views.read(view);
         SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
         DslCamera cam = camera_of(params, vr);
@@ -158,22 +167,20 @@ DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lig
         out.write(at, soft_pixel(vin, in, lights, cam, st, tile, pix, m, background));
     };
     // The same pixel inside $autodiff, seeded with d loss / d the pixel.
-    Kernel2D soft_bwd = [lights, camera_free](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt tile_list,
-                                              UInt tiles_x, BufferVar<gpu::ViewRec> views, UInt view,
-                                              DiffBufferFloat3 positions, DiffBufferFloat3 normals,
-                                              DiffBufferFloat3 colors, BufferFloat2 uvs, BufferVar<uint3> triangles,
-                                              BufferUInt triangle_material, DiffBufferFloat params,
-                                              BufferFloat params_value, TextureSetFloat3 textures,
-                                              BufferVar<gpu::Material> materials, BufferFloat4 dfinal,
-                                              Float3 background, Float sigma, Float gamma, Float reach2) noexcept {
+    Kernel2D soft_bwd = [lights, camera_free](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list,
+                                              UInt tiles_x, BufferUInt pixel_count, UInt own_base, UInt capacity,
+                                              BufferVar<gpu::ViewRec> views, UInt view, DiffBufferFloat3 positions,
+                                              DiffBufferFloat3 normals, DiffBufferFloat3 colors, BufferFloat2 uvs,
+                                              BufferVar<uint3> triangles, BufferUInt triangle_material,
+                                              DiffBufferFloat params, BufferFloat params_value,
+                                              TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
+                                              BufferFloat4 dfinal, Float3 background, Float sigma, Float gamma,
+                                              Float reach2) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
-        UInt tile_at = (pix.y / gpu::kTileSize) * tiles_x + pix.x / gpu::kTileSize;
-        UInt begin = tile_offset.read(tile_at);
-        UInt end = begin + tile_count.read(tile_at);
+        SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity, pix);
         Float4 g = dfinal.read(at);
-        $if ((end > begin) & (dot(abs(g), make_float4(1.0f)) > 0.0f)) {
-            SoftTile tile{tile_list, begin, end};
+        $if ((tile.end > tile.begin) & (dot(abs(g), make_float4(1.0f)) > 0.0f)) {
             auto vr = views.read(view);
             SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
             DslCamera plain_cam = camera_of(params_value, vr);
@@ -214,12 +221,13 @@ DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lig
     DynamicKernels k{device.compile(shade_fwd, {.name = "dynamic_shade_forward"}),
                      device.compile(shade_bwd, {.name = "dynamic_shade_backward"}),
                      device.compile(loss_kernel, {.name = "dynamic_loss"}), std::nullopt, std::nullopt,
-                     std::nullopt, std::nullopt};
+                     std::nullopt, std::nullopt, std::nullopt};
     if (options.visibility == Visibility::antialias) {
         k.antialias_forward = device.compile(aa_fwd, {.name = "antialias_forward"});
         k.antialias_backward = device.compile(aa_bwd, {.name = "antialias_backward"});
     }
     if (options.visibility == Visibility::soft) {
+        k.soft_select = device.compile(soft_select_kernel, {.name = "soft_select"});
         k.soft_forward = device.compile(soft_fwd, {.name = "soft_forward"});
         k.soft_backward = device.compile(soft_bwd, {.name = "soft_backward"});
     }
@@ -241,7 +249,9 @@ struct DynamicRenderer::State {
     Buffer<float4> dfinal;            // d loss / d final image
     GBuffer gbuffer;                  // of the last render() (hard and antialias)
     TileBins bins;                    // of the last render() (soft)
-    float sigma = 0, gamma = 0, reach2 = 0;   // soft: reach2 = soft_reach2(sigma, gamma), NDC units
+    Buffer<uint32_t> pixel_count;     // soft: each pixel's candidates (soft_select), of the last render()
+    uint32_t capacity = 0;            // soft: room for candidates per pixel
+    float sigma = 0, gamma = 0, reach2 = 0;   // soft: reach2 = soft_reach2(sigma), NDC units
     uint32_t width = 0, height = 0;   // of the last render()
     uint32_t last_view = kNone;
     DynamicKernels k;
@@ -250,7 +260,7 @@ struct DynamicRenderer::State {
         : device(d), data(sd), options(o),
           geometry(d, stream, scene, sd.layout, o.laplacian, o.edge_length), raster(d),
           sigma(scene.render.soft_sigma), gamma(scene.render.soft_gamma),
-          reach2(soft_reach2(scene.render.soft_sigma, scene.render.soft_gamma)), k(record_kernels(d, sd.lights, o)) {
+          reach2(soft_reach2(scene.render.soft_sigma)), k(record_kernels(d, sd.lights, o)) {
         const uint32_t n = std::max(geometry.vertex_count(), 1u);
         world = {d.create_diff_buffer<float3>(n), d.create_diff_buffer<float3>(n), d.create_diff_buffer<float3>(n)};
         raster_geometry = sd.geometry;
@@ -268,6 +278,13 @@ struct DynamicRenderer::State {
         const size_t pixels = size_t(scene.views[0].width) * scene.views[0].height;
         color = d.create_diff_buffer<float4>(pixels);
         dfinal = d.create_buffer<float4>(pixels);
+        if (o.visibility == Visibility::soft) {
+            // Room for up to 256 candidates a pixel, in at most 2^24 entries (64 MiB, half of what a storage
+            // buffer may hold on lavapipe): 256 up to 256x256, 64 at 512x512, 16 at 1024x1024.
+            capacity = o.soft_candidates ? o.soft_candidates
+                                         : uint32_t(std::min<size_t>(256, (size_t(1) << 24) / std::max<size_t>(pixels, 1)));
+            pixel_count = d.create_buffer<uint32_t>(pixels);
+        }
     }
 
 };
@@ -294,13 +311,19 @@ void DynamicRenderer::render(Stream& stream, uint32_t view, const Camera& camera
     s.height = camera.height;
     const auto& g = s.data.geometry;
     if (s.options.visibility == Visibility::soft) {
-        // The reach in pixels (NDC units are width / 2 pixels), and half a pixel for the rounding differences
-        // between the binning's projection and the kernels'.
-        const float margin = std::sqrt(s.reach2) * 0.5f * float(camera.width) + 0.5f;
-        s.bins = s.raster.bin(stream, s.raster_geometry, vc, margin);
-        stream << (*s.k.soft_forward)(s.bins.offset, s.bins.count, s.bins.list, s.bins.tiles_x, s.views, view,
-                                      s.world.positions.value, s.world.normals.value, s.world.colors.value, g.uvs,
-                                      g.triangles, g.triangle_material, params, s.data.textures, s.data.materials, out,
+        // The reach in pixels (NDC units are width / 2 pixels), and a slack for the rounding differences
+        // between the binning's projection and the kernels' (both from the same camera values, about 1e-4
+        // pixels apart): half a pixel for the tiles, a tenth for each pixel's candidates.
+        const float reach_px = std::sqrt(s.reach2) * 0.5f * float(camera.width);
+        const uint32_t pixels = camera.width * camera.height;
+        s.bins = s.raster.bin(stream, s.raster_geometry, vc, reach_px + 0.5f, s.capacity * pixels);
+        stream << (*s.k.soft_select)(s.bins.offset, s.bins.count, s.bins.list, s.bins.tiles_x, s.bins.setups,
+                                     s.pixel_count, s.bins.reserved_at, s.capacity, reach_px + 0.1f)
+                      .dispatch(camera.width, camera.height)
+               << (*s.k.soft_forward)(s.bins.offset, s.bins.count, s.bins.list, s.bins.tiles_x, s.pixel_count,
+                                      s.bins.reserved_at, s.capacity, s.views, view, s.world.positions.value,
+                                      s.world.normals.value, s.world.colors.value, g.uvs, g.triangles,
+                                      g.triangle_material, params, s.data.textures, s.data.materials, out,
                                       s.data.background, s.sigma, s.gamma, s.reach2)
                       .dispatch(camera.width, camera.height);
         return;
@@ -328,10 +351,11 @@ void DynamicRenderer::backward(Stream& stream, uint32_t view, const DiffBuffer<f
     const auto& g = s.data.geometry;
     stream << s.k.loss(final_image, target, loss_px, sqerr_px, out_base, s.dfinal, s.color.grad, scale).dispatch(w, h);
     if (s.options.visibility == Visibility::soft) {
-        stream << (*s.k.soft_backward)(s.bins.offset, s.bins.count, s.bins.list, s.bins.tiles_x, s.views, view,
-                                       s.world.positions, s.world.normals, s.world.colors, g.uvs, g.triangles,
-                                       g.triangle_material, params, params.value, s.data.textures, s.data.materials,
-                                       s.dfinal, s.data.background, s.sigma, s.gamma, s.reach2)
+        stream << (*s.k.soft_backward)(s.bins.offset, s.bins.count, s.bins.list, s.bins.tiles_x, s.pixel_count,
+                                       s.bins.reserved_at, s.capacity, s.views, view, s.world.positions,
+                                       s.world.normals, s.world.colors, g.uvs, g.triangles, g.triangle_material,
+                                       params, params.value, s.data.textures, s.data.materials, s.dfinal,
+                                       s.data.background, s.sigma, s.gamma, s.reach2)
                       .dispatch(w, h);
         return;
     }

@@ -6,9 +6,9 @@
 //              textures, vertices) -> vertex stage (-> parameters). The surface a pixel sees is shaded and
 //              silhouette edges are antialiased.
 //   soft:      loss -> soft (-> parameters, textures, vertices) -> vertex stage. SoftRas: every pixel
-//              blends the triangles within reach (tile bins grown by the reach) by sigmoid coverage
-//              (`sigma`) and a softmax over depth (`gamma`) with the background; alpha is the soft
-//              silhouette (soft_dsl.h).
+//              lists the triangles within reach (from tile bins grown by the reach), then blends them by
+//              sigmoid coverage (`sigma`) and a softmax over depth (`gamma`) with the background; alpha is
+//              the soft silhouette (soft_dsl.h).
 //   hard:      the shading alone is differentiated (no visibility gradients).
 #pragma once
 #include "geometry.h"
@@ -23,6 +23,9 @@ struct DynamicOptions {
     Loss loss = Loss::l2;
     bool camera_free = false;   // camera values are parameters: the shading reads them differentiably
     float laplacian = 0, edge_length = 0;
+    // soft: room for each pixel's own list of candidates; 0 chooses it from the resolution (at most 256 and
+    // 2^24 entries in all). A pixel with more loops over its whole tile instead, with the same result.
+    uint32_t soft_candidates = 0;
 };
 
 class DynamicRenderer {

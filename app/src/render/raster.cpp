@@ -185,7 +185,8 @@ Rasterizer::Rasterizer(Device& device) : device_(device) {
 
 Rasterizer::~Rasterizer() = default;
 
-TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCamera& view, float margin) {
+TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCamera& view, float margin,
+                         uint32_t reserve) {
     uint32_t tiles_x = (view.width + kTileSize - 1) / kTileSize, tiles_y = (view.height + kTileSize - 1) / kTileSize;
     uint32_t tiles = tiles_x * tiles_y, chunks = (tiles + kScanChunk - 1) / kScanChunk;
     TileBins b{device_.create_buffer<gpu::TriSetup>(std::max(g.triangle_count, 1u)), device_.create_buffer<uint32_t>(tiles),
@@ -204,7 +205,8 @@ TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCame
            << k_->scan_fill(b.count, chunk_offset, b.offset, cursor, tiles).dispatch(chunks)
            << chunk_offset.copy_to(offsets.data()) << synchronize();
     uint32_t total = offsets[chunks];
-    b.list = device_.create_buffer<uint32_t>(std::max(total, 1u));
+    b.reserved_at = total;
+    b.list = device_.create_buffer<uint32_t>(std::max(uint64_t(total) + reserve, uint64_t(1)));
     if (g.triangle_count > 0) stream << k_->fill(b.setups, b.offset, cursor, b.list, tiles_x).dispatch(g.triangle_count);
     return b;
 }

@@ -39,10 +39,11 @@ struct GBuffer {
 };
 
 // The triangles binned to 16x16 screen tiles: tile t's triangles are list[offset[t] .. offset[t] + count[t]).
+// The list has room for `reserve` more entries after them (Rasterizer::bin), from list[reserved_at].
 struct TileBins {
     Buffer<gpu::TriSetup> setups;   // the projected triangles
     Buffer<uint32_t> offset, count, list;
-    uint32_t width = 0, height = 0, tiles_x = 0;
+    uint32_t width = 0, height = 0, tiles_x = 0, reserved_at = 0;
 };
 
 class Rasterizer {
@@ -51,8 +52,10 @@ public:
     ~Rasterizer();
     // Projects and bins one view's triangles, each into the tiles its pixel bounding box grown by `margin`
     // pixels touches (soft rasterization's reach; 0 for hard). Synchronizes once (the tile lists are sized
-    // from their counts).
-    TileBins bin(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view, float margin = 0);
+    // from their counts). The list buffer keeps `reserve` entries after the lists for the caller (soft
+    // rasterization's per-pixel lists), so that one buffer holds both and a kernel can loop over either.
+    TileBins bin(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view, float margin = 0,
+                 uint32_t reserve = 0);
     // Rasterizes and interpolates one view; synchronizes twice (binning, then the G-buffer).
     GBuffer rasterize(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view);
     void interpolate(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view, const GBuffer& gbuffer,

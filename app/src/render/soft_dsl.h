@@ -3,14 +3,17 @@
 //
 // Every triangle near a pixel covers it with probability D = sigmoid(sign * d^2 / sigma), d the distance
 // from the pixel centre to the triangle's projected outline in NDC units (pixels * 2 / width), sign +1
-// inside and -1 outside. The pixel's colour blends the triangles' colours (each shaded at the pixel's
-// nearest point of the triangle) and the background with a softmax over normalized depth
-// z = (far - depth) / (far - near) at temperature gamma:
-//     w_j = D_j exp(z_j / gamma),   w_b = exp(eps / gamma),   rgb = (sum w_j C_j + w_b C_b) / (sum w_j + w_b),
-// and alpha = 1 - prod(1 - D_j), the soft silhouette. Only triangles within reach of the pixel count
-// (soft_reach2): beyond it a triangle's weight is below kSoftCutoff of the background's, so leaving it out
-// changes the image by less than that. The image is smooth in the vertices and the camera but for one
-// case (soft_fragment): a triangle turning edge-on, and $autodiff differentiates it as is.
+// inside and -1 outside. As in SoftRas's and PyTorch3D's kernels, a triangle counts only where D is above
+// eps = kSoftCutoff (their blur radius: d^2 < sigma ln(1 / eps - 1)), so each pixel loops over the few
+// triangles binned near it. Unlike them, the coverage used is D' = (D - eps) / (1 - eps), which is 0 at the
+// reach instead of jumping from eps to 0: with a small gamma a triangle in front of the pixel's surface
+// weighs eps e^(dz / gamma) the moment it comes within reach, enough to take the pixel over, and the image
+// (and the finite differences that check its gradients) would jump. The pixel's colour blends the
+// triangles' colours (each shaded at the pixel's nearest point of the triangle) and the background with a
+// softmax over normalized depth z = (far - depth) / (far - near) at temperature gamma:
+//     w_j = D'_j exp(z_j / gamma),   w_b = exp(eps_b / gamma),   rgb = (sum w_j C_j + w_b C_b) / (sum w_j + w_b),
+// and alpha = 1 - prod(1 - D'_j), the soft silhouette. The image is continuous in the vertices and the
+// camera but for one case (soft_fragment): a triangle turning edge-on, and $autodiff differentiates it as is.
 #pragma once
 #include "geometry_dsl.h"
 
@@ -18,20 +21,19 @@
 
 namespace adjoint::app {
 
-constexpr float kSoftCutoff = 1e-4f;        // relative weight below which a triangle is out of reach
-constexpr float kSoftBackground = 1e-3f;    // the background's normalized depth (eps; SoftRas's default)
+constexpr float kSoftCutoff = 1e-4f;        // coverage below which a triangle is out of reach (SoftRas's)
+constexpr float kSoftBackground = 1e-3f;    // the background's normalized depth (eps_b; SoftRas's default)
 // In pass 2, triangles whose weight is below e^-18 (1.5e-8) of the largest are not shaded: below float
 // precision of the sum.
 constexpr float kSoftNegligible = -18.0f;
 
-// The squared reach in NDC units: where D exp((1 - eps) / gamma) = kSoftCutoff, the largest weight a
-// triangle between the near and far planes can have relative to the background's.
-inline float soft_reach2(float sigma, float gamma) {
-    return sigma * (std::log(1.0f / kSoftCutoff) + (1.0f - kSoftBackground) / gamma);
+// The squared reach in NDC units: where D = kSoftCutoff.
+inline float soft_reach2(float sigma) {
+    return sigma * std::log(1.0f / kSoftCutoff - 1.0f);
 }
 
 struct SoftSettings {
-    Float sigma, gamma, reach2;   // reach2: soft_reach2(sigma, gamma)
+    Float sigma, gamma, reach2;   // reach2: soft_reach2(sigma)
     Float near, far;
 };
 
@@ -45,6 +47,31 @@ struct SoftTile {
 inline Float segment_nearest(const Float2& p, const Float2& a, const Float2& b) {
     Float2 ab = b - a;
     return clamp(dot(p - a, ab) / dot(ab, ab), 0.0f, 1.0f);
+}
+
+// A projected triangle q0 q1 q2 (twice its signed area `area`, not 0) seen from the point p, in pixels:
+// whether p is inside, p's barycentrics l, and the outline's point nearest to p: its squared distance and
+// its barycentrics. Edge k is opposite vertex k, from vertex k + 1 to vertex k + 2.
+struct Outline {
+    Bool inside;
+    Float3 l;
+    Float d2;
+    Float3 nearest;
+};
+
+inline Outline outline_seen_from(const Float2& p, const Float2& q0, const Float2& q1, const Float2& q2,
+                                 const Float& area) {
+    Outline o;
+    o.l = make_float3(edge_function(q1, q2, p), edge_function(q2, q0, p), edge_function(q0, q1, p)) / area;
+    o.inside = (o.l.x >= 0.0f) & (o.l.y >= 0.0f) & (o.l.z >= 0.0f);
+    Float t0 = segment_nearest(p, q1, q2), t1 = segment_nearest(p, q2, q0), t2 = segment_nearest(p, q0, q1);
+    Float2 r0 = q1 + (q2 - q1) * t0 - p, r1 = q2 + (q0 - q2) * t1 - p, r2 = q0 + (q1 - q0) * t2 - p;
+    Float e0 = dot(r0, r0), e1 = dot(r1, r1), e2 = dot(r2, r2);
+    o.d2 = min(min(e0, e1), e2);
+    Bool pick0 = (e0 <= e1) & (e0 <= e2), pick1 = e1 <= e2;
+    o.nearest = ite(pick0, make_float3(0.0f, 1.0f - t0, t0),
+                    ite(pick1, make_float3(t1, 0.0f, 1.0f - t1), make_float3(1.0f - t2, t2, 0.0f)));
+    return o;
 }
 
 // Triangle `tri` at the centre of pixel `pix`: whether it counts there (in front of the camera, not
@@ -68,6 +95,23 @@ struct SoftFragment {
     Float3 b;           // perspective-correct barycentrics of the triangle's point nearest to the pixel
 };
 
+// The pixel's part of a fragment, from its projected triangle (f.q, f.inv_w, f.area): counts (but for the
+// clip w test, which needs the clip coordinates), logit, depth and b.
+inline void soft_cover(SoftFragment& f, const Float& width, const SoftSettings& st, const UInt2& pix) {
+    Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
+    Outline o = outline_seen_from(p, f.q[0], f.q[1], f.q[2], f.area);
+    Float d2 = o.d2 * (4.0f / (width * width));
+    f.logit = ite(o.inside, d2, -d2) / st.sigma;
+    Float3 lc = ite(o.inside, o.l, o.nearest);
+    // Perspective-corrected; the depth is the view depth there.
+    Float3 qb = lc * f.inv_w;
+    Float sum = qb.x + qb.y + qb.z;
+    f.b = qb / sum;
+    Float depth = 1.0f / sum;
+    f.depth = (st.far - depth) / (st.far - st.near);
+    f.counts = (abs(f.area) > 1e-10f) & (depth >= st.near) & (depth <= st.far) & (o.inside | (d2 < st.reach2));
+}
+
 template <typename PB>
 SoftFragment soft_fragment(const VertexInputs<PB>& in, const DslCamera& cam, const SoftSettings& st, const UInt& tri,
                            const UInt2& pix) {
@@ -82,30 +126,8 @@ SoftFragment soft_fragment(const VertexInputs<PB>& in, const DslCamera& cam, con
     f.q[2] = cam.pixel(c2);
     f.inv_w = make_float3(1.0f / c0.w, 1.0f / c1.w, 1.0f / c2.w);
     f.area = edge_function(f.q[0], f.q[1], f.q[2]);
-    Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
-    Float3 l = make_float3(edge_function(f.q[1], f.q[2], p), edge_function(f.q[2], f.q[0], p),
-                           edge_function(f.q[0], f.q[1], p)) / f.area;
-    Bool inside = (l.x >= 0.0f) & (l.y >= 0.0f) & (l.z >= 0.0f);
-    // Edge k is opposite vertex k, from vertex k + 1 to vertex k + 2.
-    Float t0 = segment_nearest(p, f.q[1], f.q[2]), t1 = segment_nearest(p, f.q[2], f.q[0]),
-          t2 = segment_nearest(p, f.q[0], f.q[1]);
-    Float2 r0 = f.q[1] + (f.q[2] - f.q[1]) * t0 - p, r1 = f.q[2] + (f.q[0] - f.q[2]) * t1 - p,
-           r2 = f.q[0] + (f.q[1] - f.q[0]) * t2 - p;
-    Float e0 = dot(r0, r0), e1 = dot(r1, r1), e2 = dot(r2, r2);
-    Float d2 = min(min(e0, e1), e2) * (4.0f / (cam.width * cam.width));
-    f.logit = ite(inside, d2, -d2) / st.sigma;
-    Bool pick0 = (e0 <= e1) & (e0 <= e2), pick1 = e1 <= e2;
-    Float3 on_edge = ite(pick0, make_float3(0.0f, 1.0f - t0, t0),
-                         ite(pick1, make_float3(t1, 0.0f, 1.0f - t1), make_float3(1.0f - t2, t2, 0.0f)));
-    Float3 lc = ite(inside, l, on_edge);
-    // Perspective-corrected; the depth is the view depth there.
-    Float3 qb = lc * f.inv_w;
-    Float sum = qb.x + qb.y + qb.z;
-    f.b = qb / sum;
-    Float depth = 1.0f / sum;
-    f.depth = (st.far - depth) / (st.far - st.near);
-    f.counts = (c0.w > 1e-6f) & (c1.w > 1e-6f) & (c2.w > 1e-6f) & (abs(f.area) > 1e-10f) & (depth >= st.near) &
-               (depth <= st.far) & (inside | (d2 <= st.reach2));
+    soft_cover(f, cam.width, st, pix);
+    f.counts = f.counts & (c0.w > 1e-6f) & (c1.w > 1e-6f) & (c2.w > 1e-6f);
     return f;
 }
 
@@ -126,14 +148,68 @@ Var<gpu::Surface> soft_surface(const VertexInputs<PB>& in, const DslCamera& cam,
     return interpolate_surface(in, cam, tri, f.t, f.w, f.b, bd, bx, by, false);
 }
 
-// A fragment's log weight, log D + z / gamma (log D = -softplus(-logit), finite for any logit).
+// A fragment's log weight, log D' + z / gamma, and its term of -log prod(1 - D'), both 0 at the reach. Written
+// with softplus (-log(1 - D) = softplus(logit)) so that they stay finite and exact for any logit, D near 1
+// included; the clamps only catch rounding at the reach.
 inline Float soft_log_weight(const SoftFragment& f, const SoftSettings& st) {
-    return -softplus(-f.logit) + f.depth / st.gamma;
+    const float log_keep = std::log1p(-kSoftCutoff);   // log(1 - eps)
+    return log(max(sigmoid(f.logit) - kSoftCutoff, 1e-30f)) - log_keep + f.depth / st.gamma;
+}
+inline Float soft_uncovered(const SoftFragment& f) {
+    return max(softplus(f.logit) + std::log1p(-kSoftCutoff), 0.0f);
 }
 
-// Pass 1, on plain values: the largest log weight at the pixel, the background's included. Subtracting it
-// keeps every exponential of pass 2 at most 1 and the largest exactly 1, so nothing overflows and the sum
-// is never 0, for any sigma and gamma. The result does not depend on it, so it needs no gradient.
+// Pass 0, on plain values, once per render: the pixel's own candidates, the triangles of its tile whose
+// outline as the binning projected it comes within `reach_px` pixels of the pixel's centre, written to
+// list[own_begin ..) up to `capacity` of them; returns how many there are (more than `capacity`: the pixel
+// loops over its whole tile instead, see soft_triangles). Passes 1 and 2 test each candidate exactly again
+// (soft_fragment), so `reach_px` carries a slack for the two projections' rounding; the list only spares
+// them the triangles out of reach, most of a tile's.
+inline UInt soft_select(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const UInt& tile_begin,
+                        const UInt& tile_end, const UInt& own_begin, const UInt& capacity, const Float& reach_px,
+                        const UInt2& pix) {
+    Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
+    UInt n = 0u;
+    $for (k, tile_begin, tile_end) {
+        UInt tri = list.read(k);
+        auto s = setups.read(tri);
+        Float2 lo = min(min(s.p0, s.p1), s.p2) - reach_px, hi = max(max(s.p0, s.p1), s.p2) + reach_px;
+        $if ((p.x >= lo.x) & (p.y >= lo.y) & (p.x <= hi.x) & (p.y <= hi.y)) {
+            Outline o = outline_seen_from(p, s.p0, s.p1, s.p2, edge_function(s.p0, s.p1, s.p2));
+            $if (o.inside | (o.d2 < reach_px * reach_px)) {
+                $if (n < capacity) { list.write(own_begin + n, tri); };
+                n = n + 1u;
+            };
+        };
+    };
+    return n;
+}
+
+// The triangles a pixel's passes 1 and 2 loop over: its own candidates where they fitted, else its tile's.
+inline SoftTile soft_triangles(const BufferUInt& list, const BufferUInt& tile_offset, const BufferUInt& tile_count,
+                               const UInt& tiles_x, const BufferUInt& pixel_count, const UInt& own_base,
+                               const UInt& capacity, const UInt2& pix) {
+    UInt at = pix.y * dispatch_size().x + pix.x;
+    UInt tile_at = (pix.y / gpu::kTileSize) * tiles_x + pix.x / gpu::kTileSize;
+    UInt n = pixel_count.read(at);
+    UInt tile_begin = tile_offset.read(tile_at);
+    Bool own = n <= capacity;
+    UInt begin = ite(own, own_base + at * capacity, tile_begin);
+    return SoftTile{list, begin, ite(own, begin + n, tile_begin + tile_count.read(tile_at))};
+}
+
+// Pass 1, on plain values: the largest log weight at the pixel, the background's included, to subtract from
+// every log weight of pass 2 so that its exponentials stay finite for any sigma and gamma. The result does
+// not depend on it, so it needs no gradient; but pass 2 (and the backward kernel, which repeats both
+// passes) must find the fragment it came from again, or every weight could underflow. A fragment at the
+// very edge of its reach can count in one pass and not in another (the same formulas, compiled into other
+// code, may round differently), and with a small gamma a fragment in front takes the largest weight
+// whatever its coverage. So only fragments with D' >= kSoftRobust, well inside their reach, set the largest;
+// pass 2 caps the weights of the others at e^kSoftLargest of it, which changes the image only within
+// about 1e-3 pixels of a reach (where with a small gamma it jumps anyway).
+constexpr float kSoftRobust = 1e-6f;
+constexpr float kSoftLargest = 64.0f;
+
 template <typename PB>
 Float soft_max_log_weight(const VertexInputs<PB>& in, const DslCamera& cam, const SoftSettings& st,
                           const SoftTile& tile, const UInt2& pix) {
@@ -141,7 +217,7 @@ Float soft_max_log_weight(const VertexInputs<PB>& in, const DslCamera& cam, cons
     $for (k, tile.begin, tile.end) {
         UInt tri = tile.list.read(k);
         SoftFragment f = soft_fragment(in, cam, st, tri, pix);
-        $if (f.counts) { m = max(m, soft_log_weight(f, st)); };
+        $if (f.counts & (sigmoid(f.logit) - kSoftCutoff >= kSoftRobust)) { m = max(m, soft_log_weight(f, st)); };
     };
     return m;
 }
@@ -152,16 +228,16 @@ template <typename PB, typename P>
 Float4 soft_pixel(const VertexInputs<PB>& in, const ShadeInputs<P>& shade_in, const std::vector<ShadeLight>& lights,
                   const DslCamera& cam, const SoftSettings& st, const SoftTile& tile, const UInt2& pix,
                   const Float& max_log_weight, const Float3& background) {
-    Float weights = 0.0f, uncovered = 0.0f;   // uncovered: -log prod(1 - D) = sum softplus(logit)
+    Float weights = 0.0f, uncovered = 0.0f;   // uncovered: -log prod(1 - D')
     Float3 colors = make_float3(0.0f);
     $for (k, tile.begin, tile.end) {
         UInt tri = tile.list.read(k);
         SoftFragment f = soft_fragment(in, cam, st, tri, pix);
         $if (f.counts) {
-            uncovered = uncovered + softplus(f.logit);
+            uncovered = uncovered + soft_uncovered(f);
             Float lw = soft_log_weight(f, st) - max_log_weight;
             $if (lw > kSoftNegligible) {
-                Float w = exp(lw);
+                Float w = exp(min(lw, kSoftLargest));
                 weights = weights + w;
                 colors = colors + shade_surface(shade_in, lights, soft_surface(in, cam, tri, f, pix), cam.eye) * w;
             };
