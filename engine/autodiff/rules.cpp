@@ -83,91 +83,45 @@ struct R {
 using Rule = void (*)(R& r, const Vals& x, ValueId g, ValueId y);
 using RuleTable = std::array<Rule, op_count()>;
 
-// The rule table, indexed by op; null where an op has no rule.
-constexpr RuleTable make_rules() {
-    RuleTable t{};
-    auto set = [&](Op op, Rule rule) { t[size_t(op)] = rule; };
-    set(Op::Neg, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.neg(g)); });
-    set(Op::Add, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, g); r.give(1, g); });
-    set(Op::Sub, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, g); r.give(1, r.neg(g)); });
-    set(Op::Mul, [](R& r, const Vals& x, ValueId g, ValueId y) {
+// Puts `rule` at `op`; a second rule for one op stops the compile (a throw is not a constant expression).
+constexpr void set(RuleTable& t, Op op, Rule rule) {
+    if (t[size_t(op)]) throw "two rules for one op";
+    t[size_t(op)] = rule;
+}
+
+// + - * / and fma.
+constexpr void arithmetic_rules(RuleTable& table) {
+    set(table, Op::Neg, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.neg(g)); });
+    set(table, Op::Add, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, g); r.give(1, g); });
+    set(table, Op::Sub, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, g); r.give(1, r.neg(g)); });
+    set(table, Op::Mul, [](R& r, const Vals& x, ValueId g, ValueId y) {
         r.give(0, r.mul(g, x[1])); r.give(1, r.mul(g, x[0]));
     });
-    set(Op::Div, [](R& r, const Vals& x, ValueId g, ValueId y) {
+    set(table, Op::Div, [](R& r, const Vals& x, ValueId g, ValueId y) {
         ValueId gg = r.full(g);
         if (r.wants(0)) r.give(0, r.guard(gg, r.div(gg, r.full(x[1]))));
         if (r.wants(1)) r.give(1, r.guard(gg, r.neg(r.div(r.mul(gg, y), r.full(x[1])))));
     });
-    set(Op::MatMul, [](R& r, const Vals& x, ValueId g, ValueId y) {
-        const Type* t0 = r.b.type_of(x[0]);
-        const Type* t1 = r.b.type_of(x[1]);
-        if (t0->is_matrix() && t1->is_matrix()) {
-            if (r.wants(0)) r.give(0, r.b.binary(Op::MatMul, g, r.un(Op::Transpose, x[1])));
-            if (r.wants(1)) r.give(1, r.b.binary(Op::MatMul, r.un(Op::Transpose, x[0]), g));
-        } else if (t0->is_matrix()) {   // y = M v
-            if (r.wants(0)) r.give(0, r.outer(g, x[1]));
-            if (r.wants(1)) r.give(1, r.b.binary(Op::MatMul, r.un(Op::Transpose, x[0]), g));
-        } else {                        // y = v M, y_j = sum_i v_i M_ij
-            if (r.wants(0)) r.give(0, r.b.binary(Op::MatMul, x[1], g));
-            if (r.wants(1)) r.give(1, r.outer(x[0], g));
-        }
+    set(table, Op::Fma, [](R& r, const Vals& x, ValueId g, ValueId y) {
+        r.give(0, r.mul(g, x[1])); r.give(1, r.mul(g, x[0])); r.give(2, g);
     });
-    set(Op::Select, [](R& r, const Vals& x, ValueId g, ValueId y) {
+}
+
+// Selections and piecewise functions (their conventions at the seams: the file's header).
+constexpr void piecewise_rules(RuleTable& table) {
+    set(table, Op::Select, [](R& r, const Vals& x, ValueId g, ValueId y) {
         // By selection, never by a mask product: an inf or NaN on the unchosen side must not leak.
         ValueId z = r.zero(g);
         if (r.wants(1)) r.give(1, r.sel(x[0], g, z));
         if (r.wants(2)) r.give(2, r.sel(x[0], z, g));
     });
-    set(Op::Abs, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.mul(g, r.un(Op::Sign, x[0]))); });
-    set(Op::Fract, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, g); });
-    set(Op::Sqrt, [](R& r, const Vals& x, ValueId g, ValueId y) {
-        // 0 at x = 0 (by convention: length and normalize of a zero vector); NaN where the value is NaN.
-        ValueId d = r.div(r.mul(g, r.k(y, 0.5)), y);
-        r.give(0, r.guard(g, r.sel(r.cmp(Op::Eq, y, r.zero(y)), r.zero(g), d)));
-    });
-    set(Op::Rsqrt, [](R& r, const Vals& x, ValueId g, ValueId y) {
-        r.give(0, r.guard(g, r.mul(g, r.mul(r.k(y, -0.5), r.mul(y, r.mul(y, y))))));
-    });
-    set(Op::Exp, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.mul(g, y)); });
-    set(Op::Exp2, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.mul(g, r.mul(y, r.k(y, ln2)))); });
-    set(Op::Log, [](R& r, const Vals& x, ValueId g, ValueId y) {
-        double base = r.op == Op::Log ? 1.0 : r.op == Op::Log2 ? ln2 : ln10;
-        ValueId d = r.div(g, r.mul(r.un(Op::Abs, x[0]), r.k(x[0], base)));
-        r.give(0, r.guard(g, r.log_domain(x[0], d)));
-    });
-    t[size_t(Op::Log2)] = t[size_t(Op::Log)];
-    t[size_t(Op::Log10)] = t[size_t(Op::Log)];
-    set(Op::Sin, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.mul(g, r.un(Op::Cos, x[0]))); });
-    set(Op::Cos, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.neg(r.mul(g, r.un(Op::Sin, x[0])))); });
-    set(Op::Tan, [](R& r, const Vals& x, ValueId g, ValueId y) {
-        r.give(0, r.guard(g, r.mul(g, r.add(r.k(y, 1), r.mul(y, y)))));
-    });
-    set(Op::Asin, [](R& r, const Vals& x, ValueId g, ValueId y) {
-        r.give(0, r.guard(g, r.mul(g, r.un(Op::Rsqrt, r.sub(r.k(x[0], 1), r.mul(x[0], x[0]))))));
-    });
-    set(Op::Acos, [](R& r, const Vals& x, ValueId g, ValueId y) {
-        r.give(0, r.guard(g, r.neg(r.mul(g, r.un(Op::Rsqrt, r.sub(r.k(x[0], 1), r.mul(x[0], x[0])))))));
-    });
-    set(Op::Atan, [](R& r, const Vals& x, ValueId g, ValueId y) {
-        r.give(0, r.div(g, r.add(r.k(x[0], 1), r.mul(x[0], x[0]))));
-    });
-    set(Op::Sinh, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.mul(g, r.un(Op::Cosh, x[0]))); });
-    set(Op::Cosh, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.mul(g, r.un(Op::Sinh, x[0]))); });
-    set(Op::Tanh, [](R& r, const Vals& x, ValueId g, ValueId y) {
-        r.give(0, r.mul(g, r.sub(r.k(y, 1), r.mul(y, y))));
-    });
-    set(Op::Sigmoid, [](R& r, const Vals& x, ValueId g, ValueId y) {
-        // y (1 - y) as e / (1 + e)^2 with e = exp(-|x|) <= 1: finite everywhere, and 1 - y loses no digits.
-        ValueId e = r.un(Op::Exp, r.neg(r.un(Op::Abs, x[0])));
-        ValueId u = r.add(r.k(e, 1), e);
-        r.give(0, r.mul(g, r.div(e, r.mul(u, u))));
-    });
-    set(Op::Softplus, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.mul(g, r.un(Op::Sigmoid, x[0]))); });
-    set(Op::Saturate, [](R& r, const Vals& x, ValueId g, ValueId y) {
+    set(table, Op::Abs, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.mul(g, r.un(Op::Sign, x[0]))); });
+    set(table, Op::Fract, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, g); });
+    set(table, Op::Saturate, [](R& r, const Vals& x, ValueId g, ValueId y) {
         ValueId in = r.land(r.cmp(Op::Ge, x[0], r.zero(x[0])), r.cmp(Op::Le, x[0], r.k(x[0], 1)));
         r.give(0, r.sel(in, g, r.zero(g)));
     });
-    set(Op::Min, [](R& r, const Vals& x, ValueId g, ValueId y) {
+    set(table, Op::Min, [](R& r, const Vals& x, ValueId g, ValueId y) {
         // Ties split the adjoint in half between the two sides.
         Op wins = r.op == Op::Min ? Op::Lt : Op::Gt;
         ValueId x0 = r.full(x[0]), x1 = r.full(x[1]);
@@ -177,8 +131,56 @@ constexpr RuleTable make_rules() {
         if (r.wants(0)) r.give(0, r.sel(r.cmp(wins, x0, x1), g, r.sel(tie, half, z)));
         if (r.wants(1)) r.give(1, r.sel(r.cmp(wins, x1, x0), g, r.sel(tie, half, z)));
     });
-    t[size_t(Op::Max)] = t[size_t(Op::Min)];
-    set(Op::Pow, [](R& r, const Vals& x, ValueId g, ValueId y) {
+    set(table, Op::Max, table[size_t(Op::Min)]);
+    set(table, Op::Clamp, [](R& r, const Vals& x, ValueId g, ValueId y) {
+        ValueId v = r.full(x[0]), lo = r.full(x[1]), hi = r.full(x[2]);
+        ValueId z = r.zero(g);
+        if (r.wants(0)) r.give(0, r.sel(r.land(r.cmp(Op::Ge, v, lo), r.cmp(Op::Le, v, hi)), g, z));
+        if (r.wants(1)) r.give(1, r.sel(r.cmp(Op::Lt, v, lo), g, z));
+        if (r.wants(2)) r.give(2, r.sel(r.cmp(Op::Gt, v, hi), g, z));
+    });
+    set(table, Op::Fmod, [](R& r, const Vals& x, ValueId g, ValueId y) {
+        r.give(0, g);
+        if (r.wants(1)) r.give(1, r.neg(r.mul(g, r.un(Op::Trunc, r.div(r.full(x[0]), r.full(x[1]))))));
+    });
+    set(table, Op::Lerp, [](R& r, const Vals& x, ValueId g, ValueId y) {
+        ValueId t = r.full(x[2]);
+        if (r.wants(0)) r.give(0, r.mul(g, r.sub(r.k(t, 1), t)));
+        if (r.wants(1)) r.give(1, r.mul(g, t));
+        if (r.wants(2)) r.give(2, r.mul(g, r.sub(r.full(x[1]), r.full(x[0]))));
+    });
+    set(table, Op::Smoothstep, [](R& r, const Vals& x, ValueId g, ValueId y) {
+        ValueId e0 = r.full(x[0]), e1 = r.full(x[1]), v = r.full(x[2]);
+        ValueId w = r.sub(e1, e0);
+        ValueId u = r.div(r.sub(v, e0), w);
+        ValueId t = r.b.ternary(Op::Clamp, u, r.zero(u), r.k(u, 1));
+        ValueId d = r.mul(g, r.mul(r.k(t, 6), r.mul(t, r.sub(r.k(t, 1), t))));   // g * dr/du inside [0, 1]
+        if (r.wants(2)) r.give(2, r.div(d, w));
+        if (r.wants(0)) r.give(0, r.div(r.mul(d, r.sub(v, e1)), r.mul(w, w)));
+        if (r.wants(1)) r.give(1, r.neg(r.div(r.mul(d, r.sub(v, e0)), r.mul(w, w))));
+    });
+}
+
+// Roots, exponentials, logarithms, powers, and the logistic functions built on them.
+constexpr void powers_rules(RuleTable& table) {
+    set(table, Op::Sqrt, [](R& r, const Vals& x, ValueId g, ValueId y) {
+        // 0 at x = 0 (by convention: length and normalize of a zero vector); NaN where the value is NaN.
+        ValueId d = r.div(r.mul(g, r.k(y, 0.5)), y);
+        r.give(0, r.guard(g, r.sel(r.cmp(Op::Eq, y, r.zero(y)), r.zero(g), d)));
+    });
+    set(table, Op::Rsqrt, [](R& r, const Vals& x, ValueId g, ValueId y) {
+        r.give(0, r.guard(g, r.mul(g, r.mul(r.k(y, -0.5), r.mul(y, r.mul(y, y))))));
+    });
+    set(table, Op::Exp, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.mul(g, y)); });
+    set(table, Op::Exp2, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.mul(g, r.mul(y, r.k(y, ln2)))); });
+    set(table, Op::Log, [](R& r, const Vals& x, ValueId g, ValueId y) {
+        double base = r.op == Op::Log ? 1.0 : r.op == Op::Log2 ? ln2 : ln10;
+        ValueId d = r.div(g, r.mul(r.un(Op::Abs, x[0]), r.k(x[0], base)));
+        r.give(0, r.guard(g, r.log_domain(x[0], d)));
+    });
+    set(table, Op::Log2, table[size_t(Op::Log)]);
+    set(table, Op::Log10, table[size_t(Op::Log)]);
+    set(table, Op::Pow, [](R& r, const Vals& x, ValueId g, ValueId y) {
         ValueId x0 = r.full(x[0]), x1 = r.full(x[1]);
         ValueId z = r.zero(g);
         ValueId nan = r.cmp(Op::Ne, y, y);   // pow(x < 0, y) and NaN inputs: NaN derivatives, like the value
@@ -199,7 +201,32 @@ constexpr RuleTable make_rules() {
             r.give(1, r.guard(g, r.nan_where(nan, r.sel(pos, r.mul(g, r.mul(y, r.un(Op::Log, safe))), z))));
         }
     });
-    set(Op::Atan2, [](R& r, const Vals& x, ValueId g, ValueId y) {
+    set(table, Op::Sigmoid, [](R& r, const Vals& x, ValueId g, ValueId y) {
+        // y (1 - y) as e / (1 + e)^2 with e = exp(-|x|) <= 1: finite everywhere, and 1 - y loses no digits.
+        ValueId e = r.un(Op::Exp, r.neg(r.un(Op::Abs, x[0])));
+        ValueId u = r.add(r.k(e, 1), e);
+        r.give(0, r.mul(g, r.div(e, r.mul(u, u))));
+    });
+    set(table, Op::Softplus, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.mul(g, r.un(Op::Sigmoid, x[0]))); });
+}
+
+// Trigonometric and hyperbolic functions.
+constexpr void trigonometric_rules(RuleTable& table) {
+    set(table, Op::Sin, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.mul(g, r.un(Op::Cos, x[0]))); });
+    set(table, Op::Cos, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.neg(r.mul(g, r.un(Op::Sin, x[0])))); });
+    set(table, Op::Tan, [](R& r, const Vals& x, ValueId g, ValueId y) {
+        r.give(0, r.guard(g, r.mul(g, r.add(r.k(y, 1), r.mul(y, y)))));
+    });
+    set(table, Op::Asin, [](R& r, const Vals& x, ValueId g, ValueId y) {
+        r.give(0, r.guard(g, r.mul(g, r.un(Op::Rsqrt, r.sub(r.k(x[0], 1), r.mul(x[0], x[0]))))));
+    });
+    set(table, Op::Acos, [](R& r, const Vals& x, ValueId g, ValueId y) {
+        r.give(0, r.guard(g, r.neg(r.mul(g, r.un(Op::Rsqrt, r.sub(r.k(x[0], 1), r.mul(x[0], x[0])))))));
+    });
+    set(table, Op::Atan, [](R& r, const Vals& x, ValueId g, ValueId y) {
+        r.give(0, r.div(g, r.add(r.k(x[0], 1), r.mul(x[0], x[0]))));
+    });
+    set(table, Op::Atan2, [](R& r, const Vals& x, ValueId g, ValueId y) {
         ValueId yy = r.full(x[0]), xx = r.full(x[1]);
         ValueId den = r.add(r.mul(xx, xx), r.mul(yy, yy));
         ValueId ok = r.cmp(Op::Gt, den, r.zero(den));
@@ -208,52 +235,45 @@ constexpr RuleTable make_rules() {
         if (r.wants(0)) r.give(0, r.sel(ok, r.div(r.mul(g, xx), safe), z));
         if (r.wants(1)) r.give(1, r.sel(ok, r.neg(r.div(r.mul(g, yy), safe)), z));
     });
-    set(Op::Fmod, [](R& r, const Vals& x, ValueId g, ValueId y) {
-        r.give(0, g);
-        if (r.wants(1)) r.give(1, r.neg(r.mul(g, r.un(Op::Trunc, r.div(r.full(x[0]), r.full(x[1]))))));
+    set(table, Op::Sinh, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.mul(g, r.un(Op::Cosh, x[0]))); });
+    set(table, Op::Cosh, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.mul(g, r.un(Op::Sinh, x[0]))); });
+    set(table, Op::Tanh, [](R& r, const Vals& x, ValueId g, ValueId y) {
+        r.give(0, r.mul(g, r.sub(r.k(y, 1), r.mul(y, y))));
     });
-    set(Op::Clamp, [](R& r, const Vals& x, ValueId g, ValueId y) {
-        ValueId v = r.full(x[0]), lo = r.full(x[1]), hi = r.full(x[2]);
-        ValueId z = r.zero(g);
-        if (r.wants(0)) r.give(0, r.sel(r.land(r.cmp(Op::Ge, v, lo), r.cmp(Op::Le, v, hi)), g, z));
-        if (r.wants(1)) r.give(1, r.sel(r.cmp(Op::Lt, v, lo), g, z));
-        if (r.wants(2)) r.give(2, r.sel(r.cmp(Op::Gt, v, hi), g, z));
+}
+
+// Vector and matrix operations.
+constexpr void vector_matrix_rules(RuleTable& table) {
+    set(table, Op::MatMul, [](R& r, const Vals& x, ValueId g, ValueId y) {
+        const Type* t0 = r.b.type_of(x[0]);
+        const Type* t1 = r.b.type_of(x[1]);
+        if (t0->is_matrix() && t1->is_matrix()) {
+            if (r.wants(0)) r.give(0, r.b.binary(Op::MatMul, g, r.un(Op::Transpose, x[1])));
+            if (r.wants(1)) r.give(1, r.b.binary(Op::MatMul, r.un(Op::Transpose, x[0]), g));
+        } else if (t0->is_matrix()) {   // y = M v
+            if (r.wants(0)) r.give(0, r.outer(g, x[1]));
+            if (r.wants(1)) r.give(1, r.b.binary(Op::MatMul, r.un(Op::Transpose, x[0]), g));
+        } else {                        // y = v M, y_j = sum_i v_i M_ij
+            if (r.wants(0)) r.give(0, r.b.binary(Op::MatMul, x[1], g));
+            if (r.wants(1)) r.give(1, r.outer(x[0], g));
+        }
     });
-    set(Op::Lerp, [](R& r, const Vals& x, ValueId g, ValueId y) {
-        ValueId t = r.full(x[2]);
-        if (r.wants(0)) r.give(0, r.mul(g, r.sub(r.k(t, 1), t)));
-        if (r.wants(1)) r.give(1, r.mul(g, t));
-        if (r.wants(2)) r.give(2, r.mul(g, r.sub(r.full(x[1]), r.full(x[0]))));
-    });
-    set(Op::Smoothstep, [](R& r, const Vals& x, ValueId g, ValueId y) {
-        ValueId e0 = r.full(x[0]), e1 = r.full(x[1]), v = r.full(x[2]);
-        ValueId w = r.sub(e1, e0);
-        ValueId u = r.div(r.sub(v, e0), w);
-        ValueId t = r.b.ternary(Op::Clamp, u, r.zero(u), r.k(u, 1));
-        ValueId d = r.mul(g, r.mul(r.k(t, 6), r.mul(t, r.sub(r.k(t, 1), t))));   // g * dr/du inside [0, 1]
-        if (r.wants(2)) r.give(2, r.div(d, w));
-        if (r.wants(0)) r.give(0, r.div(r.mul(d, r.sub(v, e1)), r.mul(w, w)));
-        if (r.wants(1)) r.give(1, r.neg(r.div(r.mul(d, r.sub(v, e0)), r.mul(w, w))));
-    });
-    set(Op::Fma, [](R& r, const Vals& x, ValueId g, ValueId y) {
-        r.give(0, r.mul(g, x[1])); r.give(1, r.mul(g, x[0])); r.give(2, g);
-    });
-    set(Op::Dot, [](R& r, const Vals& x, ValueId g, ValueId y) {
+    set(table, Op::Dot, [](R& r, const Vals& x, ValueId g, ValueId y) {
         r.give(0, r.mul(x[1], g)); r.give(1, r.mul(x[0], g));
     });
-    set(Op::Cross, [](R& r, const Vals& x, ValueId g, ValueId y) {
+    set(table, Op::Cross, [](R& r, const Vals& x, ValueId g, ValueId y) {
         if (r.wants(0)) r.give(0, r.b.binary(Op::Cross, x[1], g));
         if (r.wants(1)) r.give(1, r.b.binary(Op::Cross, g, x[0]));
     });
-    set(Op::Length, [](R& r, const Vals& x, ValueId g, ValueId y) {
+    set(table, Op::Length, [](R& r, const Vals& x, ValueId g, ValueId y) {
         ValueId ok = r.cmp(Op::Gt, y, r.zero(y));
         ValueId safe = r.sel(ok, y, r.k(y, 1));
         r.give(0, r.sel(ok, r.mul(x[0], r.div(g, safe)), r.zero(x[0])));
     });
-    set(Op::LengthSquared, [](R& r, const Vals& x, ValueId g, ValueId y) {
+    set(table, Op::LengthSquared, [](R& r, const Vals& x, ValueId g, ValueId y) {
         r.give(0, r.mul(x[0], r.mul(g, r.k(g, 2))));
     });
-    set(Op::Distance, [](R& r, const Vals& x, ValueId g, ValueId y) {
+    set(table, Op::Distance, [](R& r, const Vals& x, ValueId g, ValueId y) {
         ValueId d = r.sub(x[0], x[1]);
         ValueId ok = r.cmp(Op::Gt, y, r.zero(y));
         ValueId safe = r.sel(ok, y, r.k(y, 1));
@@ -261,7 +281,7 @@ constexpr RuleTable make_rules() {
         r.give(0, gd);
         if (r.wants(1)) r.give(1, r.neg(gd));
     });
-    set(Op::Normalize, [](R& r, const Vals& x, ValueId g, ValueId y) {
+    set(table, Op::Normalize, [](R& r, const Vals& x, ValueId g, ValueId y) {
         // (I - y y^T) g / |x|; a zero vector gets a zero gradient.
         ValueId len = r.b.unary(Op::Length, x[0]);
         ValueId ok = r.cmp(Op::Gt, len, r.zero(len));
@@ -269,7 +289,7 @@ constexpr RuleTable make_rules() {
         ValueId proj = r.sub(g, r.mul(y, r.b.binary(Op::Dot, y, g)));
         r.give(0, r.sel(ok, r.div(proj, safe), r.zero(x[0])));
     });
-    set(Op::Reflect, [](R& r, const Vals& x, ValueId g, ValueId y) {
+    set(table, Op::Reflect, [](R& r, const Vals& x, ValueId g, ValueId y) {
         // y = i - 2 (n.i) n: di = g - 2 n (n.g); dn = -2 (i (n.g) + (n.i) g). A scalar n stands for
         // (n, n, ...), as in the value; r.give() sums its gradient back to a scalar.
         ValueId i = x[0], n = r.full(x[1]);
@@ -279,14 +299,24 @@ constexpr RuleTable make_rules() {
         if (r.wants(0)) r.give(0, r.sub(g, r.mul(n, r.mul(two, ng))));
         if (r.wants(1)) r.give(1, r.neg(r.mul(r.add(r.mul(i, ng), r.mul(g, ni)), r.k(g, 2))));
     });
-    set(Op::Transpose, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.un(Op::Transpose, g)); });
-    set(Op::Inverse, [](R& r, const Vals& x, ValueId g, ValueId y) {
+    set(table, Op::Transpose, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.un(Op::Transpose, g)); });
+    set(table, Op::Inverse, [](R& r, const Vals& x, ValueId g, ValueId y) {
         ValueId yt = r.un(Op::Transpose, y);
         r.give(0, r.neg(r.b.binary(Op::MatMul, r.b.binary(Op::MatMul, yt, g), yt)));
     });
-    set(Op::Determinant, [](R& r, const Vals& x, ValueId g, ValueId y) {
+    set(table, Op::Determinant, [](R& r, const Vals& x, ValueId g, ValueId y) {
         r.give(0, r.mul(r.un(Op::Transpose, r.un(Op::Inverse, x[0])), r.mul(g, y)));
     });
+}
+
+// The rule table, indexed by op; null where an op has no rule.
+constexpr RuleTable make_rules() {
+    RuleTable t{};
+    arithmetic_rules(t);
+    piecewise_rules(t);
+    powers_rules(t);
+    trigonometric_rules(t);
+    vector_matrix_rules(t);
     return t;
 }
 

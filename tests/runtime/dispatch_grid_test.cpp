@@ -2,10 +2,10 @@
 #include "support/device_fixture.h"
 
 #include "compile/glsl_compiler.h"
-#include "runtime/dispatch_grid.h"
 #include "vulkan/vk_runtime.h"
 
 #include <adjoint/pipeline/lower.h>
+#include <adjoint/codegen/binding_layout.h>
 #include <adjoint/codegen/glsl.h>
 
 namespace adjoint::test {
@@ -30,24 +30,24 @@ std::string error_of(const std::function<void()>& f) {
 
 TEST(DispatchGrid, OneDimensionalSizesUpToTheLargestBecomeRows) {
     // 2^32 - 1 threads in blocks of 256 need 2^24 groups: 257 rows of 65535 (the last row mostly surplus).
-    EXPECT_EQ(detail::plan_dispatch("k", 1, {0xFFFFFFFFu, 1, 1}, kBlock1D, kLavapipeLimits), (Groups{65535, 257, 1}));
+    EXPECT_EQ(codegen::plan_dispatch("k", 1, {0xFFFFFFFFu, 1, 1}, kBlock1D, kLavapipeLimits), (Groups{65535, 257, 1}));
     // The first size that needs a 257th row, and the last one that does not.
-    EXPECT_EQ(detail::plan_dispatch("k", 1, {4294901760u + 1, 1, 1}, kBlock1D, kLavapipeLimits), (Groups{65535, 257, 1}));
-    EXPECT_EQ(detail::plan_dispatch("k", 1, {4294901760u, 1, 1}, kBlock1D, kLavapipeLimits), (Groups{65535, 256, 1}));
+    EXPECT_EQ(codegen::plan_dispatch("k", 1, {4294901760u + 1, 1, 1}, kBlock1D, kLavapipeLimits), (Groups{65535, 257, 1}));
+    EXPECT_EQ(codegen::plan_dispatch("k", 1, {4294901760u, 1, 1}, kBlock1D, kLavapipeLimits), (Groups{65535, 256, 1}));
     // Within the x limit: one row, exactly the groups needed.
-    EXPECT_EQ(detail::plan_dispatch("k", 1, {65535u * 256u, 1, 1}, kBlock1D, kLavapipeLimits), (Groups{65535, 1, 1}));
-    EXPECT_EQ(detail::plan_dispatch("k", 1, {65535u * 256u + 1, 1, 1}, kBlock1D, kLavapipeLimits), (Groups{65535, 2, 1}));
-    EXPECT_EQ(detail::plan_dispatch("k", 1, {1, 1, 1}, kBlock1D, kLavapipeLimits), (Groups{1, 1, 1}));
+    EXPECT_EQ(codegen::plan_dispatch("k", 1, {65535u * 256u, 1, 1}, kBlock1D, kLavapipeLimits), (Groups{65535, 1, 1}));
+    EXPECT_EQ(codegen::plan_dispatch("k", 1, {65535u * 256u + 1, 1, 1}, kBlock1D, kLavapipeLimits), (Groups{65535, 2, 1}));
+    EXPECT_EQ(codegen::plan_dispatch("k", 1, {1, 1, 1}, kBlock1D, kLavapipeLimits), (Groups{1, 1, 1}));
     // A device with a large x limit needs no rows: 2^24 groups of 256 end exactly at 2^32.
-    EXPECT_EQ(detail::plan_dispatch("k", 1, {0xFFFFFFFFu, 1, 1}, kBlock1D, {0x7FFFFFFF, 65535, 65535}),
+    EXPECT_EQ(codegen::plan_dispatch("k", 1, {0xFFFFFFFFu, 1, 1}, kBlock1D, {0x7FFFFFFF, 65535, 65535}),
               (Groups{16777216, 1, 1}));
-    EXPECT_EQ(detail::plan_dispatch("k", 1, {0, 1, 1}, kBlock1D, kLavapipeLimits), (Groups{0, 0, 0}));
+    EXPECT_EQ(codegen::plan_dispatch("k", 1, {0, 1, 1}, kBlock1D, kLavapipeLimits), (Groups{0, 0, 0}));
 }
 
 TEST(DispatchGrid, RowsCoverEveryGroupWithNoEmptyRow) {
     for (uint32_t n : {1u, 255u, 256u, 257u, 16776960u, 16776961u, 123456789u, 4294901760u, 4294901761u,
                        0xFFFFFF00u, 0xFFFFFFFFu}) {
-        Groups g = detail::plan_dispatch("k", 1, {n, 1, 1}, kBlock1D, kLavapipeLimits);
+        Groups g = codegen::plan_dispatch("k", 1, {n, 1, 1}, kBlock1D, kLavapipeLimits);
         uint64_t needed = (uint64_t(n) + 255) / 256;
         EXPECT_LE(g[0], 65535u) << n;
         EXPECT_GE(uint64_t(g[0]) * g[1], needed) << n;
@@ -57,11 +57,11 @@ TEST(DispatchGrid, RowsCoverEveryGroupWithNoEmptyRow) {
 }
 
 TEST(DispatchGrid, GridsBeyondTheLimitsAreRefusedByName) {
-    auto msg = error_of([] { detail::plan_dispatch("wide", 2, {65536u * 16u, 1, 1}, {16, 16, 1}, kLavapipeLimits); });
+    auto msg = error_of([] { codegen::plan_dispatch("wide", 2, {65536u * 16u, 1, 1}, {16, 16, 1}, kLavapipeLimits); });
     EXPECT_NE(msg.find("dispatch of 'wide': 65536 workgroups in dimension 0 exceed the device limit of 65535"),
               std::string::npos) << msg;
     // A device whose limits cannot hold 2^24 groups even as rows.
-    auto msg2 = error_of([] { detail::plan_dispatch("long", 1, {0xFFFFFFFFu, 1, 1}, kBlock1D, {1000, 1000, 1}); });
+    auto msg2 = error_of([] { codegen::plan_dispatch("long", 1, {0xFFFFFFFFu, 1, 1}, kBlock1D, {1000, 1000, 1}); });
     EXPECT_NE(msg2.find("dispatch of 'long': 4294967295 threads need 16777216 workgroups of 256, more than the "
                         "device's limits of 1000 x 1000 hold"),
               std::string::npos) << msg2;
@@ -73,13 +73,13 @@ TEST(DispatchGrid, GridsBeyondTheLimitsAreRefusedByName) {
 // those threads a second time.
 TEST(DispatchGrid, BlocksThatAreNotPowersOfTwoStopBeforeIndicesWrap) {
     // 96 threads per block: ceil((2^32 - 1) / 96) blocks would number threads up to past 2^32.
-    std::string e = error_of([] { detail::plan_dispatch("k", 1, {0xFFFFFFFFu, 1, 1}, {96, 1, 1}, kLavapipeLimits); });
+    std::string e = error_of([] { codegen::plan_dispatch("k", 1, {0xFFFFFFFFu, 1, 1}, {96, 1, 1}, kLavapipeLimits); });
     EXPECT_NE(e.find("dispatch of 'k': 4294967295 threads in dimension 0 in blocks of 96 would number threads past 2^32"),
               std::string::npos) << e;
     // The largest size whose blocks of 96 all end within 2^32: 44739242 blocks, ending at 4294967232.
-    EXPECT_EQ(detail::plan_dispatch("k", 1, {4294967232u, 1, 1}, {96, 1, 1}, {65535, 65535, 65535}),
+    EXPECT_EQ(codegen::plan_dispatch("k", 1, {4294967232u, 1, 1}, {96, 1, 1}, {65535, 65535, 65535}),
               (Groups{65535, 683, 1}));
-    EXPECT_EQ(detail::plan_dispatch("k", 2, {1000, 700, 1}, {12, 10, 1}, kLavapipeLimits), (Groups{84, 70, 1}));
+    EXPECT_EQ(codegen::plan_dispatch("k", 2, {1000, 700, 1}, {12, 10, 1}, kLavapipeLimits), (Groups{84, 70, 1}));
 }
 
 TEST(DispatchGrid, TheLastRowOfTheLargestDispatchRunsEachIndexOnce) {
@@ -90,7 +90,7 @@ TEST(DispatchGrid, TheLastRowOfTheLargestDispatchRunsEachIndexOnce) {
         $if (i < 1024u) { low.atomic(i).fetch_add(1u); };
         $if (i >= 4294901760u) { high.atomic(i - 4294901760u).fetch_add(1u); };
     };
-    Groups grid = detail::plan_dispatch("k", 1, {n, 1, 1}, kBlock1D, kLavapipeLimits);
+    Groups grid = codegen::plan_dispatch("k", 1, {n, 1, 1}, kBlock1D, kLavapipeLimits);
     ASSERT_EQ(grid, (Groups{65535, 257, 1}));
 
     auto lowered = pipeline::lower(*k.function(), "last_row");

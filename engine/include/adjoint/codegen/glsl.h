@@ -1,6 +1,7 @@
 // IR -> GLSL 450 compute shader: deterministic, readable (one named value per line), with the binding
-// layout the runtime needs to dispatch it.
+// layout the runtime needs to dispatch it (engine/codegen/emitter.h lists the emitter's files).
 #pragma once
+#include <adjoint/codegen/binding_layout.h>
 #include <adjoint/ir/function.h>
 
 #include <string>
@@ -30,27 +31,10 @@ struct GlslOptions {
     uint32_t subgroup_features = ~0u;   // SubgroupFeature bits usable in compute shaders
 };
 
-// Where each kernel argument goes.
-struct ArgSlot {
-    enum class Kind { Buffer, Image, Push } kind;
-    uint32_t binding = 0;               // buffer or image binding (images follow the buffers)
-    uint32_t offset = 0;                // push-constant byte offset (Push)
-    const ir::Type* type = nullptr;
-    bool written = false;               // the kernel writes this buffer or image
-};
-
-struct GlslKernel {
+// The shader, and the binding layout it declares (binding_layout.h), which the runtime binds from.
+struct GlslKernel : BindingLayout {
     std::string source;
-    std::vector<ArgSlot> args;          // one per kernel parameter
-    uint32_t buffer_count = 0;          // user buffers plus the status buffer, when used
-    uint32_t image_count = 0;
-    uint32_t push_bytes = 0;            // dispatch size (uvec3) first, then value arguments
-    bool uses_status = false;           // a trap reports to the status buffer, bound after the user buffers
     ir::TrapTable traps;                // the messages of the codes its traps write
-    uint32_t status_binding = 0;
-    bool uses_scratch = false;          // large autodiff tapes live in a runtime-managed scratch buffer
-    uint32_t scratch_binding = 0;
-    uint32_t scratch_words_per_thread = 0;
     uint32_t shared_bytes = 0;          // work-group memory: the kernel's shared arrays and the loop marks
     std::string barrier_at;             // the C++ line of the first sync_block(), empty when none
 };

@@ -1,0 +1,115 @@
+// What the GLSL emitter's files share: op spellings from ops.def's glsl column, type spellings, and the Emitter
+// with its state. Its members are defined by concept: glsl.cpp (the module), features.cpp (what the kernel
+// uses and the device must have), types.cpp (types and constants), resources.cpp (buffers, images, shared
+// memory, status and scratch: declared from the binding layout, and accessed), statements.cpp (instructions
+// that are statements or named directly, control flow), expressions.cpp (the rest: one expression each).
+#pragma once
+#include <adjoint/codegen/glsl.h>
+
+#include <adjoint/ir/builder.h>
+
+#include <ostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace adjoint::codegen::emit {
+
+using ir::Inst;
+using ir::Op;
+using ir::Type;
+using ir::ValueId;
+
+// ops.def's glsl column: how an operation is spelled (see the column's description there).
+enum class Form : uint8_t { Stmt, Fn, SpecialFn, Infix, Prefix, Compare, Special };
+struct Spelling {
+    Form form;
+    const char* text = nullptr;          // the function or operator
+    const char* vector_text = nullptr;   // Compare: the function on vectors
+};
+const Spelling& spelling(Op op);
+
+// ---- types.cpp ----
+std::string float_literal(float v);
+// User struct and member names, prefixed out of GLSL's way (S_Particle, m_sample).
+std::string struct_name(const Type* s);
+std::string member_name(const Type* s, size_t m);
+// Per struct member, how many float pads bring it to its host (C++) offset.
+std::vector<uint32_t> struct_pads(const Type* s);
+// "T name[N]...": GLSL, like C, lists array sizes outermost first after the name.
+std::string declare(const Type* t, const std::string& name);
+bool holds_u64(const Type* t);
+
+class Emitter {
+public:
+    Emitter(const ir::Function& f, const GlslOptions& opt) : f_(f), opt_(opt) {}
+    GlslKernel run();
+
+private:
+    // ---- features.cpp: what the kernel uses, refused where the device lacks it ----
+    void scan_features();
+    void note_types(const ir::Block& root);
+    void note_type(const Type* t);
+    [[noreturn]] void refuse(const Inst& in, const std::string& what, const std::string& feature) const;
+    void use_atomic(const Inst& in);
+    void use_int64(const Inst& in);
+    void use_int64(const Type* param);
+    void use_subgroup(const Inst& in, uint32_t feature, const std::string& what);
+    void write_extensions(std::ostream& os) const;
+
+    // ---- types.cpp ----
+    void emit_struct(std::ostream& os, const Type* s) const;
+    std::string constant(const Type* t, const std::vector<uint32_t>& w, size_t first = 0) const;
+
+    // ---- resources.cpp ----
+    void declare_resources();
+    void declare_parameter(size_t k, const ArgSlot& slot, std::ostream& push);
+    void memory(ValueId id, const Inst& in);
+    void atomic(ValueId id, const Inst& in);
+    void cas_loop(ValueId id, const Inst& in, const std::string& target);
+    std::string buffer(const Inst& in) const;   // "b<k>" of a buffer instruction's parameter
+
+    // ---- statements.cpp ----
+    void line(const std::string& s);
+    std::string name(ValueId v) const;
+    std::string decl(ValueId id) const;
+    void define(ValueId id, const std::string& expr);
+    std::string arg(ValueId v, const Type* want) const;
+    std::string access(const Type* t, const std::vector<ValueId>& path, size_t first) const;
+    void block(const ir::Block& b);
+    void nested(const ir::Block& b);
+    void inst(ValueId id);
+    void value(ValueId id, const Inst& in);
+    void control(const Inst& in);
+    std::string bitcast(const Inst& in) const;
+
+    // ---- expressions.cpp ----
+    std::string operand(const Inst& in, size_t k, int column) const;
+    std::string fn_arg(const Inst& in, size_t k, int column) const;
+    std::string call(const Inst& in, const std::string& fn, int column) const;
+    std::string expression(const Inst& in, int column = -1);   // column >= 0: that column of a matrix op
+    std::string columns(const Inst& in);
+    std::string special(const Inst& in, int column);
+    std::string round(const std::string& x, const Type* t) const;
+    std::string sigmoid_softplus(Op op, const std::string& x, const Type* t);
+    std::string temp(const std::string& type, const std::string& expr, bool precise);
+
+    const ir::Function& f_;
+    GlslOptions opt_;
+    GlslKernel result_;                 // the binding layout first (binding_layout()), then the rest
+    std::ostringstream resources_;
+    std::ostream* out_ = nullptr;
+    int indent_ = 0;
+    std::vector<const Type*> structs_;  // in the order the kernel first uses them
+    std::set<int64_t> cas_buffers_;     // float buffers that take compare-and-swap atomics
+    std::set<ValueId> cas_shared_;      // shared float arrays that take compare-and-swap atomics
+    std::vector<ValueId> shared_;       // shared array declarations, in id order
+    bool need_atomic_float_ = false, need_atomic_float2_ = false;
+    bool need_int64_ = false, need_atomic_int64_ = false;
+    uint32_t subgroup_features_ = 0;
+    bool uses_loop_mark_ = false;
+    uint32_t temps_ = 0;
+};
+
+} // namespace adjoint::codegen::emit

@@ -1,0 +1,182 @@
+// The emitter's walk over the kernel's blocks: each instruction becomes a line, an expression (expressions.cpp
+// spells those, ops.def's glsl column says which) or a memory access (resources.cpp); values are named, locals
+// and aggregates written, control flow nested.
+#include "codegen/emitter.h"
+
+#include <adjoint/core/error.h>
+
+namespace adjoint::codegen::emit {
+
+using namespace ir;
+
+void Emitter::line(const std::string& s) { *out_ << std::string(size_t(indent_) * 4, ' ') << s << "\n"; }
+
+std::string Emitter::name(ValueId v) const {
+    const Inst& in = f_.inst(v);
+    switch (in.op) {
+    case Op::Const: return constant(in.type, in.words);
+    case Op::Arg: return "pc.a" + std::to_string(in.imm);
+    case Op::Local: return "l" + std::to_string(v);
+    case Op::Shared: return "s" + std::to_string(v);
+    default: return "v" + std::to_string(v);
+    }
+}
+
+std::string Emitter::decl(ValueId id) const { return declare(f_.type_of(id), name(id)); }
+
+// "const T vN = expr;": the IR is strictly scoped (ir::scope_values), so each value is declared where it is made.
+void Emitter::define(ValueId id, const std::string& expr) { line("const " + decl(id) + " = " + expr + ";"); }
+
+// An operand, splatted to `want` when it is a scalar feeding a vector op (GLSL functions need that).
+std::string Emitter::arg(ValueId v, const Type* want) const {
+    const Type* t = f_.type_of(v);
+    if (want && t != want && t->is_scalar() && want->is_vector()) return glsl_type(want) + "(" + name(v) + ")";
+    return name(v);
+}
+
+// The access path path[first..] into a value of type t: struct members, constant vector lanes, indices.
+std::string Emitter::access(const Type* t, const std::vector<ValueId>& path, size_t first) const {
+    std::string s;
+    for (size_t k = first; k < path.size(); ++k) {
+        ValueId idx = path[k];
+        if (t->is_struct()) {
+            auto m = size_t(const_int(f_, idx));
+            s += "." + member_name(t, m);
+            t = t->members()[m];
+        } else if (t->is_vector() && is_constant(f_, idx) && const_int(f_, idx) >= 0 && const_int(f_, idx) < 4) {
+            s += std::string(".") + "xyzw"[const_int(f_, idx)];
+            t = t->element();
+        } else {
+            s += "[" + name(idx) + "]";
+            t = t->element();
+        }
+    }
+    return s;
+}
+
+void Emitter::block(const Block& b) {
+    for (ValueId id : b.insts) inst(id);
+}
+
+void Emitter::nested(const Block& b) {
+    ++indent_;
+    block(b);
+    --indent_;
+}
+
+void Emitter::inst(ValueId id) {
+    const Inst& in = f_.inst(id);
+    if (spelling(in.op).form != Form::Stmt) return define(id, expression(in));
+    switch (in.op) {
+    case Op::Const: case Op::Arg: return;   // written where they are used
+    case Op::Shared: return;                // declared at module scope
+    case Op::Param: case Op::Call: case Op::Return:
+        fail("internal: '", ir::name(in.op), "' reached GLSL emission; callables must be inlined first");
+    case Op::Autodiff: case Op::RequiresGrad: case Op::Backward: case Op::Grad:
+        fail("internal: '", ir::name(in.op), "' reached GLSL emission; run the autodiff pass first");
+    case Op::If: case Op::Loop: case Op::Switch: case Op::Break: case Op::Continue: case Op::Barrier:
+        return control(in);
+    case Op::BufferRead: case Op::BufferWrite: case Op::BufferAtomic: case Op::BufferSize: case Op::ImageRead:
+    case Op::ImageWrite: case Op::ImageSize: case Op::SharedRead: case Op::SharedWrite: case Op::SharedAtomic:
+    case Op::Trap: case Op::ScratchRead: case Op::ScratchWrite: case Op::LoopMark:
+        return memory(id, in);
+    default: return value(id, in);
+    }
+}
+
+// Builtins, locals, aggregates and conversions.
+void Emitter::value(ValueId id, const Inst& in) {
+    auto op = [&](size_t k) { return name(in.operands[k]); };
+    const Type* t0 = in.operands.empty() ? nullptr : f_.type_of(in.operands[0]);
+    switch (in.op) {
+    case Op::Builtin: {
+        static const char* names[] = {"gl_GlobalInvocationID", "pc.dispatch_size", "gl_LocalInvocationID",
+                                      "gl_WorkGroupID", "gl_WorkGroupSize", "gl_SubgroupSize",
+                                      "gl_SubgroupInvocationID"};
+        // A 1D kernel's index and group are formed from the rows of groups (dispatch_prologue).
+        static const char* names_1d[] = {"adjoint_id", "pc.dispatch_size", "gl_LocalInvocationID",
+                                         "uvec3(adjoint_group, 0u, 0u)", "gl_WorkGroupSize", "gl_SubgroupSize",
+                                         "gl_SubgroupInvocationID"};
+        return define(id, (f_.dimension == 1 ? names_1d : names)[in.imm]);
+    }
+    case Op::Local: return line(decl(id) + ";");
+    case Op::Load: case Op::Extract: return define(id, op(0) + access(t0, in.operands, 1));
+    case Op::Store: return line(op(0) + access(t0, in.operands, 2) + " = " + op(1) + ";");
+    case Op::Insert:
+        // The copy is modified in place, so it cannot be const.
+        line(decl(id) + " = " + op(0) + ";");
+        return line(name(id) + access(t0, in.operands, 2) + " = " + op(1) + ";");
+    case Op::Swizzle: {
+        std::string s;
+        for (int i = 0; i < int(in.imm >> 16); ++i) s += "xyzw"[(in.imm >> (2 * i)) & 3];
+        return define(id, op(0) + "." + s);
+    }
+    case Op::Construct: {
+        std::string s = glsl_type(in.type) + "(";
+        auto pads = in.type->is_struct() ? struct_pads(in.type) : std::vector<uint32_t>{};
+        for (size_t k = 0; k < in.operands.size(); ++k) {
+            if (!pads.empty())
+                for (uint32_t p = 0; p < pads[k]; ++p) s += "0.0, ";
+            s += op(k) + (k + 1 < in.operands.size() ? ", " : "");
+        }
+        return define(id, s + ")");
+    }
+    case Op::Cast: return define(id, glsl_type(in.type) + "(" + op(0) + ")");
+    case Op::Bitcast: return define(id, bitcast(in));
+    case Op::Detach: return define(id, op(0));
+    default: fail("internal: no GLSL spelling for '", ir::name(in.op), "'");
+    }
+}
+
+// Through uint (or uvecN: vectors need the vector constructors and comparisons).
+std::string Emitter::bitcast(const Inst& in) const {
+    ScalarKind from = f_.type_of(in.operands[0])->scalar_kind(), to = in.type->scalar_kind();
+    const std::string u = glsl_type(in.type->with_scalar(ScalarKind::UInt));
+    std::string e = name(in.operands[0]);
+    if (from == ScalarKind::Float) e = "floatBitsToUint(" + e + ")";
+    else if (from == ScalarKind::Bool) e = u + "(" + e + ")";
+    else if (from == ScalarKind::Int) e = u + "(" + e + ")";
+    // e is now a uint
+    if (to == ScalarKind::Float) e = "uintBitsToFloat(" + e + ")";
+    else if (to == ScalarKind::Bool) e = in.type->is_vector() ? "notEqual(" + e + ", " + u + "(0u))" : "(" + e + " != 0u)";
+    else if (to == ScalarKind::Int) e = glsl_type(in.type) + "(" + e + ")";
+    return e;
+}
+
+void Emitter::control(const Inst& in) {
+    switch (in.op) {
+    case Op::If:
+        line("if (" + name(in.operands[0]) + ") {");
+        nested(*in.regions[0]);
+        if (!in.regions[1]->insts.empty()) {
+            line("} else {");
+            nested(*in.regions[1]);
+        }
+        return line("}");
+    case Op::Loop:
+        line("while (true) {");
+        nested(*in.regions[0]);
+        return line("}");
+    case Op::Switch: {
+        line("switch (" + name(in.operands[0]) + ") {");
+        bool is_uint = f_.type_of(in.operands[0])->scalar_kind() == ScalarKind::UInt;
+        for (size_t r = 0; r < in.regions.size(); ++r) {
+            bool is_default = in.has_default && r + 1 == in.regions.size();
+            line(is_default ? std::string("default: {")
+                            : "case " + (is_uint ? std::to_string(in.words[r]) + "u" : std::to_string(int32_t(in.words[r]))) + ": {");
+            nested(*in.regions[r]);
+            line("} break;");
+        }
+        return line("}");
+    }
+    case Op::Break: return line("break;");
+    case Op::Continue: return line("continue;");
+    case Op::Barrier:
+        // sync_block(): shared-memory writes before it are visible to the block's threads after it.
+        line("memoryBarrierShared();");
+        return line("barrier();");
+    default: fail("internal: '", ir::name(in.op), "' is not control flow");
+    }
+}
+
+} // namespace adjoint::codegen::emit
