@@ -3,10 +3,11 @@
 per start and in total, the rotation error (degrees) and the translation error (fraction of the mesh's
 bounding-box diagonal), and how many starts reach both thresholds (< 1 degree, < 0.5 %).
 
-  tools/pose_starts.py --optimize build/app/adjoint-optimize [--scene S] [--starts 10] [--visibility antialias]
+  tools/pose_starts.py --optimize build/app/adjoint-optimize [--scene S] [--starts 10] [--visibility antialias] [--jobs 2]
 Prints one JSON object. Uses the Python standard library only.
 """
 import argparse
+import concurrent.futures
 import json
 import math
 import pathlib
@@ -31,6 +32,7 @@ def main():
     ap.add_argument("--starts", type=int, default=10)
     ap.add_argument("--visibility", default=None)
     ap.add_argument("--iters", type=int, default=None)
+    ap.add_argument("--jobs", type=int, default=1)
     args = ap.parse_args()
     scene_path = pathlib.Path(args.scene).resolve()
     scene = json.loads(scene_path.read_text())
@@ -46,11 +48,10 @@ def main():
     for m in scene.get("materials", {}).values():
         if "albedo_texture" in m:
             m["albedo_texture"] = str(scene_path.parent / m["albedo_texture"])
-    results = []
     with tempfile.TemporaryDirectory() as tmp:
         run_scene = pathlib.Path(tmp) / "scene.json"
         run_scene.write_text(json.dumps(scene))
-        for seed in range(1, args.starts + 1):
+        def one_start(seed):
             out = pathlib.Path(tmp) / f"seed{seed}"
             cmd = [args.optimize, "--scene", str(run_scene), "--out", str(out), "--seed", str(seed), "--quiet"]
             if args.iters:
@@ -61,8 +62,12 @@ def main():
             tr = params[f"meshes.{mesh['name']}.translation"]
             degrees = math.degrees(rot["error"])
             shift = math.dist(tr["value"], tr["true_value"]) / diagonal
-            results.append({"seed": seed, "rotation_degrees": round(degrees, 4), "translation_of_diagonal": round(shift, 6),
-                            "converged": degrees < 1.0 and shift < 0.005})
+            return {"seed": seed, "rotation_degrees": round(degrees, 4), "translation_of_diagonal": round(shift, 6),
+                    "converged": degrees < 1.0 and shift < 0.005}
+
+        # Each start is its own process; --jobs runs that many at once (results in seed order either way).
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            results = list(pool.map(one_start, range(1, args.starts + 1)))
     print(json.dumps({"scene": str(scene_path), "visibility": scene["render"]["visibility"],
                       "converged": sum(r["converged"] for r in results), "starts": len(results), "runs": results}, indent=1))
 

@@ -182,8 +182,8 @@ TEST_F(GeometryDemos, PoseFromRandomStartsWithAntialiasing) {
     }
 }
 
-// The same with soft rasterization at the scene format's sigma and gamma (1e-4; a reach of one pixel at
-// 64x64), from one start.
+// The same with soft rasterization (the scene's sigma 1e-4, a reach of one pixel at 64x64, and gamma 0.1),
+// from one start.
 TEST_F(GeometryDemos, PoseFromARandomStartWithSoftRasterization) {
     auto scene = demo("pose.json", 64, 250);
     scene.optimize->seed = 3;

@@ -143,8 +143,12 @@ TEST_F(TextureGradients, UvGradientsMatchFiniteDifferencesForEachWrapMode) {
             }
             // Repeat has no flat regions; clamp-to-edge is flat beyond the edges (and mirror within half a texel
             // of its mirror lines), where the gradient is exactly 0.
-            if (wrap == TextureWrap::Clamp) EXPECT_GT(zero, 0);
-            if (wrap == TextureWrap::Repeat) EXPECT_EQ(zero, 0);
+            if (wrap == TextureWrap::Clamp) {
+                EXPECT_GT(zero, 0);
+            }
+            if (wrap == TextureWrap::Repeat) {
+                EXPECT_EQ(zero, 0);
+            }
         }
     }
 }

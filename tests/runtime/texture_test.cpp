@@ -93,9 +93,10 @@ TEST_F(Textures, BilinearMatchesTheReferenceForEachWrapMode) {
         auto got = run_queries(device, stream, tex, Query::Sample, q);
         for (size_t i = 0; i < q.size(); ++i)
             for (uint32_t c = 0; c < 3; ++c) {
-                if (i < centres)   // the texel itself (uv in float is within 1e-7 of the centre)
+                if (i < centres) {   // the texel itself (uv in float is within 1e-7 of the centre)
                     EXPECT_NEAR(got[i * 3 + c], ref.texel(0, long(i % W), long(i / W), c), 1e-6)
                         << name(wrap) << " centre " << i;
+                }
                 EXPECT_NEAR(got[i * 3 + c], ref.bilinear(0, q[i].x, q[i].y, c), 2e-6)
                     << name(wrap) << " uv " << q[i].x << ", " << q[i].y;
             }
