@@ -13,7 +13,8 @@
 // softmax over normalized depth z = (far - depth) / (far - near) at temperature gamma:
 //     w_j = D'_j exp(z_j / gamma),   w_b = exp(eps_b / gamma),   rgb = (sum w_j C_j + w_b C_b) / (sum w_j + w_b),
 // and alpha = 1 - prod(1 - D'_j), the soft silhouette. The image is continuous in the vertices and the
-// camera but for one case (soft_fragment): a triangle turning edge-on, and $autodiff differentiates it as is.
+// camera but for a triangle turning edge-on (soft_fragment) and within about 1e-3 pixels of a reach (pass 1),
+// and $autodiff differentiates it as is.
 #pragma once
 #include "geometry_dsl.h"
 
@@ -37,7 +38,7 @@ struct SoftSettings {
     Float near, far;
 };
 
-// The triangles of a pixel's tile: list[begin .. end).
+// The triangles a pixel loops over: list[begin .. end), its own candidates or its tile's (soft_triangles).
 struct SoftTile {
     const BufferUInt& list;
     UInt begin, end;
