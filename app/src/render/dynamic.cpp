@@ -145,8 +145,9 @@ DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lig
                                      UInt capacity, Float reach_px) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
-        UInt begin = tile_offset.read((pix.y / gpu::kTileSize) * tiles_x + pix.x / gpu::kTileSize);
-        UInt end = begin + tile_count.read((pix.y / gpu::kTileSize) * tiles_x + pix.x / gpu::kTileSize);
+        UInt tile_at = (pix.y / gpu::kTileSize) * tiles_x + pix.x / gpu::kTileSize;
+        UInt begin = tile_offset.read(tile_at);
+        UInt end = begin + tile_count.read(tile_at);
         pixel_count.write(at, soft_select(setups, list, begin, end, own_base + at * capacity, capacity, reach_px, pix));
     };
     Kernel2D soft_fwd = [lights](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
