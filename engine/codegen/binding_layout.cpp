@@ -2,6 +2,8 @@
 // GLSL declares and the runtime binds.
 #include <adjoint/codegen/binding_layout.h>
 
+#include "emitter.h"
+
 #include <adjoint/core/error.h>
 #include <adjoint/ir/walk.h>
 
@@ -13,15 +15,7 @@ using namespace ir;
 
 namespace {
 
-bool holds_bool(const Type* t) {
-    if (t->is_struct()) {
-        for (auto* m : t->members())
-            if (holds_bool(m)) return true;
-        return false;
-    }
-    if (t->is_array()) return holds_bool(t->element());
-    return t->is_bool();
-}
+bool holds_bool(const Type* t) { return emit::holds(t, [](const Type* l) { return l->is_bool(); }); }
 
 // C++ stores a bool in 1 byte and GLSL in 4: a parameter whose bytes hold a bool anywhere but alone (which the
 // runtime widens) cannot be shared.

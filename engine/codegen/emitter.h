@@ -39,7 +39,18 @@ std::string member_name(const Type* s, size_t m);
 std::vector<uint32_t> struct_pads(const Type* s);
 // "T name[N]...": GLSL, like C, lists array sizes outermost first after the name.
 std::string declare(const Type* t, const std::string& name);
-bool holds_u64(const Type* t);
+// Whether a leaf of t (t itself, or a member or element at any depth) satisfies `leaf`.
+template <typename Leaf>
+bool holds(const Type* t, const Leaf& leaf) {
+    if (t->is_struct()) {
+        for (auto* m : t->members())
+            if (holds(m, leaf)) return true;
+        return false;
+    }
+    if (t->is_array()) return holds(t->element(), leaf);
+    return leaf(t);
+}
+inline bool holds_u64(const Type* t) { return holds(t, [](const Type* l) { return l->is_u64(); }); }
 
 class Emitter {
 public:

@@ -54,15 +54,6 @@ std::string struct_name(const Type* s) {
 
 std::string member_name(const Type* s, size_t m) { return "m_" + s->member_names()[m]; }
 
-bool holds_u64(const Type* t) {
-    if (t->is_struct()) {
-        for (auto* m : t->members())
-            if (holds_u64(m)) return true;
-        return false;
-    }
-    if (t->is_array()) return holds_u64(t->element());
-    return t->is_u64();
-}
 
 // Host (C++) layout of a struct differs from GLSL's std430 where a member follows a vec3 at offset 12:
 // pads bring each member to its C++ offset. Returns, per member, how many float pads go before it.

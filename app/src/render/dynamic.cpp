@@ -145,7 +145,7 @@ DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lig
                                      UInt capacity, Float reach_px) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
-        UInt tile_at = (pix.y / gpu::kTileSize) * tiles_x + pix.x / gpu::kTileSize;
+        UInt tile_at = tile_of(pix, tiles_x);
         UInt begin = tile_offset.read(tile_at);
         UInt end = begin + tile_count.read(tile_at);
         pixel_count.write(at, soft_select(setups, list, begin, end, own_base + at * capacity, capacity, reach_px, pix));

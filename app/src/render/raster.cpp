@@ -110,7 +110,7 @@ Rasterizer::Rasterizer(Device& device) : device_(device) {
                          BufferUInt tri_out, BufferFloat2 bary_out, UInt tiles_x) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x;
-        UInt tile = (pix.y / kTileSize) * tiles_x + pix.x / kTileSize;
+        UInt tile = tile_of(pix, tiles_x);
         Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
         Float best_z = 2.0f;
         UInt best = kNone;

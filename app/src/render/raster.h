@@ -13,6 +13,11 @@ inline Float edge_function(const Float2& a, const Float2& b, const Float2& p) {
     return (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x);
 }
 
+// The 16x16 screen tile holding pixel `pix`, row-major over tiles_x tiles a row.
+inline UInt tile_of(const UInt2& pix, const UInt& tiles_x) {
+    return (pix.y / gpu::kTileSize) * tiles_x + pix.x / gpu::kTileSize;
+}
+
 // All meshes of a scene, concatenated, in world space.
 struct DeviceGeometry {
     Buffer<float3> positions, normals, colors;

@@ -191,7 +191,7 @@ inline SoftTile soft_triangles(const BufferUInt& list, const BufferUInt& tile_of
                                const UInt& tiles_x, const BufferUInt& pixel_count, const UInt& own_base,
                                const UInt& capacity, const UInt2& pix) {
     UInt at = pix.y * dispatch_size().x + pix.x;
-    UInt tile_at = (pix.y / gpu::kTileSize) * tiles_x + pix.x / gpu::kTileSize;
+    UInt tile_at = tile_of(pix, tiles_x);
     UInt n = pixel_count.read(at);
     UInt tile_begin = tile_offset.read(tile_at);
     Bool own = n <= capacity;
