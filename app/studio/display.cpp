@@ -1,4 +1,5 @@
-// The panels' kernels: sRGB encoding, the |diff| heat map (inferno) and the dL/dI diverging map.
+// The panels' kernels: sRGB encoding, the |diff| heat map (inferno) and the dL/dI diverging map (the loss
+// plug-in's formula through $autodiff).
 #include "display.h"
 
 #include <algorithm>
@@ -57,11 +58,19 @@ Float mean_abs_diff(Float3 c, Float3 t) {
     return (d.x + d.y + d.z) * (1.0f / 3.0f);
 }
 
-// dL/dI summed over RGB for one pixel; `factor` is 1 / (pixels * 3).
-Float pixel_gradient(Float3 c, Float3 t, UInt l1, Float factor) {
-    Float3 d = c - t;
-    Float3 g = ite(l1 != 0u, sign(d), d * 2.0f);
-    return (g.x + g.y + g.z) * factor;
+// dL/dI summed over RGBA per pixel, from the loss plug-in's formula; `factor` is 1 / (pixels * 3).
+auto gradient_kernel(const app::LossModel& loss) {
+    return Kernel1D([&loss](BufferFloat4 target, BufferFloat4 current, BufferFloat out, Float factor) noexcept {
+        UInt i = dispatch_id().x;
+        Float4 c = current.read(i), t = target.read(i);
+        Float4 g = make_float4(0.0f);
+        $autodiff {
+            requires_grad(c);
+            backward(loss.pixel(c, t) * factor);
+            g = grad(c);
+        };
+        out.write(i, g.x + g.y + g.z + g.w);
+    });
 }
 
 auto picture_kernel() {
@@ -73,14 +82,14 @@ auto picture_kernel() {
 }
 
 auto measure_kernel() {
-    return Kernel1D([](BufferFloat4 target, BufferFloat4 current, BufferFloat scales, UInt pixels, UInt l1,
-                       Float factor) noexcept {
+    return Kernel1D([](BufferFloat4 target, BufferFloat4 current, BufferFloat gradients, BufferFloat scales,
+                       UInt pixels) noexcept {
         UInt first = dispatch_id().x * kPixelsPerThread;
         Float d_max = 0.0f, g_max = 0.0f;
         $for (i, first, min(first + kPixelsPerThread, pixels)) {
             Float3 c = current.read(i).xyz(), t = target.read(i).xyz();
             d_max = max(d_max, mean_abs_diff(c, t));
-            g_max = max(g_max, abs(pixel_gradient(c, t, l1, factor)));
+            g_max = max(g_max, abs(gradients.read(i)));
         };
         scales.atomic(0u).fetch_max(d_max);
         scales.atomic(1u).fetch_max(g_max);
@@ -88,12 +97,12 @@ auto measure_kernel() {
 }
 
 auto colour_kernel() {
-    return Kernel1D([](BufferFloat4 target, BufferFloat4 current, BufferFloat scales, BufferUInt diff,
-                       BufferUInt gradient, UInt l1, Float factor) noexcept {
+    return Kernel1D([](BufferFloat4 target, BufferFloat4 current, BufferFloat gradients, BufferFloat scales,
+                       BufferUInt diff, BufferUInt gradient) noexcept {
         UInt i = dispatch_id().x;
         Float3 c = current.read(i).xyz(), t = target.read(i).xyz();
         Float d_max = scales.read(0u), g_max = scales.read(1u);
-        Float d = mean_abs_diff(c, t), g = pixel_gradient(c, t, l1, factor);
+        Float d = mean_abs_diff(c, t), g = gradients.read(i);
         diff.write(i, pack(inferno(ite(d_max > 0.0f, d / d_max, 0.0f))));
         // A square-root scale: a few pixels with large gradients would otherwise leave the rest white.
         Float r = ite(g_max > 0.0f, g / g_max, 0.0f);
@@ -107,7 +116,7 @@ DisplayKernels::DisplayKernels(Device& device)
     : device_(device), picture_(device.compile(picture_kernel(), {.name = "studio_picture"})),
       measure_(device.compile(measure_kernel(), {.name = "studio_measure"})),
       colour_(device.compile(colour_kernel(), {.name = "studio_compare_colour"})),
-      scales_(device.create_buffer<float>(2)) {}
+      scales_(device.create_buffer<float>(2)), pixel_gradient_(device.create_buffer<float>(1)) {}
 
 void DisplayKernels::picture(Stream& stream, const Buffer<float4>& src, const Buffer<uint32_t>& dst, uint32_t pixels) {
     stream << picture_(src, dst).dispatch(pixels);
@@ -115,13 +124,17 @@ void DisplayKernels::picture(Stream& stream, const Buffer<float4>& src, const Bu
 
 CompareScale DisplayKernels::compare(Stream& stream, const Buffer<float4>& target, const Buffer<float4>& current,
                                      const Buffer<uint32_t>& diff, const Buffer<uint32_t>& gradient, uint32_t pixels,
-                                     app::Loss loss) {
-    const uint32_t l1 = loss == app::Loss::l1 ? 1u : 0u;
+                                     const app::LossModel& loss) {
     const float factor = 1.0f / (float(std::max(pixels, 1u)) * 3.0f);
+    auto kernel = gradient_.find(loss.name);
+    if (kernel == gradient_.end())
+        kernel = gradient_.emplace(loss.name, device_.compile(gradient_kernel(loss), {.name = "studio_loss_gradient"})).first;
+    if (pixel_gradient_.size() < pixels) pixel_gradient_ = device_.create_buffer<float>(pixels);
     float host[2] = {0, 0};
-    stream << scales_.fill_zero()
-           << measure_(target, current, scales_, pixels, l1, factor).dispatch((pixels + kPixelsPerThread - 1) / kPixelsPerThread)
-           << colour_(target, current, scales_, diff, gradient, l1, factor).dispatch(pixels)
+    stream << scales_.fill_zero() << kernel->second(target, current, pixel_gradient_, factor).dispatch(pixels)
+           << measure_(target, current, pixel_gradient_, scales_, pixels)
+                  .dispatch((pixels + kPixelsPerThread - 1) / kPixelsPerThread)
+           << colour_(target, current, pixel_gradient_, scales_, diff, gradient).dispatch(pixels)
            << scales_.copy_to(host) << synchronize();
     return {host[0], host[1]};
 }

@@ -4,12 +4,16 @@
 // - picture: the image itself, clamped to [0, 1] and sRGB-encoded.
 // - |diff| heat map: d = mean over RGB of |current - target| (both clamped to [0, 1] first), divided by the
 //   largest d of the image and coloured with inferno, as report.png draws it (black where they agree).
-// - gradient: dL/dI summed over RGB, the loss's derivative with respect to each pixel of the current image
-//   (l2: 2 (current - target), l1: sign(current - target), both over the pixel count times 3), divided by
-//   its largest magnitude and coloured blue (negative) - white (0) - red (positive) on a square-root scale.
+// - gradient: dL/dI summed over RGBA, the derivative of the scene's loss (its plug-in's formula, through
+//   $autodiff, as the optimizer takes it) with respect to each pixel of the current image, over the pixel
+//   count times 3, divided by its largest magnitude and coloured blue (negative) - white (0) - red (positive)
+//   on a square-root scale.
 #pragma once
 #include <adjoint/adjoint.h>
+#include <adjoint/app/plugins.h>
 #include <adjoint/app/scene.h>
+
+#include <map>
 
 namespace adjoint::studio {
 
@@ -26,12 +30,13 @@ public:
     // The heat map and the gradient map of current against target. Synchronizes (the scales come back).
     CompareScale compare(Stream& stream, const Buffer<float4>& target, const Buffer<float4>& current,
                          const Buffer<uint32_t>& diff, const Buffer<uint32_t>& gradient, uint32_t pixels,
-                         app::Loss loss);
+                         const app::LossModel& loss);
 
 private:
     Device& device_;
     Shader<1> picture_, measure_, colour_;
-    Buffer<float> scales_;
+    std::map<std::string_view, Shader<1>> gradient_;   // per loss, recorded when first shown
+    Buffer<float> scales_, pixel_gradient_;
 };
 
 } // namespace adjoint::studio

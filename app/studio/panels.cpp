@@ -3,6 +3,8 @@
 // grid of views.
 #include "studio.h"
 
+#include <adjoint/app/plugins.h>
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -42,8 +44,35 @@ float image_layout_height(float panel_h) {
            2.0f * style.ItemSpacing.y + panel_h;
 }
 
-const char* kOptimizers[] = {"adam", "sgd"};
-const char* kLosses[] = {"l2", "l1"};
+// A combo over a plug-in registry; true when the choice changed (`name` then holds the new one).
+template <typename Model>
+bool plugin_combo(const char* label, std::span<const Model* const> models, std::string& name) {
+    bool changed = false;
+    if (ImGui::BeginCombo(label, name.c_str())) {
+        for (const Model* m : models) {
+            const bool selected = m->name == name;
+            if (ImGui::Selectable(std::string(m->name).c_str(), selected) && !selected) {
+                name = std::string(m->name);
+                changed = true;
+            }
+        }
+        ImGui::EndCombo();
+    }
+    return changed;
+}
+
+// The optimizer's own keys (adam's betas and eps, sgd's momentum), one field per number.
+void optimizer_settings(app::Optimization& o) {
+    uint32_t at = 0;
+    for (const app::OptimizerKey& k : app::optimizer_model(o.optimizer).keys) {
+        for (uint32_t i = 0; i < k.count; ++i) {
+            const std::string label = std::string(k.name) + (k.count > 1 ? "[" + std::to_string(i) + "]" : "");
+            ImGui::SetNextItemWidth(120);
+            ImGui::InputFloat(label.c_str(), &o.optimizer_settings[at + i], 0, 0, "%.4g");
+        }
+        at += k.count;
+    }
+}
 const char* kVisibility[] = {"hard", "antialias", "soft"};
 const char* kShow[] = {"target", "current", "|diff|", "dL/dI"};
 
@@ -206,20 +235,16 @@ void Studio::draw_settings() {
     if (!edited_.optimize) return;
     if (!ImGui::CollapsingHeader("Optimizer and visibility", ImGuiTreeNodeFlags_DefaultOpen)) return;
     app::Optimization& o = *edited_.optimize;
-    int optimizer = int(o.optimizer), loss = int(o.loss), visibility = int(edited_.render.visibility);
+    int visibility = int(edited_.render.visibility);
     ImGui::SetNextItemWidth(120);
-    if (ImGui::Combo("optimizer", &optimizer, kOptimizers, 2)) o.optimizer = app::OptimizerKind(optimizer);
-    ImGui::SetNextItemWidth(120);
-    if (ImGui::Combo("loss", &loss, kLosses, 2)) o.loss = app::Loss(loss);
-    if (o.optimizer == app::OptimizerKind::adam) {
-        ImGui::SetNextItemWidth(120);
-        ImGui::InputFloat("beta1", &o.beta1, 0, 0, "%.4g");
-        ImGui::SetNextItemWidth(120);
-        ImGui::InputFloat("beta2", &o.beta2, 0, 0, "%.4g");
-    } else {
-        ImGui::SetNextItemWidth(120);
-        ImGui::InputFloat("momentum", &o.momentum, 0, 0, "%.4g");
+    if (plugin_combo("optimizer", app::optimizer_models(), o.optimizer)) {
+        uint32_t at = 0;   // the new optimizer's defaults
+        for (const app::OptimizerKey& k : app::optimizer_model(o.optimizer).keys)
+            for (uint32_t i = 0; i < k.count; ++i) o.optimizer_settings[at++] = k.defaults[i];
     }
+    ImGui::SetNextItemWidth(120);
+    plugin_combo("loss", app::loss_models(), o.loss);
+    optimizer_settings(o);
     ImGui::SetNextItemWidth(120);
     ImGui::InputFloat("lr decay", &o.lr_decay, 0, 0, "%.5g");
     int iterations = int(o.iterations), views = int(o.views_per_iteration), seed = int(o.seed);

@@ -114,7 +114,7 @@ double Session::iterations_per_second() const {
 }
 
 void Session::refresh(const std::vector<uint32_t>& views) {
-    const app::Loss loss = scene_.optimize ? scene_.optimize->loss : app::Loss::l2;
+    const app::LossModel& loss = app::loss_model(scene_.optimize ? scene_.optimize->loss : "l2");
     for (uint32_t v : views) {
         ViewImages& im = views_.at(v);
         if (optimizer_)

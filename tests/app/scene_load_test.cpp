@@ -130,13 +130,13 @@ TEST_F(ContractExample, LoadsEveryPart) {
     EXPECT_TRUE(floor.has_texcoords);
 
     ASSERT_EQ(scene.lights.size(), 3u);
-    EXPECT_EQ(scene.lights[0].type, LightType::point);
+    EXPECT_EQ(scene.lights[0].type, "point");
     EXPECT_EQ(scene.lights[0].intensity, 12);
     expect_near3(scene.lights[0].position, {2, 3, 2});
-    EXPECT_EQ(scene.lights[1].type, LightType::directional);
+    EXPECT_EQ(scene.lights[1].type, "directional");
     expect_near3(scene.lights[1].direction, {-1 / 1.5f, -1 / 1.5f, -0.5f / 1.5f}); // normalised
     expect_near3(scene.lights[1].color, {1, 0.95f, 0.9f});
-    EXPECT_EQ(scene.lights[2].type, LightType::ambient);
+    EXPECT_EQ(scene.lights[2].type, "ambient");
     EXPECT_FLOAT_EQ(scene.lights[2].intensity, 0.1f);
 
     EXPECT_EQ(scene.render.visibility, Visibility::antialias);
@@ -163,10 +163,10 @@ TEST_F(ContractExample, LoadsEveryPart) {
     EXPECT_EQ(o.parameters[2].perturb, 25.0f);
     EXPECT_TRUE(is_geometry_parameter(o.parameters[2].kind));
     EXPECT_FALSE(is_geometry_parameter(o.parameters[0].kind));
-    EXPECT_EQ(o.loss, Loss::l2);
-    EXPECT_EQ(o.optimizer, OptimizerKind::adam);
-    EXPECT_FLOAT_EQ(o.beta1, 0.9f);
-    EXPECT_FLOAT_EQ(o.beta2, 0.999f);
+    EXPECT_EQ(o.loss, "l2");
+    EXPECT_EQ(o.optimizer, "adam");
+    EXPECT_FLOAT_EQ(o.setting("betas", 0), 0.9f);
+    EXPECT_FLOAT_EQ(o.setting("betas", 1), 0.999f);
     EXPECT_FLOAT_EQ(o.lr_decay, 0.999f);
     EXPECT_EQ(o.iterations, 300u);
     EXPECT_EQ(o.views_per_iteration, 1u);
@@ -197,18 +197,19 @@ TEST_F(SceneFiles, DefaultsWhereTheFileIsSilent) {
     const Optimization o = *load(j).optimize;
     EXPECT_TRUE(o.target_is_scene);
     EXPECT_FLOAT_EQ(o.parameters[0].lr, 0.01f);
-    EXPECT_EQ(o.loss, Loss::l2);
-    EXPECT_EQ(o.optimizer, OptimizerKind::adam);
-    EXPECT_FLOAT_EQ(o.eps, 1e-8f);
+    EXPECT_EQ(o.loss, "l2");
+    EXPECT_EQ(o.optimizer, "adam");
+    EXPECT_FLOAT_EQ(o.setting("eps"), 1e-8f);
     EXPECT_FLOAT_EQ(o.lr_decay, 1);
     EXPECT_EQ(o.iterations, 100u);
     EXPECT_EQ(o.views_per_iteration, 1u);
     EXPECT_EQ(o.edge_length, 0);
 
     j["optimize"]["optimizer"] = "sgd";
-    EXPECT_FLOAT_EQ(load(j).optimize->momentum, 0.9f);
+    EXPECT_FLOAT_EQ(load(j).optimize->setting("momentum"), 0.9f);
     j["optimize"]["momentum"] = 0.5;
-    EXPECT_FLOAT_EQ(load(j).optimize->momentum, 0.5f);
+    EXPECT_FLOAT_EQ(load(j).optimize->setting("momentum"), 0.5f);
+    EXPECT_THROW(load(j).optimize->setting("eps"), Error);   // sgd has no eps
 }
 
 TEST_F(SceneFiles, OrbitViewsCircleTheTargetAtTheCamerasDistance) {

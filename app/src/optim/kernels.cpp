@@ -1,4 +1,4 @@
-// Optimizer kernels. Elements whose learning rate is 0 are fixed scene values and are left alone.
+// Optimizer kernels: the optimizer plug-in's step and the sums. Elements whose learning rate is 0 are fixed scene values and are left alone.
 #include "kernels.h"
 
 namespace adjoint::app {
@@ -9,34 +9,23 @@ namespace {
 // 256 would run on one CPU core).
 constexpr uint32_t kSumBlock = 64;
 
-// Adam with bias correction; the step is projected onto [lo, hi] (colours stay non-negative, ...).
-auto adam_kernel() {
-    return Kernel1D([](BufferFloat p, BufferFloat g, BufferFloat m, BufferFloat v, BufferFloat lr, BufferFloat lo,
-                          BufferFloat hi, Float lr_scale, Float b1, Float b2, Float eps, Float bc1,
-                          Float bc2) noexcept {
+// One optimizer step per element (the plug-in's formula, adjoint/app/plugins.h), projected onto [lo, hi]
+// (colours stay non-negative, ...). State arrays the optimizer does not use are bound but never read.
+auto update_kernel(const OptimizerModel& model) {
+    return Kernel1D([&model](BufferFloat p, BufferFloat g, BufferFloat s0, BufferFloat s1, BufferFloat lr,
+                             BufferFloat lo, BufferFloat hi, Float lr_scale, Float4 settings,
+                             Float4 per_iteration) noexcept {
     UInt i = dispatch_id().x;
     Float rate = lr.read(i) * lr_scale;
+    const size_t used = model.state.size();
     $if (rate > 0.0f) {
-        Float gi = g.read(i);
-        Float mi = b1 * m.read(i) + (1.0f - b1) * gi;
-        Float vi = b2 * v.read(i) + (1.0f - b2) * gi * gi;
-        m.write(i, mi);
-        v.write(i, vi);
-        Float step = rate * (mi / bc1) / (sqrt(vi / bc2) + eps);
+        std::array<Float, 2> state{0.0f, 0.0f};
+        if (used > 0) state[0] = s0.read(i);
+        if (used > 1) state[1] = s1.read(i);
+        Float step = model.step({g.read(i), rate, settings, per_iteration}, state);
+        if (used > 0) s0.write(i, state[0]);
+        if (used > 1) s1.write(i, state[1]);
         p.write(i, clamp(p.read(i) - step, lo.read(i), hi.read(i)));
-    };
-    });
-}
-
-auto sgd_kernel() {
-    return Kernel1D([](BufferFloat p, BufferFloat g, BufferFloat m, BufferFloat lr, BufferFloat lo, BufferFloat hi,
-                         Float lr_scale, Float momentum) noexcept {
-    UInt i = dispatch_id().x;
-    Float rate = lr.read(i) * lr_scale;
-    $if (rate > 0.0f) {
-        Float mi = momentum * m.read(i) + g.read(i);
-        m.write(i, mi);
-        p.write(i, clamp(p.read(i) - rate * mi, lo.read(i), hi.read(i)));
     };
     });
 }
@@ -73,9 +62,8 @@ auto parameter_sums_kernel() {
 
 } // namespace
 
-OptimKernels::OptimKernels(Device& device)
-    : adam(device.compile(adam_kernel(), {.name = "optim_adam"})),
-      sgd(device.compile(sgd_kernel(), {.name = "optim_sgd"})),
+OptimKernels::OptimKernels(Device& device, const OptimizerModel& optimizer)
+    : update(device.compile(update_kernel(optimizer), {.name = "optim_" + std::string(optimizer.name)})),
       sum_chunks(device.compile(sum_kernel(), {.name = "sum_chunks"})),
       parameter_sums(device.compile(parameter_sums_kernel(), {.name = "parameter_sums"})) {}
 

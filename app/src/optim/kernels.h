@@ -1,7 +1,8 @@
-// The optimizer's kernels: Adam and SGD with momentum over the flat parameter buffer (per-element learning
+// The optimizer's kernels: the optimizer plug-in's step over the flat parameter buffer (per-element learning
 // rates and bounds), and chunked sums that leave only a few hundred floats for the host to add up.
 #pragma once
 #include <adjoint/adjoint.h>
+#include <adjoint/app/plugins.h>
 
 namespace adjoint::app {
 
@@ -13,8 +14,8 @@ struct ErrorChunk {
 };
 
 struct OptimKernels {
-    Shader<1> adam, sgd, sum_chunks, parameter_sums;
-    explicit OptimKernels(Device& device);
+    Shader<1> update, sum_chunks, parameter_sums;
+    OptimKernels(Device& device, const OptimizerModel& optimizer);
 };
 
 } // namespace adjoint::app

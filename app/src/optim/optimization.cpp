@@ -39,37 +39,8 @@ std::pair<float, float> bounds(ParameterKind k) {
     }
 }
 
-// Shade + loss + backward over a view's covered pixels only (a list): lavapipe runs the body of a branch
-// for every SIMD group, even where no lane takes it, so a dispatch over every pixel would shade the
-// background too. P is the parameter buffer's type: DiffBufferFloat scatters the gradients of the values it
-// holds; BufferFloat reads them as constants, for when only textures are free (their gradients come from
-// the texture set), which spares every pixel atomics into the few fixed values all pixels share.
-template <typename P>
-auto loss_backward_kernel(const std::vector<ShadeLight>& lights, bool l1) {
-    return Kernel1D([lights, l1](BufferUInt covered, BufferVar<gpu::Surface> surfaces, P params, TextureSetFloat3 textures,
-                        BufferVar<gpu::Material> materials, BufferFloat4 target, BufferFloat loss_out,
-                        BufferFloat sqerr_out, UInt out_base, Float3 eye, Float scale) noexcept {
-        UInt at = covered.read(dispatch_id().x);
-        auto s = surfaces.read(at);
-        Float3 t = target.read(at).xyz();
-        Float3 c;
-        $autodiff {
-            ShadeInputs<P> in{params, textures, materials};
-            Float3 col = shade_surface(in, lights, s, eye);
-            Float3 d = col - t;
-            Float l = l1 ? abs(d.x) + abs(d.y) + abs(d.z) : dot(d, d);
-            backward(l * scale);
-            c = col;
-        };
-        Float3 d = c - t;
-        loss_out.write(out_base + at, l1 ? abs(d.x) + abs(d.y) + abs(d.z) : dot(d, d));
-        Float3 e = saturate(c) - saturate(t);
-        sqerr_out.write(out_base + at, dot(e, e));
-    });
-}
-
 bool needs_dynamic(const Scene& scene) {
-    if (scene.render.visibility != Visibility::hard || scene.optimize->loss == Loss::silhouette) return true;
+    if (scene.render.visibility != Visibility::hard || scene.optimize->loss == "silhouette") return true;
     for (const auto& p : scene.optimize->parameters)
         if (is_geometry_parameter(p.kind)) return true;
     return false;
@@ -143,7 +114,8 @@ Scene OptimizerStages::prepare_current(const Scene& scene) {
 
 OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
     : device(d), stream(d.create_stream()), truth(scene), opt(*truth.optimize), current(prepare_current(scene)),
-      data(upload_scene(d, stream, current)), forward(d, data), kernels(d), rng(opt.seed) {
+      data(upload_scene(d, stream, current)), forward(d, data),
+      optimizer(optimizer_model(opt.optimizer)), kernels(d, optimizer), rng(opt.seed) {
     const uint32_t views = uint32_t(data.views.size());
     pixels = data.views[0].width * data.views[0].height;
     partials_per_view = (pixels + kSumChunk - 1) / kSumChunk;
@@ -188,9 +160,10 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
     size_t n = std::max<size_t>(values.size(), 1);
     params = d.create_diff_buffer<float>(n);
     stream << params.value.copy_from(values.data());
-    m1 = d.create_buffer<float>(n);
-    m2 = d.create_buffer<float>(n);
-    stream << m1.fill_zero() << m2.fill_zero();
+    for (size_t i = 0; i < 2; ++i) {
+        state.push_back(d.create_buffer<float>(i < optimizer.state.size() ? n : 1));
+        stream << state.back().fill_zero();
+    }
     lr = make(h_lr);
     lo = make(h_lo);
     hi = make(h_hi);
@@ -206,7 +179,7 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
 
     if (needs_dynamic(truth)) {
         for (const auto& f : free) camera_free = camera_free || is_camera(f.p.kind);
-        DynamicOptions o{truth.render.visibility, opt.loss, camera_free, opt.laplacian, opt.edge_length};
+        DynamicOptions o{truth.render.visibility, camera_free, opt.laplacian, opt.edge_length};
         dynamic = std::make_unique<DynamicRenderer>(d, stream, current, data, o);
         final_image = d.create_buffer<float4>(pixels);
         reg_terms = dynamic->geometry().regularizer_terms();
@@ -214,6 +187,10 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
         reg_loss = d.create_buffer<float>(std::max(reg_terms, 1u));
     }
     partials = d.create_buffer<float>(size_t(partials_per_view) * 2 * views + reg_chunks);
+    const bool textures_only = std::all_of(opt.parameters.begin(), opt.parameters.end(), [](const Parameter& p) {
+        return p.kind == ParameterKind::material_albedo_texture;
+    });
+    losses.emplace(d, loss_model(opt.loss), dynamic ? nullptr : &data.light_groups, textures_only);
 
     // Visibility once per view (the geometry is the same in truth and current scenes), and the list of
     // covered pixels, which alone are shaded for the gradient.
@@ -239,7 +216,7 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
         SceneData truth_data = upload_scene(d, stream, truth);
         ForwardRenderer truth_forward(d, truth_data);
         DynamicRenderer truth_dynamic(d, stream, truth, truth_data,
-                                      {truth.render.visibility, opt.loss, false, 0.0f, 0.0f});
+                                      {truth.render.visibility, false, 0.0f, 0.0f});
         auto tp = make(gather_values(truth, truth_data.layout));
         truth_forward.build_mips(stream, truth_data, tp);
         truth_dynamic.update_geometry(stream, tp);
@@ -276,7 +253,6 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
             stream << targets.back().copy_from(target_images.back().texels.data());
         }
     }
-    record_kernels();
     stream << synchronize();
 }
 
@@ -298,34 +274,6 @@ void OptimizerStages::render_dynamic(uint32_t view, const Buffer<float4>& out) {
     dynamic->render(stream, view, current.views[view], params.value, out);
 }
 
-void OptimizerStages::record_kernels() {
-    if (dynamic) return;
-    std::vector<ShadeLight> lights = data.lights;
-    const bool l1 = opt.loss == Loss::l1;
-    const bool textures_only = std::all_of(opt.parameters.begin(), opt.parameters.end(), [](const Parameter& p) {
-        return p.kind == ParameterKind::material_albedo_texture;
-    });
-    loss_backward = textures_only
-                        ? device.compile(loss_backward_kernel<BufferFloat>(lights, l1), {.name = "shade_loss_backward"})
-                        : device.compile(loss_backward_kernel<DiffBufferFloat>(lights, l1),
-                                         {.name = "shade_loss_backward"});
-    // The background's loss per pixel: constant (nor the background colour nor the targets change), so it is
-    // written only when a view comes into a slot of the per-pixel buffers that held another.
-    Kernel2D bk = [l1](BufferVar<gpu::Surface> surfaces, BufferFloat4 target, BufferFloat loss_out,
-                       BufferFloat sqerr_out, UInt out_base, Float3 background) noexcept {
-        UInt2 pix = dispatch_id().xy();
-        UInt at = pix.y * dispatch_size().x + pix.x;
-        $if (surfaces.read(at).material == gpu::kNone) {
-            Float3 t = target.read(at).xyz();
-            Float3 d = background - t;
-            loss_out.write(out_base + at, l1 ? abs(d.x) + abs(d.y) + abs(d.z) : dot(d, d));
-            Float3 e = saturate(background) - saturate(t);
-            sqerr_out.write(out_base + at, dot(e, e));
-        };
-    };
-    loss_background = device.compile(bk, {.name = "loss_background"});
-}
-
 void OptimizerStages::record_loss_and_gradient(const std::vector<uint32_t>& order, float scale) {
     auto& s = *this;
     const uint32_t k = uint32_t(order.size());
@@ -338,8 +286,11 @@ void OptimizerStages::record_loss_and_gradient(const std::vector<uint32_t>& orde
         for (uint32_t j = 0; j < k; ++j) {
             const uint32_t v = order[j];
             s.dynamic->render(s.stream, v, s.current.views[v], s.params.value, s.final_image);
-            s.dynamic->backward(s.stream, v, s.params, s.final_image, s.targets[v], s.loss_px, s.sqerr_px,
-                                j * s.pixels, scale);
+            const auto& v_cam = s.current.views[v];
+            s.stream << (*s.losses->image_loss)(s.final_image, s.targets[v], s.loss_px, s.sqerr_px, j * s.pixels,
+                                                s.dynamic->image_gradient(), scale)
+                            .dispatch(v_cam.width, v_cam.height);
+            s.dynamic->backward(s.stream, v, s.params);
         }
         s.dynamic->geometry_backward(s.stream, s.params, s.reg_loss);
         if (s.reg_terms > 0)
@@ -351,14 +302,14 @@ void OptimizerStages::record_loss_and_gradient(const std::vector<uint32_t>& orde
             const uint32_t view = order[j];
             const auto& v = s.data.views[view];
             if (s.slot_view[j] != view) {
-                s.stream << (*s.loss_background)(s.surfaces[view], s.targets[view], s.loss_px, s.sqerr_px, j * s.pixels,
+                s.stream << (*s.losses->background_loss)(s.surfaces[view], s.targets[view], s.loss_px, s.sqerr_px, j * s.pixels,
                                                  s.data.background)
                                 .dispatch(v.width, v.height);
                 s.slot_view[j] = view;
             }
             if (s.covered_count[view] > 0)
-                s.stream << (*s.loss_backward)(s.covered[view], s.surfaces[view], s.params, s.data.textures,
-                                               s.data.materials, s.targets[view], s.loss_px, s.sqerr_px, j * s.pixels,
+                s.stream << (*s.losses->shade_loss_backward)(s.covered[view], s.surfaces[view], s.params, s.data.textures,
+                                               s.data.materials, s.data.lights, s.targets[view], s.loss_px, s.sqerr_px, j * s.pixels,
                                                v.eye, scale)
                                 .dispatch(s.covered_count[view]);
         }
@@ -425,16 +376,12 @@ IterationReport Optimizer::step() {
     // Learning rates decay per iteration; Adam's bias correction counts from 1.
     const float lr_scale = std::pow(s.opt.lr_decay, float(s.iteration));
     const uint32_t n = uint32_t(s.params.value.size());
-    if (s.opt.optimizer == OptimizerKind::adam) {
-        float t = float(s.iteration + 1);
-        s.stream << s.kernels.adam(s.params.value, s.params.grad, s.m1, s.m2, s.lr, s.lo, s.hi, lr_scale, s.opt.beta1,
-                                   s.opt.beta2, s.opt.eps, 1.0f - std::pow(s.opt.beta1, t),
-                                   1.0f - std::pow(s.opt.beta2, t))
-                        .dispatch(n);
-    } else {
-        s.stream << s.kernels.sgd(s.params.value, s.params.grad, s.m1, s.lr, s.lo, s.hi, lr_scale, s.opt.momentum)
-                        .dispatch(n);
-    }
+    const std::array<float, 4>& settings = s.opt.optimizer_settings;
+    const std::array<float, 4> per = s.optimizer.host_constants(settings, s.iteration);
+    s.stream << s.kernels.update(s.params.value, s.params.grad, s.state[0], s.state[1], s.lr, s.lo, s.hi, lr_scale,
+                                 float4(settings[0], settings[1], settings[2], settings[3]),
+                                 float4(per[0], per[1], per[2], per[3]))
+                    .dispatch(n);
     s.host_partials.resize(s.partials.size());
     s.last_chunk_sums.resize(s.chunk_sums.size());
     s.stream << s.partials.copy_to(s.host_partials.data()) << s.chunk_sums.copy_to(s.last_chunk_sums.data());
@@ -550,25 +497,42 @@ OptimizerState Optimizer::save_state() {
     OptimizerState st;
     st.iteration = s.iteration;
     st.rng = s.rng.s;
-    size_t n = s.params.value.size();
+    const size_t n = s.params.value.size();
     st.params.resize(n);
-    st.moment1.resize(n);
-    st.moment2.resize(n);
-    s.stream << s.params.value.copy_to(st.params.data()) << s.m1.copy_to(st.moment1.data())
-             << s.m2.copy_to(st.moment2.data()) << synchronize();
+    s.stream << s.params.value.copy_to(st.params.data());
+    st.arrays.reserve(s.optimizer.state.size());   // no reallocation: copy_to writes at the next synchronize
+    for (size_t i = 0; i < s.optimizer.state.size(); ++i) {
+        st.arrays.emplace_back(std::string(s.optimizer.state[i]), std::vector<float>(n));
+        s.stream << s.state[i].copy_to(st.arrays.back().second.data());
+    }
+    s.stream << synchronize();
     return st;
 }
 
 void Optimizer::load_state(const OptimizerState& st) {
     auto& s = *s_;
-    size_t n = s.params.value.size();
-    if (st.params.size() != n || st.moment1.size() != n || st.moment2.size() != n)
+    const size_t n = s.params.value.size();
+    if (st.params.size() != n)
         throw Error("the checkpoint holds " + std::to_string(st.params.size()) + " parameter floats, this scene " +
                     std::to_string(n));
+    std::vector<const std::vector<float>*> arrays;
+    for (std::string_view name : s.optimizer.state) {
+        const std::vector<float>* found = nullptr;
+        for (const auto& [array_name, data] : st.arrays)
+            if (array_name == name) found = &data;
+        if (!found)
+            throw Error("the checkpoint has no " + std::string(name) + " array (the " + std::string(s.optimizer.name) +
+                        " optimizer's state)");
+        if (found->size() != n)
+            throw Error("the checkpoint's " + std::string(name) + " holds " + std::to_string(found->size()) +
+                        " floats, this scene " + std::to_string(n));
+        arrays.push_back(found);
+    }
     s.iteration = st.iteration;
     s.rng.s = st.rng;
-    s.stream << s.params.value.copy_from(st.params.data()) << s.m1.copy_from(st.moment1.data())
-             << s.m2.copy_from(st.moment2.data()) << synchronize();
+    s.stream << s.params.value.copy_from(st.params.data());
+    for (size_t i = 0; i < arrays.size(); ++i) s.stream << s.state[i].copy_from(arrays[i]->data());
+    s.stream << synchronize();
 }
 
 double Optimizer::evaluate(std::vector<float>* gradient) {

@@ -4,6 +4,7 @@
 #include <adjoint/app/optimization.h>
 
 #include "kernels.h"
+#include "loss_kernels.h"
 #include "render/dynamic.h"
 #include "render/forward.h"
 
@@ -55,9 +56,9 @@ struct OptimizerStages {
     Scene current;
     SceneData data;
     ForwardRenderer forward;
+    const OptimizerModel& optimizer;
     OptimKernels kernels;
-    std::optional<Shader<1>> loss_backward;   // recorded per scene (the lights are baked in)
-    std::optional<Shader<2>> loss_background;
+    std::optional<LossKernels> losses;       // after `dynamic` is decided: its path's kernels
     // Scenes whose geometry moves, whose visibility is antialias or soft, or whose loss is the silhouette
     // render through the dynamic renderer (every iteration rasterizes); the others shade surfaces
     // rasterized once.
@@ -76,7 +77,10 @@ struct OptimizerStages {
     std::vector<Buffer<float4>> targets;
     std::vector<LinearImage> target_images;
     DiffBuffer<float> params;
-    Buffer<float> m1, m2, lr, lo, hi, truth_values, loss_px, sqerr_px, partials;
+    // The optimizer's named state arrays beside the parameters (Adam's moments, SGD's velocity); the kernel
+    // binds two, so an optimizer with fewer gets one-element stand-ins.
+    std::vector<Buffer<float>> state;
+    Buffer<float> lr, lo, hi, truth_values, loss_px, sqerr_px, partials;
     Buffer<ErrorChunk> chunks;
     Buffer<float4> chunk_sums;
     std::vector<float4> last_chunk_sums;
@@ -88,7 +92,6 @@ struct OptimizerStages {
 
     OptimizerStages(Device& d, const Scene& scene);
     Scene prepare_current(const Scene& scene);
-    void record_kernels();
     // Zero gradients, mips, per view shade + loss + backward, mip gradients, loss partial sums.
     void record_loss_and_gradient(const std::vector<uint32_t>& order, float scale);
     // The camera values of view 0 from the device (when they are parameters) into current.views.

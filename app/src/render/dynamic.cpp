@@ -17,31 +17,19 @@ using gpu::kNone;
 
 namespace {
 
-// The per-pixel loss of the optimization (mean over pixels and channels comes from `scale`).
-Float pixel_loss(Loss loss, const Float4& c, const Float4& t) {
-    Float4 d = c - t;
-    switch (loss) {
-    case Loss::l1: return abs(d.x) + abs(d.y) + abs(d.z);
-    case Loss::silhouette: return d.w * d.w;
-    case Loss::l2: break;
-    }
-    return d.x * d.x + d.y * d.y + d.z * d.z;
-}
-
 struct DynamicKernels {
-    Shader<2> shade_forward, shade_backward, loss;
+    Shader<2> shade_forward, shade_backward, seed;
     std::optional<Shader<2>> antialias_forward, antialias_backward;
     std::optional<Shader<2>> soft_select, soft_forward, soft_backward;
 };
 
-DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lights, const DynamicOptions& options) {
+DynamicKernels record_kernels(Device& device, const std::vector<LightGroup>& groups, const DynamicOptions& options) {
     const bool camera_free = options.camera_free;
-    const Loss loss_kind = options.loss;
 
-    Kernel2D shade_fwd = [lights](BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view,
+    Kernel2D shade_fwd = [groups](BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view,
                                   BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
                                   BufferVar<uint3> triangles, BufferUInt triangle_material, BufferFloat params,
-                                  TextureSetFloat3 textures, BufferVar<gpu::Material> materials, BufferFloat4 out,
+                                  TextureSetFloat3 textures, BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights, BufferFloat4 out,
                                   Float3 background) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
@@ -51,17 +39,17 @@ DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lig
             DslCamera cam = camera_of(params, views.read(view));
             VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs, triangles, triangle_material};
             auto s = surface_at(vin, cam, tri, pix);
-            ShadeInputs<BufferFloat> in{params, textures, materials};
-            c = make_float4(shade_surface(in, lights, s.load(), cam.eye), 1.0f);
+            ShadeInputs<BufferFloat> in{params, textures, materials, lights};
+            c = make_float4(shade_surface(in, groups, s.load(), cam.eye), 1.0f);
         };
         out.write(at, c);
     };
-    Kernel2D shade_bwd = [lights, camera_free](BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view,
+    Kernel2D shade_bwd = [groups, camera_free](BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view,
                                                DiffBufferFloat3 positions, DiffBufferFloat3 normals,
                                                DiffBufferFloat3 colors, BufferFloat2 uvs, BufferVar<uint3> triangles,
                                                BufferUInt triangle_material, DiffBufferFloat params,
                                                BufferFloat params_value, TextureSetFloat3 textures,
-                                               BufferVar<gpu::Material> materials, BufferFloat color_grad) noexcept {
+                                               BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights, BufferFloat color_grad) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt tri = tri_ids.read(at);
@@ -72,8 +60,8 @@ DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lig
                 DslCamera cam = camera_free ? camera_of(params, vr) : camera_of(params_value, vr);
                 VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs, triangles, triangle_material};
                 auto s = surface_at(vin, cam, tri, pix);
-                ShadeInputs<DiffBufferFloat> in{params, textures, materials};
-                adjoint::backward(dot(shade_surface(in, lights, s.load(), cam.eye), g));
+                ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights};
+                adjoint::backward(dot(shade_surface(in, groups, s.load(), cam.eye), g));
             };
         };
     };
@@ -150,11 +138,11 @@ DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lig
         UInt end = begin + tile_count.read(tile_at);
         pixel_count.write(at, soft_select(setups, list, begin, end, own_base + at * capacity, capacity, reach_px, pix));
     };
-    Kernel2D soft_fwd = [lights](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
+    Kernel2D soft_fwd = [groups](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
                                  BufferUInt pixel_count, UInt own_base, UInt capacity, BufferVar<gpu::ViewRec> views,
                                  UInt view, BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors,
                                  BufferFloat2 uvs, BufferVar<uint3> triangles, BufferUInt triangle_material,
-                                 BufferFloat params, TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
+                                 BufferFloat params, TextureSetFloat3 textures, BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights,
                                  BufferFloat4 out, Float3 background, Float sigma, Float gamma, Float reach2) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
@@ -163,18 +151,18 @@ DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lig
         SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
         DslCamera cam = camera_of(params, vr);
         VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs, triangles, triangle_material};
-        ShadeInputs<BufferFloat> in{params, textures, materials};
+        ShadeInputs<BufferFloat> in{params, textures, materials, lights};
         Float m = soft_max_log_weight(vin, cam, st, tile, pix);
-        out.write(at, soft_pixel(vin, in, lights, cam, st, tile, pix, m, background));
+        out.write(at, soft_pixel(vin, in, groups, cam, st, tile, pix, m, background));
     };
     // The same pixel inside $autodiff, seeded with d loss / d the pixel.
-    Kernel2D soft_bwd = [lights, camera_free](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list,
+    Kernel2D soft_bwd = [groups, camera_free](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list,
                                               UInt tiles_x, BufferUInt pixel_count, UInt own_base, UInt capacity,
                                               BufferVar<gpu::ViewRec> views, UInt view, DiffBufferFloat3 positions,
                                               DiffBufferFloat3 normals, DiffBufferFloat3 colors, BufferFloat2 uvs,
                                               BufferVar<uint3> triangles, BufferUInt triangle_material,
                                               DiffBufferFloat params, BufferFloat params_value,
-                                              TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
+                                              TextureSetFloat3 textures, BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights,
                                               BufferFloat4 dfinal, Float3 background, Float sigma, Float gamma,
                                               Float reach2) noexcept {
         UInt2 pix = dispatch_id().xy();
@@ -189,31 +177,16 @@ DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lig
             Float m = soft_max_log_weight(vin, plain_cam, st, tile, pix);   // plain reads: outside $autodiff
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
-                ShadeInputs<DiffBufferFloat> in{params, textures, materials};
-                adjoint::backward(dot(soft_pixel(vin, in, lights, cam, st, tile, pix, m, background), g));
+                ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights};
+                adjoint::backward(dot(soft_pixel(vin, in, groups, cam, st, tile, pix, m, background), g));
             };
         };
     };
-    Kernel2D loss_kernel = [loss_kind](BufferFloat4 final_image, BufferFloat4 target, BufferFloat loss_px,
-                                       BufferFloat sqerr_px, UInt out_base, BufferFloat4 dfinal,
-                                       BufferFloat color_grad, Float scale) noexcept {
+    // d loss / d final image -> the shaded image's gradient, which antialiasing then adds to.
+    Kernel2D seed_kernel = [](BufferFloat4 dfinal, BufferFloat color_grad) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
-        Float4 t = target.read(at);
-        Float4 f = final_image.read(at);
-        Float value = 0.0f;
-        Float4 g = make_float4(0.0f);
-        $autodiff {
-            requires_grad(f);
-            Float l = pixel_loss(loss_kind, f, t);
-            adjoint::backward(l * scale);
-            value = l;
-            g = grad(f);
-        };
-        loss_px.write(out_base + at, value);
-        Float3 e = saturate(f.xyz()) - saturate(t.xyz());
-        sqerr_px.write(out_base + at, dot(e, e));
-        dfinal.write(at, g);
+        Float4 g = dfinal.read(at);
         color_grad.write(4u * at, g.x);
         color_grad.write(4u * at + 1u, g.y);
         color_grad.write(4u * at + 2u, g.z);
@@ -221,7 +194,7 @@ DynamicKernels record_kernels(Device& device, const std::vector<ShadeLight>& lig
     };
     DynamicKernels k{device.compile(shade_fwd, {.name = "dynamic_shade_forward"}),
                      device.compile(shade_bwd, {.name = "dynamic_shade_backward"}),
-                     device.compile(loss_kernel, {.name = "dynamic_loss"}), std::nullopt, std::nullopt,
+                     device.compile(seed_kernel, {.name = "dynamic_seed"}), std::nullopt, std::nullopt,
                      std::nullopt, std::nullopt, std::nullopt};
     if (options.visibility == Visibility::antialias) {
         k.antialias_forward = device.compile(aa_fwd, {.name = "antialias_forward"});
@@ -261,7 +234,7 @@ struct DynamicRenderer::State {
         : device(d), data(sd), options(o),
           geometry(d, stream, scene, sd.layout, o.laplacian, o.edge_length), raster(d),
           sigma(scene.render.soft_sigma), gamma(scene.render.soft_gamma),
-          reach2(soft_reach2(scene.render.soft_sigma)), k(record_kernels(d, sd.lights, o)) {
+          reach2(soft_reach2(scene.render.soft_sigma)), k(record_kernels(d, sd.light_groups, o)) {
         const uint32_t n = std::max(geometry.vertex_count(), 1u);
         world = {d.create_diff_buffer<float3>(n), d.create_diff_buffer<float3>(n), d.create_diff_buffer<float3>(n)};
         raster_geometry = sd.geometry;
@@ -324,7 +297,7 @@ void DynamicRenderer::render(Stream& stream, uint32_t view, const Camera& camera
                << (*s.k.soft_forward)(s.bins.offset, s.bins.count, s.bins.list, s.bins.tiles_x, s.pixel_count,
                                       s.bins.reserved_at, s.capacity, s.views, view, s.world.positions.value,
                                       s.world.normals.value, s.world.colors.value, g.uvs, g.triangles,
-                                      g.triangle_material, params, s.data.textures, s.data.materials, out,
+                                      g.triangle_material, params, s.data.textures, s.data.materials, s.data.lights, out,
                                       s.data.background, s.sigma, s.gamma, s.reach2)
                       .dispatch(camera.width, camera.height);
         return;
@@ -333,7 +306,7 @@ void DynamicRenderer::render(Stream& stream, uint32_t view, const Camera& camera
     const Buffer<float4>& shaded = s.options.visibility == Visibility::antialias ? s.color.value : out;
     stream << s.k.shade_forward(s.gbuffer.triangle, s.views, view, s.world.positions.value, s.world.normals.value,
                               s.world.colors.value, g.uvs, g.triangles, g.triangle_material, params, s.data.textures,
-                              s.data.materials, shaded, s.data.background)
+                              s.data.materials, s.data.lights, shaded, s.data.background)
                   .dispatch(camera.width, camera.height);
     if (s.options.visibility == Visibility::antialias)
         stream << (*s.k.antialias_forward)(s.color.value, s.gbuffer.triangle, s.gbuffer.bary, s.world.positions.value,
@@ -342,24 +315,23 @@ void DynamicRenderer::render(Stream& stream, uint32_t view, const Camera& camera
                       .dispatch(camera.width, camera.height);
 }
 
-void DynamicRenderer::backward(Stream& stream, uint32_t view, const DiffBuffer<float>& params,
-                               const Buffer<float4>& final_image, const Buffer<float4>& target,
-                               const Buffer<float>& loss_px, const Buffer<float>& sqerr_px, uint32_t out_base,
-                               float scale) {
+const Buffer<float4>& DynamicRenderer::image_gradient() const { return s_->dfinal; }
+
+void DynamicRenderer::backward(Stream& stream, uint32_t view, const DiffBuffer<float>& params) {
     auto& s = *s_;
     if (view != s.last_view) fail("DynamicRenderer::backward: view ", view, " was not the last one rendered");
     const uint32_t w = s.width, h = s.height;
     const auto& g = s.data.geometry;
-    stream << s.k.loss(final_image, target, loss_px, sqerr_px, out_base, s.dfinal, s.color.grad, scale).dispatch(w, h);
     if (s.options.visibility == Visibility::soft) {
         stream << (*s.k.soft_backward)(s.bins.offset, s.bins.count, s.bins.list, s.bins.tiles_x, s.pixel_count,
                                        s.bins.reserved_at, s.capacity, s.views, view, s.world.positions,
                                        s.world.normals, s.world.colors, g.uvs, g.triangles, g.triangle_material,
-                                       params, params.value, s.data.textures, s.data.materials, s.dfinal,
+                                       params, params.value, s.data.textures, s.data.materials, s.data.lights, s.dfinal,
                                        s.data.background, s.sigma, s.gamma, s.reach2)
                       .dispatch(w, h);
         return;
     }
+    stream << s.k.seed(s.dfinal, s.color.grad).dispatch(w, h);
     if (s.options.visibility == Visibility::antialias)
         stream << (*s.k.antialias_backward)(s.color, s.gbuffer.triangle, s.gbuffer.bary, s.world.positions,
                                        s.world.positions.value, g.triangles, s.geometry.tables().opposite,
@@ -367,7 +339,7 @@ void DynamicRenderer::backward(Stream& stream, uint32_t view, const DiffBuffer<f
                       .dispatch(w, h);
     stream << s.k.shade_backward(s.gbuffer.triangle, s.views, view, s.world.positions, s.world.normals, s.world.colors,
                                g.uvs, g.triangles, g.triangle_material, params, params.value, s.data.textures,
-                               s.data.materials, s.color.grad)
+                               s.data.materials, s.data.lights, s.color.grad)
                   .dispatch(w, h);
 }
 

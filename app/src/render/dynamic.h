@@ -2,9 +2,9 @@
 // the vertex stage's output through the rasterizer, and every pixel's colour is recomputed from the
 // vertices (so that $autodiff sees it move). The backward pass chains kernels the way nvdiffrast chains
 // its ops, each one's gradient from $autodiff:
-//   antialias: loss (d loss / d final image) -> antialias (-> colours, vertices) -> shade (-> parameters,
-//              textures, vertices) -> vertex stage (-> parameters). The surface a pixel sees is shaded and
-//              silhouette edges are antialiased.
+//   antialias: d loss / d final image (image_gradient(), which the objective writes) -> antialias (-> colours,
+//              vertices) -> shade (-> parameters, textures, vertices) -> vertex stage (-> parameters). The
+//              surface a pixel sees is shaded and silhouette edges are antialiased.
 //   soft:      loss -> soft (-> parameters, textures, vertices) -> vertex stage. SoftRas: every pixel
 //              lists the triangles within reach (from tile bins grown by the reach), then blends them by
 //              sigmoid coverage (`sigma`) and a softmax over depth (`gamma`) with the background; alpha is
@@ -20,7 +20,6 @@ namespace adjoint::app {
 
 struct DynamicOptions {
     Visibility visibility = Visibility::antialias;
-    Loss loss = Loss::l2;
     bool camera_free = false;   // camera values are parameters: the shading reads them differentiably
     float laplacian = 0, edge_length = 0;
     // soft: room for each pixel's own list of candidates; 0 chooses it from the resolution (at most 256 and
@@ -40,12 +39,12 @@ public:
     // rasterizer's matrix; the shading reads the same values from params). Synchronizes once (tile lists).
     void render(Stream& stream, uint32_t view, const Camera& camera, const Buffer<float>& params,
                 const Buffer<float4>& out);
-    // After render() of the same view into `final_image`: the loss against `target` per pixel into
-    // loss_px / sqerr_px at out_base (times scale), and its gradient into params.grad, the textures'
+    // Where the caller writes d loss / d the image of the last render() (width * height float4), before
+    // backward().
+    const Buffer<float4>& image_gradient() const;
+    // After render() of `view` and image_gradient() written: the gradient into params.grad, the textures'
     // gradients and the world vertices' gradients.
-    void backward(Stream& stream, uint32_t view, const DiffBuffer<float>& params, const Buffer<float4>& final_image,
-                  const Buffer<float4>& target, const Buffer<float>& loss_px, const Buffer<float>& sqerr_px,
-                  uint32_t out_base, float scale);
+    void backward(Stream& stream, uint32_t view, const DiffBuffer<float>& params);
     void zero_grad(Stream& stream);
     // After every view's backward(): the world vertices' gradients into params.grad, and the regularizers.
     void geometry_backward(Stream& stream, const DiffBuffer<float>& params, const Buffer<float>& reg_loss);

@@ -8,17 +8,17 @@ struct ForwardRenderer::Kernels {
 };
 
 ForwardRenderer::ForwardRenderer(Device& device, const SceneData& scene) {
-    std::vector<ShadeLight> lights = scene.lights;
-    Kernel2D shade_kernel = [lights](BufferVar<gpu::Surface> surfaces, BufferFloat params, TextureSetFloat3 textures,
-                                     BufferVar<gpu::Material> materials, BufferFloat4 image, Float3 eye,
+    std::vector<LightGroup> groups = scene.light_groups;
+    Kernel2D shade_kernel = [groups](BufferVar<gpu::Surface> surfaces, BufferFloat params, TextureSetFloat3 textures,
+                                     BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights, BufferFloat4 image, Float3 eye,
                                      Float3 background) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         auto s = surfaces.read(at);
         Float3 c = background;
         $if (s.material != gpu::kNone) {
-            ShadeInputs<BufferFloat> in{params, textures, materials};
-            c = shade_surface(in, lights, s, eye);
+            ShadeInputs<BufferFloat> in{params, textures, materials, lights};
+            c = shade_surface(in, groups, s, eye);
         };
         image.write(at, make_float4(c, 1.0f));
     };
@@ -35,7 +35,7 @@ void ForwardRenderer::build_mips(Stream& stream, const SceneData& scene, const B
 void ForwardRenderer::shade(Stream& stream, const SceneData& scene, uint32_t view, const Buffer<gpu::Surface>& surfaces,
                             const Buffer<float>& params, const Buffer<float4>& image) {
     const auto& v = scene.views.at(view);
-    stream << k_->shade(surfaces, params, scene.textures, scene.materials, image, v.eye, scene.background)
+    stream << k_->shade(surfaces, params, scene.textures, scene.materials, scene.lights, image, v.eye, scene.background)
                   .dispatch(v.width, v.height);
 }
 

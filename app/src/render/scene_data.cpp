@@ -88,7 +88,7 @@ std::vector<float> gather_values(const Scene& scene, const ParamLayout& l) {
     }
     for (size_t i = 0; i < scene.lights.size(); ++i) {
         const auto& L = scene.lights[i];
-        put3(l.light_position[i], L.type == LightType::directional ? L.direction : L.position);
+        put3(l.light_position[i], light_model(L.type).vector_key == "direction" ? L.direction : L.position);
         put3(l.light_color[i], L.color);
         v[l.light_intensity[i]] = L.intensity;
     }
@@ -174,9 +174,16 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
                         d.layout.material_specular[i], d.layout.material_shininess[i]});
     }
     d.materials = upload(device, stream, mats);
-    for (size_t i = 0; i < scene.lights.size(); ++i)
-        d.lights.push_back({scene.lights[i].type, d.layout.light_position[i], d.layout.light_color[i],
-                            d.layout.light_intensity[i]});
+    std::vector<LightSlots> slots;   // the lights grouped by type, in the registry's order
+    for (const LightModel* model : light_models()) {
+        LightGroup group{model, uint32_t(slots.size()), uint32_t(slots.size())};
+        for (size_t i = 0; i < scene.lights.size(); ++i)
+            if (scene.lights[i].type == model->name)
+                slots.push_back({d.layout.light_position[i], d.layout.light_color[i], d.layout.light_intensity[i], 0});
+        group.end = uint32_t(slots.size());
+        if (group.end > group.begin) d.light_groups.push_back(group);
+    }
+    d.lights = upload(device, stream, slots);
     for (const auto& cam : scene.views)
         d.views.push_back({view_projection_matrix(cam), cam.eye, cam.width, cam.height});
     stream << synchronize();   // the host vectors above go out of scope

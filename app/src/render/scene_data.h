@@ -48,7 +48,8 @@ struct SceneData {
     // Scene::textures in order (repeat, mipmapped), level 0 copied from the parameter buffer at
     // layout.texture_base; one 1x1 stand-in when the scene has none (a kernel argument cannot be absent).
     TextureSet<float3> textures;
-    std::vector<ShadeLight> lights;
+    std::vector<LightGroup> light_groups;   // the light buffer's runs of one type
+    Buffer<LightSlots> lights;              // per light, ordered by type: where its values are
     std::vector<ViewCamera> views;
     float3 background;
 };

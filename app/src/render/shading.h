@@ -1,25 +1,28 @@
 // Shading as DSL code over the parameter buffer and the scene's textures (the engine's texture set: bilinear,
-// repeat, mipmapped by the UV derivatives): Lambert + Blinn-Phong with point (inverse-square), directional and
-// ambient lights. The same code runs in the forward renderer and inside $autodiff (where the reads of the
+// repeat, mipmapped by the UV derivatives): Lambert + Blinn-Phong under the scene's lights, each type's
+// radiance from its plug-in (adjoint/app/plugins.h), read from the light buffer. The same code runs in the forward renderer and inside $autodiff (where the reads of the
 // differentiable parameter buffer and of the textures scatter their adjoints into gradient buffers), so it
 // is written once, as templates over the parameter buffer's type.
 #pragma once
 #include "gpu_types.h"
 
+#include <adjoint/app/plugins.h>
 #include <adjoint/app/scene.h>
 
 #include <vector>
 
 namespace adjoint::app {
 
-// A light as the kernels see it: its type is baked into the recorded code, its values are read from the
-// parameter buffer at these offsets (floats).
-struct ShadeLight {
-    LightType type = LightType::ambient;
-    uint32_t position = 0;    // point: position; directional: direction of travel
-    uint32_t color = 0;
-    uint32_t intensity = 0;
+// The scene's lights of one type: entries [begin, end) of the light buffer (the scene's lights ordered by
+// type). The types are baked into the recorded code; the lights' values come from the parameter buffer.
+struct LightGroup {
+    const LightModel* model = nullptr;
+    uint32_t begin = 0, end = 0;
 };
+
+// A group of up to this many lights is unrolled; a larger one is a loop over the light buffer (which keeps
+// a scene with thousands of lights a small kernel: no tape either, as the loop only accumulates).
+constexpr uint32_t kUnrolledLights = 4;
 
 // The resources the shading code reads.
 template <typename P>
@@ -27,6 +30,7 @@ struct ShadeInputs {
     const P& params;                        // the parameter buffer (plain or differentiable)
     const TextureSetFloat3& textures;       // every texture's mip chain; level 0 copied from `params`
     const BufferVar<gpu::Material>& materials;
+    const BufferVar<LightSlots>& lights;    // per light: where its values are, grouped by type
 };
 
 template <typename P>
@@ -40,10 +44,19 @@ inline Float3 sample_texture(const TextureSetFloat3& textures, const UInt& textu
     return textures.texture(texture).sample_grad(s.uv, s.duv_dx, s.duv_dy);
 }
 
+// Lambert + Blinn-Phong for one light's incoming radiance.
+inline Float3 blinn_phong(const Float3& albedo, const Float3& specular, const Float& shininess, const Float3& n,
+                          const Float3& v, const LightIncoming& light) {
+    Float ndl = dot(n, light.direction);
+    Float3 h = normalize(light.direction + v);
+    Float spec = ite(ndl > 0.0f, pow(max(dot(n, h), 0.0f), shininess), 0.0f);
+    return (albedo * max(ndl, 0.0f) + specular * spec) * light.radiance;
+}
+
 // The colour of a surface point seen from eye.
 template <typename P>
-Float3 shade_surface(const ShadeInputs<P>& in, const std::vector<ShadeLight>& lights, const Expr<gpu::Surface>& s,
-             const Float3& eye) {
+Float3 shade_surface(const ShadeInputs<P>& in, const std::vector<LightGroup>& groups, const Expr<gpu::Surface>& s,
+                     const Float3& eye) {
     auto mat = in.materials.read(s.material);
     Float3 albedo;
     $if (mat.texture != gpu::kNone) { albedo = sample_texture(in.textures, mat.texture, s); }
@@ -52,27 +65,21 @@ Float3 shade_surface(const ShadeInputs<P>& in, const std::vector<ShadeLight>& li
     Float3 specular = read3(in.params, mat.specular);
     Float shininess = in.params.read(mat.shininess);
     Float3 v = normalize(eye - s.position);
+    const ParamReads reads{[&in](const UInt& at) -> Float { return in.params.read(at); }};
     Float3 color = make_float3(0.0f);
-    for (const ShadeLight& L : lights) {
-        Float3 radiance = read3(in.params, L.color) * in.params.read(L.intensity);
-        if (L.type == LightType::ambient) {
-            color = color + albedo * radiance;
-            continue;
-        }
-        Float3 l;
-        Float atten = 1.0f;
-        if (L.type == LightType::point) {
-            Float3 d = read3(in.params, L.position) - s.position;
-            Float dist2 = dot(d, d);
-            l = d * rsqrt(dist2);
-            atten = 1.0f / dist2;
+    for (const LightGroup& g : groups) {
+        auto add = [&](const UInt& i) {
+            LightIncoming light = g.model->incoming(reads, in.lights.read(i), s.position);
+            if (g.model->ambient)
+                color = color + albedo * light.radiance;
+            else
+                color = color + blinn_phong(albedo, specular, shininess, s.normal, v, light);
+        };
+        if (g.end - g.begin <= kUnrolledLights) {
+            for (uint32_t i = g.begin; i < g.end; ++i) add(UInt(i));
         } else {
-            l = -normalize(read3(in.params, L.position));
+            $for (i, UInt(g.begin), UInt(g.end)) { add(i); };
         }
-        Float ndl = dot(s.normal, l);
-        Float3 h = normalize(l + v);
-        Float spec = ite(ndl > 0.0f, pow(max(dot(s.normal, h), 0.0f), shininess), 0.0f);
-        color = color + (albedo * max(ndl, 0.0f) + specular * spec) * radiance * atten;
     }
     return color;
 }

@@ -31,7 +31,7 @@ std::string shown_path(const std::string& path) { return path.empty() ? "(top le
 
 void JsonValue::fail(const std::string& what) const { throw SceneError(*file_, shown_path(path_), what); }
 
-void JsonValue::expect_object(std::initializer_list<std::string_view> allowed) const {
+void JsonValue::expect_object(std::span<const std::string_view> allowed) const {
     if (!json_->is_object()) fail("expected an object");
     for (const auto& [key, value] : json_->items()) {
         if (!key.empty() && key[0] == '_') continue;
@@ -152,7 +152,7 @@ Resolution JsonValue::resolution() const {
     return {static_cast<uint32_t>(side[0]), static_cast<uint32_t>(side[1])};
 }
 
-size_t JsonValue::choice(std::initializer_list<std::string_view> names) const {
+size_t JsonValue::choice(std::span<const std::string_view> names) const {
     std::string list;
     for (std::string_view n : names) list += (list.empty() ? "\"" : ", \"") + std::string(n) + "\"";
     if (json_->is_string()) {

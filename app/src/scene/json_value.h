@@ -1,6 +1,8 @@
 // Typed, path-tracking reads of a JSON document: every failure is a SceneError naming the JSON path.
 #pragma once
 #include <adjoint/app/scene.h>
+
+#include <span>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -30,7 +32,10 @@ public:
     [[noreturn]] void fail(const std::string& what) const;
 
     // Objects. expect_object checks the keys against `allowed` (keys starting with '_' are comments).
-    void expect_object(std::initializer_list<std::string_view> allowed) const;
+    void expect_object(std::span<const std::string_view> allowed) const;
+    void expect_object(std::initializer_list<std::string_view> allowed) const {
+        expect_object(std::span<const std::string_view>(allowed.begin(), allowed.size()));
+    }
     bool has(std::string_view key) const;
     std::optional<JsonValue> get(std::string_view key) const;
     JsonValue require(std::string_view key) const;
@@ -50,7 +55,10 @@ public:
     float3 color() const;      // [r, g, b], each >= 0
     Resolution resolution() const; // [width, height], 1..max_resolution
     // One of the strings in `names`; returns its position.
-    size_t choice(std::initializer_list<std::string_view> names) const;
+    size_t choice(std::span<const std::string_view> names) const;
+    size_t choice(std::initializer_list<std::string_view> names) const {
+        return choice(std::span<const std::string_view>(names.begin(), names.size()));
+    }
 
 private:
     const Json* json_;

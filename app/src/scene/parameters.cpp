@@ -1,6 +1,8 @@
 // Parameter paths: resolving `materials.<name>.albedo` and the like against a scene, reading their
 // values from `optimize.parameters` and params.json, and moving values between scenes and flat floats.
 #include "scene/loading.h"
+
+#include <adjoint/app/plugins.h>
 #include <cmath>
 
 namespace adjoint::app {
@@ -34,13 +36,18 @@ constexpr KindInfo kinds[] = {
     {"camera", "fov_y", ParameterKind::camera_fov_y},
 };
 
-const char* light_type_name(LightType type) {
-    switch (type) {
-    case LightType::point: return "a point light";
-    case LightType::directional: return "a directional light";
-    case LightType::ambient: return "an ambient light";
-    }
-    return "a light";
+// "a point light", "an ambient light".
+std::string light_type_name(const std::string& type) {
+    const bool vowel = !type.empty() && std::string_view("aeiou").find(type[0]) != std::string_view::npos;
+    return (vowel ? "an " : "a ") + type + " light";
+}
+
+// The light types whose vector comes from `key` ("point lights"), for the message that refuses the others.
+std::string light_types_with(std::string_view key) {
+    std::string out;
+    for (const LightModel* m : light_models())
+        if (m->vector_key == key) out += (out.empty() ? "" : " and ") + std::string(m->name);
+    return out + " lights";
 }
 
 std::optional<Parameter> refuse(std::string* why, std::string reason) {
@@ -111,11 +118,11 @@ std::optional<Parameter> find_parameter(const Scene& scene, std::string_view pat
         if (index < 0) return refuse(why, unknown);
         p.target = static_cast<uint32_t>(index);
         const Light& l = scene.lights[p.target];
-        if (p.kind == ParameterKind::light_position && l.type != LightType::point)
-            return refuse(why, "light " + name + " is " + light_type_name(l.type) + "; only point lights have a position");
-        if (p.kind == ParameterKind::light_direction && l.type != LightType::directional)
-            return refuse(why, "light " + name + " is " + light_type_name(l.type) +
-                                   "; only directional lights have a direction");
+        const std::string_view vector_key = light_model(l.type).vector_key;
+        for (std::string_view key : {"position", "direction"})
+            if (info->property == key && vector_key != key)
+                return refuse(why, "light " + name + " is " + light_type_name(l.type) + "; only " + light_types_with(key) +
+                                       " have a " + std::string(key));
         p.size = p.kind == ParameterKind::light_intensity ? 1 : 3;
     } else if (collection == "meshes") {
         const int index = scene.find_mesh(name);

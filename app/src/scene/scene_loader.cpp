@@ -1,5 +1,7 @@
 // load_scene: a format-1 scene file into the plain structs of scene.h, every check done before returning.
 #include "scene/loading.h"
+
+#include <adjoint/app/plugins.h>
 #include <cmath>
 #include <sstream>
 
@@ -152,28 +154,30 @@ void read_meshes(const JsonValue& value, const std::filesystem::path& base_dir, 
     }
 }
 
+// A plug-in's name: one of the registry's, in its order.
+template <typename Model>
+std::string choose_plugin(const JsonValue& value, std::span<const Model* const> models) {
+    std::vector<std::string_view> names;
+    for (const Model* m : models) names.push_back(m->name);
+    return std::string(names[value.choice(names)]);
+}
+
 void read_lights(const JsonValue& value, Scene& scene) {
     if (!value.json().is_array()) value.fail("expected a list of lights");
     for (size_t i = 0; i < value.array_size(); ++i) {
         const JsonValue entry = value[i];
         if (!entry.json().is_object()) entry.fail("expected an object");
         Light light;
-        light.type = static_cast<LightType>(entry.require("type").choice({"point", "directional", "ambient"}));
-        switch (light.type) {
-        case LightType::point: entry.expect_object({"name", "type", "position", "color", "intensity"}); break;
-        case LightType::directional: entry.expect_object({"name", "type", "direction", "color", "intensity"}); break;
-        case LightType::ambient: entry.expect_object({"name", "type", "color", "intensity"}); break;
-        }
+        light.type = choose_plugin(entry.require("type"), light_models());
+        const LightModel& model = light_model(light.type);
+        std::vector<std::string_view> keys{"name", "type"};
+        keys.insert(keys.end(), model.keys.begin(), model.keys.end());
+        keys.insert(keys.end(), {"color", "intensity"});
+        entry.expect_object(keys);
         const JsonValue name = entry.require("name");
         light.name = name.nonempty_string();
         if (scene.find_light(light.name) >= 0) name.fail("another light is already named " + light.name);
-        if (light.type == LightType::point) light.position = entry.require("position").vec3();
-        if (light.type == LightType::directional) {
-            const JsonValue direction = entry.require("direction");
-            light.direction = direction.vec3();
-            if (length(light.direction) == 0) direction.fail("expected a non-zero direction");
-            light.direction = normalize(light.direction);
-        }
+        model.read(entry, light);
         if (auto color = entry.get("color")) light.color = color->color();
         if (auto intensity = entry.get("intensity")) light.intensity = intensity->number_at_least(0, "a number >= 0");
         scene.lights.push_back(std::move(light));
@@ -232,35 +236,50 @@ void read_target(const JsonValue& value, const std::filesystem::path& base_dir, 
     }
 }
 
+// The optimizer's own keys (defaults where the file is silent); another optimizer's key is an error.
+void read_optimizer_keys(const JsonValue& value, const OptimizerModel& model, Optimization& optimize) {
+    uint32_t at = 0;
+    for (const OptimizerKey& k : model.keys) {
+        for (uint32_t i = 0; i < k.count; ++i) optimize.optimizer_settings[at + i] = k.defaults[i];
+        if (auto v = value.get(std::string(k.name))) {
+            const std::string shape = "expected " + std::string(k.expected);
+            const bool list = k.count > 1;
+            if (list && (!v->json().is_array() || v->array_size() != k.count)) v->fail(shape);
+            for (uint32_t i = 0; i < k.count; ++i) {
+                const JsonValue x = list ? (*v)[i] : *v;
+                if (!x.json().is_number()) v->fail(shape);
+                const float f = x.number();
+                if (!((k.lo_open ? f > k.lo : f >= k.lo) && f < k.hi)) v->fail(shape);
+                optimize.optimizer_settings[at + i] = f;
+            }
+        }
+        at += k.count;
+    }
+    for (const OptimizerModel* other : optimizer_models()) {
+        if (other == &model) continue;
+        for (const OptimizerKey& k : other->keys) {
+            bool own = false;
+            for (const OptimizerKey& mine : model.keys) own = own || mine.name == k.name;
+            if (auto v = value.get(std::string(k.name)); v && !own)
+                v->fail(std::string(k.name) + (k.plural ? " apply" : " applies") + " to the " + std::string(other->name) +
+                        " optimizer only");
+        }
+    }
+}
+
 Optimization read_optimize(const JsonValue& value, const std::filesystem::path& base_dir, const Scene& scene) {
-    value.expect_object({"target", "parameters", "loss", "optimizer", "betas", "eps", "momentum", "lr_decay",
-                         "iterations", "views_per_iteration", "seed", "regularizers"});
+    // The optimizers' keys follow "optimizer" (the order the unknown-key message lists them in).
+    std::vector<std::string_view> keys{"target", "parameters", "loss", "optimizer"};
+    for (const OptimizerModel* m : optimizer_models())
+        for (const OptimizerKey& k : m->keys) keys.push_back(k.name);
+    keys.insert(keys.end(), {"lr_decay", "iterations", "views_per_iteration", "seed", "regularizers"});
+    value.expect_object(keys);
     Optimization optimize;
     if (auto target = value.get("target")) read_target(*target, base_dir, scene, optimize);
     optimize.parameters = read_parameters(value.require("parameters"), base_dir, scene);
-    if (auto loss = value.get("loss")) optimize.loss = static_cast<Loss>(loss->choice({"l2", "l1", "silhouette"}));
-    if (auto o = value.get("optimizer")) optimize.optimizer = static_cast<OptimizerKind>(o->choice({"adam", "sgd"}));
-    const bool adam = optimize.optimizer == OptimizerKind::adam;
-    if (auto betas = value.get("betas")) {
-        if (!adam) betas->fail("betas apply to the adam optimizer only");
-        const char* shape = "expected [beta1, beta2] of numbers in [0, 1)";
-        if (!betas->json().is_array() || betas->array_size() != 2) betas->fail(shape);
-        for (size_t i = 0; i < 2; ++i) {
-            if (!(*betas)[i].json().is_number()) betas->fail(shape);
-            const float b = (*betas)[i].number();
-            if (!(b >= 0 && b < 1)) betas->fail(shape);
-            (i == 0 ? optimize.beta1 : optimize.beta2) = b;
-        }
-    }
-    if (auto eps = value.get("eps")) {
-        if (!adam) eps->fail("eps applies to the adam optimizer only");
-        optimize.eps = eps->number_above(0, "a number > 0");
-    }
-    if (auto momentum = value.get("momentum")) {
-        if (adam) momentum->fail("momentum applies to the sgd optimizer only");
-        optimize.momentum = momentum->number_at_least(0, "a number in [0, 1)");
-        if (!(optimize.momentum < 1)) momentum->fail("expected a number in [0, 1)");
-    }
+    if (auto loss = value.get("loss")) optimize.loss = choose_plugin(*loss, loss_models());
+    if (auto o = value.get("optimizer")) optimize.optimizer = choose_plugin(*o, optimizer_models());
+    read_optimizer_keys(value, optimizer_model(optimize.optimizer), optimize);
     if (auto decay = value.get("lr_decay")) optimize.lr_decay = decay->number_above(0, "a number > 0");
     if (auto iterations = value.get("iterations"))
         optimize.iterations = static_cast<uint32_t>(iterations->integer(0, 1'000'000'000, "an integer >= 0"));
@@ -278,6 +297,15 @@ Optimization read_optimize(const JsonValue& value, const std::filesystem::path& 
 }
 
 } // namespace
+
+float Optimization::setting(std::string_view name, uint32_t index) const {
+    uint32_t at = 0;
+    for (const OptimizerKey& k : optimizer_model(optimizer).keys) {
+        if (k.name == name && index < k.count) return optimizer_settings[at + index];
+        at += k.count;
+    }
+    throw Error("the " + optimizer + " optimizer has no setting " + std::string(name) + "[" + std::to_string(index) + "]");
+}
 
 int Scene::find_material(std::string_view name) const { return find_by_name(materials, name); }
 int Scene::find_mesh(std::string_view name) const { return find_by_name(meshes, name); }

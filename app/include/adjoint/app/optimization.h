@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace adjoint::app {
@@ -37,7 +38,10 @@ struct ParameterState {
 struct OptimizerState {
     uint32_t iteration = 0;                 // iterations done
     std::array<uint64_t, 4> rng{};          // view-sampling random state
-    std::vector<float> params, moment1, moment2;
+    std::vector<float> params;
+    // The optimizer's state arrays by the names its plug-in gives them (adam: moment1, moment2; sgd:
+    // velocity), each as long as params.
+    std::vector<std::pair<std::string, std::vector<float>>> arrays;
 };
 
 // A loss that turned non-finite: names the iteration and the first parameter whose gradient did.

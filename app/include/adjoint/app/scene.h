@@ -46,6 +46,8 @@
 #pragma once
 #include <adjoint/core/error.h>
 #include <adjoint/dsl/host_types.h>
+
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -163,11 +165,9 @@ struct Mesh {
 void update_from_obj_positions(Mesh& mesh);
 
 // ---- lights -------------------------------------------------------------------------------------------
-enum class LightType : uint32_t { point = 0, directional = 1, ambient = 2 };
-
 struct Light {
     std::string name;      // parameter paths address it as lights.<name>.*
-    LightType type = LightType::point;
+    std::string type = "point"; // a light-type plug-in (adjoint/app/plugins.h): point, directional, ambient
     float3 position{};     // point lights
     float3 direction{};    // directional lights: the unit direction the light travels
     float3 color{1, 1, 1}; // linear RGB
@@ -220,19 +220,20 @@ struct Parameter {
     float lr = 0.01f;
 };
 
-// l2 and l1 over linear RGB; silhouette: l2 over the alpha channel (coverage), a mask loss for geometry.
-enum class Loss : uint32_t { l2 = 0, l1 = 1, silhouette = 2 };
-enum class OptimizerKind : uint32_t { adam = 0, sgd = 1 };
 
 struct Optimization {
     bool target_is_scene = true;            // false: target_images are the truth
     std::vector<std::string> target_files;  // one per view, relative to the scene, `{view}` expanded
     std::vector<LinearImage> target_images; // one per view, linear RGBA at the views' resolution
     std::vector<Parameter> parameters;      // in file order
-    Loss loss = Loss::l2;
-    OptimizerKind optimizer = OptimizerKind::adam;
-    float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f; // adam
-    float momentum = 0.9f;                           // sgd
+    std::string loss = "l2";        // a loss plug-in (adjoint/app/plugins.h): l2, l1, silhouette
+    std::string optimizer = "adam"; // an optimizer plug-in: adam, sgd
+    // The optimizer's keys (betas and eps for adam, momentum for sgd), concatenated in its key order,
+    // defaults filled in. setting() reads one by name.
+    std::array<float, 4> optimizer_settings{0.9f, 0.999f, 1e-8f, 0.0f};
+    // The value of the optimizer's key `name` (its first number; index picks another); adjoint::Error when the
+    // optimizer has no such key.
+    float setting(std::string_view name, uint32_t index = 0) const;
     float lr_decay = 1.0f;
     uint32_t iterations = 100;
     uint32_t views_per_iteration = 1;

@@ -80,9 +80,13 @@ RunOutputs::RunOutputs(fs::path dir, Optimizer& opt, const Scene& scene, bool re
         if (c.rng_state.size() != 4) throw SceneError(ck.string(), "", "--resume: the random state is damaged");
         std::copy(c.rng_state.begin(), c.rng_state.end(), st.rng.begin());
         st.params = c.at("params", ck.string()).data;
-        st.moment1 = c.at("moment1", ck.string()).data;
-        st.moment2 = c.at("moment2", ck.string()).data;
-        opt.load_state(st);
+        for (const NamedArray& a : c.arrays)   // the optimizer's state, by the names its plug-in gives them
+            if (a.name != "params") st.arrays.emplace_back(a.name, a.data);
+        try {
+            opt.load_state(st);
+        } catch (const Error& e) {
+            throw SceneError(ck.string(), "", std::string("--resume: ") + e.what());
+        }
         s.log.emplace(LossLog::resume(s.dir / "loss.csv", int64_t(c.iteration) - 1));
         for (const auto& r : s.log->rows()) s.losses.push_back(r.loss);
         s.target = read_png_linear(s.dir / "target.png");
@@ -126,9 +130,8 @@ void RunOutputs::checkpoint() {
     c.iteration = st.iteration;
     c.metadata = checkpoint_metadata(s.scene);
     c.rng_state.assign(st.rng.begin(), st.rng.end());
-    c.arrays = {{"params", {st.params.size()}, st.params},
-                {"moment1", {st.moment1.size()}, st.moment1},
-                {"moment2", {st.moment2.size()}, st.moment2}};
+    c.arrays = {{"params", {st.params.size()}, st.params}};
+    for (auto& [name, data] : st.arrays) c.arrays.push_back({name, {data.size()}, std::move(data)});
     write_checkpoint(s.dir / kCheckpoint, c);
 }
 

@@ -1,0 +1,96 @@
+// The objective's loss kernels (see loss_kernels.h): the loss plug-in's formula inside $autodiff.
+#include "optim/loss_kernels.h"
+
+namespace adjoint::app {
+
+namespace {
+
+// The squared error of colours clamped to [0, 1], for PSNR.
+Float squared_error(const Float3& c, const Float3& t) {
+    Float3 e = saturate(c) - saturate(t);
+    return dot(e, e);
+}
+
+// Over a view's covered pixels only (a list): lavapipe runs the body of a branch for every SIMD group, even
+// where no lane takes it, so a dispatch over every pixel would shade the background too. P is the parameter
+// buffer's type: DiffBufferFloat scatters the gradients of the values it holds; BufferFloat reads them as
+// constants, for when only textures are free (their gradients come from the texture set), which spares every
+// pixel atomics into the few fixed values all pixels share.
+template <typename P>
+auto shade_loss_backward_kernel(const LossModel& loss, const std::vector<LightGroup>& groups) {
+    return Kernel1D([&loss, groups](BufferUInt covered, BufferVar<gpu::Surface> surfaces, P params,
+                                    TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
+                                    BufferVar<LightSlots> lights, BufferFloat4 target,
+                                    BufferFloat loss_out, BufferFloat sqerr_out, UInt out_base, Float3 eye,
+                                    Float scale) noexcept {
+        UInt at = covered.read(dispatch_id().x);
+        auto s = surfaces.read(at);
+        Float4 t = target.read(at);
+        Float3 c;
+        Float l;
+        $autodiff {
+            ShadeInputs<P> in{params, textures, materials, lights};
+            Float3 col = shade_surface(in, groups, s, eye);
+            Float value = loss.pixel(make_float4(col, 1.0f), t);
+            backward(value * scale);
+            c = col;
+            l = value;
+        };
+        loss_out.write(out_base + at, l);
+        sqerr_out.write(out_base + at, squared_error(c, t.xyz()));
+    });
+}
+
+auto background_loss_kernel(const LossModel& loss) {
+    return Kernel2D([&loss](BufferVar<gpu::Surface> surfaces, BufferFloat4 target, BufferFloat loss_out,
+                            BufferFloat sqerr_out, UInt out_base, Float3 background) noexcept {
+        UInt2 pix = dispatch_id().xy();
+        UInt at = pix.y * dispatch_size().x + pix.x;
+        $if (surfaces.read(at).material == gpu::kNone) {
+            Float4 t = target.read(at);
+            loss_out.write(out_base + at, loss.pixel(make_float4(background, 0.0f), t));
+            sqerr_out.write(out_base + at, squared_error(background, t.xyz()));
+        };
+    });
+}
+
+auto image_loss_kernel(const LossModel& loss) {
+    return Kernel2D([&loss](BufferFloat4 image, BufferFloat4 target, BufferFloat loss_out, BufferFloat sqerr_out,
+                            UInt out_base, BufferFloat4 dimage, Float scale) noexcept {
+        UInt2 pix = dispatch_id().xy();
+        UInt at = pix.y * dispatch_size().x + pix.x;
+        Float4 t = target.read(at);
+        Float4 f = image.read(at);
+        Float value = 0.0f;
+        Float4 g = make_float4(0.0f);
+        $autodiff {
+            requires_grad(f);
+            Float l = loss.pixel(f, t);
+            backward(l * scale);
+            value = l;
+            g = grad(f);
+        };
+        loss_out.write(out_base + at, value);
+        sqerr_out.write(out_base + at, squared_error(f.xyz(), t.xyz()));
+        dimage.write(at, g);
+    });
+}
+
+} // namespace
+
+LossKernels::LossKernels(Device& device, const LossModel& loss, const std::vector<LightGroup>* static_lights,
+                         bool textures_only) {
+    if (!static_lights) {
+        image_loss = device.compile(image_loss_kernel(loss), {.name = "image_loss"});
+        return;
+    }
+    if (textures_only)
+        shade_loss_backward = device.compile(shade_loss_backward_kernel<BufferFloat>(loss, *static_lights),
+                                             {.name = "shade_loss_backward"});
+    else
+        shade_loss_backward = device.compile(shade_loss_backward_kernel<DiffBufferFloat>(loss, *static_lights),
+                                             {.name = "shade_loss_backward"});
+    background_loss = device.compile(background_loss_kernel(loss), {.name = "loss_background"});
+}
+
+} // namespace adjoint::app

@@ -1,0 +1,31 @@
+// The objective's loss kernels, one loss plug-in (adjoint/app/plugins.h) differentiated by $autodiff for
+// every path: the static path's shade + loss + backward over covered pixels, its background, and the loss of
+// a rendered image (the dynamic path), which seeds the renderer's backward with d loss / d image.
+#pragma once
+#include "render/shading.h"
+
+#include <adjoint/app/plugins.h>
+
+#include <optional>
+#include <vector>
+
+namespace adjoint::app {
+
+// Per-pixel outputs: the loss (times nothing: the mean comes from the sums) and the squared error of the
+// clamped colours (for PSNR), at out_base + pixel.
+struct LossKernels {
+    // Static path, over a list of covered pixels: shade, loss, backward(loss * scale) into the parameter
+    // buffer and the textures. Two variants: parameters as a differentiable buffer, or plain (textures only).
+    std::optional<Shader<1>> shade_loss_backward;
+    // Static path, uncovered pixels: the background's loss (constant while the targets are).
+    std::optional<Shader<2>> background_loss;
+    // Dynamic path: a rendered image against its target -> loss, squared error and d loss / d image (times scale).
+    std::optional<Shader<2>> image_loss;
+
+    // The static path's kernels when `static_lights` is given (the scene's lights, baked into the shading),
+    // else the dynamic path's.
+    LossKernels(Device& device, const LossModel& loss, const std::vector<LightGroup>* static_lights,
+                bool textures_only);
+};
+
+} // namespace adjoint::app

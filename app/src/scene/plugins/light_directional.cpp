@@ -1,0 +1,23 @@
+// The directional light (a sun): parallel light travelling along `direction`, no fall-off.
+#include "scene/loading.h"
+#include "scene/plugins/registry.h"
+
+namespace adjoint::app::plugins {
+
+namespace {
+constexpr std::string_view directional_keys[] = {"direction"};
+}
+
+const LightModel light_directional{
+    "directional", directional_keys, "direction", false,
+    [](const detail::JsonValue& entry, Light& light) {
+        const detail::JsonValue direction = entry.require("direction");
+        const float3 d = direction.vec3();
+        if (detail::length(d) == 0) direction.fail("expected a non-zero direction");
+        light.direction = detail::normalize(d);
+    },
+    [](const ParamReads& params, const Expr<LightSlots>& light, const Float3&) -> LightIncoming {
+        return {-normalize(params.read3(light.vector)), params.read3(light.color) * params.read(light.intensity)};
+    }};
+
+} // namespace adjoint::app::plugins

@@ -1,0 +1,12 @@
+// The plug-ins' definitions, declared for registry.cpp (each is defined in its own file of this folder).
+#pragma once
+#include <adjoint/app/plugins.h>
+#include <adjoint/app/scene.h>
+
+namespace adjoint::app::plugins {
+
+extern const LightModel light_point, light_directional, light_ambient;
+extern const LossModel loss_l2, loss_l1, loss_silhouette;
+extern const OptimizerModel optimizer_adam, optimizer_sgd;
+
+} // namespace adjoint::app::plugins
