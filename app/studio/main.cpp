@@ -1,14 +1,11 @@
-// adjoint-studio: parses the command line, loads the scene before any window exists, checks for a display,
-// then runs the studio (studio.cpp). Exit codes as app-contract.md: 2 for bad input or no display.
+// adjoint-studio: parses the command line (options.h), loads the scene before any window exists, checks for a
+// display, then runs the studio (studio.cpp). Exit codes as app-contract.md: 2 for bad input or no display.
 #include "studio.h"
-
-#include <adjoint/app/cli.h>
 
 #include <GLFW/glfw3.h>
 
 #include <cstdlib>
 #include <iostream>
-#include <string_view>
 
 #ifndef ADJOINT_ASSETS_DIR
 #define ADJOINT_ASSETS_DIR "assets"
@@ -34,21 +31,11 @@ int main(int argc, char** argv) {
     using namespace adjoint::app;
     studio::StudioConfig config;
     try {
-        config.options = parse_studio_args(argc, argv);
+        config = studio::parse_command_line(argc, argv);
         if (config.options.help) {
             std::cout << config.options.help_text;
             return exit_ok;
         }
-        if (const char* s = std::getenv("ADJOINT_STUDIO_SIZE")) config.size = studio::parse_window_size(s, "ADJOINT_STUDIO_SIZE");
-        if (const char* r = std::getenv("ADJOINT_STUDIO_RESIZE"))
-            config.resize = studio::parse_scripted_resize(r, "ADJOINT_STUDIO_RESIZE");
-        if (const char* l = std::getenv("ADJOINT_STUDIO_LAYOUT")) config.layout_file = fs::path(l);
-        if (const char* c = std::getenv("ADJOINT_STUDIO_CLOSE_AT"))
-            config.close_at = studio::parse_frame(c, "ADJOINT_STUDIO_CLOSE_AT");
-        if (const char* m = std::getenv("ADJOINT_STUDIO_MINIMIZE"))
-            config.minimize = studio::parse_scripted_minimize(m, "ADJOINT_STUDIO_MINIMIZE");
-        if (const char* k = std::getenv("ADJOINT_STUDIO_LEAK_AT_EXIT"))
-            config.leak_at_exit = std::string_view(k) == "1";
     } catch (const UsageError& e) {
         std::cerr << "adjoint-studio: error: " << e.what() << "\n" << e.usage();
         return exit_bad_input;

@@ -1,15 +1,11 @@
-// The window's side of Vulkan on the engine's device: swapchain, render pass, framebuffers and two frames
-// in flight. The swapchain is recreated when the window's size changes (or the driver says it is out of
-// date); at zero size (a minimized window) nothing is drawn. A frame can be read back for --screenshot.
+// The window's side of Vulkan on the engine's device: the render pass, the swapchain (swapchain.h) and two
+// frames in flight. The swapchain is made again when the window's size changes (or the driver says it is out
+// of date); at zero size (a minimized window) nothing is drawn. A frame can be read back for --screenshot.
 #pragma once
-#include <adjoint/adjoint.h>
-#include <adjoint/runtime/interop.h>
+#include "swapchain.h"
 
 #include <cstdint>
-#include <functional>
 #include <vector>
-
-struct GLFWwindow;
 
 namespace adjoint::studio {
 
@@ -19,13 +15,11 @@ struct Screenshot {
     std::vector<uint8_t> rgb;
 };
 
-void check_vk(VkResult result, const char* call);
-#define STUDIO_VK(call) ::adjoint::studio::check_vk((call), #call)
-
 class Presenter {
 public:
-    Presenter(GLFWwindow* window, Device& device, VkSurfaceKHR surface);
-    ~Presenter();
+    // `framebuffer`: the window's size when it opened (the first swapchain's).
+    Presenter(Device& device, VkSurfaceKHR surface, VkExtent2D framebuffer);
+    ~Presenter();   // waits for the queue first
     Presenter(const Presenter&) = delete;
     Presenter& operator=(const Presenter&) = delete;
 
@@ -41,50 +35,40 @@ public:
     // Waits until the queue has finished everything (before destroying what frames use).
     void wait_idle();
 
-    VkRenderPass render_pass() const { return render_pass_; }
-    VkExtent2D extent() const { return extent_; }
-    uint32_t image_count() const { return uint32_t(images_.size()); }
-    uint32_t min_image_count() const { return min_image_count_; }
+    VkRenderPass render_pass() const { return render_pass_.get(); }
+    VkExtent2D extent() const { return swapchain_.extent(); }
+    uint32_t image_count() const { return swapchain_.image_count(); }
+    uint32_t min_image_count() const { return swapchain_.min_image_count(); }
     VkFormat format() const { return format_.format; }
-    uint64_t swapchains_created() const { return swapchains_created_; }
+    uint64_t swapchains_created() const { return swapchain_.created(); }
 
 private:
-    bool create_swapchain();   // false at zero size
-    void destroy_swapchain_views();
+    bool remake_swapchain();              // false at zero size
+    bool acquire(VkSemaphore acquired);   // false when the swapchain cannot be made (zero size)
+    void record_capture(VkCommandBuffer cmd);
     void create_capture_buffer();
 
-    GLFWwindow* window_;
     Device& device_;
     interop::DeviceHandles h_;
-    VkSurfaceKHR surface_;
     VkSurfaceFormatKHR format_{};
-    VkRenderPass render_pass_ = VK_NULL_HANDLE;
-    VkSwapchainKHR swapchain_ = VK_NULL_HANDLE;
-    VkExtent2D extent_{};
+    vko::RenderPass render_pass_;
+    Swapchain swapchain_;
     VkExtent2D framebuffer_{};           // the window's, as the last begin_frame said
-    uint32_t min_image_count_ = 2;
-    bool can_capture_ = false;
-    bool stale_ = false;                 // recreate before the next frame
-    uint64_t swapchains_created_ = 0;
-    std::vector<VkImage> images_;
-    std::vector<VkImageView> views_;
-    std::vector<VkFramebuffer> framebuffers_;
-    std::vector<VkSemaphore> rendered_;  // per swapchain image: its frame's commands are done
+    bool stale_ = false;                 // make the swapchain again before the next frame
 
     static constexpr uint32_t kFrames = 2;
     struct Frame {
-        VkCommandPool pool = VK_NULL_HANDLE;
-        VkCommandBuffer cmd = VK_NULL_HANDLE;
-        VkFence done = VK_NULL_HANDLE;
-        VkSemaphore acquired = VK_NULL_HANDLE;
+        vko::CommandPool pool;
+        VkCommandBuffer cmd = VK_NULL_HANDLE;   // the pool's
+        vko::Fence done;
+        vko::Semaphore acquired;
     };
     Frame frames_[kFrames];
     uint32_t frame_ = 0;                 // the slot of the frame being recorded
     uint32_t image_ = 0;                 // its swapchain image
-    bool recording_ = false;
 
-    VkBuffer capture_ = VK_NULL_HANDLE;
-    VkDeviceMemory capture_memory_ = VK_NULL_HANDLE;
+    vko::Memory capture_memory_;         // host-visible, mapped while it lives; outlives the buffer
+    vko::Buffer capture_;
     VkDeviceSize capture_size_ = 0;
     void* capture_mapped_ = nullptr;
     VkExtent2D captured_extent_{};

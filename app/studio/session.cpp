@@ -27,10 +27,14 @@ Session::~Session() = default;
 void Session::build(const app::Scene& scene) {
     std::unique_ptr<app::Optimizer> optimizer;
     std::unique_ptr<app::SceneRenderer> renderer;
-    if (scene.optimize)
+    if (scene.optimize) {
+        // As adjoint-optimize does: too large for this device is a SceneError before any device work (the
+        // SceneRenderer below checks by itself).
+        app::check_scene_fits(device_, scene);
         optimizer = std::make_unique<app::Optimizer>(device_, scene);
-    else
+    } else {
         renderer = std::make_unique<app::SceneRenderer>(device_, scene);
+    }
     // Only now, with nothing refused, does the session change.
     outputs_.reset();
     optimizer_ = std::move(optimizer);

@@ -1,9 +1,6 @@
 // Panel textures: GPU copies from engine buffers, and the textured-quad pipeline drawn from ImGui callbacks.
 #include "textures.h"
 
-#include "quad.frag.h"
-#include "quad.vert.h"
-
 #include <backends/imgui_impl_vulkan.h>
 
 #include <algorithm>
@@ -16,135 +13,50 @@ namespace {
 
 constexpr uint32_t kMaxTextures = 256;
 
-VkShaderModule make_module(VkDevice device, const uint32_t* words, size_t bytes) {
-    VkShaderModuleCreateInfo info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    info.codeSize = bytes;
-    info.pCode = words;
-    VkShaderModule m;
-    STUDIO_VK(vkCreateShaderModule(device, &info, nullptr, &m));
-    return m;
-}
-
-uint32_t find_memory(VkPhysicalDevice pd, uint32_t bits, VkMemoryPropertyFlags want) {
-    VkPhysicalDeviceMemoryProperties props;
-    vkGetPhysicalDeviceMemoryProperties(pd, &props);
-    for (uint32_t i = 0; i < props.memoryTypeCount; ++i)
-        if ((bits & (1u << i)) && (props.memoryTypes[i].propertyFlags & want) == want) return i;
-    for (uint32_t i = 0; i < props.memoryTypeCount; ++i)
-        if (bits & (1u << i)) return i;
-    fail("no Vulkan memory type for a panel texture");
-}
-
 } // namespace
 
-Textures::Textures(Device& device, VkRenderPass render_pass) : device_(device), h_(interop::handles(device)) {
-    VkSamplerCreateInfo s{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
-    s.magFilter = VK_FILTER_NEAREST;   // zoomed in: whole pixels; at 1:1 exactly the texels
-    s.minFilter = VK_FILTER_LINEAR;    // thumbnails
-    s.mipmapMode = VK_SAMPLER_MIPMAP_MODE_NEAREST;
-    s.addressModeU = s.addressModeV = s.addressModeW = VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE;
-    s.maxLod = 0.0f;
-    STUDIO_VK(vkCreateSampler(h_.device, &s, nullptr, &sampler_));
-
-    VkDescriptorSetLayoutBinding binding{};
-    binding.binding = 0;
-    binding.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
-    binding.descriptorCount = 1;
-    binding.stageFlags = VK_SHADER_STAGE_FRAGMENT_BIT;
-    binding.pImmutableSamplers = &sampler_;
-    VkDescriptorSetLayoutCreateInfo sl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    sl.bindingCount = 1;
-    sl.pBindings = &binding;
-    STUDIO_VK(vkCreateDescriptorSetLayout(h_.device, &sl, nullptr, &set_layout_));
-
+Textures::Textures(Device& device, VkRenderPass render_pass)
+    : h_(interop::handles(device)), pipeline_(h_.device, render_pass) {
     VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, kMaxTextures};
     VkDescriptorPoolCreateInfo pool{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pool.maxSets = kMaxTextures;
     pool.poolSizeCount = 1;
     pool.pPoolSizes = &size;
-    STUDIO_VK(vkCreateDescriptorPool(h_.device, &pool, nullptr, &pool_));
-
-    VkPushConstantRange push{VK_SHADER_STAGE_VERTEX_BIT, 0, 8 * sizeof(float)};
-    VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    pl.setLayoutCount = 1;
-    pl.pSetLayouts = &set_layout_;
-    pl.pushConstantRangeCount = 1;
-    pl.pPushConstantRanges = &push;
-    STUDIO_VK(vkCreatePipelineLayout(h_.device, &pl, nullptr, &layout_));
-
-    VkShaderModule vert = make_module(h_.device, quad_vert, sizeof(quad_vert));
-    VkShaderModule frag = make_module(h_.device, quad_frag, sizeof(quad_frag));
-    VkPipelineShaderStageCreateInfo stages[2] = {{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO},
-                                                 {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO}};
-    stages[0].stage = VK_SHADER_STAGE_VERTEX_BIT;
-    stages[0].module = vert;
-    stages[0].pName = "main";
-    stages[1].stage = VK_SHADER_STAGE_FRAGMENT_BIT;
-    stages[1].module = frag;
-    stages[1].pName = "main";
-    VkPipelineVertexInputStateCreateInfo vertex_input{VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO};
-    VkPipelineInputAssemblyStateCreateInfo assembly{VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO};
-    assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_STRIP;
-    VkPipelineViewportStateCreateInfo viewport{VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO};
-    viewport.viewportCount = 1;
-    viewport.scissorCount = 1;
-    VkPipelineRasterizationStateCreateInfo raster{VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO};
-    raster.polygonMode = VK_POLYGON_MODE_FILL;
-    raster.cullMode = VK_CULL_MODE_NONE;
-    raster.frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE;
-    raster.lineWidth = 1.0f;
-    VkPipelineMultisampleStateCreateInfo multisample{VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO};
-    multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT;
-    VkPipelineColorBlendAttachmentState blend_attachment{};
-    blend_attachment.colorWriteMask =
-        VK_COLOR_COMPONENT_R_BIT | VK_COLOR_COMPONENT_G_BIT | VK_COLOR_COMPONENT_B_BIT | VK_COLOR_COMPONENT_A_BIT;
-    VkPipelineColorBlendStateCreateInfo blend{VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO};
-    blend.attachmentCount = 1;
-    blend.pAttachments = &blend_attachment;
-    VkDynamicState dynamic_states[2] = {VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR};
-    VkPipelineDynamicStateCreateInfo dynamic{VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO};
-    dynamic.dynamicStateCount = 2;
-    dynamic.pDynamicStates = dynamic_states;
-    VkGraphicsPipelineCreateInfo info{VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO};
-    info.stageCount = 2;
-    info.pStages = stages;
-    info.pVertexInputState = &vertex_input;
-    info.pInputAssemblyState = &assembly;
-    info.pViewportState = &viewport;
-    info.pRasterizationState = &raster;
-    info.pMultisampleState = &multisample;
-    info.pColorBlendState = &blend;
-    info.pDynamicState = &dynamic;
-    info.layout = layout_;
-    info.renderPass = render_pass;
-    info.subpass = 0;
-    VkResult r = vkCreateGraphicsPipelines(h_.device, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline_);
-    vkDestroyShaderModule(h_.device, vert, nullptr);
-    vkDestroyShaderModule(h_.device, frag, nullptr);
-    check_vk(r, "vkCreateGraphicsPipelines");
-}
-
-Textures::~Textures() {
-    clear();
-    vkDestroyPipeline(h_.device, pipeline_, nullptr);
-    vkDestroyPipelineLayout(h_.device, layout_, nullptr);
-    vkDestroyDescriptorPool(h_.device, pool_, nullptr);
-    vkDestroyDescriptorSetLayout(h_.device, set_layout_, nullptr);
-    vkDestroySampler(h_.device, sampler_, nullptr);
-}
-
-void Textures::destroy(Texture& t) {
-    if (t.view) vkDestroyImageView(h_.device, t.view, nullptr);
-    if (t.image) vkDestroyImage(h_.device, t.image, nullptr);
-    if (t.memory) vkFreeMemory(h_.device, t.memory, nullptr);
-    t = Texture{};
+    ADJOINT_VK_CHECK(vkCreateDescriptorPool(h_.device, &pool, nullptr, pool_.out(h_.device)));
 }
 
 void Textures::clear() {
-    for (Texture& t : textures_) destroy(t);
     textures_.clear();
     requests_.clear();
-    STUDIO_VK(vkResetDescriptorPool(h_.device, pool_, 0));
+    ADJOINT_VK_CHECK(vkResetDescriptorPool(h_.device, pool_.get(), 0));
+}
+
+void Textures::allocate_image(Texture& t) {
+    VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
+    info.imageType = VK_IMAGE_TYPE_2D;
+    info.format = VK_FORMAT_R8G8B8A8_UNORM;
+    info.extent = {t.width, t.height, 1};
+    info.mipLevels = 1;
+    info.arrayLayers = 1;
+    info.samples = VK_SAMPLE_COUNT_1_BIT;
+    info.tiling = VK_IMAGE_TILING_OPTIMAL;
+    info.usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
+    info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    ADJOINT_VK_CHECK(vkCreateImage(h_.device, &info, nullptr, t.image.out(h_.device)));
+    VkMemoryRequirements req;
+    vkGetImageMemoryRequirements(h_.device, t.image.get(), &req);
+    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    alloc.allocationSize = req.size;
+    alloc.memoryTypeIndex =
+        find_memory_type(h_.physical_device, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, true);
+    ADJOINT_VK_CHECK(vkAllocateMemory(h_.device, &alloc, nullptr, t.memory.out(h_.device)));
+    ADJOINT_VK_CHECK(vkBindImageMemory(h_.device, t.image.get(), t.memory.get(), 0));
+    VkImageViewCreateInfo v{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
+    v.image = t.image.get();
+    v.viewType = VK_IMAGE_VIEW_TYPE_2D;
+    v.format = info.format;
+    v.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    ADJOINT_VK_CHECK(vkCreateImageView(h_.device, &v, nullptr, t.view.out(h_.device)));
 }
 
 Textures::Id Textures::create(uint32_t width, uint32_t height) {
@@ -152,36 +64,14 @@ Textures::Id Textures::create(uint32_t width, uint32_t height) {
     Texture t;
     t.width = width;
     t.height = height;
-    VkImageCreateInfo info{VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO};
-    info.imageType = VK_IMAGE_TYPE_2D;
-    info.format = VK_FORMAT_R8G8B8A8_UNORM;
-    info.extent = {width, height, 1};
-    info.mipLevels = 1;
-    info.arrayLayers = 1;
-    info.samples = VK_SAMPLE_COUNT_1_BIT;
-    info.tiling = VK_IMAGE_TILING_OPTIMAL;
-    info.usage = VK_IMAGE_USAGE_SAMPLED_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT;
-    info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    STUDIO_VK(vkCreateImage(h_.device, &info, nullptr, &t.image));
-    VkMemoryRequirements req;
-    vkGetImageMemoryRequirements(h_.device, t.image, &req);
-    VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    alloc.allocationSize = req.size;
-    alloc.memoryTypeIndex = find_memory(h_.physical_device, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    STUDIO_VK(vkAllocateMemory(h_.device, &alloc, nullptr, &t.memory));
-    STUDIO_VK(vkBindImageMemory(h_.device, t.image, t.memory, 0));
-    VkImageViewCreateInfo v{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
-    v.image = t.image;
-    v.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    v.format = info.format;
-    v.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    STUDIO_VK(vkCreateImageView(h_.device, &v, nullptr, &t.view));
+    allocate_image(t);
     VkDescriptorSetAllocateInfo a{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    a.descriptorPool = pool_;
+    a.descriptorPool = pool_.get();
     a.descriptorSetCount = 1;
-    a.pSetLayouts = &set_layout_;
-    STUDIO_VK(vkAllocateDescriptorSets(h_.device, &a, &t.set));
-    VkDescriptorImageInfo image_info{VK_NULL_HANDLE, t.view, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
+    const VkDescriptorSetLayout layout = pipeline_.set_layout();
+    a.pSetLayouts = &layout;
+    ADJOINT_VK_CHECK(vkAllocateDescriptorSets(h_.device, &a, &t.set));
+    VkDescriptorImageInfo image_info{VK_NULL_HANDLE, t.view.get(), VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL};
     VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     w.dstSet = t.set;
     w.dstBinding = 0;
@@ -214,7 +104,7 @@ void Textures::record_updates(VkCommandBuffer cmd) {
         b.oldLayout = t.initialized ? VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL : VK_IMAGE_LAYOUT_UNDEFINED;
         b.newLayout = VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL;
         b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-        b.image = t.image;
+        b.image = t.image.get();
         b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
         to_dst.push_back(b);
         b.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
@@ -233,25 +123,30 @@ void Textures::record_updates(VkCommandBuffer cmd) {
                              VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT,
                          VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &engine, 0, nullptr, uint32_t(to_dst.size()),
                          to_dst.data());
+    record_copies(cmd);
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT, 0, 0, nullptr, 0,
+                         nullptr, uint32_t(to_read.size()), to_read.data());
+}
+
+// Between record_updates' barriers: every texture that has a source, or none yet (black).
+void Textures::record_copies(VkCommandBuffer cmd) {
     for (Texture& t : textures_) {
         if (t.initialized && !t.has_pending) continue;
         if (t.has_pending) {
             VkBufferImageCopy region{};
             region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
             region.imageExtent = {t.width, t.height, 1};
-            vkCmdCopyBufferToImage(cmd, interop::handle(t.pending).buffer, t.image,
+            vkCmdCopyBufferToImage(cmd, interop::handle(t.pending).buffer, t.image.get(),
                                    VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
         } else {
             VkClearColorValue black{};
             black.float32[3] = 1.0f;
             VkImageSubresourceRange range{VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-            vkCmdClearColorImage(cmd, t.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &black, 1, &range);
+            vkCmdClearColorImage(cmd, t.image.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, &black, 1, &range);
         }
         t.initialized = true;
         t.has_pending = false;
     }
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT, 0, 0, nullptr, 0,
-                         nullptr, uint32_t(to_read.size()), to_read.data());
 }
 
 void Textures::draw(Id id, ImVec2 p0, ImVec2 p1, ImVec2 uv0, ImVec2 uv1) {
@@ -287,14 +182,14 @@ void Textures::draw_callback(const ImDrawList*, const ImDrawCmd* pcmd) {
     VkRect2D scissor{{int32_t(x0), int32_t(y0)}, {uint32_t(x1 - x0), uint32_t(y1 - y0)}};
     VkViewport viewport{0, 0, fw, fh, 0, 1};
     const Texture& tex = t.textures_.at(r.id);
-    vkCmdBindPipeline(t.cmd_, VK_PIPELINE_BIND_POINT_GRAPHICS, t.pipeline_);
-    vkCmdBindDescriptorSets(t.cmd_, VK_PIPELINE_BIND_POINT_GRAPHICS, t.layout_, 0, 1, &tex.set, 0, nullptr);
+    vkCmdBindPipeline(t.cmd_, VK_PIPELINE_BIND_POINT_GRAPHICS, t.pipeline_.get());
+    vkCmdBindDescriptorSets(t.cmd_, VK_PIPELINE_BIND_POINT_GRAPHICS, t.pipeline_.layout(), 0, 1, &tex.set, 0, nullptr);
     vkCmdSetViewport(t.cmd_, 0, 1, &viewport);
     vkCmdSetScissor(t.cmd_, 0, 1, &scissor);
     auto ndc_x = [&](float x) { return (x - dp.x) * sc.x / fw * 2.0f - 1.0f; };
     auto ndc_y = [&](float y) { return (y - dp.y) * sc.y / fh * 2.0f - 1.0f; };
     const float push[8] = {ndc_x(r.p0.x), ndc_y(r.p0.y), ndc_x(r.p1.x), ndc_y(r.p1.y), r.uv0.x, r.uv0.y, r.uv1.x, r.uv1.y};
-    vkCmdPushConstants(t.cmd_, t.layout_, VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof(push), push);
+    vkCmdPushConstants(t.cmd_, t.pipeline_.layout(), VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof(push), push);
     vkCmdDraw(t.cmd_, 4, 1, 0, 0);
 }
 

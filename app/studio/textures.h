@@ -3,7 +3,9 @@
 // Dear ImGui 1.86's Vulkan backend draws only its font texture, so images are drawn by this pipeline between
 // ImGui's commands, clipped like them.
 #pragma once
-#include "presenter.h"
+#include "quad_pipeline.h"
+
+#include <adjoint/adjoint.h>
 
 #include <imgui.h>
 
@@ -18,7 +20,6 @@ public:
     using Id = size_t;
 
     Textures(Device& device, VkRenderPass render_pass);
-    ~Textures();
     Textures(const Textures&) = delete;
     Textures& operator=(const Textures&) = delete;
 
@@ -45,10 +46,10 @@ public:
 
 private:
     struct Texture {
-        VkImage image = VK_NULL_HANDLE;
-        VkDeviceMemory memory = VK_NULL_HANDLE;
-        VkImageView view = VK_NULL_HANDLE;
-        VkDescriptorSet set = VK_NULL_HANDLE;
+        vko::Memory memory;                // outlives the image bound to it
+        vko::Image image;
+        vko::ImageView view;
+        VkDescriptorSet set = VK_NULL_HANDLE;   // the pool's
         uint32_t width = 0, height = 0;
         bool initialized = false;          // moved out of UNDEFINED layout
         Buffer<uint32_t> pending;          // to copy in the next frame
@@ -60,17 +61,13 @@ private:
         ImVec2 p0, p1, uv0, uv1;
     };
     static void draw_callback(const ImDrawList* list, const ImDrawCmd* cmd);
-    void destroy(Texture& t);
+    void allocate_image(Texture& t);
+    void record_copies(VkCommandBuffer cmd);
 
-    Device& device_;
     interop::DeviceHandles h_;
-    VkSampler sampler_ = VK_NULL_HANDLE;
-    VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
-    VkDescriptorPool pool_ = VK_NULL_HANDLE;
-    uint32_t pool_capacity_ = 0;
-    VkPipelineLayout layout_ = VK_NULL_HANDLE;
-    VkPipeline pipeline_ = VK_NULL_HANDLE;
-    std::vector<Texture> textures_;
+    QuadPipeline pipeline_;
+    vko::DescriptorPool pool_;
+    std::vector<Texture> textures_;   // after the pool and pipeline: destroyed first
     std::deque<DrawRequest> requests_;     // this frame's; stable addresses for ImGui's callback data
     // While render() runs: where the callbacks draw.
     VkCommandBuffer cmd_ = VK_NULL_HANDLE;

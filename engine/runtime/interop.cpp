@@ -2,6 +2,7 @@
 #include <adjoint/runtime/interop.h>
 
 #include "runtime/runtime_internal.h"
+#include "vulkan/vk_check.h"
 #include "vulkan/vk_runtime.h"
 
 namespace adjoint::interop {
@@ -20,6 +21,8 @@ DeviceHandles handles(const Device& device) {
     vk::NativeContext n = vk::native(*adjoint::detail::vulkan_context(*device.impl()));
     return {n.instance, n.physical_device, n.device, n.queue, n.queue_family, n.api_version};
 }
+
+void check(VkResult result, const char* call, const char* file, int line) { vk::check(result, call, file, line); }
 
 void with_queue(const Device& device, const std::function<void(VkQueue)>& fn) {
     vk::with_queue(*adjoint::detail::vulkan_context(*device.impl()), fn);

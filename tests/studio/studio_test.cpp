@@ -1,7 +1,7 @@
 // adjoint-studio end to end, under Xvfb on lavapipe with the validation layer: a 20-iteration run of the
-// texture demo with --screenshot and --out, read back pixel by pixel (the panels' places come from
-// ADJOINT_STUDIO_LAYOUT), the same with a resize and with a minimize in the middle, a validation message at
-// exit failing the run, and the exits without a display.
+// texture demo with --screenshot and --out, read back pixel by pixel (the panels' places come from the
+// --test-layout hook), the same with a resize and with a minimize in the middle, a validation message at
+// exit failing the run, the exits without a display, and the test hooks on the command line.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <stb_image.h>
@@ -57,7 +57,8 @@ const std::string& studio_preload() {
     return preload;
 }
 
-// Runs `prefix studio args` in `dir` through the shell; prefix sets the environment (and xvfb-run).
+// Runs `prefix studio args` in `dir` through the shell; prefix sets the environment (and xvfb-run), `args`
+// include the test hooks (--test-*).
 Result run(const fs::path& dir, const std::string& prefix, const std::string& args) {
     const std::string& preload = studio_preload();
     const std::string studio =
@@ -232,15 +233,15 @@ const std::string kArgs = "--scene '" + (kSource / "assets/scenes/texture.json")
 TEST(Studio, RunsTheTextureDemoAndShowsIt) {
     require_xvfb();
     fs::path dir = fresh_dir("run");
-    Result r = run(dir, xvfb("ADJOINT_STUDIO_SIZE=1280x760 ADJOINT_STUDIO_LAYOUT=layout.json"), kArgs);
+    Result r = run(dir, xvfb(""), kArgs + " --test-size 1280x760 --test-layout layout.json");
     check_run(dir, r, 1280, 760);
 }
 
 TEST(Studio, ResizingInTheMiddleOfARun) {
     require_xvfb();
     fs::path dir = fresh_dir("resize");
-    Result r = run(dir, xvfb("ADJOINT_STUDIO_SIZE=1280x760 ADJOINT_STUDIO_RESIZE=1100x680@2 ADJOINT_STUDIO_LAYOUT=layout.json"),
-                   kArgs);
+    Result r = run(dir, xvfb(""),
+                   kArgs + " --test-size 1280x760 --test-resize 1100x680@2 --test-layout layout.json");
     check_run(dir, r, 1100, 680);
     const nlohmann::json layout = nlohmann::json::parse(read_text(dir / "layout.json"));
     EXPECT_GE(layout["swapchains"].get<int>(), 2);   // the swapchain was made again for the new size
@@ -253,9 +254,7 @@ TEST(Studio, MinimizingInTheMiddleOfARun) {
     fs::path dir = fresh_dir("minimize");
     // Minimized at frame 1 for 2 frames (Xvfb has no window manager to iconify it: the studio takes the
     // zero-size path of a minimized window for those frames), then restored.
-    Result r = run(dir,
-                   xvfb("ADJOINT_STUDIO_SIZE=1280x760 ADJOINT_STUDIO_MINIMIZE=2@1 ADJOINT_STUDIO_LAYOUT=layout.json"),
-                   kArgs);
+    Result r = run(dir, xvfb(""), kArgs + " --test-size 1280x760 --test-minimize 2@1 --test-layout layout.json");
     // Drawn again after it: the screenshot is the whole window with the run's panels, and the loss fell.
     check_run(dir, r, 1280, 760);
     const nlohmann::json m = nlohmann::json::parse(read_text(dir / "layout.json"))["minimized"];
@@ -273,8 +272,9 @@ TEST(Studio, AValidationMessageAtExitFailsTheRun) {
     fs::path dir = fresh_dir("leak");
     // A VkSampler left alive: the validation layer reports it when the device is destroyed, after the engine's
     // count is read; the studio's own messenger must still see it.
-    Result r = run(dir, xvfb("ADJOINT_STUDIO_LEAK_AT_EXIT=1"),
-                   "--scene '" + (kSource / "assets/scenes/texture.json").string() + "' --run --quit-after-iters 2");
+    Result r = run(dir, xvfb(""),
+                   "--test-leak-at-exit --scene '" + (kSource / "assets/scenes/texture.json").string() +
+                       "' --run --quit-after-iters 2");
     EXPECT_EQ(r.code, 1) << r.err << r.out;
     EXPECT_NE(r.err.find("1 Vulkan validation message(s)"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("VkSampler"), std::string::npos) << r.err;
@@ -298,18 +298,70 @@ TEST(Studio, ABadSceneExitsWith2BeforeAnyWindow) {
     Result u = run(dir, "env -u DISPLAY -u WAYLAND_DISPLAY", "--quit-after-iters -1");
     EXPECT_EQ(u.code, 2);
     EXPECT_NE(u.err.find("--quit-after-iters: must be >= 0"), std::string::npos) << u.err;
-    Result m = run(dir, "env -u DISPLAY -u WAYLAND_DISPLAY ADJOINT_STUDIO_MINIMIZE=0@3", "--quit-after-iters 1");
-    EXPECT_EQ(m.code, 2);
-    EXPECT_NE(m.err.find("ADJOINT_STUDIO_MINIMIZE: expected FRAMES@FRAME with FRAMES >= 1"), std::string::npos)
-        << m.err;
+}
+
+TEST(Studio, TestHooksAreOptionsRefusedWhenBad) {
+    fs::path dir = fresh_dir("hooks");
+    const std::string no_display = "env -u DISPLAY -u WAYLAND_DISPLAY";
+    // Listed in --help under their own heading, with the programs' options.
+    Result h = run(dir, no_display, "--help");
+    EXPECT_EQ(h.code, 0) << h.err;
+    EXPECT_NE(h.out.find("--screenshot"), std::string::npos) << h.out;
+    EXPECT_NE(h.out.find("Test hooks"), std::string::npos) << h.out;
+    for (const char* hook : {"--test-size", "--test-resize", "--test-layout", "--test-close-at", "--test-minimize",
+                             "--test-leak-at-exit"})
+        EXPECT_NE(h.out.find(hook), std::string::npos) << hook;
+    // A bad value names its option and exits with 2 before anything else, as any usage error.
+    struct Bad {
+        const char* args;
+        const char* message;
+    };
+    for (const Bad& b : {Bad{"--test-minimize 0@3", "--test-minimize: expected FRAMES@FRAME with FRAMES >= 1"},
+                         Bad{"--test-size 12x", "--test-size: expected WxH"},
+                         Bad{"--test-resize 900x600", "--test-resize: expected WxH@FRAME"},
+                         Bad{"--test-close-at soon", "--test-close-at: expected a frame number"},
+                         Bad{"--test-layout", "--test-layout"}}) {
+        Result m = run(dir, no_display, std::string(b.args) + " --quit-after-iters 1");
+        EXPECT_EQ(m.code, 2) << b.args;
+        EXPECT_NE(m.err.find(b.message), std::string::npos) << b.args << ": " << m.err;
+        EXPECT_NE(m.err.find("Test hooks"), std::string::npos) << m.err;   // the usage follows
+    }
+    // The environment variables of old are no test hooks any more: only the option shapes the window.
+    Result e = run(dir, no_display + " ADJOINT_STUDIO_MINIMIZE=0@3", "--quit-after-iters 1");
+    EXPECT_EQ(e.code, 2);
+    EXPECT_NE(e.err.find("no display"), std::string::npos) << e.err;
+    // The programs' own options keep their checks behind the hooks.
+    Result q = run(dir, no_display, "--test-size 800x600 --quit-after-iters -1");
+    EXPECT_EQ(q.code, 2);
+    EXPECT_NE(q.err.find("--quit-after-iters: must be >= 0"), std::string::npos) << q.err;
+}
+
+TEST(Studio, AnOptimizingSceneTooLargeForTheDeviceIsRefused) {
+    require_xvfb();
+    fs::path dir = fresh_dir("too-large");
+    // The texture demo at 8192x8192: a view's surfaces need 5 GiB, over any device's storage-buffer range
+    // (at most 4 GiB). Refused as adjoint-optimize refuses it, before any device work, as bad input.
+    std::string scene = read_text(kSource / "assets/scenes/texture.json");
+    const std::string from = "\"resolution\": [256, 256]", to = "\"resolution\": [8192, 8192]";
+    ASSERT_NE(scene.find(from), std::string::npos);
+    scene.replace(scene.find(from), from.size(), to);
+    for (const std::string rel : {"../textures/", "../meshes/"})
+        for (size_t at = scene.find(rel); at != std::string::npos; at = scene.find(rel))
+            scene.replace(at, rel.size(), (kSource / "assets" / rel.substr(3)).string());
+    std::ofstream(dir / "large.json") << scene;
+    Result r = run(dir, xvfb(""), "--scene large.json --run --quit-after-iters 1 --out out");
+    EXPECT_EQ(r.code, 2) << r.err << r.out;
+    EXPECT_NE(r.err.find("camera.resolution: 8192x8192 needs"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("per buffer"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "out"));
 }
 
 TEST(Studio, ClosingTheWindowDuringARunSavesTheOutputs) {
     require_xvfb();
     fs::path dir = fresh_dir("close");
     // No --quit-after-iters: the run (300 iterations) is cut short by the window's close request at frame 4.
-    Result r = run(dir, xvfb("ADJOINT_STUDIO_CLOSE_AT=4"),
-                   "--scene '" + (kSource / "assets/scenes/texture.json").string() + "' --run --out out");
+    Result r = run(dir, xvfb(""),
+                   "--scene '" + (kSource / "assets/scenes/texture.json").string() + "' --run --out out --test-close-at 4");
     ASSERT_EQ(r.code, 0) << r.err << r.out;
     EXPECT_NE(r.out.find("validation on, 0 messages"), std::string::npos) << r.out;
     const std::vector<double> losses = loss_column(dir / "out" / "loss.csv");
@@ -329,8 +381,9 @@ TEST(Studio, ASceneWithoutOptimizeBlockIsShown) {
   "meshes": [ { "name": "ball", "file": ")" << (assets / "meshes/uv_sphere.obj").string() << R"(", "material": "skin" } ],
   "lights": [ { "name": "key", "type": "point", "position": [2, 3, 3], "intensity": 14 } ] })";
     // Minimized for 3 frames on the way (nothing runs: the idle path), shown again after.
-    Result r = run(dir, xvfb("ADJOINT_STUDIO_LAYOUT=layout.json ADJOINT_STUDIO_MINIMIZE=3@1"),
-                   "--scene view.json --quit-after-iters 5 --screenshot shot.png");
+    Result r = run(dir, xvfb(""),
+                   "--scene view.json --quit-after-iters 5 --screenshot shot.png --test-layout layout.json "
+                   "--test-minimize 3@1");
     ASSERT_EQ(r.code, 0) << r.err << r.out;
     EXPECT_NE(r.out.find("validation on, 0 messages"), std::string::npos) << r.out;
     const Picture shot = read_png(dir / "shot.png");

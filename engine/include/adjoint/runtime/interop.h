@@ -90,6 +90,11 @@ ImageHandle handle(const Image<T>& image) {
     return detail::image_handle(image.impl());
 }
 
+// The engine's own check of a VkResult, for the caller's Vulkan calls: anything but VK_SUCCESS is an Error
+// naming the call, the result and file:line, worded as the engine's failures are.
+void check(VkResult result, const char* call, const char* file, int line);
+#define ADJOINT_VK_CHECK(call) ::adjoint::interop::check((call), #call, __FILE__, __LINE__)
+
 // Runs `fn` holding the engine's queue lock, for the caller's vkQueueSubmit / vkQueuePresentKHR /
 // vkQueueWaitIdle (a VkQueue is externally synchronized). Streams synchronizing on other threads wait
 // meanwhile; a stream used inside `fn` would wait for ever.

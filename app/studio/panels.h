@@ -1,0 +1,97 @@
+// The studio's panels, tiled to the window: the images (target | current | |diff| | dL/dI, zoomable) on top;
+// below, the run controls with the settings, the loss curves over the parameter table, and the orbit view
+// with the grid of views. The image windows are ImagePanels (panels.cpp), the rest RunPanels (run_panels.cpp).
+#pragma once
+#include "workspace.h"
+
+#include <imgui.h>
+
+#include <array>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace adjoint::studio {
+
+// The run as the controls set it and the frame loop follows it.
+struct RunState {
+    bool running = false;
+    int iterations_per_frame = 4;
+    float frame_budget_ms = 40.0f;
+};
+
+// For the run window and the closing summary.
+struct FrameStats {
+    uint64_t frames = 0;            // drawn
+    double frame_ms_total = 0;
+    uint32_t iterations = 0;
+    double iteration_ms_total = 0;
+    double mean_frame_ms() const { return frames ? frame_ms_total / double(frames) : 0.0; }
+};
+
+// A panel's place in the window, in window pixels: [x0, x1) x [y0, y1).
+struct PanelRect {
+    float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+
+// The tiles' shared geometry.
+namespace tiles {
+inline constexpr ImGuiWindowFlags kFlags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                           ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings;
+inline constexpr float kGap = 8.0f;
+inline constexpr float kLeftWidth = 330.0f, kRightWidth = 290.0f;
+} // namespace tiles
+
+// The images window along the top and the views window (orbit view, grid of views) on the right.
+class ImagePanels {
+public:
+    ImagePanels(Workspace& workspace, Textures& textures) : workspace_(workspace), textures_(textures) {}
+    // Returns where the windows below the images start.
+    float draw_images();
+    void draw_views(float top);
+    // The four panels' places in the last frame: target, current, diff, gradient.
+    const std::array<PanelRect, 4>& panel_rects() const { return panel_rects_; }
+
+private:
+    void draw_image_panel(Textures::Id texture, const char* caption, const std::string& detail, ImVec2 size,
+                          int index);
+    void zoom_and_pan(ImVec2 corner, ImVec2 size);
+    void draw_orbit(float grid_height);
+    void draw_grid();
+
+    Workspace& workspace_;
+    Textures& textures_;
+    float zoom_ = 1.0f;                 // the image panels' shared zoom and centre (texture coordinates)
+    ImVec2 centre_{0.5f, 0.5f};
+    std::array<PanelRect, 4> panel_rects_{};
+    int grid_show_ = 1;                 // views grid: 0 target, 1 current, 2 |diff|, 3 gradient
+};
+
+// The run window (scene picker, run controls, settings) on the left; the loss curves and the parameter table
+// in the middle.
+class RunPanels {
+public:
+    RunPanels(Workspace& workspace, RunState& run, const FrameStats& stats, std::vector<std::filesystem::path> demos)
+        : workspace_(workspace), run_(run), stats_(stats), demos_(std::move(demos)) {}
+    void draw(float top);
+
+private:
+    void draw_run_window(float top);
+    void draw_scene_picker();
+    void draw_run_controls(Session& session);
+    void draw_settings();
+    void draw_loss_window(float top);
+    void draw_parameters_window(float top);
+    void load(const std::filesystem::path& file);
+
+    Workspace& workspace_;
+    RunState& run_;
+    const FrameStats& stats_;
+    std::vector<std::filesystem::path> demos_;
+    int demo_index_ = 0;
+    std::filesystem::path demo_source_;   // the scene demo_index_ was last matched against
+    std::array<char, 512> path_text_{};
+    std::string status_;                  // the last message (a refused scene, ...)
+};
+
+} // namespace adjoint::studio

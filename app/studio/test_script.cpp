@@ -1,0 +1,74 @@
+// The scripted window events of test runs and the layout file the tests read the screenshot by.
+#include "test_script.h"
+
+#include <adjoint/app/atomic_file.h>
+
+#include <sstream>
+
+namespace adjoint::studio {
+
+void TestScript::before_frame(uint32_t frame, Window& window, int64_t iteration) {
+    if (hooks_.close_at && frame == *hooks_.close_at) window.request_close();
+    if (hooks_.resize && frame == hooks_.resize->frame) {
+        window.resize(hooks_.resize->size);
+        resize_requested_ = true;
+    }
+    if (resize_requested_) ++frames_since_resize_;
+    if (hooks_.minimize && frame == hooks_.minimize->frame) {
+        window.minimize();
+        minimized_ = true;
+        minimized_at_iteration_ = iteration;
+    }
+    if (minimized_ && frame == hooks_.minimize->frame + hooks_.minimize->frames) {
+        window.restore();
+        minimized_ = false;
+    }
+}
+
+bool TestScript::may_quit(uint32_t frame, VkExtent2D extent) const {
+    const auto& r = hooks_.resize;
+    const bool shown = resize_requested_ && extent.width == r->size.width && extent.height == r->size.height;
+    const bool settled = !r || shown || frames_since_resize_ > 300;
+    const auto& m = hooks_.minimize;
+    const bool restored = !m || frame >= m->frame + m->frames;
+    return (settled && restored) || (r && frame > r->frame + 600);
+}
+
+void TestScript::note_extent(VkExtent2D extent, int64_t iteration) {
+    const auto& r = hooks_.resize;
+    if (resize_requested_ && resized_at_iteration_ < 0 && r && extent.width == r->size.width &&
+        extent.height == r->size.height)
+        resized_at_iteration_ = iteration;
+}
+
+void TestScript::after_frame(bool minimized, bool drawn, uint32_t iterations_ran, int64_t iteration) {
+    if (minimized) {
+        ++minimized_frames_;
+        minimized_iterations_ += iterations_ran;
+    } else if (drawn && minimized_at_iteration_ >= 0 && restored_at_iteration_ < 0) {
+        restored_at_iteration_ = iteration;
+    }
+}
+
+void TestScript::write_layout(const LayoutFacts& f) const {
+    if (!hooks_.layout_file) return;
+    std::ostringstream j;
+    j << "{\n  \"window\": [" << f.window.width << ", " << f.window.height << "],\n";
+    j << "  \"image\": [" << f.image_width << ", " << f.image_height << "],\n";
+    j << "  \"iterations\": " << f.iterations << ",\n";
+    j << "  \"swapchains\": " << f.swapchains << ",\n";
+    j << "  \"resized_at_iteration\": " << resized_at_iteration_ << ",\n";
+    j << "  \"minimized\": {\"frames\": " << minimized_frames_ << ", \"iterations\": " << minimized_iterations_
+      << ", \"at_iteration\": " << minimized_at_iteration_ << ", \"restored_at_iteration\": " << restored_at_iteration_
+      << "},\n  \"panels\": {";
+    const char* names[4] = {"target", "current", "diff", "gradient"};
+    for (size_t i = 0; i < 4; ++i) {
+        const PanelRect& r = f.panels[i];
+        j << (i ? ",\n" : "\n") << "    \"" << names[i] << "\": [" << r.x0 << ", " << r.y0 << ", " << r.x1 << ", "
+          << r.y1 << "]";
+    }
+    j << "\n  }\n}\n";
+    app::write_file_atomic(*hooks_.layout_file, j.str());
+}
+
+} // namespace adjoint::studio
