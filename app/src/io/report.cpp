@@ -169,19 +169,9 @@ std::array<float, 3> inferno(float t) {
     return out;
 }
 
-Image make_report(const Image& target, const Image& start, const Image& final, const std::vector<double>& losses) {
-    check_images(target, start, final);
+// Heat map of the mean absolute difference into `tile`, normalised by its largest value (returned).
+float draw_heat_map(Image& report, const Rect& tile, const Image& final, const Image& target) {
     const int w = target.width, h = target.height;
-    const ReportLayout l = report_layout(w, h);
-    const int s = l.text_scale;
-    Image report(l.width, l.height, 3);
-    fill(report, Rect{0, 0, l.width, l.height}, background);
-
-    blit(report, l.tiles[0], target);
-    blit(report, l.tiles[1], start);
-    blit(report, l.tiles[2], final);
-
-    // Heat map of the mean absolute difference, normalised by its largest value.
     std::vector<float> d(size_t(w) * size_t(h));
     float d_max = 0.0f;
     for (int y = 0; y < h; ++y)
@@ -199,21 +189,15 @@ Image make_report(const Image& target, const Image& start, const Image& final, c
             float v = d[size_t(y) * size_t(w) + size_t(x)];
             float t = !std::isfinite(v) ? 1.0f : d_max > 0.0f ? v / d_max : 0.0f;
             Colour c = inferno(t);
-            for (int k = 0; k < 3; ++k) report.at(l.tiles[3].x + x, l.tiles[3].y + y, k) = c[size_t(k)];
+            for (int k = 0; k < 3; ++k) report.at(tile.x + x, tile.y + y, k) = c[size_t(k)];
         }
 
-    // The heat map's caption gives its scale; the longest form that fits the tile (else clipped).
-    std::string heat_caption = "|FINAL-TARGET| MAX " + scientific(d_max);
-    for (std::string shorter : {"|F-T| MAX " + scientific(d_max), "|F-T| " + scientific(d_max)})
-        if (font::text_width(heat_caption, s) > w) heat_caption = shorter;
-    const std::string captions[4] = {"TARGET", "START", "FINAL", heat_caption};
-    for (int i = 0; i < 4; ++i) {
-        const std::string& text = captions[i];
-        const Rect& r = l.tiles[size_t(i)];
-        font::draw_text(report, r.x, r.y - font::glyph_height * s - 4, text, s, ink, r.x + std::max(r.width, 1));
-    }
+    return d_max;
+}
 
-    // The loss curve.
+// The loss curve on a log axis, with its ticks and labels.
+void draw_loss_plot(Image& report, const ReportLayout& l, const std::vector<double>& losses) {
+    const int s = l.text_scale;
     const Rect& p = l.plot;
     font::draw_text(report, p.x, p.y - font::glyph_height * s - 4, "LOSS (LOG SCALE) / ITERATION", s, ink);
     const auto range = loss_axis_range(losses);
@@ -261,6 +245,34 @@ Image make_report(const Image& target, const Image& start, const Image& final, c
     } else {
         font::draw_text(report, p.x + 4, p.y + 4, "NO FINITE POSITIVE LOSS", s, ink);
     }
+}
+
+Image make_report(const Image& target, const Image& start, const Image& final, const std::vector<double>& losses) {
+    check_images(target, start, final);
+    const int w = target.width, h = target.height;
+    const ReportLayout l = report_layout(w, h);
+    const int s = l.text_scale;
+    Image report(l.width, l.height, 3);
+    fill(report, Rect{0, 0, l.width, l.height}, background);
+
+    blit(report, l.tiles[0], target);
+    blit(report, l.tiles[1], start);
+    blit(report, l.tiles[2], final);
+
+    const float d_max = draw_heat_map(report, l.tiles[3], final, target);
+
+    // The heat map's caption gives its scale; the longest form that fits the tile (else clipped).
+    std::string heat_caption = "|FINAL-TARGET| MAX " + scientific(d_max);
+    for (std::string shorter : {"|F-T| MAX " + scientific(d_max), "|F-T| " + scientific(d_max)})
+        if (font::text_width(heat_caption, s) > w) heat_caption = shorter;
+    const std::string captions[4] = {"TARGET", "START", "FINAL", heat_caption};
+    for (int i = 0; i < 4; ++i) {
+        const std::string& text = captions[i];
+        const Rect& r = l.tiles[size_t(i)];
+        font::draw_text(report, r.x, r.y - font::glyph_height * s - 4, text, s, ink, r.x + std::max(r.width, 1));
+    }
+
+    draw_loss_plot(report, l, losses);
     return report;
 }
 

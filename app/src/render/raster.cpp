@@ -22,10 +22,12 @@ struct Rasterizer::Kernels {
     Shader<2> raster, interpolate;
 };
 
-Rasterizer::Rasterizer(Device& device) : device_(device) {
-    // Projects a triangle and counts it into every tile its pixel bounding box, grown by `margin` pixels,
-    // touches.
-    Kernel1D setup = [](BufferFloat3 positions, BufferVar<uint3> triangles, BufferVar<gpu::TriSetup> out,
+namespace {
+
+// Projects a triangle and counts it into every tile its pixel bounding box, grown by `margin` pixels,
+// touches.
+auto setup_kernel() {
+    return Kernel1D([](BufferFloat3 positions, BufferVar<uint3> triangles, BufferVar<gpu::TriSetup> out,
                         BufferUInt tile_count, Float4x4 view_proj, UInt width, UInt height, UInt tiles_x,
                         Float margin) noexcept {
         UInt i = dispatch_id().x;
@@ -64,23 +66,32 @@ Rasterizer::Rasterizer(Device& device) : device_(device) {
             };
         };
         out.write(i, s);
-    };
-    // Exclusive scan of the tile counts in three steps: chunk sums, a scan of the chunks, chunk offsets.
-    Kernel1D scan_chunks = [](BufferUInt count, BufferUInt chunk_sum, UInt tiles) noexcept {
+    });
+}
+
+// Exclusive scan of the tile counts in three steps: chunk sums, a scan of the chunks, chunk offsets.
+auto scan_chunks_kernel() {
+    return Kernel1D([](BufferUInt count, BufferUInt chunk_sum, UInt tiles) noexcept {
         UInt c = dispatch_id().x;
         UInt sum = 0u;
         $for (t, c * kScanChunk, min(c * kScanChunk + kScanChunk, tiles)) { sum += count.read(t); };
         chunk_sum.write(c, sum);
-    };
-    Kernel1D scan_top = [](BufferUInt chunk_sum, BufferUInt chunk_offset, UInt chunks) noexcept {
+    });
+}
+
+auto scan_top_kernel() {
+    return Kernel1D([](BufferUInt chunk_sum, BufferUInt chunk_offset, UInt chunks) noexcept {
         UInt run = 0u;
         $for (c, 0u, chunks) {
             chunk_offset.write(c, run);
             run += chunk_sum.read(c);
         };
         chunk_offset.write(chunks, run);
-    };
-    Kernel1D scan_fill = [](BufferUInt count, BufferUInt chunk_offset, BufferUInt offset, BufferUInt cursor,
+    });
+}
+
+auto scan_fill_kernel() {
+    return Kernel1D([](BufferUInt count, BufferUInt chunk_offset, BufferUInt offset, BufferUInt cursor,
                             UInt tiles) noexcept {
         UInt c = dispatch_id().x;
         UInt run = chunk_offset.read(c);
@@ -89,8 +100,11 @@ Rasterizer::Rasterizer(Device& device) : device_(device) {
             cursor.write(t, 0u);
             run += count.read(t);
         };
-    };
-    Kernel1D fill = [](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt cursor, BufferUInt list,
+    });
+}
+
+auto fill_kernel() {
+    return Kernel1D([](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt cursor, BufferUInt list,
                        UInt tiles_x) noexcept {
         UInt i = dispatch_id().x;
         auto s = setups.read(i);
@@ -103,10 +117,13 @@ Rasterizer::Rasterizer(Device& device) : device_(device) {
                 };
             };
         };
-    };
-    // Nearest triangle per pixel; ties in depth go to the lower triangle id, so the result does not depend
-    // on the order the atomics filled the tile lists.
-    Kernel2D raster = [](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt count, BufferUInt list,
+    });
+}
+
+// Nearest triangle per pixel; ties in depth go to the lower triangle id, so the result does not depend
+// on the order the atomics filled the tile lists.
+auto raster_kernel() {
+    return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt count, BufferUInt list,
                          BufferUInt tri_out, BufferFloat2 bary_out, UInt tiles_x) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x;
@@ -137,10 +154,13 @@ Rasterizer::Rasterizer(Device& device) : device_(device) {
         UInt at = pix.y * width + pix.x;
         tri_out.write(at, best);
         bary_out.write(at, best_b);
-    };
-    // Interpolates the visible triangle's attributes; texture-coordinate derivatives come from the
-    // barycentrics one pixel right and one pixel down on the same triangle's plane.
-    Kernel2D interpolate = [](BufferVar<gpu::TriSetup> setups, BufferUInt tri_in, BufferFloat2 bary_in,
+    });
+}
+
+// Interpolates the visible triangle's attributes; texture-coordinate derivatives come from the
+// barycentrics one pixel right and one pixel down on the same triangle's plane.
+auto interpolate_kernel() {
+    return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt tri_in, BufferFloat2 bary_in,
                               BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
                               BufferVar<uint3> triangles, BufferUInt triangle_material, BufferVar<gpu::Surface> out,
                               Float3 eye) noexcept {
@@ -175,12 +195,20 @@ Rasterizer::Rasterizer(Device& device) : device_(device) {
             s.material = triangle_material.read(ti);
         };
         out.write(at, s);
-    };
+    });
+}
+
+} // namespace
+
+Rasterizer::Rasterizer(Device& device) : device_(device) {
     k_ = std::make_unique<Kernels>(Kernels{
-        device.compile(setup, {.name = "raster_setup"}), device.compile(fill, {.name = "raster_fill"}),
-        device.compile(scan_chunks, {.name = "raster_scan_chunks"}), device.compile(scan_top, {.name = "raster_scan_top"}),
-        device.compile(scan_fill, {.name = "raster_scan_fill"}), device.compile(raster, {.name = "raster_depth"}),
-        device.compile(interpolate, {.name = "raster_interpolate"})});
+        device.compile(setup_kernel(), {.name = "raster_setup"}),
+        device.compile(fill_kernel(), {.name = "raster_fill"}),
+        device.compile(scan_chunks_kernel(), {.name = "raster_scan_chunks"}),
+        device.compile(scan_top_kernel(), {.name = "raster_scan_top"}),
+        device.compile(scan_fill_kernel(), {.name = "raster_scan_fill"}),
+        device.compile(raster_kernel(), {.name = "raster_depth"}),
+        device.compile(interpolate_kernel(), {.name = "raster_interpolate"})});
 }
 
 Rasterizer::~Rasterizer() = default;

@@ -1,0 +1,103 @@
+// The antialiasing stage (nvdiffrast's antialias): silhouette edges blended across pixel pairs, forward in
+// gather form, backward in scatter form through $autodiff (antialias_dsl.h).
+#include "render/antialias_stage.h"
+
+#include "render/antialias_dsl.h"
+
+namespace adjoint::app {
+
+using gpu::kNone;
+
+namespace {
+
+// Gather form: a pixel adds the blends of its four pairs that change it.
+auto forward_kernel() {
+    return Kernel2D([](BufferFloat4 colors, BufferUInt tri_ids, BufferFloat2 bary, BufferFloat3 positions,
+                         BufferVar<uint3> triangles, BufferVar<uint3> opposite, BufferVar<uint3> neighbor,
+                         BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params, BufferFloat4 out) noexcept {
+        UInt2 pix = dispatch_id().xy();
+        UInt width = dispatch_size().x, height = dispatch_size().y;
+        UInt at = pix.y * width + pix.x;
+        Float4 c = colors.read(at);
+        DslCamera cam = camera_of(params, views.read(view));
+        AntialiasInputs<BufferFloat3, BufferFloat4> in{positions, positions, triangles, opposite, neighbor,
+                                                       colors, tri_ids, bary, width};
+        const int dx[4] = {-1, 1, 0, 0}, dy[4] = {0, 0, -1, 1};
+        for (int k = 0; k < 4; ++k) {
+            Bool inside = dx[k] < 0 ? pix.x > 0u : dx[k] > 0 ? pix.x + 1u < width : dy[k] < 0 ? pix.y > 0u
+                                                                                           : pix.y + 1u < height;
+            $if (inside) {
+                UInt2 n = make_uint2(cast<uint32_t>(cast<int>(pix.x) + dx[k]), cast<uint32_t>(cast<int>(pix.y) + dy[k]));
+                bool before = dx[k] < 0 || dy[k] < 0;
+                UInt target = kNone;
+                Float4 delta = make_float4(0.0f);
+                pair_delta(in, cam, pair_edge(in, cam, before ? n : pix, before ? pix : n), target, delta);
+                $if (target == at) { c = c + delta; };
+            };
+        }
+        out.write(at, c);
+    });
+}
+
+// Scatter form: a pixel differentiates its right and lower pairs, each seeded with d loss / d the
+// pixel the pair changes.
+auto backward_kernel(bool camera_free) {
+    return Kernel2D([camera_free](DiffBufferFloat4 colors, BufferUInt tri_ids, BufferFloat2 bary,
+                                    DiffBufferFloat3 positions, BufferFloat3 positions_value,
+                                    BufferVar<uint3> triangles, BufferVar<uint3> opposite,
+                                    BufferVar<uint3> neighbor, BufferVar<gpu::ViewRec> views, UInt view,
+                                    DiffBufferFloat params, BufferFloat params_value, BufferFloat4 dfinal) noexcept {
+        UInt2 pix = dispatch_id().xy();
+        UInt width = dispatch_size().x, height = dispatch_size().y;
+        auto vr = views.read(view);
+        DslCamera plain_cam = camera_of(params_value, vr);
+        AntialiasInputs<DiffBufferFloat3, DiffBufferFloat4> in{positions, positions_value, triangles, opposite,
+                                                                 neighbor, colors, tri_ids, bary, width};
+        // Which edges, on plain values; then the blends inside $autodiff.
+        PairEdge edges[2];
+        for (int k = 0; k < 2; ++k) {
+            $if (k == 0 ? pix.x + 1u < width : pix.y + 1u < height) {
+                edges[k] = pair_edge(in, plain_cam, pix, k == 0 ? make_uint2(pix.x + 1u, pix.y)
+                                                                : make_uint2(pix.x, pix.y + 1u));
+            };
+        }
+        $if ((edges[0].found == 1u) | (edges[1].found == 1u)) {
+            $autodiff {
+                DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
+                Float total = 0.0f;
+                for (int k = 0; k < 2; ++k) {
+                    UInt target = kNone;
+                    Float4 delta = make_float4(0.0f);
+                    pair_delta(in, cam, edges[k], target, delta);
+                    $if (target != kNone) { total = total + dot(delta, dfinal.read(target)); };
+                }
+                adjoint::backward(total);
+            };
+        };
+    });
+}
+
+} // namespace
+
+AntialiasStage::AntialiasStage(Device& device, bool camera_free)
+    : forward_(device.compile(forward_kernel(), {.name = "antialias_forward"})),
+      backward_(device.compile(backward_kernel(camera_free), {.name = "antialias_backward"})) {}
+
+void AntialiasStage::forward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,
+                             const Buffer<float>& params, const Buffer<float4>& colors,
+                             const Buffer<float4>& out) const {
+    stream << forward_(colors, gbuffer.triangle, gbuffer.bary, b.world.positions.value, b.data.geometry.triangles,
+                       b.tables.opposite, b.tables.neighbor, b.views, view, params, out)
+                  .dispatch(gbuffer.width, gbuffer.height);
+}
+
+void AntialiasStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,
+                              const DiffBuffer<float>& params, const DiffBuffer<float4>& colors,
+                              const Buffer<float4>& dfinal) const {
+    stream << backward_(colors, gbuffer.triangle, gbuffer.bary, b.world.positions, b.world.positions.value,
+                        b.data.geometry.triangles, b.tables.opposite, b.tables.neighbor, b.views, view, params,
+                        params.value, dfinal)
+                  .dispatch(gbuffer.width, gbuffer.height);
+}
+
+} // namespace adjoint::app

@@ -1,0 +1,25 @@
+// The antialiasing stage (nvdiffrast's antialias op): where a pixel pair straddles a silhouette edge, the
+// nearer triangle's exit point along the pair blends their colours, so the image moves continuously with the
+// vertices. Backward takes d loss / d the antialiased image and scatters into the colours' gradient, the world
+// positions' and (camera_free) the camera's.
+#pragma once
+#include "render/stage_buffers.h"
+
+namespace adjoint::app {
+
+class AntialiasStage {
+public:
+    AntialiasStage(Device& device, bool camera_free);
+    void forward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,
+                 const Buffer<float>& params, const Buffer<float4>& colors, const Buffer<float4>& out) const;
+    // colors.grad must hold d loss / d the shaded colours before (dfinal itself: the identity part), and
+    // receives the blends' share.
+    void backward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,
+                  const DiffBuffer<float>& params, const DiffBuffer<float4>& colors,
+                  const Buffer<float4>& dfinal) const;
+
+private:
+    Shader<2> forward_, backward_;
+};
+
+} // namespace adjoint::app

@@ -1,0 +1,84 @@
+// The shading stage of the dynamic renderer: each pixel's surface recomputed from the world vertices (so
+// that $autodiff sees it move with them) and shaded; backward, the same code inside $autodiff.
+#include "render/shade_stage.h"
+
+#include "render/geometry_dsl.h"
+
+namespace adjoint::app {
+
+using gpu::kNone;
+
+namespace {
+
+auto forward_kernel(const std::vector<LightGroup>& groups) {
+    return Kernel2D([groups](BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view,
+                                  BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
+                                  BufferVar<uint3> triangles, BufferUInt triangle_material, BufferFloat params,
+                                  TextureSetFloat3 textures, BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights, BufferFloat4 out,
+                                  Float3 background) noexcept {
+        UInt2 pix = dispatch_id().xy();
+        UInt at = pix.y * dispatch_size().x + pix.x;
+        UInt tri = tri_ids.read(at);
+        Float4 c = make_float4(background, 0.0f);
+        $if (tri != kNone) {
+            DslCamera cam = camera_of(params, views.read(view));
+            VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs, triangles, triangle_material};
+            auto s = surface_at(vin, cam, tri, pix);
+            ShadeInputs<BufferFloat> in{params, textures, materials, lights};
+            c = make_float4(shade_surface(in, groups, s.load(), cam.eye), 1.0f);
+        };
+        out.write(at, c);
+    });
+}
+
+// Seeded with d loss / d the shaded colour (4 floats a pixel).
+auto backward_kernel(const std::vector<LightGroup>& groups, bool camera_free) {
+    return Kernel2D([groups, camera_free](BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view,
+                                               DiffBufferFloat3 positions, DiffBufferFloat3 normals,
+                                               DiffBufferFloat3 colors, BufferFloat2 uvs, BufferVar<uint3> triangles,
+                                               BufferUInt triangle_material, DiffBufferFloat params,
+                                               BufferFloat params_value, TextureSetFloat3 textures,
+                                               BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights, BufferFloat color_grad) noexcept {
+        UInt2 pix = dispatch_id().xy();
+        UInt at = pix.y * dispatch_size().x + pix.x;
+        UInt tri = tri_ids.read(at);
+        $if (tri != kNone) {
+            Float3 g = read3(color_grad, 4u * at);
+            $autodiff {
+                auto vr = views.read(view);
+                DslCamera cam = camera_free ? camera_of(params, vr) : camera_of(params_value, vr);
+                VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs, triangles, triangle_material};
+                auto s = surface_at(vin, cam, tri, pix);
+                ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights};
+                adjoint::backward(dot(shade_surface(in, groups, s.load(), cam.eye), g));
+            };
+        };
+    });
+}
+
+} // namespace
+
+ShadeStage::ShadeStage(Device& device, const std::vector<LightGroup>& groups, bool camera_free)
+    : forward_(device.compile(forward_kernel(groups), {.name = "dynamic_shade_forward"})),
+      backward_(device.compile(backward_kernel(groups, camera_free), {.name = "dynamic_shade_backward"})) {}
+
+void ShadeStage::forward(Stream& stream, const StageBuffers& b, uint32_t view, const Buffer<uint32_t>& triangles,
+                         const Buffer<float>& params, const Buffer<float4>& out, uint32_t width, uint32_t height) const {
+    const auto& g = b.data.geometry;
+    stream << forward_(triangles, b.views, view, b.world.positions.value, b.world.normals.value, b.world.colors.value,
+                       g.uvs, g.triangles, g.triangle_material, params, b.data.textures, b.data.materials,
+                       b.data.lights, out, b.data.background)
+                  .dispatch(width, height);
+}
+
+void ShadeStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, const Buffer<uint32_t>& triangles,
+                          const DiffBuffer<float>& params, const Buffer<float>& color_grad, uint32_t width,
+                          uint32_t height) const {
+    const auto& g = b.data.geometry;
+    stream << backward_(triangles, b.views, view, b.world.positions, b.world.normals, b.world.colors, g.uvs,
+                        g.triangles, g.triangle_material, params, params.value, b.data.textures, b.data.materials,
+                        b.data.lights, color_grad)
+                  .dispatch(width, height);
+}
+
+} // namespace adjoint::app

@@ -1,0 +1,26 @@
+// The shading stage of the dynamic renderer: the surface each pixel sees, recomputed from the world vertices
+// through the camera, shaded by the scene's materials and lights. Forward writes linear RGBA (alpha 1 where a
+// triangle covers the pixel); backward takes d loss / d that colour and scatters into the parameter buffer's
+// gradient, the textures' and the world vertices'.
+#pragma once
+#include "render/stage_buffers.h"
+
+namespace adjoint::app {
+
+class ShadeStage {
+public:
+    // camera_free: the camera's values are parameters, so the backward pass differentiates them too.
+    ShadeStage(Device& device, const std::vector<LightGroup>& groups, bool camera_free);
+    // triangles: each pixel's visible triangle (the rasterizer's G-buffer), gpu::kNone for background.
+    void forward(Stream& stream, const StageBuffers& b, uint32_t view, const Buffer<uint32_t>& triangles,
+                 const Buffer<float>& params, const Buffer<float4>& out, uint32_t width, uint32_t height) const;
+    // color_grad: d loss / d the colour, 4 floats a pixel.
+    void backward(Stream& stream, const StageBuffers& b, uint32_t view, const Buffer<uint32_t>& triangles,
+                  const DiffBuffer<float>& params, const Buffer<float>& color_grad, uint32_t width,
+                  uint32_t height) const;
+
+private:
+    Shader<2> forward_, backward_;
+};
+
+} // namespace adjoint::app

@@ -1,0 +1,31 @@
+// The soft rasterization stage (SoftRas): every pixel lists the triangles within reach (from tile bins grown
+// by the reach), then blends them by sigmoid coverage (`sigma`) and a softmax over depth (`gamma`) with the
+// background; alpha is the soft silhouette (soft_dsl.h). It replaces rasterize + shade + antialias.
+#pragma once
+#include "render/stage_buffers.h"
+
+namespace adjoint::app {
+
+class SoftStage {
+public:
+    // pixels: the views' size. candidates: room for each pixel's own list of candidates; 0 chooses it from the
+    // size (at most 256 and 2^24 entries in all). A pixel with more loops over its whole tile instead, with
+    // the same result.
+    SoftStage(Device& device, const std::vector<LightGroup>& groups, bool camera_free,
+              const RenderSettings& settings, uint32_t pixels, uint32_t candidates);
+    // Bins (synchronizes once: the tile lists), lists each pixel's candidates, blends.
+    void forward(Stream& stream, Rasterizer& raster, const DeviceGeometry& raster_geometry, const StageBuffers& b,
+                 uint32_t view, const ViewCamera& camera, const Buffer<float>& params, const Buffer<float4>& out);
+    // After forward() of the same view: d loss / d the image -> parameters, textures, world vertices.
+    void backward(Stream& stream, const StageBuffers& b, uint32_t view, const DiffBuffer<float>& params,
+                  const Buffer<float4>& dfinal) const;
+
+private:
+    Shader<2> select_, forward_, backward_;
+    float sigma_, gamma_, reach2_;   // reach2 = soft_reach2(sigma), NDC units
+    uint32_t capacity_ = 0;
+    Buffer<uint32_t> pixel_count_;   // each pixel's candidates, of the last forward()
+    TileBins bins_;                  // of the last forward()
+};
+
+} // namespace adjoint::app
