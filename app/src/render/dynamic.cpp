@@ -30,18 +30,6 @@ auto seed_kernel() {
     });
 }
 
-// The views' cameras as the stages read them: fixed values, and where eye, target and fov_y live in the
-// parameter buffer.
-std::vector<gpu::ViewRec> view_records(const Scene& scene, const ParamLayout& layout) {
-    std::vector<gpu::ViewRec> recs;
-    for (size_t v = 0; v < scene.views.size(); ++v) {
-        const Camera& c = scene.views[v];
-        recs.push_back({c.up, layout.view_eye[v], layout.view_target[v], layout.view_fov[v], c.near, c.far,
-                        float(c.width), float(c.height)});
-    }
-    return recs;
-}
-
 } // namespace
 
 struct DynamicRenderer::State {

@@ -13,4 +13,8 @@ struct StageBuffers {
     const GeometryTables& tables;
 };
 
+// The views' cameras as the stages read them: fixed values, and where eye, target and fov_y live in the
+// parameter buffer.
+std::vector<gpu::ViewRec> view_records(const Scene& scene, const ParamLayout& layout);
+
 } // namespace adjoint::app

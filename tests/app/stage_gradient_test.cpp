@@ -1,0 +1,306 @@
+// Each stage of the renderer on its own: its backward (from $autodiff) against central differences of its own
+// forward, with the stages before it held fixed. f = sum of w . output for fixed random weights w, so the seed of
+// the backward pass is w. The vertex stage, shading, antialiasing and the loss here; soft rasterization (a stage
+// that replaces rasterize + shade + antialias) in soft_gradient_test.cpp.
+#include "support/device_fixture.h"
+
+#include "optim/loss_kernels.h"
+#include "render/antialias_stage.h"
+#include "render/shade_stage.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace adjoint::test {
+
+namespace {
+
+// 32x32: a vertex-coloured ico-sphere whose vertices are free (so its normals are recomputed from them) over a
+// floor, a point, a directional and an ambient light.
+const char* kScene = R"({
+  "format": 1,
+  "camera": { "eye": [0.3, 0.8, 3.2], "target": [0, 0, 0], "fov_y": 40, "resolution": [32, 32] },
+  "background": [0.1, 0.12, 0.15],
+  "materials": {
+    "ball":  { "albedo": [0.8, 0.5, 0.3], "specular": [0.2, 0.2, 0.2], "shininess": 20 },
+    "floor": { "albedo": [0.3, 0.4, 0.6] }
+  },
+  "meshes": [
+    { "name": "ball", "file": "meshes/ico_sphere.obj", "material": "ball", "scale": 0.7, "vertex_colors": true,
+      "rotation": { "axis": [0.3, 1, 0.2], "angle": 20 }, "translation": [0.05, 0.02, 0] },
+    { "name": "floor", "file": "meshes/plane.obj", "material": "floor", "translation": [0, -1.0, 0] }
+  ],
+  "lights": [
+    { "name": "key",  "type": "point", "position": [1.5, 2.5, 2], "color": [1, 0.9, 0.8], "intensity": 9 },
+    { "name": "sun",  "type": "directional", "direction": [-0.5, -1, -0.3], "intensity": 0.5 },
+    { "name": "fill", "type": "ambient", "color": [1, 1, 1], "intensity": 0.2 }
+  ],
+  "render": { "visibility": "antialias" },
+  "optimize": { "target": "scene", "parameters": { "meshes.ball.vertices": { "perturb": 0.01 } } }
+})";
+
+std::vector<float> weights(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> w(n);
+    for (auto& x : w) x = u(rng);
+    return w;
+}
+
+double dot(const std::vector<float>& a, const std::vector<float>& b) {
+    double s = 0;
+    for (size_t i = 0; i < a.size(); ++i) s += double(a[i]) * b[i];
+    return s;
+}
+
+// The indices of the k largest magnitudes.
+std::vector<size_t> largest(const std::vector<float>& g, size_t k) {
+    std::vector<size_t> order(g.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    k = std::min(k, order.size());
+    std::partial_sort(order.begin(), order.begin() + long(k), order.end(),
+                      [&](size_t a, size_t b) { return std::fabs(g[a]) > std::fabs(g[b]); });
+    order.resize(k);
+    return order;
+}
+
+// Central difference of f along element i of the host copy x (uploaded through `set`), x left as it was.
+template <typename F, typename Set>
+double central(std::vector<float>& x, size_t i, double h, F&& f, Set&& set) {
+    const float x0 = x[i];
+    x[i] = float(x0 + h);
+    set(x);
+    const double fp = f();
+    x[i] = float(x0 - h);
+    set(x);
+    const double fm = f();
+    x[i] = x0;
+    set(x);
+    return (fp - fm) / (double(float(x0 + h)) - double(float(x0 - h)));
+}
+
+// The device state the dynamic stages read, built the way DynamicRenderer builds it.
+class StageRig : public DeviceTest {
+protected:
+    app::Scene scene = app::load_scene_from_string(kScene, std::filesystem::path(ADJOINT_SOURCE_DIR) / "assets",
+                                                   "stages.json");
+    app::SceneData data = app::upload_scene(device, stream, scene);
+    app::GeometryStage geometry{device, stream, scene, data.layout, 0.0f, 0.0f};
+    app::WorldVertices world{device.create_diff_buffer<float3>(geometry.vertex_count()),
+                             device.create_diff_buffer<float3>(geometry.vertex_count()),
+                             device.create_diff_buffer<float3>(geometry.vertex_count())};
+    Buffer<app::gpu::ViewRec> views = app::upload(device, stream, app::view_records(scene, data.layout));
+    app::StageBuffers buffers{data, world, views, geometry.tables()};
+    std::vector<float> values = app::gather_values(scene, data.layout);
+    DiffBuffer<float> params = device.create_diff_buffer<float>(values.size());
+    const uint32_t width = scene.views[0].width, height = scene.views[0].height, pixels = width * height;
+
+    void SetUp() override {
+        stream << params.value.copy_from(values.data());
+        geometry.forward(stream, params.value, world);
+        stream << synchronize();
+    }
+
+    template <typename T>
+    std::vector<T> read(const Buffer<T>& b) {
+        std::vector<T> out(b.size());
+        stream << b.copy_to(out.data()) << synchronize();
+        return out;
+    }
+    static std::vector<float> flat(const std::vector<float3>& v) {
+        std::vector<float> out;
+        for (const float3& x : v) out.insert(out.end(), {x.x, x.y, x.z});
+        return out;
+    }
+    static std::vector<float> flat(const std::vector<float4>& v) {
+        std::vector<float> out;
+        for (const float4& x : v) out.insert(out.end(), {x.x, x.y, x.z, x.w});
+        return out;
+    }
+    void upload3(const Buffer<float3>& b, const std::vector<float>& x) {
+        std::vector<float3> v(x.size() / 3);
+        for (size_t i = 0; i < v.size(); ++i) v[i] = float3(x[3 * i], x[3 * i + 1], x[3 * i + 2]);
+        stream << b.copy_from(v.data()) << synchronize();
+    }
+    app::GBuffer rasterize() {
+        app::DeviceGeometry g = data.geometry;
+        g.positions = world.positions.value;
+        g.normals = world.normals.value;
+        g.colors = world.colors.value;
+        app::ViewCamera vc{app::view_projection_matrix(scene.views[0]), scene.views[0].eye, width, height};
+        return app::Rasterizer(device).rasterize(stream, g, vc);
+    }
+    Buffer<float4> image() { return device.create_buffer<float4>(pixels); }
+};
+
+} // namespace
+
+TEST_F(StageRig, VertexStageMatchesCentralDifferences) {
+    // f = w . (world positions, normals, colours) as functions of the parameter buffer.
+    const size_t n = 3 * geometry.vertex_count();
+    const auto wp = weights(n, 1), wn = weights(n, 2), wc = weights(n, 3);
+    auto f = [&] {
+        geometry.forward(stream, params.value, world);
+        return dot(flat(read(world.positions.value)), wp) + dot(flat(read(world.normals.value)), wn) +
+               dot(flat(read(world.colors.value)), wc);
+    };
+    stream << params.grad.fill_zero() << world.positions.grad.copy_from(wp.data())
+           << world.normals.grad.copy_from(wn.data()) << world.colors.grad.copy_from(wc.data());
+    geometry.backward(stream, params, world);
+    const std::vector<float> g = read(params.grad);
+    auto set = [&](const std::vector<float>& x) { stream << params.value.copy_from(x.data()) << synchronize(); };
+    // The ball's placement (translation 3, raw quaternion 4, scale 3) and its 12 largest vertex gradients.
+    std::vector<size_t> check;
+    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.mesh_translation[0] + k);
+    for (uint32_t k = 0; k < 4; ++k) check.push_back(data.layout.mesh_rotation[0] + k);
+    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.mesh_scale[0] + k);
+    std::vector<float> vertex_grads(g.begin() + data.layout.mesh_vertices[0],
+                                    g.begin() + data.layout.mesh_vertices[0] + 3 * scene.meshes[0].obj_positions.size());
+    for (size_t i : largest(vertex_grads, 12)) check.push_back(data.layout.mesh_vertices[0] + i);
+    int nonzero = 0;
+    for (size_t i : check) {
+        const double fd = central(values, i, 1e-2, f, set);
+        EXPECT_NEAR(g[i], fd, 1e-2 * std::max(std::fabs(fd), 1.0)) << "parameter float " << i;
+        nonzero += std::fabs(fd) > 1e-3;
+    }
+    EXPECT_GE(nonzero, 16);
+}
+
+TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {
+    const app::GBuffer gb = rasterize();   // visibility held fixed: the stage's input
+    app::ShadeStage shade(device, data.light_groups, true);
+    Buffer<float4> out = image();
+    const auto w = weights(4 * size_t(pixels), 4);
+    auto f = [&] {
+        shade.forward(stream, buffers, 0, gb.triangle, params.value, out, width, height);
+        return dot(flat(read(out)), w);
+    };
+    auto wb = device.create_buffer<float>(w.size());
+    stream << wb.copy_from(w.data()) << params.grad.fill_zero() << world.positions.zero_grad()
+           << world.normals.zero_grad() << world.colors.zero_grad() << data.textures.zero_grad();
+    shade.backward(stream, buffers, 0, gb.triangle, params, wb, width, height);
+    const std::vector<float> gp = read(params.grad);
+    const std::vector<float> gx = read(world.positions.grad);
+
+    // Parameters: the lights, the ball's material and the camera (free: camera_free).
+    auto set_params = [&](const std::vector<float>& x) { stream << params.value.copy_from(x.data()) << synchronize(); };
+    std::vector<size_t> check;
+    for (size_t l = 0; l < scene.lights.size(); ++l) {
+        for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.light_color[l] + k);
+        check.push_back(data.layout.light_intensity[l]);
+    }
+    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.light_position[0] + k);
+    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.material_albedo[1] + k);
+    check.push_back(data.layout.material_shininess[0]);
+    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.view_eye[0] + k);
+    check.push_back(data.layout.view_fov[0]);
+    for (size_t i : check) {
+        const double fd = central(values, i, 1e-3 * std::max(1.0f, std::fabs(values[i])), f, set_params);
+        EXPECT_NEAR(gp[i], fd, 1e-2 * std::max(std::fabs(fd), 1.0)) << "parameter float " << i;
+    }
+    // World positions: the 12 largest gradients (the surface a pixel sees moves with its triangle's vertices).
+    std::vector<float> positions = flat(read(world.positions.value));
+    auto set_positions = [&](const std::vector<float>& x) { upload3(world.positions.value, x); };
+    // A pixel whose lighting crosses a kink (n . l = 0, the two-sided normal's flip) inside a step spoils one
+    // difference, so the closer of two steps must agree.
+    for (size_t i : largest(gx, 12)) {
+        const double fd1 = central(positions, i, 1e-3, f, set_positions);
+        const double fd2 = central(positions, i, 3e-4, f, set_positions);
+        const double fd = std::fabs(fd1 - gx[i]) <= std::fabs(fd2 - gx[i]) ? fd1 : fd2;
+        EXPECT_NEAR(gx[i], fd, 1e-2 * std::max(std::fabs(fd), 1.0)) << "world position float " << i;
+        EXPECT_GT(std::fabs(fd), 1e-3) << "world position float " << i;
+    }
+}
+
+TEST_F(StageRig, AntialiasStageMatchesCentralDifferences) {
+    const app::GBuffer gb = rasterize();
+    app::ShadeStage shade(device, data.light_groups, false);
+    DiffBuffer<float4> colors = device.create_diff_buffer<float4>(pixels);
+    shade.forward(stream, buffers, 0, gb.triangle, params.value, colors.value, width, height);
+    app::AntialiasStage antialias(device, false);
+    Buffer<float4> out = image();
+    const auto w = weights(4 * size_t(pixels), 5);
+    auto f = [&] {
+        antialias.forward(stream, buffers, 0, gb, params.value, colors.value, out);
+        return dot(flat(read(out)), w);
+    };
+    std::vector<float4> w4(pixels);
+    for (uint32_t i = 0; i < pixels; ++i) w4[i] = float4(w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]);
+    Buffer<float4> dfinal = image();
+    // colors.grad starts as dfinal (the identity part of out = colors + blends), as the renderer seeds it.
+    stream << dfinal.copy_from(w4.data()) << colors.grad.copy_from(w.data()) << world.positions.zero_grad()
+           << params.grad.fill_zero();
+    antialias.backward(stream, buffers, 0, gb, params, colors, dfinal);
+    const std::vector<float> gx = read(world.positions.grad), gc = read(colors.grad);
+
+    // World positions of silhouette vertices: the blends move with them. An edge walk that changes inside a
+    // step spoils one difference, so the closer of two steps must agree (as geometry_gradient_test does).
+    std::vector<float> positions = flat(read(world.positions.value));
+    auto set_positions = [&](const std::vector<float>& x) { upload3(world.positions.value, x); };
+    int nonzero = 0;
+    for (size_t i : largest(gx, 12)) {
+        const double fd1 = central(positions, i, 1e-4, f, set_positions);
+        const double fd2 = central(positions, i, 3e-4, f, set_positions);
+        const double fd = std::fabs(fd1 - gx[i]) <= std::fabs(fd2 - gx[i]) ? fd1 : fd2;
+        EXPECT_NEAR(gx[i], fd, 0.03 * std::fabs(fd) + 1e-3) << "world position float " << i;
+        nonzero += std::fabs(fd) > 1e-2;
+    }
+    EXPECT_GE(nonzero, 8);
+    // Colours: out is linear in them; the 12 largest gradients differ from the identity's seed where a pair
+    // blends.
+    std::vector<float> c = flat(read(colors.value));
+    auto set_colors = [&](const std::vector<float>& x) {
+        std::vector<float4> v(pixels);
+        for (uint32_t i = 0; i < pixels; ++i) v[i] = float4(x[4 * i], x[4 * i + 1], x[4 * i + 2], x[4 * i + 3]);
+        stream << colors.value.copy_from(v.data()) << synchronize();
+    };
+    std::vector<float> blend(gc.size());
+    for (size_t i = 0; i < gc.size(); ++i) blend[i] = gc[i] - w[i];
+    for (size_t i : largest(blend, 12)) {
+        const double fd = central(c, i, 1e-2, f, set_colors);
+        EXPECT_NEAR(gc[i], fd, 1e-3 * std::max(std::fabs(fd), 1.0)) << "colour float " << i;
+    }
+}
+
+TEST_F(StageRig, EveryLossMatchesCentralDifferences) {
+    // The objective's loss of an image against a target, for every loss plug-in: d loss / d image.
+    const uint32_t n = 64;
+    std::vector<float> x = weights(4 * n, 6), t = weights(4 * n, 7);
+    auto to4 = [](const std::vector<float>& v) {
+        std::vector<float4> out(v.size() / 4);
+        for (size_t i = 0; i < out.size(); ++i) out[i] = float4(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
+        return out;
+    };
+    Buffer<float4> img = device.create_buffer<float4>(n), target = device.create_buffer<float4>(n),
+                   dimage = device.create_buffer<float4>(n);
+    Buffer<float> loss = device.create_buffer<float>(n), sqerr = device.create_buffer<float>(n);
+    const auto t4 = to4(t);
+    stream << target.copy_from(t4.data()) << synchronize();
+    for (const app::LossModel* model : app::loss_models()) {
+        app::LossKernels k(device, *model, nullptr, false);
+        auto f = [&] {
+            stream << (*k.image_loss)(img, target, loss, sqerr, 0u, dimage, 1.0f).dispatch(n, 1u);
+            const auto l = read(loss);
+            double s = 0;
+            for (float v : l) s += v;
+            return s;
+        };
+        auto set = [&](const std::vector<float>& v) {
+            const auto v4 = to4(v);
+            stream << img.copy_from(v4.data()) << synchronize();
+        };
+        set(x);
+        f();
+        const std::vector<float> g = flat(read(dimage));
+        int nonzero = 0;
+        for (size_t i = 0; i < x.size(); ++i) {
+            const double fd = central(x, i, 1e-3, f, set);
+            EXPECT_NEAR(g[i], fd, 1e-3 * std::max(std::fabs(fd), 1.0)) << model->name << " float " << i;
+            nonzero += std::fabs(fd) > 1e-3;
+        }
+        EXPECT_GE(nonzero, 60) << model->name;   // silhouette: the 64 alphas
+    }
+}
+
+} // namespace adjoint::test
