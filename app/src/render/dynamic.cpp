@@ -271,7 +271,9 @@ struct DynamicRenderer::State {
         std::vector<gpu::ViewRec> recs;
         for (size_t v = 0; v < scene.views.size(); ++v) {
             const Camera& c = scene.views[v];
-            recs.push_back({c.up, sd.layout.view_eye[v], sd.layout.view_target[v], sd.layout.view_fov[v], c.near, c.far,
+            const uint32_t view = uint32_t(v);
+            recs.push_back({c.up, sd.layout.at(ParameterKind::camera_eye, view), sd.layout.at(ParameterKind::camera_target, view),
+                            sd.layout.at(ParameterKind::camera_fov_y, view), c.near, c.far,
                             float(c.width), float(c.height)});
         }
         views = d.create_buffer<gpu::ViewRec>(recs.size());
