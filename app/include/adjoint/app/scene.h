@@ -185,6 +185,8 @@ struct RenderSettings {
 };
 
 // ---- optimization -------------------------------------------------------------------------------------
+// Each kind's path, shape, range, scene access, device slot, error and storage: its descriptor in
+// parameter_kinds.h (a new kind is a value here and one entry there).
 enum class ParameterKind : uint32_t {
     material_albedo,         // 3
     material_albedo_texture, // texture_width × texture_height × 3, rows top first
