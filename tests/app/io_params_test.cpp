@@ -135,10 +135,10 @@ TEST(IoParams, ReaderNamesTheFileAndJsonPath) {
         write_file_atomic(dir / "p.json", text);
         return error_of([&] { read_params_json(dir / "p.json"); });
     };
-    EXPECT_EQ(read_text(R"({"parameters": {"a.b": {"value": [1, "x"]}}})"), f + ": parameters.a.b.value[1]: expected a number");
-    EXPECT_EQ(read_text(R"({"parameters": {"a.b": {"value": [1], "colour": 2}}})"), f + ": parameters.a.b.colour: unknown key");
-    EXPECT_EQ(read_text(R"({"parameters": {"a.b": {"error": 2}}})"), f + ": parameters.a.b: needs either \"value\" or \"texture\"");
-    EXPECT_EQ(read_text(R"({"params": {}})"), f + ": params: unknown key");
+    EXPECT_EQ(read_text(R"({"parameters": {"a.b": {"value": [1, "x"]}}})"), f + ": parameters[\"a.b\"].value[1]: expected a number");
+    EXPECT_EQ(read_text(R"({"parameters": {"a.b": {"value": [1], "colour": 2}}})"), f + ": parameters[\"a.b\"].colour: unknown key");
+    EXPECT_EQ(read_text(R"({"parameters": {"a.b": {"error": 2}}})"), f + ": parameters[\"a.b\"]: needs either \"value\" or \"texture\"");
+    EXPECT_EQ(read_text(R"({"params": {}})"), f + ": parameters: required key is missing");
     EXPECT_EQ(read_text("[1]"), f + ": expected a JSON object");
     EXPECT_EQ(read_text("{").rfind(f + ": not valid JSON: ", 0), 0u);
     EXPECT_NE(read_text(R"({"parameters": {"a.b": {"texture": "gone.png"}}})").find("gone.png: No such file"), std::string::npos);

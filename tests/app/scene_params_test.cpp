@@ -227,8 +227,8 @@ TEST_F(SceneParameters, ParamsFileOntoTheScene) {
     EXPECT_EQ(error_applying(R"({"parameters": {"materials.skin.albedo_texture": {"texture": "gone.png"}}})"),
               file + ": parameters[\"materials.skin.albedo_texture\"].texture: cannot read gone.png: No such file or directory");
     EXPECT_EQ(error_applying(R"({"parameters": {"lights.key.color": {"true_value": [1, 1, 1]}}})"),
-              file + ": parameters[\"lights.key.color\"].value: required key is missing");
-    EXPECT_EQ(error_applying("{\"parameters\": [}"), file + ": line 1, column 17: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal");
+              file + ": parameters[\"lights.key.color\"]: needs either \"value\" or \"texture\"");
+    EXPECT_EQ(error_applying("{\"parameters\": [}"), file + ": not valid JSON: line 1, column 17: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal");
 }
 
 } // namespace

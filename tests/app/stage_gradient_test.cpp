@@ -152,12 +152,12 @@ TEST_F(StageRig, VertexStageMatchesCentralDifferences) {
     auto set = [&](const std::vector<float>& x) { stream << params.value.copy_from(x.data()) << synchronize(); };
     // The ball's placement (translation 3, raw quaternion 4, scale 3) and its 12 largest vertex gradients.
     std::vector<size_t> check;
-    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.mesh_translation[0] + k);
-    for (uint32_t k = 0; k < 4; ++k) check.push_back(data.layout.mesh_rotation[0] + k);
-    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.mesh_scale[0] + k);
-    std::vector<float> vertex_grads(g.begin() + data.layout.mesh_vertices[0],
-                                    g.begin() + data.layout.mesh_vertices[0] + 3 * scene.meshes[0].obj_positions.size());
-    for (size_t i : largest(vertex_grads, 12)) check.push_back(data.layout.mesh_vertices[0] + i);
+    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.at(app::ParameterKind::mesh_translation, 0) + k);
+    for (uint32_t k = 0; k < 4; ++k) check.push_back(data.layout.at(app::ParameterKind::mesh_rotation, 0) + k);
+    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.at(app::ParameterKind::mesh_scale, 0) + k);
+    std::vector<float> vertex_grads(g.begin() + data.layout.at(app::ParameterKind::mesh_vertices, 0),
+                                    g.begin() + data.layout.at(app::ParameterKind::mesh_vertices, 0) + 3 * scene.meshes[0].obj_positions.size());
+    for (size_t i : largest(vertex_grads, 12)) check.push_back(data.layout.at(app::ParameterKind::mesh_vertices, 0) + i);
     int nonzero = 0;
     for (size_t i : check) {
         const double fd = central(values, i, 1e-2, f, set);
@@ -187,14 +187,14 @@ TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {
     auto set_params = [&](const std::vector<float>& x) { stream << params.value.copy_from(x.data()) << synchronize(); };
     std::vector<size_t> check;
     for (size_t l = 0; l < scene.lights.size(); ++l) {
-        for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.light_color[l] + k);
-        check.push_back(data.layout.light_intensity[l]);
+        for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.at(app::ParameterKind::light_color, uint32_t(l)) + k);
+        check.push_back(data.layout.at(app::ParameterKind::light_intensity, uint32_t(l)));
     }
-    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.light_position[0] + k);
-    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.material_albedo[1] + k);
-    check.push_back(data.layout.material_shininess[0]);
-    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.view_eye[0] + k);
-    check.push_back(data.layout.view_fov[0]);
+    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.at(app::ParameterKind::light_position, 0) + k);
+    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.at(app::ParameterKind::material_albedo, 1) + k);
+    check.push_back(data.layout.at(app::ParameterKind::material_shininess, 0));
+    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.at(app::ParameterKind::camera_eye, 0) + k);
+    check.push_back(data.layout.at(app::ParameterKind::camera_fov_y, 0));
     for (size_t i : check) {
         const double fd = central(values, i, 1e-3 * std::max(1.0f, std::fabs(values[i])), f, set_params);
         EXPECT_NEAR(gp[i], fd, 1e-2 * std::max(std::fabs(fd), 1.0)) << "parameter float " << i;

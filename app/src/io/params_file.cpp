@@ -4,6 +4,7 @@
 #include <adjoint/core/error.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -49,17 +50,46 @@ std::vector<const ParamRecord*> sorted_checked(const std::vector<ParamRecord>& r
     return sorted;
 }
 
+// `parent.key`, or `parent["key"]` when the key is not a plain name: a parameter path holds dots, so its
+// entry reads `parameters["lights.key.color"]`, as the scene loader names JSON paths.
+std::string child_path(const std::string& parent, const std::string& key) {
+    bool plain = !key.empty();
+    for (char c : key) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-');
+    return plain ? parent + "." + key : parent + "[" + Json(key).dump() + "]";
+}
+
+// A texture beside params.json; errors name it as the file does, at its JSON path.
+Image read_texture(const std::filesystem::path& folder, const std::string& name, const std::string& what,
+                   const std::string& where) {
+    std::string bytes;
+    try {
+        bytes = read_file(folder / name);
+    } catch (const Error& e) {
+        // "cannot read <folder/name>: <reason>": the reason, with the name as params.json gives it.
+        const std::string message = e.what(), full = (folder / name).string();
+        const size_t reason = message.find(full + ": ");
+        fail(what, ": ", where, ": cannot read ", name, ": ",
+             reason == std::string::npos ? message : message.substr(reason + full.size() + 2));
+    }
+    try {
+        return decode_image_linear(bytes, name);
+    } catch (const Error& e) {
+        fail(what, ": ", where, ": ", e.what());
+    }
+}
+
 std::vector<float> read_floats(const Json& j, const std::string& what, const std::string& where) {
     std::vector<float> values;
-    if (j.is_number()) {
-        values.push_back(j.get<float>());
-        return values;
-    }
+    auto number = [&](const Json& n, const std::string& at) {
+        if (!n.is_number()) fail(what, ": ", at, ": expected a number");
+        // Finite as a float: below the midpoint between the largest float and the next power of two.
+        const double v = n.get<double>();
+        if (!(std::abs(v) < 0x1.ffffffp+127)) fail(what, ": ", at, ": expected a finite number");
+        return float(v);
+    };
+    if (j.is_number()) return {number(j, where)};
     if (!j.is_array() || j.empty()) fail(what, ": ", where, ": expected a number or a non-empty array of numbers");
-    for (size_t i = 0; i < j.size(); ++i) {
-        if (!j[i].is_number()) fail(what, ": ", where, "[", i, "]: expected a number");
-        values.push_back(j[i].get<float>());
-    }
+    for (size_t i = 0; i < j.size(); ++i) values.push_back(number(j[i], where + "[" + std::to_string(i) + "]"));
     return values;
 }
 
@@ -109,24 +139,27 @@ std::vector<ParamRecord> read_params_json(const std::filesystem::path& params_js
     try {
         root = Json::parse(read_file(params_json));
     } catch (const nlohmann::json::parse_error& e) {
-        fail(what, ": not valid JSON: ", e.what());
+        // "[json.exception.parse_error.101] parse error at line 3, column 5: ..." without nlohmann's prefix.
+        const std::string message = e.what(), marker = "parse error at ";
+        const size_t at = message.find(marker);
+        fail(what, ": not valid JSON: ", at == std::string::npos ? message : message.substr(at + marker.size()));
     }
+    // Other top-level keys are left to whoever writes the file (an iteration, a run's settings).
     if (!root.is_object()) fail(what, ": expected a JSON object");
-    for (auto it = root.begin(); it != root.end(); ++it)
-        if (it.key() != "parameters") fail(what, ": ", it.key(), ": unknown key");
-    if (!root.contains("parameters") || !root["parameters"].is_object()) fail(what, ": parameters: expected an object");
+    if (!root.contains("parameters")) fail(what, ": parameters: required key is missing");
+    if (!root["parameters"].is_object()) fail(what, ": parameters: expected an object");
 
     std::vector<ParamRecord> records;
     const Json& params = root["parameters"];
     for (auto it = params.begin(); it != params.end(); ++it) {
-        const std::string where = "parameters." + it.key();
+        const std::string where = child_path("parameters", it.key());
         const Json& entry = it.value();
         if (!entry.is_object()) fail(what, ": ", where, ": expected an object");
         ParamRecord r;
         r.path = it.key();
         for (auto f = entry.begin(); f != entry.end(); ++f) {
             const std::string& key = f.key();
-            const std::string at = where + "." + key;
+            const std::string at = child_path(where, key);
             if (key == "value") r.value = read_floats(f.value(), what, at);
             else if (key == "true_value") r.true_value = read_floats(f.value(), what, at);
             else if (key == "error") {
@@ -135,8 +168,8 @@ std::vector<ParamRecord> read_params_json(const std::filesystem::path& params_js
             } else if (key == "texture" || key == "true_texture") {
                 if (!f.value().is_string() || f.value().get<std::string>().empty())
                     fail(what, ": ", at, ": expected a file name");
-                const std::filesystem::path file = params_json.parent_path() / f.value().get<std::string>();
-                (key == "texture" ? r.texture : r.true_texture) = read_png_linear(file);
+                const std::string name = f.value().get<std::string>();
+                (key == "texture" ? r.texture : r.true_texture) = read_texture(params_json.parent_path(), name, what, at);
             } else {
                 fail(what, ": ", at, ": unknown key");
             }

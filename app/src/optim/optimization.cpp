@@ -7,7 +7,7 @@
 // the dynamic renderer (render/dynamic.h), whose backward chain also reaches the vertices and the camera.
 #include <adjoint/app/optimization.h>
 
-#include "stages.h"
+#include "free_parameters.h"
 
 #include <algorithm>
 #include <chrono>
@@ -24,21 +24,6 @@ NonFiniteError::NonFiniteError(uint32_t it, std::string p)
 
 namespace {
 
-// Bounds that keep a value meaningful (colours and intensities non-negative, textures in [0, 1]).
-std::pair<float, float> bounds(ParameterKind k) {
-    constexpr float inf = std::numeric_limits<float>::infinity();
-    switch (k) {
-    case ParameterKind::material_albedo:
-    case ParameterKind::material_albedo_texture:
-    case ParameterKind::material_specular: return {0.0f, 1.0f};
-    case ParameterKind::material_shininess: return {1.0f, 4096.0f};
-    case ParameterKind::light_color:
-    case ParameterKind::light_intensity: return {0.0f, inf};
-    case ParameterKind::camera_fov_y: return {1.0f, 179.0f};
-    default: return {-inf, inf};
-    }
-}
-
 bool needs_dynamic(const Scene& scene) {
     if (scene.render.visibility != Visibility::hard || scene.optimize->loss == "silhouette") return true;
     for (const auto& p : scene.optimize->parameters)
@@ -46,71 +31,9 @@ bool needs_dynamic(const Scene& scene) {
     return false;
 }
 
-bool is_camera(ParameterKind k) {
-    return k == ParameterKind::camera_eye || k == ParameterKind::camera_target || k == ParameterKind::camera_fov_y;
-}
-
-// The angle between two rotations given as (not necessarily unit) quaternions [w, x, y, z], in radians.
-double geodesic_angle(const float* a, const float* b) {
-    double d = 0, na = 0, nb = 0;
-    for (int i = 0; i < 4; ++i) {
-        d += double(a[i]) * b[i];
-        na += double(a[i]) * a[i];
-        nb += double(b[i]) * b[i];
-    }
-    double c = std::min(1.0, std::abs(d) / std::max(std::sqrt(na * nb), 1e-300));
-    return 2.0 * std::acos(c);
-}
+bool is_camera(ParameterKind k) { return kind_info(k).collection == ParameterCollection::camera; }
 
 } // namespace
-
-// The start values: `init`, or the scene's value plus a seeded offset of size `perturb` (a random
-// direction of length perturb * max(|v|, 1) for values of up to 4 floats; per element for larger ones; for
-// a rotation, `perturb` degrees about a random axis).
-Scene OptimizerStages::prepare_current(const Scene& scene) {
-    Scene s = scene;
-    Rng init_rng(opt.seed ^ 0x5eedf00dull);
-    for (const auto& p : opt.parameters) {
-        if (!p.init.empty()) {
-            set_parameter_value(s, p, p.init);
-            continue;
-        }
-        std::vector<float> v = parameter_value(scene, p);
-        float amount = p.perturb.value_or(0.0f);
-        if (p.kind == ParameterKind::mesh_rotation) {
-            double axis[3], n = 0;
-            for (double& a : axis) {
-                double u1 = std::max(init_rng.uniform(), 1e-300), u2 = init_rng.uniform();
-                a = std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
-                n += a * a;
-            }
-            Quaternion d = quaternion_from_axis_angle(float3(float(axis[0]), float(axis[1]), float(axis[2])), amount);
-            if (!(n > 0)) d = Quaternion{};
-            // d * q: the perturbation applied after the scene's rotation.
-            const float w = v[0], x = v[1], y = v[2], z = v[3];
-            v = {d.w * w - d.x * x - d.y * y - d.z * z, d.w * x + d.x * w + d.y * z - d.z * y,
-                 d.w * y - d.x * z + d.y * w + d.z * x, d.w * z + d.x * y - d.y * x + d.z * w};
-        } else if (v.size() <= 4) {
-            double norm = 0, dn = 0;
-            std::vector<double> dir(v.size());
-            for (size_t i = 0; i < v.size(); ++i) {
-                norm += double(v[i]) * v[i];
-                // Box-Muller keeps the direction uniform on the sphere.
-                double u1 = std::max(init_rng.uniform(), 1e-300), u2 = init_rng.uniform();
-                dir[i] = std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
-                dn += dir[i] * dir[i];
-            }
-            double len = amount * std::max(std::sqrt(norm), 1.0) / std::max(std::sqrt(dn), 1e-12);
-            for (size_t i = 0; i < v.size(); ++i) v[i] = float(v[i] + dir[i] * len);
-        } else {
-            for (auto& x : v) x = float(x + amount * (2 * init_rng.uniform() - 1));
-        }
-        auto [lo_b, hi_b] = bounds(p.kind);
-        for (auto& x : v) x = std::clamp(x, lo_b, hi_b);
-        set_parameter_value(s, p, v);
-    }
-    return s;
-}
 
 OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
     : device(d), stream(d.create_stream()), truth(scene), opt(*truth.optimize), current(prepare_current(scene)),
@@ -121,35 +44,11 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
     partials_per_view = (pixels + kSumChunk - 1) / kSumChunk;
     has_truth = opt.target_is_scene;
 
-    // Free parameters: where they live, their truth (same shape only), their chunks for the sums.
+    // Free parameters: where they live, their rates, bounds and truth (same shape only), their chunks for the sums.
     std::vector<float> values = gather_values(current, data.layout);
-    std::vector<float> h_lr(values.size(), 0.0f), h_lo(values.size(), 0.0f), h_hi(values.size(), 0.0f),
-        h_truth(values.size(), 0.0f);
-    std::vector<ErrorChunk> h_chunks;
-    for (const auto& p : opt.parameters) {
-        FreeParam f{p, data.layout.offset_of(current, p)};
-        std::vector<float> cur = parameter_value(current, p);
-        if (has_truth) {
-            std::vector<float> t = parameter_value(truth, p);
-            f.has_truth = t.size() == cur.size();
-            if (f.has_truth) std::copy(t.begin(), t.end(), h_truth.begin() + f.offset);
-        }
-        auto [lo_b, hi_b] = bounds(p.kind);
-        for (size_t i = 0; i < cur.size(); ++i) {
-            h_lr[f.offset + i] = p.lr;
-            h_lo[f.offset + i] = lo_b;
-            h_hi[f.offset + i] = hi_b;
-        }
-        f.first_chunk = uint32_t(h_chunks.size());
-        for (uint32_t b = 0; b < cur.size(); b += kSumChunk)
-            h_chunks.push_back({f.offset + b, f.offset + std::min<uint32_t>(b + kSumChunk, uint32_t(cur.size())),
-                                uint32_t(free.size()), 0});
-        f.chunks = uint32_t(h_chunks.size()) - f.first_chunk;
-        free.push_back(std::move(f));
-    }
-    // Fixed values are their own bounds, so even a stray update could not move them.
-    for (size_t i = 0; i < values.size(); ++i)
-        if (h_lr[i] == 0.0f) h_lo[i] = h_hi[i] = values[i];
+    FreeParameterTables tables = free_parameter_tables(opt, current, has_truth ? &truth : nullptr, data.layout, values);
+    free = std::move(tables.free);
+    const std::vector<ErrorChunk>& h_chunks = tables.chunks;
     chunk_count = uint32_t(h_chunks.size());
 
     auto make = [&](const std::vector<float>& v) {
@@ -164,17 +63,17 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
         state.push_back(d.create_buffer<float>(i < optimizer.state.size() ? n : 1));
         stream << state.back().fill_zero();
     }
-    lr = make(h_lr);
-    lo = make(h_lo);
-    hi = make(h_hi);
-    truth_values = make(h_truth);
+    lr = make(tables.lr);
+    lo = make(tables.lo);
+    hi = make(tables.hi);
+    truth_values = make(tables.truth);
     chunks = d.create_buffer<ErrorChunk>(std::max<size_t>(h_chunks.size(), 1));
     if (!h_chunks.empty()) stream << chunks.copy_from(h_chunks.data());
     chunk_sums = d.create_buffer<float4>(std::max<size_t>(h_chunks.size(), 1));
     loss_px = d.create_buffer<float>(size_t(pixels) * views);   // evaluate() uses every view
     sqerr_px = d.create_buffer<float>(size_t(pixels) * views);
     for (size_t i = 0; i < free.size(); ++i)
-        if (free[i].p.kind == ParameterKind::mesh_rotation) rotation_params.push_back(i);
+        if (kind_info(free[i].p.kind).metric == ErrorMetric::geodesic_angle) rotation_params.push_back(i);
     rotation_values.resize(4 * rotation_params.size());
 
     if (needs_dynamic(truth)) {
@@ -259,8 +158,9 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
 void OptimizerStages::sync_camera() {
     if (!camera_free) return;
     float c[7];
-    stream << params.value.copy_to(c, data.layout.view_eye[0], 3) << params.value.copy_to(c + 3, data.layout.view_target[0], 3)
-           << params.value.copy_to(c + 6, data.layout.view_fov[0], 1) << synchronize();
+    stream << params.value.copy_to(c, data.layout.at(ParameterKind::camera_eye, 0), 3)
+           << params.value.copy_to(c + 3, data.layout.at(ParameterKind::camera_target, 0), 3)
+           << params.value.copy_to(c + 6, data.layout.at(ParameterKind::camera_fov_y, 0), 1) << synchronize();
     Camera& cam = current.views[0];
     cam.eye = float3(c[0], c[1], c[2]);
     cam.target = float3(c[3], c[4], c[5]);
@@ -315,8 +215,7 @@ void OptimizerStages::record_loss_and_gradient(const std::vector<uint32_t>& orde
         }
     }
     // Every texture's gradient down its mip chain to level 0 and into the parameter buffer.
-    for (uint32_t t = 0; t < s.data.layout.texture_base.size(); ++t)
-        s.stream << s.data.textures.backward_mips_to(t, s.params.grad, s.data.layout.texture_base[t]);
+    s.forward.backward_mips(s.stream, s.data, s.params.grad);
     for (uint32_t j = 0; j < k; ++j) {
         // View j's pixels are [j * pixels, (j + 1) * pixels) of the per-pixel buffers.
         s.stream << s.kernels.sum_chunks(s.loss_px, s.partials, j * s.pixels, (j + 1) * s.pixels,
@@ -400,28 +299,7 @@ IterationReport Optimizer::step() {
         for (uint32_t c = 0; c < f.chunks && bad.empty(); ++c)
             if (s.last_chunk_sums[f.first_chunk + c].w > 0) bad = f.p.path;
     if (!std::isfinite(r.loss) || !bad.empty()) throw NonFiniteError(s.iteration, bad);
-    if (s.has_truth) {
-        double worst = 0;
-        bool any = false;
-        for (size_t i = 0; i < s.rotation_params.size(); ++i) {
-            const FreeParam& f = s.free[s.rotation_params[i]];
-            if (!f.has_truth) continue;
-            std::vector<float> t = parameter_value(s.truth, f.p);
-            worst = std::max(worst, geodesic_angle(&s.rotation_values[4 * i], t.data()));
-            any = true;
-        }
-        for (const auto& f : s.free) {
-            if (!f.has_truth || f.p.kind == ParameterKind::mesh_rotation) continue;
-            double d2 = 0, t2 = 0;
-            for (uint32_t c = 0; c < f.chunks; ++c) {
-                d2 += s.last_chunk_sums[f.first_chunk + c].x;
-                t2 += s.last_chunk_sums[f.first_chunk + c].y;
-            }
-            worst = std::max(worst, std::sqrt(d2) / std::max(std::sqrt(t2), 1.0));
-            any = true;
-        }
-        if (any) r.param_error = worst;
-    }
+    if (s.has_truth) r.param_error = worst_parameter_error(s);
     ++s.iteration;
     r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return r;
@@ -458,9 +336,9 @@ std::vector<ParameterState> Optimizer::parameters() {
         p.lr = f.p.lr;
         p.texture_width = f.p.texture_width;
         p.texture_height = f.p.texture_height;
-        size_t size = parameter_value(s.current, f.p).size();
-        p.value.assign(values.begin() + f.offset, values.begin() + f.offset + size);
-        if (p.kind == ParameterKind::mesh_rotation) {   // stored raw; the kernels use the unit quaternion
+        const ParameterKindInfo& kind = kind_info(f.p.kind);
+        p.value.assign(values.begin() + f.offset, values.begin() + f.offset + f.p.size);
+        if (kind.perturbation == Perturbation::rotation) {   // stored raw; the kernels use the unit quaternion
             double n = 0;
             for (float c : p.value) n += double(c) * c;
             if (n > 0)
@@ -468,13 +346,7 @@ std::vector<ParameterState> Optimizer::parameters() {
         }
         if (f.has_truth) {
             p.true_value = parameter_value(s.truth, f.p);
-            double d2 = 0, t2 = 0;
-            for (size_t i = 0; i < size; ++i) {
-                d2 += double(p.value[i] - (*p.true_value)[i]) * (p.value[i] - (*p.true_value)[i]);
-                t2 += double((*p.true_value)[i]) * (*p.true_value)[i];
-            }
-            p.error = f.p.kind == ParameterKind::mesh_rotation ? geodesic_angle(p.value.data(), p.true_value->data())
-                                                                 : std::sqrt(d2) / std::max(std::sqrt(t2), 1.0);
+            p.error = parameter_error(kind, p.value.data(), p.true_value->data(), f.p.size);
         }
         double g2 = 0;
         for (uint32_t c = 0; c < f.chunks && f.first_chunk + c < s.last_chunk_sums.size(); ++c)
@@ -559,10 +431,7 @@ std::vector<float> Optimizer::free_values() {
     auto& s = *s_;
     std::vector<float> all(s.params.value.size()), out;
     s.stream << s.params.value.copy_to(all.data()) << synchronize();
-    for (const auto& f : s.free) {
-        size_t size = parameter_value(s.current, f.p).size();
-        out.insert(out.end(), all.begin() + f.offset, all.begin() + f.offset + size);
-    }
+    for (const auto& f : s.free) out.insert(out.end(), all.begin() + f.offset, all.begin() + f.offset + f.p.size);
     return out;
 }
 
@@ -572,7 +441,7 @@ void Optimizer::set_free_values(const std::vector<float>& v) {
     s.stream << s.params.value.copy_to(all.data()) << synchronize();
     size_t at = 0;
     for (const auto& f : s.free) {
-        size_t size = parameter_value(s.current, f.p).size();
+        const size_t size = f.p.size;
         if (at + size > v.size()) throw Error("set_free_values: " + std::to_string(v.size()) + " floats are too few");
         std::copy(v.begin() + at, v.begin() + at + size, all.begin() + f.offset);
         at += size;

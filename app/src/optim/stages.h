@@ -67,8 +67,10 @@ struct OptimizerStages {
     Buffer<float4> final_image;               // the dynamic renderer's output, one view at a time
     Buffer<float> reg_loss;                   // regularizer terms
     uint32_t reg_terms = 0, reg_chunks = 0;
-    std::vector<size_t> rotation_params;      // indices into `free` of rotations (error: geodesic angle)
-    std::vector<float> rotation_values;       // their current values, read back with each step
+    // Indices into `free` of parameters whose error is a geodesic angle (rotations: 4 floats), which the host
+    // computes from their values, read back with each step.
+    std::vector<size_t> rotation_params;
+    std::vector<float> rotation_values;
     std::vector<FreeParam> free;
     std::vector<Buffer<gpu::Surface>> surfaces;
     std::vector<Buffer<uint32_t>> covered;   // per view: its covered pixels, in order

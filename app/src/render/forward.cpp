@@ -28,8 +28,15 @@ ForwardRenderer::ForwardRenderer(Device& device, const SceneData& scene) {
 ForwardRenderer::~ForwardRenderer() = default;
 
 void ForwardRenderer::build_mips(Stream& stream, const SceneData& scene, const Buffer<float>& params) {
-    for (uint32_t t = 0; t < scene.layout.texture_base.size(); ++t)
-        stream << scene.textures.build_mips_from(t, params, scene.layout.texture_base[t]);
+    constexpr ParameterKind texture = ParameterKind::material_albedo_texture;
+    for (uint32_t t = 0; t < scene.layout.elements(texture); ++t)
+        stream << scene.textures.build_mips_from(t, params, scene.layout.at(texture, t));
+}
+
+void ForwardRenderer::backward_mips(Stream& stream, const SceneData& scene, const Buffer<float>& grad) {
+    constexpr ParameterKind texture = ParameterKind::material_albedo_texture;
+    for (uint32_t t = 0; t < scene.layout.elements(texture); ++t)
+        stream << scene.textures.backward_mips_to(t, grad, scene.layout.at(texture, t));
 }
 
 void ForwardRenderer::shade(Stream& stream, const SceneData& scene, uint32_t view, const Buffer<gpu::Surface>& surfaces,

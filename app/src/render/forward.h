@@ -14,6 +14,8 @@ public:
     ~ForwardRenderer();
     // Copies every texture's level 0 from `params` into the scene's texture set and rebuilds the mip chains.
     void build_mips(Stream& stream, const SceneData& scene, const Buffer<float>& params);
+    // The reverse: every texture's gradient down its mip chain to level 0 and into `grad` at its slot.
+    void backward_mips(Stream& stream, const SceneData& scene, const Buffer<float>& grad);
     // Shades one view's surfaces into `image` (width * height float4, alpha 1).
     void shade(Stream& stream, const SceneData& scene, uint32_t view, const Buffer<gpu::Surface>& surfaces,
                const Buffer<float>& params, const Buffer<float4>& image);

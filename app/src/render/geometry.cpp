@@ -67,8 +67,12 @@ GeometryTables build_geometry_tables(Device& device, Stream& stream, const Scene
     uint32_t vertex_base = 0, triangle_base = 0;
     for (size_t mi = 0; mi < scene.meshes.size(); ++mi) {
         const Mesh& mesh = scene.meshes[mi];
-        const uint32_t pos_base = layout.mesh_vertices[mi], col_base = layout.mesh_vertex_colors[mi];
-        meshes.push_back({layout.mesh_translation[mi], layout.mesh_rotation[mi], layout.mesh_scale[mi]});
+        const uint32_t m = uint32_t(mi);
+        // Vertex colours have a slot only where the mesh sets "vertex_colors" (the only meshes that read it).
+        const uint32_t pos_base = layout.at(ParameterKind::mesh_vertices, m);
+        const uint32_t col_base = layout.find(ParameterKind::mesh_vertex_colors, m);
+        meshes.push_back({layout.at(ParameterKind::mesh_translation, m), layout.at(ParameterKind::mesh_rotation, m),
+                          layout.at(ParameterKind::mesh_scale, m)});
         const bool free_vertices = vertices_free(scene, mi);
         const bool recompute = mesh.normals_computed || free_vertices;
         const size_t positions = mesh.obj_positions.size();

@@ -8,107 +8,64 @@
 
 namespace adjoint::app {
 
+namespace {
+
+// The number of elements in a kind's slot space.
+uint32_t slot_elements(const Scene& scene, const ParameterKindInfo& k) {
+    switch (k.slot) {
+    case SlotSpace::textures: return uint32_t(scene.textures.size());
+    case SlotSpace::views: return uint32_t(scene.views.size());
+    case SlotSpace::targets: break;
+    }
+    switch (k.collection) {
+    case ParameterCollection::materials: return uint32_t(scene.materials.size());
+    case ParameterCollection::lights: return uint32_t(scene.lights.size());
+    case ParameterCollection::meshes: return uint32_t(scene.meshes.size());
+    case ParameterCollection::camera: return 1;
+    }
+    return 0;
+}
+
+} // namespace
+
 ParamLayout make_layout(const Scene& scene) {
     ParamLayout l;
-    uint32_t at = 0;
-    auto take = [&](uint32_t n) {
-        uint32_t o = at;
-        at += n;
-        return o;
-    };
-    for (size_t i = 0; i < scene.materials.size(); ++i) {
-        l.material_albedo.push_back(take(3));
-        l.material_specular.push_back(take(3));
-        l.material_shininess.push_back(take(1));
+    for (const ParameterKindInfo& k : parameter_kinds()) {
+        std::vector<uint32_t>& offsets = l.offsets[size_t(k.kind)];
+        const uint32_t n = slot_elements(scene, k);
+        offsets.assign(n, ParamLayout::kNoSlot);
+        for (uint32_t e = 0; e < n; ++e) {
+            if (k.slot == SlotSpace::targets && !k.refusal(scene, e).empty()) continue;
+            const uint32_t size = uint32_t(k.size(scene, e));
+            offsets[e] = l.size;
+            l.slots.push_back({k.kind, e, l.size, size});
+            l.size += size;
+        }
     }
-    for (const auto& t : scene.textures) l.texture_base.push_back(take(t.width * t.height * 3));
-    for (size_t i = 0; i < scene.lights.size(); ++i) {
-        l.light_position.push_back(take(3));
-        l.light_color.push_back(take(3));
-        l.light_intensity.push_back(take(1));
-    }
-    for (const auto& m : scene.meshes) {
-        l.mesh_translation.push_back(take(3));
-        l.mesh_rotation.push_back(take(4));
-        l.mesh_scale.push_back(take(3));
-        l.mesh_vertices.push_back(take(3 * uint32_t(m.obj_positions.size())));
-        l.mesh_vertex_colors.push_back(take(3 * uint32_t(m.obj_colors.size())));
-    }
-    for (size_t v = 0; v < scene.views.size(); ++v) {
-        l.view_eye.push_back(take(3));
-        l.view_target.push_back(take(3));
-        l.view_fov.push_back(take(1));
-    }
-    l.size = at;
     return l;
 }
 
-uint32_t ParamLayout::offset_of(const Scene& scene, const Parameter& p) const {
-    switch (p.kind) {
-    case ParameterKind::material_albedo: return material_albedo.at(p.target);
-    case ParameterKind::material_specular: return material_specular.at(p.target);
-    case ParameterKind::material_shininess: return material_shininess.at(p.target);
-    case ParameterKind::material_albedo_texture: return texture_base.at(uint32_t(scene.materials.at(p.target).texture));
-    case ParameterKind::light_position:
-    case ParameterKind::light_direction: return light_position.at(p.target);
-    case ParameterKind::light_color: return light_color.at(p.target);
-    case ParameterKind::light_intensity: return light_intensity.at(p.target);
-    case ParameterKind::mesh_translation: return mesh_translation.at(p.target);
-    case ParameterKind::mesh_rotation: return mesh_rotation.at(p.target);
-    case ParameterKind::mesh_scale: return mesh_scale.at(p.target);
-    case ParameterKind::mesh_vertices: return mesh_vertices.at(p.target);
-    case ParameterKind::mesh_vertex_colors: return mesh_vertex_colors.at(p.target);
-    case ParameterKind::camera_eye: return view_eye.at(0);
-    case ParameterKind::camera_target: return view_target.at(0);
-    case ParameterKind::camera_fov_y: return view_fov.at(0);
-    }
-    throw Error("parameter " + p.path + " has no place in the parameter buffer");
+uint32_t ParamLayout::find(ParameterKind kind, uint32_t element) const {
+    const std::vector<uint32_t>& o = offsets[size_t(kind)];
+    return element < o.size() ? o[element] : kNoSlot;
+}
+
+uint32_t ParamLayout::at(ParameterKind kind, uint32_t element) const {
+    const uint32_t offset = find(kind, element);
+    if (offset == kNoSlot)
+        fail("the parameter buffer has no ", parameter_property(kind), " slot for element ", element);
+    return offset;
+}
+
+uint32_t ParamLayout::of(const Scene& scene, const Parameter& p) const {
+    const uint32_t offset = find(p.kind, kind_info(p.kind).element(scene, p.target));
+    if (offset == kNoSlot) fail("parameter ", p.path, " has no place in the parameter buffer");
+    return offset;
 }
 
 std::vector<float> gather_values(const Scene& scene, const ParamLayout& l) {
     std::vector<float> v(l.size);
-    auto put3 = [&](uint32_t at, float3 x) {
-        v[at] = x.x;
-        v[at + 1] = x.y;
-        v[at + 2] = x.z;
-    };
-    for (size_t i = 0; i < scene.materials.size(); ++i) {
-        const auto& m = scene.materials[i];
-        put3(l.material_albedo[i], m.albedo);
-        put3(l.material_specular[i], m.specular);
-        v[l.material_shininess[i]] = m.shininess;
-    }
-    for (size_t t = 0; t < scene.textures.size(); ++t) {
-        const auto& tex = scene.textures[t];
-        for (size_t k = 0; k < tex.texels.size(); ++k) {
-            v[l.texture_base[t] + 3 * k] = tex.texels[k].x;
-            v[l.texture_base[t] + 3 * k + 1] = tex.texels[k].y;
-            v[l.texture_base[t] + 3 * k + 2] = tex.texels[k].z;
-        }
-    }
-    for (size_t i = 0; i < scene.lights.size(); ++i) {
-        const auto& L = scene.lights[i];
-        put3(l.light_position[i], light_model(L.type).vector_key == "direction" ? L.direction : L.position);
-        put3(l.light_color[i], L.color);
-        v[l.light_intensity[i]] = L.intensity;
-    }
-    for (size_t i = 0; i < scene.meshes.size(); ++i) {
-        const auto& m = scene.meshes[i];
-        put3(l.mesh_translation[i], m.transform.translation);
-        const Quaternion& q = m.transform.rotation;
-        v[l.mesh_rotation[i]] = q.w;
-        v[l.mesh_rotation[i] + 1] = q.x;
-        v[l.mesh_rotation[i] + 2] = q.y;
-        v[l.mesh_rotation[i] + 3] = q.z;
-        put3(l.mesh_scale[i], m.transform.scale);
-        for (size_t k = 0; k < m.obj_positions.size(); ++k) put3(l.mesh_vertices[i] + 3 * uint32_t(k), m.obj_positions[k]);
-        for (size_t k = 0; k < m.obj_colors.size(); ++k) put3(l.mesh_vertex_colors[i] + 3 * uint32_t(k), m.obj_colors[k]);
-    }
-    for (size_t i = 0; i < scene.views.size(); ++i) {
-        put3(l.view_eye[i], scene.views[i].eye);
-        put3(l.view_target[i], scene.views[i].target);
-        v[l.view_fov[i]] = scene.views[i].fov_y;
-    }
+    for (const ParamLayout::Slot& slot : l.slots) kind_info(slot.kind).read(scene, slot.element, v.data() + slot.offset);
     return v;
 }
 
@@ -167,19 +124,32 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
     d.geometry.triangles = upload(device, stream, tris);
     d.geometry.triangle_material = upload(device, stream, tri_mat);
 
+    // A textured material has no albedo slot, an ambient light no position: offset 0 stands in, never read.
+    const auto slot_or_0 = [&](ParameterKind kind, uint32_t i) {
+        const uint32_t offset = d.layout.find(kind, i);
+        return offset == ParamLayout::kNoSlot ? 0u : offset;
+    };
     std::vector<gpu::Material> mats;
-    for (size_t i = 0; i < scene.materials.size(); ++i) {
+    for (uint32_t i = 0; i < scene.materials.size(); ++i) {
         const auto& m = scene.materials[i];
-        mats.push_back({d.layout.material_albedo[i], m.texture < 0 ? gpu::kNone : uint32_t(m.texture),
-                        d.layout.material_specular[i], d.layout.material_shininess[i]});
+        mats.push_back({slot_or_0(ParameterKind::material_albedo, i), m.texture < 0 ? gpu::kNone : uint32_t(m.texture),
+                        d.layout.at(ParameterKind::material_specular, i), d.layout.at(ParameterKind::material_shininess, i)});
     }
     d.materials = upload(device, stream, mats);
+    // A light's vector (a point light's position, a directional light's direction) by its type's key.
+    const auto vector_slot = [&](uint32_t i) {
+        const std::string_view key = light_model(scene.lights[i].type).vector_key;
+        return key == "position"    ? slot_or_0(ParameterKind::light_position, i)
+               : key == "direction" ? slot_or_0(ParameterKind::light_direction, i)
+                                    : 0u;
+    };
     std::vector<LightSlots> slots;   // the lights grouped by type, in the registry's order
     for (const LightModel* model : light_models()) {
         LightGroup group{model, uint32_t(slots.size()), uint32_t(slots.size())};
         for (size_t i = 0; i < scene.lights.size(); ++i)
             if (scene.lights[i].type == model->name)
-                slots.push_back({d.layout.light_position[i], d.layout.light_color[i], d.layout.light_intensity[i], 0});
+                slots.push_back({vector_slot(i), d.layout.at(ParameterKind::light_color, i),
+                                 d.layout.at(ParameterKind::light_intensity, i), 0});
         group.end = uint32_t(slots.size());
         if (group.end > group.begin) d.light_groups.push_back(group);
     }

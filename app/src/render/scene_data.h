@@ -5,29 +5,39 @@
 #include "raster.h"
 #include "shading.h"
 
+#include <adjoint/app/parameter_kinds.h>
 #include <adjoint/app/scene.h>
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 namespace adjoint::app {
 
-// Where each scene value lives in the flat parameter buffer (offsets in floats). Every value has a place,
-// free or not, so one set of kernels serves every choice of free parameters.
+// Where each scene value lives in the flat parameter buffer (offsets in floats), derived from the kinds'
+// descriptors (parameter_kinds.h): for every kind, in ParameterKind order, one slot per element of its slot
+// space (the targets it applies to, every texture, every view) of the kind's size there. Every value has a
+// place, free or not, so one set of kernels serves every choice of free parameters. Rotations are stored as
+// raw quaternions [w, x, y, z] that the kernels renormalize; camera values per view (only view 0's can be free).
 struct ParamLayout {
-    std::vector<uint32_t> material_albedo, material_specular, material_shininess;
-    std::vector<uint32_t> texture_base;      // per Scene::textures entry: level 0, RGB, rows top first
-    std::vector<uint32_t> light_position;    // position for point lights, direction for directional ones
-    std::vector<uint32_t> light_color, light_intensity;
-    // Geometry: per mesh its placement (translation 3, rotation 4 as a raw quaternion [w, x, y, z] that the
-    // kernels renormalize, scale 3) and its OBJ positions and colours (3 floats per `v` line, object space);
-    // per view its camera (eye 3, target 3, fov_y 1 in degrees).
-    std::vector<uint32_t> mesh_translation, mesh_rotation, mesh_scale, mesh_vertices, mesh_vertex_colors;
-    std::vector<uint32_t> view_eye, view_target, view_fov;
+    static constexpr uint32_t kNoSlot = ~0u;
+    struct Slot {
+        ParameterKind kind;
+        uint32_t element; // a target, a Scene::textures entry or a view, as the kind's SlotSpace says
+        uint32_t offset, size;
+    };
+    std::vector<Slot> slots; // in buffer order
     uint32_t size = 0;
+    std::array<std::vector<uint32_t>, parameter_kind_count> offsets; // per kind, per element; kNoSlot: none
 
-    // The parameter's first float (camera parameters: view 0's, the only view such scenes have).
-    uint32_t offset_of(const Scene& scene, const Parameter& p) const;
+    // The first float of a kind's slot for an element; adjoint::Error when it has none.
+    uint32_t at(ParameterKind kind, uint32_t element) const;
+    // ... or kNoSlot (a textured material's albedo, an ambient light's position).
+    uint32_t find(ParameterKind kind, uint32_t element) const;
+    // The number of elements of the kind's slot space (every texture, every view, every target).
+    uint32_t elements(ParameterKind kind) const { return uint32_t(offsets[size_t(kind)].size()); }
+    // A parameter's first float: its target's element's slot (camera parameters: view 0's).
+    uint32_t of(const Scene& scene, const Parameter& p) const;
 };
 
 ParamLayout make_layout(const Scene& scene);
@@ -45,8 +55,8 @@ struct SceneData {
     ParamLayout layout;
     DeviceGeometry geometry;
     Buffer<gpu::Material> materials;
-    // Scene::textures in order (repeat, mipmapped), level 0 copied from the parameter buffer at
-    // layout.texture_base; one 1x1 stand-in when the scene has none (a kernel argument cannot be absent).
+    // Scene::textures in order (repeat, mipmapped), level 0 copied from the parameter buffer at texture t's
+    // slot, layout.at(ParameterKind::material_albedo_texture, t); one 1x1 stand-in when the scene has none (a kernel argument cannot be absent).
     TextureSet<float3> textures;
     std::vector<LightGroup> light_groups;   // the light buffer's runs of one type
     Buffer<LightSlots> lights;              // per light, ordered by type: where its values are

@@ -7,8 +7,9 @@ std::vector<gpu::ViewRec> view_records(const Scene& scene, const ParamLayout& la
     std::vector<gpu::ViewRec> recs;
     for (size_t v = 0; v < scene.views.size(); ++v) {
         const Camera& c = scene.views[v];
-        recs.push_back({c.up, layout.view_eye[v], layout.view_target[v], layout.view_fov[v], c.near, c.far,
-                        float(c.width), float(c.height)});
+        const uint32_t view = uint32_t(v);
+        recs.push_back({c.up, layout.at(ParameterKind::camera_eye, view), layout.at(ParameterKind::camera_target, view),
+                        layout.at(ParameterKind::camera_fov_y, view), c.near, c.far, float(c.width), float(c.height)});
     }
     return recs;
 }

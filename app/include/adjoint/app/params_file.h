@@ -38,8 +38,10 @@ void write_params_json(const std::filesystem::path& params_json, const std::vect
 std::string format_params_json(const std::vector<ParamRecord>& records);
 
 // Reads a params.json written by write_params_json (or by hand in the same format: a single number is
-// accepted for a one-element value), loading textures from its folder. Records come in path order.
-// adjoint::Error naming the file and the JSON path of any problem.
+// accepted for a one-element value), loading textures from its folder. Records come in path order. Top-level
+// keys other than "parameters" are ignored (room for whatever else a run records); an entry takes only the
+// keys above. adjoint::Error `<file>: <json path>: <what>`, paths as the scene loader writes them
+// (`parameters["lights.key.color"].value[1]`). The one reader: adjoint-render --params goes through it too.
 std::vector<ParamRecord> read_params_json(const std::filesystem::path& params_json);
 
 } // namespace adjoint::app

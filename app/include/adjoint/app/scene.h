@@ -40,9 +40,10 @@
 //   the background, fractional on antialiased edges). Regularizers (meshes whose vertices are free):
 //   `laplacian` w: w times the mean over OBJ positions of |p - mean of its edge neighbours|^2;
 //   `edge_length` w: w times the mean over edges of |a - b|^2. Both are added to the reported loss.
-// - params.json (written by adjoint-optimize): {"parameters": {"<path>": {"value": [floats]} or
-//   {"texture": "<png beside params.json, sRGB>"}}} (a one-element value may be a plain number); other
-//   keys (true_value, true_texture, error, ...) are ignored.
+// - params.json (written by adjoint-optimize, read by read_params_json in params_file.h): {"parameters":
+//   {"<path>": {"value": [floats]} or {"texture": "<png beside params.json, sRGB>"}}} (a one-element value
+//   may be a plain number); apply_params_file checks each against its kind's shape and leaves true_value,
+//   true_texture and error aside. Other top-level keys are ignored.
 #pragma once
 #include <adjoint/core/error.h>
 #include <adjoint/dsl/host_types.h>
@@ -184,6 +185,8 @@ struct RenderSettings {
 };
 
 // ---- optimization -------------------------------------------------------------------------------------
+// Each kind's path, shape, range, scene access, device slot, error and storage: its descriptor in
+// parameter_kinds.h (a new kind is a value here and one entry there).
 enum class ParameterKind : uint32_t {
     material_albedo,         // 3
     material_albedo_texture, // texture_width × texture_height × 3, rows top first
@@ -284,7 +287,8 @@ std::vector<float> parameter_value(const Scene& scene, const Parameter& paramete
 // Writes a value of parameter.size floats into the scene (a texture of texture_width × texture_height
 // replaces the material's texture, alpha 1; vertices update the mesh via update_from_obj_positions).
 void set_parameter_value(Scene& scene, const Parameter& parameter, std::span<const float> value);
-// Applies the values an optimization wrote (see the header comment) onto the scene.
+// Applies the values an optimization wrote (see the header comment) onto the scene; SceneError naming the
+// file and the JSON path of any problem.
 void apply_params_file(Scene& scene, const std::filesystem::path& params_json);
 
 } // namespace adjoint::app

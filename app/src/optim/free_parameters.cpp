@@ -1,0 +1,151 @@
+// The free parameters on the optimizer's side: start values, buffer tables and errors (free_parameters.h).
+#include "free_parameters.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace adjoint::app {
+
+namespace {
+
+// A standard normal draw (Box-Muller), as the perturbations have always drawn it.
+double normal(Rng& rng) {
+    const double u1 = std::max(rng.uniform(), 1e-300), u2 = rng.uniform();
+    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
+}
+
+// amount degrees about a random axis (normal components: uniform on the sphere), after the rotation q.
+std::vector<float> rotated(const std::vector<float>& q, float amount, Rng& rng) {
+    double axis[3], n = 0;
+    for (double& a : axis) {
+        a = normal(rng);
+        n += a * a;
+    }
+    Quaternion d = quaternion_from_axis_angle(float3(float(axis[0]), float(axis[1]), float(axis[2])), amount);
+    if (!(n > 0)) d = Quaternion{};
+    // d * q: the perturbation applied after the scene's rotation.
+    const float w = q[0], x = q[1], y = q[2], z = q[3];
+    return {d.w * w - d.x * x - d.y * y - d.z * z, d.w * x + d.x * w + d.y * z - d.z * y,
+            d.w * y - d.x * z + d.y * w + d.z * x, d.w * z + d.x * y - d.y * x + d.z * w};
+}
+
+// A random direction of length amount * max(|v|, 1); the norm and the draws interleave as they always have.
+void offset_along_direction(std::vector<float>& v, float amount, Rng& rng) {
+    double norm = 0, dn = 0;
+    std::vector<double> dir(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+        norm += double(v[i]) * v[i];
+        dir[i] = normal(rng);
+        dn += dir[i] * dir[i];
+    }
+    const double len = amount * std::max(std::sqrt(norm), 1.0) / std::max(std::sqrt(dn), 1e-12);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = float(v[i] + dir[i] * len);
+}
+
+} // namespace
+
+std::vector<float> perturbed_value(const ParameterKindInfo& kind, std::vector<float> v, float amount, Rng& rng) {
+    if (kind.perturbation == Perturbation::rotation) {
+        v = rotated(v, amount, rng);
+    } else if (kind.perturbation == Perturbation::direction || v.size() <= 4) {
+        offset_along_direction(v, amount, rng);
+    } else {
+        for (auto& x : v) x = float(x + amount * (2 * rng.uniform() - 1));
+    }
+    for (auto& x : v) x = std::clamp(x, kind.lo, kind.hi);
+    return v;
+}
+
+double geodesic_angle(const float* a, const float* b) {
+    double d = 0, na = 0, nb = 0;
+    for (int i = 0; i < 4; ++i) {
+        d += double(a[i]) * b[i];
+        na += double(a[i]) * a[i];
+        nb += double(b[i]) * b[i];
+    }
+    double c = std::min(1.0, std::abs(d) / std::max(std::sqrt(na * nb), 1e-300));
+    return 2.0 * std::acos(c);
+}
+
+double parameter_error(const ParameterKindInfo& kind, const float* value, const float* truth, size_t n) {
+    if (kind.metric == ErrorMetric::geodesic_angle) return geodesic_angle(value, truth);
+    double d2 = 0, t2 = 0;
+    for (size_t i = 0; i < n; ++i) {
+        d2 += double(value[i] - truth[i]) * (value[i] - truth[i]);
+        t2 += double(truth[i]) * truth[i];
+    }
+    return std::sqrt(d2) / std::max(std::sqrt(t2), 1.0);
+}
+
+// The start values: `init`, or the scene's value plus a seeded offset of size `perturb` (perturbed_value).
+Scene OptimizerStages::prepare_current(const Scene& scene) {
+    Scene s = scene;
+    Rng init_rng(opt.seed ^ 0x5eedf00dull);
+    for (const auto& p : opt.parameters) {
+        if (!p.init.empty()) {
+            set_parameter_value(s, p, p.init);
+            continue;
+        }
+        const float amount = p.perturb.value_or(0.0f);
+        set_parameter_value(s, p, perturbed_value(kind_info(p.kind), parameter_value(scene, p), amount, init_rng));
+    }
+    return s;
+}
+
+FreeParameterTables free_parameter_tables(const Optimization& opt, const Scene& current, const Scene* truth,
+                                          const ParamLayout& layout, const std::vector<float>& values) {
+    FreeParameterTables t;
+    const size_t n = values.size();
+    t.lr.assign(n, 0.0f);
+    t.lo.assign(n, 0.0f);
+    t.hi.assign(n, 0.0f);
+    t.truth.assign(n, 0.0f);
+    for (const auto& p : opt.parameters) {
+        const ParameterKindInfo& kind = kind_info(p.kind);
+        FreeParam f{p, layout.of(current, p)};
+        const uint32_t size = uint32_t(p.size);
+        if (truth) {   // the truth only when it has the same shape (a texture may start at another resolution)
+            f.has_truth = kind.size(*truth, kind.element(*truth, p.target)) == p.size;
+            if (f.has_truth) {
+                const std::vector<float> v = parameter_value(*truth, p);
+                std::copy(v.begin(), v.end(), t.truth.begin() + f.offset);
+            }
+        }
+        std::fill_n(t.lr.begin() + f.offset, size, p.lr);
+        std::fill_n(t.lo.begin() + f.offset, size, kind.lo);
+        std::fill_n(t.hi.begin() + f.offset, size, kind.hi);
+        f.first_chunk = uint32_t(t.chunks.size());
+        for (uint32_t b = 0; b < size; b += kSumChunk)
+            t.chunks.push_back({f.offset + b, f.offset + std::min(b + kSumChunk, size), uint32_t(t.free.size()), 0});
+        f.chunks = uint32_t(t.chunks.size()) - f.first_chunk;
+        t.free.push_back(std::move(f));
+    }
+    for (size_t i = 0; i < n; ++i)
+        if (t.lr[i] == 0.0f) t.lo[i] = t.hi[i] = values[i];
+    return t;
+}
+
+std::optional<double> worst_parameter_error(const OptimizerStages& s) {
+    double worst = 0;
+    bool any = false;
+    for (size_t i = 0; i < s.rotation_params.size(); ++i) {   // errors that need the value on the host
+        const FreeParam& f = s.free[s.rotation_params[i]];
+        if (!f.has_truth) continue;
+        const std::vector<float> t = parameter_value(s.truth, f.p);
+        worst = std::max(worst, parameter_error(kind_info(f.p.kind), &s.rotation_values[4 * i], t.data(), t.size()));
+        any = true;
+    }
+    for (const auto& f : s.free) {   // relative L2 from the chunk sums: |p - t|^2 in x, |t|^2 in y
+        if (!f.has_truth || kind_info(f.p.kind).metric != ErrorMetric::relative_l2) continue;
+        double d2 = 0, t2 = 0;
+        for (uint32_t c = 0; c < f.chunks; ++c) {
+            d2 += s.last_chunk_sums[f.first_chunk + c].x;
+            t2 += s.last_chunk_sums[f.first_chunk + c].y;
+        }
+        worst = std::max(worst, std::sqrt(d2) / std::max(std::sqrt(t2), 1.0));
+        any = true;
+    }
+    return any ? std::optional<double>(worst) : std::nullopt;
+}
+
+} // namespace adjoint::app

@@ -1,0 +1,34 @@
+// The free parameters on the optimizer's side, from their kinds' descriptors (parameter_kinds.h): start
+// values (init or a seeded perturbation), where they live in the parameter buffer with their rates,
+// bounds, truths and sum chunks, and their errors against the truth.
+#pragma once
+#include "stages.h"
+
+#include <adjoint/app/parameter_kinds.h>
+
+namespace adjoint::app {
+
+// The scene's value v moved by `amount` as the kind's perturbation rule says, then clamped to its range;
+// draws from rng exactly as the rule needs (a run's start depends on nothing else).
+std::vector<float> perturbed_value(const ParameterKindInfo& kind, std::vector<float> v, float amount, Rng& rng);
+
+// The angle between two rotations given as (not necessarily unit) quaternions [w, x, y, z], in radians.
+double geodesic_angle(const float* a, const float* b);
+// A parameter's error by its kind's metric; value and truth hold n floats.
+double parameter_error(const ParameterKindInfo& kind, const float* value, const float* truth, size_t n);
+
+// Per float of the parameter buffer: learning rate, bounds and truth; per free parameter its place and
+// chunks. Fixed values get rate 0 and are their own bounds, so even a stray update could not move them.
+struct FreeParameterTables {
+    std::vector<FreeParam> free;
+    std::vector<float> lr, lo, hi, truth;
+    std::vector<ErrorChunk> chunks;
+};
+FreeParameterTables free_parameter_tables(const Optimization& opt, const Scene& current, const Scene* truth,
+                                          const ParamLayout& layout, const std::vector<float>& values);
+
+// The largest error over the free parameters with a truth, from the last step's chunk sums (relative L2)
+// and the values read back (geodesic angles); nullopt when none has a truth.
+std::optional<double> worst_parameter_error(const OptimizerStages& s);
+
+} // namespace adjoint::app

@@ -1,0 +1,315 @@
+// The parameter kinds' table (parameter_kinds.h): per kind its path, shape, range, scene access, init reader,
+// device slot, perturbation, error metric and storage.
+#include <adjoint/app/parameter_kinds.h>
+#include <adjoint/app/plugins.h>
+
+#include "scene/loading.h"
+
+#include <cmath>
+#include <limits>
+
+namespace adjoint::app {
+
+using namespace detail;
+
+namespace {
+
+constexpr float inf = std::numeric_limits<float>::infinity();
+
+void put3(float* out, float3 v) {
+    out[0] = v.x;
+    out[1] = v.y;
+    out[2] = v.z;
+}
+float3 get3(std::span<const float> v, size_t at = 0) { return {v[at], v[at + 1], v[at + 2]}; }
+void push3(std::vector<float>& out, float3 v) { out.insert(out.end(), {v.x, v.y, v.z}); }
+
+// ---- where a kind applies ----------------------------------------------------------------------------
+// "a point light", "an ambient light".
+std::string light_type_name(const std::string& type) {
+    const bool vowel = !type.empty() && std::string_view("aeiou").find(type[0]) != std::string_view::npos;
+    return (vowel ? "an " : "a ") + type + " light";
+}
+
+std::string everywhere(const Scene&, uint32_t) { return {}; }
+std::string untextured(const Scene& s, uint32_t t) {
+    const std::string& name = s.materials[t].name;
+    if (s.materials[t].texture < 0) return {};
+    return "material " + name + " has an albedo texture: optimize materials." + name + ".albedo_texture";
+}
+std::string textured(const Scene& s, uint32_t t) {
+    const std::string& name = s.materials[t].name;
+    if (s.materials[t].texture >= 0) return {};
+    return "material " + name + " has no albedo texture: optimize materials." + name + ".albedo";
+}
+// Lights whose type takes its vector from `key` ("position", "direction"; light-type plug-ins, plugins.h).
+template <const char* Key>
+std::string light_with(const Scene& s, uint32_t t) {
+    const Light& l = s.lights[t];
+    if (light_model(l.type).vector_key == Key) return {};
+    std::string types;
+    for (const LightModel* m : light_models())
+        if (m->vector_key == Key) types += (types.empty() ? "" : " and ") + std::string(m->name);
+    return "light " + l.name + " is " + light_type_name(l.type) + "; only " + types + " lights have a " + Key;
+}
+constexpr char kPosition[] = "position", kDirection[] = "direction";
+std::string colored_mesh(const Scene& s, uint32_t t) {
+    if (s.meshes[t].vertex_colors) return {};
+    return "mesh " + s.meshes[t].name + " does not set \"vertex_colors\": true";
+}
+std::string single_view(const Scene& s, uint32_t) {
+    if (s.views.size() == 1) return {};
+    return "the camera can be optimized only when it is the only view (this scene has " +
+           std::to_string(s.views.size()) + ")";
+}
+
+// ---- slot elements and sizes ---------------------------------------------------------------------------
+uint32_t itself(const Scene&, uint32_t target) { return target; }
+uint32_t texture_of(const Scene& s, uint32_t material) { return uint32_t(s.materials[material].texture); }
+uint32_t first_view(const Scene&, uint32_t) { return 0; }
+
+template <size_t N>
+size_t floats(const Scene&, uint32_t) { return N; }
+size_t texture_size(const Scene& s, uint32_t t) { return size_t(s.textures[t].width) * s.textures[t].height * 3; }
+
+// ---- reads and writes, through an accessor Get(scene, index) that gives the field ----------------------
+void put(float* out, float v) { *out = v; }
+void put(float* out, float3 v) { put3(out, v); }
+void assign(float& to, std::span<const float> v) { to = v[0]; }
+void assign(float3& to, std::span<const float> v) { to = get3(v); }
+
+template <auto Get>
+void read(const Scene& s, uint32_t e, float* out) { put(out, Get(s, e)); }
+template <auto Get>
+void write(Scene& s, const Parameter& p, std::span<const float> v) { assign(Get(s, p.target), v); }
+
+constexpr auto albedo = [](auto& s, uint32_t i) -> auto& { return s.materials[i].albedo; };
+constexpr auto specular = [](auto& s, uint32_t i) -> auto& { return s.materials[i].specular; };
+constexpr auto shininess = [](auto& s, uint32_t i) -> auto& { return s.materials[i].shininess; };
+constexpr auto light_position = [](auto& s, uint32_t i) -> auto& { return s.lights[i].position; };
+constexpr auto light_direction = [](auto& s, uint32_t i) -> auto& { return s.lights[i].direction; };
+constexpr auto light_color = [](auto& s, uint32_t i) -> auto& { return s.lights[i].color; };
+constexpr auto intensity = [](auto& s, uint32_t i) -> auto& { return s.lights[i].intensity; };
+constexpr auto translation = [](auto& s, uint32_t i) -> auto& { return s.meshes[i].transform.translation; };
+constexpr auto scale = [](auto& s, uint32_t i) -> auto& { return s.meshes[i].transform.scale; };
+constexpr auto obj_positions = [](auto& s, uint32_t i) -> auto& { return s.meshes[i].obj_positions; };
+constexpr auto obj_colors = [](auto& s, uint32_t i) -> auto& { return s.meshes[i].obj_colors; };
+constexpr auto eye = [](auto& camera) -> auto& { return camera.eye; };
+constexpr auto look_at = [](auto& camera) -> auto& { return camera.target; };
+constexpr auto fov_y = [](auto& camera) -> auto& { return camera.fov_y; };
+
+// The camera's values, per view: the slots hold every view's camera; a parameter reads view 0's.
+template <auto Field>
+void read_view(const Scene& s, uint32_t view, float* out) { put(out, Field(s.views[view])); }
+// Setting a camera value sets the camera, and every view becomes the camera (a free camera is the only view).
+template <auto Field>
+void write_camera(Scene& s, const Parameter&, std::span<const float> v) {
+    assign(Field(s.camera), v);
+    for (Camera& view : s.views) {
+        view.eye = s.camera.eye;
+        view.target = s.camera.target;
+        view.fov_y = s.camera.fov_y;
+    }
+}
+
+void write_direction(Scene& s, const Parameter& p, std::span<const float> v) {
+    s.lights[p.target].direction = normalize(get3(v));
+}
+
+void read_rotation_value(const Scene& s, uint32_t e, float* out) {
+    const Quaternion& q = s.meshes[e].transform.rotation;
+    out[0] = q.w, out[1] = q.x, out[2] = q.y, out[3] = q.z;
+}
+void write_rotation(Scene& s, const Parameter& p, std::span<const float> v) {
+    const double norm = std::sqrt(double(v[0]) * v[0] + double(v[1]) * v[1] + double(v[2]) * v[2] + double(v[3]) * v[3]);
+    if (!(norm > 0)) fail("set_parameter_value: ", p.path, " is a zero quaternion");
+    const float inv = static_cast<float>(1.0 / norm);
+    s.meshes[p.target].transform.rotation = {v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv};
+}
+
+template <auto Get>
+size_t list_size(const Scene& s, uint32_t e) { return 3 * Get(s, e).size(); }
+template <auto Get>
+void read_list(const Scene& s, uint32_t e, float* out) {
+    for (const float3& v : Get(s, e)) put3(out, v), out += 3;
+}
+template <auto Get>
+void write_list(Scene& s, const Parameter& p, std::span<const float> v) {
+    auto& values = Get(s, p.target);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = get3(v, 3 * i);
+    update_from_obj_positions(s.meshes[p.target]);
+}
+
+void read_texture(const Scene& s, uint32_t e, float* out) {
+    for (const float4& texel : s.textures[e].texels) put3(out, float3(texel.x, texel.y, texel.z)), out += 3;
+}
+// A texture of the parameter's resolution replaces the material's (alpha 1).
+void write_texture(Scene& s, const Parameter& p, std::span<const float> v) {
+    LinearImage& t = s.textures[texture_of(s, p.target)];
+    t.width = p.texture_width;
+    t.height = p.texture_height;
+    t.texels.resize(size_t(t.width) * t.height);
+    for (size_t i = 0; i < t.texels.size(); ++i) t.texels[i] = float4(v[3 * i], v[3 * i + 1], v[3 * i + 2], 1.0f);
+}
+
+const char* any_value(std::span<const float>) { return nullptr; }
+const char* nonzero_quaternion(std::span<const float> v) {
+    return v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 0 ? "expected a non-zero quaternion [w, x, y, z]" : nullptr;
+}
+const char* nonzero_direction(std::span<const float> v) {
+    return v[0] == 0 && v[1] == 0 && v[2] == 0 ? "expected a non-zero direction" : nullptr;
+}
+
+// ---- `init` readers ------------------------------------------------------------------------------------
+using Init = std::vector<float>;
+
+Init init_color(const JsonValue& init, const InitContext&, Parameter&) {
+    Init out;
+    push3(out, init.color());
+    return out;
+}
+Init init_vec3(const JsonValue& init, const InitContext&, Parameter&) {
+    Init out;
+    push3(out, init.vec3());
+    return out;
+}
+Init init_direction(const JsonValue& init, const InitContext&, Parameter&) {
+    const float3 d = init.vec3();
+    if (length(d) == 0) init.fail("expected a non-zero direction");
+    Init out;
+    push3(out, normalize(d));
+    return out;
+}
+Init init_nonnegative(const JsonValue& init, const InitContext&, Parameter&) {
+    return {init.number_at_least(0, "a number >= 0")};
+}
+Init init_fov(const JsonValue& init, const InitContext&, Parameter&) {
+    const float fov = init.number_above(0, "a number of degrees in (0, 180)");
+    if (!(fov < 180)) init.fail("expected a number of degrees in (0, 180)");
+    return {fov};
+}
+Init init_rotation(const JsonValue& init, const InitContext&, Parameter&) {
+    const Quaternion q = read_rotation(init);
+    return {q.w, q.x, q.y, q.z};
+}
+Init init_scale(const JsonValue& init, const InitContext&, Parameter&) {
+    Init out;
+    push3(out, read_scale(init));
+    return out;
+}
+// One [x, y, z] (Colors: [r, g, b] >= 0) per OBJ position.
+template <bool Colors>
+Init init_per_position(const JsonValue& init, const InitContext&, Parameter& p) {
+    const size_t count = p.size / 3;
+    const std::string shape = "expected a list of " + std::to_string(count) + " [x, y, z] (one per OBJ position)";
+    if (!init.json().is_array() || init.array_size() != count) init.fail(shape);
+    Init out;
+    for (size_t i = 0; i < count; ++i) push3(out, Colors ? init[i].color() : init[i].vec3());
+    return out;
+}
+// An RGB fill at the parameter's resolution, or a PNG at its own (which a given `resolution` must match).
+Init init_texture(const JsonValue& init, const InitContext& context, Parameter& p) {
+    Init out;
+    if (init.json().is_string()) {
+        const std::string file = init.nonempty_string();
+        const LinearImage image = load_image(context.base_dir / file, file, init);
+        if (context.resolution_given && (image.width != p.texture_width || image.height != p.texture_height))
+            init.fail(file + " is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                      ", but resolution is [" + std::to_string(p.texture_width) + ", " +
+                      std::to_string(p.texture_height) + "]");
+        p.texture_width = image.width;
+        p.texture_height = image.height;
+        p.size = size_t(image.width) * image.height * 3;
+        out.reserve(p.size);
+        for (const float4& t : image.texels) push3(out, float3(t.x, t.y, t.z));
+        return out;
+    }
+    if (!init.json().is_array()) init.fail("expected an RGB fill [r, g, b] or a PNG file");
+    const float3 fill = init.color();
+    out.reserve(p.size);
+    for (size_t i = 0; i < p.size / 3; ++i) push3(out, fill);
+    return out;
+}
+
+using C = ParameterCollection;
+using K = ParameterKind;
+using P = Perturbation;
+using M = ErrorMetric;
+using S = ParameterStorage;
+using Slot = SlotSpace;
+
+// In ParameterKind order. The ranges keep values meaningful (colours non-negative, texels and reflectances
+// in [0, 1], a field of view inside (0, 180)).
+constexpr ParameterKindInfo table[] = {
+    {K::material_albedo, C::materials, "albedo", false, 0, 1, P::direction, M::relative_l2, "linear RGB", S::value,
+     Slot::targets, untextured, itself, floats<3>, read<albedo>, write<albedo>, any_value, init_color},
+    {K::material_albedo_texture, C::materials, "albedo_texture", false, 0, 1, P::per_element, M::relative_l2,
+     "linear RGB", S::texture, Slot::textures, textured, texture_of, texture_size, read_texture, write_texture,
+     any_value, init_texture},
+    {K::material_specular, C::materials, "specular", false, 0, 1, P::direction, M::relative_l2, "linear RGB",
+     S::value, Slot::targets, everywhere, itself, floats<3>, read<specular>, write<specular>, any_value, init_color},
+    {K::material_shininess, C::materials, "shininess", false, 1, 4096, P::direction, M::relative_l2, "exponent",
+     S::value, Slot::targets, everywhere, itself, floats<1>, read<shininess>, write<shininess>, any_value,
+     init_nonnegative},
+    {K::light_position, C::lights, "position", false, -inf, inf, P::direction, M::relative_l2, "scene units",
+     S::value, Slot::targets, light_with<kPosition>, itself, floats<3>, read<light_position>,
+     write<light_position>, any_value, init_vec3},
+    {K::light_direction, C::lights, "direction", false, -inf, inf, P::direction, M::relative_l2, "direction",
+     S::value, Slot::targets, light_with<kDirection>, itself, floats<3>, read<light_direction>,
+     write_direction, nonzero_direction, init_direction},
+    {K::light_color, C::lights, "color", false, 0, inf, P::direction, M::relative_l2, "linear RGB", S::value,
+     Slot::targets, everywhere, itself, floats<3>, read<light_color>, write<light_color>, any_value, init_color},
+    {K::light_intensity, C::lights, "intensity", false, 0, inf, P::direction, M::relative_l2, "intensity", S::value,
+     Slot::targets, everywhere, itself, floats<1>, read<intensity>, write<intensity>, any_value, init_nonnegative},
+    {K::mesh_translation, C::meshes, "translation", true, -inf, inf, P::direction, M::relative_l2, "scene units",
+     S::value, Slot::targets, everywhere, itself, floats<3>, read<translation>, write<translation>, any_value,
+     init_vec3},
+    {K::mesh_rotation, C::meshes, "rotation", true, -inf, inf, P::rotation, M::geodesic_angle, "quaternion",
+     S::value, Slot::targets, everywhere, itself, floats<4>, read_rotation_value, write_rotation, nonzero_quaternion,
+     init_rotation},
+    {K::mesh_scale, C::meshes, "scale", true, -inf, inf, P::direction, M::relative_l2, "factor", S::value,
+     Slot::targets, everywhere, itself, floats<3>, read<scale>, write<scale>, any_value, init_scale},
+    {K::mesh_vertices, C::meshes, "vertices", true, -inf, inf, P::per_element, M::relative_l2, "scene units",
+     S::value, Slot::targets, everywhere, itself, list_size<obj_positions>, read_list<obj_positions>,
+     write_list<obj_positions>, any_value, init_per_position<false>},
+    {K::mesh_vertex_colors, C::meshes, "vertex_colors", false, -inf, inf, P::per_element, M::relative_l2,
+     "linear RGB", S::value, Slot::targets, colored_mesh, itself, list_size<obj_colors>, read_list<obj_colors>,
+     write_list<obj_colors>, any_value, init_per_position<true>},
+    {K::camera_eye, C::camera, "eye", true, -inf, inf, P::direction, M::relative_l2, "scene units", S::value,
+     Slot::views, single_view, first_view, floats<3>, read_view<eye>, write_camera<eye>, any_value, init_vec3},
+    {K::camera_target, C::camera, "target", true, -inf, inf, P::direction, M::relative_l2, "scene units", S::value,
+     Slot::views, single_view, first_view, floats<3>, read_view<look_at>, write_camera<look_at>, any_value, init_vec3},
+    {K::camera_fov_y, C::camera, "fov_y", true, 1, 179, P::direction, M::relative_l2, "degrees", S::value,
+     Slot::views, single_view, first_view, floats<1>, read_view<fov_y>, write_camera<fov_y>, any_value, init_fov},
+};
+static_assert(std::size(table) == parameter_kind_count);
+
+} // namespace
+
+std::span<const ParameterKindInfo> parameter_kinds() { return table; }
+
+const ParameterKindInfo& kind_info(ParameterKind kind) {
+    const auto i = static_cast<size_t>(kind);
+    if (i >= std::size(table) || table[i].kind != kind) fail("kind_info: unknown parameter kind ", i);
+    return table[i];
+}
+
+const ParameterKindInfo* find_kind(std::string_view collection, std::string_view property) {
+    for (const ParameterKindInfo& k : table)
+        if (collection == collection_name(k.collection) && property == k.property) return &k;
+    return nullptr;
+}
+
+const char* collection_name(ParameterCollection collection) {
+    switch (collection) {
+    case ParameterCollection::materials: return "materials";
+    case ParameterCollection::lights: return "lights";
+    case ParameterCollection::meshes: return "meshes";
+    case ParameterCollection::camera: return "camera";
+    }
+    return "?";
+}
+
+const char* error_units(ErrorMetric metric) { return metric == ErrorMetric::geodesic_angle ? "radians" : "relative"; }
+
+} // namespace adjoint::app

@@ -1,0 +1,223 @@
+// The parameter kinds' descriptors: every kind reads and writes its scene value, sizes without building
+// textures, ranges, the device layout's slots, and params.json back onto a scene through the one reader.
+#include "app/scene_fixture.h"
+#include "render/scene_data.h"
+
+#include <adjoint/app/image_io.h>
+#include <adjoint/app/parameter_kinds.h>
+#include <adjoint/app/params_file.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace adjoint::app::test {
+namespace {
+
+class ParameterKinds : public SceneFiles {
+protected:
+    // Every kind applies somewhere: a plain and a textured material, point, directional and ambient lights,
+    // a mesh with vertex colours, the camera as the only view.
+    Scene every_kind_scene() {
+        Json j = minimal_scene();
+        write_png("textures/t.png", 2, 2, 3, {255, 0, 0, 0, 255, 0, 0, 0, 255, 188, 188, 188});
+        j["materials"]["skin"] = {{"albedo_texture", "textures/t.png"}};
+        j["meshes"].push_back(
+            {{"name", "ball"}, {"file", "meshes/cube.obj"}, {"material", "skin"}, {"vertex_colors", true}});
+        j["lights"].push_back({{"name", "sun"}, {"type", "directional"}, {"direction", {0, -1, 0}}});
+        j["lights"].push_back({{"name", "amb"}, {"type", "ambient"}, {"color", {0.1, 0.1, 0.1}}});
+        return load(j);
+    }
+
+    // The names of a collection's targets, in order.
+    static std::vector<std::string> target_names(const Scene& scene, ParameterCollection c) {
+        std::vector<std::string> names;
+        if (c == ParameterCollection::materials)
+            for (const Material& m : scene.materials) names.push_back(m.name);
+        if (c == ParameterCollection::lights)
+            for (const Light& l : scene.lights) names.push_back(l.name);
+        if (c == ParameterCollection::meshes)
+            for (const Mesh& m : scene.meshes) names.push_back(m.name);
+        if (c == ParameterCollection::camera) names.push_back("");
+        return names;
+    }
+    static std::string path_of(ParameterCollection c, const std::string& name, const char* property) {
+        const std::string collection = collection_name(c);
+        return c == ParameterCollection::camera ? collection + "." + property : collection + "." + name + "." + property;
+    }
+
+    // Per kind, every parameter the scene has of it (the targets it applies to).
+    static std::map<ParameterKind, std::vector<Parameter>> every_parameter(const Scene& scene) {
+        std::map<ParameterKind, std::vector<Parameter>> out;
+        for (const ParameterKindInfo& k : parameter_kinds())
+            for (const std::string& name : target_names(scene, k.collection))
+                if (auto p = find_parameter(scene, path_of(k.collection, name, k.property))) out[k.kind].push_back(*p);
+        return out;
+    }
+
+    // A value of the parameter's shape unlike the scene's, inside the kind's range.
+    static std::vector<float> another_value(const Parameter& p, const std::vector<float>& value) {
+        const ParameterKindInfo& k = kind_info(p.kind);
+        if (k.kind == ParameterKind::mesh_rotation) return {0.5f, 0.5f, 0.5f, 0.5f};
+        if (k.kind == ParameterKind::light_direction) return {0, 0, -1};
+        std::vector<float> v;
+        for (size_t i = 0; i < value.size(); ++i)
+            v.push_back(std::clamp(value[i] * 0.5f + 0.25f * float(i % 3 + 1), k.lo, k.hi));
+        return v;
+    }
+};
+
+TEST_F(ParameterKinds, TheTableIsInKindOrderAndFindsEveryPath) {
+    ASSERT_EQ(parameter_kinds().size(), parameter_kind_count);
+    for (size_t i = 0; i < parameter_kind_count; ++i) {
+        const ParameterKindInfo& k = parameter_kinds()[i];
+        EXPECT_EQ(size_t(k.kind), i);
+        EXPECT_EQ(&kind_info(k.kind), &k);
+        EXPECT_EQ(find_kind(collection_name(k.collection), k.property), &k) << k.property;
+        EXPECT_STREQ(parameter_property(k.kind), k.property);
+        EXPECT_LT(k.lo, k.hi) << k.property;
+    }
+    EXPECT_EQ(find_kind("lights", "colour"), nullptr);
+    EXPECT_EQ(find_kind("camera", "position"), nullptr);
+}
+
+TEST_F(ParameterKinds, RangesAreTheFormats) {
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    const auto range = [](ParameterKind k) { return std::pair(kind_info(k).lo, kind_info(k).hi); };
+    EXPECT_EQ(range(ParameterKind::material_albedo), std::pair(0.0f, 1.0f));
+    EXPECT_EQ(range(ParameterKind::material_albedo_texture), std::pair(0.0f, 1.0f));
+    EXPECT_EQ(range(ParameterKind::material_specular), std::pair(0.0f, 1.0f));
+    EXPECT_EQ(range(ParameterKind::material_shininess), std::pair(1.0f, 4096.0f));
+    EXPECT_EQ(range(ParameterKind::light_color), std::pair(0.0f, inf));
+    EXPECT_EQ(range(ParameterKind::light_intensity), std::pair(0.0f, inf));
+    EXPECT_EQ(range(ParameterKind::camera_fov_y), std::pair(1.0f, 179.0f));
+    EXPECT_EQ(range(ParameterKind::mesh_translation), std::pair(-inf, inf));
+    EXPECT_EQ(kind_info(ParameterKind::mesh_rotation).metric, ErrorMetric::geodesic_angle);
+    EXPECT_EQ(kind_info(ParameterKind::mesh_rotation).perturbation, Perturbation::rotation);
+    EXPECT_EQ(kind_info(ParameterKind::material_albedo_texture).storage, ParameterStorage::texture);
+    EXPECT_STREQ(error_units(ErrorMetric::geodesic_angle), "radians");
+}
+
+TEST_F(ParameterKinds, EveryKindReadsAndWritesItsValue) {
+    Scene scene = every_kind_scene();
+    const auto parameters = every_parameter(scene);
+    for (const ParameterKindInfo& k : parameter_kinds()) {
+        ASSERT_TRUE(parameters.count(k.kind)) << "no target for " << k.property;
+        for (const Parameter& p : parameters.at(k.kind)) {
+            SCOPED_TRACE(p.path);
+            const std::vector<float> value = parameter_value(scene, p);
+            EXPECT_EQ(value.size(), p.size);
+            EXPECT_EQ(k.size(scene, k.element(scene, p.target)), p.size); // from sizes alone
+            const std::vector<float> other = another_value(p, value);
+            ASSERT_NE(other, value);
+            set_parameter_value(scene, p, other);
+            EXPECT_EQ(parameter_value(scene, p), other);
+            set_parameter_value(scene, p, value);
+            EXPECT_EQ(parameter_value(scene, p), value);
+        }
+    }
+    // Which targets each kind applies to.
+    EXPECT_EQ(parameters.at(ParameterKind::material_albedo).size(), 1u);         // base; skin is textured
+    EXPECT_EQ(parameters.at(ParameterKind::material_albedo_texture).size(), 1u); // skin
+    EXPECT_EQ(parameters.at(ParameterKind::light_position).size(), 1u);          // key
+    EXPECT_EQ(parameters.at(ParameterKind::light_direction).size(), 1u);         // sun
+    EXPECT_EQ(parameters.at(ParameterKind::light_color).size(), 3u);
+    EXPECT_EQ(parameters.at(ParameterKind::mesh_vertex_colors).size(), 1u);      // ball
+    EXPECT_EQ(parameters.at(ParameterKind::material_albedo_texture)[0].size, 12u);
+    // A camera value sets every view, and reads back from view 0.
+    const Parameter eye = parameters.at(ParameterKind::camera_eye)[0];
+    set_parameter_value(scene, eye, std::vector<float>{1, 2, 3});
+    EXPECT_EQ(scene.camera.eye, float3(1, 2, 3));
+    EXPECT_EQ(scene.views[0].eye, float3(1, 2, 3));
+}
+
+TEST_F(ParameterKinds, TheLayoutHasOneSlotPerKindAndElement) {
+    const Scene scene = every_kind_scene();
+    const ParamLayout layout = make_layout(scene);
+    uint32_t at = 0;
+    for (const ParamLayout::Slot& slot : layout.slots) { // in buffer order, back to back
+        EXPECT_EQ(slot.offset, at);
+        EXPECT_EQ(layout.at(slot.kind, slot.element), slot.offset);
+        at += slot.size;
+    }
+    EXPECT_EQ(at, layout.size);
+    const std::vector<float> values = gather_values(scene, layout);
+    for (const auto& [kind, params] : every_parameter(scene))
+        for (const Parameter& p : params) {
+            SCOPED_TRACE(p.path);
+            const uint32_t offset = layout.of(scene, p);
+            const std::vector<float> value = parameter_value(scene, p);
+            ASSERT_LE(offset + value.size(), values.size());
+            EXPECT_EQ(std::vector<float>(values.begin() + offset, values.begin() + offset + value.size()), value);
+        }
+    // Only where a kind applies: the textured material has no albedo, the ambient light no position.
+    EXPECT_EQ(layout.find(ParameterKind::material_albedo, 1), ParamLayout::kNoSlot);
+    EXPECT_EQ(layout.find(ParameterKind::light_position, 2), ParamLayout::kNoSlot);
+    EXPECT_EQ(layout.find(ParameterKind::light_direction, 2), ParamLayout::kNoSlot);
+    EXPECT_EQ(layout.find(ParameterKind::mesh_vertex_colors, 0), ParamLayout::kNoSlot);
+    EXPECT_EQ(layout.elements(ParameterKind::material_albedo_texture), 1u);
+    EXPECT_THROW(layout.at(ParameterKind::light_position, 1), adjoint::Error);
+
+    // Camera slots per view, though only a single view can free them.
+    Json j = minimal_scene();
+    j["views"] = {{"orbit", {{"count", 3}}}};
+    const Scene orbit = load(j);
+    const ParamLayout per_view = make_layout(orbit);
+    EXPECT_EQ(per_view.elements(ParameterKind::camera_eye), 3u);
+    const std::vector<float> v = gather_values(orbit, per_view);
+    for (uint32_t i = 0; i < 3; ++i)
+        EXPECT_EQ(v[per_view.at(ParameterKind::camera_fov_y, i)], orbit.views[i].fov_y);
+}
+
+TEST_F(ParameterKinds, ParamsJsonAppliesBackExactly) {
+    const Scene original = every_kind_scene();
+    Scene changed = original;
+    std::vector<ParamRecord> records;
+    std::vector<Parameter> all;
+    for (const auto& [kind, params] : every_parameter(original))
+        for (const Parameter& p : params) {
+            if (kind == ParameterKind::material_albedo_texture) {
+                // Texels that 8-bit sRGB holds exactly: the scene's own, reversed.
+                std::vector<float> texels = parameter_value(original, p);
+                std::reverse(texels.begin(), texels.end());
+                set_parameter_value(changed, p, texels);
+                Image image(int(p.texture_width), int(p.texture_height), 3);
+                image.pixels = texels;
+                records.push_back({p.path, {}, std::nullopt, 0.5, image, std::nullopt});
+            } else {
+                set_parameter_value(changed, p, another_value(p, parameter_value(original, p)));
+                records.push_back({p.path, parameter_value(changed, p), parameter_value(original, p), 0.25, {}, {}});
+            }
+            all.push_back(p);
+        }
+    std::filesystem::create_directories(dir() / "run");
+    write_params_json(dir() / "run/params.json", records);
+    Scene applied = original;
+    apply_params_file(applied, dir() / "run/params.json");
+    for (const Parameter& p : all) EXPECT_EQ(parameter_value(applied, p), parameter_value(changed, p)) << p.path;
+
+    const auto error_applying = [&](const std::string& text) {
+        write("run/params.json", text);
+        try {
+            apply_params_file(applied, dir() / "run/params.json");
+        } catch (const SceneError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    const std::string file = (dir() / "run/params.json").string();
+    EXPECT_EQ(error_applying(R"({"parameters": {"materials.skin.albedo": {"value": [1, 1, 1]}}})"),
+              file + ": parameters[\"materials.skin.albedo\"]: material skin has an albedo texture: optimize "
+                     "materials.skin.albedo_texture");
+    EXPECT_EQ(error_applying(R"({"parameters": {"meshes.cube.rotation": {"value": [0, 0, 0, 0]}}})"),
+              file + ": parameters[\"meshes.cube.rotation\"].value: expected a non-zero quaternion [w, x, y, z]");
+    EXPECT_EQ(error_applying(R"({"parameters": {"lights.key.color": {"texture": "x.png"}}})"),
+              file + ": parameters[\"lights.key.color\"].texture: cannot read x.png: No such file or directory");
+    write_png("run/x.png", 1, 1, 3, {1, 2, 3});
+    EXPECT_EQ(error_applying(R"({"parameters": {"lights.key.color": {"texture": "x.png"}}})"),
+              file + ": parameters[\"lights.key.color\"].texture: only texture parameters take a texture");
+}
+
+} // namespace
+} // namespace adjoint::app::test
