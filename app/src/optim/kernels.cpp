@@ -1,4 +1,5 @@
-// Optimizer kernels: the optimizer plug-in's step and the sums. Elements whose learning rate is 0 are fixed scene values and are left alone.
+// Optimizer kernels: the optimizer plug-in's step and the sums. Elements whose learning rate is 0 are fixed
+// scene values and are left alone.
 #include "kernels.h"
 
 namespace adjoint::app {
@@ -64,7 +65,8 @@ auto parameter_sums_kernel() {
 
 OptimKernels::OptimKernels(Device& device, const OptimizerModel& optimizer)
     : update(device.compile(update_kernel(optimizer), {.name = "optim_" + std::string(optimizer.name)})),
-      sum_chunks(device.compile(sum_kernel(), {.name = "sum_chunks"})),
       parameter_sums(device.compile(parameter_sums_kernel(), {.name = "parameter_sums"})) {}
+
+Shader<1> compile_sum_chunks(Device& device) { return device.compile(sum_kernel(), {.name = "sum_chunks"}); }
 
 } // namespace adjoint::app

@@ -14,9 +14,13 @@ struct ErrorChunk {
 };
 
 struct OptimKernels {
-    Shader<1> update, sum_chunks, parameter_sums;
+    Shader<1> update, parameter_sums;
     OptimKernels(Device& device, const OptimizerModel& optimizer);
 };
+
+// out[first + c] = the sum of in[begin + c * kSumChunk, min(begin + (c + 1) * kSumChunk, end)): the
+// objective's partial sums of its per-pixel terms.
+Shader<1> compile_sum_chunks(Device& device);
 
 } // namespace adjoint::app
 

@@ -20,9 +20,8 @@ template <typename P>
 auto shade_loss_backward_kernel(const LossModel& loss, const std::vector<LightGroup>& groups) {
     return Kernel1D([&loss, groups](BufferUInt covered, BufferVar<gpu::Surface> surfaces, P params,
                                     TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
-                                    BufferVar<LightSlots> lights, BufferFloat4 target,
-                                    BufferFloat loss_out, BufferFloat sqerr_out, UInt out_base, Float3 eye,
-                                    Float scale) noexcept {
+                                    BufferVar<LightSlots> lights, BufferFloat4 target, BufferFloat loss_out,
+                                    BufferFloat sqerr_out, UInt out_base, Float3 eye, Float scale) noexcept {
         UInt at = covered.read(dispatch_id().x);
         auto s = surfaces.read(at);
         Float4 t = target.read(at);
@@ -55,8 +54,8 @@ auto background_loss_kernel(const LossModel& loss) {
 }
 
 auto image_loss_kernel(const LossModel& loss) {
-    return Kernel2D([&loss](BufferFloat4 image, BufferFloat4 target, BufferFloat loss_out, BufferFloat sqerr_out,
-                            UInt out_base, BufferFloat4 dimage, Float scale) noexcept {
+    return Kernel2D([&loss](BufferFloat4 image, BufferFloat4 target, BufferFloat loss_out,
+                            BufferFloat sqerr_out, UInt out_base, BufferFloat4 dimage, Float scale) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         Float4 t = target.read(at);

@@ -1,10 +1,8 @@
 // The optimization loop. One iteration is one submission:
-//   zero gradients -> mip chains -> per view: shade + loss + backward ($autodiff; the reads of the
-//   differentiable parameter buffer and of the textures scatter their adjoints) -> mip gradients back to
-//   level 0 and into the parameter buffer -> chunked sums of loss / error / gradient norms -> Adam or SGD
-//   -> read back a few hundred floats.
-// Scenes whose geometry does not move rasterize once and shade the stored surfaces; the others go through
-// the dynamic renderer (render/dynamic.h), whose backward chain also reaches the vertices and the camera.
+//   the objective (optim/objective.h: mip chains -> per view render + loss + backward, the reads of the
+//   differentiable parameter buffer and of the textures scattering their adjoints -> mip gradients into the
+//   parameter buffer -> partial sums of the loss) -> per-parameter sums of error and gradient norms -> the
+//   optimizer plug-in's step over the buffer -> read back a few hundred floats.
 #include <adjoint/app/optimization.h>
 
 #include "free_parameters.h"
@@ -24,24 +22,14 @@ NonFiniteError::NonFiniteError(uint32_t it, std::string p)
 
 namespace {
 
-bool needs_dynamic(const Scene& scene) {
-    if (scene.render.visibility != Visibility::hard || scene.optimize->loss == "silhouette") return true;
-    for (const auto& p : scene.optimize->parameters)
-        if (is_geometry_parameter(p.kind)) return true;
-    return false;
-}
-
 bool is_camera(ParameterKind k) { return kind_info(k).collection == ParameterCollection::camera; }
 
 } // namespace
 
 OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
     : device(d), stream(d.create_stream()), truth(scene), opt(*truth.optimize), current(prepare_current(scene)),
-      data(upload_scene(d, stream, current)), forward(d, data),
+      data(upload_scene(d, stream, current)),
       optimizer(optimizer_model(opt.optimizer)), kernels(d, optimizer), rng(opt.seed) {
-    const uint32_t views = uint32_t(data.views.size());
-    pixels = data.views[0].width * data.views[0].height;
-    partials_per_view = (pixels + kSumChunk - 1) / kSumChunk;
     has_truth = opt.target_is_scene;
 
     // Free parameters: where they live, their rates, bounds and truth (same shape only), their chunks for the sums.
@@ -70,178 +58,13 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
     chunks = d.create_buffer<ErrorChunk>(std::max<size_t>(h_chunks.size(), 1));
     if (!h_chunks.empty()) stream << chunks.copy_from(h_chunks.data());
     chunk_sums = d.create_buffer<float4>(std::max<size_t>(h_chunks.size(), 1));
-    loss_px = d.create_buffer<float>(size_t(pixels) * views);   // evaluate() uses every view
-    sqerr_px = d.create_buffer<float>(size_t(pixels) * views);
     for (size_t i = 0; i < free.size(); ++i)
         if (kind_info(free[i].p.kind).metric == ErrorMetric::geodesic_angle) rotation_params.push_back(i);
     rotation_values.resize(4 * rotation_params.size());
 
-    if (needs_dynamic(truth)) {
-        for (const auto& f : free) camera_free = camera_free || is_camera(f.p.kind);
-        DynamicOptions o{truth.render.visibility, camera_free, opt.laplacian, opt.edge_length};
-        dynamic = std::make_unique<DynamicRenderer>(d, stream, current, data, o);
-        final_image = d.create_buffer<float4>(pixels);
-        reg_terms = dynamic->geometry().regularizer_terms();
-        reg_chunks = (reg_terms + kSumChunk - 1) / kSumChunk;
-        reg_loss = d.create_buffer<float>(std::max(reg_terms, 1u));
-    }
-    partials = d.create_buffer<float>(size_t(partials_per_view) * 2 * views + reg_chunks);
-    const bool textures_only = std::all_of(opt.parameters.begin(), opt.parameters.end(), [](const Parameter& p) {
-        return p.kind == ParameterKind::material_albedo_texture;
-    });
-    losses.emplace(d, loss_model(opt.loss), dynamic ? nullptr : &data.light_groups, textures_only);
-
-    // Visibility once per view (the geometry is the same in truth and current scenes), and the list of
-    // covered pixels, which alone are shaded for the gradient.
-    Rasterizer raster(d);
-    std::vector<gpu::Surface> host_surfaces(pixels);
-    for (uint32_t v = 0; v < views && !dynamic; ++v) {
-        auto gb = raster.rasterize(stream, data.geometry, data.views[v]);
-        surfaces.push_back(d.create_buffer<gpu::Surface>(pixels));
-        raster.interpolate(stream, data.geometry, data.views[v], gb, surfaces.back());
-        stream << surfaces.back().copy_to(host_surfaces.data()) << synchronize();
-        std::vector<uint32_t> list;
-        for (uint32_t i = 0; i < pixels; ++i)
-            if (host_surfaces[i].material != gpu::kNone) list.push_back(i);
-        covered_count.push_back(uint32_t(list.size()));
-        covered.push_back(d.create_buffer<uint32_t>(std::max<size_t>(list.size(), 1)));
-        if (!list.empty()) stream << covered.back().copy_from(list.data());
-    }
-    slot_view.assign(views, ~0u);
-
-    // Targets: rendered from the true values (through the same surfaces, or by the dynamic renderer with
-    // the true geometry), or the given images.
-    if (opt.target_is_scene && dynamic) {
-        SceneData truth_data = upload_scene(d, stream, truth);
-        ForwardRenderer truth_forward(d, truth_data);
-        DynamicRenderer truth_dynamic(d, stream, truth, truth_data,
-                                      {truth.render.visibility, false, 0.0f, 0.0f});
-        auto tp = make(gather_values(truth, truth_data.layout));
-        truth_forward.build_mips(stream, truth_data, tp);
-        truth_dynamic.update_geometry(stream, tp);
-        for (uint32_t v = 0; v < views; ++v) {
-            targets.push_back(d.create_buffer<float4>(pixels));
-            truth_dynamic.render(stream, v, truth.views[v], tp, targets.back());
-            LinearImage img;
-            img.width = data.views[v].width;
-            img.height = data.views[v].height;
-            img.texels.resize(pixels);
-            stream << targets.back().copy_to(img.texels.data()) << synchronize();
-            target_images.push_back(std::move(img));
-        }
-    } else if (opt.target_is_scene) {
-        SceneData truth_data = upload_scene(d, stream, truth);
-        ForwardRenderer truth_forward(d, truth_data);
-        auto tv = gather_values(truth, truth_data.layout);
-        auto tp = make(tv);
-        truth_forward.build_mips(stream, truth_data, tp);
-        for (uint32_t v = 0; v < views; ++v) {
-            targets.push_back(d.create_buffer<float4>(pixels));
-            truth_forward.shade(stream, truth_data, v, surfaces[v], tp, targets.back());
-            LinearImage img;
-            img.width = data.views[v].width;
-            img.height = data.views[v].height;
-            img.texels.resize(pixels);
-            stream << targets.back().copy_to(img.texels.data()) << synchronize();
-            target_images.push_back(std::move(img));
-        }
-    } else {
-        for (uint32_t v = 0; v < views; ++v) {
-            target_images.push_back(opt.target_images.at(v));
-            targets.push_back(d.create_buffer<float4>(pixels));
-            stream << targets.back().copy_from(target_images.back().texels.data());
-        }
-    }
+    for (const auto& f : free) camera_free = camera_free || is_camera(f.p.kind);
+    objective.emplace(d, stream, truth, current, data, camera_free);
     stream << synchronize();
-}
-
-void OptimizerStages::sync_camera() {
-    if (!camera_free) return;
-    float c[7];
-    stream << params.value.copy_to(c, data.layout.at(ParameterKind::camera_eye, 0), 3)
-           << params.value.copy_to(c + 3, data.layout.at(ParameterKind::camera_target, 0), 3)
-           << params.value.copy_to(c + 6, data.layout.at(ParameterKind::camera_fov_y, 0), 1) << synchronize();
-    Camera& cam = current.views[0];
-    cam.eye = float3(c[0], c[1], c[2]);
-    cam.target = float3(c[3], c[4], c[5]);
-    cam.fov_y = c[6];
-    current.camera = cam;
-}
-
-void OptimizerStages::render_dynamic(uint32_t view, const Buffer<float4>& out) {
-    sync_camera();
-    dynamic->update_geometry(stream, params.value);
-    dynamic->render(stream, view, current.views[view], params.value, out);
-}
-
-void OptimizerStages::record_loss_and_gradient(const std::vector<uint32_t>& order, float scale) {
-    auto& s = *this;
-    const uint32_t k = uint32_t(order.size());
-    s.stream << s.params.grad.fill_zero() << s.data.textures.zero_grad();
-    s.forward.build_mips(s.stream, s.data, s.params.value);
-    if (s.dynamic) {
-        s.sync_camera();
-        s.dynamic->zero_grad(s.stream);
-        s.dynamic->update_geometry(s.stream, s.params.value);
-        for (uint32_t j = 0; j < k; ++j) {
-            const uint32_t v = order[j];
-            s.dynamic->render(s.stream, v, s.current.views[v], s.params.value, s.final_image);
-            const auto& v_cam = s.current.views[v];
-            s.stream << (*s.losses->image_loss)(s.final_image, s.targets[v], s.loss_px, s.sqerr_px, j * s.pixels,
-                                                s.dynamic->image_gradient(), scale)
-                            .dispatch(v_cam.width, v_cam.height);
-            s.dynamic->backward(s.stream, v, s.params);
-        }
-        s.dynamic->geometry_backward(s.stream, s.params, s.reg_loss);
-        if (s.reg_terms > 0)
-            s.stream << s.kernels.sum_chunks(s.reg_loss, s.partials, 0u, s.reg_terms,
-                                             uint32_t(s.partials.size()) - s.reg_chunks)
-                            .dispatch(s.reg_chunks);
-    } else {
-        for (uint32_t j = 0; j < k; ++j) {
-            const uint32_t view = order[j];
-            const auto& v = s.data.views[view];
-            if (s.slot_view[j] != view) {
-                s.stream << (*s.losses->background_loss)(s.surfaces[view], s.targets[view], s.loss_px, s.sqerr_px, j * s.pixels,
-                                                 s.data.background)
-                                .dispatch(v.width, v.height);
-                s.slot_view[j] = view;
-            }
-            if (s.covered_count[view] > 0)
-                s.stream << (*s.losses->shade_loss_backward)(s.covered[view], s.surfaces[view], s.params, s.data.textures,
-                                               s.data.materials, s.data.lights, s.targets[view], s.loss_px, s.sqerr_px, j * s.pixels,
-                                               v.eye, scale)
-                                .dispatch(s.covered_count[view]);
-        }
-    }
-    // Every texture's gradient down its mip chain to level 0 and into the parameter buffer.
-    s.forward.backward_mips(s.stream, s.data, s.params.grad);
-    for (uint32_t j = 0; j < k; ++j) {
-        // View j's pixels are [j * pixels, (j + 1) * pixels) of the per-pixel buffers.
-        s.stream << s.kernels.sum_chunks(s.loss_px, s.partials, j * s.pixels, (j + 1) * s.pixels,
-                                         2 * j * s.partials_per_view)
-                        .dispatch(s.partials_per_view);
-        s.stream << s.kernels.sum_chunks(s.sqerr_px, s.partials, j * s.pixels, (j + 1) * s.pixels,
-                                         (2 * j + 1) * s.partials_per_view)
-                        .dispatch(s.partials_per_view);
-    }
-}
-
-std::pair<double, double> OptimizerStages::loss_and_psnr(uint32_t k, float scale) const {
-    double loss = 0, psnr = 0;
-    for (uint32_t j = 0; j < k; ++j) {
-        double l = 0, e = 0;
-        for (uint32_t c = 0; c < partials_per_view; ++c) {
-            l += host_partials[2 * j * partials_per_view + c];
-            e += host_partials[(2 * j + 1) * partials_per_view + c];
-        }
-        loss += l;
-        double mse = e / (double(pixels) * 3.0);
-        psnr += mse > 0 ? -10.0 * std::log10(mse) : 100.0;   // identical images: capped at 100 dB
-    }
-    double reg = 0;
-    for (uint32_t c = 0; c < reg_chunks; ++c) reg += host_partials[host_partials.size() - reg_chunks + c];
-    return {loss * scale + reg, psnr / k};
 }
 
 Optimizer::Optimizer(Device& device, const Scene& scene) {
@@ -267,8 +90,8 @@ IterationReport Optimizer::step() {
         for (uint32_t i = 0; i < k; ++i) std::swap(order[i], order[i + s.rng.below(nviews - i)]);
     order.resize(k);
 
-    const float scale = 1.0f / (float(s.pixels) * 3.0f * float(k));
-    s.record_loss_and_gradient(order, scale);
+    const float scale = 1.0f / (float(s.objective->pixels()) * 3.0f * float(k));
+    s.objective->record(s.params, order, scale);
     if (s.chunk_count > 0)
         s.stream << s.kernels.parameter_sums(s.chunks, s.params.value, s.truth_values, s.params.grad, s.chunk_sums)
                         .dispatch(s.chunk_count);
@@ -281,16 +104,16 @@ IterationReport Optimizer::step() {
                                  float4(settings[0], settings[1], settings[2], settings[3]),
                                  float4(per[0], per[1], per[2], per[3]))
                     .dispatch(n);
-    s.host_partials.resize(s.partials.size());
+    s.objective->read_back();
     s.last_chunk_sums.resize(s.chunk_sums.size());
-    s.stream << s.partials.copy_to(s.host_partials.data()) << s.chunk_sums.copy_to(s.last_chunk_sums.data());
+    s.stream << s.chunk_sums.copy_to(s.last_chunk_sums.data());
     for (size_t i = 0; i < s.rotation_params.size(); ++i)
         s.stream << s.params.value.copy_to(&s.rotation_values[4 * i], s.free[s.rotation_params[i]].offset, 4);
     s.stream << synchronize();
 
     IterationReport r;
     r.iteration = s.iteration;
-    auto [loss, psnr] = s.loss_and_psnr(k, scale);
+    auto [loss, psnr] = s.objective->loss_and_psnr(k, scale);
     r.loss = loss;
     r.image_psnr = psnr;
     // Non-finite: name the first parameter (in file order) whose gradient has a non-finite element.
@@ -308,21 +131,17 @@ IterationReport Optimizer::step() {
 LinearImage Optimizer::render_current(uint32_t view) {
     auto& s = *s_;
     const auto& v = s.data.views.at(view);
-    auto image = s.device.create_buffer<float4>(s.pixels);
+    auto image = s.device.create_buffer<float4>(s.objective->pixels());
     LinearImage out;
     out.width = v.width;
     out.height = v.height;
-    out.texels.resize(s.pixels);
-    s.forward.build_mips(s.stream, s.data, s.params.value);
-    if (s.dynamic)
-        s.render_dynamic(view, image);
-    else
-        s.forward.shade(s.stream, s.data, view, s.surfaces[view], s.params.value, image);
+    out.texels.resize(s.objective->pixels());
+    s.objective->render(s.params.value, view, image);
     s.stream << image.copy_to(out.texels.data()) << synchronize();
     return out;
 }
 
-LinearImage Optimizer::target(uint32_t view) const { return s_->target_images.at(view); }
+LinearImage Optimizer::target(uint32_t view) const { return s_->objective->target(view); }
 
 std::vector<ParameterState> Optimizer::parameters() {
     auto& s = *s_;
@@ -412,19 +231,19 @@ double Optimizer::evaluate(std::vector<float>* gradient) {
     const uint32_t n = uint32_t(s.data.views.size());
     std::vector<uint32_t> all(n);
     for (uint32_t i = 0; i < n; ++i) all[i] = i;
-    const float scale = 1.0f / (float(s.pixels) * 3.0f * float(n));
-    s.record_loss_and_gradient(all, scale);
+    const float scale = 1.0f / (float(s.objective->pixels()) * 3.0f * float(n));
+    s.objective->record(s.params, all, scale);
     std::vector<float> g(s.params.grad.size());
-    s.host_partials.resize(s.partials.size());
-    s.stream << s.partials.copy_to(s.host_partials.data()) << s.params.grad.copy_to(g.data()) << synchronize();
+    s.objective->read_back();
+    s.stream << s.params.grad.copy_to(g.data()) << synchronize();
     if (gradient) {
         gradient->clear();
         for (const auto& f : s.free) {
-            size_t size = parameter_value(s.current, f.p).size();
+            size_t size = f.p.size;
             gradient->insert(gradient->end(), g.begin() + f.offset, g.begin() + f.offset + size);
         }
     }
-    return s.loss_and_psnr(n, scale).first;
+    return s.objective->loss_and_psnr(n, scale).first;
 }
 
 std::vector<float> Optimizer::free_values() {

@@ -1,12 +1,10 @@
-// The optimizer's state between iterations (parameters, moments, targets, kernels), shared by
-// optimization.cpp and studio_hooks.cpp.
+// The optimizer's state between iterations (the parameter buffer, the optimizer's state arrays, rates and
+// bounds, the objective), shared by optimization.cpp, free_parameters.cpp and studio_hooks.cpp.
 #pragma once
 #include <adjoint/app/optimization.h>
 
-#include "kernels.h"
-#include "loss_kernels.h"
-#include "render/dynamic.h"
-#include "render/forward.h"
+#include "optim/kernels.h"
+#include "optim/objective.h"
 
 #include <array>
 #include <optional>
@@ -55,54 +53,30 @@ struct OptimizerStages {
     const Optimization& opt;   // truth's optimize block
     Scene current;
     SceneData data;
-    ForwardRenderer forward;
     const OptimizerModel& optimizer;
     OptimKernels kernels;
-    std::optional<LossKernels> losses;       // after `dynamic` is decided: its path's kernels
-    // Scenes whose geometry moves, whose visibility is antialias or soft, or whose loss is the silhouette
-    // render through the dynamic renderer (every iteration rasterizes); the others shade surfaces
-    // rasterized once.
-    std::unique_ptr<DynamicRenderer> dynamic;
+    std::optional<Objective> objective;      // renderer + loss + regularizers -> loss and gradient
     bool camera_free = false;
-    Buffer<float4> final_image;               // the dynamic renderer's output, one view at a time
-    Buffer<float> reg_loss;                   // regularizer terms
-    uint32_t reg_terms = 0, reg_chunks = 0;
     // Indices into `free` of parameters whose error is a geodesic angle (rotations: 4 floats), which the host
     // computes from their values, read back with each step.
     std::vector<size_t> rotation_params;
     std::vector<float> rotation_values;
     std::vector<FreeParam> free;
-    std::vector<Buffer<gpu::Surface>> surfaces;
-    std::vector<Buffer<uint32_t>> covered;   // per view: its covered pixels, in order
-    std::vector<uint32_t> covered_count;
-    std::vector<uint32_t> slot_view;         // per slot of loss_px / sqerr_px: the view whose background it holds
-    std::vector<Buffer<float4>> targets;
-    std::vector<LinearImage> target_images;
     DiffBuffer<float> params;
     // The optimizer's named state arrays beside the parameters (Adam's moments, SGD's velocity); the kernel
     // binds two, so an optimizer with fewer gets one-element stand-ins.
     std::vector<Buffer<float>> state;
-    Buffer<float> lr, lo, hi, truth_values, loss_px, sqerr_px, partials;
+    Buffer<float> lr, lo, hi, truth_values;
     Buffer<ErrorChunk> chunks;
     Buffer<float4> chunk_sums;
     std::vector<float4> last_chunk_sums;
-    std::vector<float> host_partials;
-    uint32_t chunk_count = 0, pixels = 0, partials_per_view = 0;
+    uint32_t chunk_count = 0;
     uint32_t iteration = 0;
     Rng rng;
     bool has_truth = false;
 
     OptimizerStages(Device& d, const Scene& scene);
     Scene prepare_current(const Scene& scene);
-    // Zero gradients, mips, per view shade + loss + backward, mip gradients, loss partial sums.
-    void record_loss_and_gradient(const std::vector<uint32_t>& order, float scale);
-    // The camera values of view 0 from the device (when they are parameters) into current.views.
-    void sync_camera();
-    // Renders view v of the current values (dynamic renderer) into out.
-    void render_dynamic(uint32_t view, const Buffer<float4>& out);
-    // The loss from the partial sums read back (mean over pixels, channels and views, plus the
-    // regularizers) and mean PSNR.
-    std::pair<double, double> loss_and_psnr(uint32_t views, float scale) const;
 };
 
 } // namespace adjoint::app

@@ -11,13 +11,9 @@ void Optimizer::render_current(uint32_t view, const Buffer<float4>& out) {
     auto& s = *s_;
     if (view >= s.data.views.size())
         fail("render_current: view ", view, " does not exist (the scene has ", s.data.views.size(), ")");
-    if (out.size() != s.pixels)
-        fail("render_current: the buffer holds ", out.size(), " texels, the view has ", s.pixels);
-    s.forward.build_mips(s.stream, s.data, s.params.value);
-    if (s.dynamic)
-        s.render_dynamic(view, out);
-    else
-        s.forward.shade(s.stream, s.data, view, s.surfaces[view], s.params.value, out);
+    if (out.size() != s.objective->pixels())
+        fail("render_current: the buffer holds ", out.size(), " texels, the view has ", s.objective->pixels());
+    s.objective->render(s.params.value, view, out);
     s.stream << synchronize();
 }
 

@@ -13,8 +13,9 @@ namespace {
 // Gather form: a pixel adds the blends of its four pairs that change it.
 auto forward_kernel() {
     return Kernel2D([](BufferFloat4 colors, BufferUInt tri_ids, BufferFloat2 bary, BufferFloat3 positions,
-                         BufferVar<uint3> triangles, BufferVar<uint3> opposite, BufferVar<uint3> neighbor,
-                         BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params, BufferFloat4 out) noexcept {
+                       BufferVar<uint3> triangles, BufferVar<uint3> opposite, BufferVar<uint3> neighbor,
+                       BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params,
+                       BufferFloat4 out) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x, height = dispatch_size().y;
         UInt at = pix.y * width + pix.x;
@@ -43,10 +44,11 @@ auto forward_kernel() {
 // pixel the pair changes.
 auto backward_kernel(bool camera_free) {
     return Kernel2D([camera_free](DiffBufferFloat4 colors, BufferUInt tri_ids, BufferFloat2 bary,
-                                    DiffBufferFloat3 positions, BufferFloat3 positions_value,
-                                    BufferVar<uint3> triangles, BufferVar<uint3> opposite,
-                                    BufferVar<uint3> neighbor, BufferVar<gpu::ViewRec> views, UInt view,
-                                    DiffBufferFloat params, BufferFloat params_value, BufferFloat4 dfinal) noexcept {
+                                  DiffBufferFloat3 positions, BufferFloat3 positions_value,
+                                  BufferVar<uint3> triangles, BufferVar<uint3> opposite,
+                                  BufferVar<uint3> neighbor, BufferVar<gpu::ViewRec> views, UInt view,
+                                  DiffBufferFloat params, BufferFloat params_value,
+                                  BufferFloat4 dfinal) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x, height = dispatch_size().y;
         auto vr = views.read(view);

@@ -122,7 +122,8 @@ void DynamicRenderer::zero_grad(Stream& stream) {
     stream << s_->world.positions.zero_grad() << s_->world.normals.zero_grad() << s_->world.colors.zero_grad();
 }
 
-void DynamicRenderer::geometry_backward(Stream& stream, const DiffBuffer<float>& params, const Buffer<float>& reg_loss) {
+void DynamicRenderer::geometry_backward(Stream& stream, const DiffBuffer<float>& params,
+                                        const Buffer<float>& reg_loss) {
     s_->geometry.backward(stream, params, s_->world);
     s_->geometry.regularize(stream, params, reg_loss);
 }

@@ -9,8 +9,9 @@ struct ForwardRenderer::Kernels {
 
 ForwardRenderer::ForwardRenderer(Device& device, const SceneData& scene) {
     std::vector<LightGroup> groups = scene.light_groups;
-    Kernel2D shade_kernel = [groups](BufferVar<gpu::Surface> surfaces, BufferFloat params, TextureSetFloat3 textures,
-                                     BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights, BufferFloat4 image, Float3 eye,
+    Kernel2D shade_kernel = [groups](BufferVar<gpu::Surface> surfaces, BufferFloat params,
+                                     TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
+                                     BufferVar<LightSlots> lights, BufferFloat4 image, Float3 eye,
                                      Float3 background) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;

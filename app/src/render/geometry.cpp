@@ -57,7 +57,10 @@ VertexValues vertex_values(const P& params, const BufferVar<gpu::VertexRec>& ver
 
 } // namespace
 
-GeometryTables build_geometry_tables(Device& device, Stream& stream, const Scene& scene, const ParamLayout& layout) {
+namespace {
+
+// The tables on the host, filled mesh by mesh.
+struct HostTables {
     std::vector<gpu::VertexRec> verts;
     std::vector<gpu::MeshRec> meshes;
     std::vector<float3> static_normals;
@@ -65,105 +68,130 @@ GeometryTables build_geometry_tables(Device& device, Stream& stream, const Scene
     std::vector<uint32_t> reg_position, reg_neighbors;
     std::vector<uint2> reg_range, reg_edges;
     uint32_t vertex_base = 0, triangle_base = 0;
+};
+
+// Edges by position -> the (triangle, corner opposite) pairs using them. Vertices split at normal or texture
+// seams are one OBJ position, and OBJ positions repeated at the same place (a UV sphere's seam) are one point
+// too, so that a seam is not taken for a silhouette.
+using EdgeUsers = std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<uint32_t, uint32_t>>>;
+EdgeUsers edges_by_position(const Mesh& mesh) {
+    const size_t positions = mesh.obj_positions.size();
+    std::map<std::array<float, 3>, uint32_t> at_point;
+    std::vector<uint32_t> point(positions);
+    for (size_t p = 0; p < positions; ++p) {
+        const float3& v = mesh.obj_positions[p];
+        point[p] = at_point.emplace(std::array<float, 3>{v.x, v.y, v.z}, uint32_t(p)).first->second;
+    }
+    EdgeUsers edges;
+    for (size_t t = 0; t < mesh.triangles.size(); ++t) {
+        const uint3& tr = mesh.triangles[t];
+        const uint32_t c[3] = {tr.x, tr.y, tr.z};
+        for (uint32_t k = 0; k < 3; ++k) {
+            uint32_t a = point[mesh.position_ids[c[(k + 1) % 3]]], b = point[mesh.position_ids[c[(k + 2) % 3]]];
+            if (a != b) edges[{std::min(a, b), std::max(a, b)}].push_back({uint32_t(t), k});
+        }
+    }
+    return edges;
+}
+
+// Per vertex its record, and the faces around each OBJ position (CSR) when its normal is recomputed, in the
+// OBJ's winding so the summed normal points outwards.
+void add_vertices(const Mesh& mesh, uint32_t m, const ParamLayout& layout, bool recompute, HostTables& h) {
+    // Vertex colours have a slot only where the mesh sets "vertex_colors" (the only meshes that read it).
+    const uint32_t pos_base = layout.at(ParameterKind::mesh_vertices, m);
+    const uint32_t col_base = layout.find(ParameterKind::mesh_vertex_colors, m);
+    const size_t positions = mesh.obj_positions.size();
+    auto offset = [&](uint32_t vertex) { return pos_base + 3 * mesh.position_ids[vertex]; };
+    std::vector<std::vector<uint32_t>> around(positions);
+    for (size_t t = 0; t < mesh.triangles.size(); ++t) {
+        const uint3& tr = mesh.triangles[t];
+        for (uint32_t corner : {tr.x, tr.y, tr.z}) around[mesh.position_ids[corner]].push_back(uint32_t(t));
+    }
+    std::vector<uint2> face_range(positions);
+    for (size_t p = 0; p < positions; ++p) {
+        face_range[p] = uint2(uint32_t(h.faces.size()), uint32_t(h.faces.size()));
+        if (!recompute) continue;
+        for (uint32_t t : around[p]) {
+            const uint3& tr = mesh.triangles[t];
+            h.faces.push_back(uint3(offset(tr.x), offset(tr.y), offset(tr.z)));
+        }
+        face_range[p].y = uint32_t(h.faces.size());
+    }
+    for (size_t v = 0; v < mesh.positions.size(); ++v) {
+        const uint32_t pid = mesh.position_ids[v];
+        h.verts.push_back({m, pos_base + 3 * pid, mesh.vertex_colors ? col_base + 3 * pid : kNone,
+                           face_range[pid].x, face_range[pid].y});
+        h.static_normals.push_back(mesh.normals[v]);
+    }
+}
+
+// Silhouette tables: per triangle and edge, the vertex opposite it in the neighbouring triangle and that
+// triangle (kNone for a boundary or non-manifold edge).
+void add_neighbours(const Mesh& mesh, const EdgeUsers& edges, HostTables& h) {
+    std::vector<uint3> opp(mesh.triangles.size(), uint3(kNone, kNone, kNone)), nbr = opp;
+    for (const auto& [key, users] : edges) {
+        if (users.size() != 2) continue;
+        for (int s = 0; s < 2; ++s) {
+            auto [t, k] = users[s];
+            auto [u, j] = users[1 - s];
+            const uint3& other = mesh.triangles[u];
+            const uint32_t oc[3] = {other.x, other.y, other.z};
+            opp[t][k] = h.vertex_base + oc[j];
+            nbr[t][k] = h.triangle_base + u;
+        }
+    }
+    h.opposite.insert(h.opposite.end(), opp.begin(), opp.end());
+    h.neighbor.insert(h.neighbor.end(), nbr.begin(), nbr.end());
+}
+
+// The regularizers' tables of a mesh whose vertices are free: per OBJ position its neighbours (CSR), and the
+// unique edges.
+void add_regularizer_tables(const Mesh& mesh, uint32_t pos_base, const EdgeUsers& edges, HostTables& h) {
+    const size_t positions = mesh.obj_positions.size();
+    std::vector<std::vector<uint32_t>> nb(positions);
+    for (const auto& [key, users] : edges) {
+        nb[key.first].push_back(key.second);
+        nb[key.second].push_back(key.first);
+        h.reg_edges.push_back(uint2(pos_base + 3 * key.first, pos_base + 3 * key.second));
+    }
+    for (size_t p = 0; p < positions; ++p) {
+        h.reg_position.push_back(pos_base + 3 * uint32_t(p));
+        uint32_t begin = uint32_t(h.reg_neighbors.size());
+        for (uint32_t q : nb[p]) h.reg_neighbors.push_back(pos_base + 3 * q);
+        h.reg_range.push_back(uint2(begin, uint32_t(h.reg_neighbors.size())));
+    }
+}
+
+} // namespace
+
+GeometryTables build_geometry_tables(Device& device, Stream& stream, const Scene& scene, const ParamLayout& layout) {
+    HostTables h;
     for (size_t mi = 0; mi < scene.meshes.size(); ++mi) {
         const Mesh& mesh = scene.meshes[mi];
         const uint32_t m = uint32_t(mi);
-        // Vertex colours have a slot only where the mesh sets "vertex_colors" (the only meshes that read it).
-        const uint32_t pos_base = layout.at(ParameterKind::mesh_vertices, m);
-        const uint32_t col_base = layout.find(ParameterKind::mesh_vertex_colors, m);
-        meshes.push_back({layout.at(ParameterKind::mesh_translation, m), layout.at(ParameterKind::mesh_rotation, m),
-                          layout.at(ParameterKind::mesh_scale, m)});
+        h.meshes.push_back({layout.at(ParameterKind::mesh_translation, m), layout.at(ParameterKind::mesh_rotation, m),
+                            layout.at(ParameterKind::mesh_scale, m)});
         const bool free_vertices = vertices_free(scene, mi);
-        const bool recompute = mesh.normals_computed || free_vertices;
-        const size_t positions = mesh.obj_positions.size();
-        auto offset = [&](uint32_t vertex) { return pos_base + 3 * mesh.position_ids[vertex]; };
-
-        // Faces around each OBJ position (CSR), in the OBJ's winding so the summed normal points outwards.
-        std::vector<std::vector<uint32_t>> around(positions);
-        for (size_t t = 0; t < mesh.triangles.size(); ++t) {
-            const uint3& tr = mesh.triangles[t];
-            for (uint32_t corner : {tr.x, tr.y, tr.z}) around[mesh.position_ids[corner]].push_back(uint32_t(t));
-        }
-        std::vector<uint2> face_range(positions);
-        for (size_t p = 0; p < positions; ++p) {
-            face_range[p] = uint2(uint32_t(faces.size()), uint32_t(faces.size()));
-            if (!recompute) continue;
-            for (uint32_t t : around[p]) {
-                const uint3& tr = mesh.triangles[t];
-                faces.push_back(uint3(offset(tr.x), offset(tr.y), offset(tr.z)));
-            }
-            face_range[p].y = uint32_t(faces.size());
-        }
-        for (size_t v = 0; v < mesh.positions.size(); ++v) {
-            const uint32_t pid = mesh.position_ids[v];
-            verts.push_back({uint32_t(mi), pos_base + 3 * pid, mesh.vertex_colors ? col_base + 3 * pid : kNone,
-                             face_range[pid].x, face_range[pid].y});
-            static_normals.push_back(mesh.normals[v]);
-        }
-
-        // Edge neighbours by position: vertices split at normal or texture seams are one OBJ position, and
-        // OBJ positions repeated at the same place (a UV sphere's seam) are one point too, so that a seam is
-        // not taken for a silhouette.
-        std::map<std::array<float, 3>, uint32_t> at_point;
-        std::vector<uint32_t> point(positions);
-        for (size_t p = 0; p < positions; ++p) {
-            const float3& v = mesh.obj_positions[p];
-            point[p] = at_point.emplace(std::array<float, 3>{v.x, v.y, v.z}, uint32_t(p)).first->second;
-        }
-        std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<uint32_t, uint32_t>>> edges;   // -> (tri, k)
-        for (size_t t = 0; t < mesh.triangles.size(); ++t) {
-            const uint3& tr = mesh.triangles[t];
-            const uint32_t c[3] = {tr.x, tr.y, tr.z};
-            for (uint32_t k = 0; k < 3; ++k) {
-                uint32_t a = point[mesh.position_ids[c[(k + 1) % 3]]], b = point[mesh.position_ids[c[(k + 2) % 3]]];
-                if (a != b) edges[{std::min(a, b), std::max(a, b)}].push_back({uint32_t(t), k});
-            }
-        }
-        std::vector<uint3> opp(mesh.triangles.size(), uint3(kNone, kNone, kNone)), nbr = opp;
-        for (const auto& [key, users] : edges) {
-            if (users.size() != 2) continue;
-            for (int s = 0; s < 2; ++s) {
-                auto [t, k] = users[s];
-                auto [u, j] = users[1 - s];
-                const uint3& other = mesh.triangles[u];
-                const uint32_t oc[3] = {other.x, other.y, other.z};
-                opp[t][k] = vertex_base + oc[j];
-                nbr[t][k] = triangle_base + u;
-            }
-        }
-        opposite.insert(opposite.end(), opp.begin(), opp.end());
-        neighbor.insert(neighbor.end(), nbr.begin(), nbr.end());
-
-        if (free_vertices) {
-            std::vector<std::vector<uint32_t>> nb(positions);
-            for (const auto& [key, users] : edges) {
-                nb[key.first].push_back(key.second);
-                nb[key.second].push_back(key.first);
-                reg_edges.push_back(uint2(pos_base + 3 * key.first, pos_base + 3 * key.second));
-            }
-            for (size_t p = 0; p < positions; ++p) {
-                reg_position.push_back(pos_base + 3 * uint32_t(p));
-                uint32_t begin = uint32_t(reg_neighbors.size());
-                for (uint32_t q : nb[p]) reg_neighbors.push_back(pos_base + 3 * q);
-                reg_range.push_back(uint2(begin, uint32_t(reg_neighbors.size())));
-            }
-        }
-        vertex_base += uint32_t(mesh.positions.size());
-        triangle_base += uint32_t(mesh.triangles.size());
+        add_vertices(mesh, m, layout, mesh.normals_computed || free_vertices, h);
+        const EdgeUsers edges = edges_by_position(mesh);
+        add_neighbours(mesh, edges, h);
+        if (free_vertices) add_regularizer_tables(mesh, layout.at(ParameterKind::mesh_vertices, m), edges, h);
+        h.vertex_base += uint32_t(mesh.positions.size());
+        h.triangle_base += uint32_t(mesh.triangles.size());
     }
     GeometryTables t;
-    t.vertices = upload(device, stream, verts);
-    t.meshes = upload(device, stream, meshes);
-    t.static_normals = upload(device, stream, static_normals);
-    t.faces = upload(device, stream, faces);
-    t.opposite = upload(device, stream, opposite);
-    t.neighbor = upload(device, stream, neighbor);
-    t.reg_position = upload(device, stream, reg_position);
-    t.reg_range = upload(device, stream, reg_range);
-    t.reg_neighbors = upload(device, stream, reg_neighbors);
-    t.reg_edges = upload(device, stream, reg_edges);
-    t.reg_positions = uint32_t(reg_position.size());
-    t.reg_edge_count = uint32_t(reg_edges.size());
+    t.vertices = upload(device, stream, h.verts);
+    t.meshes = upload(device, stream, h.meshes);
+    t.static_normals = upload(device, stream, h.static_normals);
+    t.faces = upload(device, stream, h.faces);
+    t.opposite = upload(device, stream, h.opposite);
+    t.neighbor = upload(device, stream, h.neighbor);
+    t.reg_position = upload(device, stream, h.reg_position);
+    t.reg_range = upload(device, stream, h.reg_range);
+    t.reg_neighbors = upload(device, stream, h.reg_neighbors);
+    t.reg_edges = upload(device, stream, h.reg_edges);
+    t.reg_positions = uint32_t(h.reg_position.size());
+    t.reg_edge_count = uint32_t(h.reg_edges.size());
     stream << synchronize();   // the host vectors go out of scope
     return t;
 }

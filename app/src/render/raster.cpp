@@ -28,8 +28,8 @@ namespace {
 // touches.
 auto setup_kernel() {
     return Kernel1D([](BufferFloat3 positions, BufferVar<uint3> triangles, BufferVar<gpu::TriSetup> out,
-                        BufferUInt tile_count, Float4x4 view_proj, UInt width, UInt height, UInt tiles_x,
-                        Float margin) noexcept {
+                       BufferUInt tile_count, Float4x4 view_proj, UInt width, UInt height, UInt tiles_x,
+                       Float margin) noexcept {
         UInt i = dispatch_id().x;
         UInt3 t = triangles.read(i);
         Float4 c0 = view_proj * make_float4(positions.read(t.x), 1.0f);
@@ -92,7 +92,7 @@ auto scan_top_kernel() {
 
 auto scan_fill_kernel() {
     return Kernel1D([](BufferUInt count, BufferUInt chunk_offset, BufferUInt offset, BufferUInt cursor,
-                            UInt tiles) noexcept {
+                       UInt tiles) noexcept {
         UInt c = dispatch_id().x;
         UInt run = chunk_offset.read(c);
         $for (t, c * kScanChunk, min(c * kScanChunk + kScanChunk, tiles)) {
@@ -124,7 +124,7 @@ auto fill_kernel() {
 // on the order the atomics filled the tile lists.
 auto raster_kernel() {
     return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt count, BufferUInt list,
-                         BufferUInt tri_out, BufferFloat2 bary_out, UInt tiles_x) noexcept {
+                       BufferUInt tri_out, BufferFloat2 bary_out, UInt tiles_x) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x;
         UInt tile = tile_of(pix, tiles_x);
@@ -161,9 +161,9 @@ auto raster_kernel() {
 // barycentrics one pixel right and one pixel down on the same triangle's plane.
 auto interpolate_kernel() {
     return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt tri_in, BufferFloat2 bary_in,
-                              BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
-                              BufferVar<uint3> triangles, BufferUInt triangle_material, BufferVar<gpu::Surface> out,
-                              Float3 eye) noexcept {
+                       BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
+                       BufferVar<uint3> triangles, BufferUInt triangle_material, BufferVar<gpu::Surface> out,
+                       Float3 eye) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt ti = tri_in.read(at);

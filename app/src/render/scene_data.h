@@ -56,7 +56,8 @@ struct SceneData {
     DeviceGeometry geometry;
     Buffer<gpu::Material> materials;
     // Scene::textures in order (repeat, mipmapped), level 0 copied from the parameter buffer at texture t's
-    // slot, layout.at(ParameterKind::material_albedo_texture, t); one 1x1 stand-in when the scene has none (a kernel argument cannot be absent).
+    // slot, layout.at(ParameterKind::material_albedo_texture, t); one 1x1 stand-in when the scene has none
+    // (a kernel argument cannot be absent).
     TextureSet<float3> textures;
     std::vector<LightGroup> light_groups;   // the light buffer's runs of one type
     Buffer<LightSlots> lights;              // per light, ordered by type: where its values are

@@ -12,10 +12,11 @@ namespace {
 
 auto forward_kernel(const std::vector<LightGroup>& groups) {
     return Kernel2D([groups](BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view,
-                                  BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
-                                  BufferVar<uint3> triangles, BufferUInt triangle_material, BufferFloat params,
-                                  TextureSetFloat3 textures, BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights, BufferFloat4 out,
-                                  Float3 background) noexcept {
+                             BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors,
+                             BufferFloat2 uvs, BufferVar<uint3> triangles, BufferUInt triangle_material,
+                             BufferFloat params, TextureSetFloat3 textures,
+                             BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights,
+                             BufferFloat4 out, Float3 background) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt tri = tri_ids.read(at);
@@ -34,11 +35,12 @@ auto forward_kernel(const std::vector<LightGroup>& groups) {
 // Seeded with d loss / d the shaded colour (4 floats a pixel).
 auto backward_kernel(const std::vector<LightGroup>& groups, bool camera_free) {
     return Kernel2D([groups, camera_free](BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view,
-                                               DiffBufferFloat3 positions, DiffBufferFloat3 normals,
-                                               DiffBufferFloat3 colors, BufferFloat2 uvs, BufferVar<uint3> triangles,
-                                               BufferUInt triangle_material, DiffBufferFloat params,
-                                               BufferFloat params_value, TextureSetFloat3 textures,
-                                               BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights, BufferFloat color_grad) noexcept {
+                                          DiffBufferFloat3 positions, DiffBufferFloat3 normals,
+                                          DiffBufferFloat3 colors, BufferFloat2 uvs,
+                                          BufferVar<uint3> triangles, BufferUInt triangle_material,
+                                          DiffBufferFloat params, BufferFloat params_value,
+                                          TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
+                                          BufferVar<LightSlots> lights, BufferFloat color_grad) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt tri = tri_ids.read(at);

@@ -16,8 +16,8 @@ namespace {
 
 auto select_kernel() {
     return Kernel2D([](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
-                                     BufferVar<gpu::TriSetup> setups, BufferUInt pixel_count, UInt own_base,
-                                     UInt capacity, Float reach_px) noexcept {
+                       BufferVar<gpu::TriSetup> setups, BufferUInt pixel_count, UInt own_base, UInt capacity,
+                       Float reach_px) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt tile_at = tile_of(pix, tiles_x);
@@ -29,11 +29,13 @@ auto select_kernel() {
 
 auto forward_kernel(const std::vector<LightGroup>& groups) {
     return Kernel2D([groups](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
-                                 BufferUInt pixel_count, UInt own_base, UInt capacity, BufferVar<gpu::ViewRec> views,
-                                 UInt view, BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors,
-                                 BufferFloat2 uvs, BufferVar<uint3> triangles, BufferUInt triangle_material,
-                                 BufferFloat params, TextureSetFloat3 textures, BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights,
-                                 BufferFloat4 out, Float3 background, Float sigma, Float gamma, Float reach2) noexcept {
+                             BufferUInt pixel_count, UInt own_base, UInt capacity,
+                             BufferVar<gpu::ViewRec> views, UInt view, BufferFloat3 positions,
+                             BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
+                             BufferVar<uint3> triangles, BufferUInt triangle_material, BufferFloat params,
+                             TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
+                             BufferVar<LightSlots> lights, BufferFloat4 out, Float3 background, Float sigma,
+                             Float gamma, Float reach2) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity, pix);
@@ -50,14 +52,16 @@ auto forward_kernel(const std::vector<LightGroup>& groups) {
 // The same pixel inside $autodiff, seeded with d loss / d the pixel.
 auto backward_kernel(const std::vector<LightGroup>& groups, bool camera_free) {
     return Kernel2D([groups, camera_free](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list,
-                                              UInt tiles_x, BufferUInt pixel_count, UInt own_base, UInt capacity,
-                                              BufferVar<gpu::ViewRec> views, UInt view, DiffBufferFloat3 positions,
-                                              DiffBufferFloat3 normals, DiffBufferFloat3 colors, BufferFloat2 uvs,
-                                              BufferVar<uint3> triangles, BufferUInt triangle_material,
-                                              DiffBufferFloat params, BufferFloat params_value,
-                                              TextureSetFloat3 textures, BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights,
-                                              BufferFloat4 dfinal, Float3 background, Float sigma, Float gamma,
-                                              Float reach2) noexcept {
+                                          UInt tiles_x, BufferUInt pixel_count, UInt own_base, UInt capacity,
+                                          BufferVar<gpu::ViewRec> views, UInt view,
+                                          DiffBufferFloat3 positions, DiffBufferFloat3 normals,
+                                          DiffBufferFloat3 colors, BufferFloat2 uvs,
+                                          BufferVar<uint3> triangles, BufferUInt triangle_material,
+                                          DiffBufferFloat params, BufferFloat params_value,
+                                          TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
+                                          BufferVar<LightSlots> lights, BufferFloat4 dfinal,
+                                          Float3 background, Float sigma, Float gamma,
+                                          Float reach2) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity, pix);

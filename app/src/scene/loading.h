@@ -4,6 +4,7 @@
 #include <adjoint/app/scene.h>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,20 @@ LinearImage load_image(const std::filesystem::path& path, const std::string& sho
 
 // meshes[i] (already checked to be an object): reads its OBJ (and MTL when `scene_material` < 0) into
 // `mesh`, appending the MTL materials and their textures to the scene.
+// A mesh file format: the extensions it claims (lower case, with the dot) and its loader, which fills the
+// mesh's geometry (and, for a mesh whose material is "mtl", the scene's materials) from the entry's `file`.
+struct MeshFormat {
+    std::string_view name;
+    std::span<const std::string_view> extensions;
+    void (*load)(const JsonValue& entry, const std::filesystem::path& base_dir, int scene_material, Mesh& mesh,
+                 Scene& scene);
+};
+// The formats, one file each, listed in mesh_formats.cpp.
+std::span<const MeshFormat* const> mesh_formats();
+extern const MeshFormat obj_mesh_format;   // obj_mesh.cpp
+
+// The mesh's geometry by the format its file's extension names (an extension no format claims is an error
+// on `file`). scene_material: the index of the scene material its faces use, or -1 for "mtl".
 void load_mesh_geometry(const JsonValue& entry, const std::filesystem::path& base_dir, int scene_material,
                         Mesh& mesh, Scene& scene);
 // Area-weighted normals per OBJ position, copied to the unified vertices.

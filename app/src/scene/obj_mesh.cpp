@@ -143,8 +143,8 @@ void compute_normals(Mesh& mesh) {
 }
 
 
-void load_mesh_geometry(const JsonValue& entry, const std::filesystem::path& base_dir, int scene_material,
-                        Mesh& mesh, Scene& scene) {
+void load_obj_mesh(const JsonValue& entry, const std::filesystem::path& base_dir, int scene_material, Mesh& mesh,
+                   Scene& scene) {
     const JsonValue file_json = entry.require("file");
     const JsonValue material_json = entry.require("material");
     const std::filesystem::path obj_path = base_dir / mesh.file;
@@ -274,6 +274,12 @@ void load_mesh_geometry(const JsonValue& entry, const std::filesystem::path& bas
         }
     }
 }
+
+namespace {
+constexpr std::string_view obj_extensions[] = {".obj"};
+}
+
+const MeshFormat obj_mesh_format{"OBJ", obj_extensions, load_obj_mesh};
 
 } // namespace adjoint::app::detail
 

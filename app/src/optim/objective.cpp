@@ -1,0 +1,206 @@
+// The objective (objective.h): the two chains of stages, their targets, the loss and its partial sums.
+#include "optim/objective.h"
+
+#include <adjoint/app/parameter_kinds.h>
+#include <adjoint/app/plugins.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace adjoint::app {
+
+namespace {
+
+// The static chain needs the geometry to stay put and the renderer's hard visibility and colour loss.
+bool needs_dynamic(const Scene& scene) {
+    if (scene.render.visibility != Visibility::hard || scene.optimize->loss == "silhouette") return true;
+    for (const auto& p : scene.optimize->parameters)
+        if (is_geometry_parameter(p.kind)) return true;
+    return false;
+}
+
+Buffer<float> upload_floats(Device& device, Stream& stream, const std::vector<float>& v) {
+    return upload(device, stream, v);
+}
+
+} // namespace
+
+Objective::Objective(Device& device, Stream& stream, const Scene& truth, const Scene& current,
+                     const SceneData& data, bool camera_free)
+    : device_(device), stream_(stream), data_(data), opt_(*truth.optimize), views_(current.views),
+      forward_(device, data), sum_chunks_(compile_sum_chunks(device)), camera_free_(camera_free) {
+    const uint32_t views = uint32_t(data.views.size());
+    pixels_ = data.views[0].width * data.views[0].height;
+    partials_per_view_ = (pixels_ + kSumChunk - 1) / kSumChunk;
+    loss_px_ = device.create_buffer<float>(size_t(pixels_) * views);   // evaluate() uses every view
+    sqerr_px_ = device.create_buffer<float>(size_t(pixels_) * views);
+    if (needs_dynamic(truth)) {
+        DynamicOptions o{truth.render.visibility, camera_free, opt_.laplacian, opt_.edge_length};
+        dynamic_ = std::make_unique<DynamicRenderer>(device, stream, current, data, o);
+        final_image_ = device.create_buffer<float4>(pixels_);
+        reg_terms_ = dynamic_->geometry().regularizer_terms();
+        reg_chunks_ = (reg_terms_ + kSumChunk - 1) / kSumChunk;
+        reg_loss_ = device.create_buffer<float>(std::max(reg_terms_, 1u));
+    }
+    partials_ = device.create_buffer<float>(size_t(partials_per_view_) * 2 * views + reg_chunks_);
+    const bool textures_only = std::all_of(opt_.parameters.begin(), opt_.parameters.end(), [](const Parameter& p) {
+        return kind_info(p.kind).storage == ParameterStorage::texture;
+    });
+    losses_.emplace(device, loss_model(opt_.loss), dynamic_ ? nullptr : &data.light_groups, textures_only);
+    if (!dynamic_) rasterize_once();
+    make_targets(truth);
+    stream << synchronize();
+}
+
+Objective::~Objective() = default;
+
+// Visibility once per view (the geometry is the same in truth and current scenes), and the list of covered
+// pixels, which alone are shaded for the gradient.
+void Objective::rasterize_once() {
+    Rasterizer raster(device_);
+    std::vector<gpu::Surface> host_surfaces(pixels_);
+    for (uint32_t v = 0; v < data_.views.size(); ++v) {
+        auto gb = raster.rasterize(stream_, data_.geometry, data_.views[v]);
+        surfaces_.push_back(device_.create_buffer<gpu::Surface>(pixels_));
+        raster.interpolate(stream_, data_.geometry, data_.views[v], gb, surfaces_.back());
+        stream_ << surfaces_.back().copy_to(host_surfaces.data()) << synchronize();
+        std::vector<uint32_t> list;
+        for (uint32_t i = 0; i < pixels_; ++i)
+            if (host_surfaces[i].material != gpu::kNone) list.push_back(i);
+        covered_count_.push_back(uint32_t(list.size()));
+        covered_.push_back(upload(device_, stream_, list));
+        stream_ << synchronize();
+    }
+    slot_view_.assign(data_.views.size(), ~0u);
+}
+
+// Targets: rendered from the true values (through the same surfaces, or by the dynamic renderer with the
+// true geometry), or the given images.
+void Objective::make_targets(const Scene& truth) {
+    const uint32_t views = uint32_t(data_.views.size());
+    if (!opt_.target_is_scene) {
+        for (uint32_t v = 0; v < views; ++v) {
+            target_images_.push_back(opt_.target_images.at(v));
+            targets_.push_back(upload(device_, stream_, target_images_.back().texels));
+        }
+        return;
+    }
+    SceneData truth_data = upload_scene(device_, stream_, truth);
+    ForwardRenderer truth_forward(device_, truth_data);
+    std::unique_ptr<DynamicRenderer> truth_dynamic;
+    const auto tp = upload_floats(device_, stream_, gather_values(truth, truth_data.layout));
+    truth_forward.build_mips(stream_, truth_data, tp);
+    if (dynamic_) {
+        truth_dynamic = std::make_unique<DynamicRenderer>(device_, stream_, truth, truth_data,
+                                                          DynamicOptions{truth.render.visibility, false, 0.0f, 0.0f});
+        truth_dynamic->update_geometry(stream_, tp);
+    }
+    for (uint32_t v = 0; v < views; ++v) {
+        targets_.push_back(device_.create_buffer<float4>(pixels_));
+        if (truth_dynamic)
+            truth_dynamic->render(stream_, v, truth.views[v], tp, targets_.back());
+        else
+            truth_forward.shade(stream_, truth_data, v, surfaces_[v], tp, targets_.back());
+        LinearImage img;
+        img.width = data_.views[v].width;
+        img.height = data_.views[v].height;
+        img.texels.resize(pixels_);
+        stream_ << targets_.back().copy_to(img.texels.data()) << synchronize();
+        target_images_.push_back(std::move(img));
+    }
+}
+
+void Objective::sync_camera(const Buffer<float>& params) {
+    if (!camera_free_) return;
+    float c[7];
+    stream_ << params.copy_to(c, data_.layout.at(ParameterKind::camera_eye, 0), 3)
+            << params.copy_to(c + 3, data_.layout.at(ParameterKind::camera_target, 0), 3)
+            << params.copy_to(c + 6, data_.layout.at(ParameterKind::camera_fov_y, 0), 1) << synchronize();
+    Camera& cam = views_[0];
+    cam.eye = float3(c[0], c[1], c[2]);
+    cam.target = float3(c[3], c[4], c[5]);
+    cam.fov_y = c[6];
+}
+
+void Objective::render(const Buffer<float>& params, uint32_t view, const Buffer<float4>& out) {
+    forward_.build_mips(stream_, data_, params);
+    if (!dynamic_) {
+        forward_.shade(stream_, data_, view, surfaces_[view], params, out);
+        return;
+    }
+    sync_camera(params);
+    dynamic_->update_geometry(stream_, params);
+    dynamic_->render(stream_, view, views_[view], params, out);
+}
+
+void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32_t>& order, float scale) {
+    const uint32_t k = uint32_t(order.size());
+    stream_ << params.grad.fill_zero() << data_.textures.zero_grad();
+    forward_.build_mips(stream_, data_, params.value);
+    if (dynamic_) {
+        sync_camera(params.value);
+        dynamic_->zero_grad(stream_);
+        dynamic_->update_geometry(stream_, params.value);
+        for (uint32_t j = 0; j < k; ++j) {
+            const uint32_t v = order[j];
+            dynamic_->render(stream_, v, views_[v], params.value, final_image_);
+            stream_ << (*losses_->image_loss)(final_image_, targets_[v], loss_px_, sqerr_px_, j * pixels_,
+                                              dynamic_->image_gradient(), scale)
+                           .dispatch(views_[v].width, views_[v].height);
+            dynamic_->backward(stream_, v, params);
+        }
+        dynamic_->geometry_backward(stream_, params, reg_loss_);
+        if (reg_terms_ > 0)
+            stream_ << sum_chunks_(reg_loss_, partials_, 0u, reg_terms_, uint32_t(partials_.size()) - reg_chunks_)
+                           .dispatch(reg_chunks_);
+    } else {
+        for (uint32_t j = 0; j < k; ++j) {
+            const uint32_t view = order[j];
+            const auto& v = data_.views[view];
+            if (slot_view_[j] != view) {
+                stream_ << (*losses_->background_loss)(surfaces_[view], targets_[view], loss_px_, sqerr_px_,
+                                                       j * pixels_, data_.background)
+                               .dispatch(v.width, v.height);
+                slot_view_[j] = view;
+            }
+            if (covered_count_[view] > 0)
+                stream_ << (*losses_->shade_loss_backward)(covered_[view], surfaces_[view], params, data_.textures,
+                                                           data_.materials, data_.lights, targets_[view], loss_px_,
+                                                           sqerr_px_, j * pixels_, v.eye, scale)
+                               .dispatch(covered_count_[view]);
+        }
+    }
+    // Every texture's gradient down its mip chain to level 0 and into the parameter buffer.
+    forward_.backward_mips(stream_, data_, params.grad);
+    for (uint32_t j = 0; j < k; ++j) {
+        // View j's pixels are [j * pixels, (j + 1) * pixels) of the per-pixel buffers.
+        stream_ << sum_chunks_(loss_px_, partials_, j * pixels_, (j + 1) * pixels_, 2 * j * partials_per_view_)
+                       .dispatch(partials_per_view_)
+                << sum_chunks_(sqerr_px_, partials_, j * pixels_, (j + 1) * pixels_, (2 * j + 1) * partials_per_view_)
+                       .dispatch(partials_per_view_);
+    }
+}
+
+void Objective::read_back() {
+    host_partials_.resize(partials_.size());
+    stream_ << partials_.copy_to(host_partials_.data());
+}
+
+std::pair<double, double> Objective::loss_and_psnr(uint32_t k, float scale) const {
+    double loss = 0, psnr = 0;
+    for (uint32_t j = 0; j < k; ++j) {
+        double l = 0, e = 0;
+        for (uint32_t c = 0; c < partials_per_view_; ++c) {
+            l += host_partials_[2 * j * partials_per_view_ + c];
+            e += host_partials_[(2 * j + 1) * partials_per_view_ + c];
+        }
+        loss += l;
+        double mse = e / (double(pixels_) * 3.0);
+        psnr += mse > 0 ? -10.0 * std::log10(mse) : 100.0;   // identical images: capped at 100 dB
+    }
+    double reg = 0;
+    for (uint32_t c = 0; c < reg_chunks_; ++c) reg += host_partials_[host_partials_.size() - reg_chunks_ + c];
+    return {loss * scale + reg, psnr / k};
+}
+
+} // namespace adjoint::app

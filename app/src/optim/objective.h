@@ -1,0 +1,73 @@
+// The objective: the scene's renderer chain, its targets, the loss (a plug-in) and the regularizers -> the
+// loss's per-pixel terms, their partial sums and d loss / d every value of a parameter buffer. It knows no
+// optimizer: the Optimizer (optimization.cpp) steps the buffer whose gradient it is given.
+//
+// Two chains of the same stages: scenes whose geometry does not move rasterize and interpolate once, then
+// shade + loss + backward over the covered pixels (fused in one kernel, optim/loss_kernels.h); the others run
+// the dynamic renderer (vertex stage -> rasterize -> shade -> antialias, or soft) every iteration, then the
+// loss, then the chain's backward.
+#pragma once
+#include "optim/kernels.h"
+#include "optim/loss_kernels.h"
+#include "render/dynamic.h"
+#include "render/forward.h"
+
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace adjoint::app {
+
+class Objective {
+public:
+    // truth: the scene whose optimize block this is (its targets: rendered from it, or its images);
+    // current: the start values, laid out on the device as `data`. camera_free: the camera is a parameter.
+    Objective(Device& device, Stream& stream, const Scene& truth, const Scene& current, const SceneData& data,
+              bool camera_free);
+    ~Objective();
+
+    // Records: the gradients zeroed, the mip chains, then per view of `order` render + loss + backward
+    // (of loss * scale), the textures' and the vertices' gradients into params.grad, the regularizers, and the
+    // partial sums of each view's loss and squared error.
+    void record(const DiffBuffer<float>& params, const std::vector<uint32_t>& order, float scale);
+    // Records the partial sums' copy to the host (loss_and_psnr reads it after the next synchronize).
+    void read_back();
+    // The loss (mean over pixels, channels and the views, plus the regularizers) and the mean PSNR.
+    std::pair<double, double> loss_and_psnr(uint32_t views, float scale) const;
+    // Records the render of a view at the values in params into out (width * height texels).
+    void render(const Buffer<float>& params, uint32_t view, const Buffer<float4>& out);
+
+    const LinearImage& target(uint32_t view) const { return target_images_.at(view); }
+    uint32_t pixels() const { return pixels_; }
+
+private:
+    void rasterize_once();
+    void make_targets(const Scene& truth);
+    // A free camera's values from the device into the views the rasterizer projects with.
+    void sync_camera(const Buffer<float>& params);
+
+    Device& device_;
+    Stream& stream_;
+    const SceneData& data_;
+    const Optimization& opt_;
+    std::vector<Camera> views_;               // the current cameras (a free camera follows the parameters)
+    ForwardRenderer forward_;                 // mip chains, and the static chain's shading
+    Shader<1> sum_chunks_;
+    bool camera_free_ = false;
+    std::unique_ptr<DynamicRenderer> dynamic_;   // the dynamic chain (null: the static one)
+    std::optional<LossKernels> losses_;
+    uint32_t pixels_ = 0, partials_per_view_ = 0, reg_terms_ = 0, reg_chunks_ = 0;
+    Buffer<float4> final_image_;              // the dynamic chain's output, one view at a time
+    Buffer<float> reg_loss_, loss_px_, sqerr_px_, partials_;
+    std::vector<float> host_partials_;
+    // The static chain: per view its surfaces and covered pixels; per slot of the per-pixel buffers the
+    // view whose background loss it holds.
+    std::vector<Buffer<gpu::Surface>> surfaces_;
+    std::vector<Buffer<uint32_t>> covered_;
+    std::vector<uint32_t> covered_count_, slot_view_;
+    std::vector<Buffer<float4>> targets_;
+    std::vector<LinearImage> target_images_;
+};
+
+} // namespace adjoint::app

@@ -1,0 +1,29 @@
+// The mesh formats a scene's `meshes[i].file` may name, one line each; the loader picks one by extension.
+#include "scene/loading.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace adjoint::app::detail {
+
+namespace {
+const MeshFormat* const formats[] = {&obj_mesh_format};
+}
+
+std::span<const MeshFormat* const> mesh_formats() { return formats; }
+
+void load_mesh_geometry(const JsonValue& entry, const std::filesystem::path& base_dir, int scene_material,
+                        Mesh& mesh, Scene& scene) {
+    std::string extension = std::filesystem::path(mesh.file).extension().string();
+    std::transform(extension.begin(), extension.end(), extension.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    std::string known;
+    for (const MeshFormat* format : mesh_formats())
+        for (std::string_view e : format->extensions) {
+            if (e == extension) return format->load(entry, base_dir, scene_material, mesh, scene);
+            known += (known.empty() ? "" : ", ") + std::string(e);
+        }
+    entry.require("file").fail(mesh.file + ": not a mesh format Adjoint reads (by its extension: " + known + ")");
+}
+
+} // namespace adjoint::app::detail
