@@ -9,8 +9,6 @@
 #include <adjoint/app/optimization.h>
 #include <adjoint/app/renderer.h>
 
-#include "render/raster.h"
-#include "render/scene_data.h"
 
 #include <cmath>
 #include <cstdio>
@@ -64,16 +62,9 @@ std::string scene_json(const std::string& mesh, int res) {
 // The G-buffer the PyTorch peer starts from: per-pixel uv, position, normal, coverage and the target.
 void write_gbuffer(Env& env, const app::Scene& scene, const fs::path& file) {
     Device& device = env.device();
-    Stream& stream = env.stream();
-    app::SceneData data = app::upload_scene(device, stream, scene);
-    app::Rasterizer raster(device);
-    const auto& view = data.views[0];
-    size_t n = size_t(view.width) * view.height;
-    auto gb = raster.rasterize(stream, data.geometry, view);
-    auto surfaces = device.create_buffer<app::gpu::Surface>(n);
-    raster.interpolate(stream, data.geometry, view, gb, surfaces);
-    std::vector<app::gpu::Surface> s(n);
-    stream << surfaces.copy_to(s.data()) << synchronize();
+    const std::vector<app::SurfaceSample> s = app::rasterize_view(device, scene, 0);
+    const app::Camera& view = scene.views[0];
+    const size_t n = s.size();
     app::SceneRenderer truth(device, scene);
     auto target = truth.render(0);
     std::ofstream o(file, std::ios::binary);
@@ -84,12 +75,12 @@ void write_gbuffer(Env& env, const app::Scene& scene, const fs::path& file) {
                       scene.camera.eye.x, scene.camera.eye.y, scene.camera.eye.z, scene.lights[1].intensity};
     o.write(reinterpret_cast<const char*>(light), sizeof light);
     auto put = [&](float v) { o.write(reinterpret_cast<const char*>(&v), 4); };
-    for (auto& p : s) put(p.material == app::gpu::kNone ? 0 : p.uv.x), put(p.material == app::gpu::kNone ? 0 : p.uv.y);
+    for (auto& p : s) put(p.covered ? p.uv.x : 0.0f), put(p.covered ? p.uv.y : 0.0f);
     for (auto& p : s) put(p.position.x), put(p.position.y), put(p.position.z);
     for (auto& p : s) put(p.normal.x), put(p.normal.y), put(p.normal.z);
-    for (auto& p : s) put(p.material == app::gpu::kNone ? 0.0f : 1.0f);
+    for (auto& p : s) put(p.covered ? 1.0f : 0.0f);
     for (size_t i = 0; i < n; ++i)
-        for (int c = 0; c < 3; ++c) put(s[i].material == app::gpu::kNone ? 0.0f : target.texels[i][c]);
+        for (int c = 0; c < 3; ++c) put(s[i].covered ? target.texels[i][c] : 0.0f);
 }
 
 json torch_peer(const fs::path& gbuffer, int iters) {

@@ -55,7 +55,7 @@ auto background_loss_kernel(const LossModel& loss) {
 
 auto image_loss_kernel(const LossModel& loss) {
     return Kernel2D([&loss](BufferFloat4 image, BufferFloat4 target, BufferFloat loss_out,
-                            BufferFloat sqerr_out, UInt out_base, BufferFloat4 dimage, Float scale) noexcept {
+                            BufferFloat sqerr_out, UInt out_base, BufferFloat dimage, Float scale) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         Float4 t = target.read(at);
@@ -71,7 +71,10 @@ auto image_loss_kernel(const LossModel& loss) {
         };
         loss_out.write(out_base + at, value);
         sqerr_out.write(out_base + at, squared_error(f.xyz(), t.xyz()));
-        dimage.write(at, g);
+        dimage.write(4u * at, g.x);
+        dimage.write(4u * at + 1u, g.y);
+        dimage.write(4u * at + 2u, g.z);
+        dimage.write(4u * at + 3u, g.w);
     });
 }
 

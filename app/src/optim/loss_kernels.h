@@ -19,7 +19,8 @@ struct LossKernels {
     std::optional<Shader<1>> shade_loss_backward;
     // Static path, uncovered pixels: the background's loss (constant while the targets are).
     std::optional<Shader<2>> background_loss;
-    // Dynamic path: a rendered image against its target -> loss, squared error and d loss / d image (times scale).
+    // Dynamic path: a rendered image against its target -> loss, squared error and d loss / d image (times
+    // scale, 4 floats a pixel).
     std::optional<Shader<2>> image_loss;
 
     // The static path's kernels when `static_lights` is given (the scene's lights, baked into the shading),

@@ -48,7 +48,7 @@ auto backward_kernel(bool camera_free) {
                                   BufferVar<uint3> triangles, BufferVar<uint3> opposite,
                                   BufferVar<uint3> neighbor, BufferVar<gpu::ViewRec> views, UInt view,
                                   DiffBufferFloat params, BufferFloat params_value,
-                                  BufferFloat4 dfinal) noexcept {
+                                  BufferFloat dfinal) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x, height = dispatch_size().y;
         auto vr = views.read(view);
@@ -71,7 +71,7 @@ auto backward_kernel(bool camera_free) {
                     UInt target = kNone;
                     Float4 delta = make_float4(0.0f);
                     pair_delta(in, cam, edges[k], target, delta);
-                    $if (target != kNone) { total = total + dot(delta, dfinal.read(target)); };
+                    $if (target != kNone) { total = total + dot(delta, read4(dfinal, 4u * target)); };
                 }
                 adjoint::backward(total);
             };
@@ -95,7 +95,7 @@ void AntialiasStage::forward(Stream& stream, const StageBuffers& b, uint32_t vie
 
 void AntialiasStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,
                               const DiffBuffer<float>& params, const DiffBuffer<float4>& colors,
-                              const Buffer<float4>& dfinal) const {
+                              const Buffer<float>& dfinal) const {
     stream << backward_(colors, gbuffer.triangle, gbuffer.bary, b.world.positions, b.world.positions.value,
                         b.data.geometry.triangles, b.tables.opposite, b.tables.neighbor, b.views, view, params,
                         params.value, dfinal)

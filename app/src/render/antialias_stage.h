@@ -12,11 +12,11 @@ public:
     AntialiasStage(Device& device, bool camera_free);
     void forward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,
                  const Buffer<float>& params, const Buffer<float4>& colors, const Buffer<float4>& out) const;
-    // colors.grad must hold d loss / d the shaded colours before (dfinal itself: the identity part), and
-    // receives the blends' share.
+    // dfinal: d loss / d the antialiased image, 4 floats a pixel. colors.grad must hold it already (the
+    // identity part of out = colors + blends), and receives the blends' share.
     void backward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,
                   const DiffBuffer<float>& params, const DiffBuffer<float4>& colors,
-                  const Buffer<float4>& dfinal) const;
+                  const Buffer<float>& dfinal) const;
 
 private:
     Shader<2> forward_, backward_;

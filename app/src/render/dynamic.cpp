@@ -17,16 +17,11 @@ using gpu::kNone;
 
 namespace {
 
-// d loss / d final image -> the shaded image's gradient (4 floats a pixel), which antialiasing then adds to.
+// d loss / d final image -> the shaded image's gradient, which antialiasing then adds to (4 floats a pixel).
 auto seed_kernel() {
-    return Kernel2D([](BufferFloat4 dfinal, BufferFloat color_grad) noexcept {
-        UInt2 pix = dispatch_id().xy();
-        UInt at = pix.y * dispatch_size().x + pix.x;
-        Float4 g = dfinal.read(at);
-        color_grad.write(4u * at, g.x);
-        color_grad.write(4u * at + 1u, g.y);
-        color_grad.write(4u * at + 2u, g.z);
-        color_grad.write(4u * at + 3u, g.w);
+    return Kernel1D([](BufferFloat dfinal, BufferFloat color_grad) noexcept {
+        UInt i = dispatch_id().x;
+        color_grad.write(i, dfinal.read(i));
     });
 }
 
@@ -44,17 +39,18 @@ struct DynamicRenderer::State {
     std::optional<ShadeStage> shade;            // hard and antialias
     std::optional<AntialiasStage> antialias;
     std::optional<SoftStage> soft;
-    Shader<2> seed;
+    std::optional<Shader<1>> seed;            // antialias
     DiffBuffer<float4> color;         // the shaded image before antialiasing, and d loss / d it
-    Buffer<float4> dfinal;            // d loss / d final image (image_gradient())
+    // d loss / d final image, 4 floats a pixel (image_gradient()): without antialiasing, the shaded image's
+    // gradient itself, which the shading's backward reads; with it, its own buffer, seeded into that.
+    Buffer<float> dfinal;
     GBuffer gbuffer;                  // of the last render() (hard and antialias)
     uint32_t width = 0, height = 0;   // of the last render()
     uint32_t last_view = kNone;
 
     State(Device& d, Stream& stream, const Scene& scene, const SceneData& sd, const DynamicOptions& o)
         : data(sd), options(o), geometry(d, stream, scene, sd.layout, o.laplacian, o.edge_length), raster(d),
-          views(upload(d, stream, view_records(scene, sd.layout))), buffers{sd, world, views, geometry.tables()},
-          seed(d.compile(seed_kernel(), {.name = "dynamic_seed"})) {
+          views(upload(d, stream, view_records(scene, sd.layout))), buffers{sd, world, views, geometry.tables()} {
         const uint32_t n = std::max(geometry.vertex_count(), 1u);
         world = {d.create_diff_buffer<float3>(n), d.create_diff_buffer<float3>(n), d.create_diff_buffer<float3>(n)};
         raster_geometry = sd.geometry;
@@ -63,13 +59,16 @@ struct DynamicRenderer::State {
         raster_geometry.colors = world.colors.value;
         const uint32_t pixels = scene.views[0].width * scene.views[0].height;
         color = d.create_diff_buffer<float4>(pixels);
-        dfinal = d.create_buffer<float4>(pixels);
         if (o.visibility == Visibility::soft) {
             soft.emplace(d, sd.light_groups, o.camera_free, scene.render, pixels, o.soft_candidates);
         } else {
             shade.emplace(d, sd.light_groups, o.camera_free);
-            if (o.visibility == Visibility::antialias) antialias.emplace(d, o.camera_free);
+            if (o.visibility == Visibility::antialias) {
+                antialias.emplace(d, o.camera_free);
+                seed = d.compile(seed_kernel(), {.name = "dynamic_seed"});
+            }
         }
+        dfinal = o.visibility == Visibility::hard ? color.grad : d.create_buffer<float>(4 * size_t(pixels));
         stream << synchronize();   // the view records' host vector goes out of scope
     }
 };
@@ -104,7 +103,7 @@ void DynamicRenderer::render(Stream& stream, uint32_t view, const Camera& camera
     if (s.antialias) s.antialias->forward(stream, s.buffers, view, s.gbuffer, params, s.color.value, out);
 }
 
-const Buffer<float4>& DynamicRenderer::image_gradient() const { return s_->dfinal; }
+const Buffer<float>& DynamicRenderer::image_gradient() const { return s_->dfinal; }
 
 void DynamicRenderer::backward(Stream& stream, uint32_t view, const DiffBuffer<float>& params) {
     auto& s = *s_;
@@ -113,8 +112,10 @@ void DynamicRenderer::backward(Stream& stream, uint32_t view, const DiffBuffer<f
         s.soft->backward(stream, s.buffers, view, params, s.dfinal);
         return;
     }
-    stream << s.seed(s.dfinal, s.color.grad).dispatch(s.width, s.height);
-    if (s.antialias) s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color, s.dfinal);
+    if (s.antialias) {
+        stream << (*s.seed)(s.dfinal, s.color.grad).dispatch(4 * s.width * s.height);
+        s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color, s.dfinal);
+    }
     s.shade->backward(stream, s.buffers, view, s.gbuffer.triangle, params, s.color.grad, s.width, s.height);
 }
 

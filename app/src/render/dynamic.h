@@ -41,7 +41,7 @@ public:
                 const Buffer<float4>& out);
     // Where the caller writes d loss / d the image of the last render() (width * height float4), before
     // backward().
-    const Buffer<float4>& image_gradient() const;
+    const Buffer<float>& image_gradient() const;   // 4 floats a pixel
     // After render() of `view` and image_gradient() written: the gradient into params.grad, the textures'
     // gradients and the world vertices' gradients.
     void backward(Stream& stream, uint32_t view, const DiffBuffer<float>& params);

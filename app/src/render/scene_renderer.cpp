@@ -47,6 +47,25 @@ struct RenderStages {
     }
 };
 
+std::vector<SurfaceSample> rasterize_view(Device& device, const Scene& scene, uint32_t view) {
+    check_scene_fits(device, scene);
+    if (view >= scene.views.size()) fail("rasterize_view: view ", view, " does not exist");
+    Stream stream = device.create_stream();
+    SceneData data = upload_scene(device, stream, scene);
+    Rasterizer raster(device);
+    const auto& v = data.views[view];
+    const size_t n = size_t(v.width) * v.height;
+    auto gb = raster.rasterize(stream, data.geometry, v);
+    auto surfaces = device.create_buffer<gpu::Surface>(n);
+    raster.interpolate(stream, data.geometry, v, gb, surfaces);
+    std::vector<gpu::Surface> s(n);
+    stream << surfaces.copy_to(s.data()) << synchronize();
+    std::vector<SurfaceSample> out(n);
+    for (size_t i = 0; i < n; ++i)
+        if (s[i].material != gpu::kNone) out[i] = {true, s[i].position, s[i].normal, s[i].uv};
+    return out;
+}
+
 SceneRenderer::SceneRenderer(Device& device, const Scene& scene) {
     check_scene_fits(device, scene);
     s_ = std::make_unique<RenderStages>(device, scene);

@@ -59,13 +59,13 @@ auto backward_kernel(const std::vector<LightGroup>& groups, bool camera_free) {
                                           BufferVar<uint3> triangles, BufferUInt triangle_material,
                                           DiffBufferFloat params, BufferFloat params_value,
                                           TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
-                                          BufferVar<LightSlots> lights, BufferFloat4 dfinal,
+                                          BufferVar<LightSlots> lights, BufferFloat dfinal,
                                           Float3 background, Float sigma, Float gamma,
                                           Float reach2) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity, pix);
-        Float4 g = dfinal.read(at);
+        Float4 g = read4(dfinal, 4u * at);
         $if ((tile.end > tile.begin) & (dot(abs(g), make_float4(1.0f)) > 0.0f)) {
             auto vr = views.read(view);
             SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
@@ -117,7 +117,7 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
 }
 
 void SoftStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, const DiffBuffer<float>& params,
-                         const Buffer<float4>& dfinal) const {
+                         const Buffer<float>& dfinal) const {
     const auto& g = b.data.geometry;
     stream << backward_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, pixel_count_, bins_.reserved_at,
                         capacity_, b.views, view, b.world.positions, b.world.normals, b.world.colors, g.uvs,

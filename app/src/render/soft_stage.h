@@ -16,9 +16,10 @@ public:
     // Bins (synchronizes once: the tile lists), lists each pixel's candidates, blends.
     void forward(Stream& stream, Rasterizer& raster, const DeviceGeometry& raster_geometry, const StageBuffers& b,
                  uint32_t view, const ViewCamera& camera, const Buffer<float>& params, const Buffer<float4>& out);
-    // After forward() of the same view: d loss / d the image -> parameters, textures, world vertices.
+    // After forward() of the same view: d loss / d the image (4 floats a pixel) -> parameters, textures,
+    // world vertices.
     void backward(Stream& stream, const StageBuffers& b, uint32_t view, const DiffBuffer<float>& params,
-                  const Buffer<float4>& dfinal) const;
+                  const Buffer<float>& dfinal) const;
 
 private:
     Shader<2> select_, forward_, backward_;

@@ -5,12 +5,23 @@
 #include <adjoint/app/scene.h>
 
 #include <memory>
+#include <vector>
 
 namespace adjoint::app {
 
 // Throws SceneError (naming camera.resolution or materials) when a view or the textures would not fit in
 // the device's buffers; called before any device work.
 void check_scene_fits(const Device& device, const Scene& scene);
+
+// What a pixel of a view sees when the scene is rasterized (hard visibility, the geometry as loaded): for
+// tools and peers that start from the G-buffer (the bench's PyTorch loop).
+struct SurfaceSample {
+    bool covered = false;     // false: the background
+    float3 position, normal;  // world space; the normal faces the camera
+    float2 uv;                // texture coordinates (u, 1 - v), as the textures are stored
+};
+// One view's samples, row-major, top row first.
+std::vector<SurfaceSample> rasterize_view(Device& device, const Scene& scene, uint32_t view);
 
 struct RenderStages;   // the renderer's kernels and device data (app/src/render)
 
