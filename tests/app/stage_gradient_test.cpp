@@ -278,7 +278,7 @@ TEST_F(StageRig, EveryLossMatchesCentralDifferences) {
     for (const app::LossModel* model : app::loss_models()) {
         app::LossKernels k(device, *model, nullptr, false);
         auto f = [&] {
-            stream << (*k.image_loss)(img, target, loss, sqerr, 0u, dimage, 1.0f).dispatch(n, 1u);
+            stream << (*k.image_loss)(img, target, loss, sqerr, 0u, dimage, dimage, 1.0f).dispatch(n, 1u);
             const auto l = read(loss);
             double s = 0;
             for (float v : l) s += v;

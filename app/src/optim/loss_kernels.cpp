@@ -53,9 +53,12 @@ auto background_loss_kernel(const LossModel& loss) {
     });
 }
 
-auto image_loss_kernel(const LossModel& loss) {
-    return Kernel2D([&loss](BufferFloat4 image, BufferFloat4 target, BufferFloat loss_out,
-                            BufferFloat sqerr_out, UInt out_base, BufferFloat dimage, Float scale) noexcept {
+// `seeds`: d loss / d image also into a second buffer, the antialiased chain's shaded-image gradient that
+// antialiasing then adds to (one pass instead of a copy after this one).
+auto image_loss_kernel(const LossModel& loss, bool seeds) {
+    return Kernel2D([&loss, seeds](BufferFloat4 image, BufferFloat4 target, BufferFloat loss_out,
+                                   BufferFloat sqerr_out, UInt out_base, BufferFloat dimage, BufferFloat seed,
+                                   Float scale) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         Float4 t = target.read(at);
@@ -71,10 +74,13 @@ auto image_loss_kernel(const LossModel& loss) {
         };
         loss_out.write(out_base + at, value);
         sqerr_out.write(out_base + at, squared_error(f.xyz(), t.xyz()));
-        dimage.write(4u * at, g.x);
-        dimage.write(4u * at + 1u, g.y);
-        dimage.write(4u * at + 2u, g.z);
-        dimage.write(4u * at + 3u, g.w);
+        for (const BufferFloat* out : {&dimage, &seed}) {
+            if (out == &seed && !seeds) break;
+            out->write(4u * at, g.x);
+            out->write(4u * at + 1u, g.y);
+            out->write(4u * at + 2u, g.z);
+            out->write(4u * at + 3u, g.w);
+        }
     });
 }
 
@@ -83,7 +89,8 @@ auto image_loss_kernel(const LossModel& loss) {
 LossKernels::LossKernels(Device& device, const LossModel& loss, const std::vector<LightGroup>* static_lights,
                          bool textures_only) {
     if (!static_lights) {
-        image_loss = device.compile(image_loss_kernel(loss), {.name = "image_loss"});
+        image_loss = device.compile(image_loss_kernel(loss, false), {.name = "image_loss"});
+        image_loss_seeding = device.compile(image_loss_kernel(loss, true), {.name = "image_loss_seeding"});
         return;
     }
     if (textures_only)

@@ -21,7 +21,9 @@ struct LossKernels {
     std::optional<Shader<2>> background_loss;
     // Dynamic path: a rendered image against its target -> loss, squared error and d loss / d image (times
     // scale, 4 floats a pixel).
-    std::optional<Shader<2>> image_loss;
+    // Arguments (image, target, loss_out, sqerr_out, out_base, dimage, seed, scale); image_loss leaves `seed`
+    // alone, image_loss_seeding writes d loss / d image there too (DynamicRenderer::image_gradient_seed()).
+    std::optional<Shader<2>> image_loss, image_loss_seeding;
 
     // The static path's kernels when `static_lights` is given (the scene's lights, baked into the shading),
     // else the dynamic path's.

@@ -144,8 +144,11 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
         for (uint32_t j = 0; j < k; ++j) {
             const uint32_t v = order[j];
             dynamic_->render(stream_, v, views_[v], params.value, final_image_);
-            stream_ << (*losses_->image_loss)(final_image_, targets_[v], loss_px_, sqerr_px_, j * pixels_,
-                                              dynamic_->image_gradient(), scale)
+            const Buffer<float>* seed = dynamic_->image_gradient_seed();
+            const Buffer<float>& dimage = dynamic_->image_gradient();
+            stream_ << (*(seed ? losses_->image_loss_seeding : losses_->image_loss))(
+                           final_image_, targets_[v], loss_px_, sqerr_px_, j * pixels_, dimage, seed ? *seed : dimage,
+                           scale)
                            .dispatch(views_[v].width, views_[v].height);
             dynamic_->backward(stream_, v, params);
         }

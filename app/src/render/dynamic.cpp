@@ -17,14 +17,6 @@ using gpu::kNone;
 
 namespace {
 
-// d loss / d final image -> the shaded image's gradient, which antialiasing then adds to (4 floats a pixel).
-auto seed_kernel() {
-    return Kernel1D([](BufferFloat dfinal, BufferFloat color_grad) noexcept {
-        UInt i = dispatch_id().x;
-        color_grad.write(i, dfinal.read(i));
-    });
-}
-
 } // namespace
 
 struct DynamicRenderer::State {
@@ -39,10 +31,10 @@ struct DynamicRenderer::State {
     std::optional<ShadeStage> shade;            // hard and antialias
     std::optional<AntialiasStage> antialias;
     std::optional<SoftStage> soft;
-    std::optional<Shader<1>> seed;            // antialias
     DiffBuffer<float4> color;         // the shaded image before antialiasing, and d loss / d it
     // d loss / d final image, 4 floats a pixel (image_gradient()): without antialiasing, the shaded image's
-    // gradient itself, which the shading's backward reads; with it, its own buffer, seeded into that.
+    // gradient itself, which the shading's backward reads; with it, its own buffer, and the caller seeds the
+    // shaded image's gradient with the same values (image_gradient_seed()).
     Buffer<float> dfinal;
     GBuffer gbuffer;                  // of the last render() (hard and antialias)
     uint32_t width = 0, height = 0;   // of the last render()
@@ -63,10 +55,7 @@ struct DynamicRenderer::State {
             soft.emplace(d, sd.light_groups, o.camera_free, scene.render, pixels, o.soft_candidates);
         } else {
             shade.emplace(d, sd.light_groups, o.camera_free);
-            if (o.visibility == Visibility::antialias) {
-                antialias.emplace(d, o.camera_free);
-                seed = d.compile(seed_kernel(), {.name = "dynamic_seed"});
-            }
+            if (o.visibility == Visibility::antialias) antialias.emplace(d, o.camera_free);
         }
         dfinal = o.visibility == Visibility::hard ? color.grad : d.create_buffer<float>(4 * size_t(pixels));
         stream << synchronize();   // the view records' host vector goes out of scope
@@ -105,6 +94,10 @@ void DynamicRenderer::render(Stream& stream, uint32_t view, const Camera& camera
 
 const Buffer<float>& DynamicRenderer::image_gradient() const { return s_->dfinal; }
 
+const Buffer<float>* DynamicRenderer::image_gradient_seed() const {
+    return s_->antialias ? &s_->color.grad : nullptr;
+}
+
 void DynamicRenderer::backward(Stream& stream, uint32_t view, const DiffBuffer<float>& params) {
     auto& s = *s_;
     if (view != s.last_view) fail("DynamicRenderer::backward: view ", view, " was not the last one rendered");
@@ -112,10 +105,7 @@ void DynamicRenderer::backward(Stream& stream, uint32_t view, const DiffBuffer<f
         s.soft->backward(stream, s.buffers, view, params, s.dfinal);
         return;
     }
-    if (s.antialias) {
-        stream << (*s.seed)(s.dfinal, s.color.grad).dispatch(4 * s.width * s.height);
-        s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color, s.dfinal);
-    }
+    if (s.antialias) s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color, s.dfinal);
     s.shade->backward(stream, s.buffers, view, s.gbuffer.triangle, params, s.color.grad, s.width, s.height);
 }
 
