@@ -28,7 +28,7 @@ Buffer<float> upload_floats(Device& device, Stream& stream, const std::vector<fl
 Objective::Objective(Device& device, Stream& stream, const Scene& truth, const Scene& current,
                      const SceneData& data, bool camera_free)
     : device_(device), stream_(stream), data_(data), opt_(*truth.optimize), views_(current.views),
-      forward_(device, data), sum_chunks_(compile_sum_chunks(device)), camera_free_(camera_free) {
+      forward_(device, data), sum_chunks_(compile_sum_chunks(device)) {
     const uint32_t views = uint32_t(data.views.size());
     pixels_ = data.views[0].width * data.views[0].height;
     partials_per_view_ = (pixels_ + kSumChunk - 1) / kSumChunk;
@@ -110,25 +110,12 @@ void Objective::make_targets(const Scene& truth) {
     }
 }
 
-void Objective::sync_camera(const Buffer<float>& params) {
-    if (!camera_free_) return;
-    float c[7];
-    stream_ << params.copy_to(c, data_.layout.at(ParameterKind::camera_eye, 0), 3)
-            << params.copy_to(c + 3, data_.layout.at(ParameterKind::camera_target, 0), 3)
-            << params.copy_to(c + 6, data_.layout.at(ParameterKind::camera_fov_y, 0), 1) << synchronize();
-    Camera& cam = views_[0];
-    cam.eye = float3(c[0], c[1], c[2]);
-    cam.target = float3(c[3], c[4], c[5]);
-    cam.fov_y = c[6];
-}
-
 void Objective::render(const Buffer<float>& params, uint32_t view, const Buffer<float4>& out) {
     forward_.build_mips(stream_, data_, params);
     if (!dynamic_) {
         forward_.shade(stream_, data_, view, surfaces_[view], params, out);
         return;
     }
-    sync_camera(params);
     dynamic_->update_geometry(stream_, params);
     dynamic_->render(stream_, view, views_[view], params, out);
 }
@@ -138,7 +125,6 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
     stream_ << params.grad.fill_zero() << data_.textures.zero_grad();
     forward_.build_mips(stream_, data_, params.value);
     if (dynamic_) {
-        sync_camera(params.value);
         dynamic_->zero_grad(stream_);
         dynamic_->update_geometry(stream_, params.value);
         for (uint32_t j = 0; j < k; ++j) {

@@ -44,17 +44,14 @@ public:
 private:
     void rasterize_once();
     void make_targets(const Scene& truth);
-    // A free camera's values from the device into the views the rasterizer projects with.
-    void sync_camera(const Buffer<float>& params);
 
     Device& device_;
     Stream& stream_;
     const SceneData& data_;
     const Optimization& opt_;
-    std::vector<Camera> views_;               // the current cameras (a free camera follows the parameters)
+    std::vector<Camera> views_;               // the views' resolutions (their cameras live in the parameters)
     ForwardRenderer forward_;                 // mip chains, and the static chain's shading
     Shader<1> sum_chunks_;
-    bool camera_free_ = false;
     std::unique_ptr<DynamicRenderer> dynamic_;   // the dynamic chain (null: the static one)
     std::optional<LossKernels> losses_;
     uint32_t pixels_ = 0, partials_per_view_ = 0, reg_terms_ = 0, reg_chunks_ = 0;

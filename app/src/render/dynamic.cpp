@@ -78,7 +78,8 @@ void DynamicRenderer::update_geometry(Stream& stream, const Buffer<float>& param
 void DynamicRenderer::render(Stream& stream, uint32_t view, const Camera& camera, const Buffer<float>& params,
                              const Buffer<float4>& out) {
     auto& s = *s_;
-    ViewCamera vc{view_projection_matrix(camera), camera.eye, camera.width, camera.height};
+    // The camera from the parameter buffer (as every stage reads it), not from `camera`'s values.
+    ViewCamera vc{view_projection_matrix(camera), camera.eye, camera.width, camera.height, &params, &s.views, view};
     s.last_view = view;
     s.width = camera.width;
     s.height = camera.height;

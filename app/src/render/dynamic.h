@@ -35,8 +35,8 @@ public:
 
     // params -> world-space vertices; call after the parameters change, before render().
     void update_geometry(Stream& stream, const Buffer<float>& params);
-    // One view into `out` (width * height, alpha = coverage). `camera` is the view's current camera (the
-    // rasterizer's matrix; the shading reads the same values from params). Synchronizes once (tile lists).
+    // One view into `out` (width * height, alpha = coverage). Every stage, the rasterizer too, reads the
+    // camera's eye, target and fov_y from params; `camera` gives the resolution. Synchronizes once (tile lists).
     void render(Stream& stream, uint32_t view, const Camera& camera, const Buffer<float>& params,
                 const Buffer<float4>& out);
     // Where the caller writes d loss / d the image of the last render() (width * height float4), before

@@ -2,6 +2,8 @@
 // binned to its 16x16 tile. Binning is exact (count, scan, fill) so no tile list can overflow.
 #include "raster.h"
 
+#include "render/geometry_dsl.h"
+
 #include <adjoint/core/error.h>
 
 #include <vector>
@@ -18,14 +20,50 @@ constexpr uint32_t kScanChunk = 256;   // tiles per thread in the scan (keeps lo
 } // namespace
 
 struct Rasterizer::Kernels {
-    Shader<1> setup, fill, scan_chunks, scan_top, scan_fill;
+    Shader<1> setup, setup_camera, fill, scan_chunks, scan_top, scan_fill;
     Shader<2> raster, interpolate;
 };
 
 namespace {
 
-// Projects a triangle and counts it into every tile its pixel bounding box, grown by `margin` pixels,
-// touches.
+// A triangle's setup from its vertices' clip coordinates: the projected triangle, counted into every tile its
+// pixel bounding box, grown by `margin` pixels, touches.
+Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Float4& c2, BufferUInt& tile_count,
+                                  const UInt& width, const UInt& height, const UInt& tiles_x, const Float& margin) {
+    Float w = cast<float>(width), h = cast<float>(height);
+    Var<gpu::TriSetup> s;
+    s.valid = 0u;
+    $if ((c0.w > 1e-6f) & (c1.w > 1e-6f) & (c2.w > 1e-6f)) {
+        Float3 iw = make_float3(1.0f / c0.w, 1.0f / c1.w, 1.0f / c2.w);
+        Float2 p0 = make_float2((c0.x * iw.x * 0.5f + 0.5f) * w, (0.5f - c0.y * iw.x * 0.5f) * h);
+        Float2 p1 = make_float2((c1.x * iw.y * 0.5f + 0.5f) * w, (0.5f - c1.y * iw.y * 0.5f) * h);
+        Float2 p2 = make_float2((c2.x * iw.z * 0.5f + 0.5f) * w, (0.5f - c2.y * iw.z * 0.5f) * h);
+        Float3 z = make_float3(c0.z * iw.x, c1.z * iw.y, c2.z * iw.z) * 0.5f + 0.5f;   // GL NDC z to [0, 1]
+        Float area = edge_function(p0, p1, p2);
+        Float2 lo = min(min(p0, p1), p2) - margin, hi = max(max(p0, p1), p2) + margin;
+        Bool on_screen = (hi.x >= 0.0f) & (hi.y >= 0.0f) & (lo.x < w) & (lo.y < h);
+        Bool in_depth = (max(max(z.x, z.y), z.z) >= 0.0f) & (min(min(z.x, z.y), z.z) <= 1.0f);
+        $if ((abs(area) > 1e-10f) & on_screen & in_depth) {
+            Float2 clo = clamp(lo, make_float2(0.0f), make_float2(w - 1.0f, h - 1.0f));
+            Float2 chi = clamp(hi, make_float2(0.0f), make_float2(w - 1.0f, h - 1.0f));
+            UInt4 tiles = make_uint4(cast<uint32_t>(clo.x) / kTileSize, cast<uint32_t>(clo.y) / kTileSize,
+                                     cast<uint32_t>(chi.x) / kTileSize, cast<uint32_t>(chi.y) / kTileSize);
+            s.p0 = p0;
+            s.p1 = p1;
+            s.p2 = p2;
+            s.inv_w = iw;
+            s.z = z;
+            s.tiles = tiles;
+            s.valid = 1u;
+            $for (ty, tiles.y, tiles.w + 1u) {
+                $for (tx, tiles.x, tiles.z + 1u) { tile_count.atomic(ty * tiles_x + tx).fetch_add(1u); };
+            };
+        };
+    };
+    return s;
+}
+
+// With the camera as a host matrix (the static chain, whose camera is fixed).
 auto setup_kernel() {
     return Kernel1D([](BufferFloat3 positions, BufferVar<uint3> triangles, BufferVar<gpu::TriSetup> out,
                        BufferUInt tile_count, Float4x4 view_proj, UInt width, UInt height, UInt tiles_x,
@@ -35,41 +73,24 @@ auto setup_kernel() {
         Float4 c0 = view_proj * make_float4(positions.read(t.x), 1.0f);
         Float4 c1 = view_proj * make_float4(positions.read(t.y), 1.0f);
         Float4 c2 = view_proj * make_float4(positions.read(t.z), 1.0f);
-        Float w = cast<float>(width), h = cast<float>(height);
-        Var<gpu::TriSetup> s;
-        s.valid = 0u;
-        $if ((c0.w > 1e-6f) & (c1.w > 1e-6f) & (c2.w > 1e-6f)) {
-            Float3 iw = make_float3(1.0f / c0.w, 1.0f / c1.w, 1.0f / c2.w);
-            Float2 p0 = make_float2((c0.x * iw.x * 0.5f + 0.5f) * w, (0.5f - c0.y * iw.x * 0.5f) * h);
-            Float2 p1 = make_float2((c1.x * iw.y * 0.5f + 0.5f) * w, (0.5f - c1.y * iw.y * 0.5f) * h);
-            Float2 p2 = make_float2((c2.x * iw.z * 0.5f + 0.5f) * w, (0.5f - c2.y * iw.z * 0.5f) * h);
-            Float3 z = make_float3(c0.z * iw.x, c1.z * iw.y, c2.z * iw.z) * 0.5f + 0.5f;   // GL NDC z to [0, 1]
-            Float area = edge_function(p0, p1, p2);
-            Float2 lo = min(min(p0, p1), p2) - margin, hi = max(max(p0, p1), p2) + margin;
-            Bool on_screen = (hi.x >= 0.0f) & (hi.y >= 0.0f) & (lo.x < w) & (lo.y < h);
-            Bool in_depth = (max(max(z.x, z.y), z.z) >= 0.0f) & (min(min(z.x, z.y), z.z) <= 1.0f);
-            $if ((abs(area) > 1e-10f) & on_screen & in_depth) {
-                Float2 clo = clamp(lo, make_float2(0.0f), make_float2(w - 1.0f, h - 1.0f));
-                Float2 chi = clamp(hi, make_float2(0.0f), make_float2(w - 1.0f, h - 1.0f));
-                UInt4 tiles = make_uint4(cast<uint32_t>(clo.x) / kTileSize, cast<uint32_t>(clo.y) / kTileSize,
-                                         cast<uint32_t>(chi.x) / kTileSize, cast<uint32_t>(chi.y) / kTileSize);
-                s.p0 = p0;
-                s.p1 = p1;
-                s.p2 = p2;
-                s.inv_w = iw;
-                s.z = z;
-                s.tiles = tiles;
-                s.valid = 1u;
-                $for (ty, tiles.y, tiles.w + 1u) {
-                    $for (tx, tiles.x, tiles.z + 1u) { tile_count.atomic(ty * tiles_x + tx).fetch_add(1u); };
-                };
-            };
-        };
-        out.write(i, s);
+        out.write(i, setup_triangle(c0, c1, c2, tile_count, width, height, tiles_x, margin));
     });
 }
 
-// Exclusive scan of the tile counts in three steps: chunk sums, a scan of the chunks, chunk offsets.
+// With the camera read from the parameter buffer as the differentiable stages read it (camera_of): the
+// dynamic chain, whose camera may be a parameter, projects without reading it back.
+auto setup_camera_kernel() {
+    return Kernel1D([](BufferFloat3 positions, BufferVar<uint3> triangles, BufferVar<gpu::TriSetup> out,
+                       BufferUInt tile_count, BufferFloat params, BufferVar<gpu::ViewRec> views, UInt view,
+                       UInt width, UInt height, UInt tiles_x, Float margin) noexcept {
+        UInt i = dispatch_id().x;
+        UInt3 t = triangles.read(i);
+        DslCamera cam = camera_of(params, views.read(view));
+        Float4 c0 = cam.clip(positions.read(t.x)), c1 = cam.clip(positions.read(t.y)), c2 = cam.clip(positions.read(t.z));
+        out.write(i, setup_triangle(c0, c1, c2, tile_count, width, height, tiles_x, margin));
+    });
+}
+
 auto scan_chunks_kernel() {
     return Kernel1D([](BufferUInt count, BufferUInt chunk_sum, UInt tiles) noexcept {
         UInt c = dispatch_id().x;
@@ -203,6 +224,7 @@ auto interpolate_kernel() {
 Rasterizer::Rasterizer(Device& device) : device_(device) {
     k_ = std::make_unique<Kernels>(Kernels{
         device.compile(setup_kernel(), {.name = "raster_setup"}),
+        device.compile(setup_camera_kernel(), {.name = "raster_setup_camera"}),
         device.compile(fill_kernel(), {.name = "raster_fill"}),
         device.compile(scan_chunks_kernel(), {.name = "raster_scan_chunks"}),
         device.compile(scan_top_kernel(), {.name = "raster_scan_top"}),
@@ -224,7 +246,11 @@ TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCame
     auto chunk_offset = device_.create_buffer<uint32_t>(chunks + 1);
     std::vector<uint32_t> offsets(chunks + 1);
     stream << b.count.fill_zero();
-    if (g.triangle_count > 0)
+    if (g.triangle_count > 0 && view.params)
+        stream << k_->setup_camera(g.positions, g.triangles, b.setups, b.count, *view.params, *view.views, view.view,
+                                   view.width, view.height, tiles_x, margin)
+                      .dispatch(g.triangle_count);
+    else if (g.triangle_count > 0)
         stream << k_->setup(g.positions, g.triangles, b.setups, b.count, view.view_proj, view.width, view.height, tiles_x,
                             margin)
                       .dispatch(g.triangle_count);

@@ -27,11 +27,16 @@ struct DeviceGeometry {
     uint32_t vertex_count = 0, triangle_count = 0;
 };
 
-// One view: the camera and the resolution.
+// One view: the camera and the resolution. The camera is a host matrix, or (params set) the look-at camera
+// whose eye, target and fov_y live in the parameter buffer at views[view]'s slots, projected on the device as
+// the differentiable stages project it: a camera that is a parameter is never read back.
 struct ViewCamera {
     float4x4 view_proj;     // world -> clip, OpenGL convention (NDC y up, z in [-1, 1] from near to far)
     float3 eye;
     uint32_t width = 0, height = 0;
+    const Buffer<float>* params = nullptr;
+    const Buffer<gpu::ViewRec>* views = nullptr;
+    uint32_t view = 0;
 };
 
 // The G-buffer of a view: visible triangle (gpu::kNone for background) and its perspective-correct
