@@ -1,3 +1,0 @@
-// A fixture for tests/app/layers.cmake: render reaching up into optim, which the check must refuse.
-#include "optim/objective.h"
-#include <adjoint/app/optimization.h>
