@@ -20,7 +20,7 @@ std::string format(const char* fmt, double v) {
 }
 
 std::string describe_value(const std::vector<float>& v, const app::ParameterState& p) {
-    if (p.kind == app::ParameterKind::material_albedo_texture)
+    if (p.kind == app::ParameterKind::material_texture)
         return "texture " + std::to_string(p.texture_width) + "x" + std::to_string(p.texture_height);
     if (v.size() > 4) return std::to_string(v.size()) + " values";
     std::string s = "[";

@@ -93,21 +93,21 @@ TEST_F(ContractExample, LoadsEveryPart) {
     // fur, base, then the floor's MTL materials its faces use, in MTL order (not "unused").
     ASSERT_EQ(scene.materials.size(), 4u);
     EXPECT_EQ(scene.materials[0].name, "fur");
-    EXPECT_EQ(scene.materials[0].texture, 0);
-    expect_near3(scene.materials[0].specular, {0.04f, 0.04f, 0.04f});
-    EXPECT_EQ(scene.materials[0].shininess, 32);
+    EXPECT_EQ(scene.materials[0].texture("albedo_texture"), 0);
+    expect_near3(scene.materials[0].color("specular"), {0.04f, 0.04f, 0.04f});
+    EXPECT_EQ(scene.materials[0].value("shininess")[0], 32);
     EXPECT_EQ(scene.materials[1].name, "base");
-    EXPECT_EQ(scene.materials[1].texture, -1);
-    expect_near3(scene.materials[1].albedo, {0.6f, 0.6f, 0.65f});
-    expect_near3(scene.materials[1].specular, {0, 0, 0});
+    EXPECT_EQ(scene.materials[1].texture("albedo_texture"), -1);
+    expect_near3(scene.materials[1].color("albedo"), {0.6f, 0.6f, 0.65f});
+    expect_near3(scene.materials[1].color("specular"), {0, 0, 0});
     EXPECT_EQ(scene.materials[2].name, "floor/tiles");
-    expect_near3(scene.materials[2].albedo, {0.2f, 0.3f, 0.4f});
-    expect_near3(scene.materials[2].specular, {0.1f, 0.1f, 0.1f});
-    EXPECT_EQ(scene.materials[2].shininess, 10);
+    expect_near3(scene.materials[2].color("albedo"), {0.2f, 0.3f, 0.4f});
+    expect_near3(scene.materials[2].color("specular"), {0.1f, 0.1f, 0.1f});
+    EXPECT_EQ(scene.materials[2].value("shininess")[0], 10);
     EXPECT_EQ(scene.materials[3].name, "floor/grass");
-    EXPECT_EQ(scene.materials[3].texture, 1);
-    expect_near3(scene.materials[3].specular, {0, 0, 0}); // no Ks: the scene default, not tinyobj's
-    EXPECT_EQ(scene.materials[3].shininess, 32);           // no Ns: 32, not tinyobj's 1
+    EXPECT_EQ(scene.materials[3].texture("albedo_texture"), 1);
+    expect_near3(scene.materials[3].color("specular"), {0, 0, 0}); // no Ks: the scene default, not tinyobj's
+    EXPECT_EQ(scene.materials[3].value("shininess")[0], 32);           // no Ns: 32, not tinyobj's 1
     ASSERT_EQ(scene.textures.size(), 2u);
     EXPECT_EQ(scene.textures[0].source, "textures/fur.png");
     EXPECT_EQ(scene.textures[1].source, "textures/grass.png");
@@ -148,7 +148,7 @@ TEST_F(ContractExample, LoadsEveryPart) {
     ASSERT_EQ(o.parameters.size(), 3u);
     // File order, not alphabetical.
     EXPECT_EQ(o.parameters[0].path, "materials.fur.albedo_texture");
-    EXPECT_EQ(o.parameters[0].kind, ParameterKind::material_albedo_texture);
+    EXPECT_EQ(o.parameters[0].kind, ParameterKind::material_texture);
     EXPECT_EQ(o.parameters[0].target, 0u);
     EXPECT_EQ(o.parameters[0].size, 2u * 1u * 3u);
     EXPECT_EQ(o.parameters[0].texture_width, 2u);
@@ -183,8 +183,8 @@ TEST_F(SceneFiles, DefaultsWhereTheFileIsSilent) {
     ASSERT_EQ(scene.views.size(), 1u);
     EXPECT_EQ(scene.views[0].eye, scene.camera.eye);
     EXPECT_EQ(scene.background, float3(0, 0, 0));
-    EXPECT_EQ(scene.materials[0].specular, float3(0, 0, 0));
-    EXPECT_EQ(scene.materials[0].shininess, 32);
+    EXPECT_EQ(scene.materials[0].color("specular"), float3(0, 0, 0));
+    EXPECT_EQ(scene.materials[0].value("shininess")[0], 32);
     EXPECT_EQ(scene.lights[0].color, float3(1, 1, 1));
     EXPECT_EQ(scene.lights[0].intensity, 1);
     EXPECT_EQ(scene.render.visibility, Visibility::hard);

@@ -5,6 +5,7 @@
 
 #include <adjoint/app/image_io.h>
 #include <adjoint/app/parameter_kinds.h>
+#include <adjoint/app/plugins.h>
 #include <adjoint/app/params_file.h>
 
 #include <algorithm>
@@ -50,9 +51,19 @@ protected:
     // Per kind, every parameter the scene has of it (the targets it applies to).
     static std::map<ParameterKind, std::vector<Parameter>> every_parameter(const Scene& scene) {
         std::map<ParameterKind, std::vector<Parameter>> out;
-        for (const ParameterKindInfo& k : parameter_kinds())
+        for (const ParameterKindInfo& k : parameter_kinds()) {
+            if (k.collection == ParameterCollection::materials) continue;
             for (const std::string& name : target_names(scene, k.collection))
                 if (auto p = find_parameter(scene, path_of(k.collection, name, k.property))) out[k.kind].push_back(*p);
+        }
+        for (const Material& m : scene.materials) {   // a material's properties and textures are its model's
+            const MaterialModel& model = material_model(m.model);
+            std::vector<std::string_view> names;
+            for (const MaterialProperty& q : model.properties) names.push_back(q.name);
+            for (const MaterialTexture& t : model.textures) names.push_back(t.name);
+            for (std::string_view name : names)
+                if (auto p = find_parameter(scene, "materials." + m.name + "." + std::string(name))) out[p->kind].push_back(*p);
+        }
         return out;
     }
 
@@ -63,7 +74,7 @@ protected:
         if (k.kind == ParameterKind::light_direction) return {0, 0, -1};
         std::vector<float> v;
         for (size_t i = 0; i < value.size(); ++i)
-            v.push_back(std::clamp(value[i] * 0.5f + 0.25f * float(i % 3 + 1), k.lo, k.hi));
+            v.push_back(std::clamp(value[i] * 0.5f + 0.25f * float(i % 3 + 1), p.lo, p.hi));
         return v;
     }
 };
@@ -85,17 +96,24 @@ TEST_F(ParameterKinds, TheTableIsInKindOrderAndFindsEveryPath) {
 TEST_F(ParameterKinds, RangesAreTheFormats) {
     constexpr float inf = std::numeric_limits<float>::infinity();
     const auto range = [](ParameterKind k) { return std::pair(kind_info(k).lo, kind_info(k).hi); };
-    EXPECT_EQ(range(ParameterKind::material_albedo), std::pair(0.0f, 1.0f));
-    EXPECT_EQ(range(ParameterKind::material_albedo_texture), std::pair(0.0f, 1.0f));
-    EXPECT_EQ(range(ParameterKind::material_specular), std::pair(0.0f, 1.0f));
-    EXPECT_EQ(range(ParameterKind::material_shininess), std::pair(1.0f, 4096.0f));
+    EXPECT_EQ(range(ParameterKind::material_texture), std::pair(0.0f, 1.0f));
+    // A material property's range is its model's (a Parameter carries it).
+    const Scene scene = every_kind_scene();
+    const auto range_of = [&](const char* path) {
+        const Parameter p = find_parameter(scene, path).value();
+        return std::pair(p.lo, p.hi);
+    };
+    EXPECT_EQ(range_of("materials.base.albedo"), std::pair(0.0f, 1.0f));
+    EXPECT_EQ(range_of("materials.base.specular"), std::pair(0.0f, 1.0f));
+    EXPECT_EQ(range_of("materials.base.shininess"), std::pair(1.0f, 4096.0f));
+    EXPECT_EQ(range_of("lights.key.intensity"), std::pair(0.0f, inf));
     EXPECT_EQ(range(ParameterKind::light_color), std::pair(0.0f, inf));
     EXPECT_EQ(range(ParameterKind::light_intensity), std::pair(0.0f, inf));
     EXPECT_EQ(range(ParameterKind::camera_fov_y), std::pair(1.0f, 179.0f));
     EXPECT_EQ(range(ParameterKind::mesh_translation), std::pair(-inf, inf));
     EXPECT_EQ(kind_info(ParameterKind::mesh_rotation).metric, ErrorMetric::geodesic_angle);
     EXPECT_EQ(kind_info(ParameterKind::mesh_rotation).perturbation, Perturbation::rotation);
-    EXPECT_EQ(kind_info(ParameterKind::material_albedo_texture).storage, ParameterStorage::texture);
+    EXPECT_EQ(kind_info(ParameterKind::material_texture).storage, ParameterStorage::texture);
     EXPECT_STREQ(error_units(ErrorMetric::geodesic_angle), "radians");
 }
 
@@ -108,7 +126,8 @@ TEST_F(ParameterKinds, EveryKindReadsAndWritesItsValue) {
             SCOPED_TRACE(p.path);
             const std::vector<float> value = parameter_value(scene, p);
             EXPECT_EQ(value.size(), p.size);
-            EXPECT_EQ(k.size(scene, k.element(scene, p.target)), p.size); // from sizes alone
+            if (k.kind != ParameterKind::material_value)   // from sizes alone (a material's slot holds all its values)
+                EXPECT_EQ(k.size(scene, k.element(scene, p.target, p.property)), p.size);
             const std::vector<float> other = another_value(p, value);
             ASSERT_NE(other, value);
             set_parameter_value(scene, p, other);
@@ -118,13 +137,13 @@ TEST_F(ParameterKinds, EveryKindReadsAndWritesItsValue) {
         }
     }
     // Which targets each kind applies to.
-    EXPECT_EQ(parameters.at(ParameterKind::material_albedo).size(), 1u);         // base; skin is textured
-    EXPECT_EQ(parameters.at(ParameterKind::material_albedo_texture).size(), 1u); // skin
+    EXPECT_EQ(parameters.at(ParameterKind::material_value).size(), 5u);   // base: 3; skin: 2 (its albedo is a texture)
+    EXPECT_EQ(parameters.at(ParameterKind::material_texture).size(), 1u); // skin
     EXPECT_EQ(parameters.at(ParameterKind::light_position).size(), 1u);          // key
     EXPECT_EQ(parameters.at(ParameterKind::light_direction).size(), 1u);         // sun
     EXPECT_EQ(parameters.at(ParameterKind::light_color).size(), 3u);
     EXPECT_EQ(parameters.at(ParameterKind::mesh_vertex_colors).size(), 1u);      // ball
-    EXPECT_EQ(parameters.at(ParameterKind::material_albedo_texture)[0].size, 12u);
+    EXPECT_EQ(parameters.at(ParameterKind::material_texture)[0].size, 12u);
     // A camera value sets every view, and reads back from view 0.
     const Parameter eye = parameters.at(ParameterKind::camera_eye)[0];
     set_parameter_value(scene, eye, std::vector<float>{1, 2, 3});
@@ -151,12 +170,15 @@ TEST_F(ParameterKinds, TheLayoutHasOneSlotPerKindAndElement) {
             ASSERT_LE(offset + value.size(), values.size());
             EXPECT_EQ(std::vector<float>(values.begin() + offset, values.begin() + offset + value.size()), value);
         }
-    // Only where a kind applies: the textured material has no albedo, the ambient light no position.
-    EXPECT_EQ(layout.find(ParameterKind::material_albedo, 1), ParamLayout::kNoSlot);
+    // Only where a kind applies: the ambient light has no position. Every material has its values (7 floats for
+    // phong: albedo, specular, shininess), textured or not.
+    EXPECT_EQ(layout.elements(ParameterKind::material_value), 2u);
+    EXPECT_EQ(layout.slots[0].size, 7u);
+    EXPECT_EQ(layout.of(scene, find_parameter(scene, "materials.skin.shininess").value()), layout.slots[1].offset + 6);
     EXPECT_EQ(layout.find(ParameterKind::light_position, 2), ParamLayout::kNoSlot);
     EXPECT_EQ(layout.find(ParameterKind::light_direction, 2), ParamLayout::kNoSlot);
     EXPECT_EQ(layout.find(ParameterKind::mesh_vertex_colors, 0), ParamLayout::kNoSlot);
-    EXPECT_EQ(layout.elements(ParameterKind::material_albedo_texture), 1u);
+    EXPECT_EQ(layout.elements(ParameterKind::material_texture), 1u);
     EXPECT_THROW(layout.at(ParameterKind::light_position, 1), adjoint::Error);
 
     // Camera slots per view, though only a single view can free them.
@@ -177,7 +199,7 @@ TEST_F(ParameterKinds, ParamsJsonAppliesBackExactly) {
     std::vector<Parameter> all;
     for (const auto& [kind, params] : every_parameter(original))
         for (const Parameter& p : params) {
-            if (kind == ParameterKind::material_albedo_texture) {
+            if (kind == ParameterKind::material_texture) {
                 // Texels that 8-bit sRGB holds exactly: the scene's own, reversed.
                 std::vector<float> texels = parameter_value(original, p);
                 std::reverse(texels.begin(), texels.end());

@@ -95,7 +95,7 @@ TEST_F(SceneParameters, KindsTargetsSizesAndInits) {
     })")));
     const std::vector<Parameter>& p = scene.optimize->parameters;
     ASSERT_EQ(p.size(), 9u);
-    EXPECT_EQ(p[0].kind, ParameterKind::material_albedo_texture);
+    EXPECT_EQ(p[0].kind, ParameterKind::material_texture);
     EXPECT_EQ(p[0].target, 1u);
     EXPECT_EQ(p[0].texture_width, 4u);
     EXPECT_EQ(p[0].texture_height, 2u);
@@ -202,8 +202,8 @@ TEST_F(SceneParameters, ParamsFileOntoTheScene) {
     apply_params_file(scene, dir() / "run/params.json");
     EXPECT_EQ(scene.lights[0].intensity, 7.5f);
     EXPECT_EQ(scene.meshes[0].transform.translation, float3(1, 2, 3));
-    EXPECT_EQ(scene.materials[0].shininess, 8);
-    const LinearImage& t = scene.textures[static_cast<size_t>(scene.materials[1].texture)];
+    EXPECT_EQ(scene.materials[0].value("shininess")[0], 8);
+    const LinearImage& t = scene.textures[static_cast<size_t>(scene.materials[1].texture("albedo_texture"))];
     EXPECT_EQ(t.width, 1u);
     EXPECT_NEAR(t.texels[0].x, 0.5029f, 1e-4);
     EXPECT_EQ(t.texels[0].w, 1);

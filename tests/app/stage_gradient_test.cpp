@@ -169,7 +169,7 @@ TEST_F(StageRig, VertexStageMatchesCentralDifferences) {
 
 TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {
     const app::GBuffer gb = rasterize();   // visibility held fixed: the stage's input
-    app::ShadeStage shade(device, data.light_groups, true);
+    app::ShadeStage shade(device, data.shading, true);
     Buffer<float4> out = image();
     const auto w = weights(4 * size_t(pixels), 4);
     auto f = [&] {
@@ -191,8 +191,8 @@ TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {
         check.push_back(data.layout.at(app::ParameterKind::light_intensity, uint32_t(l)));
     }
     for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.at(app::ParameterKind::light_position, 0) + k);
-    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.at(app::ParameterKind::material_albedo, 1) + k);
-    check.push_back(data.layout.at(app::ParameterKind::material_shininess, 0));
+    for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.at(app::ParameterKind::material_value, 1) + k);   // albedo
+    check.push_back(data.layout.at(app::ParameterKind::material_value, 0) + 6);   // shininess
     for (uint32_t k = 0; k < 3; ++k) check.push_back(data.layout.at(app::ParameterKind::camera_eye, 0) + k);
     check.push_back(data.layout.at(app::ParameterKind::camera_fov_y, 0));
     for (size_t i : check) {
@@ -215,7 +215,7 @@ TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {
 
 TEST_F(StageRig, AntialiasStageMatchesCentralDifferences) {
     const app::GBuffer gb = rasterize();
-    app::ShadeStage shade(device, data.light_groups, false);
+    app::ShadeStage shade(device, data.shading, false);
     DiffBuffer<float4> colors = device.create_diff_buffer<float4>(pixels);
     shade.forward(stream, buffers, 0, gb.triangle, params.value, colors.value, width, height);
     app::AntialiasStage antialias(device, false);

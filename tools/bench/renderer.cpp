@@ -149,12 +149,54 @@ json one_case(Env& env, const std::string& label, const std::string& mesh, int r
     return j;
 }
 
+// The same torus under a point light, a sun and an ambient light, its material phong or pbr with every value
+// free: the cost of the material model per iteration, side by side in one run.
+json material_case(Env& env, const std::string& model) {
+    const fs::path assets = fs::path(ADJOINT_SOURCE_DIR) / "assets";
+    const bool pbr = model == "pbr";
+    const std::string material = pbr ? R"({"model": "pbr", "base_color": [0.8, 0.4, 0.2], "metallic": 0.6, "roughness": 0.4})"
+                                     : R"({"albedo": [0.8, 0.4, 0.2], "specular": [0.3, 0.3, 0.3], "shininess": 24})";
+    const std::string free = pbr ? R"("materials.m.base_color": {"init": [0.5, 0.5, 0.5]}, "materials.m.metallic": {"init": 0.2},
+                                      "materials.m.roughness": {"init": 0.7})"
+                                 : R"("materials.m.albedo": {"init": [0.5, 0.5, 0.5]}, "materials.m.specular": {"init": [0.1, 0.1, 0.1]},
+                                      "materials.m.shininess": {"init": 10})";
+    const std::string text = R"({"format": 1,
+      "camera": { "eye": [0, 0.8, 4.2], "target": [0, 0, 0], "fov_y": 38, "resolution": [256, 256] },
+      "materials": { "m": )" + material + R"( },
+      "meshes": [ { "name": "m", "file": ")" + (assets / "meshes" / "torus_knot.obj").string() + R"(", "material": "m" } ],
+      "lights": [ { "name": "key", "type": "point", "position": [2, 3, 3], "intensity": 14 },
+                  { "name": "sun", "type": "directional", "direction": [0.5, -1, -0.5], "intensity": 1 },
+                  { "name": "fill", "type": "ambient", "intensity": 0.25 } ],
+      "optimize": { "parameters": { )" + free + R"( }, "iterations": 1000000 } })";
+    auto scene = app::load_scene_from_string(text, assets, model + ".json");
+    Device& device = env.device();
+    Reps reps = env.reps({3, 20}, {1, 3});
+    app::SceneRenderer renderer(device, scene);
+    auto fwd = measure(reps, [&] { renderer.render(0); });
+    app::Optimizer opt(device, scene);
+    auto it = measure(reps, [&] { opt.step(); });
+    json j;
+    j["forward"] = fwd.to_json();
+    j["iteration"] = it.to_json();
+    j["backward_and_adam_over_forward"] = (it.median() - fwd.median()) / fwd.median();
+    return j;
+}
+
 } // namespace
 
 json bench_renderer(Env& env) {
     json out;
     const fs::path assets = fs::path(ADJOINT_SOURCE_DIR) / "assets";
     out["5k_256"] = one_case(env, "5k triangles at 256x256", (assets / "meshes" / "torus_knot.obj").string(), 256, true);
+    json phong = material_case(env, "phong"), pbr = material_case(env, "pbr");
+    out["materials_5k_256"] = {
+        {"what", "5k-triangle torus at 256x256 under a point light, a sun and an ambient light; the material's values "
+                 "free (phong: albedo, specular, shininess; pbr: base_color, metallic, roughness); hard visibility"},
+        {"phong", phong},
+        {"pbr", pbr},
+        {"pbr_over_phong_iteration", pbr["iteration"]["median_ms"].get<double>() / phong["iteration"]["median_ms"].get<double>()},
+        {"check_pbr_backward", env.target("renderer", "pbr: (iteration - forward) / forward",
+                                          pbr["backward_and_adam_over_forward"].get<double>(), "<=", 3.0, "ratio")}};
     if (!env.quick()) {
         char dir_template[] = "/tmp/adjoint-bench-mesh-XXXXXX";
         fs::path dir = mkdtemp(dir_template);

@@ -44,7 +44,8 @@ void offset_along_direction(std::vector<float>& v, float amount, Rng& rng) {
 
 } // namespace
 
-std::vector<float> perturbed_value(const ParameterKindInfo& kind, std::vector<float> v, float amount, Rng& rng) {
+std::vector<float> perturbed_value(const Parameter& p, std::vector<float> v, float amount, Rng& rng) {
+    const ParameterKindInfo& kind = kind_info(p.kind);
     if (kind.perturbation == Perturbation::rotation) {
         v = rotated(v, amount, rng);
     } else if (kind.perturbation == Perturbation::direction || v.size() <= 4) {
@@ -52,7 +53,7 @@ std::vector<float> perturbed_value(const ParameterKindInfo& kind, std::vector<fl
     } else {
         for (auto& x : v) x = float(x + amount * (2 * rng.uniform() - 1));
     }
-    for (auto& x : v) x = std::clamp(x, kind.lo, kind.hi);
+    for (auto& x : v) x = std::clamp(x, p.lo, p.hi);
     return v;
 }
 
@@ -87,7 +88,7 @@ Scene OptimizerStages::prepare_current(const Scene& scene) {
             continue;
         }
         const float amount = p.perturb.value_or(0.0f);
-        set_parameter_value(s, p, perturbed_value(kind_info(p.kind), parameter_value(scene, p), amount, init_rng));
+        set_parameter_value(s, p, perturbed_value(p, parameter_value(scene, p), amount, init_rng));
     }
     return s;
 }
@@ -101,19 +102,16 @@ FreeParameterTables free_parameter_tables(const Optimization& opt, const Scene& 
     t.hi.assign(n, 0.0f);
     t.truth.assign(n, 0.0f);
     for (const auto& p : opt.parameters) {
-        const ParameterKindInfo& kind = kind_info(p.kind);
         FreeParam f{p, layout.of(current, p)};
         const uint32_t size = uint32_t(p.size);
         if (truth) {   // the truth only when it has the same shape (a texture may start at another resolution)
-            f.has_truth = kind.size(*truth, kind.element(*truth, p.target)) == p.size;
-            if (f.has_truth) {
-                const std::vector<float> v = parameter_value(*truth, p);
-                std::copy(v.begin(), v.end(), t.truth.begin() + f.offset);
-            }
+            const std::vector<float> v = parameter_value(*truth, p);
+            f.has_truth = v.size() == p.size;
+            if (f.has_truth) std::copy(v.begin(), v.end(), t.truth.begin() + f.offset);
         }
         std::fill_n(t.lr.begin() + f.offset, size, p.lr);
-        std::fill_n(t.lo.begin() + f.offset, size, kind.lo);
-        std::fill_n(t.hi.begin() + f.offset, size, kind.hi);
+        std::fill_n(t.lo.begin() + f.offset, size, p.lo);
+        std::fill_n(t.hi.begin() + f.offset, size, p.hi);
         f.first_chunk = uint32_t(t.chunks.size());
         for (uint32_t b = 0; b < size; b += kSumChunk)
             t.chunks.push_back({f.offset + b, f.offset + std::min(b + kSumChunk, size), uint32_t(t.free.size()), 0});

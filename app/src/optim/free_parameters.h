@@ -10,7 +10,7 @@ namespace adjoint::app {
 
 // The scene's value v moved by `amount` as the kind's perturbation rule says, then clamped to its range;
 // draws from rng exactly as the rule needs (a run's start depends on nothing else).
-std::vector<float> perturbed_value(const ParameterKindInfo& kind, std::vector<float> v, float amount, Rng& rng);
+std::vector<float> perturbed_value(const Parameter& p, std::vector<float> v, float amount, Rng& rng);
 
 // The angle between two rotations given as (not necessarily unit) quaternions [w, x, y, z], in radians.
 double geodesic_angle(const float* a, const float* b);

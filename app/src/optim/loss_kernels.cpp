@@ -17,7 +17,7 @@ Float squared_error(const Float3& c, const Float3& t) {
 // constants, for when only textures are free (their gradients come from the texture set), which spares every
 // pixel atomics into the few fixed values all pixels share.
 template <typename P>
-auto shade_loss_backward_kernel(const LossModel& loss, const std::vector<LightGroup>& groups) {
+auto shade_loss_backward_kernel(const LossModel& loss, const ShadingPlan& groups) {
     return Kernel1D([&loss, groups](BufferUInt covered, BufferVar<gpu::Surface> surfaces, P params,
                                     TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
                                     BufferVar<LightSlots> lights, BufferFloat4 target, BufferFloat loss_out,
@@ -86,18 +86,18 @@ auto image_loss_kernel(const LossModel& loss, bool seeds) {
 
 } // namespace
 
-LossKernels::LossKernels(Device& device, const LossModel& loss, const std::vector<LightGroup>* static_lights,
+LossKernels::LossKernels(Device& device, const LossModel& loss, const ShadingPlan* static_shading,
                          bool textures_only) {
-    if (!static_lights) {
+    if (!static_shading) {
         image_loss = device.compile(image_loss_kernel(loss, false), {.name = "image_loss"});
         image_loss_seeding = device.compile(image_loss_kernel(loss, true), {.name = "image_loss_seeding"});
         return;
     }
     if (textures_only)
-        shade_loss_backward = device.compile(shade_loss_backward_kernel<BufferFloat>(loss, *static_lights),
+        shade_loss_backward = device.compile(shade_loss_backward_kernel<BufferFloat>(loss, *static_shading),
                                              {.name = "shade_loss_backward"});
     else
-        shade_loss_backward = device.compile(shade_loss_backward_kernel<DiffBufferFloat>(loss, *static_lights),
+        shade_loss_backward = device.compile(shade_loss_backward_kernel<DiffBufferFloat>(loss, *static_shading),
                                              {.name = "shade_loss_backward"});
     background_loss = device.compile(background_loss_kernel(loss), {.name = "loss_background"});
 }

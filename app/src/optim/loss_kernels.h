@@ -25,9 +25,9 @@ struct LossKernels {
     // alone, image_loss_seeding writes d loss / d image there too (DynamicRenderer::image_gradient_seed()).
     std::optional<Shader<2>> image_loss, image_loss_seeding;
 
-    // The static path's kernels when `static_lights` is given (the scene's lights, baked into the shading),
-    // else the dynamic path's.
-    LossKernels(Device& device, const LossModel& loss, const std::vector<LightGroup>* static_lights,
+    // The static path's kernels when `static_shading` is given (the scene's material models and lights, baked
+    // into the shading), else the dynamic path's.
+    LossKernels(Device& device, const LossModel& loss, const ShadingPlan* static_shading,
                 bool textures_only);
 };
 

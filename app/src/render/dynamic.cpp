@@ -52,9 +52,9 @@ struct DynamicRenderer::State {
         const uint32_t pixels = scene.views[0].width * scene.views[0].height;
         color = d.create_diff_buffer<float4>(pixels);
         if (o.visibility == Visibility::soft) {
-            soft.emplace(d, sd.light_groups, o.camera_free, scene.render, pixels, o.soft_candidates);
+            soft.emplace(d, sd.shading, o.camera_free, scene.render, pixels, o.soft_candidates);
         } else {
-            shade.emplace(d, sd.light_groups, o.camera_free);
+            shade.emplace(d, sd.shading, o.camera_free);
             if (o.visibility == Visibility::antialias) antialias.emplace(d, o.camera_free);
         }
         dfinal = o.visibility == Visibility::hard ? color.grad : d.create_buffer<float>(4 * size_t(pixels));

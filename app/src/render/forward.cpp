@@ -8,7 +8,7 @@ struct ForwardRenderer::Kernels {
 };
 
 ForwardRenderer::ForwardRenderer(Device& device, const SceneData& scene) {
-    std::vector<LightGroup> groups = scene.light_groups;
+    ShadingPlan groups = scene.shading;
     Kernel2D shade_kernel = [groups](BufferVar<gpu::Surface> surfaces, BufferFloat params,
                                      TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
                                      BufferVar<LightSlots> lights, BufferFloat4 image, Float3 eye,
@@ -29,13 +29,13 @@ ForwardRenderer::ForwardRenderer(Device& device, const SceneData& scene) {
 ForwardRenderer::~ForwardRenderer() = default;
 
 void ForwardRenderer::build_mips(Stream& stream, const SceneData& scene, const Buffer<float>& params) {
-    constexpr ParameterKind texture = ParameterKind::material_albedo_texture;
+    constexpr ParameterKind texture = ParameterKind::material_texture;
     for (uint32_t t = 0; t < scene.layout.elements(texture); ++t)
         stream << scene.textures.build_mips_from(t, params, scene.layout.at(texture, t));
 }
 
 void ForwardRenderer::backward_mips(Stream& stream, const SceneData& scene, const Buffer<float>& grad) {
-    constexpr ParameterKind texture = ParameterKind::material_albedo_texture;
+    constexpr ParameterKind texture = ParameterKind::material_texture;
     for (uint32_t t = 0; t < scene.layout.elements(texture); ++t)
         stream << scene.textures.backward_mips_to(t, grad, scene.layout.at(texture, t));
 }

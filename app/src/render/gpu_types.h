@@ -24,12 +24,13 @@ struct Surface {
     uint32_t material;      // kNoMaterial for background
 };
 
-// Where a material's values live in the parameter buffer (offsets in floats).
+// A material: its model (material_models() index), where its values start in the parameter buffer (the
+// model's properties in order) and its textures (indices into the scene's texture set, or kNone).
 struct Material {
-    uint32_t albedo;        // 3 floats, when untextured
-    uint32_t texture;       // index into the scene's texture set (Scene::textures), or kNone
-    uint32_t specular;      // 3 floats
-    uint32_t shininess;     // 1 float
+    uint32_t model;
+    uint32_t values;
+    uint32_t pad0, pad1;
+    uint4 textures;
 };
 
 // A vertex of the concatenated meshes, for the differentiable vertex stage: where its values live in the
@@ -61,7 +62,7 @@ constexpr uint32_t kTileSize = 16;
 
 ADJOINT_STRUCT(adjoint::app::gpu::TriSetup, p0, p1, p2, inv_w, z, tiles, valid)
 ADJOINT_STRUCT(adjoint::app::gpu::Surface, position, normal, color, uv, duv_dx, duv_dy, material)
-ADJOINT_STRUCT(adjoint::app::gpu::Material, albedo, texture, specular, shininess)
+ADJOINT_STRUCT(adjoint::app::gpu::Material, model, values, pad0, pad1, textures)
 ADJOINT_STRUCT(adjoint::app::gpu::VertexRec, mesh, position, color, faces_begin, faces_end)
 ADJOINT_STRUCT(adjoint::app::gpu::MeshRec, translation, rotation, scale)
 ADJOINT_STRUCT(adjoint::app::gpu::ViewRec, up, eye, target, fov, near, far, width, height)

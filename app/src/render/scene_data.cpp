@@ -35,7 +35,7 @@ ParamLayout make_layout(const Scene& scene) {
         const uint32_t n = slot_elements(scene, k);
         offsets.assign(n, ParamLayout::kNoSlot);
         for (uint32_t e = 0; e < n; ++e) {
-            if (k.slot == SlotSpace::targets && !k.refusal(scene, e).empty()) continue;
+            if (k.slot == SlotSpace::targets && !k.refusal(scene, e, kWholeElement).empty()) continue;
             const uint32_t size = uint32_t(k.size(scene, e));
             offsets[e] = l.size;
             l.slots.push_back({k.kind, e, l.size, size});
@@ -58,9 +58,9 @@ uint32_t ParamLayout::at(ParameterKind kind, uint32_t element) const {
 }
 
 uint32_t ParamLayout::of(const Scene& scene, const Parameter& p) const {
-    const uint32_t offset = find(p.kind, kind_info(p.kind).element(scene, p.target));
+    const uint32_t offset = find(p.kind, kind_info(p.kind).element(scene, p.target, p.property));
     if (offset == kNoSlot) fail("parameter ", p.path, " has no place in the parameter buffer");
-    return offset;
+    return offset + p.offset;
 }
 
 std::vector<float> gather_values(const Scene& scene, const ParamLayout& l) {
@@ -124,34 +124,40 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
     d.geometry.triangles = upload(device, stream, tris);
     d.geometry.triangle_material = upload(device, stream, tri_mat);
 
-    // A textured material has no albedo slot, an ambient light no position: offset 0 stands in, never read.
+    // An ambient light has no vector: offset 0 stands in, never read.
     const auto slot_or_0 = [&](ParameterKind kind, uint32_t i) {
         const uint32_t offset = d.layout.find(kind, i);
         return offset == ParamLayout::kNoSlot ? 0u : offset;
     };
     std::vector<gpu::Material> mats;
     for (uint32_t i = 0; i < scene.materials.size(); ++i) {
-        const auto& m = scene.materials[i];
-        mats.push_back({slot_or_0(ParameterKind::material_albedo, i), m.texture < 0 ? gpu::kNone : uint32_t(m.texture),
-                        d.layout.at(ParameterKind::material_specular, i), d.layout.at(ParameterKind::material_shininess, i)});
+        const Material& m = scene.materials[i];
+        const MaterialModel& model = material_model(m.model);
+        if (m.textures.size() > 4) fail("material model ", model.name, " has more than 4 textures");
+        uint4 textures(gpu::kNone, gpu::kNone, gpu::kNone, gpu::kNone);
+        for (size_t t = 0; t < m.textures.size(); ++t)
+            if (m.textures[t] >= 0) textures[int(t)] = uint32_t(m.textures[t]);
+        mats.push_back({material_model_index(model), d.layout.at(ParameterKind::material_value, i), 0, 0, textures});
+        if (std::find(d.shading.materials.begin(), d.shading.materials.end(), &model) == d.shading.materials.end())
+            d.shading.materials.push_back(&model);
     }
     d.materials = upload(device, stream, mats);
-    // A light's vector (a point light's position, a directional light's direction) by its type's key.
+    // A light's vector (a point light's position, a directional light's direction, an sh light's coefficients):
+    // the light parameter kind its type's key names.
     const auto vector_slot = [&](uint32_t i) {
-        const std::string_view key = light_model(scene.lights[i].type).vector_key;
-        return key == "position"    ? slot_or_0(ParameterKind::light_position, i)
-               : key == "direction" ? slot_or_0(ParameterKind::light_direction, i)
-                                    : 0u;
+        const ParameterKindInfo* kind = find_kind("lights", light_model(scene.lights[i].type).vector_key);
+        return kind ? slot_or_0(kind->kind, i) : 0u;
     };
     std::vector<LightSlots> slots;   // the lights grouped by type, in the registry's order
     for (const LightModel* model : light_models()) {
         LightGroup group{model, uint32_t(slots.size()), uint32_t(slots.size())};
         for (size_t i = 0; i < scene.lights.size(); ++i)
             if (scene.lights[i].type == model->name)
-                slots.push_back({vector_slot(i), d.layout.at(ParameterKind::light_color, i),
-                                 d.layout.at(ParameterKind::light_intensity, i), 0});
+                slots.push_back({vector_slot(uint32_t(i)), d.layout.at(ParameterKind::light_color, uint32_t(i)),
+                                 d.layout.at(ParameterKind::light_intensity, uint32_t(i)),
+                                 uint32_t(std::max<size_t>(scene.lights[i].coefficients.size(), 1))});
         group.end = uint32_t(slots.size());
-        if (group.end > group.begin) d.light_groups.push_back(group);
+        if (group.end > group.begin) d.shading.lights.push_back(group);
     }
     d.lights = upload(device, stream, slots);
     for (const auto& cam : scene.views)

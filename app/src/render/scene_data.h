@@ -56,10 +56,10 @@ struct SceneData {
     DeviceGeometry geometry;
     Buffer<gpu::Material> materials;
     // Scene::textures in order (repeat, mipmapped), level 0 copied from the parameter buffer at texture t's
-    // slot, layout.at(ParameterKind::material_albedo_texture, t); one 1x1 stand-in when the scene has none
+    // slot, layout.at(ParameterKind::material_texture, t); one 1x1 stand-in when the scene has none
     // (a kernel argument cannot be absent).
     TextureSet<float3> textures;
-    std::vector<LightGroup> light_groups;   // the light buffer's runs of one type
+    ShadingPlan shading;                    // the material models used and the light buffer's runs of one type
     Buffer<LightSlots> lights;              // per light, ordered by type: where its values are
     std::vector<ViewCamera> views;
     float3 background;

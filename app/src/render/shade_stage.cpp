@@ -10,7 +10,7 @@ using gpu::kNone;
 
 namespace {
 
-auto forward_kernel(const std::vector<LightGroup>& groups) {
+auto forward_kernel(const ShadingPlan& groups) {
     return Kernel2D([groups](BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view,
                              BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors,
                              BufferFloat2 uvs, BufferVar<uint3> triangles, BufferUInt triangle_material,
@@ -33,7 +33,7 @@ auto forward_kernel(const std::vector<LightGroup>& groups) {
 }
 
 // Seeded with d loss / d the shaded colour (4 floats a pixel).
-auto backward_kernel(const std::vector<LightGroup>& groups, bool camera_free) {
+auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
     return Kernel2D([groups, camera_free](BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view,
                                           DiffBufferFloat3 positions, DiffBufferFloat3 normals,
                                           DiffBufferFloat3 colors, BufferFloat2 uvs,
@@ -60,7 +60,7 @@ auto backward_kernel(const std::vector<LightGroup>& groups, bool camera_free) {
 
 } // namespace
 
-ShadeStage::ShadeStage(Device& device, const std::vector<LightGroup>& groups, bool camera_free)
+ShadeStage::ShadeStage(Device& device, const ShadingPlan& groups, bool camera_free)
     : forward_(device.compile(forward_kernel(groups), {.name = "dynamic_shade_forward"})),
       backward_(device.compile(backward_kernel(groups, camera_free), {.name = "dynamic_shade_backward"})) {}
 

@@ -10,7 +10,7 @@ namespace adjoint::app {
 class ShadeStage {
 public:
     // camera_free: the camera's values are parameters, so the backward pass differentiates them too.
-    ShadeStage(Device& device, const std::vector<LightGroup>& groups, bool camera_free);
+    ShadeStage(Device& device, const ShadingPlan& groups, bool camera_free);
     // triangles: each pixel's visible triangle (the rasterizer's G-buffer), gpu::kNone for background.
     void forward(Stream& stream, const StageBuffers& b, uint32_t view, const Buffer<uint32_t>& triangles,
                  const Buffer<float>& params, const Buffer<float4>& out, uint32_t width, uint32_t height) const;

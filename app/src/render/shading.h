@@ -1,6 +1,6 @@
 // Shading as DSL code over the parameter buffer and the scene's textures (the engine's texture set: bilinear,
-// repeat, mipmapped by the UV derivatives): Lambert + Blinn-Phong under the scene's lights, each type's
-// radiance from its plug-in (adjoint/app/plugins.h), read from the light buffer. The same code runs in the
+// repeat, mipmapped by the UV derivatives): each material by its model's plug-in under the scene's lights,
+// each light type's radiance from its plug-in (adjoint/app/plugins.h), read from the light buffer. The same code runs in the
 // forward renderer and inside $autodiff (where the reads of the differentiable parameter buffer and of the
 // textures scatter their adjoints into gradient buffers), so it is written once, as templates over the
 // parameter buffer's type.
@@ -19,6 +19,13 @@ namespace adjoint::app {
 struct LightGroup {
     const LightModel* model = nullptr;
     uint32_t begin = 0, end = 0;
+};
+
+// What the shading code bakes in: the material models the scene uses (a scene of one model has no branch on
+// the model) and the light buffer's runs of one type.
+struct ShadingPlan {
+    std::vector<const MaterialModel*> materials;
+    std::vector<LightGroup> lights;
 };
 
 // A group of up to this many lights is unrolled; a larger one is a loop over the light buffer (which keeps
@@ -45,42 +52,61 @@ inline Float3 sample_texture(const TextureSetFloat3& textures, const UInt& textu
     return textures.texture(texture).sample_grad(s.uv, s.duv_dx, s.duv_dy);
 }
 
-// Lambert + Blinn-Phong for one light's incoming radiance.
-inline Float3 blinn_phong(const Float3& albedo, const Float3& specular, const Float& shininess, const Float3& n,
-                          const Float3& v, const LightIncoming& light) {
-    Float ndl = dot(n, light.direction);
-    Float3 h = normalize(light.direction + v);
-    Float spec = ite(ndl > 0.0f, pow(max(dot(n, h), 0.0f), shininess), 0.0f);
-    return (albedo * max(ndl, 0.0f) + specular * spec) * light.radiance;
+// The reads of a material's properties and textures for its model's evaluate().
+template <typename P>
+MaterialReads material_reads(const ShadeInputs<P>& in, const MaterialModel& model, const Expr<gpu::Material>& mat,
+                             const Expr<gpu::Surface>& s) {
+    std::vector<uint32_t> offsets;   // each property's first float in the material's values
+    uint32_t at = 0;
+    for (const MaterialProperty& p : model.properties) offsets.push_back(at), at += p.floats;
+    const auto texture_of = [mat](uint32_t j) -> UInt {
+        return j == 0 ? mat.textures.x : j == 1 ? mat.textures.y : j == 2 ? mat.textures.z : mat.textures.w;
+    };
+    MaterialReads r;
+    r.value = [&in, &model, mat, offsets](uint32_t i) -> Float3 {
+        UInt first = mat.values + offsets[i];
+        if (model.properties[i].floats == 1) return make_float3(in.params.read(first));
+        return read3(in.params, first);
+    };
+    r.texture = [&in, texture_of, s](uint32_t j) -> Float3 { return sample_texture(in.textures, texture_of(j), s); };
+    r.has_texture = [texture_of](uint32_t j) -> Bool { return texture_of(j) != gpu::kNone; };
+    r.vertex_color = s.color;
+    return r;
 }
 
-// The colour of a surface point seen from eye.
+// The colour of a surface point of one material model seen from eye.
 template <typename P>
-Float3 shade_surface(const ShadeInputs<P>& in, const std::vector<LightGroup>& groups, const Expr<gpu::Surface>& s,
-                     const Float3& eye) {
-    auto mat = in.materials.read(s.material);
-    Float3 albedo;
-    $if (mat.texture != gpu::kNone) { albedo = sample_texture(in.textures, mat.texture, s); }
-    $else { albedo = read3(in.params, mat.albedo); };
-    albedo = albedo * s.color;
-    Float3 specular = read3(in.params, mat.specular);
-    Float shininess = in.params.read(mat.shininess);
+Float3 shade_model(const ShadeInputs<P>& in, const MaterialModel& model, const std::vector<LightGroup>& lights,
+                   const Expr<gpu::Material>& mat, const Expr<gpu::Surface>& s, const Float3& eye) {
+    const MaterialPoint m = model.evaluate(material_reads(in, model, mat, s));
     Float3 v = normalize(eye - s.position);
     const ParamReads reads{[&in](const UInt& at) -> Float { return in.params.read(at); }};
-    Float3 color = make_float3(0.0f);
-    for (const LightGroup& g : groups) {
+    Float3 color = model.emitted(m);
+    for (const LightGroup& g : lights) {
         auto add = [&](const UInt& i) {
-            LightIncoming light = g.model->incoming(reads, in.lights.read(i), s.position);
-            if (g.model->ambient)
-                color = color + albedo * light.radiance;
+            if (g.model->sky)
+                color = color + model.sky(m, s.normal, v, g.model->sky(reads, in.lights.read(i)));
             else
-                color = color + blinn_phong(albedo, specular, shininess, s.normal, v, light);
+                color = color + model.direct(m, s.normal, v, g.model->incoming(reads, in.lights.read(i), s.position));
         };
         if (g.end - g.begin <= kUnrolledLights) {
             for (uint32_t i = g.begin; i < g.end; ++i) add(UInt(i));
         } else {
             $for (i, UInt(g.begin), UInt(g.end)) { add(i); };
         }
+    }
+    return color;
+}
+
+// The colour of a surface point seen from eye: its material's model (a branch only when the scene has several).
+template <typename P>
+Float3 shade_surface(const ShadeInputs<P>& in, const ShadingPlan& plan, const Expr<gpu::Surface>& s,
+                     const Float3& eye) {
+    auto mat = in.materials.read(s.material);
+    if (plan.materials.size() == 1) return shade_model(in, *plan.materials[0], plan.lights, mat, s, eye);
+    Float3 color = make_float3(0.0f);
+    for (const MaterialModel* model : plan.materials) {
+        $if (mat.model == material_model_index(*model)) { color = shade_model(in, *model, plan.lights, mat, s, eye); };
     }
     return color;
 }

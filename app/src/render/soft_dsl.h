@@ -226,7 +226,7 @@ Float soft_max_log_weight(const VertexInputs<PB>& in, const DslCamera& cam, cons
 // Pass 2: the pixel's colour (rgb) and soft silhouette (alpha). Its loop carries accumulators only, so
 // $autodiff's reverse pass recomputes it and stores no tape.
 template <typename PB, typename P>
-Float4 soft_pixel(const VertexInputs<PB>& in, const ShadeInputs<P>& shade_in, const std::vector<LightGroup>& groups,
+Float4 soft_pixel(const VertexInputs<PB>& in, const ShadeInputs<P>& shade_in, const ShadingPlan& groups,
                   const DslCamera& cam, const SoftSettings& st, const SoftTile& tile, const UInt2& pix,
                   const Float& max_log_weight, const Float3& background) {
     Float weights = 0.0f, uncovered = 0.0f;   // uncovered: -log prod(1 - D')

@@ -27,7 +27,7 @@ auto select_kernel() {
     });
 }
 
-auto forward_kernel(const std::vector<LightGroup>& groups) {
+auto forward_kernel(const ShadingPlan& groups) {
     return Kernel2D([groups](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
                              BufferUInt pixel_count, UInt own_base, UInt capacity,
                              BufferVar<gpu::ViewRec> views, UInt view, BufferFloat3 positions,
@@ -50,7 +50,7 @@ auto forward_kernel(const std::vector<LightGroup>& groups) {
 }
 
 // The same pixel inside $autodiff, seeded with d loss / d the pixel.
-auto backward_kernel(const std::vector<LightGroup>& groups, bool camera_free) {
+auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
     return Kernel2D([groups, camera_free](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list,
                                           UInt tiles_x, BufferUInt pixel_count, UInt own_base, UInt capacity,
                                           BufferVar<gpu::ViewRec> views, UInt view,
@@ -83,7 +83,7 @@ auto backward_kernel(const std::vector<LightGroup>& groups, bool camera_free) {
 
 } // namespace
 
-SoftStage::SoftStage(Device& device, const std::vector<LightGroup>& groups, bool camera_free,
+SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free,
                      const RenderSettings& settings, uint32_t pixels, uint32_t candidates)
     : select_(device.compile(select_kernel(), {.name = "soft_select"})),
       forward_(device.compile(forward_kernel(groups), {.name = "soft_forward"})),

@@ -11,7 +11,7 @@ public:
     // pixels: the views' size. candidates: room for each pixel's own list of candidates; 0 chooses it from the
     // size (at most 256 and 2^24 entries in all). A pixel with more loops over its whole tile instead, with
     // the same result.
-    SoftStage(Device& device, const std::vector<LightGroup>& groups, bool camera_free,
+    SoftStage(Device& device, const ShadingPlan& groups, bool camera_free,
               const RenderSettings& settings, uint32_t pixels, uint32_t candidates);
     // Bins (synchronizes once: the tile lists), lists each pixel's candidates, blends.
     void forward(Stream& stream, Rasterizer& raster, const DeviceGeometry& raster_geometry, const StageBuffers& b,

@@ -144,7 +144,7 @@ void RunOutputs::finish() {
         ParamRecord r;
         r.path = p.path;
         r.error = p.error;
-        if (p.kind == ParameterKind::material_albedo_texture) {
+        if (p.kind == ParameterKind::material_texture) {
             r.texture = texture_image(p, p.value);
             if (p.true_value) r.true_texture = texture_image(p, *p.true_value);
         } else {

@@ -1,6 +1,7 @@
 // The scene loader's internal steps, shared by the files of app/src/scene (not installed).
 #pragma once
 #include "scene/json_value.h"
+#include <adjoint/app/plugins.h>
 #include <adjoint/app/scene.h>
 #include <filesystem>
 #include <optional>
@@ -18,6 +19,14 @@ std::string read_file(const std::filesystem::path& path, const std::string& show
 
 // A PNG/JPEG (8 or 16 bits, 1..4 channels) as linear RGBA, or SceneError at `where` naming `shown`.
 LinearImage load_image(const std::filesystem::path& path, const std::string& shown, const JsonValue& where);
+
+// A PNG/JPEG decoded from sRGB back to the values it stores (a data texture: metallic-roughness, normals).
+void as_stored(LinearImage& image);
+// A material property's value in the file: [r, g, b] >= 0, or a number in the property's file range.
+std::vector<float> read_property(const JsonValue& value, const MaterialProperty& property);
+// materials.<name> (an object): its model's keys, textures loaded into the scene's.
+Material read_material(const JsonValue& entry, const std::string& name, const std::filesystem::path& base_dir,
+                       Scene& scene);
 
 // meshes[i] (already checked to be an object): reads its OBJ (and MTL when `scene_material` < 0) into
 // `mesh`, appending the MTL materials and their textures to the scene.

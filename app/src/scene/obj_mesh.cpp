@@ -99,8 +99,7 @@ std::vector<int> add_mtl_materials(const std::vector<tinyobj::material_t>& mtl, 
         const tinyobj::material_t& source = mtl[m];
         const auto found = reader.presence.find(source.name);
         const MtlPresence presence = found == reader.presence.end() ? MtlPresence{} : found->second;
-        Material material;
-        material.name = mesh.name + "/" + source.name;
+        Material material = make_material(mesh.name + "/" + source.name, "phong");
         if (scene.find_material(material.name) >= 0)
             where.fail("the MTL material " + source.name + " is named " + material.name +
                        ", which another material already has");
@@ -109,14 +108,14 @@ std::vector<int> add_mtl_materials(const std::vector<tinyobj::material_t>& mtl, 
             const std::string shown =
                 (std::filesystem::path(shown_folder) / source.diffuse_texname).lexically_normal().string();
             scene.textures.push_back(load_image(obj_folder / source.diffuse_texname, shown, where));
-            material.texture = static_cast<int32_t>(scene.textures.size() - 1);
+            material.texture("albedo_texture") = static_cast<int32_t>(scene.textures.size() - 1);
         } else if (presence.kd) {
-            material.albedo = float3(source.diffuse[0], source.diffuse[1], source.diffuse[2]);
+            std::copy_n(source.diffuse, 3, material.value("albedo").begin());
         } else {
             where.fail("the MTL material " + source.name + " has neither Kd nor map_Kd");
         }
-        if (presence.ks) material.specular = float3(source.specular[0], source.specular[1], source.specular[2]);
-        if (presence.ns) material.shininess = source.shininess;
+        if (presence.ks) std::copy_n(source.specular, 3, material.value("specular").begin());
+        if (presence.ns) material.value("shininess")[0] = source.shininess;
         scene.materials.push_back(std::move(material));
         index[m] = static_cast<int>(scene.materials.size() - 1);
     }
@@ -268,7 +267,7 @@ void load_obj_mesh(const JsonValue& entry, const std::filesystem::path& base_dir
     if (!mesh.has_texcoords) {
         for (uint32_t id : std::set<uint32_t>(mesh.triangle_materials.begin(), mesh.triangle_materials.end())) {
             const Material& material = scene.materials[id];
-            if (material.texture >= 0)
+            if (material.has_textures())
                 material_json.fail(mesh.file + " has no texture coordinates (vt) on every face, which the textured material " +
                                    material.name + " needs");
         }

@@ -25,51 +25,80 @@ float3 get3(std::span<const float> v, size_t at = 0) { return {v[at], v[at + 1],
 void push3(std::vector<float>& out, float3 v) { out.insert(out.end(), {v.x, v.y, v.z}); }
 
 // ---- where a kind applies ----------------------------------------------------------------------------
-// "a point light", "an ambient light".
+// "a point light", "an ambient light", "an sh light" (a name of two letters is said letter by letter).
 std::string light_type_name(const std::string& type) {
-    const bool vowel = !type.empty() && std::string_view("aeiou").find(type[0]) != std::string_view::npos;
+    const std::string_view vowel_sounds = type.size() <= 2 ? "aefhilmnorsx" : "aeiou";
+    const bool vowel = !type.empty() && vowel_sounds.find(type[0]) != std::string_view::npos;
     return (vowel ? "an " : "a ") + type + " light";
 }
 
-std::string everywhere(const Scene&, uint32_t) { return {}; }
-std::string untextured(const Scene& s, uint32_t t) {
-    const std::string& name = s.materials[t].name;
-    if (s.materials[t].texture < 0) return {};
-    return "material " + name + " has an albedo texture: optimize materials." + name + ".albedo_texture";
+std::string everywhere(const Scene&, uint32_t, uint32_t) { return {}; }
+// "albedo texture" from "albedo_texture".
+std::string texture_words(std::string_view name) {
+    std::string words(name);
+    for (char& c : words) c = c == '_' ? ' ' : c;
+    return words;
 }
-std::string textured(const Scene& s, uint32_t t) {
-    const std::string& name = s.materials[t].name;
-    if (s.materials[t].texture >= 0) return {};
-    return "material " + name + " has no albedo texture: optimize materials." + name + ".albedo";
+std::string with_article(const std::string& words) {
+    const bool vowel = !words.empty() && std::string_view("aeiou").find(words[0]) != std::string_view::npos;
+    return (vowel ? "an " : "a ") + words;
+}
+// A material property that a texture of the material stands in for is not a parameter: the texture is.
+// (The material's slot holds every property all the same.)
+std::string untextured(const Scene& s, uint32_t t, uint32_t property) {
+    const Material& m = s.materials[t];
+    const MaterialModel& model = material_model(m.model);
+    if (property == kWholeElement) return {};   // every material has its values' slot
+    for (size_t i = 0; i < model.textures.size(); ++i)
+        for (std::string_view replaced : model.textures[i].replaces)
+            if (replaced == model.properties[property].name && m.textures[i] >= 0)
+                return "material " + m.name + " has " + with_article(texture_words(model.textures[i].name)) +
+                       ": optimize materials." + m.name + "." + std::string(model.textures[i].name);
+    return {};
+}
+std::string textured(const Scene& s, uint32_t t, uint32_t texture) {
+    const Material& m = s.materials[t];
+    if (m.textures[texture] >= 0) return {};
+    const MaterialTexture& tex = material_model(m.model).textures[texture];
+    std::string instead;
+    for (std::string_view replaced : tex.replaces)
+        instead += (instead.empty() ? "" : " and ") + ("materials." + m.name + "." + std::string(replaced));
+    return "material " + m.name + " has no " + texture_words(tex.name) + (instead.empty() ? "" : ": optimize " + instead);
 }
 // Lights whose type takes its vector from `key` ("position", "direction"; light-type plug-ins, plugins.h).
 template <const char* Key>
-std::string light_with(const Scene& s, uint32_t t) {
+std::string light_with(const Scene& s, uint32_t t, uint32_t) {
     const Light& l = s.lights[t];
     if (light_model(l.type).vector_key == Key) return {};
     std::string types;
     for (const LightModel* m : light_models())
         if (m->vector_key == Key) types += (types.empty() ? "" : " and ") + std::string(m->name);
-    return "light " + l.name + " is " + light_type_name(l.type) + "; only " + types + " lights have a " + Key;
+    const bool plural = std::string_view(Key).ends_with('s');
+    return "light " + l.name + " is " + light_type_name(l.type) + "; only " + types + " lights have " +
+           (plural ? "" : "a ") + Key;
 }
-constexpr char kPosition[] = "position", kDirection[] = "direction";
-std::string colored_mesh(const Scene& s, uint32_t t) {
+constexpr char kPosition[] = "position", kDirection[] = "direction", kCoefficients[] = "coefficients";
+std::string colored_mesh(const Scene& s, uint32_t t, uint32_t) {
     if (s.meshes[t].vertex_colors) return {};
     return "mesh " + s.meshes[t].name + " does not set \"vertex_colors\": true";
 }
-std::string single_view(const Scene& s, uint32_t) {
+std::string single_view(const Scene& s, uint32_t, uint32_t) {
     if (s.views.size() == 1) return {};
     return "the camera can be optimized only when it is the only view (this scene has " +
            std::to_string(s.views.size()) + ")";
 }
 
 // ---- slot elements and sizes ---------------------------------------------------------------------------
-uint32_t itself(const Scene&, uint32_t target) { return target; }
-uint32_t texture_of(const Scene& s, uint32_t material) { return uint32_t(s.materials[material].texture); }
-uint32_t first_view(const Scene&, uint32_t) { return 0; }
+uint32_t itself(const Scene&, uint32_t target, uint32_t) { return target; }
+uint32_t texture_of(const Scene& s, uint32_t material, uint32_t texture) {
+    return uint32_t(s.materials[material].textures[texture]);
+}
+uint32_t first_view(const Scene&, uint32_t, uint32_t) { return 0; }
 
 template <size_t N>
 size_t floats(const Scene&, uint32_t) { return N; }
+size_t coefficients_size(const Scene& s, uint32_t l) { return 3 * s.lights[l].coefficients.size(); }
+size_t material_size(const Scene& s, uint32_t m) { return s.materials[m].values.size(); }
 size_t texture_size(const Scene& s, uint32_t t) { return size_t(s.textures[t].width) * s.textures[t].height * 3; }
 
 // ---- reads and writes, through an accessor Get(scene, index) that gives the field ----------------------
@@ -83,10 +112,8 @@ void read(const Scene& s, uint32_t e, float* out) { put(out, Get(s, e)); }
 template <auto Get>
 void write(Scene& s, const Parameter& p, std::span<const float> v) { assign(Get(s, p.target), v); }
 
-constexpr auto albedo = [](auto& s, uint32_t i) -> auto& { return s.materials[i].albedo; };
-constexpr auto specular = [](auto& s, uint32_t i) -> auto& { return s.materials[i].specular; };
-constexpr auto shininess = [](auto& s, uint32_t i) -> auto& { return s.materials[i].shininess; };
 constexpr auto light_position = [](auto& s, uint32_t i) -> auto& { return s.lights[i].position; };
+constexpr auto light_coefficients = [](auto& s, uint32_t i) -> auto& { return s.lights[i].coefficients; };
 constexpr auto light_direction = [](auto& s, uint32_t i) -> auto& { return s.lights[i].direction; };
 constexpr auto light_color = [](auto& s, uint32_t i) -> auto& { return s.lights[i].color; };
 constexpr auto intensity = [](auto& s, uint32_t i) -> auto& { return s.lights[i].intensity; };
@@ -137,15 +164,27 @@ template <auto Get>
 void write_list(Scene& s, const Parameter& p, std::span<const float> v) {
     auto& values = Get(s, p.target);
     for (size_t i = 0; i < values.size(); ++i) values[i] = get3(v, 3 * i);
+}
+template <auto Get>
+void write_positions(Scene& s, const Parameter& p, std::span<const float> v) {
+    write_list<Get>(s, p, v);
     update_from_obj_positions(s.meshes[p.target]);
 }
 
 void read_texture(const Scene& s, uint32_t e, float* out) {
     for (const float4& texel : s.textures[e].texels) put3(out, float3(texel.x, texel.y, texel.z)), out += 3;
 }
+// A material's values: every property of its model; a parameter is one property's floats from its offset.
+void read_material(const Scene& s, uint32_t m, float* out) {
+    std::copy(s.materials[m].values.begin(), s.materials[m].values.end(), out);
+}
+void write_material(Scene& s, const Parameter& p, std::span<const float> v) {
+    std::copy(v.begin(), v.end(), s.materials[p.target].values.begin() + p.offset);
+}
+
 // A texture of the parameter's resolution replaces the material's (alpha 1).
 void write_texture(Scene& s, const Parameter& p, std::span<const float> v) {
-    LinearImage& t = s.textures[texture_of(s, p.target)];
+    LinearImage& t = s.textures[texture_of(s, p.target, p.property)];
     t.width = p.texture_width;
     t.height = p.texture_height;
     t.texels.resize(size_t(t.width) * t.height);
@@ -180,6 +219,10 @@ Init init_direction(const JsonValue& init, const InitContext&, Parameter&) {
     push3(out, normalize(d));
     return out;
 }
+// A material property: a colour, or a plain number in the property's range in the file.
+Init init_material_value(const JsonValue& init, const InitContext& context, Parameter& p) {
+    return read_property(init, material_model(context.scene.materials[p.target].model).properties[p.property]);
+}
 Init init_nonnegative(const JsonValue& init, const InitContext&, Parameter&) {
     return {init.number_at_least(0, "a number >= 0")};
 }
@@ -197,6 +240,18 @@ Init init_scale(const JsonValue& init, const InitContext&, Parameter&) {
     push3(out, read_scale(init));
     return out;
 }
+// As many [r, g, b] as the sh light has coefficients.
+Init init_coefficients(const JsonValue& init, const InitContext&, Parameter& p) {
+    const size_t count = p.size / 3;
+    if (!init.json().is_array() || init.array_size() != count)
+        init.fail("expected a list of " + std::to_string(count) + " [r, g, b] (the light's coefficients)");
+    Init out;
+    for (size_t i = 0; i < count; ++i) {
+        if (!init[i].json().is_array() || init[i].array_size() != 3) init[i].fail("expected [r, g, b]");
+        for (size_t c = 0; c < 3; ++c) out.push_back(init[i][c].number());
+    }
+    return out;
+}
 // One [x, y, z] (Colors: [r, g, b] >= 0) per OBJ position.
 template <bool Colors>
 Init init_per_position(const JsonValue& init, const InitContext&, Parameter& p) {
@@ -212,7 +267,9 @@ Init init_texture(const JsonValue& init, const InitContext& context, Parameter& 
     Init out;
     if (init.json().is_string()) {
         const std::string file = init.nonempty_string();
-        const LinearImage image = load_image(context.base_dir / file, file, init);
+        LinearImage image = load_image(context.base_dir / file, file, init);
+        const Material& material = context.scene.materials[p.target];
+        if (!material_model(material.model).textures[p.property].srgb) as_stored(image);   // a data texture
         if (context.resolution_given && (image.width != p.texture_width || image.height != p.texture_height))
             init.fail(file + " is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
                       ", but resolution is [" + std::to_string(p.texture_width) + ", " +
@@ -241,22 +298,20 @@ using Slot = SlotSpace;
 // In ParameterKind order. The ranges keep values meaningful (colours non-negative, texels and reflectances
 // in [0, 1], a field of view inside (0, 180)).
 constexpr ParameterKindInfo table[] = {
-    {K::material_albedo, C::materials, "albedo", false, 0, 1, P::direction, M::relative_l2, "linear RGB", S::value,
-     Slot::targets, untextured, itself, floats<3>, read<albedo>, write<albedo>, any_value, init_color},
-    {K::material_albedo_texture, C::materials, "albedo_texture", false, 0, 1, P::per_element, M::relative_l2,
+    {K::material_value, C::materials, "<material property>", false, 0, 1, P::direction, M::relative_l2, "", S::value,
+     Slot::targets, untextured, itself, material_size, read_material, write_material, any_value, init_material_value},
+    {K::material_texture, C::materials, "<material texture>", false, 0, 1, P::per_element, M::relative_l2,
      "linear RGB", S::texture, Slot::textures, textured, texture_of, texture_size, read_texture, write_texture,
      any_value, init_texture},
-    {K::material_specular, C::materials, "specular", false, 0, 1, P::direction, M::relative_l2, "linear RGB",
-     S::value, Slot::targets, everywhere, itself, floats<3>, read<specular>, write<specular>, any_value, init_color},
-    {K::material_shininess, C::materials, "shininess", false, 1, 4096, P::direction, M::relative_l2, "exponent",
-     S::value, Slot::targets, everywhere, itself, floats<1>, read<shininess>, write<shininess>, any_value,
-     init_nonnegative},
     {K::light_position, C::lights, "position", false, -inf, inf, P::direction, M::relative_l2, "scene units",
      S::value, Slot::targets, light_with<kPosition>, itself, floats<3>, read<light_position>,
      write<light_position>, any_value, init_vec3},
     {K::light_direction, C::lights, "direction", false, -inf, inf, P::direction, M::relative_l2, "direction",
      S::value, Slot::targets, light_with<kDirection>, itself, floats<3>, read<light_direction>,
      write_direction, nonzero_direction, init_direction},
+    {K::light_coefficients, C::lights, "coefficients", false, -inf, inf, P::direction, M::relative_l2, "linear RGB",
+     S::value, Slot::targets, light_with<kCoefficients>, itself, coefficients_size, read_list<light_coefficients>,
+     write_list<light_coefficients>, any_value, init_coefficients},
     {K::light_color, C::lights, "color", false, 0, inf, P::direction, M::relative_l2, "linear RGB", S::value,
      Slot::targets, everywhere, itself, floats<3>, read<light_color>, write<light_color>, any_value, init_color},
     {K::light_intensity, C::lights, "intensity", false, 0, inf, P::direction, M::relative_l2, "intensity", S::value,
@@ -271,10 +326,10 @@ constexpr ParameterKindInfo table[] = {
      Slot::targets, everywhere, itself, floats<3>, read<scale>, write<scale>, any_value, init_scale},
     {K::mesh_vertices, C::meshes, "vertices", true, -inf, inf, P::per_element, M::relative_l2, "scene units",
      S::value, Slot::targets, everywhere, itself, list_size<obj_positions>, read_list<obj_positions>,
-     write_list<obj_positions>, any_value, init_per_position<false>},
+     write_positions<obj_positions>, any_value, init_per_position<false>},
     {K::mesh_vertex_colors, C::meshes, "vertex_colors", false, -inf, inf, P::per_element, M::relative_l2,
      "linear RGB", S::value, Slot::targets, colored_mesh, itself, list_size<obj_colors>, read_list<obj_colors>,
-     write_list<obj_colors>, any_value, init_per_position<true>},
+     write_positions<obj_colors>, any_value, init_per_position<true>},
     {K::camera_eye, C::camera, "eye", true, -inf, inf, P::direction, M::relative_l2, "scene units", S::value,
      Slot::views, single_view, first_view, floats<3>, read_view<eye>, write_camera<eye>, any_value, init_vec3},
     {K::camera_target, C::camera, "target", true, -inf, inf, P::direction, M::relative_l2, "scene units", S::value,

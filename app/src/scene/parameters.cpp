@@ -3,6 +3,7 @@
 // all through the kinds' descriptors (parameter_kinds.h).
 #include <adjoint/app/parameter_kinds.h>
 #include <adjoint/app/params_file.h>
+#include <adjoint/app/plugins.h>
 
 #include "scene/loading.h"
 
@@ -28,6 +29,47 @@ int find_target(const Scene& scene, ParameterCollection collection, const std::s
     return -1;
 }
 
+// A material's property or texture by name: the kind and Parameter::property, offset, size and range. nullopt
+// with the reason when the material's model has none so named.
+std::optional<Parameter> material_parameter(const Scene& scene, uint32_t index, std::string_view property,
+                                            std::string* why, const std::string& unknown) {
+    const Material& m = scene.materials[index];
+    const MaterialModel& model = material_model(m.model);
+    Parameter p;
+    p.target = index;
+    for (uint32_t i = 0; i < model.properties.size(); p.offset += model.properties[i++].floats) {
+        if (model.properties[i].name != property) continue;
+        p.kind = ParameterKind::material_value;
+        p.property = i;
+        p.size = model.properties[i].floats;
+        p.lo = model.properties[i].lo;
+        p.hi = model.properties[i].hi;
+        return p;
+    }
+    p.offset = 0;
+    for (uint32_t i = 0; i < model.textures.size(); ++i) {
+        if (model.textures[i].name != property) continue;
+        p.kind = ParameterKind::material_texture;
+        p.property = i;
+        p.lo = kind_info(p.kind).lo;
+        p.hi = kind_info(p.kind).hi;
+        return p;
+    }
+    std::string names;
+    for (const MaterialProperty& q : model.properties) names += (names.empty() ? "" : ", ") + std::string(q.name);
+    for (const MaterialTexture& t : model.textures) names += ", " + std::string(t.name);
+    for (const MaterialModel* other : material_models()) {
+        bool has = false;
+        for (const MaterialProperty& q : other->properties) has = has || q.name == property;
+        for (const MaterialTexture& t : other->textures) has = has || t.name == property;
+        if (has)
+            return refuse(why, "material " + m.name + " is a " + m.model + " material; " + std::string(property) +
+                                   " belongs to " + std::string(other->name) + " materials (" + m.model + " has " +
+                                   names + ")");
+    }
+    return refuse(why, unknown);
+}
+
 } // namespace
 
 bool is_geometry_parameter(ParameterKind kind) { return kind_info(kind).geometry; }
@@ -43,18 +85,28 @@ std::optional<Parameter> find_parameter(const Scene& scene, std::string_view pat
     const bool camera = collection == "camera";
     if (camera != (first == last)) return refuse(why, unknown);
     const std::string name(camera ? std::string_view() : path.substr(first + 1, last - first - 1));
-    const ParameterKindInfo* info = find_kind(collection, property);
-    if (!info) return refuse(why, unknown);
-    const int index = find_target(scene, info->collection, name);
-    if (index < 0) return refuse(why, unknown);
-
     Parameter p;
+    if (collection == collection_name(ParameterCollection::materials)) {
+        const int index = scene.find_material(name);
+        if (index < 0) return refuse(why, unknown);
+        std::optional<Parameter> found = material_parameter(scene, uint32_t(index), property, why, unknown);
+        if (!found) return found;
+        p = std::move(*found);
+    } else {
+        const ParameterKindInfo* found = find_kind(collection, property);
+        if (!found) return refuse(why, unknown);
+        const int index = find_target(scene, found->collection, name);
+        if (index < 0) return refuse(why, unknown);
+        p.kind = found->kind;
+        p.target = static_cast<uint32_t>(index);
+        p.lo = found->lo;
+        p.hi = found->hi;
+    }
     p.path = std::string(path);
-    p.kind = info->kind;
-    p.target = static_cast<uint32_t>(index);
-    if (std::string reason = info->refusal(scene, p.target); !reason.empty()) return refuse(why, std::move(reason));
-    const uint32_t element = info->element(scene, p.target);
-    p.size = info->size(scene, element);
+    const ParameterKindInfo* info = &kind_info(p.kind);
+    if (std::string reason = info->refusal(scene, p.target, p.property); !reason.empty()) return refuse(why, std::move(reason));
+    const uint32_t element = info->element(scene, p.target, p.property);
+    if (p.kind != ParameterKind::material_value) p.size = info->size(scene, element);
     if (info->storage == ParameterStorage::texture) {
         p.texture_width = scene.textures[element].width;
         p.texture_height = scene.textures[element].height;
@@ -64,10 +116,11 @@ std::optional<Parameter> find_parameter(const Scene& scene, std::string_view pat
 
 std::vector<float> parameter_value(const Scene& scene, const Parameter& p) {
     const ParameterKindInfo& info = kind_info(p.kind);
-    const uint32_t element = info.element(scene, p.target);
+    const uint32_t element = info.element(scene, p.target, p.property);
     std::vector<float> out(info.size(scene, element));
     info.read(scene, element, out.data());
-    return out;
+    if (info.storage == ParameterStorage::texture) return out;   // at the scene texture's own resolution
+    return {out.begin() + p.offset, out.begin() + p.offset + std::ptrdiff_t(p.size)};
 }
 
 void set_parameter_value(Scene& scene, const Parameter& p, std::span<const float> v) {
@@ -107,7 +160,7 @@ std::vector<Parameter> read_parameters(const JsonValue& parameters, const std::f
             p.texture_height = r.height;
             p.size = static_cast<size_t>(r.width) * r.height * 3;
         }
-        if (init) p.init = info.read_init(*init, InitContext{base_dir, resolution.has_value()}, p);
+        if (init) p.init = info.read_init(*init, InitContext{scene, base_dir, resolution.has_value()}, p);
         if (perturb) p.perturb = perturb->number_at_least(0, "a number >= 0");
         if (auto lr = entry.get("lr")) p.lr = lr->number_above(0, "a number > 0");
         out.push_back(std::move(p));

@@ -98,21 +98,7 @@ void read_materials(const JsonValue& value, const std::filesystem::path& base_di
         if (name.empty()) entry.fail("a material needs a non-empty name");
         if (name == "mtl")
             entry.fail("the name \"mtl\" is reserved (a mesh's \"material\": \"mtl\" reads its OBJ's MTL file)");
-        entry.expect_object({"albedo", "albedo_texture", "specular", "shininess"});
-        Material material;
-        material.name = name;
-        const auto albedo = entry.get("albedo");
-        const auto texture = entry.get("albedo_texture");
-        if (albedo && texture) entry.fail("give albedo or albedo_texture, not both");
-        if (!albedo && !texture) entry.fail("needs albedo or albedo_texture");
-        if (albedo) material.albedo = albedo->color();
-        if (texture) {
-            const std::string file = texture->nonempty_string();
-            scene.textures.push_back(load_image(base_dir / file, file, *texture));
-            material.texture = static_cast<int32_t>(scene.textures.size() - 1);
-        }
-        if (auto specular = entry.get("specular")) material.specular = specular->color();
-        if (auto shininess = entry.get("shininess")) material.shininess = shininess->number_at_least(0, "a number >= 0");
+        Material material = read_material(entry, name, base_dir, scene);
         scene.materials.push_back(std::move(material));
     }
 }

@@ -25,7 +25,7 @@ struct IterationReport {
 // A free parameter's state, for params.json and the studio's table.
 struct ParameterState {
     std::string path;
-    ParameterKind kind = ParameterKind::material_albedo;
+    ParameterKind kind = ParameterKind::material_value;
     std::vector<float> value;
     std::optional<std::vector<float>> true_value;   // when the target is the scene and the shapes agree
     std::optional<double> error;

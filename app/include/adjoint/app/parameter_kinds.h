@@ -48,29 +48,35 @@ enum class ParameterStorage : uint8_t { value, texture };
 
 // What read_init needs besides the JSON value.
 struct InitContext {
+    const Scene& scene;
     std::filesystem::path base_dir; // files named in the scene are relative to it
     bool resolution_given = false;  // the entry gives `resolution` (a texture's init PNG must match it)
 };
 
+// The `property` argument of refusal() when the layout asks whether an element has a slot at all.
+inline constexpr uint32_t kWholeElement = ~0u;
+
 struct ParameterKindInfo {
     ParameterKind kind;
     ParameterCollection collection;
-    const char* property;     // the path's last segment
+    const char* property;     // the path's last segment (material kinds: the model's property or texture names)
     bool geometry;            // moves geometry (placement, vertices, camera): the dynamic renderer
-    float lo, hi;             // the valid range of every float; the optimizer keeps values inside
+    float lo, hi;             // the valid range of every float (material values: the model property's)
     Perturbation perturbation;
     ErrorMetric metric;
     const char* units;        // of the value, for tables: "linear RGB", "scene units", "degrees", ...
     ParameterStorage storage;
     SlotSpace slot;
 
-    // Why the kind does not apply to this target (a directional light has no position), or "".
-    std::string (*refusal)(const Scene& scene, uint32_t target);
+    // Why the kind does not apply to this target (a directional light has no position), or "". `property`
+    // is Parameter::property (which of a material model's properties or textures), 0 for other kinds.
+    std::string (*refusal)(const Scene& scene, uint32_t target, uint32_t property);
     // The slot element a target's value lives in (its texture, view 0; the target itself otherwise).
-    uint32_t (*element)(const Scene& scene, uint32_t target);
+    uint32_t (*element)(const Scene& scene, uint32_t target, uint32_t property);
     // The number of floats at an element, computed from sizes (a texture is not built for it).
     size_t (*size)(const Scene& scene, uint32_t element);
-    // The scene's value at an element: size(scene, element) floats into out.
+    // The scene's value at an element: size(scene, element) floats into out (a parameter's value is
+    // Parameter::size of them from Parameter::offset).
     void (*read)(const Scene& scene, uint32_t element, float* out);
     // Writes parameter.size floats into the scene (see set_parameter_value).
     void (*write)(Scene& scene, const Parameter& parameter, std::span<const float> value);
@@ -81,7 +87,7 @@ struct ParameterKindInfo {
     std::vector<float> (*read_init)(const detail::JsonValue& init, const InitContext& context, Parameter& parameter);
 };
 
-inline constexpr size_t parameter_kind_count = 16;
+inline constexpr size_t parameter_kind_count = 15;
 
 // Every kind's descriptor, in ParameterKind order (which is also the order of the device layout).
 std::span<const ParameterKindInfo> parameter_kinds();

@@ -1,7 +1,7 @@
-// The plug-ins a scene file names: light types, losses and optimizers (one file each in
+// The plug-ins a scene file names: material models, light types, losses and optimizers (one file each in
 // app/src/scene/plugins/, listed in registry.cpp). A plug-in holds its name, its scene keys and its formula as
 // DSL code, so the loader, the renderer, the optimizer, the reports and the studio all derive from the same
-// definition: adding a light type, a loss or an optimizer is one new file and one registration line
+// definition: adding a material model, a light type, a loss or an optimizer is one new file and one registration line
 // (app/GUIDE.md).
 #pragma once
 #include <adjoint/adjoint.h>
@@ -28,9 +28,10 @@ struct ParamReads {
 
 // ---- light types: `lights[i].type` -------------------------------------------------------------------------
 // Where a light's values live in the parameter buffer (offsets in floats): its vector (a point light's
-// position, a directional light's direction of travel; unused by ambient light), colour (3) and intensity (1).
+// position, a directional light's direction of travel, an sh light's coefficients; unused by ambient
+// light), colour (3), intensity (1) and its count of vectors (an sh light's coefficients; 1 otherwise).
 struct LightSlots {
-    uint32_t vector, color, intensity, pad;
+    uint32_t vector, color, intensity, count;
 };
 
 // What a light delivers to a surface point: the unit direction towards the light and the radiance arriving
@@ -40,15 +41,78 @@ struct LightIncoming {
     Float3 radiance;
 };
 
+// A light that arrives from every direction, the same at every point (ambient, spherical harmonics): what a
+// material's sky() asks of it.
+struct SkyLight {
+    // The cosine-weighted irradiance at the unit normal n, over π (what a white Lambertian surface reflects).
+    std::function<Float3(const Float3& n)> diffuse;
+    // The radiance around the unit direction r, blurred by a GGX lobe of this roughness (the split sum's
+    // first factor).
+    std::function<Float3(const Float3& r, const Float& roughness)> specular;
+};
+
 struct LightModel {
     std::string_view name;
     std::span<const std::string_view> keys;    // its own keys (every light has name, type, color, intensity)
     std::string_view vector_key;               // the key its vector comes from ("position"), or empty
-    bool ambient = false;                      // lights every point evenly, with no direction (diffuse only)
     // The loader: its own keys of `entry` into `light` (errors name the key).
     void (*read)(const detail::JsonValue& entry, Light& light);
-    // The shading: what arrives at `position` (ignored for ambient light, whose direction is unused).
+    // The shading of a light from one direction: what arrives at `position`; nullptr for a sky light.
     LightIncoming (*incoming)(const ParamReads& params, const Expr<LightSlots>& light, const Float3& position);
+    // The shading of a light from every direction; nullptr for a light from one direction.
+    SkyLight (*sky)(const ParamReads& params, const Expr<LightSlots>& light);
+};
+
+// ---- material models: `materials.<m>.model` ------------------------------------------------------------------
+// A property of a material model: a scene key and a parameter path segment (`materials.<m>.<name>`). A
+// material's values are its model's properties concatenated in order, one slot of the parameter buffer.
+struct MaterialProperty {
+    std::string_view name;
+    uint32_t floats = 3;                 // 3: an RGB colour ([r, g, b] >= 0 in the file), 1: a number
+    std::array<float, 3> defaults{};     // when the file is silent
+    float file_lo = 0, file_hi = 1e30f;  // a number in the file must lie in [file_lo, file_hi]
+    float lo = 0, hi = 1;                // what the optimizer keeps each float inside
+    std::string_view expected;           // names the file's range in errors: "a number >= 0"
+    std::string_view units;              // for tables: "linear RGB", "exponent", ...
+    bool required = false;               // the file gives it or a texture that replaces it
+};
+
+// A texture a material model reads (a file key, and a texture parameter `materials.<m>.<name>`): the scene's
+// textures are RGB; `srgb` colour textures are decoded from sRGB, data textures are read as stored.
+struct MaterialTexture {
+    std::string_view name;
+    bool srgb = true;
+    std::span<const std::string_view> replaces;   // the properties it stands in for (a file gives one or the other)
+};
+
+// What a model's evaluate() reads at a surface point: its properties from the parameter buffer and its
+// textures (sampled trilinearly), by index into its own tables; has_texture says whether the material has
+// texture j (a runtime value: one kernel serves every material of the model).
+struct MaterialReads {
+    std::function<Float3(uint32_t property)> value;      // a one-float property in every channel
+    std::function<Float3(uint32_t texture)> texture;
+    std::function<Bool(uint32_t texture)> has_texture;
+    Float3 vertex_color;                                 // white unless the mesh has vertex colours
+};
+
+// A model's values at a surface point, packed as the model likes (read once per pixel, used per light).
+struct MaterialPoint {
+    std::array<Float3, 4> v;
+};
+
+struct MaterialModel {
+    std::string_view name;
+    std::string_view summary;   // one line, for tables
+    std::span<const MaterialProperty> properties;
+    std::span<const MaterialTexture> textures;
+    MaterialPoint (*evaluate)(const MaterialReads& reads);
+    // Radiance reflected towards v (unit, to the eye) from light arriving along l.direction with l.radiance
+    // (already including the light's fall-off); n is the unit normal facing the eye. Includes the cosine.
+    Float3 (*direct)(const MaterialPoint& m, const Float3& n, const Float3& v, const LightIncoming& light);
+    // Radiance reflected towards v under a light from every direction.
+    Float3 (*sky)(const MaterialPoint& m, const Float3& n, const Float3& v, const SkyLight& light);
+    // Radiance emitted towards the eye.
+    Float3 (*emitted)(const MaterialPoint& m);
 };
 
 // ---- losses: `optimize.loss` ----------------------------------------------------------------------------
@@ -94,6 +158,11 @@ struct OptimizerModel {
 };
 
 // ---- the registries ---------------------------------------------------------------------------------------
+std::span<const MaterialModel* const> material_models();
+const MaterialModel* find_material_model(std::string_view name);
+const MaterialModel& material_model(std::string_view name);
+// The index of a model in material_models() (the device's material table stores it).
+uint32_t material_model_index(const MaterialModel& model);
 std::span<const LightModel* const> light_models();
 const LightModel* find_light_model(std::string_view name);
 const LightModel& light_model(std::string_view name);
@@ -108,4 +177,4 @@ const OptimizerModel& optimizer_model(std::string_view name);
 
 } // namespace adjoint::app
 
-ADJOINT_STRUCT(adjoint::app::LightSlots, vector, color, intensity, pad)
+ADJOINT_STRUCT(adjoint::app::LightSlots, vector, color, intensity, count)

@@ -11,6 +11,11 @@
 // - Required: `format` (1), `camera.eye`, `camera.target`, `camera.resolution`, `meshes` (at least one),
 //   `meshes[i].name`, `.file`, `.material`, `lights[i].name`, `.type` (`lights` itself is optional), and
 //   `optimize.parameters` (at least one) when there is an `optimize`.
+// - Materials: `model` names a material-model plug-in (plugins.h), phong by default; its keys are the model's
+//   properties and textures (phong: albedo or albedo_texture, specular, shininess; pbr: base_color or
+//   base_color_texture, metallic, roughness, metallic_roughness_texture, emissive; normal_texture refused).
+// - Lights: point, directional, ambient and sh (`coefficients`: 4, 9 or 16 [r, g, b], Sloan's basis and
+//   order); a light's type is a light-type plug-in (plugins.h).
 // - Defaults: camera up [0,1,0], fov_y 40, near 0.05, far 100; material specular 0, shininess 32; light
 //   color [1,1,1], intensity 1; background 0; visibility "hard"; soft sigma = gamma = 1e-4; parameter lr
 //   0.01; loss l2; optimizer adam (betas [0.9, 0.999], eps 1e-8; sgd: momentum 0.9); lr_decay 1;
@@ -105,13 +110,26 @@ float4x4 projection_matrix(const Camera& camera);
 float4x4 view_projection_matrix(const Camera& camera); // projection · view
 
 // ---- materials ----------------------------------------------------------------------------------------
+// A material of a model plug-in (adjoint/app/plugins.h: phong, pbr): its values are the model's properties
+// concatenated in the model's order (defaults filled in), its textures one entry per texture of the model.
 struct Material {
-    std::string name;      // parameter paths address it as materials.<name>.*
-    float3 albedo{};       // linear RGB; used when texture < 0
-    int32_t texture = -1;  // index into Scene::textures (the albedo texture), or −1
-    float3 specular{};     // linear RGB, Blinn-Phong
-    float shininess = 32;
+    std::string name;             // parameter paths address it as materials.<name>.*
+    std::string model = "phong";  // a material-model plug-in
+    std::vector<float> values;
+    std::vector<int32_t> textures; // index into Scene::textures, or −1
+
+    // A property's floats (3 for a colour, 1 for a number); adjoint::Error when the model has none so named.
+    std::span<const float> value(std::string_view property) const;
+    std::span<float> value(std::string_view property);
+    float3 color(std::string_view property) const;   // a 3-float property
+    // The Scene::textures index of a texture of the model, or −1 (adjoint::Error for a name the model lacks).
+    int32_t texture(std::string_view name) const;
+    int32_t& texture(std::string_view name);
+    bool has_textures() const;
 };
+
+// A material of the model with every property at its default and no textures.
+Material make_material(std::string name, std::string_view model = "phong");
 
 // ---- meshes -------------------------------------------------------------------------------------------
 struct Quaternion {
@@ -168,9 +186,10 @@ void update_from_obj_positions(Mesh& mesh);
 // ---- lights -------------------------------------------------------------------------------------------
 struct Light {
     std::string name;      // parameter paths address it as lights.<name>.*
-    std::string type = "point"; // a light-type plug-in (adjoint/app/plugins.h): point, directional, ambient
+    std::string type = "point"; // a light-type plug-in (adjoint/app/plugins.h): point, directional, ambient, sh
     float3 position{};     // point lights
     float3 direction{};    // directional lights: the unit direction the light travels
+    std::vector<float3> coefficients; // sh lights: 4, 9 or 16 RGB spherical-harmonics coefficients
     float3 color{1, 1, 1}; // linear RGB
     float intensity = 1;   // point lights fall off with the inverse square of the distance
 };
@@ -188,12 +207,11 @@ struct RenderSettings {
 // Each kind's path, shape, range, scene access, device slot, error and storage: its descriptor in
 // parameter_kinds.h (a new kind is a value here and one entry there).
 enum class ParameterKind : uint32_t {
-    material_albedo,         // 3
-    material_albedo_texture, // texture_width × texture_height × 3, rows top first
-    material_specular,       // 3
-    material_shininess,      // 1
+    material_value,          // a property of the material's model: 3 (a colour) or 1
+    material_texture,        // a texture of the material's model: texture_width × texture_height × 3, rows top first
     light_position,          // 3 (point lights)
     light_direction,         // 3 (directional lights)
+    light_coefficients,      // 3 × 4, 9 or 16 (sh lights)
     light_color,             // 3
     light_intensity,         // 1
     mesh_translation,        // 3
@@ -214,9 +232,12 @@ const char* parameter_property(ParameterKind kind);
 // A free value of the scene, addressed by path.
 struct Parameter {
     std::string path;  // "lights.key.position"
-    ParameterKind kind = ParameterKind::material_albedo;
+    ParameterKind kind = ParameterKind::material_value;
     uint32_t target = 0;   // index into Scene::materials, ::lights or ::meshes (0 for the camera)
+    uint32_t property = 0; // material values and textures: the index in the model's properties or textures
+    uint32_t offset = 0;   // the value's first float in its element's slot (a material property's place)
     size_t size = 0;       // number of floats in the value
+    float lo = 0, hi = 0;  // the range the optimizer keeps each float inside
     uint32_t texture_width = 0, texture_height = 0; // textures only
     std::vector<float> init;       // the start value (size floats) when the file gives `init`, else empty
     std::optional<float> perturb;  // otherwise: start at the scene's value plus a seeded offset of this size
@@ -252,7 +273,7 @@ struct Scene {
     std::vector<Camera> views;         // at least one; each with the camera's resolution
     float3 background{};               // linear RGB
     std::vector<Material> materials;
-    std::vector<LinearImage> textures; // the materials' albedo textures
+    std::vector<LinearImage> textures; // the materials' textures (RGB; colour textures decoded from sRGB)
     std::vector<Mesh> meshes;
     std::vector<Light> lights;
     RenderSettings render;

@@ -1,12 +1,14 @@
-// The ambient light: the same radiance at every point from no direction (it lights the diffuse colour only).
+// The ambient light: the same radiance from every direction at every point.
 #include "scene/plugins/registry.h"
 
 namespace adjoint::app::plugins {
 
 const LightModel light_ambient{
-    "ambient", {}, "", true, [](const detail::JsonValue&, Light&) {},
-    [](const ParamReads& params, const Expr<LightSlots>& light, const Float3&) -> LightIncoming {
-        return {make_float3(0.0f), params.read3(light.color) * params.read(light.intensity)};
+    "ambient", {}, "", [](const detail::JsonValue&, Light&) {}, nullptr,
+    [](const ParamReads& params, const Expr<LightSlots>& light) -> SkyLight {
+        Float3 radiance = params.read3(light.color) * params.read(light.intensity);
+        return {[radiance](const Float3&) { return radiance; },
+                [radiance](const Float3&, const Float&) { return radiance; }};
     }};
 
 } // namespace adjoint::app::plugins

@@ -9,7 +9,7 @@ constexpr std::string_view directional_keys[] = {"direction"};
 }
 
 const LightModel light_directional{
-    "directional", directional_keys, "direction", false,
+    "directional", directional_keys, "direction",
     [](const detail::JsonValue& entry, Light& light) {
         const detail::JsonValue direction = entry.require("direction");
         const float3 d = direction.vec3();
@@ -18,6 +18,7 @@ const LightModel light_directional{
     },
     [](const ParamReads& params, const Expr<LightSlots>& light, const Float3&) -> LightIncoming {
         return {-normalize(params.read3(light.vector)), params.read3(light.color) * params.read(light.intensity)};
-    }};
+    },
+    nullptr};
 
 } // namespace adjoint::app::plugins

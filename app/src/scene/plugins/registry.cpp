@@ -7,7 +7,9 @@ namespace adjoint::app {
 
 namespace {
 
-const LightModel* const lights[] = {&plugins::light_point, &plugins::light_directional, &plugins::light_ambient};
+const MaterialModel* const materials[] = {&plugins::material_phong, &plugins::material_pbr};
+const LightModel* const lights[] = {&plugins::light_point, &plugins::light_directional, &plugins::light_ambient,
+                                     &plugins::light_sh};
 const LossModel* const losses[] = {&plugins::loss_l2, &plugins::loss_l1, &plugins::loss_silhouette};
 const OptimizerModel* const optimizers[] = {&plugins::optimizer_adam, &plugins::optimizer_sgd};
 
@@ -28,6 +30,14 @@ const T& get(std::span<const T* const> all, std::string_view name, const char* w
 
 } // namespace
 
+std::span<const MaterialModel* const> material_models() { return materials; }
+const MaterialModel* find_material_model(std::string_view name) { return find(material_models(), name); }
+const MaterialModel& material_model(std::string_view name) { return get(material_models(), name, "material model"); }
+uint32_t material_model_index(const MaterialModel& model) {
+    for (uint32_t i = 0; i < std::size(materials); ++i)
+        if (materials[i] == &model) return i;
+    fail("material model ", model.name, " is not registered");
+}
 std::span<const LightModel* const> light_models() { return lights; }
 std::span<const LossModel* const> loss_models() { return losses; }
 std::span<const OptimizerModel* const> optimizer_models() { return optimizers; }
