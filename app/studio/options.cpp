@@ -22,27 +22,29 @@ struct HookText {
     bool leak = false;
 };
 
+// The hooks that take a value, in the order --help lists them.
+struct HookOption {
+    const char* name;
+    std::string HookText::*text;
+    const char* type_name;
+    const char* description;
+};
+constexpr HookOption kHookOptions[] = {
+    {"--test-size", &HookText::size, "WxH", "the window's first size (default 1280x800)"},
+    {"--test-resize", &HookText::resize, "WxH@F", "resize the window at frame F; the run waits for the new size"},
+    {"--test-layout", &HookText::layout, "FILE", "at exit, write the window's size and the panels' places (JSON)"},
+    {"--test-close-at", &HookText::close_at, "F", "close the window at frame F, as its close button does"},
+    {"--test-minimize", &HookText::minimize, "N@F", "minimize the window at frame F for N frames, then restore it"},
+};
+
 // Every option the hooks do not know (the programs' options and their values) stays, in order, for
 // parse_studio_args; so does --help, whose text gets the hooks' section.
 void add_hooks(CLI::App& app, HookText& t) {
     app.set_help_flag();
     app.allow_extras();
     const char* group = "Test hooks (for the studio's tests)";
-    app.add_option("--test-size", t.size, "the window's first size (default 1280x800)")
-        ->type_name("WxH")
-        ->group(group);
-    app.add_option("--test-resize", t.resize, "resize the window at frame F; the run waits for the new size")
-        ->type_name("WxH@F")
-        ->group(group);
-    app.add_option("--test-layout", t.layout, "at exit, write the window's size and the panels' places (JSON)")
-        ->type_name("FILE")
-        ->group(group);
-    app.add_option("--test-close-at", t.close_at, "close the window at frame F, as its close button does")
-        ->type_name("F")
-        ->group(group);
-    app.add_option("--test-minimize", t.minimize, "minimize the window at frame F for N frames, then restore it")
-        ->type_name("N@F")
-        ->group(group);
+    for (const HookOption& h : kHookOptions)
+        app.add_option(h.name, t.*h.text, h.description)->type_name(h.type_name)->group(group);
     app.add_flag("--test-leak-at-exit", t.leak,
                  "leave a VkSampler alive at exit: the validation layer must fail the run")
         ->group(group);

@@ -8,13 +8,13 @@
 
 namespace adjoint::studio {
 
-namespace {
-
 std::string format(const char* fmt, double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, fmt, v);
     return buf;
 }
+
+namespace {
 
 // The images window: title bar, caption line, the panels, detail line.
 float image_layout_height(float panel_h) {

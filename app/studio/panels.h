@@ -42,6 +42,9 @@ inline constexpr float kGap = 8.0f;
 inline constexpr float kLeftWidth = 330.0f, kRightWidth = 290.0f;
 } // namespace tiles
 
+// One number through a printf format ("%.3g"), for captions and table cells.
+std::string format(const char* fmt, double v);
+
 // The images window along the top and the views window (orbit view, grid of views) on the right.
 class ImagePanels {
 public:

@@ -13,12 +13,6 @@ namespace adjoint::studio {
 
 namespace {
 
-std::string format(const char* fmt, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, fmt, v);
-    return buf;
-}
-
 std::string describe_value(const std::vector<float>& v, const app::ParameterState& p) {
     if (p.kind == app::ParameterKind::material_texture)
         return "texture " + std::to_string(p.texture_width) + "x" + std::to_string(p.texture_height);

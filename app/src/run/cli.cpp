@@ -22,17 +22,31 @@ T parse_integer(const std::string& text, const std::string& option, const std::s
     return value;
 }
 
-// Runs CLI11; true when --help was asked for (help_text is then filled).
-bool parse(CLI::App& app, int argc, const char* const* argv, std::string& help_text) {
+// Runs CLI11 for one program's options; true when --help was asked for (options.help and help_text are then
+// set, and nothing else is read).
+template <typename Options>
+bool parse(CLI::App& app, int argc, const char* const* argv, Options& options) {
     try {
         app.parse(argc, argv);
         return false;
     } catch (const CLI::CallForHelp&) {
-        help_text = app.help();
+        options.help = true;
+        options.help_text = app.help();
         return true;
     } catch (const CLI::ParseError& e) {
         throw UsageError(e.what(), app.help());
     }
+}
+
+// A count-like option's value when given: an integer in [least, most], refused otherwise with a message that
+// names the lower bound ("--iters: must be >= 0, got -5").
+std::optional<int64_t> bounded_integer(const CLI::Option* option, const std::string& text, const std::string& name,
+                                       int64_t least, const std::string& usage, int64_t most = INT64_MAX) {
+    if (option->count() == 0) return std::nullopt;
+    const int64_t value = parse_integer<int64_t>(text, name, usage);
+    if (value < least || value > most)
+        throw UsageError(name + ": must be >= " + std::to_string(least) + ", got " + text, usage);
+    return value;
 }
 
 std::optional<Resolution> optional_resolution(const CLI::Option* option, const std::string& text, const std::string& usage) {
@@ -58,23 +72,14 @@ OptimizeOptions parse_optimize_args(int argc, const char* const* argv) {
     auto* save_opt = app.add_option("--save-every", save_every, "save a render and a checkpoint every K iterations");
     app.add_flag("--resume", o.resume, "continue from the checkpoint in the output folder");
     app.add_flag("--quiet", o.quiet, "print only errors and the final summary");
-    if (parse(app, argc, argv, o.help_text)) {
-        o.help = true;
-        return o;
-    }
+    if (parse(app, argc, argv, o)) return o;
     const std::string usage = app.help();
     o.scene = scene;
     o.out = out;
-    if (iters_opt->count()) {
-        o.iters = parse_integer<int64_t>(iters, "--iters", usage);
-        if (*o.iters < 0) throw UsageError("--iters: must be >= 0, got " + iters, usage);
-    }
+    o.iters = bounded_integer(iters_opt, iters, "--iters", 0, usage);
     o.resolution = optional_resolution(res_opt, resolution, usage);
     if (seed_opt->count()) o.seed = parse_integer<uint64_t>(seed, "--seed", usage);
-    if (save_opt->count()) {
-        o.save_every = parse_integer<int64_t>(save_every, "--save-every", usage);
-        if (*o.save_every < 1) throw UsageError("--save-every: must be >= 1, got " + save_every, usage);
-    }
+    o.save_every = bounded_integer(save_opt, save_every, "--save-every", 1, usage);
     return o;
 }
 
@@ -87,19 +92,12 @@ RenderOptions parse_render_args(int argc, const char* const* argv) {
     auto* res_opt = app.add_option("--resolution", resolution, "render resolution WxH (overrides the scene)");
     auto* view_opt = app.add_option("--view", view, "the view to render (default 0)");
     auto* params_opt = app.add_option("--params", params, "a params.json written by adjoint-optimize");
-    if (parse(app, argc, argv, o.help_text)) {
-        o.help = true;
-        return o;
-    }
+    if (parse(app, argc, argv, o)) return o;
     const std::string usage = app.help();
     o.scene = scene;
     o.out = out;
     o.resolution = optional_resolution(res_opt, resolution, usage);
-    if (view_opt->count()) {
-        int64_t v = parse_integer<int64_t>(view, "--view", usage);
-        if (v < 0 || v > INT32_MAX) throw UsageError("--view: must be >= 0, got " + view, usage);
-        o.view = int(v);
-    }
+    if (auto v = bounded_integer(view_opt, view, "--view", 0, usage, INT32_MAX)) o.view = int(*v);
     if (params_opt->count()) o.params = std::filesystem::path(params);
     return o;
 }
@@ -113,16 +111,10 @@ StudioOptions parse_studio_args(int argc, const char* const* argv) {
     auto* quit_opt = app.add_option("--quit-after-iters", quit, "exit after N iterations (with --run)");
     auto* shot_opt = app.add_option("--screenshot", screenshot, "save the whole window as a PNG at exit");
     auto* out_opt = app.add_option("--out", out, "write adjoint-optimize's outputs for the scene into DIR");
-    if (parse(app, argc, argv, o.help_text)) {
-        o.help = true;
-        return o;
-    }
+    if (parse(app, argc, argv, o)) return o;
     const std::string usage = app.help();
     if (scene_opt->count()) o.scene = std::filesystem::path(scene);
-    if (quit_opt->count()) {
-        o.quit_after_iters = parse_integer<int64_t>(quit, "--quit-after-iters", usage);
-        if (*o.quit_after_iters < 0) throw UsageError("--quit-after-iters: must be >= 0, got " + quit, usage);
-    }
+    o.quit_after_iters = bounded_integer(quit_opt, quit, "--quit-after-iters", 0, usage);
     if (shot_opt->count()) o.screenshot = std::filesystem::path(screenshot);
     if (out_opt->count()) o.out = std::filesystem::path(out);
     return o;

@@ -11,6 +11,8 @@
 #include <adjoint/app/report.h>
 #include <adjoint/app/run.h>
 
+#include "run/report_error.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -167,8 +169,7 @@ int run_optimize(const OptimizeOptions& o, std::ostream& err) {
         if (!scene.optimize) throw SceneError(scene.display_name, "optimize", "the scene has no optimize block");
         apply_overrides(scene, o);
     } catch (const Error& e) {
-        err << "adjoint: error: " << e.what() << "\n";
-        return exit_bad_input;
+        return report_error(err, e, exit_bad_input);
     }
     std::optional<Context> ctx;
     std::optional<Device> device;
@@ -177,20 +178,15 @@ int run_optimize(const OptimizeOptions& o, std::ostream& err) {
         ctx.emplace();
         device.emplace(ctx->create_device());
     } catch (const Error& e) {
-        err << "adjoint: error: " << e.what() << "\n";
-        return exit_failure;
+        return report_error(err, e, exit_failure);
     }
     std::unique_ptr<RunOutputs> out;
     try {
         check_scene_fits(*device, scene);
         opt = std::make_unique<Optimizer>(*device, scene);
         out = std::make_unique<RunOutputs>(o.out, *opt, scene, o.resume);
-    } catch (const SceneError& e) {
-        err << "adjoint: error: " << e.what() << "\n";
-        return exit_bad_input;
     } catch (const Error& e) {
-        err << "adjoint: error: " << e.what() << "\n";
-        return exit_failure;
+        return report_error(err, e, exit_failure);
     }
 
     InterruptGuard guard;
@@ -214,14 +210,9 @@ int run_optimize(const OptimizeOptions& o, std::ostream& err) {
         if (!interrupted && interrupt_requested()) interrupted = true;
         progress.finish(interrupted);
         out->finish();
-    } catch (const NonFiniteError& e) {
+    } catch (const Error& e) {   // a non-finite loss or gradient (NonFiniteError), a device failure, ...
         progress.finish(true);
-        err << "adjoint: error: " << e.what() << "\n";
-        return exit_failure;
-    } catch (const Error& e) {
-        progress.finish(true);
-        err << "adjoint: error: " << e.what() << "\n";
-        return exit_failure;
+        return report_error(err, e, exit_failure);
     }
     return interrupted ? exit_interrupted : exit_ok;
 }

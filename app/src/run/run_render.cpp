@@ -2,6 +2,8 @@
 #include <adjoint/app/renderer.h>
 #include <adjoint/app/run.h>
 
+#include "run/report_error.h"
+
 #include <iostream>
 
 namespace adjoint::app {
@@ -25,20 +27,15 @@ int run_render(const RenderOptions& o, std::ostream& err) {
                              "--view " + std::to_string(o.view) + " is out of range: the scene has " +
                                  std::to_string(scene.views.size()) + " view(s)");
     } catch (const Error& e) {
-        err << "adjoint: error: " << e.what() << "\n";
-        return exit_bad_input;
+        return report_error(err, e, exit_bad_input);
     }
     try {
         Context ctx;
         Device device = ctx.create_device();
         SceneRenderer renderer(device, scene);
         write_png(o.out, to_image(renderer.render(uint32_t(o.view))));
-    } catch (const SceneError& e) {
-        err << "adjoint: error: " << e.what() << "\n";
-        return exit_bad_input;
     } catch (const Error& e) {
-        err << "adjoint: error: " << e.what() << "\n";
-        return exit_failure;
+        return report_error(err, e, exit_failure);
     }
     return exit_ok;
 }
