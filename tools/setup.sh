@@ -15,6 +15,8 @@ packages=(
   libgtest-dev libgmock-dev                                   # GTest's CMake config reads GMock's targets too
   nlohmann-json3-dev libbenchmark-dev libxxhash-dev
   libglfw3-dev libimgui-dev libtinyobjloader-dev libstb-dev libcli11-dev   # the app and the studio
+  libopenexr-dev                                              # the app's HDR images (OpenEXR, every compression)
+  blender-data                                                # test data: Blender's CC0 HDRIs (DWAB-compressed EXR)
   xvfb xauth                                                  # the studio's tests
 )
 if [ "${1:-}" = --list-packages ]; then

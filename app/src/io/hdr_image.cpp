@@ -1,0 +1,214 @@
+// High-dynamic-range images from files: OpenEXR (libopenexr), Radiance .hdr and PNG/JPEG (stb_image).
+#include "io/hdr_image.h"
+
+#include <adjoint/app/atomic_file.h>
+#include <adjoint/core/error.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stb_image.h>
+#include <string>
+#include <vector>
+
+#include <Iex.h>
+#include <ImfChannelList.h>
+#include <ImfFrameBuffer.h>
+#include <ImfHeader.h>
+#include <ImfIO.h>
+#include <ImfInputFile.h>
+#include <ImfRgbaFile.h>
+#include <ImfVersion.h>
+
+namespace adjoint::app {
+namespace {
+
+// The file is read whole with read_file, so that a missing or unreadable file gives the same message as
+// every other input, and OpenEXR then reads from memory.
+class MemoryStream : public Imf::IStream {
+public:
+    MemoryStream(const std::string& bytes, const std::string& shown)
+        : Imf::IStream(shown.c_str()), bytes_(bytes) {}
+    bool read(char c[], int n) override {
+        if (n < 0 || uint64_t(n) > bytes_.size() - position_)
+            throw Iex::InputExc("unexpected end of file");
+        std::memcpy(c, bytes_.data() + position_, size_t(n));
+        position_ += uint64_t(n);
+        return position_ < bytes_.size();
+    }
+    uint64_t tellg() override { return position_; }
+    void seekg(uint64_t position) override {
+        if (position > bytes_.size())
+            throw Iex::InputExc("seek past the end of the file");
+        position_ = position;
+    }
+
+private:
+    const std::string& bytes_;
+    uint64_t position_ = 0;
+};
+
+std::string lowercase_extension(const std::filesystem::path& path) {
+    std::string ext = path.extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    return ext;
+}
+
+// Before any allocation of pixels: a corrupt or hostile header must not make us reserve gigabytes.
+void check_size(int64_t width, int64_t height, uint32_t max_side, const std::string& shown) {
+    if (width <= 0 || height <= 0)
+        fail(shown, ": the image is empty (", width, "x", height, ")");
+    if (width > int64_t(max_side) || height > int64_t(max_side))
+        fail(shown, " is ", width, "x", height, ", larger than ", max_side, " per side");
+}
+
+// R, G, B, A as float slices over the data window; channels the file lacks take the fill values.
+Image read_exr_rgba_channels(Imf::InputFile& file) {
+    const Imath::Box2i window = file.header().dataWindow();
+    Image image(window.max.x - window.min.x + 1, window.max.y - window.min.y + 1, 4);
+    Imf::FrameBuffer frame;
+    const char* names[4] = {"R", "G", "B", "A"};
+    for (int c = 0; c < 4; ++c)
+        frame.insert(names[c],
+                     Imf::Slice::Make(Imf::FLOAT, image.pixels.data() + c, window, 4 * sizeof(float),
+                                      4 * sizeof(float) * size_t(image.width), 1, 1, c == 3 ? 1.0 : 0.0));
+    file.setFrameBuffer(frame);
+    file.readPixels(window.min.y, window.max.y);
+    return image;
+}
+
+// Luminance(-chroma) files: only the RGBA interface turns Y, RY, BY into RGB. It works in half, which is
+// what such files store.
+Image read_exr_luminance(const std::string& bytes, const std::string& shown) {
+    MemoryStream stream(bytes, shown);
+    Imf::RgbaInputFile file(stream);
+    const Imath::Box2i window = file.dataWindow();
+    const int width = window.max.x - window.min.x + 1, height = window.max.y - window.min.y + 1;
+    std::vector<Imf::Rgba> rgba(size_t(width) * size_t(height));
+    // OpenEXR's idiom: the frame buffer's base is where the data window's origin (0, 0) would lie.
+    file.setFrameBuffer(rgba.data() - window.min.x - ptrdiff_t(window.min.y) * width, 1, size_t(width));
+    file.readPixels(window.min.y, window.max.y);
+    Image image(width, height, 4);
+    for (size_t t = 0; t < rgba.size(); ++t) {
+        image.pixels[4 * t + 0] = float(rgba[t].r);
+        image.pixels[4 * t + 1] = float(rgba[t].g);
+        image.pixels[4 * t + 2] = float(rgba[t].b);
+        image.pixels[4 * t + 3] = float(rgba[t].a);
+    }
+    return image;
+}
+
+// The first part's header alone: OpenEXR's file classes size tables from the data window as they open,
+// so a damaged window must be refused before them.
+Imath::Box2i exr_data_window(const std::string& bytes, const std::string& shown) {
+    if (bytes.size() < 8 || !Imf::isImfMagic(bytes.data()))
+        throw Iex::InputExc("no OpenEXR magic number");
+    int version = 0;
+    for (int i = 3; i >= 0; --i)
+        version = (version << 8) | int(uint8_t(bytes[size_t(4 + i)])); // little-endian
+    if (Imf::getVersion(version) != Imf::EXR_VERSION || !Imf::supportsFlags(Imf::getFlags(version)))
+        throw Iex::InputExc("unsupported OpenEXR version field " + std::to_string(version));
+    MemoryStream stream(bytes, shown);
+    stream.seekg(8);
+    Imf::Header header;
+    header.readFrom(stream, version);
+    return header.dataWindow();
+}
+
+Image read_exr(const std::string& bytes, const std::string& shown, uint32_t max_side) {
+    try {
+        const Imath::Box2i window = exr_data_window(bytes, shown);
+        check_size(int64_t(window.max.x) - window.min.x + 1, int64_t(window.max.y) - window.min.y + 1,
+                   max_side, shown);
+        MemoryStream stream(bytes, shown);
+        Imf::InputFile file(stream);
+        const Imf::ChannelList& channels = file.header().channels();
+        if (channels.findChannel("R") || channels.findChannel("G") || channels.findChannel("B"))
+            return read_exr_rgba_channels(file);
+        if (channels.findChannel("Y"))
+            return read_exr_luminance(bytes, shown);
+        std::string names;
+        for (auto c = channels.begin(); c != channels.end(); ++c)
+            names += std::string(names.empty() ? "" : ", ") + c.name();
+        fail(shown, ": the OpenEXR file has no R, G, B or Y channel (it has ", names.empty() ? "none" : names,
+             ")");
+    } catch (const Error&) {
+        throw;
+    } catch (const std::exception& e) {
+        // Iex exceptions (and bad_alloc from a corrupt header) carry OpenEXR's reason; the file's name leads.
+        fail(shown, ": cannot read the OpenEXR file: ", e.what());
+    }
+}
+
+Image read_radiance(const std::string& bytes, const std::string& shown, uint32_t max_side) {
+    const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
+    const int len = int(bytes.size());
+    // stbi_loadf would gamma-decode an 8-bit file given the wrong extension: radiance only from RGBE data.
+    if (!stbi_is_hdr_from_memory(data, len))
+        fail(shown, ": not a Radiance .hdr file (no #?RADIANCE or #?RGBE header)");
+    int w = 0, h = 0, n = 0;
+    if (!stbi_info_from_memory(data, len, &w, &h, &n))
+        fail(shown, ": cannot decode the Radiance file: ",
+             stbi_failure_reason() ? stbi_failure_reason() : "unknown error");
+    check_size(w, h, max_side, shown);
+    float* raw = stbi_loadf_from_memory(data, len, &w, &h, &n, 4); // 4: stb fills alpha with 1
+    if (!raw)
+        fail(shown, ": cannot decode the Radiance file: ",
+             stbi_failure_reason() ? stbi_failure_reason() : "unknown error");
+    Image image(w, h, 4);
+    std::copy(raw, raw + image.pixels.size(), image.pixels.begin());
+    stbi_image_free(raw);
+    return image;
+}
+
+Image read_srgb(const std::string& bytes, const std::string& shown, uint32_t max_side) {
+    int w = 0, h = 0, n = 0;
+    if (!stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()), &w, &h, &n))
+        fail(shown,
+             ": cannot decode the image: ", stbi_failure_reason() ? stbi_failure_reason() : "unknown format");
+    check_size(w, h, max_side, shown);
+    const Image decoded = decode_image_linear(bytes, shown);
+    if (decoded.channels == 4)
+        return decoded;
+    Image image(decoded.width, decoded.height, 4, 1.0f);
+    const size_t texels = size_t(decoded.width) * size_t(decoded.height);
+    for (size_t t = 0; t < texels; ++t)
+        std::copy_n(decoded.pixels.data() + 3 * t, 3, image.pixels.data() + 4 * t);
+    return image;
+}
+
+// The decision on values the file should not hold (see the header).
+void sanitize(Image& image, const std::string& shown) {
+    for (size_t i = 0; i < image.pixels.size(); ++i) {
+        float& v = image.pixels[i];
+        if (!std::isfinite(v)) {
+            const size_t texel = i / 4;
+            fail(shown, ": texel (", texel % size_t(image.width), ", ", texel / size_t(image.width),
+                 ") channel ", "RGBA"[i % 4], " is ", v, "; radiance must be finite");
+        }
+        v = std::max(v, 0.0f);
+    }
+}
+
+} // namespace
+
+Image read_hdr_image(const std::filesystem::path& path, uint32_t max_side) {
+    const std::string shown = path.string();
+    const std::string ext = lowercase_extension(path);
+    const bool srgb = ext == ".png" || ext == ".jpg" || ext == ".jpeg";
+    if (ext != ".exr" && ext != ".hdr" && !srgb)
+        fail(shown, ": unsupported image extension \"", ext, "\" (expected .exr, .hdr, .png, .jpg or .jpeg)");
+    const std::string bytes = read_file(path);
+    if (bytes.size() > size_t(std::numeric_limits<int>::max()))
+        fail(shown, ": the image file is too large");
+    Image image = ext == ".exr"   ? read_exr(bytes, shown, max_side)
+                  : ext == ".hdr" ? read_radiance(bytes, shown, max_side)
+                                  : read_srgb(bytes, shown, max_side);
+    sanitize(image, shown);
+    return image;
+}
+
+} // namespace adjoint::app
