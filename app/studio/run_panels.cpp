@@ -13,6 +13,14 @@ namespace adjoint::studio {
 
 namespace {
 
+// The path, and for a material's parameter the material's model ("materials.ball.roughness (pbr)"); the
+// state's index is the scene's optimize.parameters index.
+std::string parameter_label(const app::Scene& scene, size_t i, const app::ParameterState& p) {
+    const bool material = p.kind == app::ParameterKind::material_value || p.kind == app::ParameterKind::material_texture;
+    if (!material || !scene.optimize || i >= scene.optimize->parameters.size()) return p.path;
+    return p.path + " (" + scene.materials.at(scene.optimize->parameters[i].target).model + ")";
+}
+
 std::string describe_value(const std::vector<float>& v, const app::ParameterState& p) {
     if (p.kind == app::ParameterKind::material_texture)
         return "texture " + std::to_string(p.texture_width) + "x" + std::to_string(p.texture_height);
@@ -255,7 +263,7 @@ void RunPanels::draw_parameters_window(float top) {
             const app::ParameterState& p = params[i];
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(p.path.c_str());
+            ImGui::TextUnformatted(parameter_label(session->scene(), i, p).c_str());
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(describe_value(p.value, p).c_str());
             ImGui::TableNextColumn();

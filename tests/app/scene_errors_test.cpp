@@ -71,7 +71,7 @@ TEST_F(SceneErrors, WrongTypesAndShapesNameThePath) {
            "scene.json: meshes[0].material: no material named fur (materials: base; or \"mtl\" for the OBJ's MTL file)");
     expect("/meshes/0/name", "", "scene.json: meshes[0].name: expected a non-empty string");
     expect("/meshes", Json::array(), "scene.json: meshes: expected a list of at least one mesh");
-    expect("/lights/0/type", "spot", "scene.json: lights[0].type: expected one of \"point\", \"directional\", \"ambient\"");
+    expect("/lights/0/type", "spot", "scene.json: lights[0].type: expected one of \"point\", \"directional\", \"ambient\", \"sh\"");
     expect("/lights/0/intensity", -1, "scene.json: lights[0].intensity: expected a number >= 0");
     expect("/lights/1", {{"name", "key"}, {"type", "ambient"}}, "scene.json: lights[1].name: another light is already named key");
     expect("/lights/1", {{"name", "sun"}, {"type", "directional"}, {"direction", {0, 0, 0}}},

@@ -18,7 +18,7 @@ namespace {
 
 class ParameterKinds : public SceneFiles {
 protected:
-    // Every kind applies somewhere: a plain and a textured material, point, directional and ambient lights,
+    // Every kind applies somewhere: a plain and a textured material, point, directional, ambient and sh lights,
     // a mesh with vertex colours, the camera as the only view.
     Scene every_kind_scene() {
         Json j = minimal_scene();
@@ -28,6 +28,9 @@ protected:
             {{"name", "ball"}, {"file", "meshes/cube.obj"}, {"material", "skin"}, {"vertex_colors", true}});
         j["lights"].push_back({{"name", "sun"}, {"type", "directional"}, {"direction", {0, -1, 0}}});
         j["lights"].push_back({{"name", "amb"}, {"type", "ambient"}, {"color", {0.1, 0.1, 0.1}}});
+        j["lights"].push_back({{"name", "sky"},
+                               {"type", "sh"},
+                               {"coefficients", {{0.5, 0.5, 0.5}, {0.1, 0.2, 0.3}, {-0.1, 0, 0.1}, {0.05, 0.05, 0}}}});
         return load(j);
     }
 
@@ -141,7 +144,9 @@ TEST_F(ParameterKinds, EveryKindReadsAndWritesItsValue) {
     EXPECT_EQ(parameters.at(ParameterKind::material_texture).size(), 1u); // skin
     EXPECT_EQ(parameters.at(ParameterKind::light_position).size(), 1u);          // key
     EXPECT_EQ(parameters.at(ParameterKind::light_direction).size(), 1u);         // sun
-    EXPECT_EQ(parameters.at(ParameterKind::light_color).size(), 3u);
+    EXPECT_EQ(parameters.at(ParameterKind::light_color).size(), 4u);
+    EXPECT_EQ(parameters.at(ParameterKind::light_coefficients).size(), 1u);      // sky
+    EXPECT_EQ(parameters.at(ParameterKind::light_coefficients)[0].size, 12u);
     EXPECT_EQ(parameters.at(ParameterKind::mesh_vertex_colors).size(), 1u);      // ball
     EXPECT_EQ(parameters.at(ParameterKind::material_texture)[0].size, 12u);
     // A camera value sets every view, and reads back from view 0.
