@@ -239,6 +239,20 @@ def colourful(size, cells):
     return pixel
 
 
+def bumps_normal(size, bumps):
+    """Tangent-space normal map (glTF: x along +u, y up the texture, z out; stored as (n + 1) / 2, linear) of
+    the height field h = 0.15 sin(2 pi bumps u) sin(2 pi bumps v), v down the image."""
+    k = 0.15 * 2 * math.pi * bumps
+
+    def pixel(x, y):
+        u, v = (x + 0.5) / size, (y + 0.5) / size
+        dh_du = k * math.cos(2 * math.pi * bumps * u) * math.sin(2 * math.pi * bumps * v)
+        dh_dv = k * math.sin(2 * math.pi * bumps * u) * math.cos(2 * math.pi * bumps * v)
+        n = normalize((-dh_du, dh_dv, 1.0))   # up the texture is -v: -dh/d(up) = +dh/dv
+        return [0.5 + 0.5 * c for c in n]
+    return pixel
+
+
 def main():
     meshes, textures = ROOT / "meshes", ROOT / "textures"
     meshes.mkdir(parents=True, exist_ok=True)
@@ -261,6 +275,7 @@ def main():
 
     write_png(textures / "colourful_128.png", 128, 128, colourful(128, 8))
     write_png(textures / "colourful_256.png", 256, 256, colourful(256, 8))
+    write_png(textures / "bumps_normal_64.png", 64, 64, bumps_normal(64, 4))
 
 
 if __name__ == "__main__":

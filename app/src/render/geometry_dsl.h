@@ -59,6 +59,28 @@ DslCamera camera_of(const P& params, const Expr<gpu::ViewRec>& v) {
     return c;
 }
 
+// The tangent frame of a triangle from its positions and texture coordinates (stored v grows down the
+// texture): T = dP/du made orthogonal to the shading normal n, and w = ±1 so that cross(n, T)·w points to
+// −dP/dv, up the texture (glTF's normal-map convention: green is +v up). Per triangle, not averaged per
+// vertex as MikkTSpace does: the frame is exact for a flat-mapped triangle. (0, 0, 0, 0) where the UVs are
+// degenerate.
+inline Float4 tangent_frame(const Float3& p0, const Float3& p1, const Float3& p2, const Float2& uv0, const Float2& uv1,
+                            const Float2& uv2, const Float3& n) {
+    Float3 e1 = p1 - p0, e2 = p2 - p0;
+    Float2 d1 = uv1 - uv0, d2 = uv2 - uv0;
+    Float det = d1.x * d2.y - d2.x * d1.y;
+    Bool valid = abs(det) > 1e-20f;
+    Float inv = 1.0f / ite(valid, det, 1.0f);
+    Float3 t = (e1 * d2.y - e2 * d1.y) * inv;       // dP/du
+    Float3 up = (e1 * d2.x - e2 * d1.x) * inv;      // −dP/dv
+    Float3 perp = t - n * dot(n, t);
+    Float len = length(perp);
+    valid = valid && len > 1e-12f;
+    Float3 unit = perp / max(len, 1e-12f);
+    Float w = ite(dot(cross(n, unit), up) < 0.0f, -1.0f, 1.0f);
+    return ite(valid, make_float4(unit, w), make_float4(0.0f));
+}
+
 // The vertex buffers a surface is interpolated from (world space, written by the vertex stage).
 template <typename PB>
 struct VertexInputs {
@@ -92,6 +114,7 @@ Var<gpu::Surface> interpolate_surface(const VertexInputs<PB>& in, const DslCamer
     s.uv = uv0 * b.x + uv1 * b.y + uv2 * b.z;
     s.duv_dx = uv0 * (bx.x - bd.x) + uv1 * (bx.y - bd.y) + uv2 * (bx.z - bd.z);
     s.duv_dy = uv0 * (by.x - bd.x) + uv1 * (by.y - bd.y) + uv2 * (by.z - bd.z);
+    s.tangent = tangent_frame(w[0], w[1], w[2], uv0, uv1, uv2, s.normal);
     s.material = in.triangle_material.read(tri);
     return s;
 }

@@ -21,6 +21,8 @@ struct Surface {
     float3 color;           // vertex colour (white when the mesh has none)
     float2 uv;
     float2 duv_dx, duv_dy;  // texture-coordinate derivatives per pixel, for the mip level
+    float4 tangent;         // unit, orthogonal to the normal, along +u; w: the handedness of the bitangent
+                            // (+v up in the texture, glTF's convention); 0 where the UVs give no frame
     uint32_t material;      // kNoMaterial for background
 };
 
@@ -61,7 +63,7 @@ constexpr uint32_t kTileSize = 16;
 } // namespace adjoint::app::gpu
 
 ADJOINT_STRUCT(adjoint::app::gpu::TriSetup, p0, p1, p2, inv_w, z, tiles, valid)
-ADJOINT_STRUCT(adjoint::app::gpu::Surface, position, normal, color, uv, duv_dx, duv_dy, material)
+ADJOINT_STRUCT(adjoint::app::gpu::Surface, position, normal, color, uv, duv_dx, duv_dy, tangent, material)
 ADJOINT_STRUCT(adjoint::app::gpu::Material, model, values, pad0, pad1, textures)
 ADJOINT_STRUCT(adjoint::app::gpu::VertexRec, mesh, position, color, faces_begin, faces_end)
 ADJOINT_STRUCT(adjoint::app::gpu::MeshRec, translation, rotation, scale)

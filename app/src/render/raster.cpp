@@ -213,6 +213,8 @@ auto interpolate_kernel() {
             Float2 c = uv_at(p);
             s.duv_dx = uv_at(p + make_float2(1.0f, 0.0f)) - c;
             s.duv_dy = uv_at(p + make_float2(0.0f, 1.0f)) - c;
+            s.tangent = tangent_frame(positions.read(t.x), positions.read(t.y), positions.read(t.z), uv0, uv1, uv2,
+                                      s.normal);
             s.material = triangle_material.read(ti);
         };
         out.write(at, s);

@@ -71,6 +71,8 @@ MaterialReads material_reads(const ShadeInputs<P>& in, const MaterialModel& mode
     r.texture = [&in, texture_of, s](uint32_t j) -> Float3 { return sample_texture(in.textures, texture_of(j), s); };
     r.has_texture = [texture_of](uint32_t j) -> Bool { return texture_of(j) != gpu::kNone; };
     r.vertex_color = s.color;
+    r.normal = s.normal;
+    r.tangent = s.tangent;
     return r;
 }
 
@@ -85,9 +87,9 @@ Float3 shade_model(const ShadeInputs<P>& in, const MaterialModel& model, const s
     for (const LightGroup& g : lights) {
         auto add = [&](const UInt& i) {
             if (g.model->sky)
-                color = color + model.sky(m, s.normal, v, g.model->sky(reads, in.lights.read(i)));
+                color = color + model.sky(m, m.normal, v, g.model->sky(reads, in.lights.read(i)));
             else
-                color = color + model.direct(m, s.normal, v, g.model->incoming(reads, in.lights.read(i), s.position));
+                color = color + model.direct(m, m.normal, v, g.model->incoming(reads, in.lights.read(i), s.position));
         };
         if (g.end - g.begin <= kUnrolledLights) {
             for (uint32_t i = g.begin; i < g.end; ++i) add(UInt(i));

@@ -104,8 +104,6 @@ Material read_material(const JsonValue& entry, const std::string& name, const st
     std::vector<std::string_view> keys{"model"};
     for (const MaterialProperty& p : model.properties) keys.push_back(p.name);
     for (const MaterialTexture& t : model.textures) keys.push_back(t.name);
-    if (model.name == "pbr" && entry.get("normal_texture"))
-        entry.require("normal_texture").fail("normal_texture is not supported yet (tangent frames are not built)");
     entry.expect_object(keys);
     Material material = make_material(name, model_name);
     for (size_t t = 0; t < model.textures.size(); ++t) {

@@ -93,11 +93,15 @@ struct MaterialReads {
     std::function<Float3(uint32_t texture)> texture;
     std::function<Bool(uint32_t texture)> has_texture;
     Float3 vertex_color;                                 // white unless the mesh has vertex colours
+    Float3 normal;                                       // unit, facing the eye
+    Float4 tangent;                                      // along +u, w the handedness; 0 without a UV frame
 };
 
-// A model's values at a surface point, packed as the model likes (read once per pixel, used per light).
+// A model's values at a surface point, packed as the model likes (read once per pixel, used per light), and
+// the normal it shades with (the surface's, or one a normal texture bends).
 struct MaterialPoint {
     std::array<Float3, 4> v;
+    Float3 normal;
 };
 
 struct MaterialModel {

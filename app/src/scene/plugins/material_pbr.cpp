@@ -21,9 +21,10 @@ constexpr MaterialProperty pbr_properties[] = {
 };
 constexpr std::string_view base_only[] = {"base_color"};
 constexpr std::string_view metal_rough[] = {"metallic", "roughness"};
-// glTF's channels: G = roughness, B = metallic, both linear.
+// glTF's channels: G = roughness, B = metallic, both linear; a normal texture is tangent-space, linear.
 constexpr MaterialTexture pbr_textures[] = {{"base_color_texture", true, base_only},
-                                            {"metallic_roughness_texture", false, metal_rough}};
+                                            {"metallic_roughness_texture", false, metal_rough},
+                                            {"normal_texture", false, {}}};
 
 // v[0] base colour, v[1] (metallic, roughness, 0), v[2] emissive.
 MaterialPoint evaluate(const MaterialReads& r) {
@@ -36,7 +37,16 @@ MaterialPoint evaluate(const MaterialReads& r) {
         metal_rough = make_float3(t.z, t.y, 0.0f);
     }
     $else { metal_rough = make_float3(r.value(1).x, r.value(2).x, 0.0f); };
-    return {{base * r.vertex_color, metal_rough, r.value(3), make_float3(0.0f)}};
+    // The normal texture (2·texel − 1: x along the tangent, y up the texture, z along the normal) bends the
+    // normal where the UVs give a frame.
+    Float3 normal = r.normal;
+    $if (r.has_texture(2) && r.tangent.w != 0.0f) {
+        Float3 t = r.texture(2) * 2.0f - 1.0f;
+        Float3 tangent = make_float3(r.tangent.x, r.tangent.y, r.tangent.z);
+        Float3 bitangent = cross(r.normal, tangent) * r.tangent.w;
+        normal = normalize(tangent * t.x + bitangent * t.y + r.normal * t.z);
+    };
+    return {{base * r.vertex_color, metal_rough, r.value(3), make_float3(0.0f)}, normal};
 }
 
 Float3 fresnel0(const MaterialPoint& m) { return lerp(make_float3(0.04f), m.v[0], make_float3(m.v[1].x)); }

@@ -17,7 +17,7 @@ MaterialPoint evaluate(const MaterialReads& r) {
     Float3 albedo;
     $if (r.has_texture(0)) { albedo = r.texture(0); }
     $else { albedo = r.value(0); };
-    return {{albedo * r.vertex_color, r.value(1), r.value(2), make_float3(0.0f)}};
+    return {{albedo * r.vertex_color, r.value(1), r.value(2), make_float3(0.0f)}, r.normal};
 }
 
 Float3 direct(const MaterialPoint& m, const Float3& n, const Float3& v, const LightIncoming& light) {
