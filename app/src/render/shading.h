@@ -1,9 +1,9 @@
 // Shading as DSL code over the parameter buffer and the scene's textures (the engine's texture set: bilinear,
 // repeat, mipmapped by the UV derivatives): each material by its model's plug-in under the scene's lights,
-// each light type's radiance from its plug-in (adjoint/app/plugins.h), read from the light buffer. The same code runs in the
-// forward renderer and inside $autodiff (where the reads of the differentiable parameter buffer and of the
-// textures scatter their adjoints into gradient buffers), so it is written once, as templates over the
-// parameter buffer's type.
+// each light type's radiance from its plug-in (adjoint/app/plugins.h), read from the light buffer. The same
+// code runs in the forward renderer and inside $autodiff (where the reads of the differentiable parameter
+// buffer and of the textures scatter their adjoints into gradient buffers), so it is written once, as
+// templates over the parameter buffer's type.
 #pragma once
 #include "gpu_types.h"
 
