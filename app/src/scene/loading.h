@@ -41,6 +41,7 @@ struct MeshFormat {
 // The formats, one file each, listed in mesh_formats.cpp.
 std::span<const MeshFormat* const> mesh_formats();
 extern const MeshFormat obj_mesh_format;   // obj_mesh.cpp
+extern const MeshFormat ply_mesh_format;   // ply_mesh.cpp
 
 // The mesh's geometry by the format its file's extension names (an extension no format claims is an error
 // on `file`). scene_material: the index of the scene material its faces use, or -1 for "mtl".

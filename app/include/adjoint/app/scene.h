@@ -14,6 +14,9 @@
 // - Materials: `model` names a material-model plug-in (plugins.h), phong by default; its keys are the model's
 //   properties and textures (phong: albedo or albedo_texture, specular, shininess; pbr: base_color or
 //   base_color_texture, metallic, roughness, metallic_roughness_texture, normal_texture, emissive).
+// - Meshes: `.obj` (with its MTL for "material": "mtl") or `.ply` (ASCII or binary, either endianness; x y z,
+//   nx ny nz, red green blue (8-bit: sRGB-decoded; float: linear), u v or s t; faces as fans; other elements
+//   read past). A PLY vertex is one OBJ position for the vertex parameters.
 // - Lights: point, directional, ambient and sh (`coefficients`: 4, 9 or 16 [r, g, b], Sloan's basis and
 //   order); a light's type is a light-type plug-in (plugins.h).
 // - Defaults: camera up [0,1,0], fov_y 40, near 0.05, far 100; material specular 0, shininess 32; light
