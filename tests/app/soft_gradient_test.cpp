@@ -155,7 +155,7 @@ TEST_F(SoftRasterization, PixelsWhoseListsOverflowLoopOverTheirTiles) {
         Stream stream = device.create_stream();
         app::SceneData data = app::upload_scene(device, stream, scene);
         app::DynamicRenderer r(device, stream, scene, data,
-                               app::DynamicOptions{app::Visibility::soft, false, 0, 0, candidates});
+                               app::DynamicOptions{app::Visibility::soft, false, candidates});
         const std::vector<float> values = app::gather_values(scene, data.layout);
         auto params = device.create_buffer<float>(values.size());
         auto out = device.create_buffer<float4>(pixels);

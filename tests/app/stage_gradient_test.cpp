@@ -86,7 +86,7 @@ protected:
     app::Scene scene = app::load_scene_from_string(kScene, std::filesystem::path(ADJOINT_SOURCE_DIR) / "assets",
                                                    "stages.json");
     app::SceneData data = app::upload_scene(device, stream, scene);
-    app::GeometryStage geometry{device, stream, scene, data.layout, 0.0f, 0.0f};
+    app::GeometryStage geometry{device, stream, scene, data.layout};
     app::WorldVertices world{device.create_diff_buffer<float3>(geometry.vertex_count()),
                              device.create_diff_buffer<float3>(geometry.vertex_count()),
                              device.create_diff_buffer<float3>(geometry.vertex_count())};

@@ -35,10 +35,11 @@ Objective::Objective(Device& device, Stream& stream, const Scene& truth, const S
     loss_px_ = device.create_buffer<float>(size_t(pixels_) * views);   // evaluate() uses every view
     sqerr_px_ = device.create_buffer<float>(size_t(pixels_) * views);
     if (needs_dynamic(truth)) {
-        DynamicOptions o{truth.render.visibility, camera_free, opt_.laplacian, opt_.edge_length};
+        DynamicOptions o{truth.render.visibility, camera_free};
         dynamic_ = std::make_unique<DynamicRenderer>(device, stream, current, data, o);
         final_image_ = device.create_buffer<float4>(pixels_);
-        reg_terms_ = dynamic_->geometry().regularizer_terms();
+        regularizers_.emplace(device, stream, current, data.layout);
+        reg_terms_ = regularizers_->terms();
         reg_chunks_ = (reg_terms_ + kSumChunk - 1) / kSumChunk;
         reg_loss_ = device.create_buffer<float>(std::max(reg_terms_, 1u));
     }
@@ -92,7 +93,7 @@ void Objective::make_targets(const Scene& truth) {
     truth_forward.build_mips(stream_, truth_data, tp);
     if (dynamic_) {
         truth_dynamic = std::make_unique<DynamicRenderer>(device_, stream_, truth, truth_data,
-                                                          DynamicOptions{truth.render.visibility, false, 0.0f, 0.0f});
+                                                          DynamicOptions{truth.render.visibility, false});
         truth_dynamic->update_geometry(stream_, tp);
     }
     for (uint32_t v = 0; v < views; ++v) {
@@ -138,7 +139,8 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
                            .dispatch(views_[v].width, views_[v].height);
             dynamic_->backward(stream_, v, params);
         }
-        dynamic_->geometry_backward(stream_, params, reg_loss_);
+        dynamic_->geometry_backward(stream_, params);
+        regularizers_->record(stream_, params, reg_loss_);
         if (reg_terms_ > 0)
             stream_ << sum_chunks_(reg_loss_, partials_, 0u, reg_terms_, uint32_t(partials_.size()) - reg_chunks_)
                            .dispatch(reg_chunks_);

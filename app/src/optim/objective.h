@@ -9,6 +9,7 @@
 #pragma once
 #include "optim/kernels.h"
 #include "optim/loss_kernels.h"
+#include "optim/regularizers.h"
 #include "render/dynamic.h"
 #include "render/forward.h"
 
@@ -53,6 +54,8 @@ private:
     ForwardRenderer forward_;                 // mip chains, and the static chain's shading
     Shader<1> sum_chunks_;
     std::unique_ptr<DynamicRenderer> dynamic_;   // the dynamic chain (null: the static one)
+    // The mesh regularizers, with the dynamic chain (free vertices always take it).
+    std::optional<Regularizers> regularizers_;
     std::optional<LossKernels> losses_;
     uint32_t pixels_ = 0, partials_per_view_ = 0, reg_terms_ = 0, reg_chunks_ = 0;
     Buffer<float4> final_image_;              // the dynamic chain's output, one view at a time

@@ -41,7 +41,7 @@ struct DynamicRenderer::State {
     uint32_t last_view = kNone;
 
     State(Device& d, Stream& stream, const Scene& scene, const SceneData& sd, const DynamicOptions& o)
-        : data(sd), options(o), geometry(d, stream, scene, sd.layout, o.laplacian, o.edge_length), raster(d),
+        : data(sd), options(o), geometry(d, stream, scene, sd.layout), raster(d),
           views(upload(d, stream, view_records(scene, sd.layout))), buffers{sd, world, views, geometry.tables()} {
         const uint32_t n = std::max(geometry.vertex_count(), 1u);
         world = {d.create_diff_buffer<float3>(n), d.create_diff_buffer<float3>(n), d.create_diff_buffer<float3>(n)};
@@ -114,10 +114,8 @@ void DynamicRenderer::zero_grad(Stream& stream) {
     stream << s_->world.positions.zero_grad() << s_->world.normals.zero_grad() << s_->world.colors.zero_grad();
 }
 
-void DynamicRenderer::geometry_backward(Stream& stream, const DiffBuffer<float>& params,
-                                        const Buffer<float>& reg_loss) {
+void DynamicRenderer::geometry_backward(Stream& stream, const DiffBuffer<float>& params) {
     s_->geometry.backward(stream, params, s_->world);
-    s_->geometry.regularize(stream, params, reg_loss);
 }
 
 } // namespace adjoint::app

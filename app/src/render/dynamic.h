@@ -21,7 +21,6 @@ namespace adjoint::app {
 struct DynamicOptions {
     Visibility visibility = Visibility::antialias;
     bool camera_free = false;   // camera values are parameters: the shading reads them differentiably
-    float laplacian = 0, edge_length = 0;
     // soft: room for each pixel's own list of candidates; 0 chooses it from the resolution (at most 256 and
     // 2^24 entries in all). A pixel with more loops over its whole tile instead, with the same result.
     uint32_t soft_candidates = 0;
@@ -49,8 +48,8 @@ public:
     // gradients and the world vertices' gradients.
     void backward(Stream& stream, uint32_t view, const DiffBuffer<float>& params);
     void zero_grad(Stream& stream);
-    // After every view's backward(): the world vertices' gradients into params.grad, and the regularizers.
-    void geometry_backward(Stream& stream, const DiffBuffer<float>& params, const Buffer<float>& reg_loss);
+    // After every view's backward(): the world vertices' gradients into params.grad.
+    void geometry_backward(Stream& stream, const DiffBuffer<float>& params);
     const GeometryStage& geometry() const;
 
 private:

@@ -1,5 +1,5 @@
-// The vertex stage and the regularizers: host tables (vertex records, faces around each OBJ position,
-// silhouette-edge neighbours, regularizer adjacency) and their DSL kernels.
+// The vertex stage: host tables (vertex records, faces around each OBJ position, silhouette-edge
+// neighbours) and its DSL kernels.
 #include "geometry.h"
 
 #include "geometry_dsl.h"
@@ -12,14 +12,34 @@ namespace adjoint::app {
 
 using gpu::kNone;
 
-namespace {
-
 bool vertices_free(const Scene& scene, size_t mesh) {
     if (!scene.optimize) return false;
     for (const auto& p : scene.optimize->parameters)
         if (p.kind == ParameterKind::mesh_vertices && p.target == mesh) return true;
     return false;
 }
+
+EdgeUsers edges_by_position(const Mesh& mesh) {
+    const size_t positions = mesh.obj_positions.size();
+    std::map<std::array<float, 3>, uint32_t> at_point;
+    std::vector<uint32_t> point(positions);
+    for (size_t p = 0; p < positions; ++p) {
+        const float3& v = mesh.obj_positions[p];
+        point[p] = at_point.emplace(std::array<float, 3>{v.x, v.y, v.z}, uint32_t(p)).first->second;
+    }
+    EdgeUsers edges;
+    for (size_t t = 0; t < mesh.triangles.size(); ++t) {
+        const uint3& tr = mesh.triangles[t];
+        const uint32_t c[3] = {tr.x, tr.y, tr.z};
+        for (uint32_t k = 0; k < 3; ++k) {
+            uint32_t a = point[mesh.position_ids[c[(k + 1) % 3]]], b = point[mesh.position_ids[c[(k + 2) % 3]]];
+            if (a != b) edges[{std::min(a, b), std::max(a, b)}].push_back({uint32_t(t), k});
+        }
+    }
+    return edges;
+}
+
+namespace {
 
 struct VertexValues {
     Float3 position, normal, color;
@@ -65,34 +85,8 @@ struct HostTables {
     std::vector<gpu::MeshRec> meshes;
     std::vector<float3> static_normals;
     std::vector<uint3> faces, opposite, neighbor;
-    std::vector<uint32_t> reg_position, reg_neighbors;
-    std::vector<uint2> reg_range, reg_edges;
     uint32_t vertex_base = 0, triangle_base = 0;
 };
-
-// Edges by position -> the (triangle, corner opposite) pairs using them. Vertices split at normal or texture
-// seams are one OBJ position, and OBJ positions repeated at the same place (a UV sphere's seam) are one point
-// too, so that a seam is not taken for a silhouette.
-using EdgeUsers = std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<uint32_t, uint32_t>>>;
-EdgeUsers edges_by_position(const Mesh& mesh) {
-    const size_t positions = mesh.obj_positions.size();
-    std::map<std::array<float, 3>, uint32_t> at_point;
-    std::vector<uint32_t> point(positions);
-    for (size_t p = 0; p < positions; ++p) {
-        const float3& v = mesh.obj_positions[p];
-        point[p] = at_point.emplace(std::array<float, 3>{v.x, v.y, v.z}, uint32_t(p)).first->second;
-    }
-    EdgeUsers edges;
-    for (size_t t = 0; t < mesh.triangles.size(); ++t) {
-        const uint3& tr = mesh.triangles[t];
-        const uint32_t c[3] = {tr.x, tr.y, tr.z};
-        for (uint32_t k = 0; k < 3; ++k) {
-            uint32_t a = point[mesh.position_ids[c[(k + 1) % 3]]], b = point[mesh.position_ids[c[(k + 2) % 3]]];
-            if (a != b) edges[{std::min(a, b), std::max(a, b)}].push_back({uint32_t(t), k});
-        }
-    }
-    return edges;
-}
 
 // Per vertex its record, and the faces around each OBJ position (CSR) when its normal is recomputed, in the
 // OBJ's winding so the summed normal points outwards.
@@ -144,24 +138,6 @@ void add_neighbours(const Mesh& mesh, const EdgeUsers& edges, HostTables& h) {
     h.neighbor.insert(h.neighbor.end(), nbr.begin(), nbr.end());
 }
 
-// The regularizers' tables of a mesh whose vertices are free: per OBJ position its neighbours (CSR), and the
-// unique edges.
-void add_regularizer_tables(const Mesh& mesh, uint32_t pos_base, const EdgeUsers& edges, HostTables& h) {
-    const size_t positions = mesh.obj_positions.size();
-    std::vector<std::vector<uint32_t>> nb(positions);
-    for (const auto& [key, users] : edges) {
-        nb[key.first].push_back(key.second);
-        nb[key.second].push_back(key.first);
-        h.reg_edges.push_back(uint2(pos_base + 3 * key.first, pos_base + 3 * key.second));
-    }
-    for (size_t p = 0; p < positions; ++p) {
-        h.reg_position.push_back(pos_base + 3 * uint32_t(p));
-        uint32_t begin = uint32_t(h.reg_neighbors.size());
-        for (uint32_t q : nb[p]) h.reg_neighbors.push_back(pos_base + 3 * q);
-        h.reg_range.push_back(uint2(begin, uint32_t(h.reg_neighbors.size())));
-    }
-}
-
 } // namespace
 
 GeometryTables build_geometry_tables(Device& device, Stream& stream, const Scene& scene, const ParamLayout& layout) {
@@ -173,9 +149,7 @@ GeometryTables build_geometry_tables(Device& device, Stream& stream, const Scene
                             layout.at(ParameterKind::mesh_scale, m)});
         const bool free_vertices = vertices_free(scene, mi);
         add_vertices(mesh, m, layout, mesh.normals_computed || free_vertices, h);
-        const EdgeUsers edges = edges_by_position(mesh);
-        add_neighbours(mesh, edges, h);
-        if (free_vertices) add_regularizer_tables(mesh, layout.at(ParameterKind::mesh_vertices, m), edges, h);
+        add_neighbours(mesh, edges_by_position(mesh), h);
         h.vertex_base += uint32_t(mesh.positions.size());
         h.triangle_base += uint32_t(mesh.triangles.size());
     }
@@ -186,24 +160,16 @@ GeometryTables build_geometry_tables(Device& device, Stream& stream, const Scene
     t.faces = upload(device, stream, h.faces);
     t.opposite = upload(device, stream, h.opposite);
     t.neighbor = upload(device, stream, h.neighbor);
-    t.reg_position = upload(device, stream, h.reg_position);
-    t.reg_range = upload(device, stream, h.reg_range);
-    t.reg_neighbors = upload(device, stream, h.reg_neighbors);
-    t.reg_edges = upload(device, stream, h.reg_edges);
-    t.reg_positions = uint32_t(h.reg_position.size());
-    t.reg_edge_count = uint32_t(h.reg_edges.size());
     stream << synchronize();   // the host vectors go out of scope
     return t;
 }
 
 struct GeometryStage::Kernels {
-    Shader<1> forward, backward, laplacian, edge_length;
+    Shader<1> forward, backward;
 };
 
-GeometryStage::GeometryStage(Device& device, Stream& stream, const Scene& scene, const ParamLayout& layout,
-                             float laplacian, float edge_length)
-    : t_(build_geometry_tables(device, stream, scene, layout)), laplacian_(laplacian),
-      edge_length_(edge_length) {
+GeometryStage::GeometryStage(Device& device, Stream& stream, const Scene& scene, const ParamLayout& layout)
+    : t_(build_geometry_tables(device, stream, scene, layout)) {
     for (const auto& m : scene.meshes) vertex_count_ += uint32_t(m.positions.size());
     Kernel1D fwd = [](BufferVar<gpu::VertexRec> verts, BufferVar<gpu::MeshRec> meshes, BufferFloat3 static_normals,
                       BufferVar<uint3> faces, BufferFloat params, BufferFloat3 positions, BufferFloat3 normals,
@@ -225,40 +191,8 @@ GeometryStage::GeometryStage(Device& device, Stream& stream, const Scene& scene,
             adjoint::backward(dot(w.position, gp) + dot(w.normal, gn) + dot(w.color, gc));
         };
     };
-    // Uniform Laplacian: |p - mean of its neighbours|^2 per position, times weight / positions.
-    Kernel1D lap = [](BufferUInt position, BufferVar<uint2> range, BufferUInt neighbors, DiffBufferFloat params,
-                      BufferFloat loss, Float weight) noexcept {
-        UInt i = dispatch_id().x;
-        UInt2 r = range.read(i);
-        Float value = 0.0f;
-        $autodiff {
-            Float3 sum = make_float3(0.0f);
-            $for (k, r.x, r.y) { sum += read3(params, neighbors.read(k)); };
-            Float3 d = read3(params, position.read(i)) - sum / cast<float>(max(r.y - r.x, 1u));
-            Float l = ite(r.y > r.x, dot(d, d), 0.0f) * weight;
-            adjoint::backward(l);
-            value = l;
-        };
-        loss.write(i, value);
-    };
-    // Edge length: |a - b|^2 per unique edge, times weight / edges.
-    Kernel1D edge = [](BufferVar<uint2> edges, DiffBufferFloat params, BufferFloat loss, UInt out_base,
-                       Float weight) noexcept {
-        UInt i = dispatch_id().x;
-        UInt2 e = edges.read(i);
-        Float value = 0.0f;
-        $autodiff {
-            Float3 d = read3(params, e.x) - read3(params, e.y);
-            Float l = dot(d, d) * weight;
-            adjoint::backward(l);
-            value = l;
-        };
-        loss.write(out_base + i, value);
-    };
     k_ = std::make_unique<Kernels>(Kernels{device.compile(fwd, {.name = "vertex_forward"}),
-                                           device.compile(bwd, {.name = "vertex_backward"}),
-                                           device.compile(lap, {.name = "regularize_laplacian"}),
-                                           device.compile(edge, {.name = "regularize_edge_length"})});
+                                           device.compile(bwd, {.name = "vertex_backward"})});
 }
 
 GeometryStage::~GeometryStage() = default;
@@ -275,23 +209,6 @@ void GeometryStage::backward(Stream& stream, const DiffBuffer<float>& params, co
     stream << k_->backward(t_.vertices, t_.meshes, t_.static_normals, t_.faces, params, world.positions.grad,
                            world.normals.grad, world.colors.grad)
                   .dispatch(vertex_count_);
-}
-
-uint32_t GeometryStage::regularizer_terms() const {
-    return (laplacian_ > 0 ? t_.reg_positions : 0) + (edge_length_ > 0 ? t_.reg_edge_count : 0);
-}
-
-void GeometryStage::regularize(Stream& stream, const DiffBuffer<float>& params, const Buffer<float>& reg_loss) const {
-    uint32_t at = 0;
-    if (laplacian_ > 0 && t_.reg_positions > 0) {
-        stream << k_->laplacian(t_.reg_position, t_.reg_range, t_.reg_neighbors, params, reg_loss,
-                                laplacian_ / float(t_.reg_positions))
-                      .dispatch(t_.reg_positions);
-        at = t_.reg_positions;
-    }
-    if (edge_length_ > 0 && t_.reg_edge_count > 0)
-        stream << k_->edge_length(t_.reg_edges, params, reg_loss, at, edge_length_ / float(t_.reg_edge_count))
-                      .dispatch(t_.reg_edge_count);
 }
 
 } // namespace adjoint::app

@@ -1,12 +1,14 @@
 // The differentiable vertex stage: world-space positions, normals and colours of every vertex computed
 // from the parameter buffer (each mesh's translation, rotation, scale and OBJ positions and colours),
-// normals recomputed from the positions where they move; and the mesh regularizers. Forward kernels write
-// plain values; backward kernels rerun the same DSL code inside $autodiff, seeded with the adjoints that
+// normals recomputed from the positions where they move. Forward kernels write plain values; backward kernels rerun the same DSL code inside $autodiff, seeded with the adjoints that
 // later stages scattered into the world-space buffers, and scatter into the parameter buffer's gradient.
 #pragma once
 #include "scene_data.h"
 
+#include <map>
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace adjoint::app {
 
@@ -19,16 +21,19 @@ struct GeometryTables {
     // edge in the neighbouring triangle (gpu::kNone for a boundary or non-manifold edge).
     Buffer<uint3> opposite;
     Buffer<uint3> neighbor;            // the neighbouring triangle across the same edges, or gpu::kNone
-    // Regularizers over the meshes whose vertices are free: per OBJ position its offset and its
-    // neighbours' (CSR), and the unique edges as offset pairs.
-    Buffer<uint32_t> reg_position;     // per regularized position: its offset
-    Buffer<uint2> reg_range;           // per regularized position: [begin, end) in reg_neighbors
-    Buffer<uint32_t> reg_neighbors;    // neighbour offsets
-    Buffer<uint2> reg_edges;           // per unique edge
-    uint32_t reg_positions = 0, reg_edge_count = 0;
 };
 
 GeometryTables build_geometry_tables(Device& device, Stream& stream, const Scene& scene, const ParamLayout& layout);
+
+// Whether the optimization frees mesh `mesh`'s OBJ positions (its normals are then recomputed).
+bool vertices_free(const Scene& scene, size_t mesh);
+
+// A mesh's edges keyed by their two points (lower id first) -> the (triangle, corner opposite) pairs using
+// them. Vertices split at normal or texture seams are one OBJ position, and OBJ positions repeated at the
+// same place (a UV sphere's seam) are one point too (the first such position's id), so that a seam is not
+// taken for a silhouette. Public because optim/regularizers.cpp walks the same edges.
+using EdgeUsers = std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<uint32_t, uint32_t>>>;
+EdgeUsers edges_by_position(const Mesh& mesh);
 
 // World-space vertex buffers with their gradients (3 floats per vertex).
 struct WorldVertices {
@@ -37,17 +42,12 @@ struct WorldVertices {
 
 class GeometryStage {
 public:
-    GeometryStage(Device& device, Stream& stream, const Scene& scene, const ParamLayout& layout,
-                  float laplacian, float edge_length);
+    GeometryStage(Device& device, Stream& stream, const Scene& scene, const ParamLayout& layout);
     ~GeometryStage();
     // params -> world positions, normals, colours (values).
     void forward(Stream& stream, const Buffer<float>& params, WorldVertices& out) const;
     // The world buffers' gradients -> params.grad (accumulates).
     void backward(Stream& stream, const DiffBuffer<float>& params, const WorldVertices& world) const;
-    // The regularizers' loss terms into reg_loss[0 .. regularizer_terms()) and their gradients into
-    // params.grad (weights already applied, means over positions and edges).
-    void regularize(Stream& stream, const DiffBuffer<float>& params, const Buffer<float>& reg_loss) const;
-    uint32_t regularizer_terms() const;
     uint32_t vertex_count() const { return vertex_count_; }
     const GeometryTables& tables() const { return t_; }
 
@@ -55,7 +55,6 @@ private:
     struct Kernels;
     GeometryTables t_;
     uint32_t vertex_count_ = 0;
-    float laplacian_ = 0, edge_length_ = 0;
     std::unique_ptr<Kernels> k_;
 };
 

@@ -22,7 +22,7 @@ struct RenderStages {
           cameras(scene.views) {
         if (scene.render.visibility != Visibility::hard)
             dynamic = std::make_unique<DynamicRenderer>(d, stream, scene, data,
-                                                        DynamicOptions{scene.render.visibility, false, 0, 0});
+                                                        DynamicOptions{scene.render.visibility, false});
         Rasterizer raster(d);
         for (uint32_t v = 0; v < data.views.size() && !dynamic; ++v) {
             const auto& view = data.views[v];
