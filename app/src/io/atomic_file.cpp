@@ -124,6 +124,21 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
     write_file_atomic(path, [&](std::ostream& os) { os.write(bytes.data(), std::streamsize(bytes.size())); });
 }
 
+void check_writable(const std::filesystem::path& path) {
+    if (path.filename().empty()) fail("cannot write '", path.string(), "': not a file name");
+    std::error_code ec;
+    const std::filesystem::file_status st = std::filesystem::status(path, ec);
+    if (std::filesystem::is_directory(st)) fail("cannot write ", path.string(), ": it is a folder");
+    if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+        fail("cannot write ", path.string(), ": it is not a regular file");
+    // The temporary file write_file_atomic would create, created and removed at once.
+    const std::filesystem::path temp = temp_name_for(path);
+    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) fail("cannot write ", path.string(), ": ", reason(errno));
+    ::close(fd);
+    ::unlink(temp.c_str());
+}
+
 std::optional<std::string> try_read_file(const std::filesystem::path& path, const std::string& shown,
                                          std::string& why) {
     // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below like any non-regular file.

@@ -32,6 +32,11 @@ inline constexpr uint64_t max_read_file_size = uint64_t(1) << 30;
 std::optional<std::string> try_read_file(const std::filesystem::path& path, const std::string& shown,
                                          std::string& reason);
 
+// Throws the adjoint::Error write_file_atomic(path, ...) would for a reason of the path's own (its folder
+// missing or read-only, `path` a folder or something else that is not a regular file), writing nothing that
+// stays: a program checks its output before any work, so an unwritable output is bad input.
+void check_writable(const std::filesystem::path& path);
+
 // The whole content of a file; adjoint::Error with try_read_file's reason (naming `path`) when it cannot be read.
 std::string read_file(const std::filesystem::path& path);
 
