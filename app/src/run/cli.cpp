@@ -64,7 +64,8 @@ std::optional<int64_t> bounded_integer(const CLI::Option* option, const std::str
     } catch (const UsageError&) {
         // A whole number beyond int64 is out of range like any other; anything else keeps its own message.
         const size_t sign = !text.empty() && text[0] == '-' ? 1 : 0;
-        if (text.size() > sign && text.find_first_not_of("0123456789", sign) == std::string::npos) throw out_of_range(sign == 1);
+        if (text.size() > sign && text.find_first_not_of("0123456789", sign) == std::string::npos)
+            throw out_of_range(sign == 1);
         throw;
     }
     if (value < least || value > most) throw out_of_range(value < least);
