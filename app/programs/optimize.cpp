@@ -12,8 +12,7 @@ int main(int argc, char** argv) {
             return exit_ok;
         }
         return run_optimize(o, std::cerr);
-    } catch (const UsageError& e) {
-        std::cerr << "adjoint: error: " << e.what() << "\n" << e.usage();
-        return exit_bad_input;
+    } catch (...) {   // anything the run did not handle, out of memory included: a clear line, never abort()
+        return report_current_exception(std::cerr);
     }
 }

@@ -119,7 +119,7 @@ TEST_F(SceneErrors, MissingFilesNameTheFileAndTheSystemsReason) {
     j["materials"]["base"] = {{"albedo_texture", "textures/fur.png"}};
     EXPECT_EQ(error_of(j), "scene.json: materials.base.albedo_texture: cannot read textures/fur.png: No such file or directory");
     write("textures/fur.png", "not a png");
-    EXPECT_EQ(error_of(j), "scene.json: materials.base.albedo_texture: cannot decode textures/fur.png: unknown image type");
+    EXPECT_EQ(error_of(j), "scene.json: materials.base.albedo_texture: textures/fur.png: cannot decode the image: it is not a PNG or JPEG file");
     std::filesystem::create_directories(dir() / "textures/folder.png");
     j["materials"]["base"] = {{"albedo_texture", "textures/folder.png"}};
     EXPECT_EQ(error_of(j), "scene.json: materials.base.albedo_texture: cannot read textures/folder.png: Is a directory");
@@ -137,7 +137,7 @@ TEST_F(SceneErrors, BadObjFiles) {
     write("meshes/cube.obj", "# only points\nv 0 0 0\nv 1 0 0\n");
     EXPECT_EQ(error_of(j), "scene.json: meshes[0].file: meshes/cube.obj has no faces");
     write("meshes/cube.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n");
-    EXPECT_EQ(error_of(j), "scene.json: meshes[0].file: meshes/cube.obj: a face refers to position 7 of 3");
+    EXPECT_EQ(error_of(j), "scene.json: meshes[0].file: meshes/cube.obj line 4: a face refers to position 7 of 3");
     write("meshes/cube.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 0\n");
     EXPECT_EQ(error_of(j).rfind("scene.json: meshes[0].file: cannot parse meshes/cube.obj: Failed parse `f' line", 0), 0u)
         << error_of(j);

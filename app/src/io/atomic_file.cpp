@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <memory>
 #include <streambuf>
+#include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
 #include <vector>
@@ -123,24 +124,70 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
     write_file_atomic(path, [&](std::ostream& os) { os.write(bytes.data(), std::streamsize(bytes.size())); });
 }
 
-std::string read_file(const std::filesystem::path& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) fail("cannot read ", path.string(), ": ", reason(errno));
-    std::string content;
-    std::vector<char> buf(size_t(1) << 16);
-    for (;;) {
-        ssize_t n = ::read(fd, buf.data(), buf.size());
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            int err = errno;
-            ::close(fd);
-            fail("cannot read ", path.string(), ": ", reason(err));
+void check_writable(const std::filesystem::path& path) {
+    if (path.filename().empty()) fail("cannot write '", path.string(), "': not a file name");
+    std::error_code ec;
+    const std::filesystem::file_status st = std::filesystem::status(path, ec);
+    if (std::filesystem::is_directory(st)) fail("cannot write ", path.string(), ": it is a folder");
+    if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+        fail("cannot write ", path.string(), ": it is not a regular file");
+    // The temporary file write_file_atomic would create, created and removed at once.
+    const std::filesystem::path temp = temp_name_for(path);
+    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0) fail("cannot write ", path.string(), ": ", reason(errno));
+    ::close(fd);
+    ::unlink(temp.c_str());
+}
+
+std::optional<std::string> try_read_file(const std::filesystem::path& path, const std::string& shown,
+                                         std::string& why) {
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below like any non-regular file.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        why = "cannot read " + shown + ": " + reason(errno);
+        return std::nullopt;
+    }
+    struct stat st {};
+    std::optional<std::string> result;
+    if (::fstat(fd, &st) != 0) {
+        why = "cannot read " + shown + ": " + reason(errno);
+    } else if (S_ISDIR(st.st_mode)) {
+        why = "cannot read " + shown + ": " + reason(EISDIR);
+    } else if (!S_ISREG(st.st_mode)) {
+        why = shown + " is not a regular file";
+    } else if (uint64_t(st.st_size) > max_read_file_size) {
+        why = shown + " is larger than 1 GiB, the most a file read whole may be";
+    } else {
+        std::string content;
+        content.reserve(size_t(st.st_size));
+        std::vector<char> buf(size_t(1) << 16);
+        for (;;) {
+            ssize_t n = ::read(fd, buf.data(), buf.size());
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) {
+                why = "cannot read " + shown + ": " + reason(errno);
+                break;
+            }
+            if (n == 0) {
+                result = std::move(content);
+                break;
+            }
+            content.append(buf.data(), size_t(n));
+            if (content.size() > max_read_file_size) {   // it grew while being read
+                why = shown + " is larger than 1 GiB, the most a file read whole may be";
+                break;
+            }
         }
-        if (n == 0) break;
-        content.append(buf.data(), size_t(n));
     }
     ::close(fd);
-    return content;
+    return result;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+    std::string why;
+    std::optional<std::string> content = try_read_file(path, path.string(), why);
+    if (!content) fail(why);
+    return std::move(*content);
 }
 
 void ensure_directory(const std::filesystem::path& dir) {

@@ -166,9 +166,7 @@ Image read_radiance(const std::string& bytes, const std::string& shown, uint32_t
 
 Image read_srgb(const std::string& bytes, const std::string& shown, uint32_t max_side) {
     int w = 0, h = 0, n = 0;
-    if (!stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()), &w, &h, &n))
-        fail(shown,
-             ": cannot decode the image: ", stbi_failure_reason() ? stbi_failure_reason() : "unknown format");
+    check_png_or_jpeg(bytes, shown, w, h, n);
     check_size(w, h, max_side, shown);
     const Image decoded = decode_image_linear(bytes, shown);
     if (decoded.channels == 4)

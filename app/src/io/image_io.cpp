@@ -31,6 +31,24 @@ void check_same_size(const Image& a, const Image& b, const char* what) {
              "x", b.channels, ")");
 }
 
+// Why stb_image could not decode a PNG or JPEG, in words. Its reason is the last error it recorded: possibly
+// from a format it tried first ("no SOI" is JPEG's, left behind for a damaged PNG), empty, or built from a
+// damaged chunk's type bytes (cut at a zero byte, or not text at all). Only a plain reason is passed on.
+std::string damage_reason(const char* stb_reason) {
+    const std::string r = stb_reason ? stb_reason : "";
+    static const std::string foreign[] = {"no SOI", "unknown image type", "not GIF", "not BMP", "not PSD",
+                                          "not PNM", "not HDR", "not PIC", "not TGA"};
+    const std::string chunk = "PNG chunk not known";
+    const bool text = std::all_of(r.begin(), r.end(), [](char c) { return c >= ' ' && c <= '~'; });
+    const bool words = r.size() >= 5 && std::any_of(r.begin(), r.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+    if (r == "outofdata") return "the file is cut short";
+    if (r.size() >= chunk.size() && r.compare(r.size() - chunk.size(), chunk.size(), chunk) == 0)
+        return "the file is damaged (a chunk of an unknown type)";
+    if (!text || !words || std::find(std::begin(foreign), std::end(foreign), r) != std::end(foreign))
+        return "the file is damaged or cut short";
+    return "the file is damaged (" + r + ")";
+}
+
 uint8_t linear_to_8bit(float v) {
     if (!(v > 0.0f)) return 0;  // also NaN
     if (v >= 1.0f) return 255;
@@ -81,18 +99,44 @@ void write_png(const std::filesystem::path& path, const Image& image) {
     write_file_atomic(path, encode_png_srgb(image));
 }
 
-Image decode_image_linear(const std::string& bytes, const std::string& what) {
+std::string image_format_of(std::string_view bytes) {
+    const auto starts = [&](std::string_view magic) { return bytes.substr(0, magic.size()) == magic; };
+    if (starts("\x89PNG\r\n\x1a\n")) return "PNG";
+    if (starts("\xff\xd8\xff")) return "JPEG";
+    if (starts("GIF87a") || starts("GIF89a")) return "GIF";
+    if (starts("BM")) return "BMP";
+    if (bytes.size() >= 2 && bytes[0] == 'P' && bytes[1] >= '1' && bytes[1] <= '7') return "PNM";
+    if (starts("#?RADIANCE") || starts("#?RGBE")) return "Radiance HDR";
+    if (starts("\x76\x2f\x31\x01")) return "OpenEXR";
+    if (starts("8BPS")) return "PSD";
+    if (starts("\x53\x80\xf6\x34")) return "PIC";
+    int w = 0, h = 0, n = 0;
+    if (bytes.size() <= size_t(std::numeric_limits<int>::max()) &&
+        stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()), &w, &h, &n))
+        return "TGA";
+    return "";
+}
+
+void check_png_or_jpeg(const std::string& bytes, const std::string& what, int& w, int& h, int& n) {
     if (bytes.size() > size_t(std::numeric_limits<int>::max())) fail(what, ": the image file is too large");
+    const std::string format = image_format_of(bytes);
+    if (format.empty()) fail(what, ": cannot decode the image: it is not a PNG or JPEG file");
+    if (format != "PNG" && format != "JPEG")
+        fail(what, ": cannot decode the image: it is a ", format, " file; images must be PNG or JPEG");
+    if (!stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()), &w, &h, &n))
+        fail(what, ": cannot decode the ", format, " image: ", damage_reason(stbi_failure_reason()));
+}
+
+Image decode_image_linear(const std::string& bytes, const std::string& what) {
+    int w = 0, h = 0, n = 0;
+    check_png_or_jpeg(bytes, what, w, h, n);
     const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
     const int len = int(bytes.size());
-    int w = 0, h = 0, n = 0;
-    if (!stbi_info_from_memory(data, len, &w, &h, &n))
-        fail(what, ": cannot decode the image: ", stbi_failure_reason() ? stbi_failure_reason() : "unknown format");
     const int channels = (n == 2 || n == 4) ? 4 : 3;
     const bool sixteen = stbi_is_16_bit_from_memory(data, len);
     void* raw = sixteen ? static_cast<void*>(stbi_load_16_from_memory(data, len, &w, &h, &n, channels))
                         : static_cast<void*>(stbi_load_from_memory(data, len, &w, &h, &n, channels));
-    if (!raw) fail(what, ": cannot decode the image: ", stbi_failure_reason() ? stbi_failure_reason() : "unknown error");
+    if (!raw) fail(what, ": cannot decode the ", image_format_of(bytes), " image: ", damage_reason(stbi_failure_reason()));
     Image image(w, h, channels);
     const float peak = sixteen ? 65535.0f : 255.0f;
     for (size_t i = 0; i < image.pixels.size(); ++i) {

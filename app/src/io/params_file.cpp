@@ -143,6 +143,11 @@ std::vector<ParamRecord> read_params_json(const std::filesystem::path& params_js
         const std::string message = e.what(), marker = "parse error at ";
         const size_t at = message.find(marker);
         fail(what, ": not valid JSON: ", at == std::string::npos ? message : message.substr(at + marker.size()));
+    } catch (const nlohmann::json::out_of_range& e) {
+        // "[json.exception.out_of_range.406] number overflow parsing '1e400'"
+        const std::string message = e.what(), marker = "] ";
+        const size_t at = message.find(marker);
+        fail(what, ": not valid JSON: ", at == std::string::npos ? message : message.substr(at + marker.size()));
     }
     // Other top-level keys are left to whoever writes the file (an iteration, a run's settings).
     if (!root.is_object()) fail(what, ": expected a JSON object");

@@ -3,11 +3,15 @@
 
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <limits>
+#include <new>
 
 namespace adjoint::app {
 namespace {
 
 constexpr int max_resolution = 16384;
+// --iters, --save-every and --quit-after-iters: at most the iterations a scene's optimize block may ask for.
+constexpr int64_t max_iterations = 1'000'000'000;
 
 // Numbers are taken as text and converted here, so "-1" for an unsigned seed or "1.5" for a count is
 // refused with one clear message rather than wrapped or truncated.
@@ -15,6 +19,9 @@ template <typename T>
 T parse_integer(const std::string& text, const std::string& option, const std::string& usage) {
     T value{};
     auto r = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (!text.empty() && r.ec == std::errc::result_out_of_range && r.ptr == text.data() + text.size())
+        throw UsageError(option + ": " + text + " is out of range (at most " +
+                             std::to_string(std::numeric_limits<T>::max()) + ")", usage);
     if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size()) {
         std::string kind = std::is_signed_v<T> ? "an integer" : "a non-negative integer";
         throw UsageError(option + ": expected " + kind + ", got '" + text + "'", usage);
@@ -39,13 +46,29 @@ bool parse(CLI::App& app, int argc, const char* const* argv, Options& options) {
 }
 
 // A count-like option's value when given: an integer in [least, most], refused otherwise with a message that
-// names the lower bound ("--iters: must be >= 0, got -5").
+// names the bound ("--iters: must be >= 0, got -5"; "--view: must be in 0..2147483647, got 2147483648"):
+// nothing is wrapped or truncated.
 std::optional<int64_t> bounded_integer(const CLI::Option* option, const std::string& text, const std::string& name,
-                                       int64_t least, const std::string& usage, int64_t most = INT64_MAX) {
+                                       int64_t least, int64_t most, const std::string& usage) {
     if (option->count() == 0) return std::nullopt;
-    const int64_t value = parse_integer<int64_t>(text, name, usage);
-    if (value < least || value > most)
-        throw UsageError(name + ": must be >= " + std::to_string(least) + ", got " + text, usage);
+    const auto out_of_range = [&](bool below) {
+        return UsageError(name + ": must be " +
+                              (below ? ">= " + std::to_string(least)
+                                     : "in " + std::to_string(least) + ".." + std::to_string(most)) +
+                              ", got " + text,
+                          usage);
+    };
+    int64_t value = 0;
+    try {
+        value = parse_integer<int64_t>(text, name, usage);
+    } catch (const UsageError&) {
+        // A whole number beyond int64 is out of range like any other; anything else keeps its own message.
+        const size_t sign = !text.empty() && text[0] == '-' ? 1 : 0;
+        if (text.size() > sign && text.find_first_not_of("0123456789", sign) == std::string::npos)
+            throw out_of_range(sign == 1);
+        throw;
+    }
+    if (value < least || value > most) throw out_of_range(value < least);
     return value;
 }
 
@@ -59,6 +82,27 @@ std::optional<Resolution> optional_resolution(const CLI::Option* option, const s
 }
 
 } // namespace
+
+int report_current_exception(std::ostream& err) {
+    try {
+        throw;
+    } catch (const UsageError& e) {
+        err << "adjoint: error: " << e.what() << "\n" << e.usage();
+        return exit_bad_input;
+    } catch (const SceneError& e) {
+        err << "adjoint: error: " << e.what() << "\n";
+        return exit_bad_input;
+    } catch (const std::bad_alloc&) {
+        err << "adjoint: error: out of memory\n";
+        return exit_failure;
+    } catch (const std::exception& e) {
+        err << "adjoint: error: " << e.what() << "\n";
+        return exit_failure;
+    } catch (...) {
+        err << "adjoint: error: an unknown exception\n";
+        return exit_failure;
+    }
+}
 
 OptimizeOptions parse_optimize_args(int argc, const char* const* argv) {
     CLI::App app{"Optimizes a scene's free parameters against its targets, headless.", "adjoint-optimize"};
@@ -76,10 +120,10 @@ OptimizeOptions parse_optimize_args(int argc, const char* const* argv) {
     const std::string usage = app.help();
     o.scene = scene;
     o.out = out;
-    o.iters = bounded_integer(iters_opt, iters, "--iters", 0, usage);
+    o.iters = bounded_integer(iters_opt, iters, "--iters", 0, max_iterations, usage);
     o.resolution = optional_resolution(res_opt, resolution, usage);
     if (seed_opt->count()) o.seed = parse_integer<uint64_t>(seed, "--seed", usage);
-    o.save_every = bounded_integer(save_opt, save_every, "--save-every", 1, usage);
+    o.save_every = bounded_integer(save_opt, save_every, "--save-every", 1, max_iterations, usage);
     return o;
 }
 
@@ -97,7 +141,7 @@ RenderOptions parse_render_args(int argc, const char* const* argv) {
     o.scene = scene;
     o.out = out;
     o.resolution = optional_resolution(res_opt, resolution, usage);
-    if (auto v = bounded_integer(view_opt, view, "--view", 0, usage, INT32_MAX)) o.view = int(*v);
+    if (auto v = bounded_integer(view_opt, view, "--view", 0, INT32_MAX, usage)) o.view = int(*v);
     if (params_opt->count()) o.params = std::filesystem::path(params);
     return o;
 }
@@ -114,7 +158,7 @@ StudioOptions parse_studio_args(int argc, const char* const* argv) {
     if (parse(app, argc, argv, o)) return o;
     const std::string usage = app.help();
     if (scene_opt->count()) o.scene = std::filesystem::path(scene);
-    o.quit_after_iters = bounded_integer(quit_opt, quit, "--quit-after-iters", 0, usage);
+    o.quit_after_iters = bounded_integer(quit_opt, quit, "--quit-after-iters", 0, max_iterations, usage);
     if (shot_opt->count()) o.screenshot = std::filesystem::path(screenshot);
     if (out_opt->count()) o.out = std::filesystem::path(out);
     return o;

@@ -1,4 +1,5 @@
 // adjoint-render's job: one view of a scene (optionally with an optimization's values) to a PNG.
+#include <adjoint/app/atomic_file.h>
 #include <adjoint/app/renderer.h>
 #include <adjoint/app/run.h>
 
@@ -26,6 +27,11 @@ int run_render(const RenderOptions& o, std::ostream& err) {
             throw SceneError(scene.display_name, "views",
                              "--view " + std::to_string(o.view) + " is out of range: the scene has " +
                                  std::to_string(scene.views.size()) + " view(s)");
+        try {
+            check_writable(o.out);   // an output that cannot be written is the user's input: checked before rendering
+        } catch (const Error& e) {
+            throw SceneError("", "--out", e.what());
+        }
     } catch (const Error& e) {
         return report_error(err, e, exit_bad_input);
     }

@@ -188,10 +188,17 @@ Json parse_json(std::string_view text, const std::string& file) {
     const auto child_done = [&] {
         if (!stack.empty() && stack.back().array) ++stack.back().index;
     };
+    // Each frame holds its full path, so the depth is capped before the paths could cost quadratic memory.
+    const auto open = [&](bool array) {
+        if (stack.size() >= max_json_depth)
+            throw SceneError(file, shown_path(child()),
+                             "nested deeper than " + std::to_string(max_json_depth) + " levels of objects and arrays");
+        stack.push_back({array, child(), {}, {}, 0});
+    };
     const Json::parser_callback_t track = [&](int, Json::parse_event_t event, Json& parsed) {
         switch (event) {
-        case Json::parse_event_t::object_start: stack.push_back({false, child(), {}, {}, 0}); break;
-        case Json::parse_event_t::array_start: stack.push_back({true, child(), {}, {}, 0}); break;
+        case Json::parse_event_t::object_start: open(false); break;
+        case Json::parse_event_t::array_start: open(true); break;
         case Json::parse_event_t::key: {
             Frame& f = stack.back();
             f.key = parsed.get<std::string>();
@@ -220,6 +227,16 @@ Json parse_json(std::string_view text, const std::string& file) {
         if (message.rfind("line ", 0) == 0 && colon != std::string::npos)
             throw SceneError(file, message.substr(0, colon), message.substr(colon + 2));
         throw SceneError(file, "", "invalid JSON: " + message);
+    } catch (const Json::out_of_range& e) {
+        // "[json.exception.out_of_range.406] number overflow parsing '1e400'": the value being parsed is the
+        // current frame's child, so its path is known.
+        std::string message = e.what();
+        const size_t open_quote = message.find('\''), close_quote = message.rfind('\'');
+        const std::string number =
+            open_quote < close_quote ? message.substr(open_quote + 1, close_quote - open_quote - 1) : "";
+        throw SceneError(file, shown_path(child()),
+                         number.empty() ? "a number is out of range"
+                                        : "the number " + number + " is beyond the range of a double");
     }
 }
 } // namespace adjoint::app::detail

@@ -69,6 +69,9 @@ private:
 } // namespace adjoint::app::detail
 
 namespace adjoint::app::detail {
-// Parses a document; a syntax error is a SceneError at "line L, column C".
+// Objects and arrays nest at most this deep in a scene file (deeper is refused before it costs anything).
+inline constexpr size_t max_json_depth = 256;
+// Parses a document; a syntax error is a SceneError at "line L, column C", a number beyond a double or
+// nesting deeper than max_json_depth a SceneError at its JSON path.
 Json parse_json(std::string_view text, const std::string& file);
 } // namespace adjoint::app::detail

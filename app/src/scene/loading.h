@@ -47,6 +47,15 @@ extern const MeshFormat ply_mesh_format;   // ply_mesh.cpp
 // on `file`). scene_material: the index of the scene material its faces use, or -1 for "mtl".
 void load_mesh_geometry(const JsonValue& entry, const std::filesystem::path& base_dir, int scene_material,
                         Mesh& mesh, Scene& scene);
+// A face has at most this many corners (tinyobjloader's triangulation takes time faster than linear in them).
+inline constexpr size_t max_face_corners = 1024;
+// OBJ text refused before tinyobjloader reads it (SceneError at `where`, "<shown> line N: <what>"): a `v`, `vt`
+// or `vn` line without its coordinates as finite numbers, a face over max_face_corners, a face index past the
+// positions, texture coordinates or normals.
+void check_obj_text(std::string_view text, const std::string& shown, const JsonValue& where);
+// MTL text's first problem ("<shown> line N: <what>"), or "": a Kd, Ks, Ka or Ke that is not three finite
+// numbers >= 0, an Ns that is not one, a material name given twice by newmtl.
+std::string check_mtl_text(std::string_view text, const std::string& shown);
 // Area-weighted normals per OBJ position, copied to the unified vertices.
 void compute_normals(Mesh& mesh);
 

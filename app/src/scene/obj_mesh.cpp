@@ -36,6 +36,10 @@ public:
             if (failure.empty()) failure = e.reason();
             return false;
         }
+        if (std::string problem = check_mtl_text(text, shown); !problem.empty()) {
+            if (invalid.empty()) invalid = std::move(problem);
+            return false;
+        }
         scan_presence(text);
         std::istringstream stream(text);
         tinyobj::LoadMtl(names, materials, &stream, warn, err);
@@ -45,6 +49,7 @@ public:
 
     bool requested = false;
     std::string failure;            // the first MTL that could not be read
+    std::string invalid;            // the first problem of an MTL's text (check_mtl_text)
     std::vector<std::string> loaded; // MTL files read, as shown
     std::map<std::string, MtlPresence> presence;
 
@@ -150,6 +155,7 @@ void load_obj_mesh(const JsonValue& entry, const std::filesystem::path& base_dir
     const std::filesystem::path obj_folder = obj_path.parent_path();
     const std::string shown_folder = std::filesystem::path(mesh.file).parent_path().string();
     const std::string text = read_file(obj_path, mesh.file, file_json);
+    check_obj_text(text, mesh.file, file_json);
 
     const bool want_mtl = scene_material < 0;
     MtlReader reader(obj_folder, shown_folder, want_mtl, material_json);
@@ -165,6 +171,7 @@ void load_obj_mesh(const JsonValue& entry, const std::filesystem::path& base_dir
         file_json.fail("cannot parse " + mesh.file + ": " + err);
     }
     if (want_mtl) {
+        if (!reader.invalid.empty()) material_json.fail(reader.invalid);
         if (!reader.requested) material_json.fail(mesh.file + " names no MTL file (mtllib)");
         if (reader.loaded.empty()) material_json.fail(reader.failure);
     }

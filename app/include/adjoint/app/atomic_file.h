@@ -1,7 +1,9 @@
 // Atomic file output: every file the programs write appears complete or not at all (app-contract.md).
 #pragma once
 #include <filesystem>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -20,7 +22,22 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
 // is untouched and the exception propagates unchanged.
 void write_file_atomic(const std::filesystem::path& path, const std::function<void(std::ostream&)>& writer);
 
-// The whole content of a file; adjoint::Error naming `path` and the reason when it cannot be read.
+// Files are read whole (scenes, meshes, images, checkpoints) up to this size: 1 GiB.
+inline constexpr uint64_t max_read_file_size = uint64_t(1) << 30;
+
+// The whole content of a regular file, or nullopt and `reason` saying why, naming the file as `shown`:
+// "cannot read <shown>: <the system's reason>", "<shown> is not a regular file" (a FIFO, a device such as
+// /dev/zero, a socket: refused before any read, so nothing blocks or reads forever), or "<shown> is larger
+// than 1 GiB, the most a file read whole may be".
+std::optional<std::string> try_read_file(const std::filesystem::path& path, const std::string& shown,
+                                         std::string& reason);
+
+// Throws the adjoint::Error write_file_atomic(path, ...) would for a reason of the path's own (its folder
+// missing or read-only, `path` a folder or something else that is not a regular file), writing nothing that
+// stays: a program checks its output before any work, so an unwritable output is bad input.
+void check_writable(const std::filesystem::path& path);
+
+// The whole content of a file; adjoint::Error with try_read_file's reason (naming `path`) when it cannot be read.
 std::string read_file(const std::filesystem::path& path);
 
 // Creates `dir` and its missing parents (an existing folder is fine); adjoint::Error naming it otherwise.

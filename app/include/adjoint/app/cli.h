@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <ostream>
 #include <string>
 
 namespace adjoint::app {
@@ -65,6 +66,12 @@ struct StudioOptions {
 
 // argv[0] is the program's name. UsageError for unknown or missing options, values that do not parse,
 // and values out of range.
+// How adjoint-optimize and adjoint-render end on an exception nothing else handled (call it from a catch
+// block: it rethrows the current exception): "adjoint: error: <what>" on `err` (and the usage after a
+// UsageError) and the exit code: exit_bad_input for a UsageError or SceneError, exit_failure for anything
+// else, out of memory included ("adjoint: error: out of memory"). A program never ends by abort().
+int report_current_exception(std::ostream& err);
+
 OptimizeOptions parse_optimize_args(int argc, const char* const* argv);
 RenderOptions parse_render_args(int argc, const char* const* argv);
 StudioOptions parse_studio_args(int argc, const char* const* argv);

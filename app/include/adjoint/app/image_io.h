@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace adjoint::app {
@@ -33,10 +34,19 @@ std::string encode_png_srgb(const Image& image);
 // encode_png_srgb written atomically (write_file_atomic).
 void write_png(const std::filesystem::path& path, const Image& image);
 
-// Decodes a PNG (or any format stb_image reads: JPEG, BMP, ...; 8 or 16 bits) to linear floats: grey
-// becomes RGB, colour channels are sRGB-decoded, alpha is kept linear. The result has 3 channels, or 4
-// when the file has alpha. adjoint::Error naming `what` (the file) when the data cannot be decoded.
+// The image format a file's first bytes name: "PNG", "JPEG", "BMP", "GIF", "PNM", "Radiance HDR", "OpenEXR",
+// "PSD", "PIC", "TGA" (stb_image reads it and it has no signature), or "" when none.
+std::string image_format_of(std::string_view bytes);
+
+// Decodes a PNG or JPEG (8 or 16 bits) to linear floats: grey becomes RGB, colour channels are
+// sRGB-decoded, alpha is kept linear. The result has 3 channels, or 4 when the file has alpha.
+// adjoint::Error naming `what` (the file) when the data cannot be decoded: another format (named:
+// "<what>: cannot decode the image: it is a BMP file; images must be PNG or JPEG"), or a damaged PNG or
+// JPEG ("<what>: cannot decode the PNG image: the file is damaged (<stb_image's reason>)").
 Image decode_image_linear(const std::string& bytes, const std::string& what);
+// The check decode_image_linear starts with: the bytes are a PNG or JPEG whose header stb_image reads,
+// else that Error; the image's size and channel count are returned in the last three arguments.
+void check_png_or_jpeg(const std::string& bytes, const std::string& what, int& width, int& height, int& channels);
 Image read_png_linear(const std::filesystem::path& path);
 
 // PSNR in dB over the colour channels (RGB; alpha ignored) of two images of the same size: values

@@ -1,0 +1,178 @@
+// The programs under hostile input (issue 21): numbers out of an option's range, an output adjoint-render
+// cannot write, scene numbers beyond a double, exceptions nothing else handled. Each ends with one clear
+// line and the contract's exit code (2 for the input's fault), never abort().
+#include "io_test_util.h"
+
+#include <adjoint/app/cli.h>
+
+#include <fstream>
+#include <new>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace adjoint::app::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kAssets = fs::path(ADJOINT_SOURCE_DIR) / "assets";
+const std::string kOptimize = std::string(ADJOINT_BINARY_DIR) + "/app/adjoint-optimize";
+const std::string kRender = std::string(ADJOINT_BINARY_DIR) + "/app/adjoint-render";
+
+struct Result {
+    int code = -1;
+    std::string err;
+};
+
+// Runs a program (no shell) to its end, capturing stderr; 128 + signal when it was killed (an abort: 134).
+Result run(const std::string& program, const std::vector<std::string>& args) {
+    TempDir tmp;
+    const fs::path err_file = tmp / "stderr.txt";
+    const pid_t pid = fork();
+    if (pid == 0) {
+        FILE* f = std::fopen(err_file.c_str(), "w");
+        dup2(fileno(f), 2);
+        std::vector<char*> argv{const_cast<char*>(program.c_str())};
+        for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(program.c_str(), argv.data());
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    std::ifstream in(err_file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), ss.str()};
+}
+
+// A small scene that loads: a sphere, one light, a two-iteration optimize block.
+std::string small_scene(const std::string& camera_extra = "") {
+    return R"({"format": 1,
+      "camera": { "eye": [0, 0.8, 4.2], "target": [0, 0, 0], "resolution": [16, 16])" + camera_extra + R"( },
+      "materials": { "skin": { "albedo": [0.5, 0.5, 0.5] } },
+      "meshes": [ { "name": "ball", "file": ")" + (kAssets / "meshes" / "uv_sphere.obj").string() + R"(", "material": "skin" } ],
+      "lights": [ { "name": "key", "type": "point", "position": [2, 3, 3], "intensity": 14 } ],
+      "optimize": { "parameters": { "lights.key.intensity": { "init": 10, "lr": 0.05 } }, "iterations": 2 } })";
+}
+
+void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+OptimizeOptions optimize(std::vector<const char*> args) {
+    args.insert(args.begin(), "adjoint-optimize");
+    return parse_optimize_args(int(args.size()), args.data());
+}
+RenderOptions render(std::vector<const char*> args) {
+    args.insert(args.begin(), "adjoint-render");
+    return parse_render_args(int(args.size()), args.data());
+}
+std::string usage_error(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const UsageError& e) {
+        return e.what();
+    }
+    ADD_FAILURE() << "expected a UsageError";
+    return "";
+}
+
+} // namespace
+
+TEST(CliNumbers, NumbersOutOfAnOptionsRangeAreRefusedNotWrapped) {
+    // 2^32 wrapped to 0 iterations and the run exited 0.
+    EXPECT_EQ(usage_error([] { optimize({"--scene", "s", "--out", "o", "--iters", "4294967296"}); }),
+              "--iters: must be in 0..1000000000, got 4294967296");
+    EXPECT_EQ(usage_error([] { optimize({"--scene", "s", "--out", "o", "--iters", "99999999999999999999"}); }),
+              "--iters: must be in 0..1000000000, got 99999999999999999999");
+    EXPECT_EQ(usage_error([] { optimize({"--scene", "s", "--out", "o", "--iters", "-99999999999999999999"}); }),
+              "--iters: must be >= 0, got -99999999999999999999");
+    EXPECT_EQ(usage_error([] { optimize({"--scene", "s", "--out", "o", "--save-every", "4294967297"}); }),
+              "--save-every: must be in 1..1000000000, got 4294967297");
+    EXPECT_EQ(usage_error([] { optimize({"--scene", "s", "--out", "o", "--seed", "18446744073709551616"}); }),
+              "--seed: 18446744073709551616 is out of range (at most 18446744073709551615)");
+    // --view said "must be >= 0" for a number above its range.
+    EXPECT_EQ(usage_error([] { render({"--scene", "s", "--out", "o", "--view", "2147483648"}); }),
+              "--view: must be in 0..2147483647, got 2147483648");
+    EXPECT_EQ(usage_error([] { render({"--scene", "s", "--out", "o", "--view", "-1"}); }), "--view: must be >= 0, got -1");
+    // The largest values in range are taken as they are.
+    EXPECT_EQ(optimize({"--scene", "s", "--out", "o", "--iters", "1000000000"}).iters, 1'000'000'000);
+    EXPECT_EQ(render({"--scene", "s", "--out", "o", "--view", "2147483647"}).view, 2147483647);
+}
+
+TEST(CliExceptions, AnExceptionNothingHandledIsOneClearLineNotAnAbort) {
+    const auto ending = [](auto thrown) {
+        std::ostringstream err;
+        int code = -1;
+        try {
+            throw thrown;
+        } catch (...) {
+            code = report_current_exception(err);
+        }
+        return std::pair{code, err.str()};
+    };
+    EXPECT_EQ(ending(std::bad_alloc()), (std::pair{exit_failure, std::string("adjoint: error: out of memory\n")}));
+    EXPECT_EQ(ending(std::runtime_error("the disk caught fire")),
+              (std::pair{exit_failure, std::string("adjoint: error: the disk caught fire\n")}));
+    EXPECT_EQ(ending(Error("a device failure")), (std::pair{exit_failure, std::string("adjoint: error: a device failure\n")}));
+    EXPECT_EQ(ending(SceneError("s.json", "camera", "bad")), (std::pair{exit_bad_input, std::string("adjoint: error: s.json: camera: bad\n")}));
+    EXPECT_EQ(ending(UsageError("--x: no", "usage\n")), (std::pair{exit_bad_input, std::string("adjoint: error: --x: no\nusage\n")}));
+    EXPECT_EQ(ending(42).first, exit_failure);
+}
+
+TEST(CliPrograms, HostileSceneJsonExitsTwoNotAbort) {
+    TempDir tmp;
+    write(tmp / "huge.json", small_scene(", \"fov_y\": 1e400"));
+    write(tmp / "deep.json", std::string(100'000, '[') + std::string(100'000, ']'));
+    for (const std::string& program : {kOptimize, kRender}) {
+        const std::vector<std::string> out = {"--out", (tmp / (program == kRender ? "o.png" : "o")).string()};
+        std::vector<std::string> args = {"--scene", (tmp / "huge.json").string()};
+        args.insert(args.end(), out.begin(), out.end());
+        Result r = run(program, args);
+        EXPECT_EQ(r.code, 2) << r.err;   // was 134 (SIGABRT)
+        EXPECT_EQ(r.err, "adjoint: error: " + (tmp / "huge.json").string() +
+                             ": camera.fov_y: the number 1e400 is beyond the range of a double\n");
+        args[1] = (tmp / "deep.json").string();
+        r = run(program, args);
+        EXPECT_EQ(r.code, 2) << r.err;
+        EXPECT_NE(r.err.find(": nested deeper than 256 levels of objects and arrays\n"), std::string::npos) << r.err;
+        EXPECT_FALSE(fs::exists(tmp / "o") || fs::exists(tmp / "o.png"));
+    }
+}
+
+TEST(CliPrograms, RenderExitsTwoWhenItCannotWriteItsOutput) {
+    TempDir tmp;
+    write(tmp / "s.json", small_scene());
+    fs::create_directories(tmp / "folder.png");
+    const auto render_to = [&](const fs::path& out) {
+        return run(kRender, {"--scene", (tmp / "s.json").string(), "--out", out.string()});
+    };
+    Result r = render_to(tmp / "missing" / "x.png");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "adjoint: error: --out: cannot write " + (tmp / "missing" / "x.png").string() +
+                         ": No such file or directory\n");
+    r = render_to(tmp / "folder.png");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "adjoint: error: --out: cannot write " + (tmp / "folder.png").string() + ": it is a folder\n");
+    ASSERT_EQ(::mkfifo((tmp / "fifo.png").c_str(), 0600), 0);
+    r = render_to(tmp / "fifo.png");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "adjoint: error: --out: cannot write " + (tmp / "fifo.png").string() + ": it is not a regular file\n");
+    fs::create_directories(tmp / "readonly");
+    fs::permissions(tmp / "readonly", fs::perms::owner_read | fs::perms::owner_exec);
+    if (::geteuid() != 0) {   // root writes into a read-only folder anyway
+        r = render_to(tmp / "readonly" / "x.png");
+        EXPECT_EQ(r.code, 2) << r.err;
+        EXPECT_EQ(r.err, "adjoint: error: --out: cannot write " + (tmp / "readonly" / "x.png").string() +
+                             ": Permission denied\n");
+    }
+    EXPECT_TRUE(fs::is_empty(tmp / "readonly"));
+    EXPECT_TRUE(fs::is_empty(tmp / "folder.png"));
+    // A writable output still renders.
+    r = render_to(tmp / "ok.png");
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(fs::is_regular_file(tmp / "ok.png"));
+}
+
+} // namespace adjoint::app::test
