@@ -216,7 +216,7 @@ TextureStorage::TextureStorage(Device device, uint32_t channels, std::vector<Tex
         if (d.width == 0 || d.height == 0)
             fail("create_texture: ", kind_, descs_.size() > 1 ? " texture " + std::to_string(i) : std::string(),
                  " of ", d.width, " x ", d.height, " texels; width and height must be at least 1");
-        if (uint32_t(d.options.wrap) > uint32_t(TextureWrap::Mirror))
+        if (uint32_t(d.options.wrap) > uint32_t(TextureWrap::RepeatClamp))
             fail("create_texture: ", kind_, " with an unknown wrap mode ", uint32_t(d.options.wrap));
         std::vector<TextureLevel> chain;
         uint32_t w = d.width, h = d.height;

@@ -91,7 +91,7 @@ TEST_F(TextureGradients, UvGradientsMatchFiniteDifferencesForEachWrapMode) {
         if (away_from_kinks(r[i], r[i + 1], W, H, 3, 0.08f)) uvs.push_back(float2(r[i], r[i + 1]));
     ASSERT_EQ(uvs.size(), 48u);
     const uint32_t N = uint32_t(uvs.size());
-    for (TextureWrap wrap : {TextureWrap::Repeat, TextureWrap::Clamp, TextureWrap::Mirror}) {
+    for (TextureWrap wrap : {TextureWrap::Repeat, TextureWrap::Clamp, TextureWrap::Mirror, TextureWrap::RepeatClamp}) {
         auto tex = device.create_texture<float2>(W, H, {.wrap = wrap});
         auto texels = random_floats(W * H * 2, 0, 1, 44);
         stream << tex.copy_from(texels.data()) << tex.build_mips() << synchronize();

@@ -59,7 +59,10 @@ std::vector<float> run_queries(Device& device, Stream& stream, const Texture2D<T
 }
 
 const char* name(TextureWrap w) {
-    return w == TextureWrap::Repeat ? "repeat" : w == TextureWrap::Clamp ? "clamp" : "mirror";
+    return w == TextureWrap::Repeat ? "repeat"
+           : w == TextureWrap::Clamp ? "clamp"
+           : w == TextureWrap::Mirror ? "mirror"
+                                      : "repeat-clamp";
 }
 
 } // namespace
@@ -88,7 +91,7 @@ TEST_F(Textures, BilinearMatchesTheReferenceForEachWrapMode) {
     auto r = random_floats(200, -3, 4, 7);
     for (size_t i = 0; i < r.size(); i += 2) q.push_back(float4(r[i], r[i + 1], 0, 0));
 
-    for (TextureWrap wrap : {TextureWrap::Repeat, TextureWrap::Clamp, TextureWrap::Mirror}) {
+    for (TextureWrap wrap : {TextureWrap::Repeat, TextureWrap::Clamp, TextureWrap::Mirror, TextureWrap::RepeatClamp}) {
         auto [tex, ref] = make<float3>(W, H, {.wrap = wrap, .mipmaps = false}, 11);
         auto got = run_queries(device, stream, tex, Query::Sample, q);
         for (size_t i = 0; i < q.size(); ++i)
@@ -110,7 +113,8 @@ TEST_F(Textures, WrapModesDifferWhereTheyShould) {
     std::vector<float4> q{float4(1.0f, 0.5f, 0, 0), float4(-0.125f, 0.5f, 0, 0), float4(1.25f, 0.5f, 0, 0)};
     std::map<TextureWrap, std::vector<float>> want{{TextureWrap::Repeat, {1.5f, 3.0f, 0.5f}},
                                                    {TextureWrap::Clamp, {3.0f, 0.0f, 3.0f}},
-                                                   {TextureWrap::Mirror, {3.0f, 0.0f, 2.5f}}};
+                                                   {TextureWrap::Mirror, {3.0f, 0.0f, 2.5f}},
+                                                   {TextureWrap::RepeatClamp, {1.5f, 3.0f, 0.5f}}};
     for (auto& [wrap, values] : want) {
         auto tex = device.create_texture<float>(4, 1, {.wrap = wrap});
         stream << tex.copy_from(ramp.data()) << synchronize();
@@ -119,7 +123,7 @@ TEST_F(Textures, WrapModesDifferWhereTheyShould) {
 }
 
 TEST_F(Textures, ReadWrapsIntegerCoordinates) {
-    for (TextureWrap wrap : {TextureWrap::Repeat, TextureWrap::Clamp, TextureWrap::Mirror}) {
+    for (TextureWrap wrap : {TextureWrap::Repeat, TextureWrap::Clamp, TextureWrap::Mirror, TextureWrap::RepeatClamp}) {
         auto [tex, ref] = make<float2>(4, 3, {.wrap = wrap}, 12);
         Kernel1D k = [](TextureFloat2 t, BufferInt xs, BufferUInt ys, BufferFloat out) noexcept {
             auto i = dispatch_id().x;

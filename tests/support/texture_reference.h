@@ -49,12 +49,15 @@ struct HostTexture {
             long m = mod(x, 2 * n);
             return m < n ? m : 2 * n - 1 - m;
         }
+        case TextureWrap::RepeatClamp: break;   // per axis: see texel()
         }
         return 0;
     }
 
     double texel(uint32_t l, long x, long y, uint32_t k) const {
-        long xx = wrap_coord(x, w[l], wrap), yy = wrap_coord(y, h[l], wrap);
+        const bool per_axis = wrap == TextureWrap::RepeatClamp;
+        long xx = wrap_coord(x, w[l], per_axis ? TextureWrap::Repeat : wrap);
+        long yy = wrap_coord(y, h[l], per_axis ? TextureWrap::Clamp : wrap);
         return levels[l][(size_t(yy) * w[l] + size_t(xx)) * channels + k];
     }
 

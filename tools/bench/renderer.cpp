@@ -149,9 +149,15 @@ json one_case(Env& env, const std::string& label, const std::string& mesh, int r
     return j;
 }
 
-// The same torus under a point light, a sun and an ambient light, its material phong or pbr with every value
-// free: the cost of the material model per iteration, side by side in one run.
-json material_case(Env& env, const std::string& model) {
+constexpr const char* kThreeLights = R"([ { "name": "key", "type": "point", "position": [2, 3, 3], "intensity": 14 },
+                  { "name": "sun", "type": "directional", "direction": [0.5, -1, -0.5], "intensity": 1 },
+                  { "name": "fill", "type": "ambient", "intensity": 0.25 } ])";
+
+// The same torus under `lights` (by default a point light, a sun and an ambient light), its material phong or
+// pbr with every value free (and `extra` parameters): the cost of the material model and of the lights per
+// iteration, side by side in one run.
+json material_case(Env& env, const std::string& model, const std::string& lights = kThreeLights,
+                   const std::string& extra = "") {
     const fs::path assets = fs::path(ADJOINT_SOURCE_DIR) / "assets";
     const bool pbr = model == "pbr";
     const std::string material = pbr ? R"({"model": "pbr", "base_color": [0.8, 0.4, 0.2], "metallic": 0.6, "roughness": 0.4})"
@@ -164,10 +170,8 @@ json material_case(Env& env, const std::string& model) {
       "camera": { "eye": [0, 0.8, 4.2], "target": [0, 0, 0], "fov_y": 38, "resolution": [256, 256] },
       "materials": { "m": )" + material + R"( },
       "meshes": [ { "name": "m", "file": ")" + (assets / "meshes" / "torus_knot.obj").string() + R"(", "material": "m" } ],
-      "lights": [ { "name": "key", "type": "point", "position": [2, 3, 3], "intensity": 14 },
-                  { "name": "sun", "type": "directional", "direction": [0.5, -1, -0.5], "intensity": 1 },
-                  { "name": "fill", "type": "ambient", "intensity": 0.25 } ],
-      "optimize": { "parameters": { )" + free + R"( }, "iterations": 1000000 } })";
+      "lights": )" + lights + R"(,
+      "optimize": { "parameters": { )" + free + extra + R"( }, "iterations": 1000000 } })";
     auto scene = app::load_scene_from_string(text, assets, model + ".json");
     Device& device = env.device();
     Reps reps = env.reps({3, 20}, {1, 3});
@@ -197,6 +201,31 @@ json bench_renderer(Env& env) {
         {"pbr_over_phong_iteration", pbr["iteration"]["median_ms"].get<double>() / phong["iteration"]["median_ms"].get<double>()},
         {"check_pbr_backward", env.target("renderer", "pbr: (iteration - forward) / forward",
                                           pbr["backward_and_adam_over_forward"].get<double>(), "<=", 3.0, "ratio")}};
+    {
+        const std::string sky = (assets / "environments" / "courtyard.exr").string();
+        const std::string environment = R"([ { "name": "sky", "type": "environment", "file": ")" + sky + R"(" } ])";
+        json ambient = material_case(env, "pbr", R"([ { "name": "sky", "type": "ambient" } ])");
+        json lit = material_case(env, "pbr", environment);
+        json map_free = material_case(env, "pbr", environment,
+                                      R"(, "lights.sky.texture": {"init": [0.5, 0.5, 0.5], "resolution": [64, 32]})");
+        const double pixels = 256.0 * 256.0;
+        out["environment_5k_256"] = {
+            {"what", "the same torus, pbr with its values free, lit by one light from every direction: a flat ambient "
+                     "light, the courtyard HDR map (1024x512; prefiltered once), and a 64x32 map that is itself free "
+                     "(prefiltered, and its prefiltering differentiated, every iteration)"},
+            {"pbr_ambient", ambient},
+            {"pbr_environment", lit},
+            {"pbr_environment_map_free", map_free},
+            {"pbr_environment_over_phong_iteration",
+             lit["iteration"]["median_ms"].get<double>() / phong["iteration"]["median_ms"].get<double>()},
+            {"environment_forward_ns_per_pixel",
+             (lit["forward"]["median_ms"].get<double>() - ambient["forward"]["median_ms"].get<double>()) * 1e6 / pixels},
+            {"environment_iteration_ns_per_pixel",
+             (lit["iteration"]["median_ms"].get<double>() - ambient["iteration"]["median_ms"].get<double>()) * 1e6 / pixels},
+            {"check_environment_backward",
+             env.target("renderer", "pbr + environment: (iteration - forward) / forward",
+                        lit["backward_and_adam_over_forward"].get<double>(), "<=", 3.0, "ratio")}};
+    }
     if (!env.quick()) {
         char dir_template[] = "/tmp/adjoint-bench-mesh-XXXXXX";
         fs::path dir = mkdtemp(dir_template);

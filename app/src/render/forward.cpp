@@ -1,10 +1,13 @@
 // Forward rendering: mip chains and shading (no gradients).
 #include "forward.h"
 
+#include "environment_stage.h"
+
 namespace adjoint::app {
 
 struct ForwardRenderer::Kernels {
     Shader<2> shade;
+    EnvironmentStage environment;
 };
 
 ForwardRenderer::ForwardRenderer(Device& device, const SceneData& scene) {
@@ -23,7 +26,8 @@ ForwardRenderer::ForwardRenderer(Device& device, const SceneData& scene) {
         };
         image.write(at, make_float4(c, 1.0f));
     };
-    k_ = std::make_unique<Kernels>(Kernels{device.compile(shade_kernel, {.name = "shade_forward"})});
+    k_ = std::make_unique<Kernels>(
+        Kernels{device.compile(shade_kernel, {.name = "shade_forward"}), EnvironmentStage(device, scene)});
 }
 
 ForwardRenderer::~ForwardRenderer() = default;
@@ -32,9 +36,11 @@ void ForwardRenderer::build_mips(Stream& stream, const SceneData& scene, const B
     constexpr ParameterKind texture = ParameterKind::material_texture;
     for (uint32_t t = 0; t < scene.layout.elements(texture); ++t)
         stream << scene.textures.build_mips_from(t, params, scene.layout.at(texture, t));
+    k_->environment.forward(stream, scene);
 }
 
 void ForwardRenderer::backward_mips(Stream& stream, const SceneData& scene, const Buffer<float>& grad) {
+    k_->environment.backward(stream, scene);   // before the map's own mip chain carries it to level 0
     constexpr ParameterKind texture = ParameterKind::material_texture;
     for (uint32_t t = 0; t < scene.layout.elements(texture); ++t)
         stream << scene.textures.backward_mips_to(t, grad, scene.layout.at(texture, t));

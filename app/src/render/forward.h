@@ -12,9 +12,11 @@ class ForwardRenderer {
 public:
     ForwardRenderer(Device& device, const SceneData& scene);
     ~ForwardRenderer();
-    // Copies every texture's level 0 from `params` into the scene's texture set and rebuilds the mip chains.
+    // Copies every texture's level 0 from `params` into the scene's texture set and rebuilds the mip chains,
+    // then an environment map's prefiltered maps.
     void build_mips(Stream& stream, const SceneData& scene, const Buffer<float>& params);
-    // The reverse: every texture's gradient down its mip chain to level 0 and into `grad` at its slot.
+    // The reverse: the prefiltered maps' gradients into their environment map's, then every texture's gradient
+    // down its mip chain to level 0 and into `grad` at its slot.
     void backward_mips(Stream& stream, const SceneData& scene, const Buffer<float>& grad);
     // Shades one view's surfaces into `image` (width * height float4, alpha 1).
     void shade(Stream& stream, const SceneData& scene, uint32_t view, const Buffer<gpu::Surface>& surfaces,

@@ -90,6 +90,7 @@ struct VertexInputs {
     const BufferFloat2& uvs;
     const BufferVar<uint3>& triangles;
     const BufferUInt& triangle_material;
+    bool tangents = true;  // compute the tangent frame (only a tangent-space texture reads it)
 };
 
 // The attributes of triangle `tri` (vertices t, world positions w) at perspective-correct barycentrics b.
@@ -114,7 +115,10 @@ Var<gpu::Surface> interpolate_surface(const VertexInputs<PB>& in, const DslCamer
     s.uv = uv0 * b.x + uv1 * b.y + uv2 * b.z;
     s.duv_dx = uv0 * (bx.x - bd.x) + uv1 * (bx.y - bd.y) + uv2 * (bx.z - bd.z);
     s.duv_dy = uv0 * (by.x - bd.x) + uv1 * (by.y - bd.y) + uv2 * (by.z - bd.z);
-    s.tangent = tangent_frame(w[0], w[1], w[2], uv0, uv1, uv2, s.normal);
+    if (in.tangents)
+        s.tangent = tangent_frame(w[0], w[1], w[2], uv0, uv1, uv2, s.normal);
+    else
+        s.tangent = make_float4(0.0f);
     s.material = in.triangle_material.read(tri);
     return s;
 }

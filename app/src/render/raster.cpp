@@ -184,7 +184,7 @@ auto interpolate_kernel() {
     return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt tri_in, BufferFloat2 bary_in,
                        BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
                        BufferVar<uint3> triangles, BufferUInt triangle_material, BufferVar<gpu::Surface> out,
-                       Float3 eye) noexcept {
+                       Float3 eye, UInt tangents) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt ti = tri_in.read(at);
@@ -213,8 +213,11 @@ auto interpolate_kernel() {
             Float2 c = uv_at(p);
             s.duv_dx = uv_at(p + make_float2(1.0f, 0.0f)) - c;
             s.duv_dy = uv_at(p + make_float2(0.0f, 1.0f)) - c;
-            s.tangent = tangent_frame(positions.read(t.x), positions.read(t.y), positions.read(t.z), uv0, uv1, uv2,
-                                      s.normal);
+            s.tangent = make_float4(0.0f);
+            $if (tangents != 0u) {
+                s.tangent = tangent_frame(positions.read(t.x), positions.read(t.y), positions.read(t.z), uv0, uv1,
+                                          uv2, s.normal);
+            };
             s.material = triangle_material.read(ti);
         };
         out.write(at, s);
@@ -280,7 +283,7 @@ GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const Vie
 void Rasterizer::interpolate(Stream& stream, const DeviceGeometry& g, const ViewCamera& view, const GBuffer& gb,
                              Buffer<gpu::Surface>& surfaces) {
     stream << k_->interpolate(gb.setups, gb.triangle, gb.bary, g.positions, g.normals, g.colors, g.uvs, g.triangles,
-                              g.triangle_material, surfaces, view.eye)
+                              g.triangle_material, surfaces, view.eye, g.tangents ? 1u : 0u)
                   .dispatch(view.width, view.height);
 }
 

@@ -25,6 +25,7 @@ struct DeviceGeometry {
     Buffer<uint3> triangles;
     Buffer<uint32_t> triangle_material;
     uint32_t vertex_count = 0, triangle_count = 0;
+    bool tangents = false;  // interpolation computes tangent frames (a material reads a normal texture)
 };
 
 // One view: the camera and the resolution. The camera is a host matrix, or (params set) the look-at camera

@@ -30,8 +30,14 @@ uint32_t slot_elements(const Scene& scene, const ParameterKindInfo& k) {
 
 ParamLayout make_layout(const Scene& scene) {
     ParamLayout l;
+    const std::vector<uint32_t>* texture_slots = nullptr;   // a texture has one slot, whichever kind names it
     for (const ParameterKindInfo& k : parameter_kinds()) {
         std::vector<uint32_t>& offsets = l.offsets[size_t(k.kind)];
+        if (k.slot == SlotSpace::textures && texture_slots) {
+            offsets = *texture_slots;
+            continue;
+        }
+        if (k.slot == SlotSpace::textures) texture_slots = &offsets;
         const uint32_t n = slot_elements(scene, k);
         offsets.assign(n, ParamLayout::kNoSlot);
         for (uint32_t e = 0; e < n; ++e) {
@@ -89,10 +95,30 @@ float3 transform_normal(const float3x3& m, float3 n) {
 SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
     SceneData d;
     d.layout = make_layout(scene);
+    // The scene's textures (environment maps wrap around in u and stop at the poles), then each environment
+    // map's prefiltered maps (plugins.h, "environment maps"), built from it by the environment stage.
     std::vector<TextureDesc> textures;
     for (const auto& tex : scene.textures) textures.push_back({tex.width, tex.height, {.wrap = TextureWrap::Repeat}});
+    for (const Light& light : scene.lights)
+        if (light.texture >= 0) {
+            textures[size_t(light.texture)].options.wrap = TextureWrap::RepeatClamp;
+            bool varies = false;
+            if (scene.optimize)
+                for (const Parameter& p : scene.optimize->parameters)
+                    varies |= p.kind == ParameterKind::light_texture && &scene.lights[p.target] == &light;
+            d.environments.push_back({uint32_t(light.texture), uint32_t(textures.size()), varies});
+            for (uint32_t width : environment_level_width)
+                textures.push_back({width, width / 2, {.wrap = TextureWrap::RepeatClamp, .mipmaps = false}});
+        }
+    // The split sum's table, when a light is a sky (its materials' sky() reads it).
+    for (const Light& light : scene.lights)
+        if (light_model(light.type).sky && d.shading.dfg == kNoTexture) {
+            d.shading.dfg = uint32_t(textures.size());
+            textures.push_back({kDfgSize, kDfgSize, {.wrap = TextureWrap::Clamp, .mipmaps = false}});
+        }
     if (textures.empty()) textures.push_back({1, 1});
     d.textures = device.create_texture_set<float3>(textures);
+    if (d.shading.dfg != kNoTexture) stream << d.textures.copy_from(d.shading.dfg, dfg_table().data());
     d.background = scene.background;
 
     std::vector<float3> pos, nrm, col;
@@ -140,7 +166,10 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
         mats.push_back({material_model_index(model), d.layout.at(ParameterKind::material_value, i), 0, 0, textures});
         if (std::find(d.shading.materials.begin(), d.shading.materials.end(), &model) == d.shading.materials.end())
             d.shading.materials.push_back(&model);
+        for (size_t t = 0; t < m.textures.size(); ++t)
+            if (m.textures[t] >= 0 && model.textures[t].tangent_space) d.shading.tangents = true;
     }
+    d.geometry.tangents = d.shading.tangents;
     d.materials = upload(device, stream, mats);
     // A light's vector (a point light's position, a directional light's direction, an sh light's coefficients):
     // the light parameter kind its type's key names.
@@ -152,10 +181,16 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
     for (const LightModel* model : light_models()) {
         LightGroup group{model, uint32_t(slots.size()), uint32_t(slots.size())};
         for (size_t i = 0; i < scene.lights.size(); ++i)
-            if (scene.lights[i].type == model->name)
-                slots.push_back({vector_slot(uint32_t(i)), d.layout.at(ParameterKind::light_color, uint32_t(i)),
-                                 d.layout.at(ParameterKind::light_intensity, uint32_t(i)),
-                                 uint32_t(std::max<size_t>(scene.lights[i].coefficients.size(), 1))});
+            if (scene.lights[i].type == model->name) {
+                const Light& light = scene.lights[i];
+                LightSlots s{vector_slot(uint32_t(i)), d.layout.at(ParameterKind::light_color, uint32_t(i)),
+                             d.layout.at(ParameterKind::light_intensity, uint32_t(i)),
+                             uint32_t(std::max<size_t>(light.coefficients.size(), 1)), kNoTexture, kNoTexture,
+                             slot_or_0(ParameterKind::light_rotation, uint32_t(i)), 0};
+                for (const SceneData::Environment& e : d.environments)
+                    if (light.texture >= 0 && e.map == uint32_t(light.texture)) s.texture = e.map, s.prefiltered = e.first;
+                slots.push_back(s);
+            }
         group.end = uint32_t(slots.size());
         if (group.end > group.begin) d.shading.lights.push_back(group);
     }

@@ -59,6 +59,13 @@ struct SceneData {
     // slot, layout.at(ParameterKind::material_texture, t); one 1x1 stand-in when the scene has none
     // (a kernel argument cannot be absent).
     TextureSet<float3> textures;
+    // An environment map: its texture and the first of its environment_levels prefiltered maps after the
+    // scene's textures in the set.
+    struct Environment {
+        uint32_t map, first;
+        bool varies;   // the map is a free parameter of the scene's optimization
+    };
+    std::vector<Environment> environments;
     ShadingPlan shading;                    // the material models used and the light buffer's runs of one type
     Buffer<LightSlots> lights;              // per light, ordered by type: where its values are
     std::vector<ViewCamera> views;

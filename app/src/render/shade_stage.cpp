@@ -23,7 +23,8 @@ auto forward_kernel(const ShadingPlan& groups) {
         Float4 c = make_float4(background, 0.0f);
         $if (tri != kNone) {
             DslCamera cam = camera_of(params, views.read(view));
-            VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs, triangles, triangle_material};
+            VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs,
+                triangles, triangle_material, groups.tangents};
             auto s = surface_at(vin, cam, tri, pix);
             ShadeInputs<BufferFloat> in{params, textures, materials, lights};
             c = make_float4(shade_surface(in, groups, s.load(), cam.eye), 1.0f);
@@ -49,7 +50,8 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
             $autodiff {
                 auto vr = views.read(view);
                 DslCamera cam = camera_free ? camera_of(params, vr) : camera_of(params_value, vr);
-                VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs, triangles, triangle_material};
+                VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs,
+                    triangles, triangle_material, groups.tangents};
                 auto s = surface_at(vin, cam, tri, pix);
                 ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights};
                 adjoint::backward(dot(shade_surface(in, groups, s.load(), cam.eye), g));

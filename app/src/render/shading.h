@@ -26,6 +26,8 @@ struct LightGroup {
 struct ShadingPlan {
     std::vector<const MaterialModel*> materials;
     std::vector<LightGroup> lights;
+    bool tangents = false;   // a material has a tangent-space texture: surfaces carry tangent frames
+    uint32_t dfg = kNoTexture;   // the split sum's table (dfg_table) in the texture set, when a light is a sky
 };
 
 // A group of up to this many lights is unrolled; a larger one is a loop over the light buffer (which keeps
@@ -78,17 +80,24 @@ MaterialReads material_reads(const ShadeInputs<P>& in, const MaterialModel& mode
 
 // The colour of a surface point of one material model seen from eye.
 template <typename P>
-Float3 shade_model(const ShadeInputs<P>& in, const MaterialModel& model, const std::vector<LightGroup>& lights,
+Float3 shade_model(const ShadeInputs<P>& in, const MaterialModel& model, const ShadingPlan& plan,
                    const Expr<gpu::Material>& mat, const Expr<gpu::Surface>& s, const Float3& eye) {
     const MaterialPoint m = model.evaluate(material_reads(in, model, mat, s));
     Float3 v = normalize(eye - s.position);
-    const ParamReads reads{[&in](const UInt& at) -> Float { return in.params.read(at); }};
+    const ParamReads reads{[&in](const UInt& at) -> Float { return in.params.read(at); },
+                           [&in](const UInt& texture, const Float2& uv, const Float& lod) -> Float3 {
+                               return in.textures.texture(texture).sample_level(uv, lod);
+                           }};
     Float3 color = model.emitted(m);
-    for (const LightGroup& g : lights) {
+    for (const LightGroup& g : plan.lights) {
         auto add = [&](const UInt& i) {
-            if (g.model->sky)
-                color = color + model.sky(m, m.normal, v, g.model->sky(reads, in.lights.read(i)));
-            else
+            if (g.model->sky) {
+                SkyLight sky = g.model->sky(reads, in.lights.read(i));
+                sky.dfg = [&in, &plan](const Float& nv, const Float& roughness) -> Float3 {
+                    return in.textures.texture(plan.dfg).sample(make_float2(nv, roughness));
+                };
+                color = color + model.sky(m, m.normal, v, sky);
+            } else
                 color = color + model.direct(m, m.normal, v, g.model->incoming(reads, in.lights.read(i), s.position));
         };
         if (g.end - g.begin <= kUnrolledLights) {
@@ -105,10 +114,10 @@ template <typename P>
 Float3 shade_surface(const ShadeInputs<P>& in, const ShadingPlan& plan, const Expr<gpu::Surface>& s,
                      const Float3& eye) {
     auto mat = in.materials.read(s.material);
-    if (plan.materials.size() == 1) return shade_model(in, *plan.materials[0], plan.lights, mat, s, eye);
+    if (plan.materials.size() == 1) return shade_model(in, *plan.materials[0], plan, mat, s, eye);
     Float3 color = make_float3(0.0f);
     for (const MaterialModel* model : plan.materials) {
-        $if (mat.model == material_model_index(*model)) { color = shade_model(in, *model, plan.lights, mat, s, eye); };
+        $if (mat.model == material_model_index(*model)) { color = shade_model(in, *model, plan, mat, s, eye); };
     }
     return color;
 }

@@ -42,7 +42,8 @@ auto forward_kernel(const ShadingPlan& groups) {
         auto vr = views.read(view);
         SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
         DslCamera cam = camera_of(params, vr);
-        VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs, triangles, triangle_material};
+        VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs,
+            triangles, triangle_material, groups.tangents};
         ShadeInputs<BufferFloat> in{params, textures, materials, lights};
         Float m = soft_max_log_weight(vin, cam, st, tile, pix);
         out.write(at, soft_pixel(vin, in, groups, cam, st, tile, pix, m, background));
@@ -70,7 +71,8 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
             auto vr = views.read(view);
             SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
             DslCamera plain_cam = camera_of(params_value, vr);
-            VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs, triangles, triangle_material};
+            VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs,
+                triangles, triangle_material, groups.tangents};
             Float m = soft_max_log_weight(vin, plain_cam, st, tile, pix);   // plain reads: outside $autodiff
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;

@@ -3,6 +3,7 @@
 #include <adjoint/app/parameter_kinds.h>
 #include <adjoint/app/plugins.h>
 
+#include "io/hdr_image.h"
 #include "scene/loading.h"
 
 #include <cmath>
@@ -78,6 +79,19 @@ std::string light_with(const Scene& s, uint32_t t, uint32_t) {
            (plural ? "" : "a ") + Key;
 }
 constexpr char kPosition[] = "position", kDirection[] = "direction", kCoefficients[] = "coefficients";
+std::string environment_light(const Scene& s, uint32_t t, uint32_t) {
+    const Light& l = s.lights[t];
+    if (l.type == "environment") return {};
+    return "light " + l.name + " is " + light_type_name(l.type) + "; only environment lights have a rotation";
+}
+std::string environment_map(const Scene& s, uint32_t t, uint32_t property) {
+    const Light& l = s.lights[t];
+    if (l.type != "environment")
+        return "light " + l.name + " is " + light_type_name(l.type) + "; only environment lights have a texture";
+    if (l.texture < 0 && property != kWholeElement)
+        return "light " + l.name + " is a uniform sky (`color`); give it a map (`file`) to optimize its texture";
+    return {};
+}
 std::string colored_mesh(const Scene& s, uint32_t t, uint32_t) {
     if (s.meshes[t].vertex_colors) return {};
     return "mesh " + s.meshes[t].name + " does not set \"vertex_colors\": true";
@@ -94,6 +108,7 @@ uint32_t texture_of(const Scene& s, uint32_t material, uint32_t texture) {
     return uint32_t(s.materials[material].textures[texture]);
 }
 uint32_t first_view(const Scene&, uint32_t, uint32_t) { return 0; }
+uint32_t light_map(const Scene& s, uint32_t light, uint32_t) { return uint32_t(s.lights[light].texture); }
 
 template <size_t N>
 size_t floats(const Scene&, uint32_t) { return N; }
@@ -117,6 +132,7 @@ constexpr auto light_coefficients = [](auto& s, uint32_t i) -> auto& { return s.
 constexpr auto light_direction = [](auto& s, uint32_t i) -> auto& { return s.lights[i].direction; };
 constexpr auto light_color = [](auto& s, uint32_t i) -> auto& { return s.lights[i].color; };
 constexpr auto intensity = [](auto& s, uint32_t i) -> auto& { return s.lights[i].intensity; };
+constexpr auto light_rotation = [](auto& s, uint32_t i) -> auto& { return s.lights[i].rotation; };
 constexpr auto translation = [](auto& s, uint32_t i) -> auto& { return s.meshes[i].transform.translation; };
 constexpr auto scale = [](auto& s, uint32_t i) -> auto& { return s.meshes[i].transform.scale; };
 constexpr auto obj_positions = [](auto& s, uint32_t i) -> auto& { return s.meshes[i].obj_positions; };
@@ -182,13 +198,18 @@ void write_material(Scene& s, const Parameter& p, std::span<const float> v) {
     std::copy(v.begin(), v.end(), s.materials[p.target].values.begin() + p.offset);
 }
 
-// A texture of the parameter's resolution replaces the material's (alpha 1).
-void write_texture(Scene& s, const Parameter& p, std::span<const float> v) {
-    LinearImage& t = s.textures[texture_of(s, p.target, p.property)];
+// A texture of the parameter's resolution replaces the material's or the light's (alpha 1).
+void write_image(LinearImage& t, const Parameter& p, std::span<const float> v) {
     t.width = p.texture_width;
     t.height = p.texture_height;
     t.texels.resize(size_t(t.width) * t.height);
     for (size_t i = 0; i < t.texels.size(); ++i) t.texels[i] = float4(v[3 * i], v[3 * i + 1], v[3 * i + 2], 1.0f);
+}
+void write_texture(Scene& s, const Parameter& p, std::span<const float> v) {
+    write_image(s.textures[texture_of(s, p.target, p.property)], p, v);
+}
+void write_light_map(Scene& s, const Parameter& p, std::span<const float> v) {
+    write_image(s.textures[light_map(s, p.target, 0)], p, v);
 }
 
 const char* any_value(std::span<const float>) { return nullptr; }
@@ -226,6 +247,7 @@ Init init_material_value(const JsonValue& init, const InitContext& context, Para
 Init init_nonnegative(const JsonValue& init, const InitContext&, Parameter&) {
     return {init.number_at_least(0, "a number >= 0")};
 }
+Init init_number(const JsonValue& init, const InitContext&, Parameter&) { return {init.number()}; }
 Init init_fov(const JsonValue& init, const InitContext&, Parameter&) {
     const float fov = init.number_above(0, "a number of degrees in (0, 180)");
     if (!(fov < 180)) init.fail("expected a number of degrees in (0, 180)");
@@ -287,6 +309,42 @@ Init init_texture(const JsonValue& init, const InitContext& context, Parameter& 
     for (size_t i = 0; i < p.size / 3; ++i) push3(out, fill);
     return out;
 }
+// An environment map: an RGB fill at the parameter's resolution, or an image of linear radiance (EXR, .hdr,
+// PNG/JPEG) at its own; 2:1 either way.
+Init init_light_map(const JsonValue& init, const InitContext& context, Parameter& p) {
+    Init out;
+    if (init.json().is_string()) {
+        const std::string file = init.nonempty_string();
+        Image image;
+        try {
+            image = read_hdr_image(context.base_dir / file, max_resolution);
+        } catch (const std::exception& e) {
+            init.fail(e.what());
+        }
+        if (context.resolution_given && (uint32_t(image.width) != p.texture_width ||
+                                         uint32_t(image.height) != p.texture_height))
+            init.fail(file + " is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                      ", but resolution is [" + std::to_string(p.texture_width) + ", " +
+                      std::to_string(p.texture_height) + "]");
+        p.texture_width = uint32_t(image.width);
+        p.texture_height = uint32_t(image.height);
+        p.size = size_t(image.width) * image.height * 3;
+        out.reserve(p.size);
+        for (size_t i = 0; i < size_t(image.width) * image.height; ++i) {
+            const float* px = &image.pixels[i * size_t(image.channels)];
+            push3(out, float3(px[0], px[image.channels > 1 ? 1 : 0], px[image.channels > 2 ? 2 : 0]));
+        }
+    } else {
+        if (!init.json().is_array()) init.fail("expected an RGB fill [r, g, b] or an image file");
+        const float3 fill = init.color();
+        out.reserve(p.size);
+        for (size_t i = 0; i < p.size / 3; ++i) push3(out, fill);
+    }
+    if (p.texture_width != 2 * p.texture_height)
+        init.fail("an environment map is equirectangular: its width must be twice its height, not " +
+                  std::to_string(p.texture_width) + "x" + std::to_string(p.texture_height));
+    return out;
+}
 
 using C = ParameterCollection;
 using K = ParameterKind;
@@ -312,6 +370,12 @@ constexpr ParameterKindInfo table[] = {
     {K::light_coefficients, C::lights, "coefficients", false, -inf, inf, P::direction, M::relative_l2, "linear RGB",
      S::value, Slot::targets, light_with<kCoefficients>, itself, coefficients_size, read_list<light_coefficients>,
      write_list<light_coefficients>, any_value, init_coefficients},
+    {K::light_rotation, C::lights, "rotation", false, -inf, inf, P::direction, M::relative_l2, "degrees",
+     S::value, Slot::targets, environment_light, itself, floats<1>, read<light_rotation>, write<light_rotation>,
+     any_value, init_number},
+    {K::light_texture, C::lights, "texture", false, 0, inf, P::per_element, M::relative_l2, "linear RGB",
+     S::texture, Slot::textures, environment_map, light_map, texture_size, read_texture, write_light_map,
+     any_value, init_light_map},
     {K::light_color, C::lights, "color", false, 0, inf, P::direction, M::relative_l2, "linear RGB", S::value,
      Slot::targets, everywhere, itself, floats<3>, read<light_color>, write<light_color>, any_value, init_color},
     {K::light_intensity, C::lights, "intensity", false, 0, inf, P::direction, M::relative_l2, "intensity", S::value,

@@ -148,7 +148,7 @@ std::string choose_plugin(const JsonValue& value, std::span<const Model* const> 
     return std::string(names[value.choice(names)]);
 }
 
-void read_lights(const JsonValue& value, Scene& scene) {
+void read_lights(const JsonValue& value, const std::filesystem::path& base_dir, Scene& scene) {
     if (!value.json().is_array()) value.fail("expected a list of lights");
     for (size_t i = 0; i < value.array_size(); ++i) {
         const JsonValue entry = value[i];
@@ -163,7 +163,7 @@ void read_lights(const JsonValue& value, Scene& scene) {
         const JsonValue name = entry.require("name");
         light.name = name.nonempty_string();
         if (scene.find_light(light.name) >= 0) name.fail("another light is already named " + light.name);
-        model.read(entry, light);
+        model.read(entry, base_dir, scene, light);
         if (auto color = entry.get("color")) light.color = color->color();
         if (auto intensity = entry.get("intensity")) light.intensity = intensity->number_at_least(0, "a number >= 0");
         scene.lights.push_back(std::move(light));
@@ -318,7 +318,7 @@ Scene load_scene_from_string(std::string_view json_text, const std::filesystem::
     if (auto background = root.get("background")) scene.background = background->color();
     if (auto materials = root.get("materials")) read_materials(*materials, base_dir, scene);
     read_meshes(root.require("meshes"), base_dir, scene);
-    if (auto lights = root.get("lights")) read_lights(*lights, scene);
+    if (auto lights = root.get("lights")) read_lights(*lights, base_dir, scene);
     if (auto render = root.get("render")) scene.render = read_render(*render);
     if (auto optimize = root.get("optimize")) scene.optimize = read_optimize(*optimize, base_dir, scene);
     return scene;

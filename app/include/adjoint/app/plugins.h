@@ -7,14 +7,17 @@
 #include <adjoint/adjoint.h>
 
 #include <array>
+#include <filesystem>
 #include <functional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace adjoint::app {
 
 struct Light;
+struct Scene;
 namespace detail {
 class JsonValue;   // a located JSON value of the scene file (app/src/scene/json_value.h)
 }
@@ -23,6 +26,9 @@ class JsonValue;   // a located JSON value of the scene file (app/src/scene/json
 // whose reads scatter their adjoints inside $autodiff.
 struct ParamReads {
     std::function<Float(const UInt&)> read;
+    // Trilinear filtering of a texture of the scene's texture set (its index) at a level of detail: what an
+    // environment light reads of its map and of the maps prefiltered from it.
+    std::function<Float3(const UInt& texture, const Float2& uv, const Float& lod)> sample;
     Float3 read3(const UInt& at) const { return make_float3(read(at), read(at + 1u), read(at + 2u)); }
 };
 
@@ -30,9 +36,13 @@ struct ParamReads {
 // Where a light's values live in the parameter buffer (offsets in floats): its vector (a point light's
 // position, a directional light's direction of travel, an sh light's coefficients; unused by ambient
 // light), colour (3), intensity (1) and its count of vectors (an sh light's coefficients; 1 otherwise).
+// An environment light's map: its index in the texture set (kNoTexture for a uniform sky), the first of the
+// maps prefiltered from it (environment_levels), and its rotation's slot (1 float, degrees).
 struct LightSlots {
     uint32_t vector, color, intensity, count;
+    uint32_t texture, prefiltered, rotation, pad;
 };
+inline constexpr uint32_t kNoTexture = 0xFFFFFFFFu;
 
 // What a light delivers to a surface point: the unit direction towards the light and the radiance arriving
 // (colour times intensity times any fall-off).
@@ -49,19 +59,66 @@ struct SkyLight {
     // The radiance around the unit direction r, blurred by a GGX lobe of this roughness (the split sum's
     // first factor).
     std::function<Float3(const Float3& r, const Float& roughness)> specular;
+    // The split sum's second factor (A, B): the GGX lobe's directional albedo is F0·A + B (Schlick's
+    // Fresnel), as a function of n·v and the roughness; and the lean t of the direction to fetch the first
+    // factor along, normalize((1 − t)·n + t·r). The renderer fills it from a table it integrates (dfg_table),
+    // whatever the light.
+    std::function<Float3(const Float& nv, const Float& roughness)> dfg;
 };
+
+// GGX's peak grows as 1/α²: below this roughness a point light's highlight is narrower than a pixel and its
+// float value overflows the gradient; glTF's lobe (the pbr model) reads max(roughness, kMinRoughness) (the stored
+// value is left alone, and a fit can still reach 0: the gradient below it is zero).
+inline constexpr float kMinRoughness = 0.03f;
+
+// The table behind SkyLight::dfg: kDfgSize x kDfgSize texels (A, B, lean), n·v across (texel centres at
+// (i + 0.5) / kDfgSize), roughness down, for glTF's specular lobe (GGX, height-correlated Smith, roughness
+// floored at kMinRoughness), by importance sampling on the host (computed once).
+inline constexpr uint32_t kDfgSize = 32;
+const std::vector<float>& dfg_table();
 
 struct LightModel {
     std::string_view name;
     std::span<const std::string_view> keys;    // its own keys (every light has name, type, color, intensity)
     std::string_view vector_key;               // the key its vector comes from ("position"), or empty
-    // The loader: its own keys of `entry` into `light` (errors name the key).
-    void (*read)(const detail::JsonValue& entry, Light& light);
+    // The loader: its own keys of `entry` into `light` (errors name the key); files relative to base_dir,
+    // images it loads appended to the scene's textures.
+    void (*read)(const detail::JsonValue& entry, const std::filesystem::path& base_dir, Scene& scene, Light& light);
     // The shading of a light from one direction: what arrives at `position`; nullptr for a sky light.
     LightIncoming (*incoming)(const ParamReads& params, const Expr<LightSlots>& light, const Float3& position);
     // The shading of a light from every direction; nullptr for a light from one direction.
     SkyLight (*sky)(const ParamReads& params, const Expr<LightSlots>& light);
 };
+
+// ---- environment maps ---------------------------------------------------------------------------------------
+// An environment light's map is equirectangular (Y up): direction d looks up u = 0.5 + atan2(d.x, −d.z) / 2π,
+// v = acos(d.y) / π (row 0 the zenith). For the split sum, the renderer prefilters it every time the map
+// changes into one map per roughness of environment_roughness (the radiance around a direction weighted by a
+// GGX lobe of that roughness, normalised: a uniform sky stays uniform) and one of the cosine-weighted
+// irradiance / π, all equirectangular, from a copy of the map at most filter_source_width wide; roughness
+// between the levels blends the two around it, and below the first the map itself.
+inline constexpr std::array<float, 4> environment_roughness{0.25f, 0.5f, 0.75f, 1.0f};
+inline constexpr uint32_t environment_levels = uint32_t(environment_roughness.size()) + 1; // + irradiance
+// The width of each prefiltered map (its height is half), in environment_roughness order, then irradiance.
+inline constexpr std::array<uint32_t, environment_levels> environment_level_width{64, 32, 32, 32, 16};
+
+inline Float2 equirect_uv(const Float3& d) {
+    constexpr float inv_two_pi = 0.15915494309189535f, inv_pi = 0.3183098861837907f;
+    return make_float2(0.5f + atan2(d.x, -d.z) * inv_two_pi, acos(clamp(d.y, -1.0f, 1.0f)) * inv_pi);
+}
+inline Float3 equirect_direction(const Float2& uv) {
+    constexpr float pi = 3.14159265358979f;
+    Float phi = (uv.x - 0.5f) * (2.0f * pi), theta = uv.y * pi;
+    Float s = sin(theta);
+    return make_float3(s * sin(phi), cos(theta), -s * cos(phi));
+}
+// A direction in the world turned into the map's frame: the map is turned `degrees` about +Y (counter-clockwise
+// seen from above), so the world direction d sees the map at R(−degrees)·d.
+inline Float3 into_map_frame(const Float3& d, const Float& degrees) {
+    Float a = degrees * 0.017453292519943295f;
+    Float c = cos(a), s = sin(a);
+    return make_float3(c * d.x - s * d.z, d.y, s * d.x + c * d.z);
+}
 
 // ---- material models: `materials.<m>.model` ------------------------------------------------------------------
 // A property of a material model: a scene key and a parameter path segment (`materials.<m>.<name>`). A
@@ -83,6 +140,9 @@ struct MaterialTexture {
     std::string_view name;
     bool srgb = true;
     std::span<const std::string_view> replaces;   // the properties it stands in for (a file gives one or the other)
+    // Read in the surface's tangent frame (a normal texture): the renderer computes tangent frames only for
+    // scenes with a material that has such a texture.
+    bool tangent_space = false;
 };
 
 // What a model's evaluate() reads at a surface point: its properties from the parameter buffer and its
@@ -181,4 +241,4 @@ const OptimizerModel& optimizer_model(std::string_view name);
 
 } // namespace adjoint::app
 
-ADJOINT_STRUCT(adjoint::app::LightSlots, vector, color, intensity, count)
+ADJOINT_STRUCT(adjoint::app::LightSlots, vector, color, intensity, count, texture, prefiltered, rotation, pad)

@@ -189,12 +189,18 @@ void update_from_obj_positions(Mesh& mesh);
 // ---- lights -------------------------------------------------------------------------------------------
 struct Light {
     std::string name;      // parameter paths address it as lights.<name>.*
-    std::string type = "point"; // a light-type plug-in (adjoint/app/plugins.h): point, directional, ambient, sh
+    std::string type = "point"; // a light-type plug-in (adjoint/app/plugins.h): point, directional, ambient, sh,
+                                // environment
     float3 position{};     // point lights
     float3 direction{};    // directional lights: the unit direction the light travels
     std::vector<float3> coefficients; // sh lights: 4, 9 or 16 RGB spherical-harmonics coefficients
     float3 color{1, 1, 1}; // linear RGB
     float intensity = 1;   // point lights fall off with the inverse square of the distance
+    // Environment lights: the equirectangular map of linear radiance (a Scene::textures entry, −1 for a
+    // uniform sky of `color`), the file it came from, and its turn about +Y in degrees.
+    int32_t texture = -1;
+    std::string file;
+    float rotation = 0;
 };
 
 // ---- rendering ----------------------------------------------------------------------------------------
@@ -215,6 +221,8 @@ enum class ParameterKind : uint32_t {
     light_position,          // 3 (point lights)
     light_direction,         // 3 (directional lights)
     light_coefficients,      // 3 × 4, 9 or 16 (sh lights)
+    light_rotation,          // 1, degrees (environment lights)
+    light_texture,           // the environment map's texels: texture_width × texture_height × 3
     light_color,             // 3
     light_intensity,         // 1
     mesh_translation,        // 3

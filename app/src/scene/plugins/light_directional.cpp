@@ -10,7 +10,7 @@ constexpr std::string_view directional_keys[] = {"direction"};
 
 const LightModel light_directional{
     "directional", directional_keys, "direction",
-    [](const detail::JsonValue& entry, Light& light) {
+    [](const detail::JsonValue& entry, const std::filesystem::path&, Scene&, Light& light) {
         const detail::JsonValue direction = entry.require("direction");
         const float3 d = direction.vec3();
         if (detail::length(d) == 0) direction.fail("expected a non-zero direction");

@@ -10,7 +10,9 @@ constexpr std::string_view point_keys[] = {"position"};
 
 const LightModel light_point{
     "point", point_keys, "position",
-    [](const detail::JsonValue& entry, Light& light) { light.position = entry.require("position").vec3(); },
+    [](const detail::JsonValue& entry, const std::filesystem::path&, Scene&, Light& light) {
+        light.position = entry.require("position").vec3();
+    },
     [](const ParamReads& params, const Expr<LightSlots>& light, const Float3& position) -> LightIncoming {
         Float3 d = params.read3(light.vector) - position;
         Float dist2 = dot(d, d);

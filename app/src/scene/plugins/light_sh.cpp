@@ -40,7 +40,7 @@ Float3 expand(const ParamReads& params, const UInt& first, const UInt& count, co
     return sum;
 }
 
-void read(const detail::JsonValue& entry, Light& light) {
+void read(const detail::JsonValue& entry, const std::filesystem::path&, Scene&, Light& light) {
     const detail::JsonValue c = entry.require("coefficients");
     const char* shape = "expected 4, 9 or 16 coefficients [r, g, b] (bands 0-1, 0-2 or 0-3)";
     if (!c.json().is_array()) c.fail(shape);

@@ -8,10 +8,6 @@ namespace adjoint::app::plugins {
 namespace {
 
 constexpr float kPi = std::numbers::pi_v<float>;
-// GGX's peak grows as 1/α²: below this roughness a point light's highlight is narrower than a pixel and its
-// float value overflows the gradient; the shading reads max(roughness, kMinRoughness) (the stored value is
-// left alone, and a fit can still reach 0: the gradient below it is zero).
-constexpr float kMinRoughness = 0.03f;
 
 constexpr MaterialProperty pbr_properties[] = {
     {"base_color", 3, {1, 1, 1}, 0, 1e30f, 0, 1, "[r, g, b] of numbers >= 0", "linear RGB", true},
@@ -24,7 +20,7 @@ constexpr std::string_view metal_rough[] = {"metallic", "roughness"};
 // glTF's channels: G = roughness, B = metallic, both linear; a normal texture is tangent-space, linear.
 constexpr MaterialTexture pbr_textures[] = {{"base_color_texture", true, base_only},
                                             {"metallic_roughness_texture", false, metal_rough},
-                                            {"normal_texture", false, {}}};
+                                            {"normal_texture", false, {}, true}};
 
 // v[0] base colour, v[1] (metallic, roughness, 0), v[2] emissive.
 MaterialPoint evaluate(const MaterialReads& r) {
@@ -74,19 +70,30 @@ Float3 direct(const MaterialPoint& m, const Float3& n, const Float3& v, const Li
     return ite(ndl > 0.0f, f * nl * light.radiance, make_float3(0.0f));
 }
 
-// A sky, as the split sum: diffuse c_diff·E(n)/π; specular the sky's radiance around the mirror direction
-// blurred by the lobe, times (F0·A + B), with Karis's analytic fit of the split sum's (A, B) ("Physically
-// Based Shading on Mobile", 2014: within a few percent of the integral).
+// A sky, as the split sum with multiple scattering (Fdez-Agüera, "A Multiple-Scattering Microfacet Model
+// for Real-Time Image-based Lighting", JCGT 2019): single scattering is the sky's radiance around the lobe's
+// direction blurred by the lobe times F0·A + B (the split sum's table for this very lobe: SkyLight::dfg); the
+// energy single scattering loses (1 − A − B) comes back as multiple scattering lit by the irradiance; the
+// diffuse base takes what the specular leaves. Under a uniform sky of 1, a white surface reflects exactly 1 at
+// every roughness, metal or not (the white furnace).
 Float3 sky(const MaterialPoint& m, const Float3& n, const Float3& v, const SkyLight& light) {
     Float rough = m.v[1].y;
     Float nv = max(dot(n, v), 1e-4f);
     Float3 r = n * (2.0f * dot(n, v)) - v;
-    Float rx = rough * -1.0f + 1.0f, ry = rough * -0.0275f + 0.0425f;
-    Float rz = rough * -0.572f + 1.04f, rw = rough * 0.022f - 0.04f;
-    Float a004 = min(rx * rx, exp2(-9.28f * nv)) * rx + ry;
-    Float scale = -1.04f * a004 + rz, bias = 1.04f * a004 + rw;
-    Float3 diffuse = m.v[0] * (1.0f - m.v[1].x);
-    return diffuse * light.diffuse(n) + (fresnel0(m) * scale + bias) * light.specular(r, max(rough, kMinRoughness));
+    Float3 ab = light.dfg(nv, rough);
+    Float scale = ab.x, bias = ab.y;
+    Float3 f0 = fresnel0(m);
+    Float3 single = f0 * scale + bias;
+    Float ems = 1.0f - (scale + bias);
+    Float3 f_avg = f0 + (1.0f - f0) * (1.0f / 21.0f);
+    Float3 multiple = single * f_avg / (1.0f - f_avg * ems) * ems;
+    Float3 diffuse = m.v[0] * (1.0f - m.v[1].x) * (1.0f - single - multiple);
+    Float3 irradiance = light.diffuse(n);
+    // The lobe of a rough surface leans from the mirror direction towards the normal: fetch along its centroid
+    // (the table's lean; Lagarde and de Rousiers fit the same idea as "the dominant direction", "Moving
+    // Frostbite to PBR", 2014, section 4.9.3).
+    Float3 dominant = normalize(lerp(n, r, make_float3(ab.z)));
+    return single * light.specular(dominant, max(rough, kMinRoughness)) + (multiple + diffuse) * irradiance;
 }
 
 Float3 emitted(const MaterialPoint& m) { return m.v[2]; }

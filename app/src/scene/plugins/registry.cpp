@@ -9,7 +9,7 @@ namespace {
 
 const MaterialModel* const materials[] = {&plugins::material_phong, &plugins::material_pbr};
 const LightModel* const lights[] = {&plugins::light_point, &plugins::light_directional, &plugins::light_ambient,
-                                     &plugins::light_sh};
+                                     &plugins::light_sh, &plugins::light_environment};
 const LossModel* const losses[] = {&plugins::loss_l2, &plugins::loss_l1, &plugins::loss_silhouette};
 const OptimizerModel* const optimizers[] = {&plugins::optimizer_adam, &plugins::optimizer_sgd};
 

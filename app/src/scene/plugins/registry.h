@@ -6,7 +6,7 @@
 namespace adjoint::app::plugins {
 
 extern const MaterialModel material_phong, material_pbr;
-extern const LightModel light_point, light_directional, light_ambient, light_sh;
+extern const LightModel light_point, light_directional, light_ambient, light_sh, light_environment;
 extern const LossModel loss_l2, loss_l1, loss_silhouette;
 extern const OptimizerModel optimizer_adam, optimizer_sgd;
 

@@ -6,8 +6,9 @@
 
 namespace adjoint {
 
-// How coordinates outside [0, 1) map onto the texture. Clamp is clamp-to-edge.
-enum class TextureWrap : uint32_t { Repeat = 0, Clamp = 1, Mirror = 2 };
+// How coordinates outside [0, 1) map onto the texture. Clamp is clamp-to-edge. RepeatClamp repeats u and clamps
+// v: an equirectangular map, whose columns wrap around the vertical axis and whose rows end at the poles.
+enum class TextureWrap : uint32_t { Repeat = 0, Clamp = 1, Mirror = 2, RepeatClamp = 3 };
 
 namespace detail {
 
@@ -90,7 +91,9 @@ inline Expr<uint2> wrap_tap(const Expr<int2>& x, const Expr<uint2>& n, const Exp
     Expr<int2> period = ite(wrap == uint32_t(TextureWrap::Mirror), ni * 2, ni, loc);
     Expr<int2> m = ite(x < make_int2(0, loc), x + period, ite(x >= period, x - period, x, loc), loc);
     Expr<int2> repeated = ite(m < ni, m, period - 1 - m, loc);   // mirrored: the second half runs backwards
-    Expr<int2> w = ite(wrap == uint32_t(TextureWrap::Clamp), x, repeated, loc);
+    Expr<bool> clamp_x = wrap == uint32_t(TextureWrap::Clamp);
+    Expr<bool> clamp_y = clamp_x | (wrap == uint32_t(TextureWrap::RepeatClamp));
+    Expr<int2> w = make_int2(ite(clamp_x, x.x, repeated.x, loc), ite(clamp_y, x.y, repeated.y, loc), loc);
     return cast<uint32_t>(adjoint::clamp(w, make_int2(0, loc), ni - 1, loc), loc);
 }
 
@@ -191,9 +194,12 @@ private:
         // value no longer changes.
         Expr<float2> mirrored = ite(wrap == uint32_t(TextureWrap::Mirror), uv - floor(uv * 0.5f, loc) * 2.0f, uv, loc);
         Expr<float2> folded = ite(wrap == uint32_t(TextureWrap::Repeat), fract(uv, loc), mirrored, loc);
+        Expr<bool> repeat_clamp = wrap == uint32_t(TextureWrap::RepeatClamp);
+        folded = ite(repeat_clamp, make_float2(fract(uv.x, loc), uv.y, loc), folded, loc);
         Expr<float2> p0 = folded * size - 0.5f;
         Expr<float2> clamped = adjoint::clamp(p0, make_float2(-1.0f, loc), size, loc);
         Expr<float2> p = ite(wrap == uint32_t(TextureWrap::Clamp), clamped, p0, loc);
+        p = ite(repeat_clamp, make_float2(p0.x, clamped.y, loc), p, loc);
         Expr<float2> f = floor(p, loc);
         Expr<float2> t = p - f;
         Expr<int2> i0 = cast<int32_t>(f, loc);
