@@ -67,6 +67,9 @@ struct Builder {
     std::vector<bool> normal_given;        // per vertex
     bool all_texcoords = true, all_colors = true;
     std::unordered_map<uint64_t, std::vector<uint32_t>> positions_by_hash;
+    // Accessors decoded once: primitives share them, and a mesh may hang under many nodes.
+    std::unordered_map<int, Floats> floats;
+    std::unordered_map<int, std::vector<uint32_t>> indices;
 
     uint32_t obj_position(float3 p, float3 c) {
         uint64_t h = 0;
@@ -118,30 +121,35 @@ void add_primitive(const tinygltf::Model& model, int mesh_index, int p, const Ma
     if (mode != TINYGLTF_MODE_TRIANGLES && mode != TINYGLTF_MODE_TRIANGLE_STRIP && mode != TINYGLTF_MODE_TRIANGLE_FAN)
         source.fail(name + ": mode " + std::to_string(mode) + " is not one of glTF's");
     if (!prim.targets.empty()) source.note("morph targets ignored");
-    const auto attribute = [&](const char* key, std::initializer_list<int> components) -> std::optional<Floats> {
+    const auto attribute = [&](const char* key, std::initializer_list<int> components) -> const Floats* {
         const auto found = prim.attributes.find(key);
-        if (found == prim.attributes.end()) return std::nullopt;
-        Floats f = read_floats(model, found->second, name + " " + key, source);
+        if (found == prim.attributes.end()) return nullptr;
+        auto cached = b.floats.find(found->second);
+        if (cached == b.floats.end())
+            cached = b.floats.emplace(found->second, read_floats(model, found->second, name + " " + key, source)).first;
+        const Floats& f = cached->second;
         if (std::find(components.begin(), components.end(), f.components) == components.end())
             source.fail(name + " " + key + ": " + std::to_string(f.components) + " components per element");
-        return f;
+        return &f;
     };
-    const std::optional<Floats> position = attribute("POSITION", {3});
+    const Floats* position = attribute("POSITION", {3});
     if (!position) source.fail(name + " has no POSITION");
     const size_t n = position->count;
-    const std::optional<Floats> normal = attribute("NORMAL", {3}), uv = attribute("TEXCOORD_0", {2}),
-                                color = attribute("COLOR_0", {3, 4});
-    using Named = std::pair<const std::optional<Floats>*, const char*>;
-    for (const auto& [f, key] : {Named{&normal, "NORMAL"}, Named{&uv, "TEXCOORD_0"}, Named{&color, "COLOR_0"}})
-        if (*f && (*f)->count != n)
-            source.fail(name + " " + key + ": " + std::to_string((*f)->count) + " elements, POSITION has " +
-                        std::to_string(n));
+    const Floats *normal = attribute("NORMAL", {3}), *uv = attribute("TEXCOORD_0", {2}),
+                 *color = attribute("COLOR_0", {3, 4});
+    using Named = std::pair<const Floats*, const char*>;
+    for (const auto& [f, key] : {Named{normal, "NORMAL"}, Named{uv, "TEXCOORD_0"}, Named{color, "COLOR_0"}})
+        if (f && f->count != n)
+            source.fail(name + " " + key + ": " + std::to_string(f->count) + " elements, POSITION has " + std::to_string(n));
     b.all_texcoords = b.all_texcoords && uv;
     b.all_colors = b.all_colors && color;
 
     std::vector<uint32_t> index;
     if (prim.indices >= 0) {
-        index = read_indices(model, prim.indices, name + " indices", source);
+        auto cached = b.indices.find(prim.indices);
+        if (cached == b.indices.end())
+            cached = b.indices.emplace(prim.indices, read_indices(model, prim.indices, name + " indices", source)).first;
+        index = cached->second;
         for (uint32_t i : index)
             if (i >= n) source.fail(name + ": index " + std::to_string(i) + " is past its " + std::to_string(n) + " vertices");
     } else {
@@ -283,7 +291,7 @@ void load_gltf_mesh(const JsonValue& entry, const std::filesystem::path& base_di
             source.note("extension " + e + " ignored");
     if (!model.animations.empty()) source.note("animations ignored");
 
-    Builder b{mesh, {}, {}, true, true, {}};
+    Builder b{mesh, {}, {}, true, true, {}, {}, {}};
     add_scene(model, b, source);
     if (mesh.triangles.empty()) source.fail("has no triangles in its scene");
     mesh.has_texcoords = b.all_texcoords;
