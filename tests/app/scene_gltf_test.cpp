@@ -168,6 +168,22 @@ TEST_F(GltfMeshes, StripsFansAndMirrorsBecomeCounterClockwiseTriangles) {
     EXPECT_NEAR(m.normals[0].z, -1.0f, 1e-6f);
 }
 
+TEST_F(GltfMeshes, SparseAccessorsOverwriteTheirBase) {
+    Gltf g;
+    // Three zero positions (no buffer view) with vertices 1 and 2 replaced by sparse values.
+    g.accessor(std::vector<uint8_t>{1, 2}, 5121, "SCALAR", 2);
+    g.floats({1, 0, 0, 0, 1, 0}, "VEC3", 2);
+    g.json["accessors"] = Json::parse(R"([{"componentType": 5126, "count": 3, "type": "VEC3", "sparse": {"count": 2,
+        "indices": {"bufferView": 0, "componentType": 5121}, "values": {"bufferView": 1}}}])");
+    g.json["meshes"].push_back({{"primitives", {{{"attributes", {{"POSITION", 0}}}}}}});
+    g.json["nodes"] = Json::parse(R"([{"mesh": 0}])");
+    const Mesh m = load_gltf("meshes/sparse.gltf", g.text()).meshes.at(0);
+    EXPECT_EQ(m.positions, (std::vector<float3>{float3(0, 0, 0), float3(1, 0, 0), float3(0, 1, 0)}));
+    g.json["accessors"][0]["sparse"]["count"] = 4;
+    EXPECT_EQ(error_of_gltf(g.text()), "scene.json: meshes[0].file: meshes/bad.gltf: mesh 0 primitive 0 POSITION "
+                                       "(accessor 0) sparse: count 4 (1 to the accessor's 3)");
+}
+
 TEST_F(GltfMeshes, DebianSamplesRead) {
     if (!std::filesystem::exists(kSamples)) GTEST_SKIP() << "assimp-testmodels is not installed";
     const std::string box = (kSamples / "BoxTextured-glTF/BoxTextured.gltf").string();
