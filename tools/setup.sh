@@ -17,6 +17,8 @@ packages=(
   libglfw3-dev libimgui-dev libtinyobjloader-dev libstb-dev libcli11-dev   # the app and the studio
   libopenexr-dev                                              # the app's HDR images (OpenEXR, every compression)
   blender-data                                                # test data: Blender's CC0 HDRIs (DWAB-compressed EXR)
+  libtinygltf-dev                                             # the app's glTF 2.0 meshes
+  assimp-testmodels                                           # test data: glTF 2.0 samples, sound and broken
   xvfb xauth                                                  # the studio's tests
 )
 if [ "${1:-}" = --list-packages ]; then

@@ -68,7 +68,8 @@ TEST_F(SceneErrors, WrongTypesAndShapesNameThePath) {
            "scene.json: meshes[0].rotation.quaternion: expected [w, x, y, z] of numbers, not all zero");
     expect("/meshes/0/vertex_colors", 1, "scene.json: meshes[0].vertex_colors: expected true or false");
     expect("/meshes/0/material", "fur",
-           "scene.json: meshes[0].material: no material named fur (materials: base; or \"mtl\" for the OBJ's MTL file)");
+           "scene.json: meshes[0].material: no material named fur (materials: base; or \"mtl\" for the OBJ's MTL file, "
+           "\"gltf\" for the glTF file's materials)");
     expect("/meshes/0/name", "", "scene.json: meshes[0].name: expected a non-empty string");
     expect("/meshes", Json::array(), "scene.json: meshes: expected a list of at least one mesh");
     expect("/lights/0/type", "spot", "scene.json: lights[0].type: expected one of \"point\", \"directional\", \"ambient\", \"sh\"");
@@ -87,7 +88,11 @@ TEST_F(SceneErrors, WrongTypesAndShapesNameThePath) {
     expect("/materials/base", {{"albedo", {1, 1, 1}}, {"albedo_texture", "t.png"}},
            "scene.json: materials.base: give albedo or albedo_texture, not both");
     expect("/materials/mtl", {{"albedo", {1, 1, 1}}},
-           "scene.json: materials.mtl: the name \"mtl\" is reserved (a mesh's \"material\": \"mtl\" reads its OBJ's MTL file)");
+           "scene.json: materials.mtl: the name \"mtl\" is reserved (a mesh's \"material\": \"mtl\" reads its OBJ's MTL "
+           "file, \"gltf\" its glTF file's materials)");
+    expect("/materials/gltf", {{"albedo", {1, 1, 1}}},
+           "scene.json: materials.gltf: the name \"gltf\" is reserved (a mesh's \"material\": \"mtl\" reads its OBJ's "
+           "MTL file, \"gltf\" its glTF file's materials)");
 
     Json j = minimal_scene();
     j.erase("camera");

@@ -158,7 +158,7 @@ TEST_F(PlyMeshes, BrokenFilesAreNamed) {
     Json stl = minimal_scene();
     stl["meshes"][0]["file"] = "meshes/cube.stl";
     EXPECT_EQ(error_of(stl), "scene.json: meshes[0].file: meshes/cube.stl: not a mesh format Adjoint reads (by its "
-                             "extension: .obj, .ply)");
+                             "extension: .obj, .ply, .gltf, .glb)");
     EXPECT_EQ(error_of_ply(xyz + "0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", "mtl"),
               "scene.json: meshes[0].material: \"mtl\" names an OBJ's MTL materials; meshes/bad.ply is PLY: name one "
               "of `materials`");

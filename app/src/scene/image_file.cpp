@@ -21,7 +21,10 @@ std::string read_file(const std::filesystem::path& path, const std::string& show
 }
 
 LinearImage load_image(const std::filesystem::path& path, const std::string& shown, const JsonValue& where) {
-    const std::string bytes = read_file(path, shown, where);
+    return decode_image(read_file(path, shown, where), shown, where);
+}
+
+LinearImage decode_image(const std::string& bytes, const std::string& shown, const JsonValue& where) {
     int width = 0, height = 0, channels = 0;
     // Checked here first, so that the error names the JSON path and the size limit before any decoding.
     try {

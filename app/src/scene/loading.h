@@ -19,6 +19,8 @@ std::string read_file(const std::filesystem::path& path, const std::string& show
 
 // A PNG/JPEG (8 or 16 bits, 1..4 channels) as linear RGBA, or SceneError at `where` naming `shown`.
 LinearImage load_image(const std::filesystem::path& path, const std::string& shown, const JsonValue& where);
+// The same from the file's bytes (an image inside another file: a glTF's data URI or buffer view).
+LinearImage decode_image(const std::string& bytes, const std::string& shown, const JsonValue& where);
 
 // A PNG/JPEG decoded from sRGB back to the values it stores (a data texture: metallic-roughness, normals).
 void as_stored(LinearImage& image);
@@ -31,20 +33,24 @@ Material read_material(const JsonValue& entry, const std::string& name, const st
 // meshes[i] (already checked to be an object): reads its OBJ (and MTL when `scene_material` < 0) into
 // `mesh`, appending the MTL materials and their textures to the scene.
 // A mesh file format: the extensions it claims (lower case, with the dot) and its loader, which fills the
-// mesh's geometry (and, for a mesh whose material is "mtl", the scene's materials) from the entry's `file`.
+// mesh's geometry (and, for a mesh whose material is "mtl" or "gltf", the scene's materials) from the entry's
+// `file`. scene_material: a material of `materials`, or one of the two below.
 struct MeshFormat {
     std::string_view name;
     std::span<const std::string_view> extensions;
     void (*load)(const JsonValue& entry, const std::filesystem::path& base_dir, int scene_material, Mesh& mesh,
                  Scene& scene);
 };
+inline constexpr int mtl_materials = -1;    // "material": "mtl": the OBJ's MTL materials
+inline constexpr int gltf_materials = -2;   // "material": "gltf": the glTF file's materials
 // The formats, one file each, listed in mesh_formats.cpp.
 std::span<const MeshFormat* const> mesh_formats();
 extern const MeshFormat obj_mesh_format;   // obj_mesh.cpp
 extern const MeshFormat ply_mesh_format;   // ply_mesh.cpp
+extern const MeshFormat gltf_mesh_format;  // gltf_mesh.cpp
 
 // The mesh's geometry by the format its file's extension names (an extension no format claims is an error
-// on `file`). scene_material: the index of the scene material its faces use, or -1 for "mtl".
+// on `file`). scene_material: the index of the scene material its faces use, or mtl_materials / gltf_materials.
 void load_mesh_geometry(const JsonValue& entry, const std::filesystem::path& base_dir, int scene_material,
                         Mesh& mesh, Scene& scene);
 // A face has at most this many corners (tinyobjloader's triangulation takes time faster than linear in them).

@@ -7,7 +7,7 @@
 namespace adjoint::app::detail {
 
 namespace {
-const MeshFormat* const formats[] = {&obj_mesh_format, &ply_mesh_format};
+const MeshFormat* const formats[] = {&obj_mesh_format, &ply_mesh_format, &gltf_mesh_format};
 }
 
 std::span<const MeshFormat* const> mesh_formats() { return formats; }

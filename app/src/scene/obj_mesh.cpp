@@ -157,7 +157,10 @@ void load_obj_mesh(const JsonValue& entry, const std::filesystem::path& base_dir
     const std::string text = read_file(obj_path, mesh.file, file_json);
     check_obj_text(text, mesh.file, file_json);
 
-    const bool want_mtl = scene_material < 0;
+    if (scene_material == gltf_materials)
+        material_json.fail("\"gltf\" names a glTF file's materials; " + mesh.file +
+                           " is OBJ: name one of `materials`, or \"mtl\" for its MTL file");
+    const bool want_mtl = scene_material == mtl_materials;
     MtlReader reader(obj_folder, shown_folder, want_mtl, material_json);
     tinyobj::attrib_t attrib;
     std::vector<tinyobj::shape_t> shapes;

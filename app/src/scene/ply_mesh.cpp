@@ -283,8 +283,10 @@ void load_ply_mesh(const JsonValue& entry, const std::filesystem::path& base_dir
                    Scene& scene) {
     const JsonValue file_json = entry.require("file");
     const JsonValue material_json = entry.require("material");
-    if (scene_material < 0)
+    if (scene_material == mtl_materials)
         material_json.fail("\"mtl\" names an OBJ's MTL materials; " + mesh.file + " is PLY: name one of `materials`");
+    if (scene_material == gltf_materials)
+        material_json.fail("\"gltf\" names a glTF file's materials; " + mesh.file + " is PLY: name one of `materials`");
     const std::string bytes = read_file(base_dir / mesh.file, mesh.file, file_json);
     const Header header = read_header(bytes, mesh.file, file_json);
     Body body(bytes, header.body, header.encoding, mesh.file, file_json);

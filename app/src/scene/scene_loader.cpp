@@ -96,8 +96,9 @@ void read_materials(const JsonValue& value, const std::filesystem::path& base_di
         if (!name.empty() && name[0] == '_') continue;
         const JsonValue entry = value.child(name);
         if (name.empty()) entry.fail("a material needs a non-empty name");
-        if (name == "mtl")
-            entry.fail("the name \"mtl\" is reserved (a mesh's \"material\": \"mtl\" reads its OBJ's MTL file)");
+        if (name == "mtl" || name == "gltf")
+            entry.fail("the name \"" + name + "\" is reserved (a mesh's \"material\": \"mtl\" reads its OBJ's MTL "
+                       "file, \"gltf\" its glTF file's materials)");
         Material material = read_material(entry, name, base_dir, scene);
         scene.materials.push_back(std::move(material));
     }
@@ -117,15 +118,16 @@ void read_meshes(const JsonValue& value, const std::filesystem::path& base_dir, 
         mesh.file = entry.require("file").nonempty_string();
         const JsonValue material = entry.require("material");
         const std::string material_name = material.nonempty_string();
-        int material_index = -1;
-        if (material_name != "mtl") {
+        int material_index = material_name == "gltf" ? gltf_materials : mtl_materials;
+        if (material_name != "mtl" && material_name != "gltf") {
             for (size_t m = 0; m < declared_materials; ++m)
                 if (scene.materials[m].name == material_name) material_index = static_cast<int>(m);
             if (material_index < 0) {
                 std::string known;
                 for (size_t m = 0; m < declared_materials; ++m) known += (known.empty() ? "" : ", ") + scene.materials[m].name;
                 material.fail("no material named " + material_name + " (materials: " +
-                              (known.empty() ? "none" : known) + "; or \"mtl\" for the OBJ's MTL file)");
+                              (known.empty() ? "none" : known) +
+                              "; or \"mtl\" for the OBJ's MTL file, \"gltf\" for the glTF file's materials)");
             }
         }
         if (auto t = entry.get("translation")) mesh.transform.translation = t->vec3();

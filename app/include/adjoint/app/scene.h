@@ -16,14 +16,18 @@
 //   base_color_texture, metallic, roughness, metallic_roughness_texture, normal_texture, emissive).
 // - Meshes: `.obj` (with its MTL for "material": "mtl") or `.ply` (ASCII or binary, either endianness; x y z,
 //   nx ny nz, red green blue (8-bit: sRGB-decoded; float: linear), u v or s t; faces as fans; other elements
-//   read past). A PLY vertex is one OBJ position for the vertex parameters.
+//   read past). A PLY vertex is one OBJ position for the vertex parameters. Or glTF 2.0 (`.gltf`, `.glb`; see
+//   scene-format.md): vertices with the same position and colour are one OBJ position; missing normals are
+//   computed as for OBJ; "material": "gltf" adds `<mesh>/<name or index>` pbr materials (`<name>#<index>` for a
+//   name several share; textures with their factors multiplied in; `<mesh>/default`, metallic and rough as
+//   glTF's default, for primitives without one).
 // - Lights: point, directional, ambient and sh (`coefficients`: 4, 9 or 16 [r, g, b], Sloan's basis and
 //   order); a light's type is a light-type plug-in (plugins.h).
 // - Defaults: camera up [0,1,0], fov_y 40, near 0.05, far 100; material specular 0, shininess 32; light
 //   color [1,1,1], intensity 1; background 0; visibility "hard"; soft sigma = gamma = 1e-4; parameter lr
 //   0.01; loss l2; optimizer adam (betas [0.9, 0.999], eps 1e-8; sgd: momentum 0.9); lr_decay 1;
-//   iterations 100; views_per_iteration 1; seed 0; regularizers 0. A mesh names a material of `materials`
-//   or "mtl" (no default).
+//   iterations 100; views_per_iteration 1; seed 0; regularizers 0. A mesh names a material of `materials`,
+//   "mtl" or "gltf" (no default).
 // - Names: materials, meshes and lights each have unique, non-empty names. A mesh with
 //   `"material": "mtl"` adds the MTL materials its faces use as `<mesh name>/<MTL name>` (for example
 //   `floor/tiles`, addressed as `materials.floor/tiles.albedo`); a clash with another name is an error.

@@ -1,0 +1,151 @@
+// A glTF 2.0 file (.gltf with external or data-URI buffers, or .glb) parsed by tinygltf into its model, with
+// Adjoint's file reading and errors: unsupported required extensions and other versions refused first.
+#include "scene/gltf.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace adjoint::app::detail::gltf {
+
+namespace {
+
+// Required extensions the loader honours: quantized attributes are read at any component type.
+constexpr std::string_view readable_required[] = {"KHR_mesh_quantization"};
+
+// tinygltf reads external buffers and images through these, so that they go through Adjoint's file reading
+// (regular files, size limit, "cannot read <file>: <reason>") and stay relative to the glTF's folder.
+struct Files {
+    Source* source;
+    std::string first_failure;
+};
+
+// Every path tinygltf tries is the glTF's folder joined with the URI first: claiming it exists makes that the
+// one it reads, and the read says why not (tinygltf would next try the working directory).
+bool claim_exists(const std::string&, void*) { return true; }
+std::string no_expansion(const std::string& path, void*) { return path; }   // no ~ or $VAR
+bool refuse_write(std::string* err, const std::string&, const std::vector<unsigned char>&, void*) {
+    if (err) *err = "writing is not done here";
+    return false;
+}
+
+bool read_whole(std::vector<unsigned char>* out, std::string* err, const std::string& path, void* user) {
+    Files& files = *static_cast<Files*>(user);
+    const Source& source = *files.source;
+    // tinygltf joins the folder and the URI with '/': show it relative to the scene instead.
+    std::string shown = path;
+    const std::string folder = source.folder.string();
+    if (shown.rfind(folder, 0) == 0) {
+        shown = shown.substr(folder.size());
+        while (!shown.empty() && shown.front() == '/') shown.erase(0, 1);
+        shown = (std::filesystem::path(source.shown_folder) / shown).lexically_normal().string();
+    }
+    std::string reason;
+    std::optional<std::string> bytes = try_read_file(path, shown, reason);
+    if (!bytes) {
+        if (files.first_failure.empty()) files.first_failure = reason;
+        if (err) *err = reason;
+        return false;
+    }
+    out->assign(bytes->begin(), bytes->end());
+    return true;
+}
+
+// Images are decoded by the scene's own decoder (16-bit PNGs, its size limit, its messages), later and only
+// when a material uses them: tinygltf keeps the encoded bytes of files and data URIs. Buffer-view images are
+// left to be read from the checked buffer view, since tinygltf hands them over without checking its bounds.
+bool keep_encoded(tinygltf::Image* image, const int, std::string*, std::string*, int, int, const unsigned char* bytes,
+                  int size, void*) {
+    if (image->bufferView < 0 && bytes && size > 0) image->image.assign(bytes, bytes + size);
+    return true;
+}
+
+std::string first_line(std::string text) {
+    text = text.substr(0, text.find('\n'));
+    while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.pop_back();
+    return text.empty() ? "tinygltf could not read it" : text;
+}
+
+uint32_t le32(const std::string& bytes, size_t at) {
+    uint32_t v;
+    std::memcpy(&v, bytes.data() + at, 4);
+    return v;
+}
+
+// The JSON text of a .gltf, or of a .glb's first chunk; empty when the container is broken (tinygltf says how).
+std::string json_text(const std::string& bytes, bool binary) {
+    if (!binary) return bytes;
+    if (bytes.size() < 20 || le32(bytes, 16) != 0x4E4F534Au) return {};   // "JSON"
+    const uint32_t length = le32(bytes, 12);
+    return length <= bytes.size() - 20 ? bytes.substr(20, length) : std::string();
+}
+
+// What must be refused before tinygltf parses: a file it would half-read or misreport (a Draco-compressed
+// mesh has accessors without buffer views) because it needs an extension Adjoint does not read, or another
+// major version.
+void check_before_parsing(const std::string& bytes, bool binary, Source& source) {
+    const Json json = Json::parse(json_text(bytes, binary), nullptr, /*allow_exceptions=*/false);
+    if (!json.is_object()) return;   // tinygltf names the parse error
+    if (const auto asset = json.find("asset"); asset != json.end() && asset->is_object()) {
+        const auto version = asset->find("version");
+        if (version != asset->end() && version->is_string()) {
+            const std::string v = version->get<std::string>();
+            if (v.rfind("2.", 0) != 0) source.fail("glTF version " + v + " (Adjoint reads glTF 2.0)");
+        }
+    }
+    const auto required = json.find("extensionsRequired");
+    if (required == json.end() || !required->is_array()) return;
+    for (const Json& e : *required) {
+        if (!e.is_string()) source.fail("extensionsRequired holds something other than a name");
+        const std::string name = e.get<std::string>();
+        if (std::find(std::begin(readable_required), std::end(readable_required), name) == std::end(readable_required))
+            source.fail("requires the extension " + name +
+                        ", which Adjoint does not read (of required extensions it reads KHR_mesh_quantization)");
+    }
+}
+
+} // namespace
+
+tinygltf::Model parse_file(const std::filesystem::path& path, Source& source) {
+    const std::string bytes = read_file(path, source.shown, source.where);
+    // A .glb starts with the magic "glTF"; anything else is read as JSON, whatever the extension says.
+    const bool binary = bytes.size() >= 4 && bytes.compare(0, 4, "glTF") == 0;
+    check_before_parsing(bytes, binary, source);
+    Files files{&source, {}};
+    tinygltf::TinyGLTF loader;
+    loader.SetFsCallbacks({claim_exists, no_expansion, read_whole, refuse_write, &files});
+    loader.SetImageLoader(keep_encoded, nullptr);
+    tinygltf::Model model;
+    std::string err, warn;
+    const std::string folder = source.folder.empty() ? std::string(".") : source.folder.string();
+    const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+    const bool ok = binary ? loader.LoadBinaryFromMemory(&model, &err, &warn, data, unsigned(bytes.size()), folder)
+                           : loader.LoadASCIIFromString(&model, &err, &warn, bytes.data(), unsigned(bytes.size()), folder);
+    if (!ok) source.fail(files.first_failure.empty() ? first_line(err) : files.first_failure);
+    if (model.asset.version.rfind("2.", 0) != 0)
+        source.fail("glTF version \"" + model.asset.version + "\" (Adjoint reads glTF 2.0)");
+    return model;
+}
+
+std::string image_bytes(const tinygltf::Model& model, int index, std::string& shown, Source& source) {
+    const tinygltf::Image& image = model.images[size_t(index)];
+    const std::string name = "image " + std::to_string(index);
+    if (image.bufferView >= 0) {
+        shown = source.shown + " " + name;
+        if (size_t(image.bufferView) >= model.bufferViews.size())
+            source.fail(name + ": buffer view " + std::to_string(image.bufferView) + " does not exist");
+        const tinygltf::BufferView& view = model.bufferViews[size_t(image.bufferView)];
+        const unsigned char* p = checked_bytes(model, image.bufferView, 0, view.byteLength, 1, 1, name, source);
+        return std::string(reinterpret_cast<const char*>(p), view.byteLength);
+    }
+    const bool data_uri = image.uri.rfind("data:", 0) == 0;
+    shown = data_uri ? source.shown + " " + name
+                     : (std::filesystem::path(source.shown_folder) / image.uri).lexically_normal().string();
+    if (image.image.empty()) {
+        // tinygltf only warns for an image it could not read; read it again for the reason.
+        if (!data_uri) read_file(source.folder / image.uri, shown, source.where);
+        source.fail(name + ": no image data could be read from " + (data_uri ? "its data URI" : shown));
+    }
+    return std::string(image.image.begin(), image.image.end());
+}
+
+} // namespace adjoint::app::detail::gltf
