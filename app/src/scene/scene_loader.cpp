@@ -142,8 +142,8 @@ void read_target(const JsonValue& value, const std::filesystem::path& base_dir, 
                  Optimization& optimize) {
     const char* shapes = "expected \"scene\", \"views\" or {\"images\": [...]}";
     if (value.json().is_string()) {
-        const size_t which = value.choice({"scene", "views"});
-        if (which == 0) return;
+        if (value.string() == "scene") return;
+        if (value.string() != "views") value.fail(shapes);
         if (scene.view_images.empty())
             value.fail("the views come from no dataset ({\"nerf\": ...} or {\"colmap\": ...}), so they have no images");
         optimize.target_is_scene = false;
