@@ -177,7 +177,7 @@ void read_cameras_binary(const std::string& bytes, const std::string& shown, Mod
     const auto count = in.next<uint64_t>("the camera count");
     for (uint64_t i = 0; i < count; ++i) {
         const std::string what = "camera " + std::to_string(i);
-        const auto id = in.next<int32_t>(what);
+        const auto id = in.next<uint32_t>(what);   // COLMAP's camera_t
         const auto model_id = in.next<int32_t>(what);
         ColmapCamera c;
         c.width = in.next<uint64_t>(what);
@@ -189,8 +189,7 @@ void read_cameras_binary(const std::string& bytes, const std::string& shown, Mod
         if (model_id > 1) check_pinhole(c, where);   // refused before its parameters are read
         for (size_t p = 0; p < models[model_id].params; ++p) c.params.push_back(in.next<double>(what));
         check_pinhole(c, where);
-        if (id < 0 || !model.cameras.emplace(uint32_t(id), std::move(c)).second)
-            in.fail("camera " + std::to_string(id) + " is given twice or negative");
+        if (!model.cameras.emplace(id, std::move(c)).second) in.fail("camera " + std::to_string(id) + " is given twice");
     }
 }
 
@@ -200,7 +199,7 @@ void read_images_binary(const std::string& bytes, const std::string& shown, Mode
     for (uint64_t i = 0; i < count; ++i) {
         const std::string what = "image " + std::to_string(i);
         ColmapImage image;
-        const auto id = in.next<int32_t>(what);
+        const auto id = in.next<uint32_t>(what);   // COLMAP's image_t
         for (double& q : image.q) q = in.next<double>(what);
         for (double& t : image.t) t = in.next<double>(what);
         image.camera = in.next<uint32_t>(what);

@@ -8,7 +8,8 @@
 //
 // Decisions the contract leaves open (scene-format.md):
 // - Unknown keys and repeated keys are errors; keys starting with `_` are comments, anywhere.
-// - Required: `format` (1), `camera.eye`, `camera.target`, `camera.resolution`, `meshes` (at least one),
+// - Required: `format` (1), `camera.eye`, `camera.target` (or `camera.matrix`; neither when the views are a
+//   dataset's), `camera.resolution`, `meshes` (at least one),
 //   `meshes[i].name`, `.file`, `.material`, `lights[i].name`, `.type` (`lights` itself is optional), and
 //   `optimize.parameters` (at least one) when there is an `optimize`.
 // - Materials: `model` names a material-model plug-in (plugins.h), phong by default; its keys are the model's
@@ -36,7 +37,8 @@
 //   Datasets (view sources, loading.h): {"nerf": file} and {"colmap": folder, "images": folder}; their own
 //   keys that Adjoint does not use are ignored. With a dataset the main camera's eye/target may be left out
 //   (it is then the first view). COLMAP: cameras.txt/images.txt when cameras.txt exists, else the .bin pair.
-//   A --resolution option scales the intrinsics of every view. Orbit: view i has azimuth a0 + 360°·i/N around `camera.up` through
+//   A --resolution option scales the intrinsics of every view. With "target": "views", an image whose size
+//   differs from the one its dataset gives (a COLMAP camera's, a NeRF file's w × h) is an error. Orbit: view i has azimuth a0 + 360°·i/N around `camera.up` through
 //   `target` (a0 is the camera's own azimuth) at the camera's distance, and elevation
 //   lo + (hi − lo)·i/(N − 1) (the midpoint when N = 1); `elevation` defaults to the camera's own.
 // - Textures and target images: 8- or 16-bit PNG/JPEG, RGB(A) decoded from sRGB to linear (alpha stays
