@@ -203,6 +203,11 @@ TEST_F(Cameras, NerfProblemsNameTheFileAndFrame) {
     write("transforms.json", transforms.dump());
     EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[1].transform_matrix: expected a 4x4 "
                                "camera-to-world matrix: a list of 4 rows of 4 numbers");
+    const double singular[4][4] = {{1, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 1, 4}, {0, 0, 0, 1}};
+    transforms["frames"][1]["transform_matrix"] = matrix_json(singular);
+    write("transforms.json", transforms.dump());
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[1].transform_matrix: its rotation has "
+                               "a zero column");
     transforms["frames"][1]["transform_matrix"] = matrix_json(m0);
     transforms["k1"] = 0.1;
     write("transforms.json", transforms.dump());
@@ -210,6 +215,8 @@ TEST_F(Cameras, NerfProblemsNameTheFileAndFrame) {
                                "(pinhole cameras only): undistort the images first");
     write("transforms.json", "{\"frames\": [\n  {\"file_path\": \"a\",}\n]}");
     EXPECT_EQ(error_of(scene).rfind("scene.json: views.nerf: transforms.json: line 2", 0), 0u) << error_of(scene);
+    write("transforms.json", R"({"camera_angle_x": 0.8})");
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames: required key is missing");
     transforms.erase("k1");
     transforms.erase("camera_angle_x");
     write("transforms.json", transforms.dump());
@@ -324,6 +331,26 @@ TEST_F(Colmap, ImagesOfAnotherSizeThanTheirCameraAreRefused) {
     ASSERT_EQ(s.optimize->target_images.size(), 2u);
     EXPECT_EQ(s.optimize->target_images[0].width, 32u);   // resampled to the views
     EXPECT_EQ(s.optimize->target_images[0].texels[0], float4(0, 0, 1, 1));
+}
+
+// Every prefix of a valid binary model is refused with the loader's message, never read past its end.
+TEST_F(Colmap, EveryTruncatedBinaryFileIsAnError) {
+    write_binary("sparse/1");
+    Json scene = minimal_scene();
+    scene["views"] = {{"colmap", "sparse/1"}, {"images", "pictures"}};
+    for (const char* name : {"cameras.bin", "images.bin"}) {
+        const std::filesystem::path path = dir() / "sparse/1" / name;
+        std::ifstream in(path, std::ios::binary);
+        const std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        for (size_t n = 0; n < whole.size(); ++n) {
+            write(std::string("sparse/1/") + name, whole.substr(0, n));
+            const std::string error = error_of(scene);
+            EXPECT_EQ(error.rfind("scene.json: views.colmap: sparse/1/" + std::string(name) + ": ", 0), 0u)
+                << n << " bytes: " << error;
+        }
+        write(std::string("sparse/1/") + name, whole);
+    }
+    EXPECT_EQ(load(scene).views.size(), 2u);
 }
 
 TEST_F(Colmap, DistortionAndBrokenFilesAreRefused) {
