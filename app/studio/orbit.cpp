@@ -42,6 +42,7 @@ void OrbitView::render(const app::Scene& scene) {
     c.eye = {target_.x + distance_ * std::cos(pitch_) * std::sin(yaw_), target_.y + distance_ * std::sin(pitch_),
              target_.z + distance_ * std::cos(pitch_) * std::cos(yaw_)};
     c.fov_y = fov_y_;
+    c.intrinsics.reset();   // a square view of the camera's vertical field of view, centred
     c.width = c.height = size_;
     s.camera = c;
     s.views = {c};

@@ -276,7 +276,7 @@ TEST_F(StageRig, EveryLossMatchesCentralDifferences) {
     const auto t4 = to4(t);
     stream << target.copy_from(t4.data()) << synchronize();
     for (const app::LossModel* model : app::loss_models()) {
-        app::LossKernels k(device, *model, nullptr, false);
+        app::LossKernels k(device, *model, false, nullptr, false);
         auto f = [&] {
             stream << (*k.image_loss)(img, target, loss, sqerr, 0u, dimage, dimage, 1.0f).dispatch(n, 1u);
             const auto l = read(loss);

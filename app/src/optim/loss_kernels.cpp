@@ -11,14 +11,24 @@ Float squared_error(const Float3& c, const Float3& t) {
     return dot(e, e);
 }
 
+// The loss plug-in's value of one pixel. With "mask": "alpha" a pixel whose target alpha is 0 contributes
+// nothing, to the loss or its gradient. The mean is still taken over all pixels (a masked one counts as 0: the
+// scale is 1 / (pixels · 3 · views) in optimization.cpp), so that the loss's scale, and with it the learning rates, does not depend on the
+// mask's area; PSNR stays over all pixels of the composited target.
+Float pixel_loss(const LossModel& loss, bool mask_alpha, const Float4& rendered, const Float4& target) {
+    Float value = loss.pixel(rendered, target);
+    if (!mask_alpha) return value;
+    return ite(target.w > 0.0f, value, 0.0f);
+}
+
 // Over a view's covered pixels only (a list): lavapipe runs the body of a branch for every SIMD group, even
 // where no lane takes it, so a dispatch over every pixel would shade the background too. P is the parameter
 // buffer's type: DiffBufferFloat scatters the gradients of the values it holds; BufferFloat reads them as
 // constants, for when only textures are free (their gradients come from the texture set), which spares every
 // pixel atomics into the few fixed values all pixels share.
 template <typename P>
-auto shade_loss_backward_kernel(const LossModel& loss, const ShadingPlan& groups) {
-    return Kernel1D([&loss, groups](BufferUInt covered, BufferVar<gpu::Surface> surfaces, P params,
+auto shade_loss_backward_kernel(const LossModel& loss, bool mask, const ShadingPlan& groups) {
+    return Kernel1D([&loss, mask, groups](BufferUInt covered, BufferVar<gpu::Surface> surfaces, P params,
                                     TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
                                     BufferVar<LightSlots> lights, BufferFloat4 target, BufferFloat loss_out,
                                     BufferFloat sqerr_out, UInt out_base, Float3 eye, Float scale) noexcept {
@@ -30,7 +40,7 @@ auto shade_loss_backward_kernel(const LossModel& loss, const ShadingPlan& groups
         $autodiff {
             ShadeInputs<P> in{params, textures, materials, lights};
             Float3 col = shade_surface(in, groups, s, eye);
-            Float value = loss.pixel(make_float4(col, 1.0f), t);
+            Float value = pixel_loss(loss, mask, make_float4(col, 1.0f), t);
             backward(value * scale);
             c = col;
             l = value;
@@ -40,14 +50,14 @@ auto shade_loss_backward_kernel(const LossModel& loss, const ShadingPlan& groups
     });
 }
 
-auto background_loss_kernel(const LossModel& loss) {
-    return Kernel2D([&loss](BufferVar<gpu::Surface> surfaces, BufferFloat4 target, BufferFloat loss_out,
+auto background_loss_kernel(const LossModel& loss, bool mask) {
+    return Kernel2D([&loss, mask](BufferVar<gpu::Surface> surfaces, BufferFloat4 target, BufferFloat loss_out,
                             BufferFloat sqerr_out, UInt out_base, Float3 background) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         $if (surfaces.read(at).material == gpu::kNone) {
             Float4 t = target.read(at);
-            loss_out.write(out_base + at, loss.pixel(make_float4(background, 0.0f), t));
+            loss_out.write(out_base + at, pixel_loss(loss, mask, make_float4(background, 0.0f), t));
             sqerr_out.write(out_base + at, squared_error(background, t.xyz()));
         };
     });
@@ -55,8 +65,8 @@ auto background_loss_kernel(const LossModel& loss) {
 
 // `seeds`: d loss / d image also into a second buffer, the antialiased chain's shaded-image gradient that
 // antialiasing then adds to (one pass instead of a copy after this one).
-auto image_loss_kernel(const LossModel& loss, bool seeds) {
-    return Kernel2D([&loss, seeds](BufferFloat4 image, BufferFloat4 target, BufferFloat loss_out,
+auto image_loss_kernel(const LossModel& loss, bool mask, bool seeds) {
+    return Kernel2D([&loss, mask, seeds](BufferFloat4 image, BufferFloat4 target, BufferFloat loss_out,
                                    BufferFloat sqerr_out, UInt out_base, BufferFloat dimage, BufferFloat seed,
                                    Float scale) noexcept {
         UInt2 pix = dispatch_id().xy();
@@ -67,7 +77,7 @@ auto image_loss_kernel(const LossModel& loss, bool seeds) {
         Float4 g = make_float4(0.0f);
         $autodiff {
             requires_grad(f);
-            Float l = loss.pixel(f, t);
+            Float l = pixel_loss(loss, mask, f, t);
             backward(l * scale);
             value = l;
             g = grad(f);
@@ -86,20 +96,21 @@ auto image_loss_kernel(const LossModel& loss, bool seeds) {
 
 } // namespace
 
-LossKernels::LossKernels(Device& device, const LossModel& loss, const ShadingPlan* static_shading,
+LossKernels::LossKernels(Device& device, const LossModel& loss, bool mask_alpha, const ShadingPlan* static_shading,
                          bool textures_only) {
     if (!static_shading) {
-        image_loss = device.compile(image_loss_kernel(loss, false), {.name = "image_loss"});
-        image_loss_seeding = device.compile(image_loss_kernel(loss, true), {.name = "image_loss_seeding"});
+        image_loss = device.compile(image_loss_kernel(loss, mask_alpha, false), {.name = "image_loss"});
+        image_loss_seeding =
+            device.compile(image_loss_kernel(loss, mask_alpha, true), {.name = "image_loss_seeding"});
         return;
     }
     if (textures_only)
-        shade_loss_backward = device.compile(shade_loss_backward_kernel<BufferFloat>(loss, *static_shading),
-                                             {.name = "shade_loss_backward"});
+        shade_loss_backward = device.compile(
+            shade_loss_backward_kernel<BufferFloat>(loss, mask_alpha, *static_shading), {.name = "shade_loss_backward"});
     else
-        shade_loss_backward = device.compile(shade_loss_backward_kernel<DiffBufferFloat>(loss, *static_shading),
+        shade_loss_backward = device.compile(shade_loss_backward_kernel<DiffBufferFloat>(loss, mask_alpha, *static_shading),
                                              {.name = "shade_loss_backward"});
-    background_loss = device.compile(background_loss_kernel(loss), {.name = "loss_background"});
+    background_loss = device.compile(background_loss_kernel(loss, mask_alpha), {.name = "loss_background"});
 }
 
 } // namespace adjoint::app

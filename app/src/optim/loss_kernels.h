@@ -26,8 +26,8 @@ struct LossKernels {
     std::optional<Shader<2>> image_loss, image_loss_seeding;
 
     // The static path's kernels when `static_shading` is given (the scene's material models and lights, baked
-    // into the shading), else the dynamic path's.
-    LossKernels(Device& device, const LossModel& loss, const ShadingPlan* static_shading,
+    // into the shading), else the dynamic path's. mask_alpha: pixels whose target alpha is 0 weigh nothing.
+    LossKernels(Device& device, const LossModel& loss, bool mask_alpha, const ShadingPlan* static_shading,
                 bool textures_only);
 };
 

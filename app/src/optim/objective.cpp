@@ -47,7 +47,8 @@ Objective::Objective(Device& device, Stream& stream, const Scene& truth, const S
     const bool textures_only = std::all_of(opt_.parameters.begin(), opt_.parameters.end(), [](const Parameter& p) {
         return kind_info(p.kind).storage == ParameterStorage::texture;
     });
-    losses_.emplace(device, loss_model(opt_.loss), dynamic_ ? nullptr : &data.shading, textures_only);
+    losses_.emplace(device, loss_model(opt_.loss), opt_.mask_alpha, dynamic_ ? nullptr : &data.shading,
+                    textures_only);
     if (!dynamic_) rasterize_once();
     make_targets(truth);
     stream << synchronize();

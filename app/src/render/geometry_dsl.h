@@ -26,13 +26,14 @@ inline Float3 rotate(const Float4& q_raw, const Float3& v) {
 // gradient reaches eye, target and fov_y).
 struct DslCamera {
     Float3 eye, side, up, forward;
-    Float sx, sy, a, b;            // clip = (sx * x_view, sy * y_view, a * z_view + b, -z_view)
+    Float sx, sy, a, b;            // clip = (sx * x_view + ox * w, sy * y_view + oy * w, a * z_view + b, w = -z_view)
+    Float ox, oy;                  // the principal point's offset from the centre, NDC (intrinsics)
     Float width, height;
 
     Float4 clip(const Float3& p) const {
         Float3 d = p - eye;
         Float z = -dot(forward, d);
-        return make_float4(sx * dot(side, d), sy * dot(up, d), a * z + b, -z);
+        return make_float4(sx * dot(side, d) - ox * z, sy * dot(up, d) - oy * z, a * z + b, -z);
     }
     // Pixel coordinates (x right, y down) of a clip-space point, as the rasterizer computes them.
     Float2 pixel(const Float4& c) const {
@@ -51,7 +52,9 @@ DslCamera camera_of(const P& params, const Expr<gpu::ViewRec>& v) {
     c.side = normalize(cross(c.forward, v.up));
     c.up = cross(c.side, c.forward);
     c.sy = 1.0f / tan(fov * (3.14159265358979f / 360.0f));
-    c.sx = c.sy * v.height / v.width;
+    c.sx = c.sy * v.x_scale;
+    c.ox = v.offset_x;
+    c.oy = v.offset_y;
     c.a = (v.far + v.near) / (v.near - v.far);
     c.b = 2.0f * v.far * v.near / (v.near - v.far);
     c.width = v.width;

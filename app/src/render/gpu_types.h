@@ -55,6 +55,9 @@ struct ViewRec {
     float3 up;
     uint32_t eye, target, fov;  // offsets in floats: 3, 3, 1 (degrees)
     float near, far, width, height;
+    // The principal point and pixel shape (Camera::intrinsics; H/W, 0, 0 without): clip x = sy·x_scale·x +
+    // offset_x·w, clip y = sy·y + offset_y·w, where sy comes from fov.
+    float x_scale, offset_x, offset_y;
 };
 
 constexpr uint32_t kNone = 0xFFFFFFFFu;
@@ -67,4 +70,5 @@ ADJOINT_STRUCT(adjoint::app::gpu::Surface, position, normal, color, uv, duv_dx, 
 ADJOINT_STRUCT(adjoint::app::gpu::Material, model, values, pad0, pad1, textures)
 ADJOINT_STRUCT(adjoint::app::gpu::VertexRec, mesh, position, color, faces_begin, faces_end)
 ADJOINT_STRUCT(adjoint::app::gpu::MeshRec, translation, rotation, scale)
-ADJOINT_STRUCT(adjoint::app::gpu::ViewRec, up, eye, target, fov, near, far, width, height)
+ADJOINT_STRUCT(adjoint::app::gpu::ViewRec, up, eye, target, fov, near, far, width, height, x_scale, offset_x,
+               offset_y)

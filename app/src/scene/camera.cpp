@@ -38,15 +38,41 @@ float4x4 view_matrix(const Camera& camera) {
 }
 
 float4x4 projection_matrix(const Camera& camera) {
-    const float t = static_cast<float>(1.0 / std::tan(0.5 * camera.fov_y * degrees_to_radians));
-    const float aspect = static_cast<float>(camera.width) / static_cast<float>(camera.height);
+    const float w = static_cast<float>(camera.width), h = static_cast<float>(camera.height);
     const float n = camera.near, f = camera.far;
+    // Clip x = sx·x + ox·(−z) gives pixel column (ndc + 1)·w/2 = w/2·(1 + ox) + w/2·sx·x/(−z) = cx + fx·x/(−z),
+    // so sx = 2fx/w and ox = 2cx/w − 1; rows grow downwards, so oy = 1 − 2cy/h. fov_y alone: centred, fx = fy.
+    float sx, sy, ox = 0, oy = 0;
+    if (const auto& k = camera.intrinsics) {
+        sx = 2 * k->fx / w;
+        sy = 2 * k->fy / h;
+        ox = 2 * k->cx / w - 1;
+        oy = 1 - 2 * k->cy / h;
+    } else {
+        sy = static_cast<float>(1.0 / std::tan(0.5 * camera.fov_y * degrees_to_radians));
+        sx = sy * h / w;
+    }
     float4x4 m;
-    m[0] = float4(t / aspect, 0, 0, 0);
-    m[1] = float4(0, t, 0, 0);
-    m[2] = float4(0, 0, (f + n) / (n - f), -1);
+    m[0] = float4(sx, 0, 0, 0);
+    m[1] = float4(0, sy, 0, 0);
+    m[2] = float4(-ox, -oy, (f + n) / (n - f), -1);
     m[3] = float4(0, 0, 2 * f * n / (n - f), 0);
     return m;
+}
+
+float fov_y_of(float fy, uint32_t height) {
+    return static_cast<float>(2.0 * std::atan(0.5 * height / fy) / degrees_to_radians);
+}
+
+void set_resolution(Camera& camera, Resolution resolution) {
+    if (auto& k = camera.intrinsics; k && camera.width > 0 && camera.height > 0) {
+        const float sx = static_cast<float>(resolution.width) / static_cast<float>(camera.width);
+        const float sy = static_cast<float>(resolution.height) / static_cast<float>(camera.height);
+        *k = {k->fx * sx, k->fy * sy, k->cx * sx, k->cy * sy};
+        camera.fov_y = fov_y_of(k->fy, resolution.height);
+    }
+    camera.width = resolution.width;
+    camera.height = resolution.height;
 }
 
 float4x4 view_projection_matrix(const Camera& camera) {

@@ -70,6 +70,37 @@ std::vector<Camera> orbit_views(const Camera& camera, uint32_t count, float elev
 // The camera's elevation above the plane orthogonal to `up`, degrees.
 float camera_elevation(const Camera& camera);
 
+// `camera`, or an entry of `views` when `base` is the main camera (its values are the defaults). pose_optional:
+// eye and target may be left out (the main camera of a scene whose views come from a dataset).
+Camera read_camera(const JsonValue& value, const Camera* base, bool pose_optional = false);
+// `views`: a list of cameras, an orbit, or a dataset (a view source); fills scene.views and, for a
+// dataset, scene.view_images. The main camera must have been read.
+void read_views(const JsonValue& value, const std::filesystem::path& base_dir, Scene& scene);
+// A 4×4 camera-to-world matrix (rows; OpenGL: the camera looks down −Z, +Y up) as the camera's eye, target
+// (eye − Z, one unit ahead) and up (Y); "" or why it is not a camera pose (not a rotation and translation).
+std::string pose_from_matrix(const double (&rows)[4][4], Camera& camera);
+
+// A dataset of posed images that `views` may name by its key: {"nerf": "transforms.json"}, {"colmap": ...}.
+// `read` gives the views at the camera's resolution (intrinsics scaled to it) and each one's image file
+// (relative to the scene's folder); errors name the scene's JSON path and the dataset's file and line or entry.
+struct ViewSource {
+    std::string_view key;
+    std::span<const std::string_view> extra_keys; // other keys of its object ("images")
+    void (*read)(const JsonValue& value, const std::filesystem::path& base_dir, const Camera& camera,
+                 std::vector<Camera>& views, std::vector<ViewImage>& images);
+};
+// The view sources, one file each, listed in view_sources.cpp.
+std::span<const ViewSource* const> view_sources();
+extern const ViewSource nerf_view_source;    // views_nerf.cpp
+extern const ViewSource colmap_view_source;  // views_colmap.cpp
+
+// Target images as the loss sees them: `image` composited over `background` (alpha kept: the silhouette
+// loss's target), then box-filtered to width × height when it has another size.
+void composite_over(LinearImage& image, float3 background);
+// Each output pixel is the area-weighted mean of the input pixels its footprint covers (exact for any
+// ratio, up or down); alpha is filtered like the colours.
+LinearImage resample_box(const LinearImage& image, uint32_t width, uint32_t height);
+
 // A rotation value as in a mesh's `rotation`: {"axis": [x, y, z], "angle": degrees} or {"quaternion": [w, x, y, z]}.
 Quaternion read_rotation(const JsonValue& value);
 // A scale value: a number or [x, y, z], no component zero.

@@ -102,6 +102,13 @@ std::string single_view(const Scene& s, uint32_t, uint32_t) {
            std::to_string(s.views.size()) + ")";
 }
 
+// fov_y is the camera's focal length only when it gives no intrinsics (those hold fx and fy apart).
+std::string fov_camera(const Scene& s, uint32_t t, uint32_t p) {
+    if (std::string why = single_view(s, t, p); !why.empty()) return why;
+    if (!s.views[0].intrinsics) return {};
+    return "the camera gives intrinsics (fx, fy, cx, cy), not fov_y";
+}
+
 // ---- slot elements and sizes ---------------------------------------------------------------------------
 uint32_t itself(const Scene&, uint32_t target, uint32_t) { return target; }
 uint32_t texture_of(const Scene& s, uint32_t material, uint32_t texture) {
@@ -151,7 +158,7 @@ void write_camera(Scene& s, const Parameter&, std::span<const float> v) {
     for (Camera& view : s.views) {
         view.eye = s.camera.eye;
         view.target = s.camera.target;
-        view.fov_y = s.camera.fov_y;
+        if (!view.intrinsics) view.fov_y = s.camera.fov_y;   // intrinsics fix their own (fov_y is refused)
     }
 }
 
@@ -399,7 +406,7 @@ constexpr ParameterKindInfo table[] = {
     {K::camera_target, C::camera, "target", true, -inf, inf, P::direction, M::relative_l2, "scene units", S::value,
      Slot::views, single_view, first_view, floats<3>, read_view<look_at>, write_camera<look_at>, any_value, init_vec3},
     {K::camera_fov_y, C::camera, "fov_y", true, 1, 179, P::direction, M::relative_l2, "degrees", S::value,
-     Slot::views, single_view, first_view, floats<1>, read_view<fov_y>, write_camera<fov_y>, any_value, init_fov},
+     Slot::views, fov_camera, first_view, floats<1>, read_view<fov_y>, write_camera<fov_y>, any_value, init_fov},
 };
 static_assert(std::size(table) == parameter_kind_count);
 

@@ -30,66 +30,6 @@ std::string size_text(uint32_t width, uint32_t height) {
     return std::to_string(width) + "x" + std::to_string(height);
 }
 
-// camera, or an entry of `views` when `base` is the main camera (its values are the defaults).
-Camera read_camera(const JsonValue& value, const Camera* base) {
-    value.expect_object({"eye", "target", "up", "fov_y", "resolution", "near", "far"});
-    Camera camera = base ? *base : Camera{};
-    camera.eye = value.require("eye").vec3();
-    if (!base || value.has("target")) camera.target = value.require("target").vec3();
-    if (auto up = value.get("up")) camera.up = up->vec3();
-    if (auto fov = value.get("fov_y")) {
-        camera.fov_y = fov->number_above(0, "a number of degrees in (0, 180)");
-        if (!(camera.fov_y < 180)) fov->fail("expected a number of degrees in (0, 180)");
-    }
-    if (auto resolution = value.get("resolution")) {
-        if (base) resolution->fail("views take their resolution from camera.resolution");
-        const Resolution r = resolution->resolution();
-        camera.width = r.width;
-        camera.height = r.height;
-    } else if (!base) {
-        value.require("resolution");
-    }
-    if (auto near = value.get("near")) camera.near = near->number_above(0, "a number > 0");
-    if (auto far = value.get("far")) camera.far = far->number();
-    if (!(camera.far > camera.near)) {
-        std::ostringstream os;
-        os << "expected far > near (near is " << camera.near << ", far " << camera.far << ")";
-        (value.has("far") ? value.require("far") : value).fail(os.str());
-    }
-    const float3 forward = camera.target - camera.eye;
-    if (length(forward) == 0) value.require("eye").fail("eye and target are the same point");
-    if (length(camera.up) == 0 || length(cross(normalize(forward), normalize(camera.up))) < 1e-6f)
-        (value.has("up") ? value.require("up") : value).fail("up is zero or parallel to the viewing direction");
-    return camera;
-}
-
-std::vector<Camera> read_views(const JsonValue& value, const Camera& camera) {
-    std::vector<Camera> views;
-    if (value.json().is_array()) {
-        if (value.array_size() == 0) value.fail("expected at least one view");
-        for (size_t i = 0; i < value.array_size(); ++i) views.push_back(read_camera(value[i], &camera));
-        return views;
-    }
-    if (!value.json().is_object()) value.fail("expected a list of cameras or {\"orbit\": {\"count\": N, \"elevation\": [lo, hi]}}");
-    value.expect_object({"orbit"});
-    const JsonValue orbit = value.require("orbit");
-    orbit.expect_object({"count", "elevation"});
-    const auto count = static_cast<uint32_t>(orbit.require("count").integer(1, 4096, "an integer in [1, 4096]"));
-    float lo = camera_elevation(camera), hi = lo;
-    if (auto elevation = orbit.get("elevation")) {
-        const char* shape = "expected [lo, hi] of degrees in (-90, 90)";
-        if (!elevation->json().is_array() || elevation->array_size() != 2) elevation->fail(shape);
-        for (size_t i = 0; i < 2; ++i) {
-            const JsonValue e = (*elevation)[i];
-            if (!e.json().is_number()) elevation->fail(shape);
-            const float degrees = e.number();
-            if (!(degrees > -90 && degrees < 90)) elevation->fail(shape);
-            (i == 0 ? lo : hi) = degrees;
-        }
-    }
-    return orbit_views(camera, count, lo, hi);
-}
-
 void read_materials(const JsonValue& value, const std::filesystem::path& base_dir, Scene& scene) {
     if (!value.json().is_object()) value.fail("expected an object of named materials");
     for (const auto& [name, unused] : value.json().items()) {
@@ -192,13 +132,36 @@ std::string expand_view(std::string pattern, size_t view) {
     return pattern;
 }
 
+// A target image as the loss sees it: composited over the background, at the views' size.
+LinearImage as_target(LinearImage image, const Scene& scene) {
+    composite_over(image, scene.background);
+    if (image.width != scene.camera.width || image.height != scene.camera.height)
+        image = resample_box(image, scene.camera.width, scene.camera.height);
+    return image;
+}
+
 void read_target(const JsonValue& value, const std::filesystem::path& base_dir, const Scene& scene,
                  Optimization& optimize) {
+    const char* shapes = "expected \"scene\", \"views\" or {\"images\": [...]}";
     if (value.json().is_string()) {
-        if (value.string() != "scene") value.fail("expected \"scene\" or {\"images\": [...]}");
+        if (value.string() == "scene") return;
+        if (value.string() != "views") value.fail(shapes);
+        if (scene.view_images.empty())
+            value.fail("the views come from no dataset ({\"nerf\": ...} or {\"colmap\": ...}), so they have no images");
+        optimize.target_is_scene = false;
+        for (const ViewImage& view : scene.view_images) {
+            optimize.target_files.push_back(view.file);
+            // The dataset's intrinsics are in pixels of the size it gives: an image of another size is not
+            // the picture those intrinsics describe.
+            LinearImage image = load_image(base_dir / view.file, view.file, value);
+            if (view.size.width > 0 && (image.width != view.size.width || image.height != view.size.height))
+                value.fail(view.file + " is " + size_text(image.width, image.height) +
+                           ", but the dataset gives its camera " + size_text(view.size.width, view.size.height));
+            optimize.target_images.push_back(as_target(std::move(image), scene));
+        }
         return;
     }
-    if (!value.json().is_object()) value.fail("expected \"scene\" or {\"images\": [...]}");
+    if (!value.json().is_object()) value.fail(shapes);
     value.expect_object({"images"});
     const JsonValue images = value.require("images");
     if (!images.json().is_array() || images.array_size() == 0) images.fail("expected a list of image paths");
@@ -215,12 +178,8 @@ void read_target(const JsonValue& value, const std::filesystem::path& base_dir, 
             images.fail(std::to_string(given) + " images for " + std::to_string(views) +
                         " views (give one per view, or a path with {view})");
         const std::string file = expand_view(pattern, view);
-        LinearImage image = load_image(base_dir / file, file, entry);
-        if (image.width != scene.camera.width || image.height != scene.camera.height)
-            entry.fail(file + " is " + size_text(image.width, image.height) + ", but the views are " +
-                       size_text(scene.camera.width, scene.camera.height));
         optimize.target_files.push_back(file);
-        optimize.target_images.push_back(std::move(image));
+        optimize.target_images.push_back(as_target(load_image(base_dir / file, file, entry), scene));
     }
 }
 
@@ -257,7 +216,7 @@ void read_optimizer_keys(const JsonValue& value, const OptimizerModel& model, Op
 
 Optimization read_optimize(const JsonValue& value, const std::filesystem::path& base_dir, const Scene& scene) {
     // The optimizers' keys follow "optimizer" (the order the unknown-key message lists them in).
-    std::vector<std::string_view> keys{"target", "parameters", "loss", "optimizer"};
+    std::vector<std::string_view> keys{"target", "mask", "parameters", "loss", "optimizer"};
     for (const OptimizerModel* m : optimizer_models())
         for (const OptimizerKey& k : m->keys) keys.push_back(k.name);
     keys.insert(keys.end(), {"lr_decay", "iterations", "views_per_iteration", "seed", "regularizers"});
@@ -266,6 +225,12 @@ Optimization read_optimize(const JsonValue& value, const std::filesystem::path& 
     if (auto target = value.get("target")) read_target(*target, base_dir, scene, optimize);
     optimize.parameters = read_parameters(value.require("parameters"), base_dir, scene);
     if (auto loss = value.get("loss")) optimize.loss = choose_plugin(*loss, loss_models());
+    if (auto mask = value.get("mask")) {
+        optimize.mask_alpha = mask->choice({"none", "alpha"}) == 1;
+        // The silhouette loss compares alpha itself: masking it by the target's alpha would leave it nothing.
+        if (optimize.mask_alpha && optimize.loss == "silhouette")
+            mask->fail("the mask leaves pixels out of a colour loss; the silhouette loss compares alpha itself");
+    }
     if (auto o = value.get("optimizer")) optimize.optimizer = choose_plugin(*o, optimizer_models());
     read_optimizer_keys(value, optimizer_model(optimize.optimizer), optimize);
     if (auto decay = value.get("lr_decay")) optimize.lr_decay = decay->number_above(0, "a number > 0");
@@ -310,13 +275,29 @@ Scene load_scene_from_string(std::string_view json_text, const std::filesystem::
     if (!format.json().is_number_integer() || format.json().get<int64_t>() != 1)
         format.fail("expected 1 (the scene format this program reads)");
 
-    scene.camera = read_camera(root.require("camera"), nullptr);
-    if (options.resolution) {
-        scene.camera.width = options.resolution->width;
-        scene.camera.height = options.resolution->height;
-    }
-    if (auto views = root.get("views")) scene.views = read_views(*views, scene.camera);
+    // Views read at the file's resolution (their intrinsics are in its pixels), then all scaled to the option's.
+    const auto views = root.get("views");
+    bool dataset = false;
+    for (const ViewSource* source : view_sources()) dataset = dataset || (views && views->has(source->key));
+    const JsonValue camera = root.require("camera");
+    scene.camera = read_camera(camera, nullptr, dataset);
+    if (views) read_views(*views, base_dir, scene);
     else scene.views = {scene.camera};
+    // A dataset's main camera without a pose of its own is its first view (a free camera starts there).
+    if (dataset && !camera.has("eye") && !camera.has("matrix")) {
+        const Camera& first = scene.views.front();
+        scene.camera.eye = first.eye;
+        scene.camera.target = first.target;
+        scene.camera.up = first.up;
+        if (!camera.has("fov_y") && !camera.has("intrinsics")) {
+            scene.camera.fov_y = first.fov_y;
+            scene.camera.intrinsics = first.intrinsics;
+        }
+    }
+    if (options.resolution) {
+        set_resolution(scene.camera, *options.resolution);
+        for (Camera& view : scene.views) set_resolution(view, *options.resolution);
+    }
     if (auto background = root.get("background")) scene.background = background->color();
     if (auto materials = root.get("materials")) read_materials(*materials, base_dir, scene);
     read_meshes(root.require("meshes"), base_dir, scene);
@@ -365,12 +346,8 @@ void override_resolution(Scene& scene, Resolution resolution) {
                              size_text(resolution.width, resolution.height) + " differs from the target image " +
                                  image.source + " (" + size_text(image.width, image.height) + ")");
     }
-    scene.camera.width = resolution.width;
-    scene.camera.height = resolution.height;
-    for (Camera& view : scene.views) {
-        view.width = resolution.width;
-        view.height = resolution.height;
-    }
+    set_resolution(scene.camera, resolution);
+    for (Camera& view : scene.views) set_resolution(view, resolution);
 }
 
 } // namespace adjoint::app

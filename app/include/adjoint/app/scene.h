@@ -8,7 +8,8 @@
 //
 // Decisions the contract leaves open (scene-format.md):
 // - Unknown keys and repeated keys are errors; keys starting with `_` are comments, anywhere.
-// - Required: `format` (1), `camera.eye`, `camera.target`, `camera.resolution`, `meshes` (at least one),
+// - Required: `format` (1), `camera.eye`, `camera.target` (or `camera.matrix`; neither when the views are a
+//   dataset's), `camera.resolution`, `meshes` (at least one),
 //   `meshes[i].name`, `.file`, `.material`, `lights[i].name`, `.type` (`lights` itself is optional), and
 //   `optimize.parameters` (at least one) when there is an `optimize`.
 // - Materials: `model` names a material-model plug-in (plugins.h), phong by default; its keys are the model's
@@ -31,15 +32,26 @@
 // - Names: materials, meshes and lights each have unique, non-empty names. A mesh with
 //   `"material": "mtl"` adds the MTL materials its faces use as `<mesh name>/<MTL name>` (for example
 //   `floor/tiles`, addressed as `materials.floor/tiles.albedo`); a clash with another name is an error.
+// - Cameras: `intrinsics` (fx, fy, cx, cy in pixels at camera.resolution) or `fov_y`, not both; `matrix` (4 rows,
+//   camera-to-world, OpenGL) or eye/target/up, not both. A matrix's rotation must be orthonormal within 1e-3
+//   (a uniform scale is allowed) and right-handed; it becomes eye = translation, target = eye − Z, up = Y.
+//   `camera.fov_y` is no parameter of a camera with intrinsics.
 // - Views: a list entry is a camera without `resolution`; missing keys take the main camera's values
-//   (only `eye` is required). Orbit: view i has azimuth a0 + 360°·i/N around `camera.up` through
+//   (only `eye` or `matrix` is required; a view's fov_y replaces the main camera's intrinsics).
+//   Datasets (view sources, loading.h): {"nerf": file} and {"colmap": folder, "images": folder}; their own
+//   keys that Adjoint does not use are ignored. With a dataset the main camera's eye/target may be left out
+//   (it is then the first view). COLMAP: cameras.txt/images.txt when cameras.txt exists, else the .bin pair.
+//   A --resolution option scales the intrinsics of every view. With "target": "views", an image whose size
+//   differs from the one its dataset gives (a COLMAP camera's, a NeRF file's w × h) is an error. Orbit: view i has azimuth a0 + 360°·i/N around `camera.up` through
 //   `target` (a0 is the camera's own azimuth) at the camera's distance, and elevation
 //   lo + (hi − lo)·i/(N − 1) (the midpoint when N = 1); `elevation` defaults to the camera's own.
 // - Textures and target images: 8- or 16-bit PNG/JPEG, RGB(A) decoded from sRGB to linear (alpha stays
 //   linear), rows top first. Texture coordinates are flipped on load to (u, 1 − v), so (0, 0) is the first
 //   texel in memory. An MTL material's `map_Kd` replaces its `Kd`; one with neither is an error.
 // - Target images: `images` is a list with one entry per view, or a single entry containing `{view}`
-//   that expands to every view; each must have the views' resolution.
+//   that expands to every view; or "views": each dataset view's image. Composited over the background (RGB =
+//   rgb·a + background·(1 − a), alpha kept), then box-filtered to the views' resolution when another size.
+//   `mask`: "none" (default) or "alpha" (not with the silhouette loss).
 // - Parameters: `camera.*` needs the camera to be the only view; `meshes.<m>.vertex_colors` needs the
 //   mesh's `"vertex_colors": true`. A rotation is a unit quaternion [w, x, y, z] (init takes
 //   `{"axis", "angle"}` or `{"quaternion"}` like a mesh's `rotation`); vertices and vertex colours are
@@ -100,19 +112,36 @@ struct LinearImage {
 };
 
 // ---- camera and views ---------------------------------------------------------------------------------
+// A pinhole's intrinsics in pixels at the camera's resolution: focal lengths and principal point, x right
+// and y down from the image's top-left corner, pixel centres at +0.5 (so a centred principal point is
+// (width / 2, height / 2)), as COLMAP and OpenCV give them.
+struct Intrinsics {
+    float fx = 0, fy = 0, cx = 0, cy = 0;
+    friend bool operator==(const Intrinsics&, const Intrinsics&) = default;
+};
+
 struct Camera {
     float3 eye{0, 0, 1};
     float3 target{0, 0, 0};
     float3 up{0, 1, 0};
-    float fov_y = 40;         // vertical field of view, degrees
+    float fov_y = 40;         // vertical field of view, degrees (with intrinsics: the one fy gives)
     uint32_t width = 0, height = 0;
     float near = 0.05f, far = 100.0f;
+    // When set, the projection is these intrinsics' (fov_y is kept equal to the field of view fy gives, for
+    // code that only wants an angle); otherwise a centred principal point and square pixels of fov_y.
+    std::optional<Intrinsics> intrinsics;
 };
+
+// The camera's resolution becomes `resolution`; intrinsics, being in pixels, scale with it.
+void set_resolution(Camera& camera, Resolution resolution);
+// The vertical field of view (degrees) of a focal length fy at height pixels.
+float fov_y_of(float fy, uint32_t height);
 
 // World → camera: right-handed look-at, the camera looks down −z with +y up (gluLookAt).
 float4x4 view_matrix(const Camera& camera);
 // Camera → clip, OpenGL convention (gluPerspective): NDC x right, y up, z in [−1, 1] from near to far,
-// aspect width / height. NDC y = +1 is the image's top row (row 0).
+// aspect width / height. NDC y = +1 is the image's top row (row 0). With intrinsics, a point at camera
+// coordinates (x, y, z) (z < 0 in front) lands on pixel (cx + fx·x/−z, cy − fy·y/−z) (y down).
 float4x4 projection_matrix(const Camera& camera);
 float4x4 view_projection_matrix(const Camera& camera); // projection · view
 
@@ -263,7 +292,9 @@ struct Parameter {
 struct Optimization {
     bool target_is_scene = true;            // false: target_images are the truth
     std::vector<std::string> target_files;  // one per view, relative to the scene, `{view}` expanded
-    std::vector<LinearImage> target_images; // one per view, linear RGBA at the views' resolution
+    std::vector<LinearImage> target_images; // one per view, linear RGBA at the views' resolution, RGB
+                                            // composited over the background
+    bool mask_alpha = false;                // "mask": "alpha": target alpha 0 leaves a pixel out of the loss
     std::vector<Parameter> parameters;      // in file order
     std::string loss = "l2";        // a loss plug-in (adjoint/app/plugins.h): l2, l1, silhouette
     std::string optimizer = "adam"; // an optimizer plug-in: adam, sgd
@@ -281,11 +312,19 @@ struct Optimization {
 };
 
 // ---- the scene ----------------------------------------------------------------------------------------
+// The image of a dataset's view: its file, relative to the scene's folder, and the size the dataset says it
+// has (its camera's; 0 × 0 when the dataset does not say), which the file must have.
+struct ViewImage {
+    std::string file;
+    Resolution size;
+};
+
 struct Scene {
     std::filesystem::path source_file; // the file it came from (empty from a string)
     std::string display_name;          // how errors name it
     Camera camera;
     std::vector<Camera> views;         // at least one; each with the camera's resolution
+    std::vector<ViewImage> view_images; // views from a dataset: each view's image
     float3 background{};               // linear RGB
     std::vector<Material> materials;
     std::vector<LinearImage> textures; // the materials' textures (RGB; colour textures decoded from sRGB)

@@ -1,0 +1,68 @@
+// Target images as the loss compares them: composited over the background, box-filtered to the views' size.
+#include "scene/loading.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace adjoint::app::detail {
+
+namespace {
+
+// The box filter along one axis: output pixel o covers input [o·n/m, (o + 1)·n/m); each input pixel weighs
+// by its overlap with that footprint over the footprint's length.
+struct Tap {
+    uint32_t input;
+    double weight;
+};
+std::vector<std::vector<Tap>> box_taps(uint32_t n, uint32_t m) {
+    std::vector<std::vector<Tap>> taps(m);
+    const double scale = double(n) / double(m);
+    for (uint32_t o = 0; o < m; ++o) {
+        const double lo = o * scale, hi = (o + 1) * scale;
+        const auto first = static_cast<uint32_t>(std::floor(lo));
+        const auto last = std::min(n, static_cast<uint32_t>(std::ceil(hi)));
+        for (uint32_t i = first; i < last; ++i) {
+            const double overlap = std::min(hi, double(i + 1)) - std::max(lo, double(i));
+            if (overlap > 0) taps[o].push_back({i, overlap / scale});
+        }
+    }
+    return taps;
+}
+
+} // namespace
+
+void composite_over(LinearImage& image, float3 background) {
+    for (float4& t : image.texels) {
+        const float a = t.w;
+        t = float4(t.x * a + background.x * (1 - a), t.y * a + background.y * (1 - a),
+                   t.z * a + background.z * (1 - a), a);
+    }
+}
+
+LinearImage resample_box(const LinearImage& image, uint32_t width, uint32_t height) {
+    const auto xs = box_taps(image.width, width), ys = box_taps(image.height, height);
+    // Rows first (to width × image.height), then columns; in double, so that exact means stay exact.
+    std::vector<double> rows(size_t(width) * image.height * 4, 0.0);
+    for (uint32_t y = 0; y < image.height; ++y)
+        for (uint32_t x = 0; x < width; ++x)
+            for (const Tap& t : xs[x]) {
+                const float4& p = image.texels[size_t(y) * image.width + t.input];
+                double* out = &rows[(size_t(y) * width + x) * 4];
+                for (size_t c = 0; c < 4; ++c) out[c] += t.weight * p[c];
+            }
+    LinearImage out;
+    out.width = width;
+    out.height = height;
+    out.source = image.source;
+    out.texels.resize(size_t(width) * height);
+    for (uint32_t y = 0; y < height; ++y)
+        for (uint32_t x = 0; x < width; ++x) {
+            double sum[4] = {0, 0, 0, 0};
+            for (const Tap& t : ys[y])
+                for (size_t c = 0; c < 4; ++c) sum[c] += t.weight * rows[(size_t(t.input) * width + x) * 4 + c];
+            out.texels[size_t(y) * width + x] = float4(float(sum[0]), float(sum[1]), float(sum[2]), float(sum[3]));
+        }
+    return out;
+}
+
+} // namespace adjoint::app::detail

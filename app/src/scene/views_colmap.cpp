@@ -1,0 +1,291 @@
+// The COLMAP view source: `{"colmap": "sparse/0", "images": "images"}`, a sparse model's pinhole cameras and
+// image poses, from its text (cameras.txt, images.txt) or binary (cameras.bin, images.bin) files.
+#include "scene/loading.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <iterator>
+#include <map>
+#include <sstream>
+
+namespace adjoint::app::detail {
+
+namespace {
+
+struct ColmapCamera {
+    std::string model;
+    uint64_t width = 0, height = 0;
+    std::vector<double> params;
+};
+struct ColmapImage {
+    double q[4] = {1, 0, 0, 0}; // world-to-camera rotation (w, x, y, z)
+    double t[3] = {0, 0, 0};    // world-to-camera translation
+    uint32_t camera = 0;
+    std::string name;
+    std::string where;          // "images.txt line 7", for messages
+};
+struct Model {
+    std::map<uint32_t, ColmapCamera> cameras;
+    std::vector<ColmapImage> images;
+};
+
+// A problem in the model's files; read_colmap turns it into a SceneError at the scene's `views.colmap`.
+struct ModelError {
+    std::string what;
+};
+[[noreturn]] void bad(const std::string& where, const std::string& what) { throw ModelError{where + ": " + what}; }
+
+// COLMAP's camera models by id (src/colmap/sensor/models.h) with their parameter counts: only the first two
+// are pinholes; the others have lens distortion, which would need the images undistorted.
+struct ModelInfo {
+    const char* name;
+    size_t params;
+};
+constexpr ModelInfo models[] = {{"SIMPLE_PINHOLE", 3}, {"PINHOLE", 4},         {"SIMPLE_RADIAL", 4},
+                                {"RADIAL", 5},         {"OPENCV", 8},          {"OPENCV_FISHEYE", 8},
+                                {"FULL_OPENCV", 12},   {"FOV", 5},             {"SIMPLE_RADIAL_FISHEYE", 4},
+                                {"RADIAL_FISHEYE", 5}, {"THIN_PRISM_FISHEYE", 12}};
+
+void check_pinhole(const ColmapCamera& c, const std::string& where) {
+    if (c.model == "SIMPLE_PINHOLE" || c.model == "PINHOLE") {
+        const size_t n = c.model == "PINHOLE" ? 4 : 3;
+        if (c.params.size() != n) bad(where, c.model + " takes " + std::to_string(n) + " parameters");
+        for (double p : c.params)
+            if (!std::isfinite(p)) bad(where, "a parameter is not a finite number");
+        if (!(c.params[0] > 0) || (n == 4 && !(c.params[1] > 0))) bad(where, "focal lengths must be > 0");
+        if (c.width == 0 || c.height == 0 || c.width > (1u << 20) || c.height > (1u << 20))
+            bad(where, "expected a width and height in 1..1048576");
+        return;
+    }
+    bad(where, "camera model " + c.model + " has lens distortion, which Adjoint does not undo (SIMPLE_PINHOLE and "
+               "PINHOLE only: undistort the images first, e.g. with colmap image_undistorter)");
+}
+
+// ---- text ------------------------------------------------------------------------------------------------
+template <typename T>
+bool parse(const std::string& token, T& out) {
+    const char* end = token.data() + token.size();
+    auto [ptr, ec] = std::from_chars(token.data(), end, out);
+    return ec == std::errc() && ptr == end;
+}
+
+// A line's words, split at spaces and tabs; starts[i] is where word i begins.
+std::vector<std::string> tokens_of(const std::string& line, std::vector<size_t>* starts = nullptr) {
+    std::vector<std::string> tokens;
+    for (size_t i = 0; i < line.size();) {
+        if (std::isspace(static_cast<unsigned char>(line[i]))) {
+            ++i;
+            continue;
+        }
+        size_t end = i;
+        while (end < line.size() && !std::isspace(static_cast<unsigned char>(line[end]))) ++end;
+        tokens.push_back(line.substr(i, end - i));
+        if (starts) starts->push_back(i);
+        i = end;
+    }
+    return tokens;
+}
+
+void read_cameras_text(const std::string& text, const std::string& shown, Model& model) {
+    std::istringstream in(text);
+    size_t number = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++number;
+        const std::vector<std::string> t = tokens_of(line);
+        if (t.empty() || t[0][0] == '#') continue;
+        const std::string where = shown + " line " + std::to_string(number);
+        ColmapCamera c;
+        uint32_t id = 0;
+        if (t.size() < 4 || !parse(t[0], id) || !parse(t[2], c.width) || !parse(t[3], c.height))
+            bad(where, "expected CAMERA_ID MODEL WIDTH HEIGHT PARAMS[]");
+        c.model = t[1];
+        for (size_t i = 4; i < t.size(); ++i) {
+            double p = 0;
+            if (!parse(t[i], p)) bad(where, "expected a number, got \"" + t[i] + "\"");
+            c.params.push_back(p);
+        }
+        check_pinhole(c, where);
+        if (!model.cameras.emplace(id, std::move(c)).second) bad(where, "camera " + std::to_string(id) + " given twice");
+    }
+}
+
+// Two lines per image: its pose and name, then its 2D points (possibly empty), which are taken whatever they
+// hold, as COLMAP reads them.
+void read_images_text(const std::string& text, const std::string& shown, Model& model) {
+    std::istringstream in(text);
+    size_t number = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++number;
+        std::vector<size_t> starts;
+        const std::vector<std::string> t = tokens_of(line, &starts);
+        if (t.empty() || t[0][0] == '#') continue;
+        ColmapImage image;
+        image.where = shown + " line " + std::to_string(number);
+        uint32_t id = 0;
+        bool ok = t.size() >= 10 && parse(t[0], id) && parse(t[8], image.camera);
+        for (size_t i = 0; ok && i < 4; ++i) ok = parse(t[1 + i], image.q[i]);
+        for (size_t i = 0; ok && i < 3; ++i) ok = parse(t[5 + i], image.t[i]);
+        if (!ok) bad(image.where, "expected IMAGE_ID QW QX QY QZ TX TY TZ CAMERA_ID NAME");
+        // The name is the rest of the line: it may hold spaces.
+        image.name = line.substr(starts[9]);
+        while (!image.name.empty() && std::isspace(static_cast<unsigned char>(image.name.back()))) image.name.pop_back();
+        model.images.push_back(std::move(image));
+        std::getline(in, line);   // POINTS2D[] as (X, Y, POINT3D_ID): not needed
+        ++number;
+    }
+}
+
+// ---- binary (little-endian, as COLMAP writes it) ----------------------------------------------------------
+class Reader {
+public:
+    Reader(const std::string& bytes, const std::string& shown) : bytes_(bytes), shown_(shown) {}
+    template <typename T>
+    T next(const std::string& what) {
+        T v;
+        need(sizeof(T), what);
+        std::memcpy(&v, bytes_.data() + at_, sizeof(T));
+        at_ += sizeof(T);
+        return v;
+    }
+    void skip(uint64_t count, uint64_t size, const std::string& what) {
+        if (count > (bytes_.size() - at_) / size) fail(what + ": the file ends early");
+        at_ += count * size;
+    }
+    std::string name(const std::string& what) {
+        const size_t end = bytes_.find('\0', at_);
+        if (end == std::string::npos) fail(what + ": the file ends early");
+        std::string s = bytes_.substr(at_, end - at_);
+        at_ = end + 1;
+        return s;
+    }
+    [[noreturn]] void fail(const std::string& what) const { bad(shown_, what); }
+
+private:
+    void need(size_t n, const std::string& what) const {
+        if (bytes_.size() - at_ < n) fail(what + ": the file ends early");
+    }
+    const std::string& bytes_;
+    const std::string& shown_;
+    size_t at_ = 0;
+};
+
+void read_cameras_binary(const std::string& bytes, const std::string& shown, Model& model) {
+    Reader in(bytes, shown);
+    const auto count = in.next<uint64_t>("the camera count");
+    for (uint64_t i = 0; i < count; ++i) {
+        const std::string what = "camera " + std::to_string(i);
+        const auto id = in.next<uint32_t>(what);   // COLMAP's camera_t
+        const auto model_id = in.next<int32_t>(what);
+        ColmapCamera c;
+        c.width = in.next<uint64_t>(what);
+        c.height = in.next<uint64_t>(what);
+        if (model_id < 0 || size_t(model_id) >= std::size(models))
+            in.fail(what + ": unknown camera model id " + std::to_string(model_id));
+        c.model = models[model_id].name;
+        const std::string where = shown + ": camera " + std::to_string(id);
+        if (model_id > 1) check_pinhole(c, where);   // refused before its parameters are read
+        for (size_t p = 0; p < models[model_id].params; ++p) c.params.push_back(in.next<double>(what));
+        check_pinhole(c, where);
+        if (!model.cameras.emplace(id, std::move(c)).second) in.fail("camera " + std::to_string(id) + " is given twice");
+    }
+}
+
+void read_images_binary(const std::string& bytes, const std::string& shown, Model& model) {
+    Reader in(bytes, shown);
+    const auto count = in.next<uint64_t>("the image count");
+    for (uint64_t i = 0; i < count; ++i) {
+        const std::string what = "image " + std::to_string(i);
+        ColmapImage image;
+        const auto id = in.next<uint32_t>(what);   // COLMAP's image_t
+        for (double& q : image.q) q = in.next<double>(what);
+        for (double& t : image.t) t = in.next<double>(what);
+        image.camera = in.next<uint32_t>(what);
+        image.name = in.name(what);
+        image.where = shown + ": image " + std::to_string(id) + " (" + image.name + ")";
+        const auto points = in.next<uint64_t>(what);
+        in.skip(points, 24, what);   // x, y (doubles) and a point id (int64) per 2D point
+        model.images.push_back(std::move(image));
+    }
+}
+
+// ---- the views --------------------------------------------------------------------------------------------
+// World-to-camera in OpenCV's convention (x right, y down, looking down +z) to a look-at: the camera's centre
+// is −Rᵀt, it looks along R's third row and its up is minus R's second row.
+Camera view_of(const ColmapImage& image, const ColmapCamera& c, const Camera& camera) {
+    double n = 0;
+    for (double q : image.q) n += q * q;
+    n = std::sqrt(n);
+    if (!(n > 1e-12) || !std::isfinite(n)) bad(image.where, "the rotation quaternion is zero or not finite");
+    for (double t : image.t)
+        if (!std::isfinite(t)) bad(image.where, "the translation is not finite");
+    const double w = image.q[0] / n, x = image.q[1] / n, y = image.q[2] / n, z = image.q[3] / n;
+    const double R[3][3] = {{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)},
+                            {2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)},
+                            {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}};
+    double centre[3];
+    for (size_t i = 0; i < 3; ++i) centre[i] = -(R[0][i] * image.t[0] + R[1][i] * image.t[1] + R[2][i] * image.t[2]);
+    Camera view = camera;
+    view.eye = {float(centre[0]), float(centre[1]), float(centre[2])};
+    view.target = {float(centre[0] + R[2][0]), float(centre[1] + R[2][1]), float(centre[2] + R[2][2])};
+    view.up = {float(-R[1][0]), float(-R[1][1]), float(-R[1][2])};
+    // COLMAP's pixel centres are at +0.5 too: the intrinsics only scale to the views' resolution.
+    const double sx = double(camera.width) / double(c.width), sy = double(camera.height) / double(c.height);
+    const bool simple = c.model == "SIMPLE_PINHOLE";
+    const double fx = c.params[0], fy = simple ? c.params[0] : c.params[1];
+    const double cx = c.params[simple ? 1 : 2], cy = c.params[simple ? 2 : 3];
+    view.intrinsics = Intrinsics{float(fx * sx), float(fy * sy), float(cx * sx), float(cy * sy)};
+    view.fov_y = fov_y_of(view.intrinsics->fy, camera.height);
+    return view;
+}
+
+Model read_model(const std::filesystem::path& dir, const std::string& shown) {
+    Model model;
+    std::string reason;
+    std::error_code ec;
+    const bool text = std::filesystem::exists(dir / "cameras.txt", ec);
+    const bool binary = !text && std::filesystem::exists(dir / "cameras.bin", ec);
+    if (!text && !binary) bad(shown, "has neither cameras.txt nor cameras.bin (a COLMAP sparse model's folder)");
+    const char* ext = text ? ".txt" : ".bin";
+    for (const char* file : {"cameras", "images"}) {
+        const std::string name = std::string(file) + ext;
+        const std::string display = (std::filesystem::path(shown) / name).generic_string();
+        const std::optional<std::string> bytes = try_read_file(dir / name, display, reason);
+        if (!bytes) bad(shown, reason);
+        if (text) (file[0] == 'c' ? read_cameras_text : read_images_text)(*bytes, display, model);
+        else (file[0] == 'c' ? read_cameras_binary : read_images_binary)(*bytes, display, model);
+    }
+    return model;
+}
+
+void read_colmap(const JsonValue& value, const std::filesystem::path& base_dir, const Camera& camera,
+                 std::vector<Camera>& views, std::vector<ViewImage>& images) {
+    const JsonValue where = value.require("colmap");
+    const std::string shown = where.nonempty_string();
+    const std::string folder = value.require("images").nonempty_string();
+    Model model;
+    try {
+        model = read_model(base_dir / shown, shown);
+        std::sort(model.images.begin(), model.images.end(),
+                  [](const ColmapImage& a, const ColmapImage& b) { return a.name < b.name; });
+        for (const ColmapImage& image : model.images) {
+            const auto c = model.cameras.find(image.camera);
+            if (c == model.cameras.end()) bad(image.where, "no camera " + std::to_string(image.camera));
+            views.push_back(view_of(image, c->second, camera));
+            images.push_back({(std::filesystem::path(folder) / image.name).lexically_normal().generic_string(),
+                              {uint32_t(c->second.width), uint32_t(c->second.height)}});
+        }
+    } catch (const ModelError& e) {
+        where.fail(e.what);   // "<scene>: views.colmap: sparse/0/images.txt line 7: <what>"
+    }
+}
+
+constexpr std::string_view colmap_keys[] = {"images"};
+
+} // namespace
+
+const ViewSource colmap_view_source{"colmap", colmap_keys, read_colmap};
+
+} // namespace adjoint::app::detail

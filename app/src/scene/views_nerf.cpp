@@ -1,0 +1,129 @@
+// The NeRF / instant-ngp view source: `{"nerf": "transforms.json"}`, posed images from a transforms file.
+#include "scene/loading.h"
+
+#include <cmath>
+#include <optional>
+
+namespace adjoint::app::detail {
+
+namespace {
+
+// A number of the dataset (its own key; the dataset is not a scene file, so other keys are ignored).
+std::optional<double> optional_number(const JsonValue& object, std::string_view key) {
+    const auto v = object.get(key);
+    if (!v) return std::nullopt;
+    return static_cast<double>(v->number());
+}
+
+// The lens keys of the file's top level, which a frame may override (instant-ngp writes them per frame
+// when the cameras differ).
+struct Lens {
+    std::optional<double> angle_x, angle_y, fl_x, fl_y, cx, cy, w, h;
+
+    void read(const JsonValue& object) {
+        const auto take = [&](std::optional<double>& to, std::string_view key) {
+            if (auto v = optional_number(object, key)) to = v;
+        };
+        take(angle_x, "camera_angle_x");
+        take(angle_y, "camera_angle_y");
+        take(fl_x, "fl_x");
+        take(fl_y, "fl_y");
+        take(cx, "cx");
+        take(cy, "cy");
+        take(w, "w");
+        take(h, "h");
+        for (const char* key : {"k1", "k2", "k3", "k4", "p1", "p2"})
+            if (auto k = optional_number(object, key); k && *k != 0)
+                object.require(key).fail("lens distortion is not supported (pinhole cameras only): undistort the "
+                                         "images first");
+        if (auto model = object.get("camera_model")) {
+            const std::string name = model->string();
+            if (name != "OPENCV" && name != "PINHOLE")
+                model->fail(name + " is not a pinhole camera (pinhole cameras only)");
+        }
+    }
+
+    // At the views' resolution: a focal length in pixels is scaled from w × h; a field of view is not.
+    Intrinsics at(const JsonValue& where, uint32_t width, uint32_t height) const {
+        const double W = width, H = height;
+        const bool sized = w && h;
+        if ((w && !(*w >= 1 && *w <= 1e6)) || (h && !(*h >= 1 && *h <= 1e6))) where.fail("expected w and h in [1, 1e6]");
+        if ((fl_x || fl_y || cx || cy) && !sized) where.fail("fl_x, fl_y, cx and cy need the image size w and h");
+        const double sx = sized ? W / *w : 1, sy = sized ? H / *h : 1;
+        Intrinsics k;
+        if (fl_x) {
+            k.fx = float(*fl_x * sx);
+            k.fy = float((fl_y ? *fl_y : *fl_x) * sy);
+        } else if (angle_x) {
+            if (!(*angle_x > 0 && *angle_x < 3.14159)) where.fail("expected camera_angle_x in (0, pi) radians");
+            k.fx = float(0.5 * W / std::tan(0.5 * *angle_x));
+            k.fy = k.fx;   // square pixels at the views' resolution
+            if (angle_y) {
+                if (!(*angle_y > 0 && *angle_y < 3.14159)) where.fail("expected camera_angle_y in (0, pi) radians");
+                k.fy = float(0.5 * H / std::tan(0.5 * *angle_y));
+            }
+        } else {
+            where.fail("expected camera_angle_x, or fl_x with w and h");
+        }
+        if (!(k.fx > 0 && k.fy > 0)) where.fail("expected focal lengths > 0");
+        k.cx = float(cx ? *cx * sx : 0.5 * W);
+        k.cy = float(cy ? *cy * sy : 0.5 * H);
+        return k;
+    }
+};
+
+void read_frames(const JsonValue& root, const std::filesystem::path& folder, const Camera& camera,
+                 std::vector<Camera>& views, std::vector<ViewImage>& images) {
+    Lens top;
+    top.read(root);
+    const JsonValue frames = root.require("frames");
+    if (frames.array_size() == 0) frames.fail("expected at least one frame");
+    for (size_t i = 0; i < frames.array_size(); ++i) {
+        const JsonValue frame = frames[i];
+        if (!frame.json().is_object()) frame.fail("expected an object");
+        Lens lens = top;
+        lens.read(frame);
+        Camera view = camera;
+        view.intrinsics = lens.at(frame, camera.width, camera.height);
+        view.fov_y = fov_y_of(view.intrinsics->fy, camera.height);
+        const JsonValue m = frame.require("transform_matrix");
+        const char* shape = "expected a 4x4 camera-to-world matrix: a list of 4 rows of 4 numbers";
+        if (!m.json().is_array() || m.array_size() != 4) m.fail(shape);
+        double rows[4][4];
+        for (size_t r = 0; r < 4; ++r) {
+            if (!m[r].json().is_array() || m[r].array_size() != 4) m.fail(shape);
+            for (size_t c = 0; c < 4; ++c) {
+                if (!m[r][c].json().is_number()) m.fail(shape);
+                rows[r][c] = m[r][c].json().get<double>();
+                if (!std::isfinite(rows[r][c])) m.fail(shape);
+            }
+        }
+        if (std::string why = pose_from_matrix(rows, view); !why.empty()) m.fail(why);
+        std::filesystem::path file = frame.require("file_path").nonempty_string();
+        if (!file.has_extension()) file += ".png";   // the Blender scenes' "./train/r_0"
+        const Resolution size = lens.w && lens.h ? Resolution{uint32_t(*lens.w), uint32_t(*lens.h)} : Resolution{};
+        images.push_back({(folder / file).lexically_normal().generic_string(), size});
+        views.push_back(std::move(view));
+    }
+}
+
+void read_nerf(const JsonValue& value, const std::filesystem::path& base_dir, const Camera& camera,
+               std::vector<Camera>& views, std::vector<ViewImage>& images) {
+    const JsonValue where = value.require("nerf");
+    const std::string shown = where.nonempty_string();
+    const std::string text = read_file(base_dir / shown, shown, where);
+    try {
+        const Json document = parse_json(text, shown);
+        const JsonValue root(document, "", shown);
+        if (!root.json().is_object()) root.fail("expected an object with \"frames\"");
+        read_frames(root, std::filesystem::path(shown).parent_path(), camera, views, images);
+    } catch (const SceneError& e) {
+        where.fail(e.what());   // "<scene>: views.nerf: <transforms file>: frames[3]...: <what>"
+    }
+}
+
+} // namespace
+
+const ViewSource nerf_view_source{"nerf", {}, read_nerf};
+
+} // namespace adjoint::app::detail
