@@ -257,6 +257,35 @@ TEST_F(Environment, GradientsMatchCentralDifferences) {
     EXPECT_GT(nonzero, 15);
 }
 
+// `background: "environment"`: a pixel that sees no surface shows the map along its ray (hard and soft
+// visibility, which draw the background in different kernels).
+TEST_F(Environment, TheBackgroundShowsTheMapAlongEachRay) {
+    const std::string file = write_map(dir, "bg.hdr", 128, smooth_sky);
+    for (const char* visibility : {"hard", "soft"}) {
+        Json j = scene(pbr(0.5, 0, 0.5), {{"file", file}, {"rotation", 0.0}}, 32);
+        j["background"] = "environment";
+        j["render"] = {{"visibility", visibility}};
+        const app::Scene s = load(j);
+        const app::LinearImage image = app::SceneRenderer(device, s).render(0);
+        const auto samples = app::rasterize_view(device, s, 0);
+        const double t = std::tan(20 * kPi / 180);
+        double worst = 0;
+        int checked = 0;
+        for (uint32_t y = 0; y < 32; ++y)
+            for (uint32_t x = 0; x < 32; ++x) {
+                const size_t i = y * 32 + x;
+                if (samples[i].covered || image.texels[i].w > 0.01f) continue;   // soft: well away from the edge
+                ++checked;
+                const V3 d = unit({((x + 0.5) / 32 * 2 - 1) * t, (1 - (y + 0.5) / 32 * 2) * t, -1});
+                const V3 want = smooth_sky(d);
+                const double w[3] = {want.x, want.y, want.z};
+                for (int k = 0; k < 3; ++k) worst = std::max(worst, std::fabs(image.texels[i][k] - w[k]) / w[k]);
+            }
+        EXPECT_GT(checked, 300) << visibility;
+        EXPECT_LT(worst, 0.01) << visibility;
+    }
+}
+
 TEST_F(Environment, TheLoaderRefusesWhatItCannotUse) {
     const std::string sky = write_map(dir, "ok.hdr", 8, smooth_sky);
     {
@@ -294,6 +323,15 @@ TEST_F(Environment, TheLoaderRefusesWhatItCannotUse) {
     j["optimize"] = {{"parameters", {{"lights.key.rotation", {{"init", 3}}}}}};
     EXPECT_EQ(error(j), "env.json: optimize.parameters[\"lights.key.rotation\"]: light key is a point light; only "
                         "environment lights have a rotation");
+    j = scene(pbr(1, 0, 0.5), {{"file", sky}});
+    j["background"] = "sky";
+    EXPECT_EQ(error(j), "env.json: background: expected [r, g, b] or \"environment\" (the scene's environment or sh "
+                        "light behind it)");
+    j["background"] = "environment";
+    j["optimize"] = {{"parameters", {{"lights.sky.rotation", {{"init", 10}}}}}};
+    EXPECT_EQ(error(j), "env.json: optimize.parameters[\"lights.sky.rotation\"]: the environment drawn behind the "
+                        "scene (background \"environment\") carries no gradient; give background a colour to optimize "
+                        "lights.sky.rotation");
     j = scene(pbr(1, 0, 0.5), {{"file", sky}});
     j["optimize"] = {{"parameters", {{"lights.sky.texture", {{"init", {1, 1, 1}}, {"resolution", {16, 16}}}}}}};
     EXPECT_NE(error(j).find("its width must be twice its height, not 16x16"), std::string::npos) << error(j);

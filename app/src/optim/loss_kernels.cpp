@@ -1,6 +1,8 @@
 // The objective's loss kernels (see loss_kernels.h): the loss plug-in's formula inside $autodiff.
 #include "optim/loss_kernels.h"
 
+#include "render/geometry_dsl.h"
+
 namespace adjoint::app {
 
 namespace {
@@ -50,15 +52,21 @@ auto shade_loss_backward_kernel(const LossModel& loss, bool mask, const ShadingP
     });
 }
 
-auto background_loss_kernel(const LossModel& loss, bool mask) {
-    return Kernel2D([&loss, mask](BufferVar<gpu::Surface> surfaces, BufferFloat4 target, BufferFloat loss_out,
-                            BufferFloat sqerr_out, UInt out_base, Float3 background) noexcept {
+auto background_loss_kernel(const LossModel& loss, bool mask, const ShadingPlan& plan) {
+    return Kernel2D([&loss, mask, plan](BufferVar<gpu::Surface> surfaces, BufferFloat4 target, BufferFloat loss_out,
+                                        BufferFloat sqerr_out, UInt out_base, Float3 background,
+                                        BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params,
+                                        TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
+                                        BufferVar<LightSlots> lights) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         $if (surfaces.read(at).material == gpu::kNone) {
             Float4 t = target.read(at);
-            loss_out.write(out_base + at, pixel_loss(loss, mask, make_float4(background, 0.0f), t));
-            sqerr_out.write(out_base + at, squared_error(background, t.xyz()));
+            ShadeInputs<BufferFloat> in{params, textures, materials, lights};
+            Float3 bg = background_at(in, plan, background,
+                                      [&] { return camera_of(params, views.read(view)).ray(pixel_centre(pix)); });
+            loss_out.write(out_base + at, pixel_loss(loss, mask, make_float4(bg, 0.0f), t));
+            sqerr_out.write(out_base + at, squared_error(bg, t.xyz()));
         };
     });
 }
@@ -110,7 +118,7 @@ LossKernels::LossKernels(Device& device, const LossModel& loss, bool mask_alpha,
     else
         shade_loss_backward = device.compile(shade_loss_backward_kernel<DiffBufferFloat>(loss, mask_alpha, *static_shading),
                                              {.name = "shade_loss_backward"});
-    background_loss = device.compile(background_loss_kernel(loss, mask_alpha), {.name = "loss_background"});
+    background_loss = device.compile(background_loss_kernel(loss, mask_alpha, *static_shading), {.name = "loss_background"});
 }
 
 } // namespace adjoint::app

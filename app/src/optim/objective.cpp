@@ -151,7 +151,8 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
             const auto& v = data_.views[view];
             if (slot_view_[j] != view) {
                 stream_ << (*losses_->background_loss)(surfaces_[view], targets_[view], loss_px_, sqerr_px_,
-                                                       j * pixels_, data_.background)
+                                                       j * pixels_, data_.background, data_.view_recs, view,
+                                                       params.value, data_.textures, data_.materials, data_.lights)
                                .dispatch(v.width, v.height);
                 slot_view_[j] = view;
             }

@@ -2,6 +2,7 @@
 #include "forward.h"
 
 #include "environment_stage.h"
+#include "geometry_dsl.h"
 
 namespace adjoint::app {
 
@@ -15,14 +16,16 @@ ForwardRenderer::ForwardRenderer(Device& device, const SceneData& scene) {
     Kernel2D shade_kernel = [groups](BufferVar<gpu::Surface> surfaces, BufferFloat params,
                                      TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
                                      BufferVar<LightSlots> lights, BufferFloat4 image, Float3 eye,
-                                     Float3 background) noexcept {
+                                     Float3 background, BufferVar<gpu::ViewRec> views, UInt view) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         auto s = surfaces.read(at);
-        Float3 c = background;
-        $if (s.material != gpu::kNone) {
-            ShadeInputs<BufferFloat> in{params, textures, materials, lights};
-            c = shade_surface(in, groups, s, eye);
+        ShadeInputs<BufferFloat> in{params, textures, materials, lights};
+        Float3 c;
+        $if (s.material != gpu::kNone) { c = shade_surface(in, groups, s, eye); }
+        $else {
+            c = background_at(in, groups, background,
+                              [&] { return camera_of(params, views.read(view)).ray(pixel_centre(pix)); });
         };
         image.write(at, make_float4(c, 1.0f));
     };
@@ -49,7 +52,8 @@ void ForwardRenderer::backward_mips(Stream& stream, const SceneData& scene, cons
 void ForwardRenderer::shade(Stream& stream, const SceneData& scene, uint32_t view, const Buffer<gpu::Surface>& surfaces,
                             const Buffer<float>& params, const Buffer<float4>& image) {
     const auto& v = scene.views.at(view);
-    stream << k_->shade(surfaces, params, scene.textures, scene.materials, scene.lights, image, v.eye, scene.background)
+    stream << k_->shade(surfaces, params, scene.textures, scene.materials, scene.lights, image, v.eye, scene.background,
+                        scene.view_recs, view)
                   .dispatch(v.width, v.height);
 }
 

@@ -40,7 +40,16 @@ struct DslCamera {
         Float iw = 1.0f / c.w;
         return make_float2((c.x * iw * 0.5f + 0.5f) * width, (0.5f - c.y * iw * 0.5f) * height);
     }
+    // The unit world direction through pixel coordinates q (the inverse of pixel(clip(·)) along a ray).
+    Float3 ray(const Float2& q) const {
+        Float nx = q.x / width * 2.0f - 1.0f, ny = 1.0f - q.y / height * 2.0f;
+        return normalize(side * ((nx - ox) / sx) + up * ((ny - oy) / sy) + forward);
+    }
 };
+// The centre of pixel `pix`.
+inline Float2 pixel_centre(const UInt2& pix) {
+    return make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
+}
 
 template <typename P>
 DslCamera camera_of(const P& params, const Expr<gpu::ViewRec>& v) {

@@ -1,6 +1,8 @@
 // Building the device-side scene: parameter layout, world-space geometry, tables and the texture set.
 #include "scene_data.h"
 
+#include "render/stage_buffers.h"
+
 #include <adjoint/core/error.h>
 
 #include <algorithm>
@@ -189,12 +191,17 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
                              slot_or_0(ParameterKind::light_rotation, uint32_t(i)), 0};
                 for (const SceneData::Environment& e : d.environments)
                     if (light.texture >= 0 && e.map == uint32_t(light.texture)) s.texture = e.map, s.prefiltered = e.first;
+                if (int32_t(i) == scene.background_light) {
+                    d.shading.background = model;
+                    d.shading.background_light = uint32_t(slots.size());
+                }
                 slots.push_back(s);
             }
         group.end = uint32_t(slots.size());
         if (group.end > group.begin) d.shading.lights.push_back(group);
     }
     d.lights = upload(device, stream, slots);
+    d.view_recs = upload(device, stream, view_records(scene, d.layout));
     for (const auto& cam : scene.views)
         d.views.push_back({view_projection_matrix(cam), cam.eye, cam.width, cam.height});
     stream << synchronize();   // the host vectors above go out of scope

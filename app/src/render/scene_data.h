@@ -69,6 +69,7 @@ struct SceneData {
     ShadingPlan shading;                    // the material models used and the light buffer's runs of one type
     Buffer<LightSlots> lights;              // per light, ordered by type: where its values are
     std::vector<ViewCamera> views;
+    Buffer<gpu::ViewRec> view_recs;         // the views' cameras as kernels read them (values in the parameter buffer)
     float3 background;
 };
 

@@ -20,15 +20,16 @@ auto forward_kernel(const ShadingPlan& groups) {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt tri = tri_ids.read(at);
-        Float4 c = make_float4(background, 0.0f);
+        Float4 c;
+        DslCamera cam = camera_of(params, views.read(view));
+        ShadeInputs<BufferFloat> in{params, textures, materials, lights};
         $if (tri != kNone) {
-            DslCamera cam = camera_of(params, views.read(view));
             VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs,
                 triangles, triangle_material, groups.tangents};
             auto s = surface_at(vin, cam, tri, pix);
-            ShadeInputs<BufferFloat> in{params, textures, materials, lights};
             c = make_float4(shade_surface(in, groups, s.load(), cam.eye), 1.0f);
-        };
+        }
+        $else { c = make_float4(background_at(in, groups, background, [&] { return cam.ray(pixel_centre(pix)); }), 0.0f); };
         out.write(at, c);
     });
 }

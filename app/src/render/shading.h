@@ -28,6 +28,9 @@ struct ShadingPlan {
     std::vector<LightGroup> lights;
     bool tangents = false;   // a material has a tangent-space texture: surfaces carry tangent frames
     uint32_t dfg = kNoTexture;   // the split sum's table (dfg_table) in the texture set, when a light is a sky
+    // `background: "environment"`: the light drawn behind the scene (its type, its index in the light buffer).
+    const LightModel* background = nullptr;
+    uint32_t background_light = 0;
 };
 
 // A group of up to this many lights is unrolled; a larger one is a loop over the light buffer (which keeps
@@ -78,16 +81,29 @@ MaterialReads material_reads(const ShadeInputs<P>& in, const MaterialModel& mode
     return r;
 }
 
+template <typename P>
+ParamReads param_reads(const ShadeInputs<P>& in) {
+    return {[&in](const UInt& at) -> Float { return in.params.read(at); },
+            [&in](const UInt& texture, const Float2& uv, const Float& lod) -> Float3 {
+                return in.textures.texture(texture).sample_level(uv, lod);
+            }};
+}
+
+// What a pixel without a surface shows: the background colour, or the background light's radiance along the
+// pixel centre's ray (`ray` gives the unit world direction through pixel coordinates).
+template <typename P, typename Ray>
+Float3 background_at(const ShadeInputs<P>& in, const ShadingPlan& plan, const Float3& color, Ray ray) {
+    if (!plan.background) return color;
+    return plan.background->radiance(param_reads(in), in.lights.read(plan.background_light), ray());
+}
+
 // The colour of a surface point of one material model seen from eye.
 template <typename P>
 Float3 shade_model(const ShadeInputs<P>& in, const MaterialModel& model, const ShadingPlan& plan,
                    const Expr<gpu::Material>& mat, const Expr<gpu::Surface>& s, const Float3& eye) {
     const MaterialPoint m = model.evaluate(material_reads(in, model, mat, s));
     Float3 v = normalize(eye - s.position);
-    const ParamReads reads{[&in](const UInt& at) -> Float { return in.params.read(at); },
-                           [&in](const UInt& texture, const Float2& uv, const Float& lod) -> Float3 {
-                               return in.textures.texture(texture).sample_level(uv, lod);
-                           }};
+    const ParamReads reads = param_reads(in);
     Float3 color = model.emitted(m);
     for (const LightGroup& g : plan.lights) {
         auto add = [&](const UInt& i) {

@@ -46,7 +46,8 @@ auto forward_kernel(const ShadingPlan& groups) {
             triangles, triangle_material, groups.tangents};
         ShadeInputs<BufferFloat> in{params, textures, materials, lights};
         Float m = soft_max_log_weight(vin, cam, st, tile, pix);
-        out.write(at, soft_pixel(vin, in, groups, cam, st, tile, pix, m, background));
+        Float3 bg = background_at(in, groups, background, [&] { return cam.ray(pixel_centre(pix)); });
+        out.write(at, soft_pixel(vin, in, groups, cam, st, tile, pix, m, bg));
     });
 }
 
@@ -74,10 +75,13 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
             VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs,
                 triangles, triangle_material, groups.tangents};
             Float m = soft_max_log_weight(vin, plain_cam, st, tile, pix);   // plain reads: outside $autodiff
+            // The background has no gradient (the loader refuses what would need one).
+            ShadeInputs<BufferFloat> plain_in{params_value, textures, materials, lights};
+            Float3 bg = background_at(plain_in, groups, background, [&] { return plain_cam.ray(pixel_centre(pix)); });
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
                 ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights};
-                adjoint::backward(dot(soft_pixel(vin, in, groups, cam, st, tile, pix, m, background), g));
+                adjoint::backward(dot(soft_pixel(vin, in, groups, cam, st, tile, pix, m, bg), g));
             };
         };
     });

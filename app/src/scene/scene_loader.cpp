@@ -1,6 +1,7 @@
 // load_scene: a format-1 scene file into the plain structs of scene.h, every check done before returning.
 #include "scene/loading.h"
 
+#include <adjoint/app/parameter_kinds.h>
 #include <adjoint/app/plugins.h>
 #include <cmath>
 #include <sstream>
@@ -298,12 +299,36 @@ Scene load_scene_from_string(std::string_view json_text, const std::filesystem::
         set_resolution(scene.camera, *options.resolution);
         for (Camera& view : scene.views) set_resolution(view, *options.resolution);
     }
-    if (auto background = root.get("background")) scene.background = background->color();
+    const auto background = root.get("background");
+    if (background && !background->json().is_string()) scene.background = background->color();
     if (auto materials = root.get("materials")) read_materials(*materials, base_dir, scene);
     read_meshes(root.require("meshes"), base_dir, scene);
     if (auto lights = root.get("lights")) read_lights(*lights, base_dir, scene);
     if (auto render = root.get("render")) scene.render = read_render(*render);
+    if (background && background->json().is_string()) {
+        if (background->string() != "environment")
+            background->fail("expected [r, g, b] or \"environment\" (the scene's environment or sh light behind it)");
+        for (size_t l = 0; l < scene.lights.size() && scene.background_light < 0; ++l)
+            if (light_model(scene.lights[l].type).radiance) scene.background_light = int32_t(l);
+        if (scene.background_light < 0) background->fail("\"environment\" needs an environment or sh light to show");
+    }
     if (auto optimize = root.get("optimize")) scene.optimize = read_optimize(*optimize, base_dir, scene);
+    if (scene.optimize && scene.background_light >= 0) {
+        // The renderer draws the environment behind the scene but does not differentiate it: refuse what
+        // would need its gradient.
+        const JsonValue optimize = root.require("optimize");
+        if (!scene.optimize->target_is_scene)
+            optimize.require("target").fail("with background \"environment\" the target is the scene's own "
+                                            "render; target images take a background colour");
+        for (const Parameter& p : scene.optimize->parameters) {
+            const ParameterKindInfo& kind = kind_info(p.kind);
+            if (kind.collection == ParameterCollection::camera ||
+                (kind.collection == ParameterCollection::lights && int32_t(p.target) == scene.background_light))
+                optimize.require("parameters").child(p.path).fail(
+                    "the environment drawn behind the scene (background \"environment\") carries no gradient; "
+                    "give background a colour to optimize " + p.path);
+        }
+    }
     return scene;
 }
 

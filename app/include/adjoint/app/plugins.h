@@ -88,6 +88,9 @@ struct LightModel {
     LightIncoming (*incoming)(const ParamReads& params, const Expr<LightSlots>& light, const Float3& position);
     // The shading of a light from every direction; nullptr for a light from one direction.
     SkyLight (*sky)(const ParamReads& params, const Expr<LightSlots>& light);
+    // The radiance arriving along a unit direction, for a light seen directly (`background: "environment"`);
+    // nullptr for a light that cannot be seen.
+    Float3 (*radiance)(const ParamReads& params, const Expr<LightSlots>& light, const Float3& direction) = nullptr;
 };
 
 // ---- environment maps ---------------------------------------------------------------------------------------

@@ -326,6 +326,7 @@ struct Scene {
     std::vector<Camera> views;         // at least one; each with the camera's resolution
     std::vector<ViewImage> view_images; // views from a dataset: each view's image
     float3 background{};               // linear RGB
+    int32_t background_light = -1;     // `background: "environment"`: the light drawn behind the scene, or −1
     std::vector<Material> materials;
     std::vector<LinearImage> textures; // the materials' textures (RGB; colour textures decoded from sRGB)
     std::vector<Mesh> meshes;

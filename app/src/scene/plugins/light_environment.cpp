@@ -78,7 +78,9 @@ void read(const detail::JsonValue& entry, const std::filesystem::path& base_dir,
     scene.textures.push_back(std::move(map));
 }
 
-constexpr float pow4(float x) { return x * x; }
+// How wide a lobe of this roughness is, for blending levels: α = roughness², which a blend of two levels
+// matches in the first moment better than roughness itself or α² (measured against brute force).
+constexpr float spread_of(float roughness) { return roughness * roughness; }
 
 // Bilinear at level 0 of a map turned by the light's rotation, in the direction d (world).
 Float2 map_uv(const Float3& d, const Float& degrees) { return equirect_uv(into_map_frame(d, degrees)); }
@@ -96,21 +98,20 @@ SkyLight sky(const ParamReads& params, const Expr<LightSlots>& light) {
             },
             [params, scale, map, first, degrees](const Float3& r, const Float& roughness) {
                 // Between two roughness levels, the blend of their maps (below the first, of the map itself and
-                // the first), weighted so that the blend's lobe has the spread of this roughness's: a GGX
-                // lobe's angular variance grows as α² = roughness⁴, and a blend's is the blend of the two.
+                // the first), weighted by where this roughness's α lies between theirs.
                 Float3 e = make_float3(1.0f);
                 $if (map != kNoTexture) {
                     Float2 uv = map_uv(r, degrees);
                     Float rough = clamp(roughness, 0.0f, environment_roughness.back());
-                    Float spread = rough * rough;
+                    Float spread = rough * rough;   // spread_of(rough)
                     UInt lower = map, upper = first;
-                    Float lo = 0.0f, hi = pow4(environment_roughness[0]);
+                    Float lo = 0.0f, hi = spread_of(environment_roughness[0]);
                     for (uint32_t k = 0; k + 1 < environment_roughness.size(); ++k) {
                         Bool above = rough > environment_roughness[k];
                         lower = ite(above, first + k, lower);
                         upper = ite(above, first + (k + 1), upper);
-                        lo = ite(above, Float(pow4(environment_roughness[k])), lo);
-                        hi = ite(above, Float(pow4(environment_roughness[k + 1])), hi);
+                        lo = ite(above, Float(spread_of(environment_roughness[k])), lo);
+                        hi = ite(above, Float(spread_of(environment_roughness[k + 1])), hi);
                     }
                     Float f = clamp((spread - lo) / (hi - lo), 0.0f, 1.0f);
                     e = lerp(params.sample(lower, uv, 0.0f), params.sample(upper, uv, 0.0f), make_float3(f));
@@ -119,8 +120,15 @@ SkyLight sky(const ParamReads& params, const Expr<LightSlots>& light) {
             }};
 }
 
+Float3 radiance(const ParamReads& params, const Expr<LightSlots>& light, const Float3& d) {
+    Float3 scale = params.read3(light.color) * params.read(light.intensity);
+    Float3 e = make_float3(1.0f);
+    $if (light.texture != kNoTexture) { e = params.sample(light.texture, map_uv(d, params.read(light.rotation)), 0.0f); };
+    return scale * e;
+}
+
 } // namespace
 
-const LightModel light_environment{"environment", environment_keys, "", read, nullptr, sky};
+const LightModel light_environment{"environment", environment_keys, "", read, nullptr, sky, radiance};
 
 } // namespace adjoint::app::plugins

@@ -75,8 +75,13 @@ SkyLight sky(const ParamReads& params, const Expr<LightSlots>& light) {
             }};
 }
 
+Float3 radiance(const ParamReads& params, const Expr<LightSlots>& light, const Float3& d) {
+    Float3 scale = params.read3(light.color) * params.read(light.intensity);
+    return scale * expand(params, light.vector, light.count, d, [](uint32_t) { return Float(1.0f); });
+}
+
 } // namespace
 
-const LightModel light_sh{"sh", sh_keys, "coefficients", read, nullptr, sky};
+const LightModel light_sh{"sh", sh_keys, "coefficients", read, nullptr, sky, radiance};
 
 } // namespace adjoint::app::plugins
