@@ -235,7 +235,7 @@ void EnvironmentView::draw(Session& session) {
     const float lines = 2.0f * ImGui::GetTextLineHeightWithSpacing() + 4.0f;
     float w = std::floor((avail.x - float(n - 1) * tiles::kGap) / float(n));
     w = std::max(std::min(w, std::floor(2.0f * (avail.y - lines))), 32.0f);
-    const ImVec2 size{w, std::floor(w * 0.5f)};
+    const ImVec2 size{2.0f * std::floor(w * 0.5f), std::floor(w * 0.5f)};   // exactly 2:1, as the maps
     const app::Light& light = session.scene().lights.at(size_t(light_));
     const std::string name = fs::path(light.file).filename().string();
     const char* caption = !free() ? "map (fixed)" : truth_ ? "true map (the file's)" : "the file's map";
