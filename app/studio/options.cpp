@@ -18,7 +18,7 @@ bool parse_number(std::string_view text, uint32_t& value) {
 }
 
 struct HookText {
-    std::string size, resize, layout, close_at, minimize;
+    std::string size, resize, layout, close_at, minimize, environment;
     bool leak = false;
 };
 
@@ -35,6 +35,8 @@ constexpr HookOption kHookOptions[] = {
     {"--test-layout", &HookText::layout, "FILE", "at exit, write the window's size and the panels' places (JSON)"},
     {"--test-close-at", &HookText::close_at, "F", "close the window at frame F, as its close button does"},
     {"--test-minimize", &HookText::minimize, "N@F", "minimize the window at frame F for N frames, then restore it"},
+    {"--test-environment", &HookText::environment, "FILE@F",
+     "at frame F pick FILE as the environment, as the Run window's control does"},
 };
 
 // Every option the hooks do not know (the programs' options and their values) stays, in order, for
@@ -101,6 +103,8 @@ StudioConfig parse_command_line(int argc, const char* const* argv) {
     if (hooks.count("--test-close-at")) c.hooks.close_at = hook("--test-close-at", t.close_at, usage, parse_frame);
     if (hooks.count("--test-minimize"))
         c.hooks.minimize = hook("--test-minimize", t.minimize, usage, parse_scripted_minimize);
+    if (hooks.count("--test-environment"))
+        c.hooks.environment = hook("--test-environment", t.environment, usage, parse_scripted_environment);
     c.hooks.leak_at_exit = t.leak;
     return c;
 }
@@ -132,6 +136,15 @@ ScriptedMinimize parse_scripted_minimize(const std::string& text, const std::str
         fail(what, ": expected FRAMES@FRAME with FRAMES >= 1 (e.g. 3@2: minimized for 3 frames from frame 2), got '",
              text, "'");
     return m;
+}
+
+ScriptedEnvironment parse_scripted_environment(const std::string& text, const std::string& what) {
+    auto at = text.rfind('@');   // the last '@': a path may hold one
+    ScriptedEnvironment e;
+    if (at == std::string::npos || at == 0 || !parse_number(std::string_view(text).substr(at + 1), e.frame))
+        fail(what, ": expected FILE@FRAME (e.g. sunset.exr@2), got '", text, "'");
+    e.file = text.substr(0, at);
+    return e;
 }
 
 uint32_t parse_frame(const std::string& text, const std::string& what) {

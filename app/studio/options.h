@@ -1,6 +1,6 @@
 // adjoint-studio's command line: the programs' options (adjoint/app/cli.h) and the studio's test hooks,
 // options too (--test-size, --test-resize, --test-layout, --test-close-at, --test-minimize,
-// --test-leak-at-exit), listed under their own heading in --help.
+// --test-environment, --test-leak-at-exit), listed under their own heading in --help.
 #pragma once
 #include "window.h"
 
@@ -17,6 +17,12 @@ struct ScriptedResize {
     uint32_t frame = 0;
 };
 
+// An environment file picked at a frame, as the run window's control picks it.
+struct ScriptedEnvironment {
+    std::filesystem::path file;
+    uint32_t frame = 0;
+};
+
 struct ScriptedMinimize {
     uint32_t frames = 0;   // at least 1
     uint32_t frame = 0;
@@ -28,6 +34,7 @@ struct TestHooks {
     std::optional<std::filesystem::path> layout_file; // at exit: window size, panel rectangles, ... (JSON)
     std::optional<uint32_t> close_at;                 // close the window at a frame, as its close button does
     std::optional<ScriptedMinimize> minimize;         // minimized for N frames from a frame, then restored
+    std::optional<ScriptedEnvironment> environment; // pick an environment file at a frame (--run goes on)
     bool leak_at_exit = false;                        // a VkSampler left alive: the validation layer must see it
 };
 
@@ -47,6 +54,7 @@ StudioConfig parse_command_line(int argc, const char* const* argv);
 WindowSize parse_window_size(const std::string& text, const std::string& what);
 ScriptedResize parse_scripted_resize(const std::string& text, const std::string& what);
 ScriptedMinimize parse_scripted_minimize(const std::string& text, const std::string& what);
+ScriptedEnvironment parse_scripted_environment(const std::string& text, const std::string& what);
 uint32_t parse_frame(const std::string& text, const std::string& what);
 
 } // namespace adjoint::studio

@@ -29,11 +29,6 @@ struct FrameStats {
     double mean_frame_ms() const { return frames ? frame_ms_total / double(frames) : 0.0; }
 };
 
-// A panel's place in the window, in window pixels: [x0, x1) x [y0, y1).
-struct PanelRect {
-    float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
-};
-
 // The tiles' shared geometry.
 namespace tiles {
 inline constexpr ImGuiWindowFlags kFlags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
@@ -70,17 +65,25 @@ private:
     int grid_show_ = 1;                 // views grid: 0 target, 1 current, 2 |diff|, 3 gradient
 };
 
-// The run window (scene picker, run controls, settings) on the left; the loss curves and the parameter table
-// in the middle.
+// The run window (scene picker, environment file, run controls, settings) on the left; the loss curves and,
+// below them, the parameter table (and the environment panel in a tab beside it) in the middle.
 class RunPanels {
 public:
-    RunPanels(Workspace& workspace, RunState& run, const FrameStats& stats, std::vector<std::filesystem::path> demos)
-        : workspace_(workspace), run_(run), stats_(stats), demos_(std::move(demos)) {}
+    RunPanels(Workspace& workspace, RunState& run, const FrameStats& stats, std::vector<std::filesystem::path> demos,
+              std::vector<std::filesystem::path> environments)
+        : workspace_(workspace), run_(run), stats_(stats), demos_(std::move(demos)),
+          environments_(std::move(environments)) {}
     void draw(float top);
+    // Reloads the scene with another environment file (scene_with_environment), as the scene picker loads a
+    // scene; a refusal is left in status() and the scene stays. True when it was reloaded.
+    bool pick_environment(const std::filesystem::path& map);
+    const std::string& status() const { return status_; }
 
 private:
     void draw_run_window(float top);
     void draw_scene_picker();
+    void draw_environment_picker();
+    void draw_parameter_table(Session& session);
     void draw_run_controls(Session& session);
     void draw_settings();
     void draw_loss_window(float top);
@@ -95,6 +98,10 @@ private:
     std::filesystem::path demo_source_;   // the scene demo_index_ was last matched against
     std::array<char, 512> path_text_{};
     std::string status_;                  // the last message (a refused scene, ...)
+    std::vector<std::filesystem::path> environments_;   // the environment files offered
+    int environment_index_ = 0;
+    std::array<char, 512> environment_text_{};
+    uint64_t tabs_for_ = UINT64_MAX;      // the session the lower tabs were last chosen for
 };
 
 } // namespace adjoint::studio

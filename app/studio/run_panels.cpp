@@ -1,5 +1,6 @@
-// The run window (scene picker, run controls, optimizer settings applied by Reset), the loss curves and the
-// parameter table with live learning rates.
+// The run window (scene picker, environment file, run controls, optimizer settings applied by Reset), the
+// loss curves and the parameter table with live learning rates (beside the environment panel, in tabs).
+#include "environment.h"
 #include "panels.h"
 
 #include <adjoint/app/plugins.h>
@@ -22,7 +23,7 @@ std::string parameter_label(const app::Scene& scene, size_t i, const app::Parame
 }
 
 std::string describe_value(const std::vector<float>& v, const app::ParameterState& p) {
-    if (p.kind == app::ParameterKind::material_texture)
+    if (p.kind == app::ParameterKind::material_texture || p.kind == app::ParameterKind::light_texture)
         return "texture " + std::to_string(p.texture_width) + "x" + std::to_string(p.texture_height);
     if (v.size() > 4) return std::to_string(v.size()) + " values";
     std::string s = "[";
@@ -85,6 +86,23 @@ void RunPanels::load(const std::filesystem::path& file) {
     }
 }
 
+bool RunPanels::pick_environment(const std::filesystem::path& map) {
+    Session* session = workspace_.session();
+    if (!session) {
+        status_ = "no scene to light: open one first";
+        return false;
+    }
+    try {
+        workspace_.load(scene_with_environment(session->scene(), map));
+        run_.running = false;
+        status_ = "environment " + map.string();
+        return true;
+    } catch (const Error& e) {
+        status_ = e.what();
+        return false;
+    }
+}
+
 // ---- run controls and settings ----------------------------------------------------------------------------
 
 void RunPanels::draw_scene_picker() {
@@ -114,12 +132,37 @@ void RunPanels::draw_scene_picker() {
     if (Session* s = workspace_.session()) ImGui::TextWrapped("%s", s->scene().display_name.c_str());
 }
 
+void RunPanels::draw_environment_picker() {
+    if (!workspace_.session() || !ImGui::CollapsingHeader("Environment file")) return;
+    if (!environments_.empty()) {
+        environment_index_ = std::clamp(environment_index_, 0, int(environments_.size()) - 1);
+        ImGui::SetNextItemWidth(180);
+        if (ImGui::BeginCombo("##environment", environments_[size_t(environment_index_)].filename().string().c_str())) {
+            for (int i = 0; i < int(environments_.size()); ++i) {
+                const std::filesystem::path& p = environments_[size_t(i)];
+                if (ImGui::Selectable((p.filename().string() + "##" + p.string()).c_str(), i == environment_index_))
+                    environment_index_ = i;
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", p.string().c_str());
+            }
+            ImGui::EndCombo();
+        }
+        ImGui::SameLine();
+        if (ImGui::Button("Use##listed")) pick_environment(environments_[size_t(environment_index_)]);
+    }
+    ImGui::SetNextItemWidth(180);
+    ImGui::InputTextWithHint("##envpath", ".exr / .hdr / .png, 2:1", environment_text_.data(), environment_text_.size());
+    ImGui::SameLine();
+    if (ImGui::Button("Use##path") && environment_text_[0]) pick_environment(environment_text_.data());
+    ImGui::TextDisabled("reloads the scene with it as the environment\nlight's file (a light \"environment\" is\nadded when the scene has none)");
+}
+
 void RunPanels::draw_run_window(float top) {
     const ImVec2 display = ImGui::GetIO().DisplaySize;
     ImGui::SetNextWindowPos({0, top}, ImGuiCond_Always);
     ImGui::SetNextWindowSize({tiles::kLeftWidth, std::max(display.y - top, 50.0f)}, ImGuiCond_Always);
     ImGui::Begin("Run", nullptr, tiles::kFlags);
     draw_scene_picker();
+    draw_environment_picker();
     ImGui::Separator();
     Session* session = workspace_.session();
     if (session && session->optimizable())
@@ -247,9 +290,33 @@ void RunPanels::draw_parameters_window(float top) {
     ImGui::SetNextWindowSize({width, std::max(display.y - top - half, 50.0f)}, ImGuiCond_Always);
     ImGui::Begin("Parameters", nullptr, tiles::kFlags);
     Session* session = workspace_.session();
+    EnvironmentView& environment = workspace_.environment();
+    if (session && environment.present()) {
+        // A newly opened scene whose map is free opens on the map: it is what such a run recovers.
+        const bool choose = tabs_for_ != workspace_.opened();
+        tabs_for_ = workspace_.opened();
+        const bool map_first = choose && environment.free();
+        if (ImGui::BeginTabBar("##lower")) {
+            if (ImGui::BeginTabItem("Parameters", nullptr, choose && !map_first ? ImGuiTabItemFlags_SetSelected : 0)) {
+                draw_parameter_table(*session);
+                ImGui::EndTabItem();
+            }
+            if (ImGui::BeginTabItem("Environment", nullptr, map_first ? ImGuiTabItemFlags_SetSelected : 0)) {
+                environment.draw(*session);
+                ImGui::EndTabItem();
+            }
+            ImGui::EndTabBar();
+        }
+    } else if (session) {
+        draw_parameter_table(*session);
+    }
+    ImGui::End();
+}
+
+void RunPanels::draw_parameter_table(Session& session) {
     const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp;
-    if (session && session->optimizable() && ImGui::BeginTable("params", 6, flags)) {
+    if (session.optimizable() && ImGui::BeginTable("params", 6, flags)) {
         ImGui::TableSetupScrollFreeze(0, 1);
         ImGui::TableSetupColumn("parameter", 0, 2.2f);
         ImGui::TableSetupColumn("value", 0, 1.6f);
@@ -258,12 +325,12 @@ void RunPanels::draw_parameters_window(float top) {
         ImGui::TableSetupColumn("|gradient|", 0, 0.8f);
         ImGui::TableSetupColumn("learning rate", 0, 1.0f);
         ImGui::TableHeadersRow();
-        const auto& params = session->parameters();
+        const auto& params = session.parameters();
         for (size_t i = 0; i < params.size(); ++i) {
             const app::ParameterState& p = params[i];
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(parameter_label(session->scene(), i, p).c_str());
+            ImGui::TextUnformatted(parameter_label(session.scene(), i, p).c_str());
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(describe_value(p.value, p).c_str());
             ImGui::TableNextColumn();
@@ -278,14 +345,13 @@ void RunPanels::draw_parameters_window(float top) {
             ImGui::SetNextItemWidth(-FLT_MIN);
             if (ImGui::InputFloat("##lr", &lr, 0, 0, "%.4g", ImGuiInputTextFlags_EnterReturnsTrue) && lr > 0.0f &&
                 std::isfinite(lr)) {
-                session->set_learning_rate(i, lr);
+                session.set_learning_rate(i, lr);
                 workspace_.edited().optimize->parameters.at(i).lr = lr;
             }
             ImGui::PopID();
         }
         ImGui::EndTable();
     }
-    ImGui::End();
 }
 
 } // namespace adjoint::studio

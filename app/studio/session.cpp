@@ -149,6 +149,10 @@ void Session::set_learning_rate(size_t parameter, float lr) {
     if (parameter < parameters_.size()) parameters_[parameter].lr = lr;
 }
 
+void Session::parameter_now(size_t parameter, std::vector<float>& value, std::vector<float>& gradient) {
+    if (optimizer_) optimizer_->parameter_now(parameter, value, gradient);
+}
+
 app::Scene Session::current_scene() { return optimizer_ ? optimizer_->current_scene() : scene_; }
 
 void Session::reset(const app::Scene& edited) {

@@ -69,6 +69,8 @@ public:
     // ---- parameters ----
     const std::vector<app::ParameterState>& parameters();   // read back at most ~4 times a second
     void set_learning_rate(size_t parameter, float lr);      // live, and kept by reset()
+    // A free parameter's current value and the last iteration's gradient (Optimizer::parameter_now).
+    void parameter_now(size_t parameter, std::vector<float>& value, std::vector<float>& gradient);
     app::Scene current_scene();                              // with the optimized values
 
     // Starts over from `edited` (settings changed in the UI); --out's outputs restart with it. On a refused

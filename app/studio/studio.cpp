@@ -33,10 +33,11 @@ std::vector<fs::path> find_demos(const fs::path& dir) {
 
 } // namespace
 
-Studio::Screen::Screen(Window& window, Gpu& gpu, RunState& run, const FrameStats& stats, std::vector<fs::path> demos)
+Studio::Screen::Screen(Window& window, Gpu& gpu, RunState& run, const FrameStats& stats, std::vector<fs::path> demos,
+                       std::vector<fs::path> environments)
     : presenter(gpu.device(), gpu.surface(), window.drawable_size()), textures(gpu.device(), presenter.render_pass()),
       imgui(window.get(), gpu.device(), presenter), workspace(gpu.device(), window, presenter, textures),
-      images(workspace, textures), controls(workspace, run, stats, std::move(demos)) {}
+      images(workspace, textures), controls(workspace, run, stats, std::move(demos), std::move(environments)) {}
 
 Studio::Studio(StudioConfig config, std::ostream& out, std::ostream& err)
     : config_(std::move(config)), out_(out), err_(err), script_(config_.hooks) {}
@@ -47,7 +48,10 @@ void Studio::start() {
     window_ = std::make_unique<Window>(config_.size, "Adjoint Studio");
     gpu_ = std::make_unique<Gpu>(window_->get());
     if (script_.leak_at_exit()) gpu_->leak_a_sampler();
-    screen_ = std::make_unique<Screen>(*window_, *gpu_, run_, stats_, find_demos(config_.scenes_dir));
+    // The environments offered: the project's, and the HDRIs of Debian's blender-data where installed.
+    const std::vector<fs::path> environments = environment_files(
+        {config_.scenes_dir.parent_path() / "environments", "/usr/share/blender/datafiles/studiolights/world"});
+    screen_ = std::make_unique<Screen>(*window_, *gpu_, run_, stats_, find_demos(config_.scenes_dir), environments);
     if (config_.scene) screen_->workspace.open(std::move(*config_.scene), config_.options.out);
     const Session* session = screen_->workspace.session();
     run_.running = config_.options.run && session && session->optimizable();
@@ -74,6 +78,12 @@ bool Studio::step(uint32_t frame) {
         glfwWaitEventsTimeout(0.05);   // idle: wake for input, or now and then
     const double t0 = now_ms();        // a frame's own time, not the idle wait
     script_.before_frame(frame, *window_, iteration());
+    if (const fs::path* map = script_.environment_at(frame)) {
+        // As the control picks it; a scripted run (--run) then goes on with the reloaded scene.
+        const bool picked = screen_->controls.pick_environment(*map);
+        const Session* session = screen_->workspace.session();
+        if (picked) run_.running = config_.options.run && session && session->optimizable();
+    }
     const uint32_t ran = advance();
     const bool quit = should_quit(frame);
     Presenter& presenter = screen_->presenter;
@@ -162,7 +172,8 @@ int Studio::finish() {
     if (config_.options.screenshot && !save_screenshot()) code = app::exit_failure;
     const Presenter& presenter = screen_->presenter;
     script_.write_layout({presenter.extent(), session ? session->width() : 0, session ? session->height() : 0,
-                          uint32_t(iteration()), presenter.swapchains_created(), screen_->images.panel_rects()});
+                          uint32_t(iteration()), presenter.swapchains_created(), screen_->images.panel_rects(),
+                          screen_->workspace.environment().facts(), screen_->controls.status()});
     const double it_per_s = stats_.iteration_ms_total > 0 ? 1000.0 * stats_.iterations / stats_.iteration_ms_total : 0;
     out_ << "adjoint-studio: " << stats_.frames << " frames, mean frame " << stats_.mean_frame_ms() << " ms; "
          << stats_.iterations << " iterations at " << it_per_s << " it/s (iteration time only)";

@@ -34,7 +34,7 @@ private:
     // queue is idle, all before the device closes (so that the validation count at the end covers it).
     struct Screen {
         Screen(Window& window, Gpu& gpu, RunState& run, const FrameStats& stats,
-               std::vector<std::filesystem::path> demos);
+               std::vector<std::filesystem::path> demos, std::vector<std::filesystem::path> environments);
         ~Screen() { presenter.wait_idle(); }
         Presenter presenter;
         Textures textures;

@@ -3,9 +3,32 @@
 
 #include <adjoint/app/atomic_file.h>
 
+#include <cstdio>
 #include <sstream>
 
 namespace adjoint::studio {
+
+namespace {
+
+// A JSON string: quotes, backslashes and control characters escaped (paths and messages).
+std::string json_string(const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(c));
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+} // namespace
 
 void TestScript::before_frame(uint32_t frame, Window& window, int64_t iteration) {
     if (hooks_.close_at && frame == *hooks_.close_at) window.request_close();
@@ -67,7 +90,17 @@ void TestScript::write_layout(const LayoutFacts& f) const {
         j << (i ? ",\n" : "\n") << "    \"" << names[i] << "\": [" << r.x0 << ", " << r.y0 << ", " << r.x1 << ", "
           << r.y1 << "]";
     }
-    j << "\n  }\n}\n";
+    const EnvironmentFacts& e = f.environment;
+    j << std::boolalpha << "\n  },\n  \"environment\": {\"present\": " << e.present << ", \"free\": " << e.free
+      << ", \"frames_drawn\": " << e.frames_drawn << ", \"iteration\": " << e.iteration
+      << ", \"max_gradient\": " << e.max_gradient << ", \"file\": " << json_string(e.file) << ", \"panels\": {";
+    const char* env_names[3] = {"map", "current", "gradient"};
+    for (size_t i = 0; i < 3; ++i) {
+        const PanelRect& r = e.rects[i];
+        j << (i ? ", " : "") << "\"" << env_names[i] << "\": [" << r.x0 << ", " << r.y0 << ", " << r.x1 << ", " << r.y1
+          << "]";
+    }
+    j << "}},\n  \"status\": " << json_string(f.status) << "\n}\n";
     app::write_file_atomic(*hooks_.layout_file, j.str());
 }
 

@@ -16,6 +16,8 @@ struct LayoutFacts {
     uint32_t iterations = 0;
     uint64_t swapchains = 0;
     std::array<PanelRect, 4> panels{};
+    EnvironmentFacts environment;
+    std::string status;   // the run window's last message
 };
 
 class TestScript {
@@ -37,6 +39,10 @@ public:
     void write_layout(const LayoutFacts& facts) const;   // when asked for
 
     bool leak_at_exit() const { return hooks_.leak_at_exit; }
+    // The environment file to pick at this frame, if any.
+    const std::filesystem::path* environment_at(uint32_t frame) const {
+        return hooks_.environment && hooks_.environment->frame == frame ? &hooks_.environment->file : nullptr;
+    }
 
 private:
     TestHooks hooks_;

@@ -15,6 +15,11 @@
 
 namespace adjoint::studio {
 
+// A panel's place in the window, in window pixels: [x0, x1) x [y0, y1).
+struct PanelRect {
+    float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+
 class Textures {
 public:
     using Id = size_t;

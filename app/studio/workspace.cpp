@@ -19,7 +19,8 @@ double now_ms() {
 } // namespace
 
 Workspace::Workspace(Device& device, Window& window, Presenter& presenter, Textures& textures)
-    : device_(device), window_(window), presenter_(presenter), textures_(textures), orbit_(device, kOrbitSize) {}
+    : device_(device), window_(window), presenter_(presenter), textures_(textures), orbit_(device, kOrbitSize),
+      environment_(device, textures) {}
 
 void Workspace::open(app::Scene scene, std::optional<std::filesystem::path> out) {
     if (out && !scene.optimize)
@@ -34,11 +35,14 @@ void Workspace::open(app::Scene scene, std::optional<std::filesystem::path> out)
     orbit_.reset(session_->scene());
     orbit_iteration_ = UINT32_MAX;
     make_textures();
+    environment_.open(*session_);
+    ++opened_;
     window_.set_title("Adjoint Studio - " + session_->scene().display_name);
 }
 
-void Workspace::load(const std::filesystem::path& file) {
-    app::Scene scene = app::load_scene(file);
+void Workspace::load(const std::filesystem::path& file) { load(app::load_scene(file)); }
+
+void Workspace::load(app::Scene scene) {
     if (session_) session_->finish_outputs();
     open(std::move(scene), std::nullopt);
 }
@@ -95,6 +99,7 @@ void Workspace::catch_up(const FrameEvents& e) {
         orbit_.render(session_->current_scene());
         orbit_iteration_ = session_->iteration();
     }
+    if (!e.minimized) environment_.catch_up(*session_, e.running, e.quitting);
     update_textures();
 }
 

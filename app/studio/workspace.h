@@ -1,6 +1,7 @@
-// The scene open in the studio: its Session, the settings being edited for the next Reset, the orbit view,
-// and the panel textures that show them, brought up to date once per frame.
+// The scene open in the studio: its Session, the settings being edited for the next Reset, the orbit view, the
+// environment map's panel, and the panel textures that show them, brought up to date once per frame.
 #pragma once
+#include "environment.h"
 #include "orbit.h"
 #include "session.h"
 #include "textures.h"
@@ -34,6 +35,8 @@ public:
     // The scene picker: the current session's --out outputs are finished first (they belong to the scene of
     // the command line). Error for a scene that cannot be loaded or opened.
     void load(const std::filesystem::path& file);
+    // A scene made from the current one (another environment file): loaded as load() loads a file.
+    void load(app::Scene scene);
     // Starts over from edited() (SceneError: unchanged).
     void reset();
 
@@ -45,6 +48,8 @@ public:
     // Panel textures: target, current, |diff|, gradient of view `v`; the orbit view's.
     const std::array<Textures::Id, 4>& view_textures(uint32_t v) const { return view_textures_.at(v).ids; }
     Textures::Id orbit_texture() const { return orbit_texture_; }
+    EnvironmentView& environment() { return environment_; }
+    uint64_t opened() const { return opened_; }   // counts the sessions opened
 
     // Re-renders what the frame changed (the selected view every frame that ran, the grid of views at most
     // every 0.25 s, the orbit view) and queues the texture copies.
@@ -61,6 +66,8 @@ private:
     std::unique_ptr<Session> session_;
     app::Scene edited_;
     OrbitView orbit_;
+    EnvironmentView environment_;
+    uint64_t opened_ = 0;
     uint32_t orbit_iteration_ = UINT32_MAX;   // the iteration the orbit view shows
 
     struct ViewTextures {

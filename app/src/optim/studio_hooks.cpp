@@ -1,5 +1,5 @@
 // The Optimizer's hooks for adjoint-studio: a render of the current values into a device buffer (the panels
-// never read images back), and learning rates changed during a run.
+// never read images back), learning rates changed during a run, and one parameter's value and gradient.
 #include "stages.h"
 
 #include <algorithm>
@@ -29,6 +29,21 @@ void Optimizer::set_learning_rate(size_t parameter, float lr) {
     std::vector<float> rates(s.lr.size(), 0.0f);
     for (const auto& f : s.free) std::fill_n(rates.begin() + f.offset, f.p.size, f.p.lr);
     s.stream << s.lr.copy_from(rates.data()) << synchronize();
+}
+
+void Optimizer::parameter_now(size_t parameter, std::vector<float>& value, std::vector<float>& gradient) {
+    auto& s = *s_;
+    if (parameter >= s.free.size())
+        fail("parameter_now: parameter ", parameter, " does not exist (the scene has ", s.free.size(),
+             " free parameters)");
+    const FreeParam& f = s.free[parameter];
+    value.resize(f.p.size);
+    gradient.assign(f.p.size, 0.0f);
+    s.stream << s.params.value.copy_to(value.data(), f.offset, f.p.size);
+    // step() leaves the gradient in params.grad (the update reads it, the next record zeroes it); before the
+    // first step the buffer holds nothing of a step.
+    if (s.iteration > 0) s.stream << s.params.grad.copy_to(gradient.data(), f.offset, f.p.size);
+    s.stream << synchronize();
 }
 
 } // namespace adjoint::app

@@ -89,6 +89,10 @@ public:
     void render_current(uint32_t view, const Buffer<float4>& out);
     // A free parameter's learning rate (index in file order), from the next step on; lr > 0.
     void set_learning_rate(size_t parameter, float lr);
+    // A free parameter's current value and the last step's gradient of the loss with respect to it (index in
+    // file order; size floats each, the gradient all zeros before the first step), read back: for a panel that
+    // shows one parameter (the studio's environment map) without a whole evaluate().
+    void parameter_now(size_t parameter, std::vector<float>& value, std::vector<float>& gradient);
 
 private:
     std::unique_ptr<OptimizerStages> s_;
