@@ -274,15 +274,16 @@ TEST_F(Environment, TheBackgroundShowsTheMapAlongEachRay) {
         for (uint32_t y = 0; y < 32; ++y)
             for (uint32_t x = 0; x < 32; ++x) {
                 const size_t i = y * 32 + x;
-                if (samples[i].covered || image.texels[i].w > 0.01f) continue;   // soft: well away from the edge
+                const bool soft = std::string(visibility) == "soft";
+                if (samples[i].covered || (soft && image.texels[i].w > 1e-5f)) continue;   // soft: away from edges
                 ++checked;
                 const V3 d = unit({((x + 0.5) / 32 * 2 - 1) * t, (1 - (y + 0.5) / 32 * 2) * t, -1});
                 const V3 want = smooth_sky(d);
                 const double w[3] = {want.x, want.y, want.z};
                 for (int k = 0; k < 3; ++k) worst = std::max(worst, std::fabs(image.texels[i][k] - w[k]) / w[k]);
             }
-        EXPECT_GT(checked, 300) << visibility;
-        EXPECT_LT(worst, 0.01) << visibility;
+        EXPECT_GT(checked, 250) << visibility;
+        EXPECT_LT(worst, 0.01) << visibility;   // bilinear texels of the map against its analytic radiance
     }
 }
 
