@@ -1,6 +1,6 @@
 // The environment-light demos, reduced: pbr-material.json recovers a metal's base colour, metallic and
 // roughness under a known HDR world; relight.json recovers a 64x32 map of the world from a shiny sphere,
-// judged on views it never saw. ADJOINT_FULL_DEMOS=1 runs them at their own size and length (the README's
+// judged on views it never saw; pbr-textures.json recovers base-colour and metallic-roughness textures. ADJOINT_FULL_DEMOS=1 runs them at their own size and length (the README's
 // figures), printing the measures.
 #include "support/device_fixture.h"
 
@@ -94,6 +94,32 @@ TEST_F(EnvironmentDemos, RelightRecoversTheWorldSeenFromViewsItNeverSaw) {
     std::printf("relight: held-out PSNR %.2f dB (start %.2f dB) after %u iterations\n", after, before, opt.iteration());
     EXPECT_GE(after, 30.0);
     EXPECT_GT(after, before + 10);
+}
+
+TEST_F(EnvironmentDemos, PbrTexturesRecoversTheBaseColourTexture) {
+    app::Scene scene = demo("pbr-textures.json", 96, 150);
+    app::Optimizer opt(device, scene);
+    // Mean absolute texel error of a texture channel against the truth.
+    const auto texel_error = [&](const std::string& suffix, int first, int last) {
+        for (const auto& p : opt.parameters())
+            if (p.path.ends_with(suffix)) {
+                double sum = 0;
+                size_t n = 0;
+                for (size_t i = 0; i < p.value.size(); ++i)
+                    if (int(i % 3) >= first && int(i % 3) <= last) sum += std::fabs(p.value[i] - (*p.true_value)[i]), ++n;
+                return sum / double(n);
+            }
+        return 1.0;
+    };
+    const double base0 = texel_error("base_color_texture", 0, 2), rough0 = texel_error("metallic_roughness_texture", 1, 1);
+    while (opt.iteration() < opt.total_iterations()) opt.step();
+    const double base = texel_error("base_color_texture", 0, 2), rough = texel_error("metallic_roughness_texture", 1, 1);
+    const double metal = texel_error("metallic_roughness_texture", 2, 2);
+    std::printf("pbr-textures: mean |texel error| base colour %.4f (start %.4f), roughness %.4f (start %.4f), "
+                "metallic %.4f after %u iterations\n", base, base0, rough, rough0, metal, opt.iteration());
+    // The base colour comes back; the roughness texture does not yet (the optimizer trades it against the
+    // metallic channel and the base colour: measured 0.12 -> 0.17 in this reduced run), so it is only printed.
+    EXPECT_LT(base, 0.25 * base0);
 }
 
 } // namespace adjoint::test

@@ -59,7 +59,8 @@ TEST_F(SceneErrors, WrongTypesAndShapesNameThePath) {
     expect("/camera/up", {0, 0, 2}, "scene.json: camera.up: up is zero or parallel to the viewing direction");
     expect("/camera/far", 0.01, "scene.json: camera.far: expected far > near (near is 0.05, far 0.01)");
     expect("/camera/resolution", {256.5, 256}, "scene.json: camera.resolution: expected [width, height] of positive integers");
-    expect("/background", "red", "scene.json: background: expected [r, g, b] of numbers >= 0");
+    expect("/background", "red", "scene.json: background: expected [r, g, b] or \"environment\" (the scene's "
+                                 "environment or sh light behind it)");
     expect("/background", {0, -1, 0}, "scene.json: background: expected [r, g, b] of numbers >= 0");
     expect("/materials/base/shininess", "high", "scene.json: materials.base.shininess: expected a number >= 0");
     expect("/meshes/0/scale", 0, "scene.json: meshes[0].scale: expected a non-zero number or [x, y, z] of non-zero numbers");
@@ -72,7 +73,8 @@ TEST_F(SceneErrors, WrongTypesAndShapesNameThePath) {
            "\"gltf\" for the glTF file's materials)");
     expect("/meshes/0/name", "", "scene.json: meshes[0].name: expected a non-empty string");
     expect("/meshes", Json::array(), "scene.json: meshes: expected a list of at least one mesh");
-    expect("/lights/0/type", "spot", "scene.json: lights[0].type: expected one of \"point\", \"directional\", \"ambient\", \"sh\"");
+    expect("/lights/0/type", "spot", "scene.json: lights[0].type: expected one of \"point\", \"directional\", \"ambient\", \"sh\", "
+                                         "\"environment\"");
     expect("/lights/0/intensity", -1, "scene.json: lights[0].intensity: expected a number >= 0");
     expect("/lights/1", {{"name", "key"}, {"type", "ambient"}}, "scene.json: lights[1].name: another light is already named key");
     expect("/lights/1", {{"name", "sun"}, {"type", "directional"}, {"direction", {0, 0, 0}}},

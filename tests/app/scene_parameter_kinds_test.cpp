@@ -31,6 +31,10 @@ protected:
         j["lights"].push_back({{"name", "sky"},
                                {"type", "sh"},
                                {"coefficients", {{0.5, 0.5, 0.5}, {0.1, 0.2, 0.3}, {-0.1, 0, 0.1}, {0.05, 0.05, 0}}}});
+        write_png("textures/world.png", 4, 2, 3, {255, 0, 0, 0, 255, 0, 0, 0, 255, 188, 188, 188,
+                                                  10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120});
+        j["lights"].push_back({{"name", "world"}, {"type", "environment"}, {"file", "textures/world.png"},
+                               {"rotation", 15}});
         return load(j);
     }
 
@@ -144,7 +148,10 @@ TEST_F(ParameterKinds, EveryKindReadsAndWritesItsValue) {
     EXPECT_EQ(parameters.at(ParameterKind::material_texture).size(), 1u); // skin
     EXPECT_EQ(parameters.at(ParameterKind::light_position).size(), 1u);          // key
     EXPECT_EQ(parameters.at(ParameterKind::light_direction).size(), 1u);         // sun
-    EXPECT_EQ(parameters.at(ParameterKind::light_color).size(), 4u);
+    EXPECT_EQ(parameters.at(ParameterKind::light_color).size(), 5u);
+    EXPECT_EQ(parameters.at(ParameterKind::light_rotation).size(), 1u);          // world
+    EXPECT_EQ(parameters.at(ParameterKind::light_texture).size(), 1u);           // world
+    EXPECT_EQ(parameters.at(ParameterKind::light_texture)[0].size, 24u);
     EXPECT_EQ(parameters.at(ParameterKind::light_coefficients).size(), 1u);      // sky
     EXPECT_EQ(parameters.at(ParameterKind::light_coefficients)[0].size, 12u);
     EXPECT_EQ(parameters.at(ParameterKind::mesh_vertex_colors).size(), 1u);      // ball
@@ -183,7 +190,9 @@ TEST_F(ParameterKinds, TheLayoutHasOneSlotPerKindAndElement) {
     EXPECT_EQ(layout.find(ParameterKind::light_position, 2), ParamLayout::kNoSlot);
     EXPECT_EQ(layout.find(ParameterKind::light_direction, 2), ParamLayout::kNoSlot);
     EXPECT_EQ(layout.find(ParameterKind::mesh_vertex_colors, 0), ParamLayout::kNoSlot);
-    EXPECT_EQ(layout.elements(ParameterKind::material_texture), 1u);
+    // One slot per texture, whichever kind names it: the environment map's is the light texture's.
+    EXPECT_EQ(layout.elements(ParameterKind::material_texture), 2u);
+    EXPECT_EQ(layout.at(ParameterKind::light_texture, 1), layout.at(ParameterKind::material_texture, 1));
     EXPECT_THROW(layout.at(ParameterKind::light_position, 1), adjoint::Error);
 
     // Camera slots per view, though only a single view can free them.
@@ -212,6 +221,16 @@ TEST_F(ParameterKinds, ParamsJsonAppliesBackExactly) {
                 Image image(int(p.texture_width), int(p.texture_height), 3);
                 image.pixels = texels;
                 records.push_back({p.path, {}, std::nullopt, 0.5, image, std::nullopt});
+            } else if (kind == ParameterKind::light_texture) {
+                // Radiance past 1 that RGBE holds exactly (one exponent per texel, 8-bit mantissas): a .hdr file.
+                std::vector<float> texels;
+                for (size_t t = 0; t < p.size / 3; ++t) texels.insert(texels.end(), {2.0f, 1.0f, 0.5f});
+                set_parameter_value(changed, p, texels);
+                Image image(int(p.texture_width), int(p.texture_height), 3);
+                image.pixels = texels;
+                ParamRecord r{p.path, {}, std::nullopt, 0.5, image, std::nullopt};
+                r.radiance = true;
+                records.push_back(r);
             } else {
                 set_parameter_value(changed, p, another_value(p, parameter_value(original, p)));
                 records.push_back({p.path, parameter_value(changed, p), parameter_value(original, p), 0.25, {}, {}});

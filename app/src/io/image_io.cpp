@@ -99,6 +99,17 @@ void write_png(const std::filesystem::path& path, const Image& image) {
     write_file_atomic(path, encode_png_srgb(image));
 }
 
+void write_hdr(const std::filesystem::path& path, const Image& image) {
+    check_image(image, "write_hdr");
+    std::string out;
+    auto sink = [](void* context, void* data, int size) {
+        static_cast<std::string*>(context)->append(static_cast<const char*>(data), size_t(size));
+    };
+    if (!stbi_write_hdr_to_func(sink, &out, image.width, image.height, image.channels, image.pixels.data()))
+        fail("write_hdr: stb_image_write could not encode a ", image.width, "x", image.height, " image");
+    write_file_atomic(path, out);
+}
+
 std::string image_format_of(std::string_view bytes) {
     const auto starts = [&](std::string_view magic) { return bytes.substr(0, magic.size()) == magic; };
     if (starts("\x89PNG\r\n\x1a\n")) return "PNG";

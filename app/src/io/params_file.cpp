@@ -1,6 +1,8 @@
 // params.json writer and reader (final parameter values, true values, errors, textures beside it).
 #include <adjoint/app/atomic_file.h>
 #include <adjoint/app/params_file.h>
+
+#include "io/hdr_image.h"
 #include <adjoint/core/error.h>
 
 #include <algorithm>
@@ -72,6 +74,7 @@ Image read_texture(const std::filesystem::path& folder, const std::string& name,
              reason == std::string::npos ? message : message.substr(reason + full.size() + 2));
     }
     try {
+        if (name.ends_with(".hdr")) return read_hdr_image(folder / name, 16384);   // radiance; sizes checked later
         return decode_image_linear(bytes, name);
     } catch (const Error& e) {
         fail(what, ": ", where, ": ", e.what());
@@ -95,22 +98,22 @@ std::vector<float> read_floats(const Json& j, const std::string& what, const std
 
 } // namespace
 
-std::string texture_file_name(const std::string& path, bool true_texture) {
+std::string texture_file_name(const std::string& path, bool true_texture, bool radiance) {
     std::string name = path;
     for (char& c : name) {
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
         if (!ok) c = '_';
     }
-    return name + (true_texture ? ".true.png" : ".png");
+    return name + (true_texture ? ".true" : "") + (radiance ? ".hdr" : ".png");
 }
 
 std::string format_params_json(const std::vector<ParamRecord>& records) {
     Json params = Json::object();
     for (const ParamRecord* r : sorted_checked(records)) {
         Json entry = Json::object();
-        if (r->texture) entry["texture"] = texture_file_name(r->path);
+        if (r->texture) entry["texture"] = texture_file_name(r->path, false, r->radiance);
         else entry["value"] = float_array(r->value, r->path + ".value");
-        if (r->true_texture) entry["true_texture"] = texture_file_name(r->path, true);
+        if (r->true_texture) entry["true_texture"] = texture_file_name(r->path, true, r->radiance);
         if (r->true_value) entry["true_value"] = float_array(*r->true_value, r->path + ".true_value");
         if (r->error) {
             if (!std::isfinite(*r->error)) fail("params.json: ", r->path, ".error is not finite (", *r->error, ")");
@@ -127,8 +130,9 @@ void write_params_json(const std::filesystem::path& params_json, const std::vect
     std::string text = format_params_json(records);  // validates before anything is written
     const std::filesystem::path dir = params_json.parent_path();
     for (const ParamRecord& r : records) {
-        if (r.texture) write_png(dir / texture_file_name(r.path), *r.texture);
-        if (r.true_texture) write_png(dir / texture_file_name(r.path, true), *r.true_texture);
+        const auto write = r.radiance ? write_hdr : write_png;
+        if (r.texture) write(dir / texture_file_name(r.path, false, r.radiance), *r.texture);
+        if (r.true_texture) write(dir / texture_file_name(r.path, true, r.radiance), *r.true_texture);
     }
     write_file_atomic(params_json, text);
 }

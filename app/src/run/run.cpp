@@ -5,6 +5,7 @@
 #include <adjoint/app/checkpoint.h>
 #include <adjoint/app/interrupt.h>
 #include <adjoint/app/loss_log.h>
+#include <adjoint/app/parameter_kinds.h>
 #include <adjoint/app/params_file.h>
 #include <adjoint/app/progress.h>
 #include <adjoint/app/renderer.h>
@@ -146,7 +147,8 @@ void RunOutputs::finish() {
         ParamRecord r;
         r.path = p.path;
         r.error = p.error;
-        if (p.kind == ParameterKind::material_texture) {
+        if (kind_info(p.kind).storage == ParameterStorage::texture) {
+            r.radiance = kind_info(p.kind).hi > 1;   // values past 1: an environment map's radiance
             r.texture = texture_image(p, p.value);
             if (p.true_value) r.true_texture = texture_image(p, *p.true_value);
         } else {

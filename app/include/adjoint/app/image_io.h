@@ -33,6 +33,9 @@ uint8_t linear_to_srgb8(float linear);
 std::string encode_png_srgb(const Image& image);
 // encode_png_srgb written atomically (write_file_atomic).
 void write_png(const std::filesystem::path& path, const Image& image);
+// A Radiance .hdr file (RGBE: 8-bit mantissas with a shared exponent, about 1% precision) of linear values
+// (1 or 3 channels; negatives written as 0), atomically.
+void write_hdr(const std::filesystem::path& path, const Image& image);
 
 // The image format a file's first bytes name: "PNG", "JPEG", "BMP", "GIF", "PNM", "Radiance HDR", "OpenEXR",
 // "PSD", "PIC", "TGA" (stb_image reads it and it has no signature), or "" when none.

@@ -78,7 +78,9 @@ inline Expr<uint2> wrap_texel(const Expr<int2>& x, const Expr<uint2>& n, const E
     Expr<uint2> m = wrap_mod(x, period, loc);
     Expr<uint2> repeated = ite(m < n, m, period - 1u - m, loc);   // mirrored: the second half runs backwards
     Expr<uint2> clamped = cast<uint32_t>(adjoint::clamp(x, make_int2(0, loc), cast<int32_t>(n, loc) - 1, loc), loc);
-    return ite(wrap == uint32_t(TextureWrap::Clamp), clamped, repeated, loc);
+    Expr<bool> clamp_x = wrap == uint32_t(TextureWrap::Clamp);
+    Expr<bool> clamp_y = clamp_x | (wrap == uint32_t(TextureWrap::RepeatClamp));
+    return make_uint2(ite(clamp_x, clamped.x, repeated.x, loc), ite(clamp_y, clamped.y, repeated.y, loc), loc);
 }
 
 // The same wrap for the two taps of bilinear filtering, whose coordinates lie in [-1, period] for finite
