@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Generates the demo assets under assets/ (meshes as OBJ, textures as sRGB PNG), deterministically.
+"""Generates the demo assets under assets/ (meshes as OBJ and glTF, textures as sRGB PNG), deterministically.
 
 Run from anywhere: python3 tools/make_assets.py. Uses the Python standard library only, so the files can be
 regenerated on any machine; the output is byte-identical for a given zlib.
 """
+import json
 import math
 import pathlib
 import struct
@@ -263,6 +264,76 @@ def metal_rough(size):
     return pixel
 
 
+def box(half=(1.0, 1.0, 1.0)):
+    """An axis-aligned box: 24 vertices (flat normals per face), 12 triangles, counter-clockwise outside."""
+    positions, normals, indices = [], [], []
+    for axis in range(3):
+        for sign in (1.0, -1.0):
+            n = [0.0, 0.0, 0.0]
+            n[axis] = sign
+            u, v = (axis + 1) % 3, (axis + 2) % 3
+            base = len(positions)
+            for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1)):
+                p = [0.0, 0.0, 0.0]
+                p[axis], p[u], p[v] = sign * half[axis], a * sign * half[u], b * half[v]
+                positions.append(tuple(p))
+                normals.append(tuple(n))
+            indices += [base, base + 1, base + 2, base, base + 2, base + 3]
+    return positions, normals, indices
+
+
+def write_gltf(path, header, primitives, nodes):
+    """A .gltf with one external .bin beside it (same stem). primitives: (mesh name, positions, normals,
+    uint16 indices, material) each a mesh of its own; nodes: (name, mesh index, translation, rotation
+    quaternion [x, y, z, w]). Materials: (name, base colour RGBA, metallic, roughness)."""
+    blob, views, accessors, meshes, materials = bytearray(), [], [], [], []
+
+    def add(data, target, count, kind, component, bounds=None):
+        while len(blob) % 4:
+            blob.append(0)
+        views.append({"buffer": 0, "byteOffset": len(blob), "byteLength": len(data), "target": target})
+        blob.extend(data)
+        acc = {"bufferView": len(views) - 1, "componentType": component, "count": count, "type": kind}
+        if bounds:
+            acc["min"], acc["max"] = bounds
+        accessors.append(acc)
+        return len(accessors) - 1
+
+    for name, pos, nrm, idx, material in primitives:
+        lo = [min(p[k] for p in pos) for k in range(3)]
+        hi = [max(p[k] for p in pos) for k in range(3)]
+        a_pos = add(struct.pack(f"<{3 * len(pos)}f", *[c for p in pos for c in p]), 34962, len(pos), "VEC3", 5126,
+                    (lo, hi))
+        a_nrm = add(struct.pack(f"<{3 * len(nrm)}f", *[c for n in nrm for c in n]), 34962, len(nrm), "VEC3", 5126)
+        a_idx = add(struct.pack(f"<{len(idx)}H", *idx), 34963, len(idx), "SCALAR", 5123)
+        meshes.append({"name": name, "primitives": [{"attributes": {"POSITION": a_pos, "NORMAL": a_nrm},
+                                                     "indices": a_idx, "material": len(materials)}]})
+        m_name, color, metallic, roughness = material
+        materials.append({"name": m_name, "pbrMetallicRoughness": {
+            "baseColorFactor": color, "metallicFactor": metallic, "roughnessFactor": roughness}})
+    gltf = {"asset": {"version": "2.0", "generator": "tools/make_assets.py", "copyright": header},
+            "scene": 0, "scenes": [{"nodes": list(range(len(nodes)))}],
+            "nodes": [{"name": n, "mesh": m, "translation": t, "rotation": r} for n, m, t, r in nodes],
+            "meshes": meshes, "materials": materials, "accessors": accessors, "bufferViews": views,
+            "buffers": [{"uri": path.with_suffix(".bin").name, "byteLength": len(blob)}]}
+    path.with_suffix(".bin").write_bytes(bytes(blob))
+    path.write_text(json.dumps(gltf, indent=1) + "\n")
+
+
+def knot_gltf(path):
+    """The torus knot (positions and normals shared per vertex, no texture coordinates) in copper on a
+    painted box: two glTF pbr materials, node transforms (the box below, turned 30 degrees about +y)."""
+    pos, _, nrm, faces = torus_knot(segments=192, sides=8)
+    knot_idx = [corner[0] for face in faces for corner in face]
+    box_pos, box_nrm, box_idx = box((0.7, 0.12, 0.7))
+    half = math.radians(30) / 2
+    write_gltf(path, "public domain (generated)",
+               [("knot", pos, nrm, knot_idx, ("copper", [0.9, 0.5, 0.3, 1.0], 0.8, 0.35)),
+                ("stand", box_pos, box_nrm, box_idx, ("paint", [0.2, 0.45, 0.7, 1.0], 0.0, 0.6))],
+               [("knot", 0, [0.0, 0.15, 0.0], [0.0, 0.0, 0.0, 1.0]),
+                ("stand", 1, [0.0, -0.65, 0.0], [0.0, math.sin(half), 0.0, math.cos(half)])])
+
+
 def main():
     meshes, textures = ROOT / "meshes", ROOT / "textures"
     meshes.mkdir(parents=True, exist_ok=True)
@@ -282,6 +353,8 @@ def main():
     pos, tex, nrm, faces = torus_knot()
     write_obj(meshes / "torus_knot.obj", ["(2, 3) torus knot tube, about 1.4 across, 256 x 10 segments"],
               pos, faces, tex, nrm)
+
+    knot_gltf(meshes / "knot.gltf")
 
     write_png(textures / "colourful_128.png", 128, 128, colourful(128, 8))
     write_png(textures / "colourful_256.png", 256, 256, colourful(256, 8))

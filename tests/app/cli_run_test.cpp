@@ -133,6 +133,53 @@ TEST(OptimizeCli, ARunWritesEveryOutput) {
     EXPECT_GT(psnr(read_png_linear(tmp / "again.png"), read_png_linear(out / "final.png")), 35.0);
 }
 
+// --all-views DIR: every view of a NeRF dataset as view_<i>.png, and beside each its photo (view_<i>_side.png,
+// twice as wide, the photo on the right); a scene without a dataset target writes no side images.
+TEST(RenderCli, AllViewsWritesEveryViewAndItsPhoto) {
+    TempDir tmp;
+    const std::string pose0 = "[[1,0,0,0],[0,1,0,0],[0,0,1,4],[0,0,0,1]]", pose1 = "[[0,0,1,4],[0,1,0,0],[-1,0,0,0],[0,0,0,1]]";
+    write(tmp / "transforms.json", R"({"camera_angle_x": 0.7, "frames": [
+        {"file_path": "p0.png", "transform_matrix": )" + pose0 + R"(},
+        {"file_path": "p1.png", "transform_matrix": )" + pose1 + R"(}]})");
+    Image photo(20, 16, 3);
+    for (float& v : photo.pixels) v = 0.75f;
+    write_png(tmp / "p0.png", photo);
+    write_png(tmp / "p1.png", photo);
+    write(tmp / "d.json", R"({"format": 1, "camera": {"resolution": [20, 16]},
+      "materials": {"m": {"albedo": [0.2, 0.5, 0.8]}},
+      "meshes": [{"name": "ball", "file": ")" + (kAssets / "meshes" / "uv_sphere.obj").string() + R"(", "material": "m"}],
+      "lights": [{"name": "sky", "type": "ambient"}],
+      "views": {"nerf": "transforms.json"},
+      "optimize": {"target": "views", "parameters": {"materials.m.albedo": {"init": [0.5, 0.5, 0.5]}}}})");
+    auto r = run(kRender, {"--scene", (tmp / "d.json").string(), "--all-views", (tmp / "all").string()});
+    ASSERT_EQ(r.code, 0) << r.err;
+    for (int v = 0; v < 2; ++v) {
+        const std::string name = "view_" + std::to_string(v);
+        const Image view = read_png_linear(tmp / "all" / (name + ".png"));
+        const Image side = read_png_linear(tmp / "all" / (name + "_side.png"));
+        ASSERT_EQ(view.width, 20);
+        ASSERT_EQ(view.height, 16);
+        ASSERT_EQ(side.width, 40);
+        EXPECT_NEAR(side.at(10, 0, 0), view.at(10, 0, 0), 1e-6f);          // the render on the left
+        EXPECT_NEAR(side.at(25, 0, 0), 0.75f, 5e-3f);   // the photo (written linear, as write_png takes it) on the right
+    }
+    EXPECT_GT(read_png_linear(tmp / "all" / "view_0.png").at(10, 8, 2), 0.5f);   // the ball, centred
+    // A scene target: the views only. --out and --all-views together, or --view with it: usage errors.
+    write(tmp / "s.json", small_scene(1));
+    ASSERT_EQ(run(kRender, {"--scene", (tmp / "s.json").string(), "--all-views", (tmp / "one").string()}).code, 0);
+    EXPECT_TRUE(fs::exists(tmp / "one" / "view_0.png"));
+    EXPECT_FALSE(fs::exists(tmp / "one" / "view_0_side.png"));
+    auto both = run(kRender, {"--scene", (tmp / "s.json").string(), "--all-views", (tmp / "x").string(), "--out",
+                              (tmp / "x.png").string()});
+    EXPECT_EQ(both.code, 2);
+    EXPECT_NE(both.err.find("either --out FILE or --all-views DIR"), std::string::npos) << both.err;
+    write(tmp / "afile", "x");
+    auto bad = run(kRender, {"--scene", (tmp / "s.json").string(), "--all-views", (tmp / "afile").string()});
+    EXPECT_EQ(bad.code, 2);
+    EXPECT_NE(bad.err.find("--all-views"), std::string::npos) << bad.err;
+    EXPECT_FALSE(fs::exists(tmp / "x"));
+}
+
 TEST(OptimizeCli, BadInputExitsTwoAndWritesNothing) {
     TempDir tmp;
     write(tmp / "empty.obj", "# no faces\nv 0 0 0\nv 1 0 0\nv 0 1 0\n");

@@ -128,6 +128,7 @@ TEST_F(ParameterKinds, EveryKindReadsAndWritesItsValue) {
     Scene scene = every_kind_scene();
     const auto parameters = every_parameter(scene);
     for (const ParameterKindInfo& k : parameter_kinds()) {
+        if (k.kind == ParameterKind::camera_intrinsics) continue;   // a camera with intrinsics: below
         ASSERT_TRUE(parameters.count(k.kind)) << "no target for " << k.property;
         for (const Parameter& p : parameters.at(k.kind)) {
             SCOPED_TRACE(p.path);
@@ -161,6 +162,27 @@ TEST_F(ParameterKinds, EveryKindReadsAndWritesItsValue) {
     set_parameter_value(scene, eye, std::vector<float>{1, 2, 3});
     EXPECT_EQ(scene.camera.eye, float3(1, 2, 3));
     EXPECT_EQ(scene.views[0].eye, float3(1, 2, 3));
+    EXPECT_FALSE(find_parameter(scene, "camera.intrinsics"));   // fov_y's camera: camera.fov_y instead
+}
+
+// camera.intrinsics: a camera that gives them (fov_y refused), [fx, fy, cx, cy], set on every view.
+TEST_F(ParameterKinds, TheIntrinsicsAreTheCamerasFourNumbers) {
+    Json j = minimal_scene();
+    j["camera"].erase("fov_y");
+    j["camera"]["resolution"] = {40, 30};
+    j["camera"]["intrinsics"] = {{"fx", 50}, {"fy", 45}, {"cx", 21}, {"cy", 14}};
+    Scene scene = load(j);
+    EXPECT_FALSE(find_parameter(scene, "camera.fov_y"));
+    const Parameter p = find_parameter(scene, "camera.intrinsics").value();
+    EXPECT_EQ(parameter_value(scene, p), (std::vector<float>{50, 45, 21, 14}));
+    set_parameter_value(scene, p, std::vector<float>{60, 55, 20, 15});
+    EXPECT_EQ(scene.views[0].intrinsics, (Intrinsics{60, 55, 20, 15}));
+    EXPECT_FLOAT_EQ(scene.views[0].fov_y, fov_y_of(55, 30));
+    const ParamLayout layout = make_layout(scene);
+    const std::vector<float> v = gather_values(scene, layout);
+    EXPECT_EQ(v[layout.of(scene, p) + 2], 20.0f);
+    EXPECT_STREQ(kind_info(ParameterKind::camera_intrinsics).invalid(std::vector<float>{0, 1, 2, 3}),
+                 "expected focal lengths fx, fy > 0");
 }
 
 TEST_F(ParameterKinds, TheLayoutHasOneSlotPerKindAndElement) {

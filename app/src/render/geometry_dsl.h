@@ -60,10 +60,15 @@ DslCamera camera_of(const P& params, const Expr<gpu::ViewRec>& v) {
     c.forward = normalize(target - c.eye);
     c.side = normalize(cross(c.forward, v.up));
     c.up = cross(c.side, c.forward);
-    c.sy = 1.0f / tan(fov * (3.14159265358979f / 360.0f));
-    c.sx = c.sy * v.x_scale;
-    c.ox = v.offset_x;
-    c.oy = v.offset_y;
+    // projection_matrix's terms (camera.cpp): with intrinsics sx = 2fx/w, sy = 2fy/h, ox = 2cx/w − 1,
+    // oy = 1 − 2cy/h; with fov_y alone a centred principal point and square pixels.
+    Float4 k = read4(params, v.intrinsics);
+    Bool has = v.has_intrinsics != 0u;
+    Float sy_fov = 1.0f / tan(fov * (3.14159265358979f / 360.0f));
+    c.sy = ite(has, 2.0f * k.y / v.height, sy_fov);
+    c.sx = ite(has, 2.0f * k.x / v.width, sy_fov * v.height / v.width);
+    c.ox = ite(has, 2.0f * k.z / v.width - 1.0f, 0.0f);
+    c.oy = ite(has, 1.0f - 2.0f * k.w / v.height, 0.0f);
     c.a = (v.far + v.near) / (v.near - v.far);
     c.b = 2.0f * v.far * v.near / (v.near - v.far);
     c.width = v.width;

@@ -54,10 +54,10 @@ struct MeshRec {
 struct ViewRec {
     float3 up;
     uint32_t eye, target, fov;  // offsets in floats: 3, 3, 1 (degrees)
+    // The offset of [fx, fy, cx, cy] (pixels); read only when the view has intrinsics (otherwise the
+    // projection is fov's: centred, square pixels), so that camera.intrinsics is differentiated as eye is.
+    uint32_t intrinsics, has_intrinsics;
     float near, far, width, height;
-    // The principal point and pixel shape (Camera::intrinsics; H/W, 0, 0 without): clip x = sy·x_scale·x +
-    // offset_x·w, clip y = sy·y + offset_y·w, where sy comes from fov.
-    float x_scale, offset_x, offset_y;
 };
 
 constexpr uint32_t kNone = 0xFFFFFFFFu;
@@ -70,5 +70,5 @@ ADJOINT_STRUCT(adjoint::app::gpu::Surface, position, normal, color, uv, duv_dx, 
 ADJOINT_STRUCT(adjoint::app::gpu::Material, model, values, pad0, pad1, textures)
 ADJOINT_STRUCT(adjoint::app::gpu::VertexRec, mesh, position, color, faces_begin, faces_end)
 ADJOINT_STRUCT(adjoint::app::gpu::MeshRec, translation, rotation, scale)
-ADJOINT_STRUCT(adjoint::app::gpu::ViewRec, up, eye, target, fov, near, far, width, height, x_scale, offset_x,
-               offset_y)
+ADJOINT_STRUCT(adjoint::app::gpu::ViewRec, up, eye, target, fov, intrinsics, has_intrinsics, near, far, width,
+               height)

@@ -130,16 +130,23 @@ OptimizeOptions parse_optimize_args(int argc, const char* const* argv) {
 RenderOptions parse_render_args(int argc, const char* const* argv) {
     CLI::App app{"Renders one view of a scene to a PNG.", "adjoint-render"};
     RenderOptions o;
-    std::string scene, out, resolution, view, params;
+    std::string scene, out, resolution, view, params, all_views;
     app.add_option("--scene", scene, "the scene file (JSON)")->required();
-    app.add_option("--out", out, "the PNG to write")->required();
+    auto* out_opt = app.add_option("--out", out, "the PNG to write");
+    auto* all_opt = app.add_option("--all-views", all_views,
+                                   "write every view as DIR/view_<i>.png (and, with a dataset target, view_<i>_side.png)");
     auto* res_opt = app.add_option("--resolution", resolution, "render resolution WxH (overrides the scene)");
     auto* view_opt = app.add_option("--view", view, "the view to render (default 0)");
     auto* params_opt = app.add_option("--params", params, "a params.json written by adjoint-optimize");
     if (parse(app, argc, argv, o)) return o;
     const std::string usage = app.help();
     o.scene = scene;
+    if (out_opt->count() == all_opt->count())
+        throw UsageError("give either --out FILE or --all-views DIR" + std::string(out_opt->count() ? ", not both" : ""),
+                         usage);
+    if (all_opt->count() && view_opt->count()) throw UsageError("--view: not with --all-views (it renders every view)", usage);
     o.out = out;
+    if (all_opt->count()) o.all_views = std::filesystem::path(all_views);
     o.resolution = optional_resolution(res_opt, resolution, usage);
     if (auto v = bounded_integer(view_opt, view, "--view", 0, INT32_MAX, usage)) o.view = int(*v);
     if (params_opt->count()) o.params = std::filesystem::path(params);

@@ -1,4 +1,5 @@
-// adjoint-render's job: one view of a scene (optionally with an optimization's values) to a PNG.
+// adjoint-render's job: one view of a scene, or every view (beside its dataset photo), optionally with an
+// optimization's values, to PNGs.
 #include <adjoint/app/atomic_file.h>
 #include <adjoint/app/renderer.h>
 #include <adjoint/app/run.h>
@@ -16,6 +17,31 @@ Image to_image(const LinearImage& in) {
     return out;
 }
 
+namespace {
+
+// The render (left) beside its photo (right), both at the view's size.
+Image side_by_side(const LinearImage& render, const LinearImage& photo) {
+    const int w = int(render.width), h = int(render.height);
+    Image out(2 * w, h, 3);
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x)
+            for (int c = 0; c < 3; ++c) {
+                const size_t i = size_t(y) * size_t(w) + size_t(x);
+                out.at(x, y, c) = render.texels[i][c];
+                out.at(w + x, y, c) = photo.texels[i][c];
+            }
+    return out;
+}
+
+// The photos of a dataset target (optimize.target "views"), or none.
+const std::vector<LinearImage>* dataset_photos(const Scene& scene) {
+    if (!scene.optimize || scene.optimize->target_is_scene || scene.view_images.empty()) return nullptr;
+    const auto& photos = scene.optimize->target_images;
+    return photos.size() == scene.views.size() ? &photos : nullptr;
+}
+
+} // namespace
+
 int run_render(const RenderOptions& o, std::ostream& err) {
     Scene scene;
     try {
@@ -23,14 +49,20 @@ int run_render(const RenderOptions& o, std::ostream& err) {
         if (o.resolution) lo.resolution = *o.resolution;
         scene = load_scene(o.scene, lo);
         if (o.params) apply_params_file(scene, *o.params);
-        if (o.view < 0 || size_t(o.view) >= scene.views.size())
+        if (!o.all_views && (o.view < 0 || size_t(o.view) >= scene.views.size()))
             throw SceneError(scene.display_name, "views",
                              "--view " + std::to_string(o.view) + " is out of range: the scene has " +
                                  std::to_string(scene.views.size()) + " view(s)");
         try {
-            check_writable(o.out);   // an output that cannot be written is the user's input: checked before rendering
+            // An output that cannot be written is the user's input: checked before rendering.
+            if (o.all_views) {
+                ensure_directory(*o.all_views);
+                check_writable(*o.all_views / "view_0.png");
+            } else {
+                check_writable(o.out);
+            }
         } catch (const Error& e) {
-            throw SceneError("", "--out", e.what());
+            throw SceneError("", o.all_views ? "--all-views" : "--out", e.what());
         }
     } catch (const Error& e) {
         return report_error(err, e, exit_bad_input);
@@ -39,7 +71,18 @@ int run_render(const RenderOptions& o, std::ostream& err) {
         Context ctx;
         Device device = ctx.create_device();
         SceneRenderer renderer(device, scene);
-        write_png(o.out, to_image(renderer.render(uint32_t(o.view))));
+        if (!o.all_views) {
+            write_png(o.out, to_image(renderer.render(uint32_t(o.view))));
+            return exit_ok;
+        }
+        // Each file is written atomically (write_png): a kill leaves earlier views complete, none half-written.
+        const std::vector<LinearImage>* photos = dataset_photos(scene);
+        for (uint32_t v = 0; v < scene.views.size(); ++v) {
+            const LinearImage picture = renderer.render(v);
+            const std::string name = "view_" + std::to_string(v);
+            write_png(*o.all_views / (name + ".png"), to_image(picture));
+            if (photos) write_png(*o.all_views / (name + "_side.png"), side_by_side(picture, (*photos)[v]));
+        }
     } catch (const Error& e) {
         return report_error(err, e, exit_failure);
     }

@@ -4,6 +4,7 @@
 #include <adjoint/app/plugins.h>
 
 #include "io/hdr_image.h"
+#include "scene/camera_parameters.h"
 #include "scene/loading.h"
 
 #include <cmath>
@@ -95,18 +96,6 @@ std::string environment_map(const Scene& s, uint32_t t, uint32_t property) {
 std::string colored_mesh(const Scene& s, uint32_t t, uint32_t) {
     if (s.meshes[t].vertex_colors) return {};
     return "mesh " + s.meshes[t].name + " does not set \"vertex_colors\": true";
-}
-std::string single_view(const Scene& s, uint32_t, uint32_t) {
-    if (s.views.size() == 1) return {};
-    return "the camera can be optimized only when it is the only view (this scene has " +
-           std::to_string(s.views.size()) + ")";
-}
-
-// fov_y is the camera's focal length only when it gives no intrinsics (those hold fx and fy apart).
-std::string fov_camera(const Scene& s, uint32_t t, uint32_t p) {
-    if (std::string why = single_view(s, t, p); !why.empty()) return why;
-    if (!s.views[0].intrinsics) return {};
-    return "the camera gives intrinsics (fx, fy, cx, cy), not fov_y";
 }
 
 // ---- slot elements and sizes ---------------------------------------------------------------------------
@@ -255,11 +244,6 @@ Init init_nonnegative(const JsonValue& init, const InitContext&, Parameter&) {
     return {init.number_at_least(0, "a number >= 0")};
 }
 Init init_number(const JsonValue& init, const InitContext&, Parameter&) { return {init.number()}; }
-Init init_fov(const JsonValue& init, const InitContext&, Parameter&) {
-    const float fov = init.number_above(0, "a number of degrees in (0, 180)");
-    if (!(fov < 180)) init.fail("expected a number of degrees in (0, 180)");
-    return {fov};
-}
 Init init_rotation(const JsonValue& init, const InitContext&, Parameter&) {
     const Quaternion q = read_rotation(init);
     return {q.w, q.x, q.y, q.z};
@@ -407,6 +391,10 @@ constexpr ParameterKindInfo table[] = {
      Slot::views, single_view, first_view, floats<3>, read_view<look_at>, write_camera<look_at>, any_value, init_vec3},
     {K::camera_fov_y, C::camera, "fov_y", true, 1, 179, P::direction, M::relative_l2, "degrees", S::value,
      Slot::views, fov_camera, first_view, floats<1>, read_view<fov_y>, write_camera<fov_y>, any_value, init_fov},
+    // fx, fy stay positive: the optimizer's bound is 0 and a zero focal length flattens the picture to a point.
+    {K::camera_intrinsics, C::camera, "intrinsics", true, 0, inf, P::direction, M::relative_l2, "pixels", S::value,
+     Slot::views, intrinsics_camera, first_view, floats<4>, read_intrinsics, write_intrinsics, positive_focal_lengths,
+     init_intrinsics},
 };
 static_assert(std::size(table) == parameter_kind_count);
 

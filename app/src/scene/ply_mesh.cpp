@@ -214,7 +214,8 @@ void read_vertices(const Element& e, Body& body, Mesh& mesh, std::vector<bool>& 
     std::vector<double> row(e.properties.size());
     for (size_t i = 0; i < e.count; ++i) {
         for (size_t k = 0; k < row.size(); ++k) row[k] = body.read(e.properties[k].type);
-        const float3 p(float(row[size_t(c.x)]), float(row[size_t(c.y)]), float(row[size_t(c.z)]));
+        // Braces: with parentheses clang reads this as a function declaration (float row[...] parameters).
+        const float3 p{float(row[size_t(c.x)]), float(row[size_t(c.y)]), float(row[size_t(c.z)])};
         if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
             body.fail("vertex " + std::to_string(i) + " has a position that is not a finite float");
         mesh.obj_positions.push_back(p);

@@ -46,7 +46,10 @@ struct OptimizeOptions {
 
 struct RenderOptions {
     std::filesystem::path scene;
-    std::filesystem::path out;           // the PNG to write
+    std::filesystem::path out;           // the PNG to write (empty with all_views)
+    // --all-views DIR: every view as DIR/view_<i>.png, and with a dataset target (optimize.target "views")
+    // DIR/view_<i>_side.png, the render beside its photo. Exactly one of --out and --all-views is given.
+    std::optional<std::filesystem::path> all_views;
     std::optional<Resolution> resolution;
     int view = 0;                        // >= 0; checked against the scene's views by the program
     std::optional<std::filesystem::path> params;  // a params.json from adjoint-optimize

@@ -87,7 +87,7 @@ struct ParameterKindInfo {
     std::vector<float> (*read_init)(const detail::JsonValue& init, const InitContext& context, Parameter& parameter);
 };
 
-inline constexpr size_t parameter_kind_count = 17;
+inline constexpr size_t parameter_kind_count = 18;
 
 // Every kind's descriptor, in ParameterKind order (which is also the order of the device layout).
 std::span<const ParameterKindInfo> parameter_kinds();

@@ -266,6 +266,7 @@ enum class ParameterKind : uint32_t {
     camera_eye,              // 3
     camera_target,           // 3
     camera_fov_y,            // 1, degrees
+    camera_intrinsics,       // 4: fx, fy, cx, cy in pixels (cameras with intrinsics)
 };
 
 // Parameters that move geometry (mesh placement and vertices, the camera).

@@ -1,0 +1,65 @@
+// The camera's parameter kinds' refusals, intrinsics access and init readers (camera_parameters.h).
+#include "scene/camera_parameters.h"
+
+#include "scene/json_value.h"
+
+#include <cmath>
+
+namespace adjoint::app::detail {
+
+std::string single_view(const Scene& s, uint32_t, uint32_t) {
+    if (s.views.size() == 1) return {};
+    return "the camera can be optimized only when it is the only view (this scene has " +
+           std::to_string(s.views.size()) + ")";
+}
+
+// fov_y is the camera's focal length only when it gives no intrinsics (those hold fx and fy apart).
+std::string fov_camera(const Scene& s, uint32_t t, uint32_t p) {
+    if (std::string why = single_view(s, t, p); !why.empty()) return why;
+    if (!s.views[0].intrinsics) return {};
+    return "the camera gives intrinsics (fx, fy, cx, cy), not fov_y";
+}
+// ... and the intrinsics are a parameter only of a camera that gives them (fov_y says too little of them).
+std::string intrinsics_camera(const Scene& s, uint32_t t, uint32_t p) {
+    if (std::string why = single_view(s, t, p); !why.empty()) return why;
+    if (s.views[0].intrinsics) return {};
+    return "the camera gives fov_y, not intrinsics (fx, fy, cx, cy): optimize camera.fov_y";
+}
+
+// Every view has an intrinsics slot; a view without intrinsics holds the ones its fov_y means (centred,
+// square pixels), which the device ignores (ViewRec::has_intrinsics).
+void read_intrinsics(const Scene& s, uint32_t view, float* out) {
+    const Camera& c = s.views[view];
+    Intrinsics k = c.intrinsics.value_or(Intrinsics{});
+    if (!c.intrinsics) {
+        k.fy = static_cast<float>(0.5 * c.height / std::tan(0.5 * c.fov_y * 3.14159265358979 / 180));
+        k = {k.fy, k.fy, 0.5f * float(c.width), 0.5f * float(c.height)};
+    }
+    out[0] = k.fx, out[1] = k.fy, out[2] = k.cx, out[3] = k.cy;
+}
+void write_intrinsics(Scene& s, const Parameter&, std::span<const float> v) {
+    const Intrinsics k{v[0], v[1], v[2], v[3]};
+    s.camera.intrinsics = k;
+    s.camera.fov_y = fov_y_of(k.fy, s.camera.height);   // kept equal, as the loader keeps it
+    for (Camera& view : s.views) {
+        view.intrinsics = k;
+        view.fov_y = fov_y_of(k.fy, view.height);
+    }
+}
+
+const char* positive_focal_lengths(std::span<const float> v) {
+    return v[0] > 0 && v[1] > 0 ? nullptr : "expected focal lengths fx, fy > 0";
+}
+std::vector<float> init_fov(const JsonValue& init, const InitContext&, Parameter&) {
+    const float fov = init.number_above(0, "a number of degrees in (0, 180)");
+    if (!(fov < 180)) init.fail("expected a number of degrees in (0, 180)");
+    return {fov};
+}
+// [fx, fy, cx, cy] in pixels at the camera's resolution (the same four as the camera's `intrinsics`).
+std::vector<float> init_intrinsics(const JsonValue& init, const InitContext&, Parameter&) {
+    if (!init.json().is_array() || init.array_size() != 4) init.fail("expected [fx, fy, cx, cy] in pixels");
+    return {init[0].number_above(0, "a focal length in pixels > 0"), init[1].number_above(0, "a focal length in pixels > 0"),
+            init[2].number(), init[3].number()};
+}
+
+} // namespace adjoint::app::detail
