@@ -104,7 +104,8 @@ TEST(IoCli, RenderOptions) {
     EXPECT_EQ(d.view, 0);
     EXPECT_FALSE(d.params || d.resolution);
     EXPECT_EQ(usage_error([] { render({"--scene", "s", "--out", "o", "--view", "-1"}); }), "--view: must be >= 0, got -1");
-    EXPECT_NE(usage_error([] { render({"--scene", "s"}); }).find("--out is required"), std::string::npos);
+    EXPECT_NE(usage_error([] { render({"--scene", "s"}); }).find("give either --out FILE or --all-views DIR"),
+              std::string::npos);
 }
 
 TEST(IoCli, ExitCodesAreTheContracts) {
