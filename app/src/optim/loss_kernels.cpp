@@ -30,12 +30,13 @@ Float pixel_loss(const LossModel& loss, bool mask_alpha, const Float4& rendered,
 // pixel atomics into the few fixed values all pixels share.
 template <typename P>
 auto shade_loss_backward_kernel(const LossModel& loss, bool mask, const ShadingPlan& groups) {
-    return Kernel1D([&loss, mask, groups](BufferUInt covered, BufferVar<gpu::Surface> surfaces, P params,
+    return Kernel1D([&loss, mask, groups](BufferUInt covered, BufferVar<gpu::SurfaceRecord> surfaces,
+                                    BufferFloat4 tangents, P params,
                                     TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
                                     BufferVar<LightSlots> lights, BufferFloat4 target, BufferFloat loss_out,
                                     BufferFloat sqerr_out, UInt out_base, Float3 eye, Float scale) noexcept {
         UInt at = covered.read(dispatch_id().x);
-        auto s = surfaces.read(at);
+        auto s = stored_surface(surfaces, tangents, at, groups).load();
         Float4 t = target.read(at);
         Float3 c;
         Float l;
@@ -53,7 +54,7 @@ auto shade_loss_backward_kernel(const LossModel& loss, bool mask, const ShadingP
 }
 
 auto background_loss_kernel(const LossModel& loss, bool mask, const ShadingPlan& plan) {
-    return Kernel2D([&loss, mask, plan](BufferVar<gpu::Surface> surfaces, BufferFloat4 target, BufferFloat loss_out,
+    return Kernel2D([&loss, mask, plan](BufferVar<gpu::SurfaceRecord> surfaces, BufferFloat4 target, BufferFloat loss_out,
                                         BufferFloat sqerr_out, UInt out_base, Float3 background,
                                         BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params,
                                         TextureSetFloat3 textures, BufferVar<gpu::Material> materials,

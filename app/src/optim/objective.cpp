@@ -60,12 +60,12 @@ Objective::~Objective() = default;
 // pixels, which alone are shaded for the gradient.
 void Objective::rasterize_once() {
     Rasterizer raster(device_);
-    std::vector<gpu::Surface> host_surfaces(pixels_);
+    std::vector<gpu::SurfaceRecord> host_surfaces(pixels_);
     for (uint32_t v = 0; v < data_.views.size(); ++v) {
         auto gb = raster.rasterize(stream_, data_.geometry, data_.views[v]);
-        surfaces_.push_back(device_.create_buffer<gpu::Surface>(pixels_));
+        surfaces_.emplace_back(device_, pixels_, data_.geometry.tangents);
         raster.interpolate(stream_, data_.geometry, data_.views[v], gb, surfaces_.back());
-        stream_ << surfaces_.back().copy_to(host_surfaces.data()) << synchronize();
+        stream_ << surfaces_.back().records.copy_to(host_surfaces.data()) << synchronize();
         std::vector<uint32_t> list;
         for (uint32_t i = 0; i < pixels_; ++i)
             if (host_surfaces[i].material != gpu::kNone) list.push_back(i);
@@ -150,14 +150,15 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
             const uint32_t view = order[j];
             const auto& v = data_.views[view];
             if (slot_view_[j] != view) {
-                stream_ << (*losses_->background_loss)(surfaces_[view], targets_[view], loss_px_, sqerr_px_,
+                stream_ << (*losses_->background_loss)(surfaces_[view].records, targets_[view], loss_px_, sqerr_px_,
                                                        j * pixels_, data_.background, data_.view_recs, view,
                                                        params.value, data_.textures, data_.materials, data_.lights)
                                .dispatch(v.width, v.height);
                 slot_view_[j] = view;
             }
             if (covered_count_[view] > 0)
-                stream_ << (*losses_->shade_loss_backward)(covered_[view], surfaces_[view], params, data_.textures,
+                stream_ << (*losses_->shade_loss_backward)(covered_[view], surfaces_[view].records,
+                                                           surfaces_[view].tangents, params, data_.textures,
                                                            data_.materials, data_.lights, targets_[view], loss_px_,
                                                            sqerr_px_, j * pixels_, v.eye, scale)
                                .dispatch(covered_count_[view]);

@@ -63,7 +63,7 @@ private:
     std::vector<float> host_partials_;
     // The static chain: per view its surfaces and covered pixels; per slot of the per-pixel buffers the
     // view whose background loss it holds.
-    std::vector<Buffer<gpu::Surface>> surfaces_;
+    std::vector<SurfaceBuffers> surfaces_;
     std::vector<Buffer<uint32_t>> covered_;
     std::vector<uint32_t> covered_count_, slot_view_;
     std::vector<Buffer<float4>> targets_;

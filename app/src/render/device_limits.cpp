@@ -11,7 +11,7 @@ void check_scene_fits(const Device& device, const Scene& scene) {
     const uint64_t limit = device.max_buffer_bytes();
     auto mib = [](uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; };
     const uint64_t pixels = uint64_t(scene.camera.width) * scene.camera.height;
-    const uint64_t surfaces = pixels * sizeof(gpu::Surface);
+    const uint64_t surfaces = pixels * sizeof(gpu::SurfaceRecord);
     if (surfaces > limit)
         throw SceneError(scene.display_name, "camera.resolution",
                          std::to_string(scene.camera.width) + "x" + std::to_string(scene.camera.height) + " needs " +

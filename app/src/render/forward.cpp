@@ -13,13 +13,13 @@ struct ForwardRenderer::Kernels {
 
 ForwardRenderer::ForwardRenderer(Device& device, const SceneData& scene) {
     ShadingPlan groups = scene.shading;
-    Kernel2D shade_kernel = [groups](BufferVar<gpu::Surface> surfaces, BufferFloat params,
+    Kernel2D shade_kernel = [groups](BufferVar<gpu::SurfaceRecord> surfaces, BufferFloat4 tangents, BufferFloat params,
                                      TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
                                      BufferVar<LightSlots> lights, BufferFloat4 image, Float3 eye,
                                      Float3 background, BufferVar<gpu::ViewRec> views, UInt view) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
-        auto s = surfaces.read(at);
+        auto s = stored_surface(surfaces, tangents, at, groups).load();
         ShadeInputs<BufferFloat> in{params, textures, materials, lights};
         Float3 c;
         $if (s.material != gpu::kNone) { c = shade_surface(in, groups, s, eye); }
@@ -49,10 +49,10 @@ void ForwardRenderer::backward_mips(Stream& stream, const SceneData& scene, cons
         stream << scene.textures.backward_mips_to(t, grad, scene.layout.at(texture, t));
 }
 
-void ForwardRenderer::shade(Stream& stream, const SceneData& scene, uint32_t view, const Buffer<gpu::Surface>& surfaces,
+void ForwardRenderer::shade(Stream& stream, const SceneData& scene, uint32_t view, const SurfaceBuffers& surfaces,
                             const Buffer<float>& params, const Buffer<float4>& image) {
     const auto& v = scene.views.at(view);
-    stream << k_->shade(surfaces, params, scene.textures, scene.materials, scene.lights, image, v.eye, scene.background,
+    stream << k_->shade(surfaces.records, surfaces.tangents, params, scene.textures, scene.materials, scene.lights, image, v.eye, scene.background,
                         scene.view_recs, view)
                   .dispatch(v.width, v.height);
 }

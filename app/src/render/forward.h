@@ -2,6 +2,7 @@
 // view's surfaces into linear RGBA. The lights' types are baked into the recorded code (their values
 // come from the parameter buffer), so the kernels are recorded per scene.
 #pragma once
+#include "raster.h"
 #include "scene_data.h"
 
 #include <memory>
@@ -19,7 +20,7 @@ public:
     // down its mip chain to level 0 and into `grad` at its slot.
     void backward_mips(Stream& stream, const SceneData& scene, const Buffer<float>& grad);
     // Shades one view's surfaces into `image` (width * height float4, alpha 1).
-    void shade(Stream& stream, const SceneData& scene, uint32_t view, const Buffer<gpu::Surface>& surfaces,
+    void shade(Stream& stream, const SceneData& scene, uint32_t view, const SurfaceBuffers& surfaces,
                const Buffer<float>& params, const Buffer<float4>& image);
 
 private:

@@ -14,7 +14,8 @@ struct TriSetup {
     uint32_t valid;
 };
 
-// A pixel's visible surface, interpolated once per view while the geometry does not move.
+// A pixel's visible surface as the shading reads it (in registers: the dynamic chain interpolates it per pixel
+// and never stores it).
 struct Surface {
     float3 position;        // world space
     float3 normal;          // world space, unit, facing the camera
@@ -24,6 +25,15 @@ struct Surface {
     float4 tangent;         // unit, orthogonal to the normal, along +u; w: the handedness of the bitangent
                             // (+v up in the texture, glTF's convention); 0 where the UVs give no frame
     uint32_t material;      // kNoMaterial for background
+};
+
+// A Surface as stored per pixel while the geometry does not move: without its tangent frame (stored apart, and
+// only when a material reads it: SurfaceBuffers), which keeps the record at 80 bytes instead of 112; the
+// shading of a 512x512 view reads it once per pixel.
+struct SurfaceRecord {
+    float3 position, normal, color;
+    float2 uv, duv_dx, duv_dy;
+    uint32_t material;
 };
 
 // A material: its model (material_models() index), where its values start in the parameter buffer (the
@@ -67,6 +77,7 @@ constexpr uint32_t kTileSize = 16;
 
 ADJOINT_STRUCT(adjoint::app::gpu::TriSetup, p0, p1, p2, inv_w, z, tiles, valid)
 ADJOINT_STRUCT(adjoint::app::gpu::Surface, position, normal, color, uv, duv_dx, duv_dy, tangent, material)
+ADJOINT_STRUCT(adjoint::app::gpu::SurfaceRecord, position, normal, color, uv, duv_dx, duv_dy, material)
 ADJOINT_STRUCT(adjoint::app::gpu::Material, model, values, pad0, pad1, textures)
 ADJOINT_STRUCT(adjoint::app::gpu::VertexRec, mesh, position, color, faces_begin, faces_end)
 ADJOINT_STRUCT(adjoint::app::gpu::MeshRec, translation, rotation, scale)

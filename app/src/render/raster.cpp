@@ -183,12 +183,13 @@ auto raster_kernel() {
 auto interpolate_kernel() {
     return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt tri_in, BufferFloat2 bary_in,
                        BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
-                       BufferVar<uint3> triangles, BufferUInt triangle_material, BufferVar<gpu::Surface> out,
-                       Float3 eye, UInt tangents) noexcept {
+                       BufferVar<uint3> triangles, BufferUInt triangle_material,
+                       BufferVar<gpu::SurfaceRecord> out, BufferFloat4 tangents_out, Float3 eye,
+                       UInt tangents) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt ti = tri_in.read(at);
-        Var<gpu::Surface> s;
+        Var<gpu::SurfaceRecord> s;
         s.material = kNone;
         $if (ti != kNone) {
             UInt3 t = triangles.read(ti);
@@ -213,10 +214,9 @@ auto interpolate_kernel() {
             Float2 c = uv_at(p);
             s.duv_dx = uv_at(p + make_float2(1.0f, 0.0f)) - c;
             s.duv_dy = uv_at(p + make_float2(0.0f, 1.0f)) - c;
-            s.tangent = make_float4(0.0f);
             $if (tangents != 0u) {
-                s.tangent = tangent_frame(positions.read(t.x), positions.read(t.y), positions.read(t.z), uv0, uv1,
-                                          uv2, s.normal);
+                tangents_out.write(at, tangent_frame(positions.read(t.x), positions.read(t.y), positions.read(t.z),
+                                                     uv0, uv1, uv2, s.normal));
             };
             s.material = triangle_material.read(ti);
         };
@@ -281,9 +281,10 @@ GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const Vie
 }
 
 void Rasterizer::interpolate(Stream& stream, const DeviceGeometry& g, const ViewCamera& view, const GBuffer& gb,
-                             Buffer<gpu::Surface>& surfaces) {
+                             SurfaceBuffers& surfaces) {
     stream << k_->interpolate(gb.setups, gb.triangle, gb.bary, g.positions, g.normals, g.colors, g.uvs, g.triangles,
-                              g.triangle_material, surfaces, view.eye, g.tangents ? 1u : 0u)
+                              g.triangle_material, surfaces.records, surfaces.tangents, view.eye,
+                              g.tangents ? 1u : 0u)
                   .dispatch(view.width, view.height);
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 #include "gpu_types.h"
 
+#include <algorithm>
 #include <memory>
 
 namespace adjoint::app {
@@ -57,6 +58,16 @@ struct TileBins {
     uint32_t width = 0, height = 0, tiles_x = 0, reserved_at = 0;
 };
 
+// One view's visible surfaces, stored: a record per pixel and, when the scene's materials read tangent frames,
+// a tangent per pixel (otherwise a buffer of one, never read).
+struct SurfaceBuffers {
+    Buffer<gpu::SurfaceRecord> records;
+    Buffer<float4> tangents;
+    SurfaceBuffers(Device& device, size_t pixels, bool with_tangents)
+        : records(device.create_buffer<gpu::SurfaceRecord>(std::max<size_t>(pixels, 1))),
+          tangents(device.create_buffer<float4>(with_tangents ? std::max<size_t>(pixels, 1) : 1)) {}
+};
+
 class Rasterizer {
 public:
     explicit Rasterizer(Device& device);
@@ -70,7 +81,7 @@ public:
     // Rasterizes and interpolates one view; synchronizes twice (binning, then the G-buffer).
     GBuffer rasterize(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view);
     void interpolate(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view, const GBuffer& gbuffer,
-                     Buffer<gpu::Surface>& surfaces);
+                     SurfaceBuffers& surfaces);
 
 private:
     struct Kernels;

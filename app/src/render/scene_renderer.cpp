@@ -12,7 +12,7 @@ struct RenderStages {
     Stream stream;
     SceneData data;
     ForwardRenderer forward;
-    std::vector<Buffer<gpu::Surface>> surfaces;   // per view (hard visibility)
+    std::vector<SurfaceBuffers> surfaces;   // per view (hard visibility)
     std::unique_ptr<DynamicRenderer> dynamic;     // the other modes
     std::vector<Camera> cameras;
     Buffer<float> params;
@@ -27,7 +27,7 @@ struct RenderStages {
         for (uint32_t v = 0; v < data.views.size() && !dynamic; ++v) {
             const auto& view = data.views[v];
             auto gb = raster.rasterize(stream, data.geometry, view);
-            surfaces.push_back(d.create_buffer<gpu::Surface>(size_t(view.width) * view.height));
+            surfaces.emplace_back(d, size_t(view.width) * view.height, data.geometry.tangents);
             raster.interpolate(stream, data.geometry, view, gb, surfaces.back());
             stream << synchronize();
         }
@@ -56,10 +56,10 @@ std::vector<SurfaceSample> rasterize_view(Device& device, const Scene& scene, ui
     const auto& v = data.views[view];
     const size_t n = size_t(v.width) * v.height;
     auto gb = raster.rasterize(stream, data.geometry, v);
-    auto surfaces = device.create_buffer<gpu::Surface>(n);
+    SurfaceBuffers surfaces(device, n, data.geometry.tangents);
     raster.interpolate(stream, data.geometry, v, gb, surfaces);
-    std::vector<gpu::Surface> s(n);
-    stream << surfaces.copy_to(s.data()) << synchronize();
+    std::vector<gpu::SurfaceRecord> s(n);
+    stream << surfaces.records.copy_to(s.data()) << synchronize();
     std::vector<SurfaceSample> out(n);
     for (size_t i = 0; i < n; ++i)
         if (s[i].material != gpu::kNone) out[i] = {true, s[i].position, s[i].normal, s[i].uv};

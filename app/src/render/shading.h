@@ -46,6 +46,26 @@ struct ShadeInputs {
     const BufferVar<LightSlots>& lights;    // per light: where its values are, grouped by type
 };
 
+// A stored surface (SurfaceBuffers) as the shading reads it: its record and, when the plan reads tangent frames,
+// its tangent.
+inline Var<gpu::Surface> stored_surface(const BufferVar<gpu::SurfaceRecord>& records, const BufferFloat4& tangents,
+                                        const UInt& at, const ShadingPlan& plan) {
+    auto r = records.read(at);
+    Var<gpu::Surface> s;
+    s.position = r.position;
+    s.normal = r.normal;
+    s.color = r.color;
+    s.uv = r.uv;
+    s.duv_dx = r.duv_dx;
+    s.duv_dy = r.duv_dy;
+    s.material = r.material;
+    if (plan.tangents)
+        s.tangent = tangents.read(at);
+    else
+        s.tangent = make_float4(0.0f);
+    return s;
+}
+
 template <typename P>
 Float3 read3(const P& buf, const UInt& at) {
     return make_float3(buf.read(at), buf.read(at + 1u), buf.read(at + 2u));
