@@ -153,6 +153,53 @@ TEST_F(TextureGradients, UvGradientsMatchFiniteDifferencesForEachWrapMode) {
     }
 }
 
+TEST_F(TextureGradients, ADetachedTextureGivesTheUvGradientAndScattersNothing) {
+    // The same sample through texture(i) and texture(i).detached(): equal values and uv gradients, but the
+    // detached kernel has no atomics and leaves the texels' gradient at zero.
+    const uint32_t W = 6, H = 4, N = 32;
+    auto set = device.create_texture_set<float3>({{W, H, {.wrap = TextureWrap::Repeat}}, {3, 3, {.wrap = TextureWrap::Clamp}}});
+    auto texels = random_floats(W * H * 3, 0, 1, 45);
+    std::vector<float2> uvs(N);
+    auto r = random_floats(2 * N, -0.5f, 1.5f, 46);
+    for (uint32_t i = 0; i < N; ++i) uvs[i] = float2(r[2 * i], r[2 * i + 1]);
+    auto make = [](bool detached) {
+        return Kernel1D([detached](TextureSetFloat3 t, BufferFloat2 uvb, BufferFloat out, BufferFloat2 gout) noexcept {
+            auto i = dispatch_id().x;
+            Float2 uv = uvb.read(i);
+            $autodiff {
+                requires_grad(uv);
+                auto tex = detached ? t.texture(0u).detached() : t.texture(0u);
+                Float l = dot(make_float3(0.7f, -1.3f, 0.4f), tex.sample_level(uv, 0.4f));
+                backward(l);
+                out.write(i, l);
+                gout.write(i, grad(uv));
+            };
+        });
+    };
+    auto plain = device.compile(make(false)), detached = device.compile(make(true));
+    EXPECT_NE(plain.glsl().find("atomic"), std::string::npos);
+    EXPECT_EQ(detached.glsl().find("atomic"), std::string::npos) << detached.glsl();
+    auto ub = device.create_buffer<float2>(N);
+    auto out = device.create_buffer<float>(N);
+    auto gb = device.create_buffer<float2>(N);
+    std::vector<float> v0(N), v1(N), tg(W * H * 3, 1.0f);
+    std::vector<float2> g0(N), g1(N);
+    stream << set.copy_from(0, texels.data()) << set.build_mips() << ub.copy_from(uvs.data()) << set.zero_grad()
+           << plain(set, ub, out, gb).dispatch(N) << out.copy_to(v0.data()) << gb.copy_to(g0.data())
+           << set.copy_grad_to(0, tg.data()) << synchronize();
+    double scattered = 0;
+    for (float x : tg) scattered += std::abs(x);
+    EXPECT_GT(scattered, 1e-3);
+    stream << set.zero_grad() << detached(set, ub, out, gb).dispatch(N) << out.copy_to(v1.data())
+           << gb.copy_to(g1.data()) << set.copy_grad_to(0, tg.data()) << synchronize();
+    for (float x : tg) EXPECT_EQ(x, 0.0f);
+    for (uint32_t i = 0; i < N; ++i) {
+        EXPECT_EQ(v0[i], v1[i]) << i;
+        EXPECT_NEAR(g0[i].x, g1[i].x, 1e-5f * (1 + std::abs(g0[i].x))) << i;
+        EXPECT_NEAR(g0[i].y, g1[i].y, 1e-5f * (1 + std::abs(g0[i].y))) << i;
+    }
+}
+
 TEST_F(TextureGradients, LodGradientIsTheDifferenceOfTheLevels) {
     // d/dlod of sample_level is c(level l0 + 1) - c(l0) inside the chain and 0 where lod is clamped; a
     // single-channel texture.

@@ -172,6 +172,12 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
             if (m.textures[t] >= 0 && model.textures[t].tangent_space) d.shading.tangents = true;
     }
     d.geometry.tangents = d.shading.tangents;
+    const auto free = [&](ParameterKind kind) {
+        return scene.optimize && std::any_of(scene.optimize->parameters.begin(), scene.optimize->parameters.end(),
+                                             [kind](const Parameter& p) { return p.kind == kind; });
+    };
+    d.shading.material_texture_gradients = free(ParameterKind::material_texture);
+    d.shading.light_texture_gradients = free(ParameterKind::light_texture);
     d.materials = upload(device, stream, mats);
     // A light's vector (a point light's position, a directional light's direction, an sh light's coefficients):
     // the light parameter kind its type's key names.

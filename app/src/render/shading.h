@@ -27,6 +27,11 @@ struct ShadingPlan {
     std::vector<const MaterialModel*> materials;
     std::vector<LightGroup> lights;
     bool tangents = false;   // a material has a tangent-space texture: surfaces carry tangent frames
+    // Whether a material's texture, or a light's map, is a free parameter: otherwise their samples are detached
+    // (TextureRef::detached: gradients to the coordinates only), which spares $autodiff every texel's
+    // atomic scatter into a gradient nobody reads. The split sum's table is always detached.
+    bool material_texture_gradients = true;
+    bool light_texture_gradients = true;
     uint32_t dfg = kNoTexture;   // the split sum's table (dfg_table) in the texture set, when a light is a sky
     // `background: "environment"`: the light drawn behind the scene (its type, its index in the light buffer).
     const LightModel* background = nullptr;
@@ -73,14 +78,16 @@ Float3 read3(const P& buf, const UInt& at) {
 
 // Trilinear sampling; the level of detail comes from the surface's UV derivatives (a constant for the
 // gradient: it depends on geometry only). Magnified pixels read level 0 alone.
-inline Float3 sample_texture(const TextureSetFloat3& textures, const UInt& texture, const Expr<gpu::Surface>& s) {
-    return textures.texture(texture).sample_grad(s.uv, s.duv_dx, s.duv_dy);
+inline Float3 sample_texture(const TextureSetFloat3& textures, const UInt& texture, const Expr<gpu::Surface>& s,
+                             bool gradients) {
+    auto t = textures.texture(texture);
+    return (gradients ? t : t.detached()).sample_grad(s.uv, s.duv_dx, s.duv_dy);
 }
 
 // The reads of a material's properties and textures for its model's evaluate().
 template <typename P>
-MaterialReads material_reads(const ShadeInputs<P>& in, const MaterialModel& model, const Expr<gpu::Material>& mat,
-                             const Expr<gpu::Surface>& s) {
+MaterialReads material_reads(const ShadeInputs<P>& in, const ShadingPlan& plan, const MaterialModel& model,
+                             const Expr<gpu::Material>& mat, const Expr<gpu::Surface>& s) {
     std::vector<uint32_t> offsets;   // each property's first float in the material's values
     uint32_t at = 0;
     for (const MaterialProperty& p : model.properties) offsets.push_back(at), at += p.floats;
@@ -93,7 +100,9 @@ MaterialReads material_reads(const ShadeInputs<P>& in, const MaterialModel& mode
         if (model.properties[i].floats == 1) return make_float3(in.params.read(first));
         return read3(in.params, first);
     };
-    r.texture = [&in, texture_of, s](uint32_t j) -> Float3 { return sample_texture(in.textures, texture_of(j), s); };
+    r.texture = [&in, texture_of, s, grads = plan.material_texture_gradients](uint32_t j) -> Float3 {
+        return sample_texture(in.textures, texture_of(j), s, grads);
+    };
     r.has_texture = [texture_of](uint32_t j) -> Bool { return texture_of(j) != gpu::kNone; };
     r.vertex_color = s.color;
     r.normal = s.normal;
@@ -102,10 +111,11 @@ MaterialReads material_reads(const ShadeInputs<P>& in, const MaterialModel& mode
 }
 
 template <typename P>
-ParamReads param_reads(const ShadeInputs<P>& in) {
+ParamReads param_reads(const ShadeInputs<P>& in, const ShadingPlan& plan) {
     return {[&in](const UInt& at) -> Float { return in.params.read(at); },
-            [&in](const UInt& texture, const Float2& uv, const Float& lod) -> Float3 {
-                return in.textures.texture(texture).sample_level(uv, lod);
+            [&in, grads = plan.light_texture_gradients](const UInt& texture, const Float2& uv, const Float& lod) {
+                auto t = in.textures.texture(texture);
+                return Float3((grads ? t : t.detached()).sample_level(uv, lod));
             }};
 }
 
@@ -114,23 +124,23 @@ ParamReads param_reads(const ShadeInputs<P>& in) {
 template <typename P, typename Ray>
 Float3 background_at(const ShadeInputs<P>& in, const ShadingPlan& plan, const Float3& color, Ray ray) {
     if (!plan.background) return color;
-    return plan.background->radiance(param_reads(in), in.lights.read(plan.background_light), ray());
+    return plan.background->radiance(param_reads(in, plan), in.lights.read(plan.background_light), ray());
 }
 
 // The colour of a surface point of one material model seen from eye.
 template <typename P>
 Float3 shade_model(const ShadeInputs<P>& in, const MaterialModel& model, const ShadingPlan& plan,
                    const Expr<gpu::Material>& mat, const Expr<gpu::Surface>& s, const Float3& eye) {
-    const MaterialPoint m = model.evaluate(material_reads(in, model, mat, s));
+    const MaterialPoint m = model.evaluate(material_reads(in, plan, model, mat, s));
     Float3 v = normalize(eye - s.position);
-    const ParamReads reads = param_reads(in);
+    const ParamReads reads = param_reads(in, plan);
     Float3 color = model.emitted(m);
     for (const LightGroup& g : plan.lights) {
         auto add = [&](const UInt& i) {
             if (g.model->sky) {
                 SkyLight sky = g.model->sky(reads, in.lights.read(i));
                 sky.dfg = [&in, &plan](const Float& nv, const Float& roughness) -> Float3 {
-                    return in.textures.texture(plan.dfg).sample(make_float2(nv, roughness));
+                    return in.textures.texture(plan.dfg).detached().sample(make_float2(nv, roughness));
                 };
                 color = color + model.sky(m, m.normal, v, sky);
             } else

@@ -114,6 +114,15 @@ public:
     TextureRef(DiffBufferVar<float> texels, BufferVar<uint4> table, Expr<uint32_t> record)
         : texels_(texels), table_(table), record_(record) {}
 
+    // The same texture with its texels read as constants: inside $autodiff a sample is then differentiated
+    // with respect to the coordinates only and scatters nothing into the texels' gradient (for a texture that
+    // is not being optimized: each sample's four or eight texel adjoints are atomics saved).
+    TextureRef detached() const {
+        TextureRef r = *this;
+        r.detached_ = true;
+        return r;
+    }
+
     // The number of mip levels (1 without mipmaps).
     Expr<uint32_t> levels(std::source_location loc = std::source_location::current()) const { return header(loc).y; }
 
@@ -174,6 +183,7 @@ protected:
     BufferVar<uint4> table_;
 
 private:
+    bool detached_ = false;
     Expr<uint4> header(const std::source_location& loc) const {
         detail::Recorder::current(loc).at(loc);
         return table_.read(record_, loc);
@@ -183,7 +193,8 @@ private:
     }
     Expr<T> texel(const Expr<uint4>& lv, const Expr<uint32_t>& x, const Expr<uint32_t>& y,
                   const std::source_location& loc) const {
-        return detail::read_texel<T>(texels_, lv.x + (y * lv.y + x) * channels, loc);
+        Expr<T> v = detail::read_texel<T>(texels_, lv.x + (y * lv.y + x) * channels, loc);
+        return detached_ ? detail::call_op<T>(ir::Op::Detach, loc, v) : v;
     }
     Var<T> bilinear(const Expr<uint4>& h, const Expr<uint4>& lv, const Expr<float2>& uv,
                     const std::source_location& loc) const {
