@@ -3,6 +3,7 @@
 #include <adjoint/app/plugins.h>
 #include <adjoint/app/scene.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -129,6 +130,78 @@ TEST(DocsSceneFormat, EveryPluginAndItsKeysAreDocumented) {
         expect_named("optimizer", "\"" + std::string(o->name) + "\"");
         for (const OptimizerKey& k : o->keys) expect_named("optimizer key", k.name);
     }
+}
+
+// A scene with every kind of object the loader reads keys of (each light type, both material models, an orbit,
+// soft settings, regularizers), for the probe below.
+nlohmann::ordered_json probe_scene() {
+    return nlohmann::ordered_json::parse(R"({
+      "format": 1,
+      "camera": { "eye": [0, 0.8, 4.2], "target": [0, 0, 0], "resolution": [32, 32] },
+      "views": { "orbit": { "count": 2, "elevation": [0, 10] } },
+      "materials": { "p": { "albedo": [0.5, 0.5, 0.5] }, "q": { "model": "pbr", "base_color": [0.5, 0.5, 0.5] } },
+      "meshes": [ { "name": "ball", "file": "../meshes/uv_sphere.obj", "material": "p",
+                    "rotation": { "axis": [0, 1, 0], "angle": 10 } } ],
+      "lights": [ { "name": "a", "type": "point", "position": [0, 2, 2] },
+                  { "name": "b", "type": "directional", "direction": [0, -1, 0] },
+                  { "name": "c", "type": "ambient" },
+                  { "name": "d", "type": "sh", "coefficients": [[1, 1, 1], [0, 0, 0], [0, 0, 0], [0, 0, 0]] },
+                  { "name": "e", "type": "environment", "color": [1, 1, 1] } ],
+      "render": { "visibility": "soft", "soft": { "sigma": 1e-4 } },
+      "optimize": { "parameters": { "materials.p.albedo": { "init": [0.5, 0.5, 0.5] } },
+                    "regularizers": { "laplacian": 0 } }
+    })");
+}
+
+// The keys the loader accepts at `pointer`, as its own error for an unknown key there lists them.
+std::vector<std::string> accepted_keys(nlohmann::ordered_json scene, const std::string& pointer) {
+    scene[nlohmann::ordered_json::json_pointer(pointer)]["zz_not_a_key"] = 1;
+    const std::string lead = "unknown key (expected one of: ";
+    try {
+        load_scene_from_string(scene.dump(), kSource / "assets" / "scenes", "probe.json");
+    } catch (const SceneError& e) {
+        const std::string what = e.what();
+        const size_t at = what.find(lead);
+        if (at == std::string::npos || what.find("zz_not_a_key") == std::string::npos) {
+            ADD_FAILURE() << pointer << ": " << what;
+            return {};
+        }
+        std::vector<std::string> keys;
+        std::istringstream list(what.substr(at + lead.size(), what.rfind(')') - at - lead.size()));
+        std::string key;
+        while (std::getline(list, key, ',')) keys.push_back(key.substr(key.find_first_not_of(' ')));
+        return keys;
+    }
+    ADD_FAILURE() << pointer << ": an unknown key was accepted";
+    return {};
+}
+
+// Every key the loader accepts anywhere in a scene is on the page (as `key` or as "key" in an example).
+TEST(DocsSceneFormat, EveryKeyTheLoaderAcceptsIsDocumented) {
+    const nlohmann::ordered_json scene = probe_scene();
+    size_t probed = 0;
+    for (const char* pointer : {"", "/camera", "/views", "/views/orbit", "/materials/p", "/materials/q", "/meshes/0",
+                                "/meshes/0/rotation", "/lights/0", "/lights/1", "/lights/2", "/lights/3", "/lights/4",
+                                "/render", "/render/soft", "/optimize", "/optimize/parameters/materials.p.albedo",
+                                "/optimize/regularizers"}) {
+        for (const std::string& key : accepted_keys(scene, pointer)) {
+            ++probed;
+            const bool named = scene_doc().find("`" + key + "`") != std::string::npos ||
+                               scene_doc().find("\"" + key + "\"") != std::string::npos;
+            EXPECT_TRUE(named) << key << " (accepted at " << (*pointer ? pointer : "the top level")
+                               << ") is not in scene-format.md";
+        }
+    }
+    EXPECT_GE(probed, 60u);
+    // Camera intrinsics and an optimize target's object form have keys of their own.
+    nlohmann::ordered_json with = scene;
+    with["camera"]["intrinsics"] = {{"fx", 30}, {"fy", 30}, {"cx", 16}, {"cy", 16}};
+    for (const std::string& key : accepted_keys(with, "/camera/intrinsics"))
+        EXPECT_NE(scene_doc().find("\"" + key + "\""), std::string::npos) << key;
+    with = scene;
+    with["optimize"]["target"] = {{"images", {"../textures/colourful_128.png"}}};
+    const std::vector<std::string> target_keys = accepted_keys(with, "/optimize/target");
+    EXPECT_EQ(target_keys, std::vector<std::string>{"images"});
 }
 
 } // namespace
