@@ -45,12 +45,12 @@ Float3 inferno(Float t) {
     return c;
 }
 
-// t in [-1, 1]: blue - white - red (sRGB).
+// t in [-1, 1]: blue - black - red (sRGB). Zero is black, as the dark theme around it and the |diff| map's
+// agreement are: a pixel that does not push the loss does not light up.
 Float3 diverging(Float t) {
-    Float3 white = make_float3(1.0f, 1.0f, 1.0f);
-    Float3 blue = make_float3(0.23f, 0.30f, 0.75f), red = make_float3(0.71f, 0.02f, 0.15f);
+    Float3 blue = make_float3(0.25f, 0.55f, 1.0f), red = make_float3(1.0f, 0.3f, 0.1f);
     Float a = min(abs(t), 1.0f);
-    return ite(t < 0.0f, white + (blue - white) * a, white + (red - white) * a);
+    return ite(t < 0.0f, blue * a, red * a);
 }
 
 Float mean_abs_diff(Float3 c, Float3 t) {
@@ -104,7 +104,7 @@ auto colour_kernel() {
         Float d_max = scales.read(0u), g_max = scales.read(1u);
         Float d = mean_abs_diff(c, t), g = gradients.read(i);
         diff.write(i, pack(inferno(ite(d_max > 0.0f, d / d_max, 0.0f))));
-        // A square-root scale: a few pixels with large gradients would otherwise leave the rest white.
+        // A square-root scale: a few pixels with large gradients would otherwise leave the rest black.
         Float r = ite(g_max > 0.0f, g / g_max, 0.0f);
         gradient.write(i, pack(diverging(sign(r) * sqrt(abs(r)))));
     });

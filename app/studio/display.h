@@ -6,8 +6,8 @@
 //   largest d of the image and coloured with inferno, as report.png draws it (black where they agree).
 // - gradient: dL/dI summed over RGBA, the derivative of the scene's loss (its plug-in's formula, through
 //   $autodiff, as the optimizer takes it) with respect to each pixel of the current image, over the pixel
-//   count times 3, divided by its largest magnitude and coloured blue (negative) - white (0) - red (positive)
-//   on a square-root scale.
+//   count times 3, divided by its largest magnitude and coloured blue (negative) - black (0) - red (positive)
+//   on a square-root scale (black at 0, on the studio's dark theme).
 #pragma once
 #include <adjoint/adjoint.h>
 #include <adjoint/app/plugins.h>

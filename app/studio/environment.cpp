@@ -88,10 +88,11 @@ float gradient_colours(const std::vector<float>& g, std::vector<uint32_t>& out) 
     out.resize(n);
     for (size_t i = 0; i < n; ++i) {
         const float r = g_max > 0.0f && std::isfinite(sum[i]) ? sum[i] / g_max : 0.0f;
-        // A square-root scale, as the dL/dI panel: a few large texels would otherwise leave the rest white.
+        // A square-root scale, as the dL/dI panel: a few large texels would otherwise leave the rest black.
+        // Its colours too: blue - black (0) - red, on the dark theme.
         const float a = std::min(std::sqrt(std::abs(r)), 1.0f);
-        const float3 end = r < 0.0f ? float3(0.23f, 0.30f, 0.75f) : float3(0.71f, 0.02f, 0.15f);
-        out[i] = pack(1.0f + (end.x - 1.0f) * a, 1.0f + (end.y - 1.0f) * a, 1.0f + (end.z - 1.0f) * a);
+        const float3 end = r < 0.0f ? float3(0.25f, 0.55f, 1.0f) : float3(1.0f, 0.3f, 0.1f);
+        out[i] = pack(end.x * a, end.y * a, end.z * a);
     }
     return g_max;
 }

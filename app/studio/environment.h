@@ -18,7 +18,7 @@ enum class ToneMap : int { reinhard = 0, clamp = 1 };
 // Linear RGB (3 floats a texel, radiance that may exceed 1) -> packed sRGB RGBA8 as display.h lays texels out:
 // scaled by 2^exposure, then Reinhard x / (1 + x) or a clamp to [0, 1] per channel, then sRGB-encoded.
 std::vector<uint32_t> tone_map(const std::vector<float>& rgb, float exposure, ToneMap op);
-// A signed gradient (3 floats a texel) -> blue (< 0) - white - red (> 0): per texel the sum over RGB divided by
+// A signed gradient (3 floats a texel) -> blue (< 0) - black - red (> 0): per texel the sum over RGB divided by
 // the largest |sum|, on a square-root scale as the dL/dI panel draws it. Returns that largest |sum|.
 float gradient_colours(const std::vector<float>& g, std::vector<uint32_t>& out);
 

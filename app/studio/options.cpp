@@ -20,6 +20,7 @@ bool parse_number(std::string_view text, uint32_t& value) {
 struct HookText {
     std::string size, resize, layout, close_at, minimize, environment;
     bool leak = false;
+    bool flicker = false;
 };
 
 // The hooks that take a value, in the order --help lists them.
@@ -49,6 +50,8 @@ void add_hooks(CLI::App& app, HookText& t) {
         app.add_option(h.name, t.*h.text, h.description)->type_name(h.type_name)->group(group);
     app.add_flag("--test-leak-at-exit", t.leak,
                  "leave a VkSampler alive at exit: the validation layer must fail the run")
+        ->group(group);
+    app.add_flag("--test-flicker", t.flicker, "start with the current panel flickering between current and target")
         ->group(group);
 }
 
@@ -106,6 +109,7 @@ StudioConfig parse_command_line(int argc, const char* const* argv) {
     if (hooks.count("--test-environment"))
         c.hooks.environment = hook("--test-environment", t.environment, usage, parse_scripted_environment);
     c.hooks.leak_at_exit = t.leak;
+    c.hooks.flicker = t.flicker;
     return c;
 }
 

@@ -36,6 +36,7 @@ struct TestHooks {
     std::optional<ScriptedMinimize> minimize;         // minimized for N frames from a frame, then restored
     std::optional<ScriptedEnvironment> environment; // pick an environment file at a frame (--run goes on)
     bool leak_at_exit = false;                        // a VkSampler left alive: the validation layer must see it
+    bool flicker = false;                             // the current panel flickers with the target from the start
 };
 
 struct StudioConfig {

@@ -19,11 +19,24 @@ namespace {
 // The images window: title bar, caption line, the panels, detail line.
 float image_layout_height(float panel_h) {
     const ImGuiStyle& style = ImGui::GetStyle();
-    return ImGui::GetFrameHeight() + 2.0f * style.WindowPadding.y + 2.0f * ImGui::GetTextLineHeightWithSpacing() +
+    return ImGui::GetFrameHeight() + 2.0f * style.WindowPadding.y + 2.0f * ImGui::GetFrameHeightWithSpacing() +
            2.0f * style.ItemSpacing.y + panel_h;
 }
 
 const char* kShow[] = {"target", "current", "|diff|", "dL/dI"};
+
+// The flicker's half period: the current panel shows the target for this long, then the current image.
+constexpr double kFlickerSeconds = 0.5;
+
+// The panels take at most this share of the window's height (the curves and the table need the rest).
+constexpr float kImagesShare = 0.4f;
+
+// Four panels across `width` and at most `height` tall: shrunk to fit, or a small image magnified by a whole
+// factor, so that the sampler's nearest filter shows each texel as a square of whole pixels.
+float panel_scale(float w, float h, float width, float height) {
+    const float fit = std::min(width / (4.0f * w), height / h);
+    return fit >= 1.0f ? std::floor(fit) : fit;
+}
 
 // The grid of views: as many 64-pixel thumbnails across as fit.
 struct Grid {
@@ -58,8 +71,10 @@ void ImagePanels::zoom_and_pan(ImVec2 p, ImVec2 size) {
 }
 
 void ImagePanels::draw_image_panel(Textures::Id texture, const char* caption, const std::string& detail,
-                                   ImVec2 size, int index) {
+                                   ImVec2 size, int index, bool* toggle) {
     ImGui::BeginGroup();
+    // Every caption at a checkbox's height (the current panel has one): the four panels then line up.
+    ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(caption);
     ImVec2 p = ImGui::GetCursorScreenPos();
     p = {std::floor(p.x), std::floor(p.y)};   // whole pixels: at 1:1 every texel lands on one pixel
@@ -76,6 +91,10 @@ void ImagePanels::draw_image_panel(Textures::Id texture, const char* caption, co
     textures_.draw(texture, p, q, uv0, uv1);
     panel_rects_[size_t(index)] = {p.x, p.y, q.x, q.y};
     ImGui::TextUnformatted(detail.c_str());
+    if (toggle) {
+        ImGui::SameLine();
+        ImGui::Checkbox("flicker", toggle);
+    }
     ImGui::EndGroup();
 }
 
@@ -83,9 +102,8 @@ float ImagePanels::draw_images() {
     Session* session = workspace_.session();
     const ImVec2 display = ImGui::GetIO().DisplaySize;
     const float w = session ? float(session->width()) : 256.0f, h = session ? float(session->height()) : 256.0f;
-    // Never magnified, shrunk to fit four across (zoom for detail).
     const float avail = display.x - 2.0f * ImGui::GetStyle().WindowPadding.x - 3.0f * tiles::kGap - 4.0f;
-    const float scale = std::min(1.0f, std::max(avail, 16.0f) / (4.0f * w));
+    const float scale = panel_scale(w, h, std::max(avail, 16.0f), std::max(display.y * kImagesShare, 16.0f));
     const ImVec2 size{std::floor(w * scale), std::floor(h * scale)};
     ImGui::SetNextWindowPos({0, 0}, ImGuiCond_Always);
     const float top = image_layout_height(size.y);
@@ -106,7 +124,7 @@ float ImagePanels::draw_images() {
                                           : std::string("wheel: zoom, drag: pan");
     draw_image_panel(ids[0], "target", zoom, size, 0);
     ImGui::SameLine(0, tiles::kGap);
-    draw_image_panel(ids[1], "current", "iteration " + std::to_string(session->iteration()), size, 1);
+    draw_current_panel(ids, size);
     ImGui::SameLine(0, tiles::kGap);
     draw_image_panel(ids[2], "|current - target|", "inferno, full scale " + format("%.3g", im.scale.max_diff), size,
                      2);
@@ -115,6 +133,15 @@ float ImagePanels::draw_images() {
                      "blue < 0 < red (sqrt scale), max " + format("%.3g", im.scale.max_gradient), size, 3);
     ImGui::End();
     return top;
+}
+
+// The current image, or with the flicker on the target every other half period (the caption says which); the
+// flicker's checkbox sits on its detail line.
+void ImagePanels::draw_current_panel(const std::array<Textures::Id, 4>& ids, ImVec2 size) {
+    flicker_.shows_target = flicker_.on && int(ImGui::GetTime() / kFlickerSeconds) % 2 == 1;
+    const char* caption = flicker_.shows_target ? "TARGET (flicker)" : flicker_.on ? "current (flicker)" : "current";
+    draw_image_panel(flicker_.shows_target ? ids[0] : ids[1], caption,
+                     "iteration " + std::to_string(workspace_.session()->iteration()), size, 1, &flicker_.on);
 }
 
 // ---- orbit view and the grid of views ---------------------------------------------------------------------

@@ -2,6 +2,7 @@
 // below, the run controls with the settings, the loss curves over the parameter table, and the orbit view
 // with the grid of views. The image windows are ImagePanels (panels.cpp), the rest RunPanels (run_panels.cpp).
 #pragma once
+#include "curves.h"
 #include "workspace.h"
 
 #include <imgui.h>
@@ -37,6 +38,17 @@ inline constexpr float kGap = 8.0f;
 inline constexpr float kLeftWidth = 330.0f, kRightWidth = 290.0f;
 } // namespace tiles
 
+// The parameter table's cells as the last frame drew them, and how many were narrower than their text.
+struct TableFacts {
+    std::vector<std::vector<std::string>> rows;
+    uint32_t clipped_cells = 0;
+};
+
+// The target / current flicker: on, and whether the current panel showed the target in the last frame.
+struct FlickerFacts {
+    bool on = false, shows_target = false;
+};
+
 // One number through a printf format ("%.3g"), for captions and table cells.
 std::string format(const char* fmt, double v);
 
@@ -49,10 +61,16 @@ public:
     void draw_views(float top);
     // The four panels' places in the last frame: target, current, diff, gradient.
     const std::array<PanelRect, 4>& panel_rects() const { return panel_rects_; }
+    // The current panel alternating between the current image and the target (every kFlickerFrames frames),
+    // so that a small difference is seen moving.
+    void set_flicker(bool on) { flicker_.on = on; }
+    const FlickerFacts& flicker() const { return flicker_; }
 
 private:
+    // `toggle`: a checkbox after the detail line (the current panel's flicker).
     void draw_image_panel(Textures::Id texture, const char* caption, const std::string& detail, ImVec2 size,
-                          int index);
+                          int index, bool* toggle = nullptr);
+    void draw_current_panel(const std::array<Textures::Id, 4>& ids, ImVec2 size);
     void zoom_and_pan(ImVec2 corner, ImVec2 size);
     void draw_orbit(float grid_height);
     void draw_grid();
@@ -63,6 +81,7 @@ private:
     ImVec2 centre_{0.5f, 0.5f};
     std::array<PanelRect, 4> panel_rects_{};
     int grid_show_ = 1;                 // views grid: 0 target, 1 current, 2 |diff|, 3 gradient
+    FlickerFacts flicker_;
 };
 
 // The run window (scene picker, environment file, run controls, settings) on the left; the loss curves and,
@@ -78,12 +97,17 @@ public:
     // scene; a refusal is left in status() and the scene stays. True when it was reloaded.
     bool pick_environment(const std::filesystem::path& map);
     const std::string& status() const { return status_; }
+    // What the scene picker shows: the loaded scene's demo, or its file's name and "(not a demo)".
+    const std::string& picker_text() const { return picker_text_; }
+    const TableFacts& table() const { return table_; }
+    const std::vector<CurveFacts>& curves() const { return curves_; }
 
 private:
     void draw_run_window(float top);
     void draw_scene_picker();
     void draw_environment_picker();
-    void draw_parameter_table(Session& session);
+    void draw_parameter_table(Session& session);   // parameter_table.cpp
+    void table_cell(const std::string& text);
     void draw_run_controls(Session& session);
     void draw_settings();
     void draw_loss_window(float top);
@@ -94,8 +118,12 @@ private:
     RunState& run_;
     const FrameStats& stats_;
     std::vector<std::filesystem::path> demos_;
-    int demo_index_ = 0;
+    int demo_index_ = -1;                 // the loaded scene's demo, -1 when it is none
     std::filesystem::path demo_source_;   // the scene demo_index_ was last matched against
+    std::string picker_text_;
+    TableFacts table_;
+    std::vector<CurveFacts> curves_;      // the loss window's curves as last drawn
+    float smoothing_ = 0.6f;              // the curves' moving average: weight on the past
     std::array<char, 512> path_text_{};
     std::string status_;                  // the last message (a refused scene, ...)
     std::vector<std::filesystem::path> environments_;   // the environment files offered

@@ -1,5 +1,6 @@
 // The run window (scene picker, environment file, run controls, optimizer settings applied by Reset), the
-// loss curves and the parameter table with live learning rates (beside the environment panel, in tabs).
+// loss curves, and the window of the parameter table (parameter_table.cpp) beside the environment panel, in tabs.
+#include "curves.h"
 #include "environment.h"
 #include "panels.h"
 
@@ -13,29 +14,6 @@
 namespace adjoint::studio {
 
 namespace {
-
-// The path, and for a material's parameter the material's model ("materials.ball.roughness (pbr)"); the
-// state's index is the scene's optimize.parameters index.
-std::string parameter_label(const app::Scene& scene, size_t i, const app::ParameterState& p) {
-    const bool material = p.kind == app::ParameterKind::material_value || p.kind == app::ParameterKind::material_texture;
-    if (!material || !scene.optimize || i >= scene.optimize->parameters.size()) return p.path;
-    return p.path + " (" + scene.materials.at(scene.optimize->parameters[i].target).model + ")";
-}
-
-std::string describe_value(const std::vector<float>& v, const app::ParameterState& p) {
-    if (p.kind == app::ParameterKind::material_texture || p.kind == app::ParameterKind::light_texture)
-        return "texture " + std::to_string(p.texture_width) + "x" + std::to_string(p.texture_height);
-    if (v.size() > 4) return std::to_string(v.size()) + " values";
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + format("%.3g", v[i]);
-    return s + "]";
-}
-
-// A log10 axis of whole decades around the values.
-std::pair<float, float> decades(const std::vector<float>& v) {
-    auto [a, b] = std::minmax_element(v.begin(), v.end());
-    return {std::floor(*a), std::max(std::ceil(*b), std::floor(*a) + 1.0f)};
-}
 
 // A combo over a plug-in registry; true when the choice changed (`name` then holds the new one).
 template <typename Model>
@@ -67,6 +45,7 @@ void optimizer_settings(app::Optimization& o) {
     }
 }
 const char* kVisibility[] = {"hard", "antialias", "soft"};
+constexpr float kCurveWidth = 210.0f;   // the narrowest a curve is drawn beside another
 
 } // namespace
 
@@ -105,25 +84,28 @@ bool RunPanels::pick_environment(const std::filesystem::path& map) {
 
 // ---- run controls and settings ----------------------------------------------------------------------------
 
+// The demo list shows the scene that is loaded: its demo, or its file's name when it is not one. Picking a
+// demo opens it (a refused one leaves the loaded scene, and the list, as they were).
 void RunPanels::draw_scene_picker() {
     Session* session = workspace_.session();
     if (session && session->scene().source_file != demo_source_) {
         demo_source_ = session->scene().source_file;
+        demo_index_ = -1;
         std::error_code ec;   // a scene from elsewhere is simply not a demo
         for (size_t i = 0; i < demos_.size(); ++i)
             if (std::filesystem::equivalent(demos_[i], demo_source_, ec)) demo_index_ = int(i);
     }
+    if (!session) picker_text_ = "(pick a scene)";
+    else if (demo_index_ >= 0) picker_text_ = demos_[size_t(demo_index_)].filename().string();
+    else picker_text_ = demo_source_.filename().string() + " (not a demo)";
     if (!demos_.empty()) {
-        demo_index_ = std::clamp(demo_index_, 0, int(demos_.size()) - 1);
-        std::string current = demos_[size_t(demo_index_)].filename().string();
-        ImGui::SetNextItemWidth(180);
-        if (ImGui::BeginCombo("##demo", current.c_str())) {
+        ImGui::SetNextItemWidth(tiles::kLeftWidth - 2.0f * ImGui::GetStyle().WindowPadding.x - 60.0f);
+        if (ImGui::BeginCombo("scene##demo", picker_text_.c_str())) {
             for (int i = 0; i < int(demos_.size()); ++i)
-                if (ImGui::Selectable(demos_[size_t(i)].filename().string().c_str(), i == demo_index_)) demo_index_ = i;
+                if (ImGui::Selectable(demos_[size_t(i)].filename().string().c_str(), i == demo_index_) && i != demo_index_)
+                    load(demos_[size_t(i)]);
             ImGui::EndCombo();
         }
-        ImGui::SameLine();
-        if (ImGui::Button("Open demo")) load(demos_[size_t(demo_index_)]);
     }
     ImGui::SetNextItemWidth(180);
     ImGui::InputTextWithHint("##path", "any scene file (.json)", path_text_.data(), path_text_.size());
@@ -251,28 +233,35 @@ void RunPanels::draw_loss_window(float top) {
     ImGui::SetNextWindowPos({tiles::kLeftWidth, top}, ImGuiCond_Always);
     ImGui::SetNextWindowSize({width, height}, ImGuiCond_Always);
     ImGui::Begin("Loss", nullptr, tiles::kFlags);
+    curves_.clear();
     Session* session = workspace_.session();
     if (session && !session->history().empty()) {
         const auto& hist = session->history();
-        std::vector<float> loss, psnr, err;
+        std::vector<Curve> curves{{"##loss", "loss: " + format("%.4e", hist.back().loss), {}, true},
+                                  {"##psnr", "PSNR: " + format("%.2f", hist.back().psnr) + " dB", {}, false}};
+        if (hist.back().param_error)
+            curves.push_back({"##error", "parameter error: " + format("%.3e", *hist.back().param_error), {}, true});
         for (const auto& h : hist) {
-            loss.push_back(h.loss > 0 ? float(std::log10(h.loss)) : -20.0f);
-            psnr.push_back(float(h.psnr));
-            if (h.param_error) err.push_back(h.param_error > 0.0 ? float(std::log10(*h.param_error)) : -20.0f);
+            curves[0].values.push_back(h.loss > 0 ? float(std::log10(h.loss)) : -20.0f);
+            curves[1].values.push_back(float(h.psnr));
+            if (curves.size() > 2 && h.param_error)
+                curves[2].values.push_back(*h.param_error > 0.0 ? float(std::log10(*h.param_error)) : -20.0f);
         }
-        const int rows = err.empty() ? 2 : 3;
-        const float plot_h = std::max(
-            (ImGui::GetContentRegionAvail().y - rows * ImGui::GetTextLineHeightWithSpacing()) / rows - 6.0f, 20.0f);
-        const float plot_w = ImGui::GetContentRegionAvail().x;
-        auto [l0, l1] = decades(loss);
-        ImGui::Text("loss, log10 axis 1e%.0f .. 1e%.0f   (last %.4e)", l0, l1, hist.back().loss);
-        ImGui::PlotLines("##loss", loss.data(), int(loss.size()), 0, nullptr, l0, l1, {plot_w, plot_h});
-        ImGui::Text("PSNR (dB), last %.2f", hist.back().psnr);
-        ImGui::PlotLines("##psnr", psnr.data(), int(psnr.size()), 0, nullptr, FLT_MAX, FLT_MAX, {plot_w, plot_h});
-        if (!err.empty()) {
-            auto [e0, e1] = decades(err);
-            ImGui::Text("parameter error, log10 axis 1e%.0f .. 1e%.0f   (last %.3e)", e0, e1, *hist.back().param_error);
-            ImGui::PlotLines("##error", err.data(), int(err.size()), 0, nullptr, e0, e1, {plot_w, plot_h});
+        for (Curve& c : curves) c.first_iteration = hist.front().iteration;
+        ImGui::SetNextItemWidth(120);
+        ImGui::SliderFloat("smoothing", &smoothing_, 0.0f, 0.99f, "%.2f");
+        // Side by side where each gets at least kCurveWidth, else in rows: a plot keeps its height either way.
+        const ImVec2 avail = ImGui::GetContentRegionAvail();
+        const ImVec2 spacing = ImGui::GetStyle().ItemSpacing;
+        const int columns = std::clamp(int(avail.x / kCurveWidth), 1, int(curves.size()));
+        const int rows = (int(curves.size()) + columns - 1) / columns;
+        const ImVec2 cell{(avail.x - float(columns - 1) * spacing.x) / float(columns),
+                          (avail.y - float(rows) * (ImGui::GetTextLineHeightWithSpacing() + spacing.y)) / float(rows)};
+        for (size_t i = 0; i < curves.size(); ++i) {
+            if (i % size_t(columns) != 0) ImGui::SameLine();
+            ImGui::BeginGroup();
+            curves_.push_back(draw_curve(curves[i], cell, smoothing_));
+            ImGui::EndGroup();
         }
     } else {
         ImGui::TextUnformatted(session && session->optimizable() ? "Run or step to see the loss." : "");
@@ -311,47 +300,6 @@ void RunPanels::draw_parameters_window(float top) {
         draw_parameter_table(*session);
     }
     ImGui::End();
-}
-
-void RunPanels::draw_parameter_table(Session& session) {
-    const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable |
-                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp;
-    if (session.optimizable() && ImGui::BeginTable("params", 6, flags)) {
-        ImGui::TableSetupScrollFreeze(0, 1);
-        ImGui::TableSetupColumn("parameter", 0, 2.2f);
-        ImGui::TableSetupColumn("value", 0, 1.6f);
-        ImGui::TableSetupColumn("true value", 0, 1.6f);
-        ImGui::TableSetupColumn("error", 0, 0.8f);
-        ImGui::TableSetupColumn("|gradient|", 0, 0.8f);
-        ImGui::TableSetupColumn("learning rate", 0, 1.0f);
-        ImGui::TableHeadersRow();
-        const auto& params = session.parameters();
-        for (size_t i = 0; i < params.size(); ++i) {
-            const app::ParameterState& p = params[i];
-            ImGui::TableNextRow();
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(parameter_label(session.scene(), i, p).c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(describe_value(p.value, p).c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(p.true_value ? describe_value(*p.true_value, p).c_str() : "-");
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(p.error ? format("%.3e", *p.error).c_str() : "-");
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(format("%.3e", p.grad_norm).c_str());
-            ImGui::TableNextColumn();
-            float lr = p.lr;
-            ImGui::PushID(int(i));
-            ImGui::SetNextItemWidth(-FLT_MIN);
-            if (ImGui::InputFloat("##lr", &lr, 0, 0, "%.4g", ImGuiInputTextFlags_EnterReturnsTrue) && lr > 0.0f &&
-                std::isfinite(lr)) {
-                session.set_learning_rate(i, lr);
-                workspace_.edited().optimize->parameters.at(i).lr = lr;
-            }
-            ImGui::PopID();
-        }
-        ImGui::EndTable();
-    }
 }
 
 } // namespace adjoint::studio

@@ -53,6 +53,7 @@ void Studio::start() {
         {config_.scenes_dir.parent_path() / "environments", "/usr/share/blender/datafiles/studiolights/world"});
     screen_ = std::make_unique<Screen>(*window_, *gpu_, run_, stats_, find_demos(config_.scenes_dir), environments);
     if (config_.scene) screen_->workspace.open(std::move(*config_.scene), config_.options.out);
+    screen_->images.set_flicker(script_.flicker());
     const Session* session = screen_->workspace.session();
     run_.running = config_.options.run && session && session->optimizable();
 }
@@ -173,7 +174,9 @@ int Studio::finish() {
     const Presenter& presenter = screen_->presenter;
     script_.write_layout({presenter.extent(), session ? session->width() : 0, session ? session->height() : 0,
                           uint32_t(iteration()), presenter.swapchains_created(), screen_->images.panel_rects(),
-                          screen_->workspace.environment().facts(), screen_->controls.status()});
+                          screen_->workspace.environment().facts(), screen_->controls.status(),
+                          screen_->controls.picker_text(), screen_->controls.table(), screen_->controls.curves(),
+                          screen_->images.flicker()});
     const double it_per_s = stats_.iteration_ms_total > 0 ? 1000.0 * stats_.iterations / stats_.iteration_ms_total : 0;
     out_ << "adjoint-studio: " << stats_.frames << " frames, mean frame " << stats_.mean_frame_ms() << " ms; "
          << stats_.iterations << " iterations at " << it_per_s << " it/s (iteration time only)";

@@ -100,7 +100,30 @@ void TestScript::write_layout(const LayoutFacts& f) const {
         j << (i ? ", " : "") << "\"" << env_names[i] << "\": [" << r.x0 << ", " << r.y0 << ", " << r.x1 << ", " << r.y1
           << "]";
     }
-    j << "}},\n  \"status\": " << json_string(f.status) << "\n}\n";
+    j << "}},\n  \"status\": " << json_string(f.status) << ",\n  \"scene_picker\": " << json_string(f.scene_picker)
+      << ",\n  \"clipped_cells\": " << f.table.clipped_cells << ",\n  \"parameter_table\": [";
+    for (size_t r = 0; r < f.table.rows.size(); ++r) {
+        j << (r ? ",\n    [" : "\n    [");
+        for (size_t c = 0; c < f.table.rows[r].size(); ++c) j << (c ? ", " : "") << json_string(f.table.rows[r][c]);
+        j << "]";
+    }
+    j << "],\n  \"curves\": [";
+    const auto strings = [&](const std::vector<std::string>& v) {
+        j << "[";
+        for (size_t i = 0; i < v.size(); ++i) j << (i ? ", " : "") << json_string(v[i]);
+        j << "]";
+    };
+    for (size_t i = 0; i < f.curves.size(); ++i) {
+        const CurveFacts& c = f.curves[i];
+        j << (i ? ",\n    " : "\n    ") << "{\"title\": " << json_string(c.title) << ", \"plot\": [" << c.plot.x0 << ", "
+          << c.plot.y0 << ", " << c.plot.x1 << ", " << c.plot.y1 << "], \"y_ticks\": ";
+        strings(c.y_ticks);
+        j << ", \"x_ticks\": ";
+        strings(c.x_ticks);
+        j << "}";
+    }
+    j << "],\n  \"flicker\": {\"on\": " << f.flicker.on << ", \"current_shows_target\": " << f.flicker.shows_target
+      << "}\n}\n";
     app::write_file_atomic(*hooks_.layout_file, j.str());
 }
 

@@ -18,6 +18,10 @@ struct LayoutFacts {
     std::array<PanelRect, 4> panels{};
     EnvironmentFacts environment;
     std::string status;   // the run window's last message
+    std::string scene_picker;   // what the scene picker shows
+    TableFacts table;           // the parameter table's cells
+    std::vector<CurveFacts> curves;   // the loss window's curves
+    FlickerFacts flicker;
 };
 
 class TestScript {
@@ -39,6 +43,7 @@ public:
     void write_layout(const LayoutFacts& facts) const;   // when asked for
 
     bool leak_at_exit() const { return hooks_.leak_at_exit; }
+    bool flicker() const { return hooks_.flicker; }
     // The environment file to pick at this frame, if any.
     const std::filesystem::path* environment_at(uint32_t frame) const {
         return hooks_.environment && hooks_.environment->frame == frame ? &hooks_.environment->file : nullptr;

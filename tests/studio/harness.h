@@ -121,4 +121,16 @@ inline double stddev_luminance(const Picture& p) {
     return std::sqrt(std::max(s2 / n - (s / n) * (s / n), 0.0));
 }
 
+// Share of pixels whose channels all agree within `tolerance` levels.
+inline double share_equal(const Picture& a, const Picture& b, int tolerance) {
+    if (a.width != b.width || a.height != b.height) return 0;
+    size_t ok = 0;
+    for (size_t i = 0; i < a.rgb.size(); i += 3) {
+        bool same = true;
+        for (int c = 0; c < 3; ++c) same = same && std::abs(int(a.rgb[i + c]) - int(b.rgb[i + c])) <= tolerance;
+        ok += same;
+    }
+    return double(ok) / double(a.rgb.size() / 3);
+}
+
 } // namespace studio_test

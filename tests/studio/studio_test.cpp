@@ -24,18 +24,6 @@ namespace {
 
 using namespace studio_test;
 
-// Share of pixels whose channels all agree within `tolerance` levels.
-double share_equal(const Picture& a, const Picture& b, int tolerance) {
-    if (a.width != b.width || a.height != b.height) return 0;
-    size_t ok = 0;
-    for (size_t i = 0; i < a.rgb.size(); i += 3) {
-        bool same = true;
-        for (int c = 0; c < 3; ++c) same = same && std::abs(int(a.rgb[i + c]) - int(b.rgb[i + c])) <= tolerance;
-        ok += same;
-    }
-    return double(ok) / double(a.rgb.size() / 3);
-}
-
 std::vector<double> loss_column(const fs::path& csv) {
     std::ifstream in(csv);
     std::string line;
@@ -64,6 +52,7 @@ void check_run(const fs::path& dir, const Result& r, int width, int height) {
     EXPECT_EQ(layout["window"][0].get<int>(), width);
     EXPECT_EQ(layout["window"][1].get<int>(), height);
     EXPECT_EQ(layout["iterations"].get<int>(), 20);
+    EXPECT_EQ(layout["scene_picker"].get<std::string>(), "texture.json");   // the demo that is loaded
     ASSERT_EQ(layout["image"][0].get<int>(), 256);
 
     const Picture target = crop(shot, layout["panels"]["target"]);
@@ -82,8 +71,9 @@ void check_run(const fs::path& dir, const Result& r, int width, int height) {
     EXPECT_GT(share_equal(current, read_png(dir / "out" / "final.png"), 1), 0.999);
     EXPECT_LT(share_equal(target, current, 4), 0.9);   // 20 iterations from flat grey: far from done
 
-    // The heat map is black exactly where target and current agree, and brighter where they differ more.
-    size_t agree = 0, agree_black = 0;
+    // The heat map is black exactly where target and current agree, and brighter where they differ more; so is
+    // the dL/dI map (blue - black - red).
+    size_t agree = 0, agree_black = 0, agree_dark_gradient = 0;
     double sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0, n = 0;
     size_t redder = 0, redder_ok = 0, bluer = 0, bluer_ok = 0;
     for (int y = 0; y < 256; ++y)
@@ -94,6 +84,8 @@ void check_run(const fs::path& dir, const Result& r, int width, int height) {
             if (d == 0) {
                 ++agree;
                 agree_black += h[0] <= 1 && h[1] <= 1 && h[2] <= 5;
+                // dL/dI is 0 there (the background is the same colour in both): dark, as the theme is.
+                agree_dark_gradient += luminance(g) < 16;
             }
             sx += d, sy += heat, sxx += d * d, syy += heat * heat, sxy += d * heat, n += 1;
             // dL/dI: red where the current image is brighter than the target in every channel, blue where darker.
@@ -108,6 +100,7 @@ void check_run(const fs::path& dir, const Result& r, int width, int height) {
         }
     EXPECT_GT(agree, 1000u);   // the background
     EXPECT_EQ(agree_black, agree);
+    EXPECT_GE(double(agree_dark_gradient), 0.99 * double(agree)) << "dL/dI = 0 is not dark";
     const double corr = (sxy / n - sx / n * sy / n) /
                         std::sqrt(std::max((sxx / n - sx / n * sx / n) * (syy / n - sy / n * sy / n), 1e-12));
     EXPECT_GT(corr, 0.8) << "the heat map does not follow |current - target|";
