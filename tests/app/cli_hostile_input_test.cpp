@@ -161,6 +161,13 @@ TEST(CliPrograms, RenderExitsTwoWhenItCannotWriteItsOutput) {
     r = render_to(tmp / "fifo.png");
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_EQ(r.err, "adjoint: error: --out: cannot write " + (tmp / "fifo.png").string() + ": it is not a regular file\n");
+    // A symlink named as --out was replaced by the rename; now refused, the link and its target untouched.
+    fs::create_symlink(tmp / "target.png", tmp / "link.png");
+    r = render_to(tmp / "link.png");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "adjoint: error: --out: cannot write " + (tmp / "link.png").string() + ": it is a symbolic link\n");
+    EXPECT_TRUE(fs::is_symlink(tmp / "link.png"));
+    EXPECT_FALSE(fs::exists(tmp / "target.png"));
     fs::create_directories(tmp / "readonly");
     fs::permissions(tmp / "readonly", fs::perms::owner_read | fs::perms::owner_exec);
     if (::geteuid() != 0) {   // root writes into a read-only folder anyway
