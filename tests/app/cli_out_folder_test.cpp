@@ -6,6 +6,7 @@
 
 #include <adjoint/app/atomic_file.h>
 #include <adjoint/app/checkpoint.h>
+#include <adjoint/app/image_io.h>
 #include <adjoint/app/loss_log.h>
 
 #include <chrono>
@@ -24,22 +25,23 @@ namespace fs = std::filesystem;
 
 const fs::path kAssets = fs::path(ADJOINT_SOURCE_DIR) / "assets";
 const std::string kOptimize = std::string(ADJOINT_BINARY_DIR) + "/app/adjoint-optimize";
+const std::string kRender = std::string(ADJOINT_BINARY_DIR) + "/app/adjoint-render";
 
 struct Result {
     int code = -1;
     std::string err;
 };
 
-// Starts adjoint-optimize with `args` (no shell), stderr to `err_file`.
-pid_t start(const std::vector<std::string>& args, const fs::path& err_file) {
+// Starts a program (adjoint-optimize unless named) with `args` (no shell), stderr to `err_file`.
+pid_t start(const std::vector<std::string>& args, const fs::path& err_file, const std::string& program = kOptimize) {
     const pid_t pid = fork();
     if (pid == 0) {
         FILE* f = std::fopen(err_file.c_str(), "w");
         dup2(fileno(f), 2);
-        std::vector<char*> argv{const_cast<char*>(kOptimize.c_str())};
+        std::vector<char*> argv{const_cast<char*>(program.c_str())};
         for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
         argv.push_back(nullptr);
-        execv(kOptimize.c_str(), argv.data());
+        execv(program.c_str(), argv.data());
         _exit(127);
     }
     return pid;
@@ -206,6 +208,28 @@ TEST(CliOutFolder, ASignalBeforeTheFirstIterationExits130WithNoTemporaryFile) {
             EXPECT_NO_THROW(LossLog::parse(read_file(out / "loss.csv"), "loss.csv"));
         }
     }
+}
+
+// adjoint-render too: a signal once main has begun ends it with 130 and no file (or, when it came after the
+// write, exit 0 and a whole PNG), never a kill by the signal and never a temporary file.
+TEST(CliOutFolder, ASignalToAdjointRenderExits130WritingNothing) {
+    TempDir tmp;
+    const fs::path scene = scene_in(tmp / "scene", 2);
+    int interrupted = 0;
+    for (int delay_ms : {0, 10, 40, 100}) {
+        const fs::path out = tmp / ("r" + std::to_string(delay_ms) + ".png");
+        const pid_t pid = start({"--scene", scene.string(), "--out", out.string()}, tmp / "err.txt", kRender);
+        EXPECT_TRUE(wait_for_handler(pid));
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+        kill(pid, SIGTERM);
+        const Result r = finish(pid, tmp / "err.txt");
+        EXPECT_TRUE(r.code == 130 || r.code == 0) << delay_ms << " ms: " << r.code << " " << r.err;
+        interrupted += r.code == 130;
+        if (r.code == 130) EXPECT_FALSE(fs::exists(out)) << delay_ms << " ms";
+        else EXPECT_NO_THROW(read_png_linear(out)) << delay_ms << " ms";
+        EXPECT_TRUE(temporaries(tmp.path()).empty()) << delay_ms << " ms";
+    }
+    EXPECT_GT(interrupted, 0);   // at least the signal sent at once lands before the render ends
 }
 
 // --resume checked the scene's path: an edited light resumed silently, an identical copy elsewhere was refused.

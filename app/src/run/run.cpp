@@ -1,6 +1,6 @@
 // adjoint-optimize and adjoint-render as library calls. Order matters for "bad input writes nothing":
-// everything that can be refused (arguments, scene, parameters, a checkpoint that does not fit) is
-// checked before the output folder is touched.
+// everything that can be refused (arguments, scene, parameters, a checkpoint that does not fit, a busy or
+// occupied output folder: run/out_folder.h) is checked before the output folder is written to.
 #include <adjoint/app/atomic_file.h>
 #include <adjoint/app/checkpoint.h>
 #include <adjoint/app/interrupt.h>
@@ -14,8 +14,6 @@
 
 #include "run/out_folder.h"
 #include "run/report_error.h"
-
-#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <iomanip>
