@@ -1,4 +1,5 @@
 // adjoint-render: renders one view of a scene (optionally with an optimization's params.json) to a PNG.
+#include <adjoint/app/interrupt.h>
 #include <adjoint/app/run.h>
 
 #include <iostream>
@@ -6,6 +7,8 @@
 int main(int argc, char** argv) {
     using namespace adjoint::app;
     try {
+        // First: a SIGINT/SIGTERM from here on ends the run at its next check with exit 130, never mid-write.
+        InterruptGuard guard;
         RenderOptions o = parse_render_args(argc, argv);
         if (o.help) {
             std::cout << o.help_text;

@@ -37,10 +37,10 @@ int main(int argc, char** argv) {
             return exit_ok;
         }
     } catch (const UsageError& e) {
-        std::cerr << "adjoint-studio: error: " << e.what() << "\n" << e.usage();
+        std::cerr << "adjoint: error: " << e.what() << "\n" << e.usage();
         return exit_bad_input;
     } catch (const Error& e) {
-        std::cerr << "adjoint-studio: error: " << e.what() << "\n";
+        std::cerr << "adjoint: error: " << e.what() << "\n";
         return exit_bad_input;
     }
     config.scenes_dir = scenes_dir();
@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
             if (config.options.out && !config.scene->optimize)
                 throw SceneError(config.scene->display_name, "optimize", "--out needs a scene with an optimize block");
         } catch (const Error& e) {
-            std::cerr << "adjoint-studio: error: " << e.what() << "\n";
+            std::cerr << "adjoint: error: " << e.what() << "\n";
             return exit_bad_input;
         }
     }
@@ -62,19 +62,19 @@ int main(int argc, char** argv) {
     const char* display = std::getenv("DISPLAY");
     const char* wayland = std::getenv("WAYLAND_DISPLAY");
     if (!(display && *display) && !(wayland && *wayland)) {
-        std::cerr << "adjoint-studio: error: no display (neither DISPLAY nor WAYLAND_DISPLAY is set); the studio needs "
+        std::cerr << "adjoint: error: no display (neither DISPLAY nor WAYLAND_DISPLAY is set); the studio needs "
                      "a desktop session, or a virtual one: xvfb-run -a adjoint-studio ...; headless runs use "
                      "adjoint-optimize\n";
         return exit_bad_input;
     }
     glfwSetErrorCallback(on_glfw_error);
     if (!glfwInit()) {
-        std::cerr << "adjoint-studio: error: cannot open the display '" << (display ? display : wayland)
+        std::cerr << "adjoint: error: cannot open the display '" << (display ? display : wayland)
                   << "' (glfwInit failed); headless runs use adjoint-optimize\n";
         return exit_bad_input;
     }
     if (!glfwVulkanSupported()) {
-        std::cerr << "adjoint-studio: error: GLFW finds no Vulkan loader with window-system support\n";
+        std::cerr << "adjoint: error: GLFW finds no Vulkan loader with window-system support\n";
         glfwTerminate();
         return exit_failure;
     }

@@ -149,7 +149,7 @@ bool Studio::draw(bool capture, VkExtent2D size) {
 
 bool Studio::save_screenshot() {
     if (!shot_) {
-        err_ << "adjoint-studio: error: --screenshot: the window had no area to draw at exit\n";
+        err_ << "adjoint: error: --screenshot: the window had no area to draw at exit\n";
         return false;
     }
     std::string png;
@@ -166,7 +166,7 @@ int Studio::finish() {
     int code = app::interrupt_requested() ? app::exit_interrupted : app::exit_ok;
     Session* session = screen_->workspace.session();
     if (session && !session->error().empty()) {
-        err_ << "adjoint-studio: error: " << session->error() << "\n";
+        err_ << "adjoint: error: " << session->error() << "\n";
         code = app::exit_failure;
     }
     if (session) session->finish_outputs();
@@ -195,7 +195,7 @@ int Studio::shut_down(int code) {
         const std::vector<std::string> messages = gpu_->close();
         validation_count_ += messages.size();
         if (!messages.empty()) {
-            err_ << "adjoint-studio: error: " << messages.size() << " Vulkan validation message(s):\n";
+            err_ << "adjoint: error: " << messages.size() << " Vulkan validation message(s):\n";
             for (size_t i = 0; i < std::min<size_t>(messages.size(), 10); ++i) err_ << "  " << messages[i] << "\n";
             code = app::exit_failure;
         }
@@ -210,10 +210,10 @@ int run_studio(StudioConfig config, std::ostream& out, std::ostream& err) {
         Studio studio(std::move(config), out, err);
         return studio.run();
     } catch (const app::SceneError& e) {
-        err << "adjoint-studio: error: " << e.what() << "\n";
+        err << "adjoint: error: " << e.what() << "\n";
         return app::exit_bad_input;
     } catch (const Error& e) {
-        err << "adjoint-studio: error: " << e.what() << "\n";
+        err << "adjoint: error: " << e.what() << "\n";
         return app::exit_failure;
     }
 }

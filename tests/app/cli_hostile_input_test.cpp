@@ -4,7 +4,9 @@
 #include "io_test_util.h"
 
 #include <adjoint/app/cli.h>
+#include <adjoint/app/renderer.h>
 
+#include <algorithm>
 #include <fstream>
 #include <new>
 #include <sstream>
@@ -159,6 +161,13 @@ TEST(CliPrograms, RenderExitsTwoWhenItCannotWriteItsOutput) {
     r = render_to(tmp / "fifo.png");
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_EQ(r.err, "adjoint: error: --out: cannot write " + (tmp / "fifo.png").string() + ": it is not a regular file\n");
+    // A symlink named as --out was replaced by the rename; now refused, the link and its target untouched.
+    fs::create_symlink(tmp / "target.png", tmp / "link.png");
+    r = render_to(tmp / "link.png");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "adjoint: error: --out: cannot write " + (tmp / "link.png").string() + ": it is a symbolic link\n");
+    EXPECT_TRUE(fs::is_symlink(tmp / "link.png"));
+    EXPECT_FALSE(fs::exists(tmp / "target.png"));
     fs::create_directories(tmp / "readonly");
     fs::permissions(tmp / "readonly", fs::perms::owner_read | fs::perms::owner_exec);
     if (::geteuid() != 0) {   // root writes into a read-only folder anyway
@@ -173,6 +182,36 @@ TEST(CliPrograms, RenderExitsTwoWhenItCannotWriteItsOutput) {
     r = render_to(tmp / "ok.png");
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_TRUE(fs::is_regular_file(tmp / "ok.png"));
+}
+
+} // namespace adjoint::app::test
+
+namespace adjoint::app::test {
+
+// A 2-million-triangle mesh exited 1 at the first dispatch ("over the device's storage-buffer range"). Now it
+// is refused before any device work, naming meshes and the most this device takes; one that fits passes.
+TEST(CliBigScenes, TooManyTrianglesForTheDeviceAreBadInput) {
+    Context ctx;
+    Device device = ctx.create_device();
+    Scene scene = load_scene_from_string(small_scene(), ".", "big.json");
+    const uint64_t fit = device.max_buffer_bytes() / 96;   // a triangle's setup record: 96 bytes (gpu::TriSetup)
+    const auto triangle = scene.meshes[0].triangles[0];
+    if (fit <= 4'000'000) {   // lavapipe: 1,398,101; a larger device would need too much host memory here
+        scene.meshes[0].triangles.assign(size_t(fit), triangle);
+        EXPECT_NO_THROW(check_scene_fits(device, scene));
+    }
+    const uint64_t too_many = std::max<uint64_t>(2'000'000, fit + 1);
+    scene.meshes[0].triangles.assign(size_t(too_many), triangle);
+    try {
+        check_scene_fits(device, scene);
+        ADD_FAILURE() << too_many << " triangles were accepted";
+    } catch (const SceneError& e) {
+        EXPECT_EQ(e.file(), "big.json");
+        EXPECT_EQ(e.json_path(), "meshes");
+        EXPECT_EQ(e.reason().rfind(std::to_string(too_many) + " triangles are too many for this device: their setup "
+                                   "records need ", 0), 0u) << e.reason();
+        EXPECT_NE(e.reason().find("; at most " + std::to_string(fit) + " triangles fit"), std::string::npos) << e.reason();
+    }
 }
 
 } // namespace adjoint::app::test

@@ -32,7 +32,7 @@ std::string usage_error(F&& f) {
 
 TEST(IoCli, OptimizeParsesEveryOption) {
     OptimizeOptions o = optimize({"--scene", "s.json", "--out", "run", "--iters", "300", "--resolution", "640x480",
-                                  "--seed", "18446744073709551615", "--save-every", "25", "--resume", "--quiet"});
+                                  "--seed", "18446744073709551615", "--save-every", "25", "--resume", "--force", "--quiet"});
     EXPECT_EQ(o.scene, "s.json");
     EXPECT_EQ(o.out, "run");
     EXPECT_EQ(o.iters, 300);
@@ -40,6 +40,7 @@ TEST(IoCli, OptimizeParsesEveryOption) {
     EXPECT_EQ(o.seed, 18446744073709551615ull);
     EXPECT_EQ(o.save_every, 25);
     EXPECT_TRUE(o.resume);
+    EXPECT_TRUE(o.force);
     EXPECT_TRUE(o.quiet);
     EXPECT_FALSE(o.help);
 }
@@ -48,6 +49,7 @@ TEST(IoCli, OptimizeDefaultsLeaveOverridesEmpty) {
     OptimizeOptions o = optimize({"--out=run", "--scene=s.json"});
     EXPECT_EQ(o.scene, "s.json");
     EXPECT_FALSE(o.iters || o.resolution || o.seed || o.save_every);
+    EXPECT_FALSE(o.force);
     EXPECT_FALSE(o.resume || o.quiet || o.help);
     EXPECT_EQ(optimize({"--scene", "s", "--out", "o", "--iters", "0"}).iters, 0);
 }

@@ -89,3 +89,29 @@ TEST(IoImage, AbsDiffPerChannel) {
     ASSERT_EQ(d.channels, 3);
     EXPECT_EQ(d.pixels, (std::vector<float>{0.25f, 0.25f, 0.25f, 0.25f, 0.25f, 0.5f}));
 }
+
+// A flipped bit among a PNG's pixels decoded silently (stb_image checks no CRC), so a damaged target.png
+// resumed a run against a wrong image. Critical chunks must pass their CRC; an ancillary one need not (libpng's
+// rule); a chunk running past the end is a file cut short.
+TEST(IoImage, APngsCriticalChunksMustPassTheirCrc) {
+    Image image(8, 8, 3);
+    for (size_t i = 0; i < image.pixels.size(); ++i) image.pixels[i] = float(i % 17) / 16.0f;
+    const std::string good = encode_png_srgb(image);
+    ASSERT_NO_THROW(decode_image_linear(good, "t.png"));
+    const size_t idat = good.find("IDAT");
+    ASSERT_NE(idat, std::string::npos);
+    std::string flipped = good;
+    flipped[idat + 4 + 6] = char(flipped[idat + 4 + 6] ^ 0x10);   // a byte of the compressed pixels
+    EXPECT_EQ(error_of([&] { decode_image_linear(flipped, "t.png"); }),
+              "t.png: cannot decode the PNG image: the file is damaged (a chunk fails its CRC check)");
+    // An ancillary chunk (lower-case first letter) with a wrong CRC, put before IEND: still decoded.
+    std::string extra = good;
+    extra.insert(good.size() - 12, std::string("\0\0\0\2tEXta\0\0\0\0\0", 14));
+    EXPECT_NO_THROW(decode_image_linear(extra, "t.png"));
+    std::string critical = extra;
+    critical[critical.size() - 12 - 14 + 4] = 'T';   // the same chunk made critical ("TEXt")
+    EXPECT_EQ(error_of([&] { decode_image_linear(critical, "t.png"); }),
+              "t.png: cannot decode the PNG image: the file is damaged (a chunk fails its CRC check)");
+    EXPECT_EQ(error_of([&] { decode_image_linear(good.substr(0, idat + 10), "t.png"); }),
+              "t.png: cannot decode the PNG image: the file is cut short");
+}

@@ -110,6 +110,11 @@ TEST(IoLossLog, ParseErrorsNameLineAndColumn) {
               "loss.csv: line 3: iteration 0 follows iteration 0");
     EXPECT_EQ(error_of([&] { LossLog::parse(h + "0,1,2,,3x\n", "loss.csv"); }),
               "loss.csv: line 2: column ms: '3x' is not a number");
+    // A damaged file's bytes are not copied raw into the message (issue 21: stderr was not even UTF-8).
+    EXPECT_EQ(error_of([&] { LossLog::parse(h + "0,0.5\x12\xe6\xab,2,,3\n", "loss.csv"); }),
+              "loss.csv: line 2: column loss: '0.5\\x12\\xe6\\xab' is not a number");
+    EXPECT_EQ(error_of([&] { LossLog::parse(h + "0," + std::string(50, '7') + "z,2,,3\n", "loss.csv"); }),
+              "loss.csv: line 2: column loss: '" + std::string(40, '7') + "...' is not a number");
     EXPECT_EQ(LossLog::parse(h + "0,1,2,,3\r\n", "loss.csv").size(), 1u);  // CRLF from an editor is fine
 }
 

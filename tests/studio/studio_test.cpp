@@ -296,5 +296,6 @@ TEST(Studio, ASceneWithoutOptimizeBlockIsShown) {
     Result o = run(dir, xvfb(""), "--scene view.json --out out");
     EXPECT_EQ(o.code, 2);
     EXPECT_NE(o.err.find("--out needs a scene with an optimize block"), std::string::npos) << o.err;
+    EXPECT_EQ(o.err.rfind("adjoint: error: ", 0), 0u) << o.err;   // the programs' one prefix (was adjoint-studio:)
     EXPECT_FALSE(fs::exists(dir / "out"));
 }

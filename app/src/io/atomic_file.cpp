@@ -1,11 +1,14 @@
 // Atomic file output (temporary file, fsync, rename) and the plain file helpers the outputs share.
 #include <adjoint/app/atomic_file.h>
 #include <adjoint/core/error.h>
+#include <adjoint/core/hash.h>
 
 #include <atomic>
 #include <cerrno>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <memory>
+#include <mutex>
 #include <streambuf>
 #include <sys/stat.h>
 #include <system_error>
@@ -75,6 +78,15 @@ private:
 
 std::atomic<uint64_t> temp_counter{0};
 
+// The active ReadRecorder's entries (null when none records); the loader may read from several threads.
+std::mutex recorder_mutex;
+std::vector<ReadRecorder::Entry>* recorded = nullptr;
+
+void record_read(const std::filesystem::path& path, const std::string& shown, const std::string& content) {
+    std::lock_guard<std::mutex> lock(recorder_mutex);
+    if (recorded) recorded->push_back({path, shown, hash_bytes(content.data(), content.size())});
+}
+
 std::filesystem::path temp_name_for(const std::filesystem::path& path) {
     // Hidden, in the same folder (rename must not cross file systems), unique per process and call.
     std::string name = "." + path.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
@@ -108,6 +120,7 @@ void write_file_atomic(const std::filesystem::path& path, const std::function<vo
         if (buf.error() != 0) fail("cannot write ", path.string(), ": ", reason(buf.error()));
         if (!os) fail("cannot write ", path.string(), ": the output stream failed");
         if (::fsync(fd) != 0) fail("cannot write ", path.string(), ": ", reason(errno));
+        check_replaceable(path);   // checked again last: something may have been put there since the start
         int closed = ::close(fd);
         fd = -1;
         if (closed != 0) fail("cannot write ", path.string(), ": ", reason(errno));
@@ -124,13 +137,17 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
     write_file_atomic(path, [&](std::ostream& os) { os.write(bytes.data(), std::streamsize(bytes.size())); });
 }
 
+void check_replaceable(const std::filesystem::path& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return;   // nothing there (or nothing we can see): a new file
+    if (S_ISLNK(st.st_mode)) fail("cannot write ", path.string(), ": it is a symbolic link");
+    if (S_ISDIR(st.st_mode)) fail("cannot write ", path.string(), ": it is a folder");
+    if (!S_ISREG(st.st_mode)) fail("cannot write ", path.string(), ": it is not a regular file");
+}
+
 void check_writable(const std::filesystem::path& path) {
     if (path.filename().empty()) fail("cannot write '", path.string(), "': not a file name");
-    std::error_code ec;
-    const std::filesystem::file_status st = std::filesystem::status(path, ec);
-    if (std::filesystem::is_directory(st)) fail("cannot write ", path.string(), ": it is a folder");
-    if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
-        fail("cannot write ", path.string(), ": it is not a regular file");
+    check_replaceable(path);
     // The temporary file write_file_atomic would create, created and removed at once.
     const std::filesystem::path temp = temp_name_for(path);
     int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -169,6 +186,7 @@ std::optional<std::string> try_read_file(const std::filesystem::path& path, cons
                 break;
             }
             if (n == 0) {
+                record_read(path, shown, content);
                 result = std::move(content);
                 break;
             }
@@ -188,6 +206,44 @@ std::string read_file(const std::filesystem::path& path) {
     std::optional<std::string> content = try_read_file(path, path.string(), why);
     if (!content) fail(why);
     return std::move(*content);
+}
+
+FolderLock::FolderLock(const std::filesystem::path& dir) {
+    const std::filesystem::path file = dir / file_name;
+    // O_NOFOLLOW: a symlink put in the lock file's place is not followed (and not written through).
+    fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (fd_ < 0) fail("cannot lock ", dir.string(), ": cannot open ", file.string(), ": ", reason(errno));
+    int r = 0;
+    while ((r = ::flock(fd_, LOCK_EX | LOCK_NB)) != 0 && errno == EINTR) {}
+    if (r != 0) {
+        const int why = errno;
+        ::close(fd_);
+        fd_ = -1;
+        if (why == EWOULDBLOCK)
+            fail(dir.string(), " is in use by another run (it holds ", file.string(), "); wait for it or choose another folder");
+        fail("cannot lock ", dir.string(), ": ", reason(why));
+    }
+}
+
+FolderLock::~FolderLock() {
+    if (fd_ >= 0) ::close(fd_);   // closing the only descriptor releases the flock
+}
+
+ReadRecorder::ReadRecorder() {
+    std::lock_guard<std::mutex> lock(recorder_mutex);
+    if (recorded) fail("ReadRecorder: a recorder is already active");
+    recorded = new std::vector<Entry>();
+}
+
+ReadRecorder::~ReadRecorder() {
+    std::lock_guard<std::mutex> lock(recorder_mutex);
+    delete recorded;
+    recorded = nullptr;
+}
+
+std::vector<ReadRecorder::Entry> ReadRecorder::entries() const {
+    std::lock_guard<std::mutex> lock(recorder_mutex);
+    return *recorded;
 }
 
 void ensure_directory(const std::filesystem::path& dir) {

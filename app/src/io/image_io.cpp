@@ -4,6 +4,7 @@
 #include <adjoint/core/error.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stb_image.h>
@@ -47,6 +48,44 @@ std::string damage_reason(const char* stb_reason) {
     if (!text || !words || std::find(std::begin(foreign), std::end(foreign), r) != std::end(foreign))
         return "the file is damaged or cut short";
     return "the file is damaged (" + r + ")";
+}
+
+// PNG's CRC-32 (ISO 3309, the polynomial 0xedb88320 reflected), by a table built once.
+uint32_t png_crc(const char* data, size_t size) {
+    static const std::array<uint32_t, 256> table = [] {
+        std::array<uint32_t, 256> t{};
+        for (uint32_t i = 0; i < 256; ++i) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
+            t[i] = c;
+        }
+        return t;
+    }();
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < size; ++i) c = table[(c ^ uint8_t(data[i])) & 0xffu] ^ (c >> 8);
+    return c ^ 0xffffffffu;
+}
+
+// Why a PNG's chunks are broken, or "" when each chunk up to IEND is whole and each critical one (IHDR, PLTE,
+// IDAT, IEND: an upper-case first letter) passes its CRC, as libpng requires. stb_image checks neither, so a
+// flipped bit among the pixels decoded silently into a wrong image.
+std::string png_chunk_damage(std::string_view bytes) {
+    const auto u32 = [&](size_t at) {
+        uint32_t v = 0;
+        for (size_t i = 0; i < 4; ++i) v = v << 8 | uint8_t(bytes[at + i]);
+        return v;
+    };
+    for (size_t pos = 8;;) {
+        if (bytes.size() - pos < 12) return "the file is cut short";
+        const uint64_t length = u32(pos);
+        if (bytes.size() - pos - 12 < length) return "the file is cut short";
+        const std::string_view type = bytes.substr(pos + 4, 4);
+        const bool critical = (uint8_t(type[0]) & 0x20) == 0;
+        if (critical && png_crc(bytes.data() + pos + 4, size_t(length) + 4) != u32(pos + 8 + size_t(length)))
+            return "the file is damaged (a chunk fails its CRC check)";
+        pos += 12 + size_t(length);
+        if (type == "IEND") return "";
+    }
 }
 
 uint8_t linear_to_8bit(float v) {
@@ -134,6 +173,9 @@ void check_png_or_jpeg(const std::string& bytes, const std::string& what, int& w
     if (format.empty()) fail(what, ": cannot decode the image: it is not a PNG or JPEG file");
     if (format != "PNG" && format != "JPEG")
         fail(what, ": cannot decode the image: it is a ", format, " file; images must be PNG or JPEG");
+    if (format == "PNG")
+        if (const std::string damage = png_chunk_damage(bytes); !damage.empty())
+            fail(what, ": cannot decode the PNG image: ", damage);
     if (!stbi_info_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), int(bytes.size()), &w, &h, &n))
         fail(what, ": cannot decode the ", format, " image: ", damage_reason(stbi_failure_reason()));
 }

@@ -36,12 +36,25 @@ std::vector<std::string_view> split(std::string_view line, char sep) {
     }
 }
 
+// A cell as it may be quoted in a message: printable ASCII kept, any other byte as \xNN (a damaged file must
+// not put raw bytes on the terminal), at most 40 characters of it.
+std::string quoted(std::string_view text) {
+    static const char hex[] = "0123456789abcdef";
+    std::string out;
+    for (char c : text.substr(0, 40)) {
+        const auto u = uint8_t(c);
+        if (u >= 0x20 && u < 0x7f) out += c;
+        else out += std::string("\\x") + hex[u >> 4] + hex[u & 15];
+    }
+    return out + (text.size() > 40 ? "..." : "");
+}
+
 template <typename T>
 T parse_number(std::string_view text, const std::string& what, size_t line, const char* column) {
     T value{};
     auto r = std::from_chars(text.data(), text.data() + text.size(), value);
     if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size())
-        fail(what, ": line ", line, ": column ", column, ": '", std::string(text), "' is not a number");
+        fail(what, ": line ", line, ": column ", column, ": '", quoted(text), "' is not a number");
     return value;
 }
 

@@ -1,6 +1,6 @@
 // Refusing scenes too large for the device before any device work: one kernel argument (a storage-buffer
 // binding) may cover at most Device::max_buffer_bytes(), so the per-pixel surfaces of a view and the
-// parameter buffer (textures included) must each fit.
+// parameter buffer (textures included) must each fit, and so must the triangles' setup records.
 #include <adjoint/app/renderer.h>
 
 #include "gpu_types.h"
@@ -17,6 +17,15 @@ void check_scene_fits(const Device& device, const Scene& scene) {
                          std::to_string(scene.camera.width) + "x" + std::to_string(scene.camera.height) + " needs " +
                              mib(surfaces) + " for a view's surfaces, over this device's limit of " + mib(limit) +
                              " per buffer (" + device.name() + "); lower the resolution");
+    // Every triangle's setup record (gpu::TriSetup) lives in one buffer: the scene's triangle count is bounded.
+    uint64_t triangles = 0;
+    for (const auto& m : scene.meshes) triangles += m.triangles.size();
+    if (triangles * sizeof(gpu::TriSetup) > limit)
+        throw SceneError(scene.display_name, "meshes",
+                         std::to_string(triangles) + " triangles are too many for this device: their setup records "
+                         "need " + mib(triangles * sizeof(gpu::TriSetup)) + ", over its limit of " + mib(limit) +
+                         " per buffer (" + device.name() + "); at most " +
+                         std::to_string(limit / sizeof(gpu::TriSetup)) + " triangles fit");
     uint64_t texture_floats = 0;
     for (const auto& t : scene.textures) texture_floats += uint64_t(t.width) * t.height * 3;
     // The mip chain adds a third again; both chains live in one buffer each.

@@ -115,6 +115,7 @@ OptimizeOptions parse_optimize_args(int argc, const char* const* argv) {
     auto* seed_opt = app.add_option("--seed", seed, "random seed (overrides the scene)");
     auto* save_opt = app.add_option("--save-every", save_every, "save a render and a checkpoint every K iterations");
     app.add_flag("--resume", o.resume, "continue from the checkpoint in the output folder");
+    app.add_flag("--force", o.force, "write into a folder that holds another run's outputs (they are overwritten)");
     app.add_flag("--quiet", o.quiet, "print only errors and the final summary");
     if (parse(app, argc, argv, o)) return o;
     const std::string usage = app.help();

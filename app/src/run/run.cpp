@@ -1,6 +1,6 @@
 // adjoint-optimize and adjoint-render as library calls. Order matters for "bad input writes nothing":
-// everything that can be refused (arguments, scene, parameters, a checkpoint that does not fit) is
-// checked before the output folder is touched.
+// everything that can be refused (arguments, scene, parameters, a checkpoint that does not fit, a busy or
+// occupied output folder: run/out_folder.h) is checked before the output folder is written to.
 #include <adjoint/app/atomic_file.h>
 #include <adjoint/app/checkpoint.h>
 #include <adjoint/app/interrupt.h>
@@ -12,9 +12,8 @@
 #include <adjoint/app/report.h>
 #include <adjoint/app/run.h>
 
+#include "run/out_folder.h"
 #include "run/report_error.h"
-
-#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <iomanip>
@@ -35,15 +34,6 @@ namespace {
 
 constexpr const char* kCheckpoint = "checkpoint.bin";
 
-std::string checkpoint_metadata(const Scene& scene) {
-    nlohmann::json j;
-    j["scene"] = fs::weakly_canonical(scene.source_file).string();
-    std::vector<std::string> paths;
-    for (const auto& p : scene.optimize->parameters) paths.push_back(p.path);
-    j["parameters"] = paths;
-    return j.dump();
-}
-
 Image texture_image(const ParameterState& p, const std::vector<float>& v) {
     Image img(int(p.texture_width), int(p.texture_height), 3);
     img.pixels = v;
@@ -55,45 +45,34 @@ Image texture_image(const ParameterState& p, const std::vector<float>& v) {
 struct RunOutputs::State {
     fs::path dir;
     Optimizer& opt;
-    const Scene& scene;
+    std::string fingerprint;   // the checkpoint's metadata (scene_fingerprint)
     std::optional<LossLog> log;
     std::vector<double> losses;
     Image target, start;
 };
 
 RunOutputs::RunOutputs(fs::path dir, Optimizer& opt, const Scene& scene, bool resume)
-    : s_(std::make_unique<State>(State{std::move(dir), opt, scene, std::nullopt, {}, {}, {}})) {
+    : RunOutputs(std::move(dir), opt, OutputsSetup{resume, scene_fingerprint(scene), false}) {}
+
+RunOutputs::RunOutputs(fs::path dir, Optimizer& opt, OutputsSetup setup)
+    : s_(std::make_unique<State>(State{std::move(dir), opt, std::move(setup.fingerprint), std::nullopt, {}, {}, {}})) {
     auto& s = *s_;
-    // Temporary files of a run that was killed mid-write are not outputs: clear them.
+    // Temporary files of a run that was killed mid-write are not outputs: cleared, but only under the folder's
+    // lock (otherwise they may be a live run's files being written).
     std::error_code ec;
-    if (fs::is_directory(s.dir, ec))
+    if (setup.clear_temporaries && fs::is_directory(s.dir, ec))
         for (const auto& e : fs::directory_iterator(s.dir, ec)) {
             std::string name = e.path().filename().string();
             if (name.size() > 1 && name[0] == '.' && name.find(".tmp-") != std::string::npos) fs::remove(e.path(), ec);
         }
-    if (resume) {
-        fs::path ck = s.dir / kCheckpoint;
-        if (!fs::exists(ck)) throw SceneError(ck.string(), "", "--resume: there is no checkpoint to resume from");
-        Checkpoint c = read_checkpoint(ck);
-        if (c.metadata != checkpoint_metadata(scene))
-            throw SceneError(ck.string(), "", "--resume: the checkpoint was written for another scene or other free "
-                                              "parameters");
-        OptimizerState st;
-        st.iteration = uint32_t(c.iteration);
-        if (c.rng_state.size() != 4) throw SceneError(ck.string(), "", "--resume: the random state is damaged");
-        std::copy(c.rng_state.begin(), c.rng_state.end(), st.rng.begin());
-        st.params = c.at("params", ck.string()).data;
-        for (const NamedArray& a : c.arrays)   // the optimizer's state, by the names its plug-in gives them
-            if (a.name != "params") st.arrays.emplace_back(a.name, a.data);
+    if (setup.resume) {
         try {
-            opt.load_state(st);
-        } catch (const Error& e) {
-            throw SceneError(ck.string(), "", std::string("--resume: ") + e.what());
+            resume_from_checkpoint();
+        } catch (const SceneError&) {
+            throw;
+        } catch (const Error& e) {   // damage found only now (a file changed since the checks): still bad input
+            throw SceneError("", "", std::string("--resume: ") + e.what());
         }
-        s.log.emplace(LossLog::resume(s.dir / "loss.csv", int64_t(c.iteration) - 1));
-        for (const auto& r : s.log->rows()) s.losses.push_back(r.loss);
-        s.target = read_png_linear(s.dir / "target.png");
-        s.start = read_png_linear(s.dir / "start.png");
         return;
     }
     try {
@@ -108,6 +87,32 @@ RunOutputs::RunOutputs(fs::path dir, Optimizer& opt, const Scene& scene, bool re
     write_png(s.dir / "target.png", s.target);
     write_png(s.dir / "start.png", s.start);
     s.log.emplace(s.dir / "loss.csv");
+}
+
+void RunOutputs::resume_from_checkpoint() {
+    auto& s = *s_;
+    fs::path ck = s.dir / kCheckpoint;
+    if (!fs::exists(ck)) throw SceneError(ck.string(), "", "--resume: there is no checkpoint to resume from");
+    Checkpoint c = read_checkpoint(ck);
+    if (c.metadata != s.fingerprint)
+        throw SceneError(ck.string(), "", "--resume: the checkpoint was written for another scene or other free "
+                                          "parameters");
+    OptimizerState st;
+    st.iteration = uint32_t(c.iteration);
+    if (c.rng_state.size() != 4) throw SceneError(ck.string(), "", "--resume: the random state is damaged");
+    std::copy(c.rng_state.begin(), c.rng_state.end(), st.rng.begin());
+    st.params = c.at("params", ck.string()).data;
+    for (const NamedArray& a : c.arrays)   // the optimizer's state, by the names its plug-in gives them
+        if (a.name != "params") st.arrays.emplace_back(a.name, a.data);
+    try {
+        s.opt.load_state(st);
+    } catch (const Error& e) {
+        throw SceneError(ck.string(), "", std::string("--resume: ") + e.what());
+    }
+    s.log.emplace(LossLog::resume(s.dir / "loss.csv", int64_t(c.iteration) - 1));
+    for (const auto& r : s.log->rows()) s.losses.push_back(r.loss);
+    s.target = read_png_linear(s.dir / "target.png");
+    s.start = read_png_linear(s.dir / "start.png");
 }
 
 RunOutputs::~RunOutputs() = default;
@@ -131,7 +136,7 @@ void RunOutputs::checkpoint() {
     OptimizerState st = s.opt.save_state();
     Checkpoint c;
     c.iteration = st.iteration;
-    c.metadata = checkpoint_metadata(s.scene);
+    c.metadata = s.fingerprint;
     c.rng_state.assign(st.rng.begin(), st.rng.end());
     c.arrays = {{"params", {st.params.size()}, st.params}};
     for (auto& [name, data] : st.arrays) c.arrays.push_back({name, {data.size()}, std::move(data)});
@@ -162,14 +167,61 @@ void RunOutputs::finish() {
     checkpoint();
 }
 
-int run_optimize(const OptimizeOptions& o, std::ostream& err) {
-    Scene scene;
+namespace {
+
+// The scene with the command line's overrides, and its fingerprint (what it was loaded from, for --resume).
+Scene load_for_run(const OptimizeOptions& o, std::string& fingerprint) {
+    LoadOptions lo;
+    if (o.resolution) lo.resolution = *o.resolution;
+    ReadRecorder reads;
+    Scene scene = load_scene(o.scene, lo);
+    if (!scene.optimize) throw SceneError(scene.display_name, "optimize", "the scene has no optimize block");
+    apply_overrides(scene, o);
+    fingerprint = scene_fingerprint(scene, reads.entries());
+    return scene;
+}
+
+// The iterations, then the final outputs; the exit code.
+int iterate(const OptimizeOptions& o, Optimizer& opt, RunOutputs& out, std::ostream& err) {
+    const uint32_t total = opt.total_iterations();
+    Progress progress(std::cerr, progress_mode_for_stderr(o.quiet), total, opt.iteration());
+    bool interrupted = false;
     try {
-        LoadOptions lo;
-        if (o.resolution) lo.resolution = *o.resolution;
-        scene = load_scene(o.scene, lo);
-        if (!scene.optimize) throw SceneError(scene.display_name, "optimize", "the scene has no optimize block");
-        apply_overrides(scene, o);
+        while (opt.iteration() < total) {
+            if (interrupt_requested()) {
+                interrupted = true;
+                break;
+            }
+            IterationReport r = opt.step();
+            out.record(r);
+            progress.update(opt.iteration(), {r.loss, r.image_psnr, r.param_error});
+            if (o.save_every && opt.iteration() % uint32_t(*o.save_every) == 0) {
+                out.snapshot(opt.iteration());
+                out.checkpoint();
+            }
+        }
+        if (!interrupted && interrupt_requested()) interrupted = true;
+        progress.finish(interrupted);
+        out.finish();
+    } catch (const Error& e) {   // a non-finite loss or gradient (NonFiniteError), a device failure, ...
+        progress.finish(true);
+        return report_error(err, e, exit_failure);
+    }
+    return interrupted ? exit_interrupted : exit_ok;
+}
+
+} // namespace
+
+int run_optimize(const OptimizeOptions& o, std::ostream& err) {
+    // A signal before the first iteration (the caller's InterruptGuard set the flag) ends the run at the next
+    // check with exit 130: after the load, after the kernels compile, before anything is written.
+    Scene scene;
+    std::string fingerprint;
+    std::unique_ptr<FolderLock> lock;
+    try {
+        scene = load_for_run(o, fingerprint);
+        if (interrupt_requested()) return exit_interrupted;
+        lock = prepare_out_folder(o, scene, fingerprint, false);   // an existing folder: checked before any work
     } catch (const Error& e) {
         return report_error(err, e, exit_bad_input);
     }
@@ -186,37 +238,13 @@ int run_optimize(const OptimizeOptions& o, std::ostream& err) {
     try {
         check_scene_fits(*device, scene);
         opt = std::make_unique<Optimizer>(*device, scene);
-        out = std::make_unique<RunOutputs>(o.out, *opt, scene, o.resume);
+        if (interrupt_requested()) return exit_interrupted;
+        if (!lock) lock = prepare_out_folder(o, scene, fingerprint, true);
+        out = std::make_unique<RunOutputs>(o.out, *opt, OutputsSetup{o.resume, fingerprint, true});
     } catch (const Error& e) {
         return report_error(err, e, exit_failure);
     }
-
-    InterruptGuard guard;
-    const uint32_t total = opt->total_iterations();
-    Progress progress(std::cerr, progress_mode_for_stderr(o.quiet), total, opt->iteration());
-    bool interrupted = false;
-    try {
-        while (opt->iteration() < total) {
-            if (interrupt_requested()) {
-                interrupted = true;
-                break;
-            }
-            IterationReport r = opt->step();
-            out->record(r);
-            progress.update(opt->iteration(), {r.loss, r.image_psnr, r.param_error});
-            if (o.save_every && opt->iteration() % uint32_t(*o.save_every) == 0) {
-                out->snapshot(opt->iteration());
-                out->checkpoint();
-            }
-        }
-        if (!interrupted && interrupt_requested()) interrupted = true;
-        progress.finish(interrupted);
-        out->finish();
-    } catch (const Error& e) {   // a non-finite loss or gradient (NonFiniteError), a device failure, ...
-        progress.finish(true);
-        return report_error(err, e, exit_failure);
-    }
-    return interrupted ? exit_interrupted : exit_ok;
+    return iterate(o, *opt, *out, err);
 }
 
 } // namespace adjoint::app

@@ -1,6 +1,7 @@
 // adjoint-render's job: one view of a scene, or every view (beside its dataset photo), optionally with an
 // optimization's values, to PNGs.
 #include <adjoint/app/atomic_file.h>
+#include <adjoint/app/interrupt.h>
 #include <adjoint/app/renderer.h>
 #include <adjoint/app/run.h>
 
@@ -58,6 +59,9 @@ int run_render(const RenderOptions& o, std::ostream& err) {
             if (o.all_views) {
                 ensure_directory(*o.all_views);
                 check_writable(*o.all_views / "view_0.png");
+                for (size_t v = 0; v < scene.views.size(); ++v)   // no output replaces a symlink, FIFO or device
+                    for (const char* suffix : {".png", "_side.png"})
+                        check_replaceable(*o.all_views / ("view_" + std::to_string(v) + suffix));
             } else {
                 check_writable(o.out);
             }
@@ -67,17 +71,23 @@ int run_render(const RenderOptions& o, std::ostream& err) {
     } catch (const Error& e) {
         return report_error(err, e, exit_bad_input);
     }
+    // The caller's InterruptGuard turns SIGINT/SIGTERM into a flag, checked between the steps: exit 130.
+    if (interrupt_requested()) return exit_interrupted;
     try {
         Context ctx;
         Device device = ctx.create_device();
         SceneRenderer renderer(device, scene);
+        if (interrupt_requested()) return exit_interrupted;
         if (!o.all_views) {
-            write_png(o.out, to_image(renderer.render(uint32_t(o.view))));
+            const Image picture = to_image(renderer.render(uint32_t(o.view)));
+            if (interrupt_requested()) return exit_interrupted;
+            write_png(o.out, picture);
             return exit_ok;
         }
         // Each file is written atomically (write_png): a kill leaves earlier views complete, none half-written.
         const std::vector<LinearImage>* photos = dataset_photos(scene);
         for (uint32_t v = 0; v < scene.views.size(); ++v) {
+            if (interrupt_requested()) return exit_interrupted;
             const LinearImage picture = renderer.render(v);
             const std::string name = "view_" + std::to_string(v);
             write_png(*o.all_views / (name + ".png"), to_image(picture));

@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace adjoint::app {
 
@@ -39,6 +40,46 @@ void check_writable(const std::filesystem::path& path);
 
 // The whole content of a file; adjoint::Error with try_read_file's reason (naming `path`) when it cannot be read.
 std::string read_file(const std::filesystem::path& path);
+
+// Throws the adjoint::Error write_file_atomic(path, ...) would for an existing `path` that is not a regular
+// file ("cannot write <path>: it is a symbolic link" / "it is a folder" / "it is not a regular file"): an
+// output never replaces a symlink, a FIFO or a device (the rename would put a file where the user's link was).
+void check_replaceable(const std::filesystem::path& path);
+
+// An exclusive advisory lock (flock) on `<dir>/.adjoint.lock`, held while the object lives, so two runs never
+// write into one output folder at once. The kernel drops it when its holder exits or dies (SIGKILL included):
+// a lock file left behind by a dead run never blocks. The lock file itself stays (removing it would race a
+// third run that opened it).
+class FolderLock {
+public:
+    static constexpr const char* file_name = ".adjoint.lock";
+    // Takes the lock without waiting; adjoint::Error "<dir> is in use by another run (it holds <dir>/.adjoint.lock)"
+    // when another holder has it (another process, or another FolderLock of this one), or the system's reason
+    // when the lock file cannot be opened. `dir` must exist.
+    explicit FolderLock(const std::filesystem::path& dir);
+    ~FolderLock();
+    FolderLock(const FolderLock&) = delete;
+    FolderLock& operator=(const FolderLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
+// While alive, remembers every file try_read_file (and so read_file and the scene loader) reads whole, with
+// its content's hash, in order: what a scene was loaded from, for --resume to compare. One at a time.
+class ReadRecorder {
+public:
+    struct Entry {
+        std::filesystem::path path;
+        std::string shown;   // the name the reader gave it (as the scene file writes it)
+        uint64_t hash = 0;
+    };
+    ReadRecorder();
+    ~ReadRecorder();
+    ReadRecorder(const ReadRecorder&) = delete;
+    ReadRecorder& operator=(const ReadRecorder&) = delete;
+    std::vector<Entry> entries() const;
+};
 
 // Creates `dir` and its missing parents (an existing folder is fine); adjoint::Error naming it otherwise.
 void ensure_directory(const std::filesystem::path& dir);

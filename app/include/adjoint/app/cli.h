@@ -38,6 +38,7 @@ struct OptimizeOptions {
     std::optional<uint64_t> seed;
     std::optional<int64_t> save_every;   // >= 1
     bool resume = false;
+    bool force = false;                  // write into a folder that holds another run's outputs
     bool quiet = false;
     // --help (or -h) was given: nothing else is checked; print help_text to stdout and exit 0.
     bool help = false;

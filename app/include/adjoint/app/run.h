@@ -17,10 +17,18 @@ void apply_overrides(Scene& scene, const OptimizeOptions& options);
 
 // Writes what adjoint-optimize writes at the end of a run (final.png, params.json, report.png, the
 // checkpoint, loss.csv flushed) for an optimizer driven elsewhere (the studio's --out).
+struct OutputsSetup {
+    bool resume = false;
+    std::string fingerprint;          // the checkpoint's metadata: the scene's content, parameters, resolution, seed
+    bool clear_temporaries = false;   // the caller holds dir's FolderLock: killed runs' temporary files are removed
+};
+
 class RunOutputs {
 public:
     // Creates `dir` (refusing one that cannot be written) and, unless resuming, writes target.png and
     // start.png. With resume, restores the optimizer from dir's checkpoint and keeps loss.csv's rows.
+    RunOutputs(std::filesystem::path dir, Optimizer& optimizer, OutputsSetup setup);
+    // The studio's: the fingerprint from loading the scene's file again; no lock, temporary files left alone.
     RunOutputs(std::filesystem::path dir, Optimizer& optimizer, const Scene& scene, bool resume);
     ~RunOutputs();
     void record(const IterationReport& report);   // a loss.csv row
@@ -30,12 +38,14 @@ public:
     const std::vector<double>& losses() const;
 
 private:
+    void resume_from_checkpoint();
     struct State;
     std::unique_ptr<State> s_;
 };
 
 // adjoint-optimize's whole run; returns the exit code (errors are printed to err as
-// `adjoint: error: ...`).
+// `adjoint: error: ...`). The caller installs an InterruptGuard first (the program does, first thing in main):
+// SIGINT/SIGTERM at any moment then end the run with exit 130 and no temporary file left.
 int run_optimize(const OptimizeOptions& options, std::ostream& err);
 // adjoint-render's job; returns the exit code.
 int run_render(const RenderOptions& options, std::ostream& err);

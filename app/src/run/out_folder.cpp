@@ -1,0 +1,226 @@
+// adjoint-optimize's --out folder: locked for the run, checked before any work, and --resume's checks.
+#include "run/out_folder.h"
+
+#include <adjoint/app/checkpoint.h>
+#include <adjoint/app/image_io.h>
+#include <adjoint/app/loss_log.h>
+#include <adjoint/app/params_file.h>
+#include <adjoint/core/hash.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace adjoint::app {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+constexpr int fingerprint_version = 1;
+// The files a run writes whatever its scene; their presence marks a folder as holding a run's outputs.
+constexpr const char* run_outputs[] = {"checkpoint.bin", "params.json", "loss.csv", "final.png",
+                                       "report.png",     "target.png",  "start.png"};
+
+// The parts of a scene file compared on --resume, each by its hash: every top-level key, one level below for
+// objects and arrays ("camera.fov_y", "lights[0]"), so a refusal can say what was edited. optimize.iterations
+// is left out: --iters may change it on a resume as well.
+void add_parts(const Json& j, const std::string& name, int depth, Json& parts) {
+    const bool expand = (j.is_object() && depth < 2) || (j.is_array() && depth == 1);
+    if (expand && !j.empty()) {
+        size_t i = 0;
+        for (const auto& [key, value] : j.items()) {
+            const std::string child = j.is_array() ? name + "[" + std::to_string(i++) + "]"
+                                                   : (name.empty() ? key : name + "." + key);
+            add_parts(value, child, depth + 1, parts);
+        }
+        return;
+    }
+    if (name != "optimize.iterations") parts[name.empty() ? "(the file)" : name] = hex64(hash_string(j.dump()));
+}
+
+// "lights[0] changed, meshes/ball.obj added": the keys whose hashes differ, at most six of them named.
+std::vector<std::string> differences(const Json& was, const Json& now) {
+    std::vector<std::string> out;
+    for (const auto& [key, hash] : was.items())
+        out.push_back(!now.contains(key) ? key + " removed" : now[key] != hash ? key + " changed" : "");
+    for (const auto& [key, hash] : now.items())
+        if (!was.contains(key)) out.push_back(key + " added");
+    std::erase(out, std::string());
+    return out;
+}
+
+std::string joined(const std::vector<std::string>& items, size_t most = 6) {
+    std::string s;
+    for (size_t i = 0; i < items.size() && i < most; ++i) s += (i ? ", " : "") + items[i];
+    if (items.size() > most) s += " and " + std::to_string(items.size() - most) + " more";
+    return s;
+}
+
+// Runs a read of one of the folder's files; its failure (missing, damaged, cut short) is the input's fault
+// under --resume: a SceneError, whose message names the file as the reader did.
+template <typename Read>
+auto resume_read(const Read& read) {
+    try {
+        return read();
+    } catch (const SceneError&) {
+        throw;
+    } catch (const Error& e) {
+        throw SceneError("", "", std::string("--resume: ") + e.what());
+    }
+}
+
+std::string resolution_text(const Json& r) {
+    return r.is_array() && r.size() == 2 ? r[0].dump() + "x" + r[1].dump() : r.dump();
+}
+
+// The checkpoint's metadata against this run's fingerprint; the checkpoint's seed when it fits.
+uint64_t check_metadata(const fs::path& ck, const std::string& metadata, const OptimizeOptions& o, const Scene& scene,
+                        const Json& now) {
+    const Json was = Json::parse(metadata, nullptr, false);
+    if (was.is_discarded() || !was.is_object() || was.value("fingerprint", Json()) != fingerprint_version ||
+        !was.contains("scene") || !was.contains("files") || !was["seed"].is_number_unsigned())
+        throw SceneError(ck.string(), "", "--resume: the checkpoint does not record the content of its scene (an "
+                                          "older adjoint-optimize wrote it); start a new run (--force)");
+    if (was["resolution"] != now["resolution"])
+        throw SceneError(o.resolution ? "" : scene.display_name, o.resolution ? "--resolution" : "camera.resolution",
+                         "--resume: the checkpoint's run renders at " + resolution_text(was["resolution"]) + ", not " +
+                             resolution_text(now["resolution"]) + "; resume it at its own resolution");
+    const uint64_t seed = was["seed"].get<uint64_t>();
+    if (o.seed && *o.seed != seed)
+        throw SceneError("", "--seed", "--resume: the checkpoint's run used seed " + std::to_string(seed) +
+                                           "; a resumed run continues its random state: leave --seed out");
+    std::vector<std::string> changed = differences(was["scene"], now["scene"]);
+    for (const std::string& f : differences(was["files"], now["files"])) changed.push_back("file " + f);
+    if (changed.empty() && was["parameters"] != now["parameters"]) changed.push_back("the free parameters");
+    if (!changed.empty())
+        throw SceneError(scene.display_name, "", "--resume: the scene differs from the one the checkpoint in " +
+                                                     ck.parent_path().string() + " was written for (" + joined(changed) +
+                                                     "); resume with that scene, or start a new run (--force)");
+    return seed;
+}
+
+// Everything --resume reads, read and checked before any work; the scene takes the checkpoint's seed.
+void check_resume(const fs::path& dir, const OptimizeOptions& o, Scene& scene, std::string& fingerprint) {
+    const fs::path ck = dir / "checkpoint.bin";
+    std::error_code ec;
+    if (!fs::exists(fs::symlink_status(ck, ec)))
+        throw SceneError(ck.string(), "", "--resume: there is no checkpoint to resume from");
+    const Checkpoint c = resume_read([&] { return read_checkpoint(ck); });
+    Json now = Json::parse(fingerprint);
+    const uint64_t seed = check_metadata(ck, c.metadata, o, scene, now);
+    scene.optimize->seed = seed;
+    now["seed"] = seed;
+    fingerprint = now.dump();
+
+    const fs::path csv = dir / "loss.csv";
+    const std::vector<LossRow> rows = resume_read([&] { return LossLog::parse(read_file(csv), csv.string()); });
+    const int64_t last = int64_t(c.iteration) - 1;
+    int64_t reached = -1;
+    for (const LossRow& row : rows)
+        if (row.iteration <= last) reached = row.iteration;
+    if (reached != last)
+        throw SceneError(csv.string(), "", "--resume: its rows end at " +
+                                               (reached < 0 ? std::string("(none)") : "iteration " + std::to_string(reached)) +
+                                               " but the checkpoint is at iteration " + std::to_string(last));
+    for (const char* name : {"target.png", "start.png"}) {
+        const Image image = resume_read([&] { return read_png_linear(dir / name); });
+        if (uint32_t(image.width) != scene.camera.width || uint32_t(image.height) != scene.camera.height)
+            throw SceneError((dir / name).string(), "", "--resume: it is " + std::to_string(image.width) + "x" +
+                                                            std::to_string(image.height) + " but the run renders at " +
+                                                            std::to_string(scene.camera.width) + "x" +
+                                                            std::to_string(scene.camera.height));
+    }
+}
+
+// An output's name taken by a symlink, a FIFO, a device or a folder: refused, as the write would replace it.
+void check_output_names(const fs::path& dir, const Scene& scene) {
+    std::vector<std::string> textures;   // texture parameters' files begin with their sanitized path
+    for (const auto& p : scene.optimize->parameters) textures.push_back(texture_file_name(p.path, false, false));
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        const auto starts = [&](const std::string& s) { return name.compare(0, s.size(), s) == 0; };
+        const auto ends = [&](const std::string& s) {
+            return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
+        };
+        bool ours = std::find(std::begin(run_outputs), std::end(run_outputs), name) != std::end(run_outputs) ||
+                    (starts("render_") && ends(".png"));
+        for (const std::string& t : textures) ours = ours || (starts(t.substr(0, t.size() - 3)) && (ends(".png") || ends(".hdr")));
+        if (!ours) continue;
+        try {
+            check_replaceable(entry.path());
+        } catch (const Error& e) {
+            throw SceneError("", "--out", std::string(e.what()) + "; outputs are written only as regular files");
+        }
+    }
+}
+
+} // namespace
+
+std::string scene_fingerprint(const Scene& scene, const std::vector<ReadRecorder::Entry>& reads) {
+    Json j;
+    j["fingerprint"] = fingerprint_version;
+    Json parts = Json::object(), files = Json::object();
+    if (!scene.source_file.empty()) {
+        const std::string text = read_file(scene.source_file);
+        const Json tree = Json::parse(text, nullptr, false, true);
+        if (tree.is_discarded()) parts["(the file)"] = hex64(hash_string(text));
+        else add_parts(tree, "", 0, parts);
+    }
+    for (size_t i = 0; i < reads.size(); ++i)
+        if (!(i == 0 && reads[i].path == scene.source_file)) files[reads[i].shown] = hex64(reads[i].hash);
+    j["scene"] = parts;
+    j["files"] = files;
+    std::vector<std::string> paths;
+    for (const auto& p : scene.optimize->parameters) paths.push_back(p.path);
+    j["parameters"] = paths;
+    j["resolution"] = {scene.camera.width, scene.camera.height};
+    j["seed"] = scene.optimize->seed;
+    return j.dump();
+}
+
+std::string scene_fingerprint(const Scene& scene) {
+    std::vector<ReadRecorder::Entry> reads;
+    if (!scene.source_file.empty()) {
+        ReadRecorder recorder;
+        (void)load_scene(scene.source_file);
+        reads = recorder.entries();
+    }
+    return scene_fingerprint(scene, reads);
+}
+
+std::unique_ptr<FolderLock> prepare_out_folder(const OptimizeOptions& o, Scene& scene, std::string& fingerprint,
+                                               bool create) {
+    const fs::path& dir = o.out;
+    std::unique_ptr<FolderLock> lock;
+    try {
+        std::error_code ec;
+        if (!create && !fs::exists(dir, ec)) {
+            if (o.resume) throw SceneError((dir / "checkpoint.bin").string(), "", "--resume: there is no checkpoint to resume from");
+            return nullptr;   // nothing to check yet: the folder is made (and checked) once the run is ready
+        }
+        if (create) ensure_directory(dir);
+        else if (!fs::is_directory(dir, ec)) fail("cannot create folder ", dir.string(), ": a file of that name exists");
+        lock = std::make_unique<FolderLock>(dir);
+    } catch (const SceneError&) {
+        throw;
+    } catch (const Error& e) {
+        throw SceneError("", "--out", e.what());
+    }
+    check_output_names(dir, scene);
+    if (!o.resume && !o.force) {
+        std::vector<std::string> found;
+        std::error_code ec;
+        for (const char* name : run_outputs)
+            if (fs::exists(fs::symlink_status(dir / name, ec))) found.push_back(name);
+        if (!found.empty())
+            throw SceneError("", "--out", dir.string() + " holds another run's outputs (" + joined(found, 7) +
+                                              "); give --resume to continue that run, --force to write over it, or "
+                                              "another folder");
+    }
+    if (o.resume) check_resume(dir, o, scene, fingerprint);
+    return lock;
+}
+
+} // namespace adjoint::app

@@ -1,0 +1,317 @@
+// adjoint-optimize's --out folder under hostile use (issues 21 and 20): locked for the run, never written over
+// when it holds another run's outputs (unless --resume or --force), outputs never replace a symlink or a FIFO,
+// a signal before the first iteration exits 130 with no temporary file, and --resume checks the scene's content,
+// the seed, the resolution and every file it reads back, exiting 2 naming what is wrong.
+#include "io_test_util.h"
+
+#include <adjoint/app/atomic_file.h>
+#include <adjoint/app/checkpoint.h>
+#include <adjoint/app/image_io.h>
+#include <adjoint/app/loss_log.h>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace adjoint::app::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kAssets = fs::path(ADJOINT_SOURCE_DIR) / "assets";
+const std::string kOptimize = std::string(ADJOINT_BINARY_DIR) + "/app/adjoint-optimize";
+const std::string kRender = std::string(ADJOINT_BINARY_DIR) + "/app/adjoint-render";
+
+struct Result {
+    int code = -1;
+    std::string err;
+};
+
+// Starts a program (adjoint-optimize unless named) with `args` (no shell), stderr to `err_file`.
+pid_t start(const std::vector<std::string>& args, const fs::path& err_file, const std::string& program = kOptimize) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        FILE* f = std::fopen(err_file.c_str(), "w");
+        dup2(fileno(f), 2);
+        std::vector<char*> argv{const_cast<char*>(program.c_str())};
+        for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(program.c_str(), argv.data());
+        _exit(127);
+    }
+    return pid;
+}
+
+Result finish(pid_t pid, const fs::path& err_file) {
+    int st = 0;
+    waitpid(pid, &st, 0);
+    std::ifstream in(err_file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), ss.str()};
+}
+
+Result run(const std::vector<std::string>& args) {
+    TempDir tmp;
+    return finish(start(args, tmp / "stderr.txt"), tmp / "stderr.txt");
+}
+
+void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+// A small scene: a sphere, one light whose intensity is free, `iterations` iterations.
+std::string small_scene(int iterations, const std::string& intensity = "14") {
+    return R"({"format": 1,
+      "camera": { "eye": [0, 0.8, 4.2], "target": [0, 0, 0], "resolution": [16, 16] },
+      "materials": { "skin": { "albedo": [0.5, 0.5, 0.5] } },
+      "meshes": [ { "name": "ball", "file": "ball.obj", "material": "skin" } ],
+      "lights": [ { "name": "key", "type": "point", "position": [2, 3, 3], "intensity": )" + intensity + R"( } ],
+      "optimize": { "parameters": { "lights.key.intensity": { "init": 10, "lr": 0.05 } }, "iterations": )" +
+           std::to_string(iterations) + R"( } })";
+}
+
+// The scene and its mesh in `dir` (the mesh by a relative name, so a copy of the folder is an identical scene).
+fs::path scene_in(const fs::path& dir, int iterations, const std::string& intensity = "14") {
+    fs::create_directories(dir);
+    fs::copy_file(kAssets / "meshes" / "uv_sphere.obj", dir / "ball.obj", fs::copy_options::overwrite_existing);
+    write(dir / "s.json", small_scene(iterations, intensity));
+    return dir / "s.json";
+}
+
+std::vector<std::string> temporaries(const fs::path& dir) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.path().filename().string().find(".tmp-") != std::string::npos) out.push_back(e.path().filename().string());
+    return out;
+}
+
+std::string bytes_of(const fs::path& p) { return read_file(p); }
+
+// Waits until `pid` catches SIGTERM (its SigCgt in /proc): the program's first act in main. Before that only the
+// dynamic loader has run (about 20 ms here), where no program can catch a signal.
+bool wait_for_handler(pid_t pid) {
+    for (int i = 0; i < 2000; ++i) {
+        std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+        std::string line;
+        while (std::getline(status, line))
+            if (line.rfind("SigCgt:", 0) == 0 && (std::stoull(line.substr(7), nullptr, 16) >> (SIGTERM - 1)) & 1) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+}
+
+} // namespace
+
+// Two runs into one --out: each deleted the other's temporary files and their outputs mixed. Now the second
+// exits 2 naming the folder, writes nothing, and the first ends as if alone.
+TEST(CliOutFolder, ASecondRunIntoABusyFolderExitsTwoAndTheFirstIsUnharmed) {
+    TempDir tmp;
+    const fs::path scene = scene_in(tmp / "scene", 1'000'000);
+    const fs::path out = tmp / "out";
+    const pid_t first = start({"--scene", scene.string(), "--out", out.string(), "--quiet"}, tmp / "first.txt");
+    for (int i = 0; i < 2000 && !fs::exists(out / "loss.csv"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(fs::exists(out / "loss.csv"));
+    const Result second = run({"--scene", scene.string(), "--out", out.string(), "--force", "--iters", "3"});
+    EXPECT_EQ(second.code, 2) << second.err;
+    EXPECT_EQ(second.err, "adjoint: error: --out: " + out.string() + " is in use by another run (it holds " +
+                              (out / ".adjoint.lock").string() + "); wait for it or choose another folder\n");
+    kill(first, SIGTERM);
+    const Result r = finish(first, tmp / "first.txt");
+    ASSERT_EQ(r.code, 130) << r.err;
+    const Checkpoint ck = read_checkpoint(out / "checkpoint.bin");
+    const auto rows = LossLog::parse(read_file(out / "loss.csv"), "loss.csv");
+    ASSERT_EQ(rows.size(), ck.iteration);   // one run's rows, all of them, 0..n-1
+    for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].iteration, int64_t(i));
+    EXPECT_TRUE(temporaries(out).empty());
+    // Its lock died with it: a resume goes ahead.
+    const Result resumed = run({"--scene", scene.string(), "--out", out.string(), "--resume", "--iters",
+                                std::to_string(ck.iteration + 2), "--quiet"});
+    EXPECT_EQ(resumed.code, 0) << resumed.err;
+    EXPECT_EQ(read_checkpoint(out / "checkpoint.bin").iteration, ck.iteration + 2);
+}
+
+// Issue 20: a folder holding another run's outputs is refused (exit 2, the folder and the outputs named),
+// nothing of the old run touched; --force writes over it; --resume continues it.
+TEST(CliOutFolder, AFolderWithAnotherRunsOutputsNeedsResumeOrForce) {
+    TempDir tmp;
+    const fs::path scene = scene_in(tmp / "scene", 3);
+    const fs::path out = tmp / "out";
+    ASSERT_EQ(run({"--scene", scene.string(), "--out", out.string(), "--quiet"}).code, 0);
+    const std::string checkpoint = bytes_of(out / "checkpoint.bin"), losses = bytes_of(out / "loss.csv");
+    const Result again = run({"--scene", scene.string(), "--out", out.string(), "--iters", "2"});
+    EXPECT_EQ(again.code, 2) << again.err;
+    EXPECT_EQ(again.err, "adjoint: error: --out: " + out.string() + " holds another run's outputs (checkpoint.bin, "
+                         "params.json, loss.csv, final.png, report.png, target.png, start.png); give --resume to "
+                         "continue that run, --force to write over it, or another folder\n");
+    EXPECT_EQ(bytes_of(out / "checkpoint.bin"), checkpoint);
+    EXPECT_EQ(bytes_of(out / "loss.csv"), losses);
+    // One output is enough to mark the folder.
+    fs::create_directories(tmp / "one");
+    write(tmp / "one" / "loss.csv", "iteration,loss,image_psnr,param_error,ms\n");
+    const Result one = run({"--scene", scene.string(), "--out", (tmp / "one").string()});
+    EXPECT_EQ(one.code, 2) << one.err;
+    EXPECT_NE(one.err.find("holds another run's outputs (loss.csv)"), std::string::npos) << one.err;
+    // A folder with other files only (or the lock file a run leaves) is fine.
+    fs::create_directories(tmp / "other");
+    write(tmp / "other" / "notes.txt", "mine");
+    write(tmp / "other" / ".adjoint.lock", "");
+    EXPECT_EQ(run({"--scene", scene.string(), "--out", (tmp / "other").string(), "--quiet"}).code, 0);
+    EXPECT_EQ(bytes_of(tmp / "other" / "notes.txt"), "mine");
+    const Result forced = run({"--scene", scene.string(), "--out", out.string(), "--iters", "2", "--force", "--quiet"});
+    EXPECT_EQ(forced.code, 0) << forced.err;
+    EXPECT_EQ(read_checkpoint(out / "checkpoint.bin").iteration, 2u);
+    EXPECT_EQ(LossLog::parse(read_file(out / "loss.csv"), "loss.csv").size(), 2u);
+}
+
+// Outputs went through temp-and-rename, replacing a symlink or a FIFO of that name. Refused before any work.
+TEST(CliOutFolder, OutputsNeverReplaceWhatIsNotARegularFile) {
+    TempDir tmp;
+    const fs::path scene = scene_in(tmp / "scene", 2);
+    fs::create_directories(tmp / "link");
+    fs::create_symlink(tmp / "elsewhere.png", tmp / "link" / "final.png");
+    Result r = run({"--scene", scene.string(), "--out", (tmp / "link").string()});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "adjoint: error: --out: cannot write " + (tmp / "link" / "final.png").string() +
+                         ": it is a symbolic link; outputs are written only as regular files\n");
+    EXPECT_TRUE(fs::is_symlink(tmp / "link" / "final.png"));
+    EXPECT_FALSE(fs::exists(tmp / "elsewhere.png"));
+    EXPECT_FALSE(fs::exists(tmp / "link" / "target.png"));
+    fs::create_directories(tmp / "fifo");
+    ASSERT_EQ(::mkfifo((tmp / "fifo" / "render_0001.png").c_str(), 0600), 0);
+    r = run({"--scene", scene.string(), "--out", (tmp / "fifo").string(), "--save-every", "1"});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("render_0001.png: it is not a regular file"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(tmp / "fifo" / "target.png"));
+}
+
+// SIGTERM in the first moments (before the guard was installed, or during the kernels' compile) killed the
+// process outright, once leaving a temporary file. Now: exit 130 at any moment, no temporary file.
+TEST(CliOutFolder, ASignalBeforeTheFirstIterationExits130WithNoTemporaryFile) {
+    TempDir tmp;
+    const fs::path scene = scene_in(tmp / "scene", 1'000'000);
+    for (int delay_ms : {0, 5, 20, 60, 150, 400}) {
+        const fs::path out = tmp / ("out" + std::to_string(delay_ms));
+        const pid_t pid = start({"--scene", scene.string(), "--out", out.string(), "--quiet"}, tmp / "err.txt");
+        EXPECT_TRUE(wait_for_handler(pid));
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+        kill(pid, delay_ms % 2 ? SIGINT : SIGTERM);
+        const Result r = finish(pid, tmp / "err.txt");
+        EXPECT_EQ(r.code, 130) << delay_ms << " ms: " << r.err;
+        EXPECT_TRUE(temporaries(out).empty()) << delay_ms << " ms";
+        if (fs::exists(out / "checkpoint.bin")) {   // interrupted while iterating: the outputs are whole
+            EXPECT_NO_THROW(read_checkpoint(out / "checkpoint.bin"));
+            EXPECT_NO_THROW(LossLog::parse(read_file(out / "loss.csv"), "loss.csv"));
+        }
+    }
+}
+
+// adjoint-render too: a signal once main has begun ends it with 130 and no file (or, when it came after the
+// write, exit 0 and a whole PNG), never a kill by the signal and never a temporary file.
+TEST(CliOutFolder, ASignalToAdjointRenderExits130WritingNothing) {
+    TempDir tmp;
+    const fs::path scene = scene_in(tmp / "scene", 2);
+    int interrupted = 0;
+    for (int delay_ms : {0, 10, 40, 100}) {
+        const fs::path out = tmp / ("r" + std::to_string(delay_ms) + ".png");
+        const pid_t pid = start({"--scene", scene.string(), "--out", out.string()}, tmp / "err.txt", kRender);
+        EXPECT_TRUE(wait_for_handler(pid));
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+        kill(pid, SIGTERM);
+        const Result r = finish(pid, tmp / "err.txt");
+        EXPECT_TRUE(r.code == 130 || r.code == 0) << delay_ms << " ms: " << r.code << " " << r.err;
+        interrupted += r.code == 130;
+        if (r.code == 130) EXPECT_FALSE(fs::exists(out)) << delay_ms << " ms";
+        else EXPECT_NO_THROW(read_png_linear(out)) << delay_ms << " ms";
+        EXPECT_TRUE(temporaries(tmp.path()).empty()) << delay_ms << " ms";
+    }
+    EXPECT_GT(interrupted, 0);   // at least the signal sent at once lands before the render ends
+}
+
+// --resume checked the scene's path: an edited light resumed silently, an identical copy elsewhere was refused.
+TEST(CliResume, ChecksTheScenesContentAndSeedNotItsPath) {
+    TempDir tmp;
+    const fs::path scene = scene_in(tmp / "a", 4);
+    const fs::path out = tmp / "out";
+    ASSERT_EQ(run({"--scene", scene.string(), "--out", out.string(), "--seed", "7", "--quiet"}).code, 0);
+    // An identical copy elsewhere resumes (and, without --seed, continues with the run's seed 7).
+    const fs::path copy = scene_in(tmp / "b", 4);
+    Result r = run({"--scene", copy.string(), "--out", out.string(), "--resume", "--iters", "6", "--quiet"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(read_checkpoint(out / "checkpoint.bin").iteration, 6u);
+    r = run({"--scene", copy.string(), "--out", out.string(), "--resume", "--iters", "7", "--seed", "7", "--quiet"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    const std::string checkpoint = bytes_of(out / "checkpoint.bin"), losses = bytes_of(out / "loss.csv");
+    // Another --seed: refused, saying why.
+    r = run({"--scene", copy.string(), "--out", out.string(), "--resume", "--iters", "9", "--seed", "8"});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "adjoint: error: --seed: --resume: the checkpoint's run used seed 7; a resumed run continues "
+                     "its random state: leave --seed out\n");
+    // An edited light: refused, the scene and the part named.
+    const fs::path edited = scene_in(tmp / "c", 4, "15");
+    r = run({"--scene", edited.string(), "--out", out.string(), "--resume", "--iters", "9"});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "adjoint: error: " + edited.string() + ": --resume: the scene differs from the one the "
+                     "checkpoint in " + out.string() + " was written for (lights[0] changed); resume with that "
+                     "scene, or start a new run (--force)\n");
+    // A file the scene names, edited: named too.
+    std::ofstream(tmp / "b" / "ball.obj", std::ios::app) << "# edited\n";
+    r = run({"--scene", copy.string(), "--out", out.string(), "--resume", "--iters", "9"});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("(file ball.obj changed)"), std::string::npos) << r.err;
+    EXPECT_EQ(bytes_of(out / "checkpoint.bin"), checkpoint);
+    EXPECT_EQ(bytes_of(out / "loss.csv"), losses);
+}
+
+// Damage under --resume exited 1; --resume at another --resolution ran and left the outputs at two iterations.
+// Now each is refused before any work, exit 2, naming the file (or the option).
+TEST(CliResume, DamageAndAnotherResolutionExitTwoNamingTheFile) {
+    TempDir tmp;
+    const fs::path scene = scene_in(tmp / "scene", 3);
+    const fs::path good = tmp / "good";
+    ASSERT_EQ(run({"--scene", scene.string(), "--out", good.string(), "--quiet"}).code, 0);
+    int damaged = 0;
+    const auto resume_with = [&](const std::string& file, const std::string& content) {
+        const fs::path out = tmp / ("damaged-" + std::to_string(damaged++));
+        fs::copy(good, out);
+        write(out / file, content);
+        return std::pair{run({"--scene", scene.string(), "--out", out.string(), "--resume", "--iters", "5"}), out / file};
+    };
+    const std::string rows = bytes_of(good / "loss.csv");
+    for (const auto& [file, content] : std::vector<std::pair<std::string, std::string>>{
+             {"checkpoint.bin", bytes_of(good / "checkpoint.bin").substr(0, 60)},
+             {"loss.csv", rows + "x,y\n"},
+             {"target.png", bytes_of(good / "target.png").substr(0, 50)},
+             {"start.png", "not a png"}}) {
+        const auto [r, path] = resume_with(file, content);
+        EXPECT_EQ(r.code, 2) << file << ": " << r.err;
+        EXPECT_EQ(r.err.rfind("adjoint: error: ", 0), 0u) << r.err;
+        EXPECT_NE(r.err.find(path.string()), std::string::npos) << file << ": " << r.err;
+        EXPECT_EQ(read_checkpoint(good / "checkpoint.bin").iteration, 3u);
+    }
+    // loss.csv whose rows stop short of the checkpoint.
+    const auto [short_rows, csv] = resume_with("loss.csv", "iteration,loss,image_psnr,param_error,ms\n0,1,1,,1\n");
+    EXPECT_EQ(short_rows.code, 2) << short_rows.err;
+    EXPECT_EQ(short_rows.err, "adjoint: error: " + csv.string() +
+                                  ": --resume: its rows end at iteration 0 but the checkpoint is at iteration 2\n");
+    // Another resolution: refused, nothing changed.
+    const std::string checkpoint = bytes_of(good / "checkpoint.bin"), losses = bytes_of(good / "loss.csv");
+    const Result r = run({"--scene", scene.string(), "--out", good.string(), "--resume", "--resolution", "24x24"});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "adjoint: error: --resolution: --resume: the checkpoint's run renders at 16x16, not 24x24; "
+                     "resume it at its own resolution\n");
+    EXPECT_EQ(bytes_of(good / "checkpoint.bin"), checkpoint);
+    EXPECT_EQ(bytes_of(good / "loss.csv"), losses);
+    // No checkpoint at all: exit 2 naming where it was looked for, no folder made.
+    const Result none = run({"--scene", scene.string(), "--out", (tmp / "none").string(), "--resume"});
+    EXPECT_EQ(none.code, 2) << none.err;
+    EXPECT_EQ(none.err, "adjoint: error: " + (tmp / "none" / "checkpoint.bin").string() +
+                            ": --resume: there is no checkpoint to resume from\n");
+    EXPECT_FALSE(fs::exists(tmp / "none"));
+}
+
+} // namespace adjoint::app::test
