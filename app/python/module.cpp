@@ -1,5 +1,5 @@
 // The compiled module adjoint._adjoint: the shared device, the engine's errors as Python exceptions, and the
-// bindings of scene_bindings.cpp.
+// bindings of scene_bindings.cpp and torch_bridge.cpp.
 #include "runtime.h"
 
 #include <adjoint/app/optimization.h>
@@ -52,4 +52,5 @@ PYBIND11_MODULE(_adjoint, m) {
     m.def("device_name", [] { return runtime()->device.name(); });
     m.def("_release", &release_runtime);
     bind_scene(m);
+    bind_torch_bridge(m);
 }

@@ -45,5 +45,6 @@ std::vector<float> array_to_value(const app::Parameter& p, const py::handle& val
 py::array_t<float> image_to_array(const app::LinearImage& image);
 
 void bind_scene(py::module_& m);
+void bind_torch_bridge(py::module_& m);
 
 } // namespace adjoint::python
