@@ -53,4 +53,5 @@ PYBIND11_MODULE(_adjoint, m) {
     m.def("_release", &release_runtime);
     bind_scene(m);
     bind_torch_bridge(m);
+    bind_raster_ops(m);
 }

@@ -21,6 +21,7 @@ namespace py = pybind11;
 struct Runtime {
     Context context;
     Device device;
+    std::shared_ptr<void> raster_shaders;   // raster_ops.cpp's kernels, compiled on first use, freed before the device
     Runtime();
 };
 std::shared_ptr<Runtime> runtime();
@@ -46,5 +47,6 @@ py::array_t<float> image_to_array(const app::LinearImage& image);
 
 void bind_scene(py::module_& m);
 void bind_torch_bridge(py::module_& m);
+void bind_raster_ops(py::module_& m);   // raster_ops.cpp: nvdiffrast's rasterize and interpolate
 
 } // namespace adjoint::python
