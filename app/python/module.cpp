@@ -54,4 +54,5 @@ PYBIND11_MODULE(_adjoint, m) {
     bind_scene(m);
     bind_torch_bridge(m);
     bind_raster_ops(m);
+    bind_raster_da(m);
 }

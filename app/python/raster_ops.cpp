@@ -9,6 +9,7 @@
 #include "runtime.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace adjoint::python {
 
@@ -153,9 +154,51 @@ auto interpolate_backward_kernel() {
     });
 }
 
+// The image-space derivatives of one chosen attribute at one pixel, (d/dX, d/dY) from the barycentrics' (rast_db):
+// a = a2 + u · (a0 − a2) + v · (a1 − a2), so da/dX = (a0 − a2) · du/dX + (a1 − a2) · dv/dX.
+template <typename Attr, typename Db>
+Float2 attribute_derivatives(const Attr& attr, const BufferFloat4& rast, const Db& db, const BufferUInt& tri,
+                             const UInt& p, const UInt& a, const UInt& attrs, const UInt& base) {
+    Float4 r = rast.read(p);
+    UInt t = cast<uint32_t>(max(r.w, 1.0f)) - 1u;
+    Float a0 = attr.read((base + tri.read(t * 3u)) * attrs + a), a1 = attr.read((base + tri.read(t * 3u + 1u)) * attrs + a),
+          a2 = attr.read((base + tri.read(t * 3u + 2u)) * attrs + a);
+    Float4 d = db.read(p);
+    Float covered = ite(r.w > 0.0f, 1.0f, 0.0f);
+    return covered * make_float2((a0 - a2) * d.x + (a1 - a2) * d.z, (a0 - a2) * d.y + (a1 - a2) * d.w);
+}
+
+// One thread per (pixel, chosen attribute); out_da interleaves (d/dX, d/dY) per chosen attribute.
+auto interpolate_da_kernel() {
+    return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferFloat4 db, BufferUInt tri, BufferUInt chosen,
+                       UInt attrs, UInt count, UInt pixels_per_image, UInt vertices, UInt batched,
+                       BufferFloat2 out) noexcept {
+        UInt i = dispatch_id().x;
+        UInt p = i / count;
+        UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
+        out.write(i, attribute_derivatives(attr, rast, db, tri, p, chosen.read(i % count), attrs, base));
+    });
+}
+
+auto interpolate_da_backward_kernel() {
+    return Kernel1D([](DiffBufferFloat attr, BufferFloat4 rast, DiffBufferFloat4 db, BufferUInt tri,
+                       BufferUInt chosen, UInt attrs, UInt count, UInt pixels_per_image, UInt vertices, UInt batched,
+                       BufferFloat2 grad_out) noexcept {
+        UInt i = dispatch_id().x;
+        UInt p = i / count;
+        UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
+        Float2 g = grad_out.read(i);
+        $if (rast.read(p).w > 0.0f) {
+            $autodiff {
+                backward(dot(g, attribute_derivatives(attr, rast, db, tri, p, chosen.read(i % count), attrs, base)));
+            };
+        };
+    });
+}
+
 struct RasterShaders {
     Shader<2> rasterize, rasterize_backward;
-    Shader<1> interpolate, interpolate_backward;
+    Shader<1> interpolate, interpolate_backward, interpolate_da, interpolate_da_backward;
 };
 
 RasterShaders& shaders(Runtime& rt) {
@@ -163,7 +206,9 @@ RasterShaders& shaders(Runtime& rt) {
         rt.raster_shaders = std::make_shared<RasterShaders>(RasterShaders{rt.device.compile(rasterize_kernel(), {.name = "py_rasterize"}),
                                 rt.device.compile(rasterize_backward_kernel(), {.name = "py_rasterize_backward"}),
                                 rt.device.compile(interpolate_kernel(), {.name = "py_interpolate"}),
-                                rt.device.compile(interpolate_backward_kernel(), {.name = "py_interpolate_backward"})});
+                                rt.device.compile(interpolate_backward_kernel(), {.name = "py_interpolate_backward"}),
+                                rt.device.compile(interpolate_da_kernel(), {.name = "py_interpolate_da"}),
+                                rt.device.compile(interpolate_da_backward_kernel(), {.name = "py_interpolate_da_backward"})});
     return *static_cast<RasterShaders*>(rt.raster_shaders.get());
 }
 
@@ -243,6 +288,43 @@ void bind_raster_ops(py::module_& m) {
                << a.grad.copy_to(ga.mutable_data()) << r.grad.copy_to(gr.mutable_data()) << synchronize();
         return py::make_tuple(ga, gr);
     });
+}
+
+void bind_raster_da(py::module_& m) {
+    // attr [Ba, V, A], rast and db [B, H, W, 4], chosen attribute indices -> [B, H, W, 2 · len(chosen)]; with
+    // grad given, the backward: (d attr [Ba, V, A], d db [B, H, W, 4]).
+    m.def("_interpolate_da", [](const FArray& attr, const FArray& rast, const FArray& db, const UArray& tri,
+                                const UArray& chosen, bool batched, std::optional<FArray> grad) -> py::object {
+        auto rt = runtime();
+        Stream stream = rt->device.create_stream();
+        const uint32_t vertices = uint32_t(attr.shape(1)), attrs = uint32_t(attr.shape(2)), count = uint32_t(chosen.size());
+        const uint32_t batch = uint32_t(rast.shape(0)), height = uint32_t(rast.shape(1)), width = uint32_t(rast.shape(2));
+        const size_t pixels = size_t(batch) * height * width;
+        auto r = upload<float4>(*rt, stream, rast, pixels);
+        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3);
+        auto c = upload<uint32_t>(*rt, stream, chosen, count);
+        const uint32_t per_image = height * width;
+        if (!grad) {
+            auto a = upload<float>(*rt, stream, attr, size_t(attr.size()));
+            auto d = upload<float4>(*rt, stream, db, pixels);
+            auto o = rt->device.create_buffer<float2>(pixels * count);
+            FArray out(std::vector<py::ssize_t>{batch, height, width, 2 * count});
+            stream << shaders(*rt).interpolate_da(a, r, d, t, c, attrs, count, per_image, vertices, uint32_t(batched), o)
+                          .dispatch(pixels * count)
+                   << o.copy_to(out.mutable_data()) << synchronize();
+            return out;
+        }
+        auto a = rt->device.create_diff_buffer<float>(size_t(attr.size()));
+        auto d = rt->device.create_diff_buffer<float4>(pixels);
+        stream << a.value.copy_from(attr.data()) << a.zero_grad() << d.value.copy_from(db.data()) << d.zero_grad();
+        auto g = upload<float2>(*rt, stream, *grad, pixels * count);
+        FArray ga(std::vector<py::ssize_t>{attr.shape(0), vertices, attrs}), gd(std::vector<py::ssize_t>{batch, height, width, 4});
+        stream << shaders(*rt).interpolate_da_backward(a, r, d, t, c, attrs, count, per_image, vertices, uint32_t(batched), g)
+                      .dispatch(pixels * count)
+               << a.grad.copy_to(ga.mutable_data()) << d.grad.copy_to(gd.mutable_data()) << synchronize();
+        return py::make_tuple(ga, gd);
+    }, py::arg("attr"), py::arg("rast"), py::arg("db"), py::arg("tri"), py::arg("chosen"), py::arg("batched"),
+       py::arg("grad") = py::none());
 }
 
 } // namespace adjoint::python

@@ -48,5 +48,6 @@ py::array_t<float> image_to_array(const app::LinearImage& image);
 void bind_scene(py::module_& m);
 void bind_torch_bridge(py::module_& m);
 void bind_raster_ops(py::module_& m);   // raster_ops.cpp: nvdiffrast's rasterize and interpolate
+void bind_raster_da(py::module_& m);    // and interpolate's image-space derivatives (rast_db, diff_attrs)
 
 } // namespace adjoint::python

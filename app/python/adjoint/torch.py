@@ -58,8 +58,8 @@ def render(scene, params=None, view=0):
 
 # ---- nvdiffrast's rasterize and interpolate (app/python/raster_ops.cpp) ------------------------------------
 # Same names, arguments, shapes and conventions as nvdiffrast: rast_out [B, H, W, 4] = (u, v, z/w,
-# triangle_id + 1), 0 where empty; row 0 the bottom row; pixel centres at +0.5. Not yet: rast_db / diff_attrs
-# in interpolate, gradients through rast_db, near-plane clipping (a triangle with a vertex at w <= 0 is skipped).
+# triangle_id + 1), 0 where empty; row 0 the bottom row; pixel centres at +0.5. Not yet: rasterize's gradients
+# through rast_db, near-plane clipping (a triangle with a vertex at w <= 0 is skipped).
 
 class RasterizeContext:
     """Adjoint's rasterizer context: the process's Vulkan device (ADJOINT_DEVICE picks it). `device` is accepted
@@ -162,12 +162,31 @@ class _Interpolate(_torch.autograd.Function):
         return ga, gr, None, None
 
 
+class _InterpolateDerivatives(_torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, attr, rast_db, rast, tri_np, chosen, batched):
+        a = _to_numpy(attr)
+        a3 = a if batched else a[None]
+        r, d = _to_numpy(rast), _to_numpy(rast_db)
+        out = _adjoint._interpolate_da(a3, r, d, tri_np, chosen, batched)
+        ctx.saved = (a3, r, d, tri_np, chosen, batched, attr.shape)
+        return _torch.from_numpy(out).to(attr.device)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a3, r, d, tri_np, chosen, batched, shape = ctx.saved
+        ga, gd = _adjoint._interpolate_da(a3, r, d, tri_np, chosen, batched, _to_numpy(grad_out))
+        device = grad_out.device
+        return (_torch.from_numpy(ga).reshape(shape).to(device), _torch.from_numpy(gd).to(device),
+                None, None, None, None)
+
+
 def interpolate(attr, rast, tri, rast_db=None, diff_attrs=None):
     """nvdiffrast.torch.interpolate: attr [V, A] or [B, V, A] float32, rast [B, H, W, 4] from rasterize,
-    tri int32 [T, 3]. Returns (out [B, H, W, A], out_da); differentiable with respect to attr and rast's (u, v).
-    out_da is an empty tensor: rast_db and diff_attrs are not supported yet."""
-    if rast_db is not None or diff_attrs is not None:
-        raise NotImplementedError("adjoint.torch.interpolate: rast_db / diff_attrs are not supported yet")
+    tri int32 [T, 3]. Returns (out [B, H, W, A], out_da): out is differentiable with respect to attr and rast's
+    (u, v). With rast_db and diff_attrs ('all' or a list of attribute indices), out_da [B, H, W, 2 * n] holds
+    each chosen attribute's (d/dX, d/dY) per pixel, differentiable with respect to attr and rast_db; else it is
+    empty."""
     _check_float("attr", attr, None, (2, 3))
     _check_float("rast", rast, 4, (4,))
     batched = attr.dim() == 3
@@ -175,4 +194,18 @@ def interpolate(attr, rast, tri, rast_db=None, diff_attrs=None):
         raise ValueError(f"attr: minibatch {attr.shape[0]} differs from rast's {rast.shape[0]}")
     tri_np = _check_tri(tri, attr.shape[-2])
     out = _Interpolate.apply(attr, rast, tri_np, batched)
-    return out, _torch.empty(list(out.shape[:3]) + [0], device=out.device)
+    if diff_attrs is None:
+        return out, _torch.empty(list(out.shape[:3]) + [0], device=out.device)
+    if rast_db is None:
+        raise ValueError("interpolate: diff_attrs needs rast_db (rasterize's second output)")
+    _check_float("rast_db", rast_db, 4, (4,))
+    if rast_db.shape != rast.shape:
+        raise ValueError(f"rast_db: shape {list(rast_db.shape)} differs from rast's {list(rast.shape)}")
+    count = attr.shape[-1]
+    chosen = list(range(count)) if diff_attrs == "all" else [int(i) for i in diff_attrs]
+    if any(i < 0 or i >= count for i in chosen):
+        raise ValueError(f"diff_attrs: indices must be in [0, {count}), got {chosen}")
+    if not chosen:
+        return out, _torch.empty(list(out.shape[:3]) + [0], device=out.device)
+    da = _InterpolateDerivatives.apply(attr, rast_db, rast, tri_np, np.array(chosen, np.uint32), batched)
+    return out, da
