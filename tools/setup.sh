@@ -20,6 +20,8 @@ packages=(
   libtinygltf-dev                                             # the app's glTF 2.0 meshes
   assimp-testmodels                                           # test data: glTF 2.0 samples, sound and broken
   xvfb xauth                                                  # the studio's tests
+  pybind11-dev python3-dev                                    # the Python package adjoint (app/python)
+  python3-pytest python3-numpy python3-torch                  # its tests, arrays and adjoint.torch
 )
 if [ "${1:-}" = --list-packages ]; then
   printf '%s\n' "${packages[@]}"

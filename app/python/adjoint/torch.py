@@ -1,0 +1,211 @@
+"""Adjoint's renderer as a torch operation.
+
+    import adjoint, adjoint.torch
+    scene = adjoint.Scene("assets/scenes/material-light.json", resolution=(64, 64))
+    albedo = torch.tensor([0.5, 0.5, 0.5], requires_grad=True)
+    image = adjoint.torch.render(scene, {"materials.ball.albedo": albedo})   # [H, W, 3], differentiable
+    loss = ((image - target) ** 2).mean(); loss.backward()                  # albedo.grad
+
+The backward pass is the engine's own gradient (its $autodiff of the renderer), applied to d loss / d image.
+Tensors on another device (CUDA) are copied through the host and the results returned to it.
+"""
+import numpy as np
+import torch as _torch
+
+from . import _adjoint
+
+__all__ = ["render", "rasterize", "interpolate", "RasterizeContext", "RasterizeCudaContext", "RasterizeGLContext"]
+
+
+def _to_numpy(t):
+    return t.detach().to("cpu", _torch.float32).contiguous().numpy()
+
+
+class _Render(_torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, scene, paths, view, *values):
+        arrays = [_to_numpy(v) for v in values]
+        image = _adjoint._render_with(scene, list(paths), arrays, view)
+        ctx.scene, ctx.paths, ctx.view, ctx.arrays, ctx.image = scene, list(paths), view, arrays, image
+        ctx.shapes = [(v.shape, v.dtype, v.device) for v in values]
+        device = values[0].device if values else _torch.device("cpu")
+        return _torch.from_numpy(image).to(device)
+
+    @staticmethod
+    def backward(ctx, grad_image):
+        if not any(ctx.needs_input_grad[3:]):
+            return (None, None, None) + (None,) * len(ctx.arrays)
+        grads = _adjoint._image_vjp(ctx.scene, ctx.paths, ctx.arrays, ctx.view, ctx.image, _to_numpy(grad_image))
+        out = []
+        for g, (shape, dtype, device), needed in zip(grads, ctx.shapes, ctx.needs_input_grad[3:]):
+            out.append(_torch.from_numpy(np.ascontiguousarray(g)).reshape(shape).to(device, dtype) if needed else None)
+        return (None, None, None) + tuple(out)
+
+
+def render(scene, params=None, view=0):
+    """The scene's view `view` as a float32 [H, W, 3] tensor (linear RGB, rows top first), with the parameters
+    named in `params` ({path: tensor}) set to the tensors' values; differentiable with respect to each tensor.
+    The scene itself is not changed. Each tensor has the parameter's floats in any shape (a texture [H, W, 3])."""
+    params = dict(params or {})
+    for path, value in params.items():
+        if not isinstance(value, _torch.Tensor):
+            raise TypeError(f"{path}: expected a torch.Tensor, got {type(value).__name__}")
+        if not value.is_floating_point():
+            raise TypeError(f"{path}: expected a floating-point tensor, got {value.dtype}")
+    paths = tuple(params.keys())
+    return _Render.apply(scene, paths, int(view), *params.values())
+
+
+# ---- nvdiffrast's rasterize and interpolate (app/python/raster_ops.cpp) ------------------------------------
+# Same names, arguments, shapes and conventions as nvdiffrast: rast_out [B, H, W, 4] = (u, v, z/w,
+# triangle_id + 1), 0 where empty; row 0 the bottom row; pixel centres at +0.5. Not yet: rasterize's gradients
+# through rast_db, near-plane clipping (a triangle with a vertex at w <= 0 is skipped).
+
+class RasterizeContext:
+    """Adjoint's rasterizer context: the process's Vulkan device (ADJOINT_DEVICE picks it). `device` is accepted
+    for nvdiffrast's signature; results go to the device of the input tensors (CUDA through the host)."""
+
+    def __init__(self, device=None, output_db=True):
+        self.output_db = output_db
+
+
+RasterizeCudaContext = RasterizeContext
+RasterizeGLContext = RasterizeContext
+
+
+def _check_float(name, t, last=None, ndims=(2, 3)):
+    if not isinstance(t, _torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+    if t.dtype != _torch.float32:
+        raise TypeError(f"{name}: expected float32, got {t.dtype}")
+    if t.dim() not in ndims or (last is not None and t.shape[-1] != last):
+        raise ValueError(f"{name}: expected shape {'/'.join(str(n) for n in ndims)}-D"
+                         f"{'' if last is None else f' with last dimension {last}'}, got {list(t.shape)}")
+    if not t.is_contiguous():
+        raise ValueError(f"{name}: must be contiguous")
+
+
+def _check_tri(tri, vertices):
+    if not isinstance(tri, _torch.Tensor):
+        raise TypeError(f"tri: expected a torch.Tensor, got {type(tri).__name__}")
+    if tri.dtype != _torch.int32:
+        raise TypeError(f"tri: expected int32, got {tri.dtype}")
+    if tri.dim() != 2 or tri.shape[1] != 3:
+        raise ValueError(f"tri: expected shape [num_triangles, 3], got {list(tri.shape)}")
+    if not tri.is_contiguous():
+        raise ValueError("tri: must be contiguous")
+    if tri.numel() and (int(tri.min()) < 0 or int(tri.max()) >= vertices):
+        raise ValueError(f"tri: vertex indices must be in [0, {vertices}), got [{int(tri.min())}, {int(tri.max())}]")
+    return tri.detach().cpu().numpy().astype(np.uint32)
+
+
+class _Rasterize(_torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, pos, tri_np, height, width, id_offset):
+        p = _to_numpy(pos)
+        rast, db = _adjoint._rasterize(p, tri_np, height, width)
+        if id_offset:
+            rast[..., 3] = np.where(rast[..., 3] > 0, rast[..., 3] + id_offset, 0)
+        ctx.p, ctx.tri, ctx.rast, ctx.offset, ctx.device = p, tri_np, rast, id_offset, pos.device
+        return _torch.from_numpy(rast).to(pos.device), _torch.from_numpy(db).to(pos.device)
+
+    @staticmethod
+    def backward(ctx, grad_rast, grad_db):
+        rast = ctx.rast.copy()
+        if ctx.offset:
+            rast[..., 3] = np.where(rast[..., 3] > 0, rast[..., 3] - ctx.offset, 0)
+        g = _adjoint._rasterize_backward(ctx.p, ctx.tri, rast, _to_numpy(grad_rast))
+        return _torch.from_numpy(g).to(ctx.device), None, None, None, None
+
+
+def rasterize(glctx, pos, tri, resolution, ranges=None, grad_db=True):
+    """nvdiffrast.torch.rasterize: pos [B, V, 4] clip space (instanced mode) or [V, 4] with ranges [B, 2]
+    (int32 start, count; range mode); tri int32 [T, 3]; resolution [height, width]. Returns (rast_out,
+    rast_db), each float32 [B, height, width, 4]; rast_out is differentiable with respect to pos (through u, v
+    and z/w), rast_db is not (yet)."""
+    height, width = int(resolution[0]), int(resolution[1])
+    if height <= 0 or width <= 0:
+        raise ValueError(f"resolution: expected [height, width] > 0, got {list(resolution)}")
+    if ranges is None:
+        _check_float("pos", pos, 4, (3,))
+        tri_np = _check_tri(tri, pos.shape[1])
+        return _Rasterize.apply(pos, tri_np, height, width, 0)
+    _check_float("pos", pos, 4, (2,))
+    if not isinstance(ranges, _torch.Tensor) or ranges.dtype != _torch.int32 or ranges.dim() != 2 or ranges.shape[1] != 2:
+        raise TypeError("ranges: expected an int32 tensor [minibatch, 2] (start, count)")
+    tri_np = _check_tri(tri, pos.shape[0])
+    outs = []
+    for start, count in ranges.cpu().tolist():
+        if start < 0 or count < 0 or start + count > tri_np.shape[0]:
+            raise ValueError(f"ranges: [{start}, {count}] is outside the {tri_np.shape[0]} triangles")
+        outs.append(_Rasterize.apply(pos[None], np.ascontiguousarray(tri_np[start:start + count]), height, width,
+                                     start))
+    return _torch.cat([o[0] for o in outs]), _torch.cat([o[1] for o in outs])
+
+
+class _Interpolate(_torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, attr, rast, tri_np, batched):
+        a, r = _to_numpy(attr), _to_numpy(rast)
+        a3 = a if batched else a[None]
+        out = _adjoint._interpolate(a3, r, tri_np, batched)
+        ctx.a, ctx.r, ctx.tri, ctx.batched, ctx.shape = a3, r, tri_np, batched, attr.shape
+        return _torch.from_numpy(out).to(attr.device)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        ga, gr = _adjoint._interpolate_backward(ctx.a, ctx.r, ctx.tri, ctx.batched, _to_numpy(grad_out))
+        device = grad_out.device
+        ga = _torch.from_numpy(ga).reshape(ctx.shape).to(device)
+        gr = _torch.from_numpy(gr).to(device)
+        gr[..., 2:] = 0   # z/w and the triangle id do not enter the interpolation
+        return ga, gr, None, None
+
+
+class _InterpolateDerivatives(_torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, attr, rast_db, rast, tri_np, chosen, batched):
+        a = _to_numpy(attr)
+        a3 = a if batched else a[None]
+        r, d = _to_numpy(rast), _to_numpy(rast_db)
+        out = _adjoint._interpolate_da(a3, r, d, tri_np, chosen, batched)
+        ctx.saved = (a3, r, d, tri_np, chosen, batched, attr.shape)
+        return _torch.from_numpy(out).to(attr.device)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        a3, r, d, tri_np, chosen, batched, shape = ctx.saved
+        ga, gd = _adjoint._interpolate_da(a3, r, d, tri_np, chosen, batched, _to_numpy(grad_out))
+        device = grad_out.device
+        return (_torch.from_numpy(ga).reshape(shape).to(device), _torch.from_numpy(gd).to(device),
+                None, None, None, None)
+
+
+def interpolate(attr, rast, tri, rast_db=None, diff_attrs=None):
+    """nvdiffrast.torch.interpolate: attr [V, A] or [B, V, A] float32, rast [B, H, W, 4] from rasterize,
+    tri int32 [T, 3]. Returns (out [B, H, W, A], out_da): out is differentiable with respect to attr and rast's
+    (u, v). With rast_db and diff_attrs ('all' or a list of attribute indices), out_da [B, H, W, 2 * n] holds
+    each chosen attribute's (d/dX, d/dY) per pixel, differentiable with respect to attr and rast_db; else it is
+    empty."""
+    _check_float("attr", attr, None, (2, 3))
+    _check_float("rast", rast, 4, (4,))
+    batched = attr.dim() == 3
+    if batched and attr.shape[0] != rast.shape[0]:
+        raise ValueError(f"attr: minibatch {attr.shape[0]} differs from rast's {rast.shape[0]}")
+    tri_np = _check_tri(tri, attr.shape[-2])
+    out = _Interpolate.apply(attr, rast, tri_np, batched)
+    if diff_attrs is None:
+        return out, _torch.empty(list(out.shape[:3]) + [0], device=out.device)
+    if rast_db is None:
+        raise ValueError("interpolate: diff_attrs needs rast_db (rasterize's second output)")
+    _check_float("rast_db", rast_db, 4, (4,))
+    if rast_db.shape != rast.shape:
+        raise ValueError(f"rast_db: shape {list(rast_db.shape)} differs from rast's {list(rast.shape)}")
+    count = attr.shape[-1]
+    chosen = list(range(count)) if diff_attrs == "all" else [int(i) for i in diff_attrs]
+    if any(i < 0 or i >= count for i in chosen):
+        raise ValueError(f"diff_attrs: indices must be in [0, {count}), got {chosen}")
+    if not chosen:
+        return out, _torch.empty(list(out.shape[:3]) + [0], device=out.device)
+    da = _InterpolateDerivatives.apply(attr, rast_db, rast, tri_np, np.array(chosen, np.uint32), batched)
+    return out, da

@@ -1,0 +1,330 @@
+// nvdiffrast's rasterize and interpolate for adjoint.torch, as engine kernels over host arrays: forward in
+// plain DSL, backward the same DSL inside $autodiff (differentiable buffers scatter the adjoints).
+//
+// Conventions (nvdiffrast's): clip-space positions [B, V, 4], int32 triangles [T, 3], outputs [B, H, W, 4] of
+// (u, v, z/w, triangle_id + 1) with 0 where nothing covers the pixel; row 0 is the bottom row (y = −1), pixel
+// centres at +0.5; (u, v) weigh the triangle's first two vertices, 1 − u − v the third, perspective-correct.
+// Every triangle is tested at every pixel (no binning): meant for small meshes; triangles with a vertex at
+// w <= 0 are skipped (no near-plane clipping).
+#include "runtime.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace adjoint::python {
+
+namespace {
+
+// Clip-space barycentrics of the point that projects to NDC (x, y): Σ b_i (p_i.xy − (x, y) · p_i.w) = 0 with
+// Σ b_i = 1, and z/w there. `inside` when all three are >= 0 and every w > 0.
+struct Hit {
+    Float3 b;
+    Float depth;
+    Bool inside;
+};
+Hit hit(const Float4& p0, const Float4& p1, const Float4& p2, const Float& x, const Float& y) {
+    Float2 a0 = p0.xy() - make_float2(x, y) * p0.w, a1 = p1.xy() - make_float2(x, y) * p1.w,
+           a2 = p2.xy() - make_float2(x, y) * p2.w;
+    Float3 c = make_float3(a1.x * a2.y - a1.y * a2.x, a2.x * a0.y - a2.y * a0.x, a0.x * a1.y - a0.y * a1.x);
+    Float s = c.x + c.y + c.z;
+    Bool ok = s != 0.0f && p0.w > 0.0f && p1.w > 0.0f && p2.w > 0.0f;
+    Float safe = ite(ok, s, 1.0f);
+    Float3 b = c / safe;
+    Float depth = (b.x * p0.z + b.y * p1.z + b.z * p2.z) / (b.x * p0.w + b.y * p1.w + b.z * p2.w);
+    return {b, depth, ok && b.x >= 0.0f && b.y >= 0.0f && b.z >= 0.0f};
+}
+
+Float4 vertex(const BufferFloat4& pos, const BufferUInt& tri, const UInt& base, const UInt& t, int k) {
+    return pos.read(base + tri.read(t * 3u + uint32_t(k)));
+}
+
+// The pixel (x, row) of image b: rows stacked, row 0 at the bottom (NDC y = −1).
+struct Pixel {
+    UInt b, at;
+    Float x, y;
+};
+Pixel pixel_of(const UInt& height) {
+    UInt2 id = dispatch_id().xy();
+    UInt width = dispatch_size().x;
+    Float fw = cast<float>(width), fh = cast<float>(height);
+    return {id.y / height, id.y * width + id.x, (cast<float>(id.x) + 0.5f) * 2.0f / fw - 1.0f,
+            (cast<float>(id.y % height) + 0.5f) * 2.0f / fh - 1.0f};
+}
+
+auto rasterize_kernel() {
+    return Kernel2D([](BufferFloat4 pos, BufferUInt tri, UInt vertices, UInt triangles, UInt height,
+                       BufferFloat4 out, BufferFloat4 db) noexcept {
+        Pixel px = pixel_of(height);
+        UInt base = px.b * vertices;
+        Float best = 2.0f;
+        UInt id = 0u;
+        Float2 uv = make_float2(0.0f);
+        $for (t, triangles) {
+            Hit h = hit(vertex(pos, tri, base, t, 0), vertex(pos, tri, base, t, 1), vertex(pos, tri, base, t, 2),
+                        px.x, px.y);
+            $if (h.inside && h.depth >= -1.0f && h.depth <= 1.0f && h.depth < best) {
+                best = h.depth;
+                id = t + 1u;
+                uv = h.b.xy();
+            };
+        };
+        out.write(px.at, ite(id > 0u, make_float4(uv, best, cast<float>(id)), make_float4(0.0f)));
+        // The barycentrics' derivatives per pixel (du/dX, du/dY, dv/dX, dv/dY): $autodiff of the same hit
+        // with respect to the pixel's position (NDC moves 2 / size per pixel).
+        Float4 d = make_float4(0.0f);
+        $if (id > 0u) {
+            UInt t = id - 1u;
+            Float4 p0 = vertex(pos, tri, base, t, 0), p1 = vertex(pos, tri, base, t, 1), p2 = vertex(pos, tri, base, t, 2);
+            Float2 scale = make_float2(2.0f / cast<float>(dispatch_size().x), 2.0f / cast<float>(height));
+            Float2 q = make_float2(px.x, px.y);
+            $autodiff {
+                requires_grad(q);
+                backward(hit(p0, p1, p2, q.x, q.y).b.x);
+                d.x = grad(q).x * scale.x;
+                d.y = grad(q).y * scale.y;
+            };
+            Float2 r = make_float2(px.x, px.y);
+            $autodiff {
+                requires_grad(r);
+                backward(hit(p0, p1, p2, r.x, r.y).b.y);
+                d.z = grad(r).x * scale.x;
+                d.w = grad(r).y * scale.y;
+            };
+        };
+        db.write(px.at, d);
+    });
+}
+
+// d loss / d (u, v, z/w) of each covered pixel into the positions of its triangle's vertices.
+auto rasterize_backward_kernel() {
+    return Kernel2D([](DiffBufferFloat4 pos, BufferUInt tri, UInt vertices, UInt height, BufferFloat4 rast,
+                       BufferFloat4 grad_out) noexcept {
+        Pixel px = pixel_of(height);
+        Float4 r = rast.read(px.at);
+        $if (r.w > 0.0f) {
+            UInt t = cast<uint32_t>(r.w) - 1u;
+            UInt base = px.b * vertices;
+            Float4 g = grad_out.read(px.at);
+            UInt i0 = base + tri.read(t * 3u), i1 = base + tri.read(t * 3u + 1u), i2 = base + tri.read(t * 3u + 2u);
+            $autodiff {
+                Hit h = hit(pos.read(i0), pos.read(i1), pos.read(i2), px.x, px.y);
+                backward(g.x * h.b.x + g.y * h.b.y + g.z * h.depth);
+            };
+        };
+    });
+}
+
+// One attribute of one pixel: u · a0 + v · a1 + (1 − u − v) · a2 of its triangle, 0 where nothing covers it.
+// The backward variant scatters into the attributes and into the pixel's (u, v).
+template <typename Attr, typename Rast>
+Float interpolated(const Attr& attr, const Rast& rast, const BufferUInt& tri, const UInt& p, const UInt& a,
+                   const UInt& attrs, const UInt& base, Float& covered) {
+    Float4 r = rast.read(p);
+    covered = ite(r.w > 0.0f, 1.0f, 0.0f);
+    UInt t = cast<uint32_t>(max(r.w, 1.0f)) - 1u;
+    Float a0 = attr.read((base + tri.read(t * 3u)) * attrs + a), a1 = attr.read((base + tri.read(t * 3u + 1u)) * attrs + a),
+          a2 = attr.read((base + tri.read(t * 3u + 2u)) * attrs + a);
+    return covered * (r.x * a0 + r.y * a1 + (1.0f - r.x - r.y) * a2);
+}
+
+auto interpolate_kernel() {
+    return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferUInt tri, UInt attrs, UInt pixels_per_image,
+                       UInt vertices, UInt batched, BufferFloat out) noexcept {
+        UInt i = dispatch_id().x;
+        UInt p = i / attrs, a = i % attrs;
+        UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
+        Float covered = 0.0f;
+        out.write(i, interpolated(attr, rast, tri, p, a, attrs, base, covered));
+    });
+}
+
+auto interpolate_backward_kernel() {
+    return Kernel1D([](DiffBufferFloat attr, DiffBufferFloat4 rast, BufferUInt tri, UInt attrs,
+                       UInt pixels_per_image, UInt vertices, UInt batched, BufferFloat grad_out) noexcept {
+        UInt i = dispatch_id().x;
+        UInt p = i / attrs, a = i % attrs;
+        UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
+        Float g = grad_out.read(i);
+        $if (rast.read(p).w > 0.0f && g != 0.0f) {
+            $autodiff {
+                Float covered = 0.0f;
+                backward(g * interpolated(attr, rast, tri, p, a, attrs, base, covered));
+            };
+        };
+    });
+}
+
+// The image-space derivatives of one chosen attribute at one pixel, (d/dX, d/dY) from the barycentrics' (rast_db):
+// a = a2 + u · (a0 − a2) + v · (a1 − a2), so da/dX = (a0 − a2) · du/dX + (a1 − a2) · dv/dX.
+template <typename Attr, typename Db>
+Float2 attribute_derivatives(const Attr& attr, const BufferFloat4& rast, const Db& db, const BufferUInt& tri,
+                             const UInt& p, const UInt& a, const UInt& attrs, const UInt& base) {
+    Float4 r = rast.read(p);
+    UInt t = cast<uint32_t>(max(r.w, 1.0f)) - 1u;
+    Float a0 = attr.read((base + tri.read(t * 3u)) * attrs + a), a1 = attr.read((base + tri.read(t * 3u + 1u)) * attrs + a),
+          a2 = attr.read((base + tri.read(t * 3u + 2u)) * attrs + a);
+    Float4 d = db.read(p);
+    Float covered = ite(r.w > 0.0f, 1.0f, 0.0f);
+    return covered * make_float2((a0 - a2) * d.x + (a1 - a2) * d.z, (a0 - a2) * d.y + (a1 - a2) * d.w);
+}
+
+// One thread per (pixel, chosen attribute); out_da interleaves (d/dX, d/dY) per chosen attribute.
+auto interpolate_da_kernel() {
+    return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferFloat4 db, BufferUInt tri, BufferUInt chosen,
+                       UInt attrs, UInt count, UInt pixels_per_image, UInt vertices, UInt batched,
+                       BufferFloat2 out) noexcept {
+        UInt i = dispatch_id().x;
+        UInt p = i / count;
+        UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
+        out.write(i, attribute_derivatives(attr, rast, db, tri, p, chosen.read(i % count), attrs, base));
+    });
+}
+
+auto interpolate_da_backward_kernel() {
+    return Kernel1D([](DiffBufferFloat attr, BufferFloat4 rast, DiffBufferFloat4 db, BufferUInt tri,
+                       BufferUInt chosen, UInt attrs, UInt count, UInt pixels_per_image, UInt vertices, UInt batched,
+                       BufferFloat2 grad_out) noexcept {
+        UInt i = dispatch_id().x;
+        UInt p = i / count;
+        UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
+        Float2 g = grad_out.read(i);
+        $if (rast.read(p).w > 0.0f) {
+            $autodiff {
+                backward(dot(g, attribute_derivatives(attr, rast, db, tri, p, chosen.read(i % count), attrs, base)));
+            };
+        };
+    });
+}
+
+struct RasterShaders {
+    Shader<2> rasterize, rasterize_backward;
+    Shader<1> interpolate, interpolate_backward, interpolate_da, interpolate_da_backward;
+};
+
+RasterShaders& shaders(Runtime& rt) {
+    if (!rt.raster_shaders)
+        rt.raster_shaders = std::make_shared<RasterShaders>(RasterShaders{rt.device.compile(rasterize_kernel(), {.name = "py_rasterize"}),
+                                rt.device.compile(rasterize_backward_kernel(), {.name = "py_rasterize_backward"}),
+                                rt.device.compile(interpolate_kernel(), {.name = "py_interpolate"}),
+                                rt.device.compile(interpolate_backward_kernel(), {.name = "py_interpolate_backward"}),
+                                rt.device.compile(interpolate_da_kernel(), {.name = "py_interpolate_da"}),
+                                rt.device.compile(interpolate_da_backward_kernel(), {.name = "py_interpolate_da_backward"})});
+    return *static_cast<RasterShaders*>(rt.raster_shaders.get());
+}
+
+using FArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+using UArray = py::array_t<uint32_t, py::array::c_style | py::array::forcecast>;
+
+template <typename T, typename A>
+Buffer<T> upload(Runtime& rt, Stream& stream, const A& a, size_t count) {
+    Buffer<T> b = rt.device.create_buffer<T>(std::max<size_t>(count, 1));
+    if (count) stream << b.copy_from(a.data());
+    return b;
+}
+
+} // namespace
+
+void bind_raster_ops(py::module_& m) {
+    // pos [B, V, 4], tri [T, 3] (checked by the caller) -> (rast [B, H, W, 4], db [B, H, W, 4]).
+    m.def("_rasterize", [](const FArray& pos, const UArray& tri, uint32_t height, uint32_t width) {
+        auto rt = runtime();
+        Stream stream = rt->device.create_stream();
+        const uint32_t batch = uint32_t(pos.shape(0)), vertices = uint32_t(pos.shape(1)), triangles = uint32_t(tri.shape(0));
+        auto p = upload<float4>(*rt, stream, pos, size_t(batch) * vertices);
+        auto t = upload<uint32_t>(*rt, stream, tri, size_t(triangles) * 3);
+        const size_t n = size_t(batch) * height * width;
+        auto out = rt->device.create_buffer<float4>(n), db = rt->device.create_buffer<float4>(n);
+        FArray o(std::vector<py::ssize_t>{batch, height, width, 4}), d(std::vector<py::ssize_t>{batch, height, width, 4});
+        stream << shaders(*rt).rasterize(p, t, vertices, triangles, height, out, db).dispatch(width, height * batch)
+               << out.copy_to(o.mutable_data()) << db.copy_to(d.mutable_data()) << synchronize();
+        return py::make_tuple(o, d);
+    });
+    m.def("_rasterize_backward", [](const FArray& pos, const UArray& tri, const FArray& rast, const FArray& grad) {
+        auto rt = runtime();
+        Stream stream = rt->device.create_stream();
+        const uint32_t batch = uint32_t(rast.shape(0)), height = uint32_t(rast.shape(1)), width = uint32_t(rast.shape(2));
+        const uint32_t vertices = uint32_t(pos.shape(1));
+        auto p = rt->device.create_diff_buffer<float4>(size_t(batch) * vertices);
+        stream << p.value.copy_from(pos.data()) << p.zero_grad();
+        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3);
+        const size_t n = size_t(batch) * height * width;
+        auto r = upload<float4>(*rt, stream, rast, n), g = upload<float4>(*rt, stream, grad, n);
+        FArray out(std::vector<py::ssize_t>{batch, vertices, 4});
+        stream << shaders(*rt).rasterize_backward(p, t, vertices, height, r, g).dispatch(width, height * batch)
+               << p.grad.copy_to(out.mutable_data()) << synchronize();
+        return out;
+    });
+    // attr [Ba, V, A] (Ba 1: shared), rast [B, H, W, 4] -> [B, H, W, A].
+    m.def("_interpolate", [](const FArray& attr, const FArray& rast, const UArray& tri, bool batched) {
+        auto rt = runtime();
+        Stream stream = rt->device.create_stream();
+        const uint32_t vertices = uint32_t(attr.shape(1)), attrs = uint32_t(attr.shape(2));
+        const uint32_t batch = uint32_t(rast.shape(0)), height = uint32_t(rast.shape(1)), width = uint32_t(rast.shape(2));
+        const size_t pixels = size_t(batch) * height * width;
+        auto a = upload<float>(*rt, stream, attr, size_t(attr.size()));
+        auto r = upload<float4>(*rt, stream, rast, pixels);
+        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3);
+        auto o = rt->device.create_buffer<float>(pixels * attrs);
+        FArray out(std::vector<py::ssize_t>{batch, height, width, attrs});
+        stream << shaders(*rt).interpolate(a, r, t, attrs, height * width, vertices, uint32_t(batched), o).dispatch(pixels * attrs)
+               << o.copy_to(out.mutable_data()) << synchronize();
+        return out;
+    });
+    m.def("_interpolate_backward", [](const FArray& attr, const FArray& rast, const UArray& tri, bool batched,
+                                      const FArray& grad) {
+        auto rt = runtime();
+        Stream stream = rt->device.create_stream();
+        const uint32_t vertices = uint32_t(attr.shape(1)), attrs = uint32_t(attr.shape(2));
+        const uint32_t batch = uint32_t(rast.shape(0)), height = uint32_t(rast.shape(1)), width = uint32_t(rast.shape(2));
+        const size_t pixels = size_t(batch) * height * width;
+        auto a = rt->device.create_diff_buffer<float>(size_t(attr.size()));
+        auto r = rt->device.create_diff_buffer<float4>(pixels);
+        stream << a.value.copy_from(attr.data()) << a.zero_grad() << r.value.copy_from(rast.data()) << r.zero_grad();
+        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3);
+        auto g = upload<float>(*rt, stream, grad, pixels * attrs);
+        FArray ga(std::vector<py::ssize_t>{attr.shape(0), vertices, attrs}), gr(std::vector<py::ssize_t>{batch, height, width, 4});
+        stream << shaders(*rt).interpolate_backward(a, r, t, attrs, height * width, vertices, uint32_t(batched), g)
+                      .dispatch(pixels * attrs)
+               << a.grad.copy_to(ga.mutable_data()) << r.grad.copy_to(gr.mutable_data()) << synchronize();
+        return py::make_tuple(ga, gr);
+    });
+}
+
+void bind_raster_da(py::module_& m) {
+    // attr [Ba, V, A], rast and db [B, H, W, 4], chosen attribute indices -> [B, H, W, 2 · len(chosen)]; with
+    // grad given, the backward: (d attr [Ba, V, A], d db [B, H, W, 4]).
+    m.def("_interpolate_da", [](const FArray& attr, const FArray& rast, const FArray& db, const UArray& tri,
+                                const UArray& chosen, bool batched, std::optional<FArray> grad) -> py::object {
+        auto rt = runtime();
+        Stream stream = rt->device.create_stream();
+        const uint32_t vertices = uint32_t(attr.shape(1)), attrs = uint32_t(attr.shape(2)), count = uint32_t(chosen.size());
+        const uint32_t batch = uint32_t(rast.shape(0)), height = uint32_t(rast.shape(1)), width = uint32_t(rast.shape(2));
+        const size_t pixels = size_t(batch) * height * width;
+        auto r = upload<float4>(*rt, stream, rast, pixels);
+        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3);
+        auto c = upload<uint32_t>(*rt, stream, chosen, count);
+        const uint32_t per_image = height * width;
+        if (!grad) {
+            auto a = upload<float>(*rt, stream, attr, size_t(attr.size()));
+            auto d = upload<float4>(*rt, stream, db, pixels);
+            auto o = rt->device.create_buffer<float2>(pixels * count);
+            FArray out(std::vector<py::ssize_t>{batch, height, width, 2 * count});
+            stream << shaders(*rt).interpolate_da(a, r, d, t, c, attrs, count, per_image, vertices, uint32_t(batched), o)
+                          .dispatch(pixels * count)
+                   << o.copy_to(out.mutable_data()) << synchronize();
+            return out;
+        }
+        auto a = rt->device.create_diff_buffer<float>(size_t(attr.size()));
+        auto d = rt->device.create_diff_buffer<float4>(pixels);
+        stream << a.value.copy_from(attr.data()) << a.zero_grad() << d.value.copy_from(db.data()) << d.zero_grad();
+        auto g = upload<float2>(*rt, stream, *grad, pixels * count);
+        FArray ga(std::vector<py::ssize_t>{attr.shape(0), vertices, attrs}), gd(std::vector<py::ssize_t>{batch, height, width, 4});
+        stream << shaders(*rt).interpolate_da_backward(a, r, d, t, c, attrs, count, per_image, vertices, uint32_t(batched), g)
+                      .dispatch(pixels * count)
+               << a.grad.copy_to(ga.mutable_data()) << d.grad.copy_to(gd.mutable_data()) << synchronize();
+        return py::make_tuple(ga, gd);
+    }, py::arg("attr"), py::arg("rast"), py::arg("db"), py::arg("tri"), py::arg("chosen"), py::arg("batched"),
+       py::arg("grad") = py::none());
+}
+
+} // namespace adjoint::python

@@ -1,0 +1,53 @@
+// What the Python module's files share: the one device every Scene and Optimization of a process uses, the
+// Python-side scene (a loaded Scene and its renderer, rebuilt after a parameter write), and array helpers.
+#pragma once
+#include <adjoint/adjoint.h>
+#include <adjoint/app/renderer.h>
+#include <adjoint/app/scene.h>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>   // in every file of the module: the casters must agree across them
+
+#include <memory>
+#include <string>
+
+namespace adjoint::python {
+
+namespace py = pybind11;
+
+// The process's Vulkan context and device, made on first use (ADJOINT_DEVICE / ADJOINT_VALIDATION apply) and
+// released at interpreter exit, before the Vulkan loader's own teardown.
+struct Runtime {
+    Context context;
+    Device device;
+    std::shared_ptr<void> raster_shaders;   // raster_ops.cpp's kernels, compiled on first use, freed before the device
+    Runtime();
+};
+std::shared_ptr<Runtime> runtime();
+void release_runtime();
+
+struct PyScene {
+    std::shared_ptr<Runtime> rt;
+    app::Scene scene;
+    std::unique_ptr<app::SceneRenderer> renderer;   // null after a write: the next render rebuilds it
+
+    app::SceneRenderer& ensure_renderer();
+    uint32_t checked_view(int view) const;          // IndexError when out of range
+};
+
+// The parameter a path addresses (KeyError with the loader's reason when none).
+app::Parameter find_parameter_or_throw(const app::Scene& scene, const std::string& path);
+// A value as numpy: a texture [H, W, 3], anything else 1-D.
+py::array_t<float> value_to_array(const app::Parameter& p, const std::vector<float>& value);
+// An array-like (or a number) as the parameter's floats; ValueError naming the path and the shape expected.
+std::vector<float> array_to_value(const app::Parameter& p, const py::handle& value);
+// A linear RGBA image as float32 [H, W, 3], rows top first.
+py::array_t<float> image_to_array(const app::LinearImage& image);
+
+void bind_scene(py::module_& m);
+void bind_torch_bridge(py::module_& m);
+void bind_raster_ops(py::module_& m);   // raster_ops.cpp: nvdiffrast's rasterize and interpolate
+void bind_raster_da(py::module_& m);    // and interpolate's image-space derivatives (rast_db, diff_attrs)
+
+} // namespace adjoint::python

@@ -1,0 +1,105 @@
+// What adjoint.torch.render needs from C++: a view rendered with some parameters set to given values (the scene
+// itself unchanged), and the vector-Jacobian product d image / d parameters applied to an image gradient.
+//
+// The product comes from the optimizer's own gradient, the engine's $autodiff of the renderer and the loss,
+// through the public Optimizer: with the l2 loss, loss = scale · Σ |I − T|² over the view's pixels and RGB
+// (scale = 1 / (pixels · 3)), so d loss / d I = 2 · scale · (I − T). A target T = I − G / (2 · scale) makes
+// d loss / d I equal G, the caller's image gradient, and Optimizer::evaluate's d loss / d params is then
+// Σ G · d I / d params: the product, with no derivative written here.
+#include "runtime.h"
+
+#include <adjoint/app/optimization.h>
+
+#include <pybind11/stl.h>
+
+namespace adjoint::python {
+
+namespace {
+
+struct Assignment {
+    std::vector<app::Parameter> parameters;
+    std::vector<std::vector<float>> values;
+};
+
+Assignment assign(app::Scene& scene, const std::vector<std::string>& paths, const py::list& values) {
+    if (paths.size() != values.size()) throw py::value_error("as many values as paths are needed");
+    Assignment a;
+    for (size_t i = 0; i < paths.size(); ++i) {
+        app::Parameter p = find_parameter_or_throw(scene, paths[i]);
+        for (const auto& q : a.parameters)
+            if (q.path == p.path) throw py::value_error(p.path + ": given twice");
+        a.values.push_back(array_to_value(p, values[i]));
+        app::set_parameter_value(scene, p, a.values.back());
+        a.parameters.push_back(p);
+    }
+    return a;
+}
+
+// The image as a float4 target (alpha 1); shape-checked against the view.
+app::LinearImage target_from(const app::Camera& camera, const py::handle& image, const py::handle& grad, float k) {
+    using Array = py::array_t<float, py::array::c_style | py::array::forcecast>;
+    Array i = Array::ensure(image), g = Array::ensure(grad);
+    const uint32_t w = camera.width, h = camera.height;
+    for (const Array* a : {&i, &g})
+        if (!*a || a->ndim() != 3 || a->shape(0) != h || a->shape(1) != w || a->shape(2) != 3)
+            throw py::value_error("the image and its gradient must be float [" + std::to_string(h) + ", " +
+                                  std::to_string(w) + ", 3]");
+    app::LinearImage t;
+    t.width = w;
+    t.height = h;
+    t.texels.resize(size_t(w) * h);
+    const float *pi = i.data(), *pg = g.data();
+    for (size_t p = 0; p < t.texels.size(); ++p)
+        t.texels[p] = float4{pi[p * 3] - k * pg[p * 3], pi[p * 3 + 1] - k * pg[p * 3 + 1],
+                             pi[p * 3 + 2] - k * pg[p * 3 + 2], 1.0f};
+    return t;
+}
+
+} // namespace
+
+void bind_torch_bridge(py::module_& m) {
+    m.def("_render_with", [](const PyScene& s, const std::vector<std::string>& paths, const py::list& values, int view) {
+        app::Scene scene = s.scene;
+        assign(scene, paths, values);
+        const uint32_t v = s.checked_view(view);
+        app::check_scene_fits(s.rt->device, scene);
+        app::SceneRenderer renderer(s.rt->device, scene);
+        return image_to_array(renderer.render(v));
+    }, py::arg("scene"), py::arg("paths"), py::arg("values"), py::arg("view"));
+
+    m.def("_image_vjp", [](const PyScene& s, const std::vector<std::string>& paths, const py::list& values, int view,
+                           const py::handle& image, const py::handle& grad) {
+        const uint32_t v = s.checked_view(view);
+        app::Scene scene = s.scene;
+        Assignment a = assign(scene, paths, values);
+        // One view (the one rendered), its image the target; the parameters start at the given values.
+        scene.camera = scene.views[v];
+        scene.views = {scene.views[v]};
+        scene.view_images.clear();
+        const float scale = 1.0f / (float(scene.camera.width) * float(scene.camera.height) * 3.0f);
+        app::Optimization opt;
+        opt.target_is_scene = false;
+        opt.target_images = {target_from(scene.camera, image, grad, 1.0f / (2.0f * scale))};
+        opt.iterations = 1;
+        for (size_t i = 0; i < a.parameters.size(); ++i) {
+            a.parameters[i].init = a.values[i];
+            opt.parameters.push_back(a.parameters[i]);
+        }
+        scene.optimize = std::move(opt);
+        std::vector<float> gradient;
+        {
+            app::Optimizer optimizer(s.rt->device, scene);
+            optimizer.evaluate(&gradient);
+        }
+        py::list out;
+        size_t at = 0;
+        for (const auto& p : a.parameters) {
+            out.append(value_to_array(p, std::vector<float>(gradient.begin() + at, gradient.begin() + at + p.size)));
+            at += p.size;
+        }
+        return out;
+    }, py::arg("scene"), py::arg("paths"), py::arg("values"), py::arg("view"), py::arg("image"), py::arg("grad"),
+       "Σ grad · d image / d value for each path, from the optimizer's $autodiff gradient");
+}
+
+} // namespace adjoint::python

@@ -1,0 +1,173 @@
+# adjoint.torch.rasterize / interpolate (nvdiffrast's conventions) against independent computations: ray-plane
+# intersections in camera space for the barycentrics and depth, plain torch for interpolation and its
+# gradients, central differences for rasterize's gradient with respect to the positions.
+import numpy as np
+import pytest
+import torch
+
+import adjoint.torch as dr
+
+CTX = dr.RasterizeCudaContext()
+
+
+def perspective(fov_y=60.0, near=0.1, far=10.0):
+    f = 1.0 / np.tan(np.radians(fov_y) / 2)
+    return np.array([[f, 0, 0, 0], [0, f, 0, 0], [0, 0, (far + near) / (near - far), 2 * far * near / (near - far)],
+                     [0, 0, -1, 0]])
+
+
+def test_barycentrics_and_depth_of_a_tilted_triangle_in_perspective():
+    # Camera space (looking down -z), depths from 1.5 to 3: perspective makes u, v differ from screen-space ones.
+    cam = np.array([[-0.9, -0.7, -1.5], [1.2, -0.5, -3.0], [-0.2, 1.0, -2.2]])
+    proj = perspective()
+    clip = np.c_[cam, np.ones(3)] @ proj.T
+    pos = torch.tensor(clip[None], dtype=torch.float32)
+    tri = torch.tensor([[0, 1, 2]], dtype=torch.int32)
+    H, W = 24, 32
+    rast, db = dr.rasterize(CTX, pos, tri, (H, W))
+    assert rast.shape == (1, H, W, 4) and db.shape == (1, H, W, 4) and rast.dtype == torch.float32
+    rast = rast[0].numpy()
+    normal = np.cross(cam[1] - cam[0], cam[2] - cam[0])
+    f = proj[0, 0]
+    checked = 0
+    for row in range(H):
+        for col in range(W):
+            ndc = np.array([2 * (col + 0.5) / W - 1, 2 * (row + 0.5) / H - 1])   # row 0 at the bottom
+            ray = np.array([ndc[0] / f, ndc[1] / f, -1.0])   # the camera-space ray through the pixel centre
+            t = normal @ cam[0] / (normal @ ray)
+            hit = t * ray
+            areas = [np.cross(cam[(k + 1) % 3] - hit, cam[(k + 2) % 3] - hit) @ normal for k in range(3)]
+            b = np.array(areas) / (normal @ normal)
+            hit_clip = proj @ np.r_[hit, 1.0]
+            if b.min() > 1e-3:
+                assert rast[row, col, 3] == 1.0
+                np.testing.assert_allclose(rast[row, col, :2], b[:2], atol=2e-5)
+                np.testing.assert_allclose(rast[row, col, 2], hit_clip[2] / hit_clip[3], atol=2e-5)
+                checked += 1
+            elif b.min() < -1e-3:
+                assert not rast[row, col].any()
+    assert checked > 100
+
+
+def test_nearest_triangle_wins_and_ranges_offset_ids():
+    pos = torch.tensor([[-1, -1, 0.5, 1], [3, -1, 0.5, 1], [-1, 3, 0.5, 1],     # far, covers everything
+                        [-1, -1, -0.5, 1], [1, -1, -0.5, 1], [-1, 1, -0.5, 1]], dtype=torch.float32)
+    tri = torch.tensor([[0, 1, 2], [3, 4, 5]], dtype=torch.int32)
+    rast, _ = dr.rasterize(CTX, pos[None], tri, (8, 8))
+    ids = rast[0, ..., 3]
+    assert ids[0, 0] == 2 and ids[7, 7] == 1 and set(ids.unique().tolist()) == {1.0, 2.0}
+    np.testing.assert_allclose(rast[0, 0, 0, 2], -0.5)
+    ranges = torch.tensor([[0, 1], [1, 1]], dtype=torch.int32)
+    rr, _ = dr.rasterize(CTX, pos, tri, (8, 8), ranges=ranges)
+    assert rr.shape == (2, 8, 8, 4)
+    assert (rr[0, ..., 3] == 1).all() and rr[1, 0, 0, 3] == 2 and rr[1, 7, 7, 3] == 0
+
+
+def big_triangle(batch=1):
+    # Covers every pixel centre with a margin, so small moves of the vertices change no pixel's coverage.
+    base = torch.tensor([[-3.0, -3.0, 0.1, 1.0], [6.0, -2.5, 0.3, 1.5], [-2.0, 6.0, -0.2, 2.0]])
+    return torch.stack([base * (1 + 0.1 * b) for b in range(batch)]), torch.tensor([[0, 1, 2]], dtype=torch.int32)
+
+
+def test_rasterize_gradient_matches_central_differences():
+    pos, tri = big_triangle()
+    weights = torch.from_numpy(np.random.default_rng(3).uniform(-1, 1, (1, 6, 5, 3)).astype(np.float32))
+    p = pos.clone().requires_grad_(True)
+    rast, _ = dr.rasterize(CTX, p, tri, (6, 5))
+    assert (rast[..., 3] == 1).all()
+    (rast[..., :3] * weights).sum().backward()
+    h = 1e-2
+    for v in range(3):
+        for c in range(4):
+            plus, minus = pos.clone(), pos.clone()
+            plus[0, v, c] += h
+            minus[0, v, c] -= h
+            up = (dr.rasterize(CTX, plus, tri, (6, 5))[0][..., :3].double() * weights).sum()
+            down = (dr.rasterize(CTX, minus, tri, (6, 5))[0][..., :3].double() * weights).sum()
+            fd = float(up - down) / (2 * h)
+            got = float(p.grad[0, v, c])
+            assert abs(got - fd) <= 2e-3 + 1e-2 * abs(fd), f"pos[{v}][{c}]: autograd {got}, differences {fd}"
+    assert float(p.grad.abs().sum()) > 1.0
+
+
+def test_interpolate_matches_plain_torch_with_gradients():
+    pos = torch.tensor([[-0.9, -0.8, 0.0, 1.0], [0.9, -0.7, 0.2, 1.3], [0.0, 0.9, -0.1, 0.8],
+                        [0.95, 0.95, 0.5, 1.0]], dtype=torch.float32)
+    tri = torch.tensor([[0, 1, 2], [1, 3, 2]], dtype=torch.int32)
+    rast, _ = dr.rasterize(CTX, torch.stack([pos, pos * 1.1]), tri, (12, 10))
+    attr = torch.randn(2, 4, 5, generator=torch.Generator().manual_seed(1))
+    for a in (attr, attr[0]):   # batched, and one attribute set for every image
+        a1 = a.clone().requires_grad_(True)
+        r1 = rast.clone().requires_grad_(True)
+        out, out_da = dr.interpolate(a1, r1, tri)
+        assert out.shape == (2, 12, 10, 5) and out_da.shape == (2, 12, 10, 0)
+        a2 = a.clone().requires_grad_(True)
+        r2 = rast.clone().requires_grad_(True)
+        ab = a2 if a2.dim() == 3 else a2.expand(2, 4, 5)
+        t = (r2[..., 3].long() - 1).clamp(min=0)
+        corners = [torch.stack([ab[b][tri.long()[t[b], k]] for b in range(2)]) for k in range(3)]
+        u, v = r2[..., 0:1], r2[..., 1:2]
+        ref = (u * corners[0] + v * corners[1] + (1 - u - v) * corners[2]) * (r2[..., 3:] > 0)
+        assert (rast[..., 3] > 0).sum() > 100 and (rast[..., 3] == 0).sum() > 10
+        torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5)
+        g = torch.randn(out.shape, generator=torch.Generator().manual_seed(2))
+        (out * g).sum().backward()
+        (ref * g).sum().backward()
+        torch.testing.assert_close(a1.grad, a2.grad, atol=1e-4, rtol=1e-4)
+        torch.testing.assert_close(r1.grad[..., :2], r2.grad[..., :2], atol=1e-4, rtol=1e-4)
+        assert (r1.grad[..., 2:] == 0).all()
+
+
+def test_bad_inputs_raise_clear_errors():
+    pos, tri = big_triangle()
+    with pytest.raises(TypeError, match="tri: expected int32, got torch.int64"):
+        dr.rasterize(CTX, pos, tri.long(), (4, 4))
+    with pytest.raises(ValueError, match=r"tri: vertex indices must be in \[0, 3\)"):
+        dr.rasterize(CTX, pos, torch.tensor([[0, 1, 3]], dtype=torch.int32), (4, 4))
+    with pytest.raises(TypeError, match="pos: expected float32"):
+        dr.rasterize(CTX, pos.double(), tri, (4, 4))
+    with pytest.raises(ValueError, match="pos: expected shape"):
+        dr.rasterize(CTX, pos[..., :3].contiguous(), tri, (4, 4))
+    with pytest.raises(ValueError, match="pos: must be contiguous"):
+        dr.rasterize(CTX, torch.cat([pos, pos], 2)[..., ::2], tri, (4, 4))
+    with pytest.raises(ValueError, match="tri: expected shape"):
+        dr.rasterize(CTX, pos, tri.reshape(3, 1), (4, 4))
+    rast, _ = dr.rasterize(CTX, pos, tri, (4, 4))
+    with pytest.raises(ValueError, match="attr: minibatch 2"):
+        dr.interpolate(torch.zeros(2, 3, 1), rast, tri)
+    with pytest.raises(ValueError, match="rast_db: expected shape"):
+        dr.interpolate(torch.zeros(3, 1), rast, tri, rast_db=torch.zeros(4, 4, 4), diff_attrs="all")
+
+
+def test_attribute_derivatives_match_pixel_differences_and_plain_torch():
+    pos, tri = big_triangle()
+    rast, db = dr.rasterize(CTX, pos, tri, (16, 16))
+    attr = torch.tensor([[1.0, 0.0, 5.0], [0.0, 2.0, 5.0], [3.0, 1.0, 5.0]])
+    out, da = dr.interpolate(attr, rast, tri, rast_db=db, diff_attrs=[0, 1])
+    assert da.shape == (1, 16, 16, 4)
+    # Perspective makes the attributes curve across the image: the image-space derivatives (interleaved
+    # d/dX, d/dY per chosen attribute) agree with central differences between neighbouring pixels.
+    dx = (out[0, 1:-1, 2:, :2] - out[0, 1:-1, :-2, :2]) / 2
+    dy = (out[0, 2:, 1:-1, :2] - out[0, :-2, 1:-1, :2]) / 2
+    torch.testing.assert_close(da[0, 1:-1, 1:-1, 0::2], dx, atol=2e-4, rtol=2e-2)
+    torch.testing.assert_close(da[0, 1:-1, 1:-1, 1::2], dy, atol=2e-4, rtol=2e-2)
+    assert float(da[..., 0].std()) > 1e-3   # not constant: the perspective is there
+    _, all_da = dr.interpolate(attr, rast, tri, rast_db=db, diff_attrs="all")
+    assert all_da.shape == (1, 16, 16, 6) and float(all_da[..., 4:].abs().max()) < 1e-6   # a constant attribute
+    # Gradients with respect to the attributes and rast_db, against the same formula in plain torch.
+    a1, d1 = attr.clone().requires_grad_(True), db.clone().requires_grad_(True)
+    a2, d2 = attr.clone().requires_grad_(True), db.clone().requires_grad_(True)
+    _, got = dr.interpolate(a1, rast, tri, rast_db=d1, diff_attrs=[0, 1])
+    c = [a2[k, :2] for k in range(3)]
+    ref = torch.stack([(c[0] - c[2]) * d2[..., 0:1] + (c[1] - c[2]) * d2[..., 2:3],
+                       (c[0] - c[2]) * d2[..., 1:2] + (c[1] - c[2]) * d2[..., 3:4]], -1).flatten(-2)
+    torch.testing.assert_close(got, ref, atol=1e-6, rtol=1e-5)
+    g = torch.randn(got.shape, generator=torch.Generator().manual_seed(4))
+    (got * g).sum().backward()
+    (ref * g).sum().backward()
+    torch.testing.assert_close(a1.grad, a2.grad, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(d1.grad, d2.grad, atol=1e-4, rtol=1e-4)
+    with pytest.raises(ValueError, match="diff_attrs needs rast_db"):
+        dr.interpolate(attr, rast, tri, diff_attrs="all")
+    with pytest.raises(ValueError, match=r"diff_attrs: indices must be in \[0, 3\)"):
+        dr.interpolate(attr, rast, tri, rast_db=db, diff_attrs=[3])

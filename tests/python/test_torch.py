@@ -1,0 +1,74 @@
+# adjoint.torch.render: its image is scene.render's, its gradients central differences of scene.render, and
+# the example (a torch optimizer driving it) converges in a reduced run.
+import os
+import runpy
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import adjoint
+import adjoint.torch
+from conftest import ROOT
+
+
+def test_render_is_scene_render_and_leaves_the_scene(small_scene):
+    albedo = torch.tensor([0.1, 0.6, 0.9], requires_grad=True)
+    image = adjoint.torch.render(small_scene, {"materials.ball.albedo": albedo})
+    assert image.shape == (32, 32, 3) and image.dtype == torch.float32 and image.requires_grad
+    before = small_scene.render()
+    small_scene.parameters["materials.ball.albedo"] = [0.1, 0.6, 0.9]
+    np.testing.assert_array_equal(image.detach().numpy(), small_scene.render())
+    assert np.abs(before - small_scene.render()).max() > 0.05   # render() with a tensor did not write the scene
+
+
+def test_gradients_match_central_differences(small_scene):
+    values = {"materials.ball.albedo": [0.5, 0.4, 0.3], "lights.key.position": [1.0, 2.2, 1.2],
+              "lights.key.intensity": [6.0], "materials.floor.specular": [0.3, 0.25, 0.2]}
+    weights = np.random.default_rng(7).uniform(-1, 1, (32, 32, 3)).astype(np.float64)
+    tensors = {p: torch.tensor(v, dtype=torch.float32, requires_grad=True) for p, v in values.items()}
+    image = adjoint.torch.render(small_scene, tensors)
+    (image.double() * torch.from_numpy(weights)).sum().backward()
+
+    def objective():
+        return float((small_scene.render().astype(np.float64) * weights).sum())
+
+    params = small_scene.parameters
+    for path, v in values.items():
+        params[path] = v
+    for path, v in values.items():
+        h = 1e-3 * max(1.0, float(np.abs(v).max()))   # the highlight is sharp: larger steps see its curvature
+        for i in range(len(v)):
+            plus, minus = np.array(v, np.float64), np.array(v, np.float64)
+            plus[i] += h
+            minus[i] -= h
+            params[path] = plus
+            up = objective()
+            params[path] = minus
+            down = objective()
+            params[path] = v
+            fd = (up - down) / (2 * h)
+            got = float(tensors[path].grad[i])
+            assert abs(got - fd) <= 2e-3 * max(1.0, abs(fd)), f"{path}[{i}]: autograd {got}, differences {fd}"
+    assert float(tensors["materials.ball.albedo"].grad.abs().sum()) > 1.0   # not a test of zeros
+
+
+def test_bad_tensors_raise(small_scene):
+    with pytest.raises(TypeError, match="floating-point"):
+        adjoint.torch.render(small_scene, {"materials.ball.albedo": torch.tensor([1, 2, 3])})
+    with pytest.raises(ValueError, match="expected 3 floats, got 4"):
+        adjoint.torch.render(small_scene, {"materials.ball.albedo": torch.zeros(4)})
+    with pytest.raises(KeyError, match="lights.nobody"):
+        adjoint.torch.render(small_scene, {"lights.nobody.position": torch.zeros(3)})
+
+
+def test_example_fit_converges():
+    script = ROOT / "tools" / "examples" / "python" / "fit_scene.py"
+    result = subprocess.run([sys.executable, str(script), "--iterations", "60", "--resolution", "32"],
+                            capture_output=True, text=True, check=True, env=os.environ)
+    last = result.stdout.strip().splitlines()[-1]
+    assert last.startswith("final"), result.stdout
+    error = float(last.split("error")[1].split()[0])
+    assert error < 0.02, result.stdout
