@@ -3,6 +3,7 @@
 #include "render/shade_stage.h"
 
 #include "render/geometry_dsl.h"
+#include "render/shadow_dsl.h"
 
 namespace adjoint::app {
 
@@ -22,7 +23,8 @@ auto forward_kernel(const ShadingPlan& groups) {
         UInt tri = tri_ids.read(at);
         Float4 c;
         DslCamera cam = camera_of(params, views.read(view));
-        ShadeInputs<BufferFloat> in{params, textures, materials, lights};
+        ShadeInputs<BufferFloat> in{params, textures, materials, lights,
+                                    shadow_hook(groups, positions, triangles, cam)};
         $if (tri != kNone) {
             VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs,
                 triangles, triangle_material, groups.tangents};
@@ -54,7 +56,8 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                 VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs,
                     triangles, triangle_material, groups.tangents};
                 auto s = surface_at(vin, cam, tri, pix);
-                ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights};
+                ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights,
+                                                shadow_hook(groups, positions, triangles, cam)};
                 adjoint::backward(dot(shade_surface(in, groups, s.load(), cam.eye), g));
             };
         };

@@ -3,7 +3,7 @@
 // $autodiff.
 #include "render/soft_stage.h"
 
-#include "render/soft_dsl.h"
+#include "render/shadow_dsl.h"
 
 #include <algorithm>
 #include <cmath>
@@ -44,7 +44,8 @@ auto forward_kernel(const ShadingPlan& groups) {
         DslCamera cam = camera_of(params, vr);
         VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs,
             triangles, triangle_material, groups.tangents};
-        ShadeInputs<BufferFloat> in{params, textures, materials, lights};
+        ShadeInputs<BufferFloat> in{params, textures, materials, lights,
+                                    shadow_hook(groups, positions, triangles, cam)};
         Float m = soft_max_log_weight(vin, cam, st, tile, pix);
         Float3 bg = background_at(in, groups, background, [&] { return cam.ray(pixel_centre(pix)); });
         out.write(at, soft_pixel(vin, in, groups, cam, st, tile, pix, m, bg));
@@ -80,7 +81,8 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
             Float3 bg = background_at(plain_in, groups, background, [&] { return plain_cam.ray(pixel_centre(pix)); });
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
-                ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights};
+                ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights,
+                                                shadow_hook(groups, positions, triangles, cam)};
                 adjoint::backward(dot(soft_pixel(vin, in, groups, cam, st, tile, pix, m, bg), g));
             };
         };
