@@ -88,10 +88,14 @@ inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& s
     return ite(valid, log(max(1.0f - c, kShadowFloor)), 0.0f);
 }
 
-// The fraction of the light `src` that the point p sees, over every triangle of the scene.
+// The fraction of the light `src` that the point p sees, over every triangle of the scene. `plain`: the same
+// positions as plain values, for a cheap first test of each triangle (its projection's bounding box grown by
+// the band's reach, and a vertex above the bias): only the triangles that pass it are read from `positions`,
+// so that the backward pass scatters gradients for those alone (on lavapipe each scatter is a
+// compare-and-swap loop; scattering zeros for every triangle cost 7 times the forward).
 template <typename PB>
-Float shadow_visibility(const PB& positions, const BufferVar<uint3>& triangles, const ShadowInputs& st,
-                        const ShadowSource& src, const Float3& p) {
+Float shadow_visibility(const PB& positions, const BufferFloat3& plain, const BufferVar<uint3>& triangles,
+                        const ShadowInputs& st, const ShadowSource& src, const Float3& p) {
     Float3 axis = src.at;
     Float dist = 1e30f;
     if (src.point) {
@@ -103,12 +107,22 @@ Float shadow_visibility(const PB& positions, const BufferVar<uint3>& triangles, 
     Float3 u = normalize(ite(abs(axis.x) > 0.9f, cross(axis, make_float3(0.0f, 1.0f, 0.0f)),
                              cross(axis, make_float3(1.0f, 0.0f, 0.0f))));
     Float3 w = cross(axis, u);
+    // The band's reach in world units at p (where the soft edge falls to 0), with a slack for rounding.
+    Float reach = 0.0f;
+    if (st.mode != Visibility::hard) reach = sqrt(soft_reach2(1.0f) * st.sigma) / st.ndc_scale * 1.01f;
     Float log_visible = 0.0f;
     $for (i, 0u, st.triangles) {
         UInt3 t = triangles.read(i);
-        Float3 v[3] = {positions.read(t.x), positions.read(t.y), positions.read(t.z)};
-        ShadowTriangle s = project_for_shadow(v, p, axis, u, w, src, dist);
-        log_visible = log_visible + shadow_log_uncovered(s, st, dist, src.point);
+        Float3 pv[3] = {plain.read(t.x), plain.read(t.y), plain.read(t.z)};
+        ShadowTriangle c = project_for_shadow(pv, p, axis, u, w, src, dist);
+        Float2 lo = min(min(c.q[0], c.q[1]), c.q[2]), hi = max(max(c.q[0], c.q[1]), c.q[2]);
+        Bool near = c.front & (lo.x <= reach) & (lo.y <= reach) & (hi.x >= -reach) & (hi.y >= -reach) &
+                    (max(max(c.h[0], c.h[1]), c.h[2]) > st.bias);
+        $if (near) {
+            Float3 v[3] = {positions.read(t.x), positions.read(t.y), positions.read(t.z)};
+            ShadowTriangle s = project_for_shadow(v, p, axis, u, w, src, dist);
+            log_visible = log_visible + shadow_log_uncovered(s, st, dist, src.point);
+        };
     };
     return exp(log_visible);
 }
@@ -123,11 +137,12 @@ inline ShadowInputs shadow_inputs(const ShadingPlan& plan, const DslCamera& cam,
 // The ShadeInputs hook: shadows from `positions` (world vertices) seen from the camera `cam`.
 template <typename PB>
 std::function<Float(const ShadowSource&, const Float3&)> shadow_hook(const ShadingPlan& plan, const PB& positions,
+                                                                      const BufferFloat3& plain,
                                                                       const BufferVar<uint3>& triangles,
                                                                       const DslCamera& cam) {
     if (!plan.shadow.any) return {};
-    return [&plan, &positions, &triangles, cam](const ShadowSource& src, const Float3& p) -> Float {
-        return shadow_visibility(positions, triangles, shadow_inputs(plan, cam, p), src, p);
+    return [&plan, &positions, &plain, &triangles, cam](const ShadowSource& src, const Float3& p) -> Float {
+        return shadow_visibility(positions, plain, triangles, shadow_inputs(plan, cam, p), src, p);
     };
 }
 

@@ -101,7 +101,10 @@ void read_lights(const JsonValue& value, const std::filesystem::path& base_dir, 
         const LightModel& model = light_model(light.type);
         std::vector<std::string_view> keys{"name", "type"};
         keys.insert(keys.end(), model.keys.begin(), model.keys.end());
-        keys.insert(keys.end(), {"color", "intensity", "shadows"});
+        keys.insert(keys.end(), {"color", "intensity"});
+        if (model.shadow_source) keys.push_back("shadows");
+        else if (auto shadows = entry.get("shadows"))
+            shadows->fail("a " + light.type + " light casts no shadows (point and directional lights do)");
         entry.expect_object(keys);
         const JsonValue name = entry.require("name");
         light.name = name.nonempty_string();
@@ -112,8 +115,6 @@ void read_lights(const JsonValue& value, const std::filesystem::path& base_dir, 
         if (auto shadows = entry.get("shadows")) {
             if (!shadows->json().is_boolean()) shadows->fail("expected true or false");
             light.shadows = shadows->json().get<bool>();
-            if (light.shadows && !model.shadow_source)
-                shadows->fail("a " + light.type + " light casts no shadows (point and directional lights do)");
         }
         scene.lights.push_back(std::move(light));
     }
