@@ -49,12 +49,16 @@ public:
     void draw_views(float top);
     // The four panels' places in the last frame: target, current, diff, gradient.
     const std::array<PanelRect, 4>& panel_rects() const { return panel_rects_; }
+    // The lights drawn over the orbit view in the last frame, and the shadow switches under it.
+    const std::vector<std::string>& orbit_lights() const { return orbit_lights_; }
+    size_t shadow_switches() const { return shadow_switches_; }
 
 private:
     void draw_image_panel(Textures::Id texture, const char* caption, const std::string& detail, ImVec2 size,
                           int index);
     void zoom_and_pan(ImVec2 corner, ImVec2 size);
     void draw_orbit(float grid_height);
+    void draw_lights(ImVec2 corner, float side);
     void draw_grid();
 
     Workspace& workspace_;
@@ -62,6 +66,8 @@ private:
     float zoom_ = 1.0f;                 // the image panels' shared zoom and centre (texture coordinates)
     ImVec2 centre_{0.5f, 0.5f};
     std::array<PanelRect, 4> panel_rects_{};
+    std::vector<std::string> orbit_lights_;
+    size_t shadow_switches_ = 0;
     int grid_show_ = 1;                 // views grid: 0 target, 1 current, 2 |diff|, 3 gradient
 };
 

@@ -173,7 +173,8 @@ int Studio::finish() {
     const Presenter& presenter = screen_->presenter;
     script_.write_layout({presenter.extent(), session ? session->width() : 0, session ? session->height() : 0,
                           uint32_t(iteration()), presenter.swapchains_created(), screen_->images.panel_rects(),
-                          screen_->workspace.environment().facts(), screen_->controls.status()});
+                          screen_->workspace.environment().facts(), screen_->controls.status(),
+                          screen_->images.orbit_lights(), screen_->images.shadow_switches()});
     const double it_per_s = stats_.iteration_ms_total > 0 ? 1000.0 * stats_.iterations / stats_.iteration_ms_total : 0;
     out_ << "adjoint-studio: " << stats_.frames << " frames, mean frame " << stats_.mean_frame_ms() << " ms; "
          << stats_.iterations << " iterations at " << it_per_s << " it/s (iteration time only)";

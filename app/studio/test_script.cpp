@@ -100,7 +100,10 @@ void TestScript::write_layout(const LayoutFacts& f) const {
         j << (i ? ", " : "") << "\"" << env_names[i] << "\": [" << r.x0 << ", " << r.y0 << ", " << r.x1 << ", " << r.y1
           << "]";
     }
-    j << "}},\n  \"status\": " << json_string(f.status) << "\n}\n";
+    j << "}},\n  \"orbit_lights\": [";
+    for (size_t i = 0; i < f.orbit_lights.size(); ++i) j << (i ? ", " : "") << json_string(f.orbit_lights[i]);
+    j << "],\n  \"shadow_switches\": " << f.shadow_switches;
+    j << ",\n  \"status\": " << json_string(f.status) << "\n}\n";
     app::write_file_atomic(*hooks_.layout_file, j.str());
 }
 

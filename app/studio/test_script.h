@@ -18,6 +18,8 @@ struct LayoutFacts {
     std::array<PanelRect, 4> panels{};
     EnvironmentFacts environment;
     std::string status;   // the run window's last message
+    std::vector<std::string> orbit_lights;   // the lights drawn inside the orbit view
+    size_t shadow_switches = 0;              // the shadow switches under it
 };
 
 class TestScript {
