@@ -110,11 +110,14 @@ Float shadow_visibility(const PB& positions, const BufferFloat3& plain, const Bu
     // The band's reach in world units at p (where the soft edge falls to 0), with a slack for rounding.
     Float reach = 0.0f;
     if (st.mode != Visibility::hard) reach = sqrt(soft_reach2(1.0f) * st.sigma) / st.ndc_scale * 1.01f;
+    // The first test decides a branch only: on detached values, so that $autodiff adds nothing for it.
+    const Float3 p0 = detach(p), axis0 = detach(axis), u0 = detach(u), w0 = detach(w);
+    const Float dist0 = detach(dist);
     Float log_visible = 0.0f;
     $for (i, 0u, st.triangles) {
         UInt3 t = triangles.read(i);
         Float3 pv[3] = {plain.read(t.x), plain.read(t.y), plain.read(t.z)};
-        ShadowTriangle c = project_for_shadow(pv, p, axis, u, w, src, dist);
+        ShadowTriangle c = project_for_shadow(pv, p0, axis0, u0, w0, src, dist0);
         Float2 lo = min(min(c.q[0], c.q[1]), c.q[2]), hi = max(max(c.q[0], c.q[1]), c.q[2]);
         Bool near = c.front & (lo.x <= reach) & (lo.y <= reach) & (hi.x >= -reach) & (hi.y >= -reach) &
                     (max(max(c.h[0], c.h[1]), c.h[2]) > st.bias);
