@@ -1,12 +1,13 @@
 // The orbit view: the current scene seen from a camera the mouse turns around the scene camera's target,
 // rendered by the library's SceneRenderer into a device buffer (re-rendered when the camera moves or the
-// parameters change).
+// parameters change), with its lights drawn over it and their shadows switchable.
 #pragma once
 #include "display.h"
 
 #include <adjoint/app/renderer.h>
 
 #include <memory>
+#include <vector>
 
 namespace adjoint::studio {
 
@@ -23,6 +24,15 @@ public:
     const Buffer<uint32_t>& texels() const { return texels_; }
     uint32_t size() const { return size_; }
     uint64_t version() const { return version_; }
+    // The lights of the last render (their current values), for drawing over the view.
+    const std::vector<app::Light>& lights() const { return lights_; }
+    // Where the orbit camera sees the world point p, in the view's pixels (y down); false behind the camera.
+    bool project(const float3& p, float& x, float& y) const;
+    float3 target() const { return target_; }
+    float distance() const { return distance_; }
+    // Switches a shadowing light's shadows off (or back on) in this view only; re-renders.
+    void set_shadows_off(size_t light, bool off);
+    bool shadows_off(size_t light) const { return light < shadows_off_.size() && shadows_off_[light]; }
 
 private:
     Device& device_;
@@ -35,6 +45,10 @@ private:
     float yaw_ = 0, pitch_ = 0, distance_ = 1, fov_y_ = 40;
     bool moved_ = true;
     uint64_t version_ = 0;
+    std::vector<app::Light> lights_;
+    std::vector<bool> shadows_off_;
+
+    app::Camera camera() const;
 };
 
 } // namespace adjoint::studio

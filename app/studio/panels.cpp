@@ -172,7 +172,10 @@ void ImagePanels::draw_views(float top) {
 void ImagePanels::draw_orbit(float grid_height) {
     OrbitView& orbit = workspace_.orbit();
     const float avail_x = ImGui::GetContentRegionAvail().x;
-    const float room = ImGui::GetContentRegionAvail().y - grid_height - ImGui::GetFrameHeightWithSpacing();
+    size_t switches = 1;   // "follow the run" and the shadows' switches under the view
+    for (const app::Light& l : orbit.lights()) switches += l.shadows;
+    const float room =
+        ImGui::GetContentRegionAvail().y - grid_height - float(switches) * ImGui::GetFrameHeightWithSpacing();
     const float side = std::floor(std::max(std::min({avail_x, float(orbit.size()), room}), 64.0f));
     ImVec2 p = ImGui::GetCursorScreenPos();
     p = {std::floor(p.x), std::floor(p.y)};
@@ -186,6 +189,50 @@ void ImagePanels::draw_orbit(float grid_height) {
     if (ImGui::IsItemHovered() && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left))
         orbit.reset(workspace_.session()->scene());
     textures_.draw(workspace_.orbit_texture(), p, {p.x + side, p.y + side});
+    draw_lights(p, side);
+}
+
+// The orbit view's point lights (a dot at the position) and suns (an arrow along the direction the light
+// travels, ending at the target), named; under the view, a switch for each light that casts shadows.
+void ImagePanels::draw_lights(ImVec2 corner, float side) {
+    OrbitView& orbit = workspace_.orbit();
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const float k = side / float(orbit.size());
+    const ImU32 colour = IM_COL32(255, 220, 60, 255);
+    auto at = [&](const float3& w, ImVec2& out) {
+        float x = 0, y = 0;
+        if (!orbit.project(w, x, y)) return false;
+        out = {corner.x + x * k, corner.y + y * k};
+        return true;
+    };
+    const std::vector<app::Light>& lights = orbit.lights();
+    orbit_lights_.clear();
+    draw->PushClipRect(corner, {corner.x + side, corner.y + side}, true);
+    for (const app::Light& l : lights) {
+        ImVec2 a, b;
+        const float3 t = orbit.target();
+        const float r = 0.5f * orbit.distance();
+        const float3 from{t.x - l.direction.x * r, t.y - l.direction.y * r, t.z - l.direction.z * r};
+        if (l.type == "point" && at(l.position, a)) {
+            draw->AddCircleFilled(a, 5.0f, colour);
+        } else if (l.type == "directional" && at(from, a) && at(t, b)) {
+            draw->AddLine(a, b, colour, 2.0f);
+            draw->AddCircleFilled(a, 4.0f, colour);
+        } else {
+            continue;
+        }
+        draw->AddText({a.x + 7.0f, a.y - 7.0f}, colour, l.name.c_str());
+        if (a.x >= corner.x && a.y >= corner.y && a.x <= corner.x + side && a.y <= corner.y + side)
+            orbit_lights_.push_back(l.name);
+    }
+    draw->PopClipRect();
+    shadow_switches_ = 0;
+    for (size_t i = 0; i < lights.size(); ++i) {
+        if (!lights[i].shadows) continue;
+        bool on = !orbit.shadows_off(i);
+        if (ImGui::Checkbox(("shadows: " + lights[i].name).c_str(), &on)) orbit.set_shadows_off(i, !on);
+        ++shadow_switches_;
+    }
 }
 
 void ImagePanels::draw_grid() {

@@ -65,6 +65,9 @@ public:
     // so that a small difference is seen moving.
     void set_flicker(bool on) { flicker_.on = on; }
     const FlickerFacts& flicker() const { return flicker_; }
+    // The lights drawn over the orbit view in the last frame, and the shadow switches under it.
+    const std::vector<std::string>& orbit_lights() const { return orbit_lights_; }
+    size_t shadow_switches() const { return shadow_switches_; }
 
 private:
     // `toggle`: a checkbox after the detail line (the current panel's flicker).
@@ -73,6 +76,7 @@ private:
     void draw_current_panel(const std::array<Textures::Id, 4>& ids, ImVec2 size);
     void zoom_and_pan(ImVec2 corner, ImVec2 size);
     void draw_orbit(float grid_height);
+    void draw_lights(ImVec2 corner, float side);
     void draw_grid();
 
     Workspace& workspace_;
@@ -80,6 +84,8 @@ private:
     float zoom_ = 1.0f;                 // the image panels' shared zoom and centre (texture coordinates)
     ImVec2 centre_{0.5f, 0.5f};
     std::array<PanelRect, 4> panel_rects_{};
+    std::vector<std::string> orbit_lights_;
+    size_t shadow_switches_ = 0;
     int grid_show_ = 1;                 // views grid: 0 target, 1 current, 2 |diff|, 3 gradient
     FlickerFacts flicker_;
 };

@@ -176,7 +176,8 @@ int Studio::finish() {
                           uint32_t(iteration()), presenter.swapchains_created(), screen_->images.panel_rects(),
                           screen_->workspace.environment().facts(), screen_->controls.status(),
                           screen_->controls.picker_text(), screen_->controls.table(), screen_->controls.curves(),
-                          screen_->images.flicker()});
+                          screen_->images.flicker(), screen_->images.orbit_lights(),
+                          screen_->images.shadow_switches()});
     const double it_per_s = stats_.iteration_ms_total > 0 ? 1000.0 * stats_.iterations / stats_.iteration_ms_total : 0;
     out_ << "adjoint-studio: " << stats_.frames << " frames, mean frame " << stats_.mean_frame_ms() << " ms; "
          << stats_.iterations << " iterations at " << it_per_s << " it/s (iteration time only)";

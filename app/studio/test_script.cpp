@@ -122,7 +122,10 @@ void TestScript::write_layout(const LayoutFacts& f) const {
         strings(c.x_ticks);
         j << "}";
     }
-    j << "],\n  \"flicker\": {\"on\": " << f.flicker.on << ", \"current_shows_target\": " << f.flicker.shows_target
+    j << "],\n  \"orbit_lights\": [";
+    for (size_t i = 0; i < f.orbit_lights.size(); ++i) j << (i ? ", " : "") << json_string(f.orbit_lights[i]);
+    j << "],\n  \"shadow_switches\": " << f.shadow_switches;
+    j << ",\n  \"flicker\": {\"on\": " << f.flicker.on << ", \"current_shows_target\": " << f.flicker.shows_target
       << "}\n}\n";
     app::write_file_atomic(*hooks_.layout_file, j.str());
 }

@@ -22,6 +22,8 @@ struct LayoutFacts {
     TableFacts table;           // the parameter table's cells
     std::vector<CurveFacts> curves;   // the loss window's curves
     FlickerFacts flicker;
+    std::vector<std::string> orbit_lights;   // the lights drawn inside the orbit view
+    size_t shadow_switches = 0;              // the shadow switches under it
 };
 
 class TestScript {

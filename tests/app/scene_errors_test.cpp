@@ -42,7 +42,7 @@ TEST_F(SceneErrors, UnknownKeysAreErrorsButUnderscoreKeysAreComments) {
     j = minimal_scene();
     j["lights"][0]["direction"] = {0, -1, 0};
     EXPECT_EQ(error_of(j), "scene.json: lights[0].direction: unknown key (expected one of: name, type, position, "
-                           "color, intensity)");
+                           "color, intensity, shadows)");
 }
 
 TEST_F(SceneErrors, WrongTypesAndShapesNameThePath) {

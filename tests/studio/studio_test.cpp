@@ -299,3 +299,16 @@ TEST(Studio, ASceneWithoutOptimizeBlockIsShown) {
     EXPECT_EQ(o.err.rfind("adjoint: error: ", 0), 0u) << o.err;   // the programs' one prefix (was adjoint-studio:)
     EXPECT_FALSE(fs::exists(dir / "out"));
 }
+
+// The orbit view draws the scene's lights over it and a switch for each light that casts shadows:
+// sun-from-shadow.json has a sun with shadows (and an ambient light, which is not drawn).
+TEST(Studio, TheOrbitViewDrawsTheLightsAndASwitchForShadows) {
+    require_xvfb();
+    fs::path dir = fresh_dir("orbit-lights");
+    Result r = run(dir, xvfb(""), "--scene '" + (kSource / "assets/scenes/sun-from-shadow.json").string() +
+                                      "' --run --quit-after-iters 2 --test-layout layout.json");
+    ASSERT_EQ(r.code, 0) << r.err << r.out;
+    const nlohmann::json layout = nlohmann::json::parse(read_text(dir / "layout.json"));
+    EXPECT_EQ(layout["orbit_lights"], nlohmann::json::array({"sun"}));
+    EXPECT_EQ(layout["shadow_switches"].get<int>(), 1);
+}

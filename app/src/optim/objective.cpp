@@ -11,9 +11,11 @@ namespace adjoint::app {
 
 namespace {
 
-// The static chain needs the geometry to stay put and the renderer's hard visibility and colour loss.
+// The static chain needs the geometry to stay put and the renderer's hard visibility and colour loss, and no
+// shadows (its surfaces carry no triangles to cast them: shadows come from the dynamic chain's world vertices).
 bool needs_dynamic(const Scene& scene) {
     if (scene.render.visibility != Visibility::hard || scene.optimize->loss == "silhouette") return true;
+    if (std::any_of(scene.lights.begin(), scene.lights.end(), [](const Light& l) { return l.shadows; })) return true;
     for (const auto& p : scene.optimize->parameters)
         if (is_geometry_parameter(p.kind)) return true;
     return false;

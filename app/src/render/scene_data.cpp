@@ -1,6 +1,7 @@
 // Building the device-side scene: parameter layout, world-space geometry, tables and the texture set.
 #include "scene_data.h"
 
+#include "render/soft_dsl.h"
 #include "render/stage_buffers.h"
 
 #include <adjoint/core/error.h>
@@ -26,6 +27,27 @@ uint32_t slot_elements(const Scene& scene, const ParameterKindInfo& k) {
     case ParameterCollection::camera: return 1;
     }
     return 0;
+}
+
+// Shadows: the scene's visibility gives the boundary's kind; the bias is 1e-3 of the scene's bounding-box
+// diagonal (world positions), for point and directional lights alike: far above float rounding of heights
+// along the ray for scenes of any scale, and a thousandth of the scene's size is the most a shadow may detach
+// from an object resting on a receiver (peter-panning).
+ShadowPlan shadow_plan(const Scene& scene, const std::vector<float3>& positions, uint32_t triangles) {
+    ShadowPlan plan;
+    plan.any = std::any_of(scene.lights.begin(), scene.lights.end(), [](const Light& l) { return l.shadows; });
+    plan.mode = scene.render.visibility;
+    plan.triangles = triangles;
+    // antialias: the soft edge's reach (where it falls to kSoftCutoff) one pixel out of the outline.
+    const float pixel_ndc = 2.0f / float(std::max(scene.camera.width, 1u));
+    plan.sigma = plan.mode == Visibility::soft ? scene.render.soft_sigma : pixel_ndc * pixel_ndc / soft_reach2(1.0f);
+    float3 lo(1e30f, 1e30f, 1e30f), hi(-1e30f, -1e30f, -1e30f);
+    for (const float3& p : positions)
+        for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], p[k]), hi[k] = std::max(hi[k], p[k]);
+    double d2 = 0;
+    for (int k = 0; k < 3; ++k) d2 += double(hi[k] - lo[k]) * double(hi[k] - lo[k]);
+    plan.bias = positions.empty() ? 0.0f : float(1e-3 * std::sqrt(d2));
+    return plan;
 }
 
 } // namespace
@@ -186,10 +208,11 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
         return kind ? slot_or_0(kind->kind, i) : 0u;
     };
     std::vector<LightSlots> slots;   // the lights grouped by type, in the registry's order
-    for (const LightModel* model : light_models()) {
-        LightGroup group{model, uint32_t(slots.size()), uint32_t(slots.size())};
+    for (const LightModel* model : light_models())
+      for (bool shadows : {false, true}) {
+        LightGroup group{model, uint32_t(slots.size()), uint32_t(slots.size()), shadows};
         for (size_t i = 0; i < scene.lights.size(); ++i)
-            if (scene.lights[i].type == model->name) {
+            if (scene.lights[i].type == model->name && scene.lights[i].shadows == shadows) {
                 const Light& light = scene.lights[i];
                 LightSlots s{vector_slot(uint32_t(i)), d.layout.at(ParameterKind::light_color, uint32_t(i)),
                              d.layout.at(ParameterKind::light_intensity, uint32_t(i)),
@@ -205,8 +228,9 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
             }
         group.end = uint32_t(slots.size());
         if (group.end > group.begin) d.shading.lights.push_back(group);
-    }
+      }
     d.lights = upload(device, stream, slots);
+    d.shading.shadow = shadow_plan(scene, pos, d.geometry.triangle_count);
     d.view_recs = upload(device, stream, view_records(scene, d.layout));
     for (const auto& cam : scene.views)
         d.views.push_back({view_projection_matrix(cam), cam.eye, cam.width, cam.height});

@@ -1,5 +1,5 @@
-// SceneRenderer: upload, rasterize each view once, then shade on demand; antialiased and soft scenes go
-// through the dynamic renderer (which rasterizes per render).
+// SceneRenderer: upload, rasterize each view once, then shade on demand; antialiased and soft scenes, and
+// scenes with shadows, go through the dynamic renderer (which rasterizes per render).
 #include <adjoint/app/renderer.h>
 
 #include "dynamic.h"
@@ -20,7 +20,7 @@ struct RenderStages {
     RenderStages(Device& d, const Scene& scene)
         : device(d), stream(d.create_stream()), data(upload_scene(d, stream, scene)), forward(d, data),
           cameras(scene.views) {
-        if (scene.render.visibility != Visibility::hard)
+        if (scene.render.visibility != Visibility::hard || data.shading.shadow.any)
             dynamic = std::make_unique<DynamicRenderer>(d, stream, scene, data,
                                                         DynamicOptions{scene.render.visibility, false});
         Rasterizer raster(d);

@@ -3,6 +3,7 @@
 #include "render/shade_stage.h"
 
 #include "render/geometry_dsl.h"
+#include "render/shadow_dsl.h"
 
 namespace adjoint::app {
 
@@ -22,7 +23,8 @@ auto forward_kernel(const ShadingPlan& groups) {
         UInt tri = tri_ids.read(at);
         Float4 c;
         DslCamera cam = camera_of(params, views.read(view));
-        ShadeInputs<BufferFloat> in{params, textures, materials, lights};
+        ShadeInputs<BufferFloat> in{params, textures, materials, lights,
+                                    shadow_hook(groups, positions, positions, triangles, cam)};
         $if (tri != kNone) {
             VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs,
                 triangles, triangle_material, groups.tangents};
@@ -41,6 +43,7 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                                           DiffBufferFloat3 colors, BufferFloat2 uvs,
                                           BufferVar<uint3> triangles, BufferUInt triangle_material,
                                           DiffBufferFloat params, BufferFloat params_value,
+                                          BufferFloat3 positions_value,
                                           TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
                                           BufferVar<LightSlots> lights, BufferFloat color_grad) noexcept {
         UInt2 pix = dispatch_id().xy();
@@ -54,7 +57,8 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                 VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs,
                     triangles, triangle_material, groups.tangents};
                 auto s = surface_at(vin, cam, tri, pix);
-                ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights};
+                ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights,
+                                                shadow_hook(groups, positions, positions_value, triangles, cam)};
                 adjoint::backward(dot(shade_surface(in, groups, s.load(), cam.eye), g));
             };
         };
@@ -81,7 +85,8 @@ void ShadeStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, 
                           uint32_t height) const {
     const auto& g = b.data.geometry;
     stream << backward_(triangles, b.views, view, b.world.positions, b.world.normals, b.world.colors, g.uvs,
-                        g.triangles, g.triangle_material, params, params.value, b.data.textures, b.data.materials,
+                        g.triangles, g.triangle_material, params, params.value, b.world.positions.value,
+                        b.data.textures, b.data.materials,
                         b.data.lights, color_grad)
                   .dispatch(width, height);
 }

@@ -1,7 +1,8 @@
 // The shading stage of the dynamic renderer: the surface each pixel sees, recomputed from the world vertices
-// through the camera, shaded by the scene's materials and lights. Forward writes linear RGBA (alpha 1 where a
-// triangle covers the pixel); backward takes d loss / d that colour and scatters into the parameter buffer's
-// gradient, the textures' and the world vertices'.
+// through the camera, shaded by the scene's materials and lights (a shadowing light's visibility tested against
+// every world triangle: shadow_dsl.h). Forward writes linear RGBA (alpha 1 where a triangle covers the pixel);
+// backward takes d loss / d that colour and scatters into the parameter buffer's gradient, the textures' and
+// the world vertices' (the occluders' too).
 #pragma once
 #include "render/stage_buffers.h"
 

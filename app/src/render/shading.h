@@ -10,6 +10,7 @@
 #include <adjoint/app/plugins.h>
 #include <adjoint/app/scene.h>
 
+#include <functional>
 #include <vector>
 
 namespace adjoint::app {
@@ -19,6 +20,16 @@ namespace adjoint::app {
 struct LightGroup {
     const LightModel* model = nullptr;
     uint32_t begin = 0, end = 0;
+    bool shadows = false;   // its lights cast shadows (a type's lights with and without are two groups)
+};
+
+// Shadows (render/shadow_dsl.h): how the scene's shadowing lights test their visibility.
+struct ShadowPlan {
+    bool any = false;                        // a light casts shadows
+    Visibility mode = Visibility::hard;      // the scene's visibility: the shadow boundary's kind
+    float sigma = 1.0f;                      // the soft edge's sigma (NDC units squared)
+    float bias = 0.0f;                       // an occluder counts only this far (world units) along the ray
+    uint32_t triangles = 0;                  // the scene's triangles, every one an occluder
 };
 
 // What the shading code bakes in: the material models the scene uses (a scene of one model has no branch on
@@ -36,6 +47,7 @@ struct ShadingPlan {
     // `background: "environment"`: the light drawn behind the scene (its type, its index in the light buffer).
     const LightModel* background = nullptr;
     uint32_t background_light = 0;
+    ShadowPlan shadow;
 };
 
 // A group of up to this many lights is unrolled; a larger one is a loop over the light buffer (which keeps
@@ -49,6 +61,9 @@ struct ShadeInputs {
     const TextureSetFloat3& textures;       // every texture's mip chain; level 0 copied from `params`
     const BufferVar<gpu::Material>& materials;
     const BufferVar<LightSlots>& lights;    // per light: where its values are, grouped by type
+    // The fraction of a shadowing light that reaches a world point (render/shadow_dsl.h: shadow_hook); empty
+    // where the chain has no shadows (the static chain: scenes with shadows take the dynamic one).
+    std::function<Float(const ShadowSource&, const Float3&)> visibility = {};
 };
 
 // A stored surface (SurfaceBuffers) as the shading reads it: its record and, when the plan reads tangent frames,
@@ -143,8 +158,12 @@ Float3 shade_model(const ShadeInputs<P>& in, const MaterialModel& model, const S
                     return in.textures.texture(plan.dfg).detached().sample(make_float2(nv, roughness));
                 };
                 color = color + model.sky(m, m.normal, v, sky);
-            } else
-                color = color + model.direct(m, m.normal, v, g.model->incoming(reads, in.lights.read(i), s.position));
+            } else {
+                auto light = in.lights.read(i);
+                Float3 c = model.direct(m, m.normal, v, g.model->incoming(reads, light, s.position));
+                if (g.shadows && in.visibility) c = c * in.visibility(g.model->shadow_source(reads, light), s.position);
+                color = color + c;
+            }
         };
         if (g.end - g.begin <= kUnrolledLights) {
             for (uint32_t i = g.begin; i < g.end; ++i) add(UInt(i));

@@ -3,7 +3,7 @@
 // $autodiff.
 #include "render/soft_stage.h"
 
-#include "render/soft_dsl.h"
+#include "render/shadow_dsl.h"
 
 #include <algorithm>
 #include <cmath>
@@ -44,7 +44,8 @@ auto forward_kernel(const ShadingPlan& groups) {
         DslCamera cam = camera_of(params, vr);
         VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs,
             triangles, triangle_material, groups.tangents};
-        ShadeInputs<BufferFloat> in{params, textures, materials, lights};
+        ShadeInputs<BufferFloat> in{params, textures, materials, lights,
+                                    shadow_hook(groups, positions, positions, triangles, cam)};
         Float m = soft_max_log_weight(vin, cam, st, tile, pix);
         Float3 bg = background_at(in, groups, background, [&] { return cam.ray(pixel_centre(pix)); });
         out.write(at, soft_pixel(vin, in, groups, cam, st, tile, pix, m, bg));
@@ -60,6 +61,7 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                                           DiffBufferFloat3 colors, BufferFloat2 uvs,
                                           BufferVar<uint3> triangles, BufferUInt triangle_material,
                                           DiffBufferFloat params, BufferFloat params_value,
+                                          BufferFloat3 positions_value,
                                           TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
                                           BufferVar<LightSlots> lights, BufferFloat dfinal,
                                           Float3 background, Float sigma, Float gamma,
@@ -80,7 +82,8 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
             Float3 bg = background_at(plain_in, groups, background, [&] { return plain_cam.ray(pixel_centre(pix)); });
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
-                ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights};
+                ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights,
+                                                shadow_hook(groups, positions, positions_value, triangles, cam)};
                 adjoint::backward(dot(soft_pixel(vin, in, groups, cam, st, tile, pix, m, bg), g));
             };
         };
@@ -127,7 +130,8 @@ void SoftStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, c
     const auto& g = b.data.geometry;
     stream << backward_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, pixel_count_, bins_.reserved_at,
                         capacity_, b.views, view, b.world.positions, b.world.normals, b.world.colors, g.uvs,
-                        g.triangles, g.triangle_material, params, params.value, b.data.textures, b.data.materials,
+                        g.triangles, g.triangle_material, params, params.value, b.world.positions.value,
+                        b.data.textures, b.data.materials,
                         b.data.lights, dfinal, b.data.background, sigma_, gamma_, reach2_)
                   .dispatch(bins_.width, bins_.height);
 }

@@ -102,6 +102,9 @@ void read_lights(const JsonValue& value, const std::filesystem::path& base_dir, 
         std::vector<std::string_view> keys{"name", "type"};
         keys.insert(keys.end(), model.keys.begin(), model.keys.end());
         keys.insert(keys.end(), {"color", "intensity"});
+        if (model.shadow_source) keys.push_back("shadows");
+        else if (auto shadows = entry.get("shadows"))
+            shadows->fail("a " + light.type + " light casts no shadows (point and directional lights do)");
         entry.expect_object(keys);
         const JsonValue name = entry.require("name");
         light.name = name.nonempty_string();
@@ -109,6 +112,10 @@ void read_lights(const JsonValue& value, const std::filesystem::path& base_dir, 
         model.read(entry, base_dir, scene, light);
         if (auto color = entry.get("color")) light.color = color->color();
         if (auto intensity = entry.get("intensity")) light.intensity = intensity->number_at_least(0, "a number >= 0");
+        if (auto shadows = entry.get("shadows")) {
+            if (!shadows->json().is_boolean()) shadows->fail("expected true or false");
+            light.shadows = shadows->json().get<bool>();
+        }
         scene.lights.push_back(std::move(light));
     }
 }

@@ -51,6 +51,13 @@ struct LightIncoming {
     Float3 radiance;
 };
 
+// Where a light that casts shadows stands, for the shadow test (render/shadow_dsl.h): a point light's position
+// (`point`), or the unit direction towards a directional light (a sun: parallel rays).
+struct ShadowSource {
+    Float3 at;
+    bool point = false;
+};
+
 // A light that arrives from every direction, the same at every point (ambient, spherical harmonics): what a
 // material's sky() asks of it.
 struct SkyLight {
@@ -91,6 +98,8 @@ struct LightModel {
     // The radiance arriving along a unit direction, for a light seen directly (`background: "environment"`);
     // nullptr for a light that cannot be seen.
     Float3 (*radiance)(const ParamReads& params, const Expr<LightSlots>& light, const Float3& direction) = nullptr;
+    // A light that may cast shadows (`"shadows": true`): where it stands; nullptr for a type that cannot.
+    ShadowSource (*shadow_source)(const ParamReads& params, const Expr<LightSlots>& light) = nullptr;
 };
 
 // ---- environment maps ---------------------------------------------------------------------------------------

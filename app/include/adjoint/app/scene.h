@@ -234,6 +234,7 @@ struct Light {
     int32_t texture = -1;
     std::string file;
     float rotation = 0;
+    bool shadows = false;  // point and directional lights: points it cannot see get nothing from it
 };
 
 // ---- rendering ----------------------------------------------------------------------------------------

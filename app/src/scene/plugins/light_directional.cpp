@@ -19,6 +19,9 @@ const LightModel light_directional{
     [](const ParamReads& params, const Expr<LightSlots>& light, const Float3&) -> LightIncoming {
         return {-normalize(params.read3(light.vector)), params.read3(light.color) * params.read(light.intensity)};
     },
-    nullptr};
+    nullptr, nullptr,
+    [](const ParamReads& params, const Expr<LightSlots>& light) -> ShadowSource {
+        return {-normalize(params.read3(light.vector)), false};
+    }};
 
 } // namespace adjoint::app::plugins

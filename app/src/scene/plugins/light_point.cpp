@@ -19,6 +19,9 @@ const LightModel light_point{
         Float3 radiance = params.read3(light.color) * params.read(light.intensity);
         return {d * rsqrt(dist2), radiance * (1.0f / dist2)};
     },
-    nullptr};
+    nullptr, nullptr,
+    [](const ParamReads& params, const Expr<LightSlots>& light) -> ShadowSource {
+        return {params.read3(light.vector), true};
+    }};
 
 } // namespace adjoint::app::plugins

@@ -1,0 +1,152 @@
+// Shadows as DSL code: how much of a shadowing light a surface point sees, from every triangle of the scene
+// projected along the light's ray through the point, with the soft rasterizer's edge function (soft_dsl.h).
+//
+// For a point p and a light (a sun's direction, or a point light's position), each triangle is projected onto
+// the plane through p perpendicular to the ray p -> light (orthographically along a sun's rays, centrally from
+// a point light), p at the origin. The triangle covers p when p's projection lies inside it and the triangle
+// lies between p and the light: its height above p along the ray, interpolated where the ray meets it (or at
+// its outline's point nearest to p), is more than `bias` (and, for a point light, less than the light's
+// distance minus `bias`; in antialias and soft a ramp over one more `bias`, so that nothing jumps). Its
+// coverage c:
+//   hard:      1 inside, 0 outside (no boundary gradients);
+//   antialias, soft: 1 inside, and outside a band that falls to 0 with the distance d from p's projection to
+//              the outline, measured in the view's NDC units at p (the soft rasterizer's units): the soft edge
+//              sigmoid(-d^2 / sigma) scaled to 1 at the outline and 0 at the reach (kSoftCutoff), with sigma the
+//              scene's soft sigma (soft) or the one that puts the reach at one pixel (antialias).
+// Visibility = prod (1 - c_i), accumulated as a sum of logarithms (an accumulator loop: $autodiff stores no
+// tape for it). A triangle is fully opaque inside its outline, so the shared edges of a closed mesh leak no
+// light in any mode; the soft band lies outside the outline, so a shadow's boundary moves continuously with
+// the light and the occluders and $autodiff of this code carries that to their parameters.
+#pragma once
+#include "soft_dsl.h"
+
+namespace adjoint::app {
+
+// The smallest visibility: log(1 - c) is clamped here, so a point inside an occluder gets exactly this (0 for
+// the image) with no gradient.
+constexpr float kShadowFloor = 1e-8f;
+
+struct ShadowInputs {
+    Visibility mode;
+    Float bias;         // world units along the ray (ShadowPlan::bias)
+    Float sigma;        // NDC units squared, as the soft rasterizer's
+    Float ndc_scale;    // NDC units per world unit at the point (it moves with the point and the camera)
+    uint32_t triangles; // the scene's triangle count
+};
+
+// A triangle's three vertices projected for the point p (their plane coordinates q, heights h above p along
+// the ray towards the light); `front`: every vertex lies on p's side of a point light (always for a sun).
+struct ShadowTriangle {
+    Float2 q[3];
+    Float h[3];
+    Bool front;
+};
+
+inline ShadowTriangle project_for_shadow(const Float3 (&v)[3], const Float3& p, const Float3& axis, const Float3& u,
+                                         const Float3& w, const ShadowSource& src, const Float& dist) {
+    ShadowTriangle t;
+    t.front = Bool(true);
+    for (int k = 0; k < 3; ++k) {
+        Float3 rel = v[k] - p;
+        t.h[k] = dot(rel, axis);
+        Float2 q = make_float2(dot(rel, u), dot(rel, w));
+        if (src.point) {
+            // Central projection from the light onto the plane through p: scale by dist / (depth from the light).
+            Float depth = dist - t.h[k];
+            t.front = t.front & (depth > 1e-6f * dist);
+            q = q * (dist / max(depth, 1e-6f * dist));
+        }
+        t.q[k] = q;
+    }
+    return t;
+}
+
+// log(1 - coverage) of p by one projected triangle (0 when it does not lie between p and the light).
+inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& st, const Float& dist, bool point) {
+    Float area = edge_function(t.q[0], t.q[1], t.q[2]);
+    Float extent = max(max(dot(t.q[1] - t.q[0], t.q[1] - t.q[0]), dot(t.q[2] - t.q[0], t.q[2] - t.q[0])), 1e-30f);
+    Bool valid = t.front & (abs(area) > 1e-7f * extent);   // not seen edge-on from the light
+    Float safe_area = ite(valid, area, 1.0f);
+    Outline o = outline_seen_from(make_float2(0.0f), t.q[0], t.q[1], t.q[2], safe_area);
+    Float3 lc = ite(o.inside, o.l, o.nearest);
+    Float h = lc.x * t.h[0] + lc.y * t.h[1] + lc.z * t.h[2];
+    Float c;
+    if (st.mode == Visibility::hard) {
+        Bool between = h > st.bias;
+        if (point) between = between & (h < dist - st.bias);
+        c = ite(o.inside & between, 1.0f, 0.0f);
+    } else {
+        Float x = min(o.d2 * (st.ndc_scale * st.ndc_scale) / st.sigma, 60.0f);
+        Float band = max((sigmoid(-x) - kSoftCutoff) / (0.5f - kSoftCutoff), 0.0f);
+        // Between p and the light: a ramp from 0 at `bias` to 1 at twice that (and back to 0 at the light),
+        // not a step: the soft band of a triangle beside p (a convex edge's neighbour, whose outline passes
+        // by p) reaches p at heights near the bias, and a step there would make the image jump.
+        Float between = clamp((h - st.bias) / st.bias, 0.0f, 1.0f);
+        if (point) between = between * clamp((dist - st.bias - h) / st.bias, 0.0f, 1.0f);
+        c = ite(o.inside, 1.0f, band) * between;
+    }
+    return ite(valid, log(max(1.0f - c, kShadowFloor)), 0.0f);
+}
+
+// The fraction of the light `src` that the point p sees, over every triangle of the scene. `plain`: the same
+// positions as plain values, for a cheap first test of each triangle (its projection's bounding box grown by
+// the band's reach, and a vertex above the bias): only the triangles that pass it are read from `positions`,
+// so that the backward pass scatters gradients for those alone (on lavapipe each scatter is a
+// compare-and-swap loop; scattering zeros for every triangle cost 7 times the forward).
+template <typename PB>
+Float shadow_visibility(const PB& positions, const BufferFloat3& plain, const BufferVar<uint3>& triangles,
+                        const ShadowInputs& st, const ShadowSource& src, const Float3& p) {
+    Float3 axis = src.at;
+    Float dist = 1e30f;
+    if (src.point) {
+        Float3 a = src.at - p;
+        dist = length(a);
+        axis = a / dist;
+    }
+    // A frame of the plane perpendicular to the ray (distances in it do not depend on which).
+    Float3 u = normalize(ite(abs(axis.x) > 0.9f, cross(axis, make_float3(0.0f, 1.0f, 0.0f)),
+                             cross(axis, make_float3(1.0f, 0.0f, 0.0f))));
+    Float3 w = cross(axis, u);
+    // The band's reach in world units at p (where the soft edge falls to 0), with a slack for rounding.
+    Float reach = 0.0f;
+    if (st.mode != Visibility::hard) reach = sqrt(soft_reach2(1.0f) * st.sigma) / st.ndc_scale * 1.01f;
+    // The first test decides a branch only: on detached values, so that $autodiff adds nothing for it.
+    const Float3 p0 = detach(p), axis0 = detach(axis), u0 = detach(u), w0 = detach(w);
+    const Float dist0 = detach(dist);
+    Float log_visible = 0.0f;
+    $for (i, 0u, st.triangles) {
+        UInt3 t = triangles.read(i);
+        Float3 pv[3] = {plain.read(t.x), plain.read(t.y), plain.read(t.z)};
+        ShadowTriangle c = project_for_shadow(pv, p0, axis0, u0, w0, src, dist0);
+        Float2 lo = min(min(c.q[0], c.q[1]), c.q[2]), hi = max(max(c.q[0], c.q[1]), c.q[2]);
+        Bool near = c.front & (lo.x <= reach) & (lo.y <= reach) & (hi.x >= -reach) & (hi.y >= -reach) &
+                    (max(max(c.h[0], c.h[1]), c.h[2]) > st.bias);
+        $if (near) {
+            Float3 v[3] = {positions.read(t.x), positions.read(t.y), positions.read(t.z)};
+            ShadowTriangle s = project_for_shadow(v, p, axis, u, w, src, dist);
+            log_visible = log_visible + shadow_log_uncovered(s, st, dist, src.point);
+        };
+    };
+    return exp(log_visible);
+}
+
+// The settings for one view's camera at the point p: the NDC scale from p's depth in the view (differentiated:
+// a point on a moving mesh sees its shadows' bands widen and narrow with its depth).
+inline ShadowInputs shadow_inputs(const ShadingPlan& plan, const DslCamera& cam, const Float3& p) {
+    Float depth = max(dot(cam.forward, p - cam.eye), 1e-6f);
+    return {plan.shadow.mode, plan.shadow.bias, plan.shadow.sigma, cam.sx / depth, plan.shadow.triangles};
+}
+
+// The ShadeInputs hook: shadows from `positions` (world vertices) seen from the camera `cam`.
+template <typename PB>
+std::function<Float(const ShadowSource&, const Float3&)> shadow_hook(const ShadingPlan& plan, const PB& positions,
+                                                                      const BufferFloat3& plain,
+                                                                      const BufferVar<uint3>& triangles,
+                                                                      const DslCamera& cam) {
+    if (!plan.shadow.any) return {};
+    return [&plan, &positions, &plain, &triangles, cam](const ShadowSource& src, const Float3& p) -> Float {
+        return shadow_visibility(positions, plain, triangles, shadow_inputs(plan, cam, p), src, p);
+    };
+}
+
+} // namespace adjoint::app
