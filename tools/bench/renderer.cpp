@@ -258,7 +258,11 @@ json bench_renderer(Env& env) {
              env.target("renderer", "pbr + environment: (iteration - forward) / forward",
                         lit["backward_and_adam_over_forward"].get<double>(), "<=", 3.0, "ratio")}};
     }
-    {
+    if (env.quick()) {
+        // Seconds a render with shadows at 5k triangles on lavapipe: too long for the smoke run (the shadow tests
+        // run the code).
+        out["shadows_5k_256"] = {{"skipped", "--quick"}};
+    } else {
         json plain = shadow_case(env, false), shadowed = shadow_case(env, true);
         auto ms = [](const json& j, const char* what) { return j[what]["median_ms"].get<double>(); };
         out["shadows_5k_256"] = {
