@@ -21,6 +21,7 @@ bool sampled(ParameterKind kind) {
 
 // The step per kind: 1e-3 of a unit quaternion's components; 1e-3 · max(|x|, 1) of everything else (colours,
 // intensities, positions, degrees), small against the values' scale and large against float rounding.
+// Geometry starts at a tenth of that (geometry_difference then tries 3 and 9 times it).
 double step_for(ParameterKind kind, float x) {
     const double scale = is_geometry_parameter(kind) ? 1e-4 : 1e-3;
     if (kind_info(kind).perturbation == Perturbation::rotation) return scale;
