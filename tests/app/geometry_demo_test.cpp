@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 
 namespace adjoint::test {
 
@@ -194,6 +196,36 @@ TEST_F(GeometryDemos, PoseFromARandomStartWithSoftRasterization) {
     auto end = pose_error(opt, scene);
     EXPECT_GT(start.degrees, 20.0);
     EXPECT_LT(end.degrees, 1.0);
+    EXPECT_LT(end.translation, 0.005);
+}
+
+// Defaults that work: soft visibility with no `soft` keys (the format's sigma 1e-4 and gamma 0.1) and the
+// colour loss recovers the pose.
+TEST_F(GeometryDemos, PoseWithSoftVisibilityAndTheFormatsDefaults) {
+    const std::filesystem::path dir = std::filesystem::path(ADJOINT_SOURCE_DIR) / "assets" / "scenes";
+    std::ifstream in(dir / "pose.json");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string render = R"("render": { "visibility": "antialias", "soft": { "sigma": 1e-4, "gamma": 0.1 } })";
+    ASSERT_NE(text.find(render), std::string::npos);
+    text.replace(text.find(render), render.size(), R"("render": { "visibility": "soft" })");
+    app::LoadOptions lo;
+    if (!full()) lo.resolution = app::Resolution{64, 64};
+    auto scene = app::load_scene_from_string(text, dir, "pose-soft-defaults.json", lo);
+    if (!full()) scene.optimize->iterations = 250;
+    scene.optimize->seed = 3;
+    EXPECT_FLOAT_EQ(scene.render.soft_gamma, 0.1f);
+    EXPECT_FLOAT_EQ(scene.render.soft_sigma, 1e-4f);
+    app::Optimizer opt(device, scene);
+    auto start = pose_error(opt, scene);
+    run(opt);
+    auto end = pose_error(opt, scene);
+    std::printf("soft, the format's defaults: %.2f -> %.3f degrees, translation %.4f of the diagonal\n", start.degrees,
+                end.degrees, end.translation);
+    // The soft backward's float atomics make runs differ in their last digits, and 250 iterations at 64x64 end
+    // 0.15° to 1.7° off (two runs). (This start also converges with gamma 1e-4 at 64x64, 0.07° off; the old
+    // default fails other starts: 5 of 10 of pose.json's at 128x128, README, and the bunny of issue 20.)
+    EXPECT_GT(start.degrees, 20.0);
+    EXPECT_LT(end.degrees, 3.0);
     EXPECT_LT(end.translation, 0.005);
 }
 

@@ -18,6 +18,7 @@ set(owner_parameter_kinds scene)
 set(owner_plugins scene)
 set(owner_renderer render)
 set(owner_optimization optim)
+set(owner_gradient_check optim)
 set(owner_cli run)
 set(owner_run run)
 

@@ -117,14 +117,26 @@ OptimizeOptions parse_optimize_args(int argc, const char* const* argv) {
     app.add_flag("--resume", o.resume, "continue from the checkpoint in the output folder");
     app.add_flag("--force", o.force, "write into a folder that holds another run's outputs (they are overwritten)");
     app.add_flag("--quiet", o.quiet, "print only errors and the final summary");
+    app.add_flag("--check-gradients", o.check_gradients,
+                 "compare the gradient with finite differences at the start (gradient_check.txt); no optimization");
+    // A test hook, in its own section of --help as adjoint-studio's are.
+    auto* break_opt = app.add_option("--test-break-gradient", o.test_break_gradient,
+                                     "with --check-gradients: negate this free parameter's gradient (the check must fail)")
+                          ->type_name("PATH")
+                          ->group("Test hooks (for the tests)");
     if (parse(app, argc, argv, o)) return o;
     const std::string usage = app.help();
+    if (break_opt->count() && !o.check_gradients)
+        throw UsageError("--test-break-gradient: only with --check-gradients", usage);
+    if (o.check_gradients && o.resume) throw UsageError("--check-gradients: not with --resume (it runs no optimization)", usage);
     o.scene = scene;
     o.out = out;
     o.iters = bounded_integer(iters_opt, iters, "--iters", 0, max_iterations, usage);
     o.resolution = optional_resolution(res_opt, resolution, usage);
     if (seed_opt->count()) o.seed = parse_integer<uint64_t>(seed, "--seed", usage);
     o.save_every = bounded_integer(save_opt, save_every, "--save-every", 1, max_iterations, usage);
+    if (o.check_gradients && o.save_every)
+        throw UsageError("--check-gradients: not with --save-every (it runs no optimization)", usage);
     return o;
 }
 

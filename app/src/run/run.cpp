@@ -215,11 +215,13 @@ int iterate(const OptimizeOptions& o, Optimizer& opt, RunOutputs& out, std::ostr
 int run_optimize(const OptimizeOptions& o, std::ostream& err) {
     // A signal before the first iteration (the caller's InterruptGuard set the flag) ends the run at the next
     // check with exit 130: after the load, after the kernels compile, before anything is written.
+    if (o.check_gradients) return run_check_gradients(o, std::cout, err);
     Scene scene;
     std::string fingerprint;
     std::unique_ptr<FolderLock> lock;
     try {
         scene = load_for_run(o, fingerprint);
+        if (!o.quiet) err << hard_geometry_warning(scene);
         if (interrupt_requested()) return exit_interrupted;
         lock = prepare_out_folder(o, scene, fingerprint, false);   // an existing folder: checked before any work
     } catch (const Error& e) {

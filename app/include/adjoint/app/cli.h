@@ -40,6 +40,12 @@ struct OptimizeOptions {
     bool resume = false;
     bool force = false;                  // write into a folder that holds another run's outputs
     bool quiet = false;
+    // --check-gradients: the gradient against finite differences at the start values (gradient_check.h),
+    // printed and written to out/gradient_check.txt; no optimization. Exit 0 when every row passes, 1 otherwise.
+    bool check_gradients = false;
+    // Test hook (--test-break-gradient PATH, with --check-gradients): negates that free parameter's
+    // gradient in the check, so a test sees a FAIL and exit 1.
+    std::string test_break_gradient;
     // --help (or -h) was given: nothing else is checked; print help_text to stdout and exit 0.
     bool help = false;
     std::string help_text;

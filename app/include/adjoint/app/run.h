@@ -47,6 +47,13 @@ private:
 // `adjoint: error: ...`). The caller installs an InterruptGuard first (the program does, first thing in main):
 // SIGINT/SIGTERM at any moment then end the run with exit 130 and no temporary file left.
 int run_optimize(const OptimizeOptions& options, std::ostream& err);
+// adjoint-optimize --check-gradients (run_optimize calls it): the table on `out` and in
+// options.out/gradient_check.txt; exit_ok when every row passes, exit_failure when one fails, exit_bad_input
+// for bad input (nothing written).
+int run_check_gradients(const OptimizeOptions& options, std::ostream& out, std::ostream& err);
+// One line for stderr when free geometry parameters meet `hard` visibility (silhouettes will not move them),
+// naming them and what to set; "" otherwise.
+std::string hard_geometry_warning(const Scene& scene);
 // adjoint-render's job; returns the exit code.
 int run_render(const RenderOptions& options, std::ostream& err);
 

