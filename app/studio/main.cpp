@@ -2,6 +2,8 @@
 // display, then runs the studio (studio.cpp). Exit codes as app-contract.md: 2 for bad input or no display.
 #include "studio.h"
 
+#include <adjoint/app/atomic_file.h>
+
 #include <GLFW/glfw3.h>
 
 #include <cstdlib>
@@ -77,6 +79,19 @@ int main(int argc, char** argv) {
         std::cerr << "adjoint: error: GLFW finds no Vulkan loader with window-system support\n";
         glfwTerminate();
         return exit_failure;
+    }
+    // --out is locked for the session, as adjoint-optimize locks it: a second run (studio or optimize) into the
+    // same folder is refused (exit 2, naming it) instead of mixing its files with this one's.
+    std::unique_ptr<FolderLock> out_lock;
+    if (config.options.out) {
+        try {
+            fs::create_directories(*config.options.out);
+            out_lock = std::make_unique<FolderLock>(*config.options.out);
+        } catch (const std::exception& e) {
+            std::cerr << "adjoint: error: --out: " << e.what() << "\n";
+            glfwTerminate();
+            return exit_bad_input;
+        }
     }
     int code = studio::run_studio(std::move(config), std::cout, std::cerr);
     glfwTerminate();

@@ -6,7 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <stb_image.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -265,6 +268,28 @@ TEST(Studio, ClosingTheWindowDuringARunSavesTheOutputs) {
     EXPECT_LT(losses.size(), 300u);
     for (const char* f : {"target.png", "start.png", "final.png", "params.json", "report.png", "checkpoint.bin"})
         EXPECT_TRUE(fs::exists(dir / "out" / f)) << f;
+}
+
+TEST(Studio, AnOutFolderInUseByAnotherRunIsRefused) {
+    require_xvfb();
+    fs::path dir = fresh_dir("out-busy");
+    fs::create_directories(dir / "out");
+    // Another run holds the folder's lock (as adjoint-optimize's FolderLock takes it: flock on .adjoint.lock).
+    int fd = ::open((dir / "out" / ".adjoint.lock").c_str(), O_RDWR | O_CREAT, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+    Result r = run(dir, xvfb(""),
+                   "--scene '" + (kSource / "assets/scenes/texture.json").string() + "' --run --out out --test-close-at 4");
+    ::close(fd);
+    EXPECT_EQ(r.code, 2) << r.err << r.out;
+    EXPECT_NE(r.err.find("adjoint: error: --out: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("in use by another run"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "out" / "loss.csv"));
+    // Free again, the same folder is used.
+    r = run(dir, xvfb(""),
+            "--scene '" + (kSource / "assets/scenes/texture.json").string() + "' --run --out out --test-close-at 4");
+    EXPECT_EQ(r.code, 0) << r.err << r.out;
+    EXPECT_TRUE(fs::exists(dir / "out" / "loss.csv"));
 }
 
 TEST(Studio, ASceneWithoutOptimizeBlockIsShown) {
