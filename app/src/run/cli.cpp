@@ -117,6 +117,8 @@ OptimizeOptions parse_optimize_args(int argc, const char* const* argv) {
     app.add_flag("--resume", o.resume, "continue from the checkpoint in the output folder");
     app.add_flag("--force", o.force, "write into a folder that holds another run's outputs (they are overwritten)");
     app.add_flag("--quiet", o.quiet, "print only errors and the final summary");
+    app.add_flag("--deterministic", o.deterministic,
+                 "bit-identical runs (lavapipe on one thread; about half the speed on two cores)");
     app.add_flag("--check-gradients", o.check_gradients,
                  "compare the gradient with finite differences at the start (gradient_check.txt); no optimization");
     // A test hook, in its own section of --help as adjoint-studio's are.

@@ -16,6 +16,7 @@
 #include "run/report_error.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -231,10 +232,18 @@ int run_optimize(const OptimizeOptions& o, std::ostream& err) {
     std::optional<Device> device;
     std::unique_ptr<Optimizer> opt;
     try {
+        // llvmpipe reads LP_NUM_THREADS when the instance enumerates it: 0 runs every work group on the
+        // submitting thread, in one order, so float atomics add in the same order in every run.
+        if (o.deterministic) setenv("LP_NUM_THREADS", "0", 1);
         ctx.emplace();
         device.emplace(ctx->create_device());
     } catch (const Error& e) {
         return report_error(err, e, exit_failure);
+    }
+    if (o.deterministic && device->name().find("llvmpipe") == std::string::npos) {
+        err << "adjoint: error: --deterministic: supported on lavapipe only; on " << device->name()
+            << " float atomics add in no fixed order\n";
+        return exit_bad_input;
     }
     std::unique_ptr<RunOutputs> out;
     try {

@@ -40,6 +40,11 @@ struct OptimizeOptions {
     bool resume = false;
     bool force = false;                  // write into a folder that holds another run's outputs
     bool quiet = false;
+    // --deterministic: bit-identical runs (losses, params.json, images) for the same scene, seed and build, so a
+    // --resume continues exactly the run it interrupted. Float atomics (the gradients' scatters) add in the order
+    // the device runs the invocations; on lavapipe one thread (LP_NUM_THREADS=0) runs them in one order. Off by
+    // default (it gives up lavapipe's second thread); refused on other devices, whose order is not fixed.
+    bool deterministic = false;
     // --check-gradients: the gradient against finite differences at the start values (gradient_check.h),
     // printed and written to out/gradient_check.txt; no optimization. Exit 0 when every row passes, 1 otherwise.
     bool check_gradients = false;
