@@ -102,6 +102,33 @@ TEST_F(Raster, ManyTrianglesPerTileAndEmptyPixels) {
     EXPECT_EQ(id[0 * 64 + 63], app::gpu::kNone);    // top-right: background
 }
 
+// 70,000 screen-covering triangles over the single 16x16 tile: more than lavapipe's 65,535 loop iterations, so
+// the depth test runs in several dispatches, each continuing from the nearest triangle the earlier ones found.
+// The nearest is the last triangle (found by a late pass); then id 100 ties with it, and the lower id wins
+// wherever the tile list put the two.
+TEST_F(Raster, A70000TriangleTileIsTestedInPassesThatCarryTheNearest) {
+    const uint32_t n = 70000;
+    auto make = [&](bool tie) {
+        std::vector<float3> p;
+        std::vector<uint3> t;
+        for (uint32_t i = 0; i < n; ++i) {
+            float z = 0.5f + 5e-6f * float(i);
+            if (i == n - 1 || (tie && i == 100)) z = 0.1f;
+            uint32_t b = uint32_t(p.size());
+            p.push_back(float3(-1, -1, z));
+            p.push_back(float3(3, -1, z));
+            p.push_back(float3(-1, 3, z));
+            t.push_back(uint3(b, b + 1, b + 2));
+        }
+        return upload(p, t);
+    };
+    Rasterizer r(device);
+    auto id = ids(r.rasterize(stream, make(false), identity_view(16, 16)));
+    for (uint32_t i = 0; i < id.size(); ++i) ASSERT_EQ(id[i], n - 1) << "pixel " << i;
+    id = ids(r.rasterize(stream, make(true), identity_view(16, 16)));
+    for (uint32_t i = 0; i < id.size(); ++i) ASSERT_EQ(id[i], 100u) << "pixel " << i;
+}
+
 TEST_F(Raster, BarycentricsArePerspectiveCorrect) {
     // A triangle with w = 1, 1, 3 at its vertices (positions given in clip space through a matrix whose
     // last row copies z into w): the barycentric of the far vertex at a pixel must be its perspective value.

@@ -16,6 +16,10 @@ using gpu::kTileSize;
 namespace {
 
 constexpr uint32_t kScanChunk = 256;   // tiles per thread in the scan (keeps loops short on lavapipe)
+// Tile-list entries a pixel tests in one dispatch of raster_depth: lavapipe ends a group of neighbouring
+// invocations' loops after 65,535 iterations in all, so a longer list (200,000 triangles over one tile) is
+// tested in several dispatches, each continuing from the nearest triangle the earlier ones found.
+constexpr uint32_t kRasterPass = 16384;
 
 } // namespace
 
@@ -91,12 +95,18 @@ auto setup_camera_kernel() {
     });
 }
 
+// Each chunk's sum of tile counts, and its longest tile list (the host sizes raster_depth's passes by it).
 auto scan_chunks_kernel() {
-    return Kernel1D([](BufferUInt count, BufferUInt chunk_sum, UInt tiles) noexcept {
+    return Kernel1D([](BufferUInt count, BufferUInt chunk_sum, BufferUInt chunk_longest, UInt tiles) noexcept {
         UInt c = dispatch_id().x;
-        UInt sum = 0u;
-        $for (t, c * kScanChunk, min(c * kScanChunk + kScanChunk, tiles)) { sum += count.read(t); };
+        UInt sum = 0u, longest = 0u;
+        $for (t, c * kScanChunk, min(c * kScanChunk + kScanChunk, tiles)) {
+            UInt n = count.read(t);
+            sum += n;
+            longest = max(longest, n);
+        };
         chunk_sum.write(c, sum);
+        chunk_longest.write(c, longest);
     });
 }
 
@@ -142,19 +152,28 @@ auto fill_kernel() {
 }
 
 // Nearest triangle per pixel; ties in depth go to the lower triangle id, so the result does not depend
-// on the order the atomics filled the tile lists.
+// on the order the atomics filled the tile lists. One pass tests the tile list's entries [first, first +
+// kRasterPass); a later pass (first > 0) starts from the nearest triangle and depth the earlier ones wrote.
 auto raster_kernel() {
     return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt count, BufferUInt list,
-                       BufferUInt tri_out, BufferFloat2 bary_out, UInt tiles_x) noexcept {
+                       BufferUInt tri_out, BufferFloat2 bary_out, BufferFloat depth, UInt tiles_x,
+                       UInt first) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x;
+        UInt at = pix.y * width + pix.x;
         UInt tile = tile_of(pix, tiles_x);
         Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
         Float best_z = 2.0f;
         UInt best = kNone;
         Float2 best_b = make_float2(0.0f);
+        $if (first > 0u) {
+            best = tri_out.read(at);
+            best_b = bary_out.read(at);
+            best_z = depth.read(at);
+        };
+        UInt n = count.read(tile);
         UInt begin = offset.read(tile);
-        $for (k, begin, begin + count.read(tile)) {
+        $for (k, begin + min(first, n), begin + min(first + kRasterPass, n)) {
             UInt ti = list.read(k);
             auto s = setups.read(ti);
             Float area = edge_function(s.p0, s.p1, s.p2);
@@ -172,9 +191,9 @@ auto raster_kernel() {
                 best_b = make_float2(q1 * inv, q2 * inv);
             };
         };
-        UInt at = pix.y * width + pix.x;
         tri_out.write(at, best);
         bary_out.write(at, best_b);
+        depth.write(at, best_z);
     });
 }
 
@@ -248,8 +267,9 @@ TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCame
                device_.create_buffer<uint32_t>(tiles), Buffer<uint32_t>{}, view.width, view.height, tiles_x};
     auto cursor = device_.create_buffer<uint32_t>(tiles);
     auto chunk_sum = device_.create_buffer<uint32_t>(chunks);
+    auto chunk_longest = device_.create_buffer<uint32_t>(chunks);
     auto chunk_offset = device_.create_buffer<uint32_t>(chunks + 1);
-    std::vector<uint32_t> offsets(chunks + 1);
+    std::vector<uint32_t> offsets(chunks + 1), longest(chunks);
     stream << b.count.fill_zero();
     if (g.triangle_count > 0 && view.params)
         stream << k_->setup_camera(g.positions, g.triangles, b.setups, b.count, *view.params, *view.views, view.view,
@@ -259,11 +279,12 @@ TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCame
         stream << k_->setup(g.positions, g.triangles, b.setups, b.count, view.view_proj, view.width, view.height, tiles_x,
                             margin)
                       .dispatch(g.triangle_count);
-    stream << k_->scan_chunks(b.count, chunk_sum, tiles).dispatch(chunks)
+    stream << k_->scan_chunks(b.count, chunk_sum, chunk_longest, tiles).dispatch(chunks)
            << k_->scan_top(chunk_sum, chunk_offset, chunks).dispatch(1u)
            << k_->scan_fill(b.count, chunk_offset, b.offset, cursor, tiles).dispatch(chunks)
-           << chunk_offset.copy_to(offsets.data()) << synchronize();
+           << chunk_offset.copy_to(offsets.data()) << chunk_longest.copy_to(longest.data()) << synchronize();
     uint32_t total = offsets[chunks];
+    b.longest = *std::max_element(longest.begin(), longest.end());
     b.reserved_at = total;
     b.list = device_.create_buffer<uint32_t>(std::max(uint64_t(total) + reserve, uint64_t(1)));
     if (g.triangle_count > 0) stream << k_->fill(b.setups, b.offset, cursor, b.list, tiles_x).dispatch(g.triangle_count);
@@ -274,9 +295,14 @@ GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const Vie
     TileBins b = bin(stream, g, view, 0.0f);
     GBuffer gb{b.setups, device_.create_buffer<uint32_t>(size_t(view.width) * view.height),
                device_.create_buffer<float2>(size_t(view.width) * view.height), view.width, view.height};
-    stream << k_->raster(b.setups, b.offset, b.count, b.list, gb.triangle, gb.bary, b.tiles_x)
-                  .dispatch(view.width, view.height)
-           << synchronize();
+    auto depth = device_.create_buffer<float>(size_t(view.width) * view.height);
+    uint32_t first = 0;
+    do {
+        stream << k_->raster(b.setups, b.offset, b.count, b.list, gb.triangle, gb.bary, depth, b.tiles_x, first)
+                      .dispatch(view.width, view.height);
+        first += kRasterPass;
+    } while (first < b.longest);
+    stream << synchronize();
     return gb;
 }
 

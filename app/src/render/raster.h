@@ -56,6 +56,7 @@ struct TileBins {
     Buffer<gpu::TriSetup> setups;   // the projected triangles
     Buffer<uint32_t> offset, count, list;
     uint32_t width = 0, height = 0, tiles_x = 0, reserved_at = 0;
+    uint32_t longest = 0;   // the longest tile list
 };
 
 // One view's visible surfaces, stored: a record per pixel and, when the scene's materials read tangent frames,
