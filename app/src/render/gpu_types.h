@@ -4,15 +4,17 @@
 
 namespace adjoint::app::gpu {
 
-// One triangle after projection: pixel-space positions, 1/w and NDC depth per vertex; valid = 0 when culled
-// (behind the near plane, degenerate or off screen).
+// One triangle after projection: pixel-space positions, 1/w and NDC depth per vertex, and the tiles it was
+// binned to. 64 bytes, so that the 2 million triangles' records fit one storage buffer (lavapipe's 128 MiB).
 struct TriSetup {
     float2 p0, p1, p2;      // pixel coordinates (x right, y down)
+    uint2 tiles;            // tile bbox, inclusive: (x0 | y0 << 16, x1 | y1 << 16); x0 > x1 when culled (behind
+                            // the near plane, degenerate or off screen): kCulledTiles
     float3 inv_w;           // 1 / clip w per vertex
     float3 z;               // depth per vertex, NDC z mapped to [0, 1] (0 at near)
-    uint4 tiles;            // tile bbox: x0, y0, x1, y1 (inclusive)
-    uint32_t valid;
 };
+static_assert(sizeof(TriSetup) == 64);
+constexpr uint32_t kCulledTiles = 1u;   // tiles.x of a culled triangle (x0 = 1 > x1 = 0 with tiles.y = 0)
 
 // A pixel's visible surface as the shading reads it (in registers: the dynamic chain interpolates it per pixel
 // and never stores it).
@@ -75,7 +77,7 @@ constexpr uint32_t kTileSize = 16;
 
 } // namespace adjoint::app::gpu
 
-ADJOINT_STRUCT(adjoint::app::gpu::TriSetup, p0, p1, p2, inv_w, z, tiles, valid)
+ADJOINT_STRUCT(adjoint::app::gpu::TriSetup, p0, p1, p2, tiles, inv_w, z)
 ADJOINT_STRUCT(adjoint::app::gpu::Surface, position, normal, color, uv, duv_dx, duv_dy, tangent, material)
 ADJOINT_STRUCT(adjoint::app::gpu::SurfaceRecord, position, normal, color, uv, duv_dx, duv_dy, material)
 ADJOINT_STRUCT(adjoint::app::gpu::Material, model, values, pad0, pad1, textures)

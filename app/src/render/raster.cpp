@@ -36,7 +36,7 @@ Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Floa
                                   const UInt& width, const UInt& height, const UInt& tiles_x, const Float& margin) {
     Float w = cast<float>(width), h = cast<float>(height);
     Var<gpu::TriSetup> s;
-    s.valid = 0u;
+    s.tiles = make_uint2(gpu::kCulledTiles, 0u);
     $if ((c0.w > 1e-6f) & (c1.w > 1e-6f) & (c2.w > 1e-6f)) {
         Float3 iw = make_float3(1.0f / c0.w, 1.0f / c1.w, 1.0f / c2.w);
         Float2 p0 = make_float2((c0.x * iw.x * 0.5f + 0.5f) * w, (0.5f - c0.y * iw.x * 0.5f) * h);
@@ -57,8 +57,7 @@ Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Floa
             s.p2 = p2;
             s.inv_w = iw;
             s.z = z;
-            s.tiles = tiles;
-            s.valid = 1u;
+            s.tiles = make_uint2(tiles.x | (tiles.y << 16u), tiles.z | (tiles.w << 16u));
             $for (ty, tiles.y, tiles.w + 1u) {
                 $for (tx, tiles.x, tiles.z + 1u) { tile_count.atomic(ty * tiles_x + tx).fetch_add(1u); };
             };
@@ -138,10 +137,11 @@ auto fill_kernel() {
     return Kernel1D([](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt cursor, BufferUInt list,
                        UInt tiles_x) noexcept {
         UInt i = dispatch_id().x;
-        auto s = setups.read(i);
-        $if (s.valid != 0u) {
-            $for (ty, s.tiles.y, s.tiles.w + 1u) {
-                $for (tx, s.tiles.x, s.tiles.z + 1u) {
+        UInt2 packed = setups.read(i).tiles;
+        UInt4 tiles = make_uint4(packed.x & 0xFFFFu, packed.x >> 16u, packed.y & 0xFFFFu, packed.y >> 16u);
+        $if (tiles.x <= tiles.z) {
+            $for (ty, tiles.y, tiles.w + 1u) {
+                $for (tx, tiles.x, tiles.z + 1u) {
                     UInt tile = ty * tiles_x + tx;
                     UInt slot = cursor.atomic(tile).fetch_add(1u);
                     list.write(offset.read(tile) + slot, i);
