@@ -141,6 +141,12 @@ void create_device(Context::Impl& impl, const ContextExtras& extras) {
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(impl.physical, &props);
     impl.limits = props.limits;
+    uint32_t families = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(impl.physical, &families, nullptr);
+    std::vector<VkQueueFamilyProperties> family(families);
+    vkGetPhysicalDeviceQueueFamilyProperties(impl.physical, &families, family.data());
+    if (impl.queue_family < families) impl.profile.timestamp_bits = family[impl.queue_family].timestampValidBits;
+    impl.profile.timestamp_period_ns = double(props.limits.timestampPeriod);
 
     auto exts = device_extensions(impl.physical);
     std::vector<const char*> enabled;
@@ -344,6 +350,7 @@ std::vector<std::string> Context::validation_messages() const {
     return impl_->messages;
 }
 bool Context::validation_enabled() const { return impl_->validation; }
+KernelProfile& Context::profile() { return impl_->profile; }
 
 ContextOptions ContextOptions::from_environment() {
     ContextOptions options;

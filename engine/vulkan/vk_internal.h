@@ -30,6 +30,7 @@ struct Context::Impl {
     std::vector<std::string> messages;
     // The queue is externally synchronized (Vulkan spec): every stream of the device submits through it.
     std::mutex queue_mutex;
+    KernelProfile profile;
 
     ~Impl();
     // Submits under the queue lock; the caller waits on `fence` (no lock held while waiting).

@@ -2,10 +2,13 @@
 #pragma once
 #include <vulkan/vulkan_core.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -79,6 +82,32 @@ class Image;
 class Pipeline;
 class Stream;
 
+// Device time per pipeline, from timestamps written around each dispatch of a submission that began while
+// profiling was on (vulkan/profile.cpp). Thread-safe: every stream of a context adds to its one profile.
+class KernelProfile {
+public:
+    struct Entry {
+        uint64_t dispatches = 0;
+        double ms = 0.0;
+    };
+    // Throws adjoint::Error when the device's queue writes no timestamps (timestampValidBits 0).
+    void enable(bool on);
+    bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
+    void add(const std::string& pipeline, double ms);
+    void add_untimed(uint64_t dispatches);   // dispatches past a submission's query capacity
+    std::map<std::string, Entry> entries() const;
+    uint64_t untimed() const;
+    void clear();
+    uint32_t timestamp_bits = 0;   // the queue family's timestampValidBits (set by the context)
+    double timestamp_period_ns = 1.0;
+
+private:
+    std::atomic<bool> enabled_{false};
+    mutable std::mutex mutex_;
+    std::map<std::string, Entry> entries_;
+    uint64_t untimed_ = 0;
+};
+
 // The physical devices (usable or not) as a Context would see them, through a temporary instance without
 // validation. Throws the no-driver Error where Context::create would.
 std::vector<DeviceInfo> enumerate_devices();
@@ -102,6 +131,7 @@ public:
     uint64_t validation_message_count() const;
     std::vector<std::string> validation_messages() const;
     bool validation_enabled() const;
+    KernelProfile& profile();
 
     struct Impl;
     Impl& impl() { return *impl_; }

@@ -288,6 +288,37 @@ TEST(OptimizeCli, DeterministicRunsAreBitIdenticalAndResumeContinuesExactly) {
     }
 }
 
+// --profile: the kernels' device time over the iterations, in profile.txt: the optimizer's kernel ran once an
+// iteration, and the total is the sum of the rows.
+TEST(OptimizeCli, ProfileWritesEveryKernelsDeviceTime) {
+    TempDir tmp;
+    write(tmp / "s.json", small_scene(7));
+    Result r = run(kOptimize, {"--scene", (tmp / "s.json").string(), "--out", (tmp / "o").string(), "--quiet",
+                               "--profile"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const std::string text = read_file(tmp / "o" / "profile.txt");
+    EXPECT_NE(r.err.find(text), std::string::npos) << r.err;
+    EXPECT_EQ(text.rfind("device time per kernel over 7 iterations on ", 0), 0u) << text;
+    std::istringstream in(text);
+    std::string line;
+    double sum = 0.0, total = -1.0;
+    bool adam = false;
+    while (std::getline(in, line)) {
+        std::istringstream row(line);
+        std::string name;
+        uint64_t dispatches = 0;
+        double ms = 0.0;
+        if (line.rfind("total ", 0) == 0) total = std::stod(line.substr(6));
+        else if (row >> name >> dispatches >> ms) {
+            sum += ms;
+            if (name == "optim_adam") adam = dispatches == 7;
+            EXPECT_GT(ms, 0.0) << line;
+        }
+    }
+    EXPECT_TRUE(adam) << text;
+    EXPECT_NEAR(total, sum, 0.01 * sum + 0.01) << text;
+}
+
 TEST(OptimizeCli, AKillAtAnyMomentLeavesOnlyCompleteOutputs) {
     std::mt19937 rng(7);
     for (int trial = 0; trial < 4; ++trial) {

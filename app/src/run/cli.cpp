@@ -119,6 +119,7 @@ OptimizeOptions parse_optimize_args(int argc, const char* const* argv) {
     app.add_flag("--quiet", o.quiet, "print only errors and the final summary");
     app.add_flag("--deterministic", o.deterministic,
                  "bit-identical runs (lavapipe on one thread; about half the speed on two cores)");
+    app.add_flag("--profile", o.profile, "device time per kernel over the iterations (profile.txt)");
     app.add_flag("--check-gradients", o.check_gradients,
                  "compare the gradient with finite differences at the start (gradient_check.txt); no optimization");
     // A test hook, in its own section of --help as adjoint-studio's are.

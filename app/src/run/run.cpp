@@ -182,12 +182,31 @@ Scene load_for_run(const OptimizeOptions& o, std::string& fingerprint) {
     return scene;
 }
 
+// --profile's report: the kernels' device time over `iterations` iterations, to stderr and out/profile.txt.
+void write_profile(Device& device, uint32_t iterations, const std::filesystem::path& dir, std::ostream& err) {
+    uint64_t untimed = 0;
+    const std::vector<KernelTime> times = kernel_times(device, &untimed);
+    double total = 0.0;
+    for (const KernelTime& t : times) total += t.ms;
+    std::ostringstream s;
+    s << "device time per kernel over " << iterations << " iterations on " << device.name()
+      << " (timestamps around each dispatch; host work and waits are not in it)\n"
+      << kernel_time_table(times) << "total " << std::fixed << std::setprecision(3) << total << " ms, "
+      << (iterations ? total / iterations : 0.0) << " ms an iteration";
+    if (untimed) s << "; " << untimed << " dispatches past a submission's 2,048 were not timed";
+    s << "\n";
+    err << s.str();
+    write_file_atomic(dir / "profile.txt", s.str());
+}
+
 // The iterations, then the final outputs; the exit code.
-int iterate(const OptimizeOptions& o, Optimizer& opt, RunOutputs& out, std::ostream& err) {
+int iterate(const OptimizeOptions& o, Optimizer& opt, RunOutputs& out, std::ostream& err, Device& device) {
     const uint32_t total = opt.total_iterations();
     Progress progress(std::cerr, progress_mode_for_stderr(o.quiet), total, opt.iteration());
+    const uint32_t first = opt.iteration();
     bool interrupted = false;
     try {
+        if (o.profile) set_kernel_profiling(device, true);
         while (opt.iteration() < total) {
             if (interrupt_requested()) {
                 interrupted = true;
@@ -203,6 +222,10 @@ int iterate(const OptimizeOptions& o, Optimizer& opt, RunOutputs& out, std::ostr
         }
         if (!interrupted && interrupt_requested()) interrupted = true;
         progress.finish(interrupted);
+        if (o.profile) {
+            set_kernel_profiling(device, false);
+            write_profile(device, opt.iteration() - first, o.out, err);
+        }
         out.finish();
     } catch (const Error& e) {   // a non-finite loss or gradient (NonFiniteError), a device failure, ...
         progress.finish(true);
@@ -255,7 +278,7 @@ int run_optimize(const OptimizeOptions& o, std::ostream& err) {
     } catch (const Error& e) {
         return report_error(err, e, exit_failure);
     }
-    return iterate(o, *opt, *out, err);
+    return iterate(o, *opt, *out, err, *device);
 }
 
 } // namespace adjoint::app

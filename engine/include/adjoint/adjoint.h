@@ -13,4 +13,5 @@
 #include <adjoint/dsl/texture.h>
 #include <adjoint/runtime/device.h>
 #include <adjoint/runtime/gradcheck.h>
+#include <adjoint/runtime/profile.h>
 #include <adjoint/runtime/texture.h>

@@ -45,6 +45,9 @@ struct OptimizeOptions {
     // the device runs the invocations; on lavapipe one thread (LP_NUM_THREADS=0) runs them in one order. Off by
     // default (it gives up lavapipe's second thread); refused on other devices, whose order is not fixed.
     bool deterministic = false;
+    // --profile: the device time of every kernel over the iterations (engine timestamps, runtime/profile.h),
+    // printed and written to out/profile.txt.
+    bool profile = false;
     // --check-gradients: the gradient against finite differences at the start values (gradient_check.h),
     // printed and written to out/gradient_check.txt; no optimization. Exit 0 when every row passes, 1 otherwise.
     bool check_gradients = false;
