@@ -103,6 +103,26 @@ json torch_peer(const fs::path& gbuffer, int iters) {
     }
 }
 
+// Where an iteration's device time goes: `runs` calls of `step` with the engine's kernel profiling on, per kernel
+// its dispatches and milliseconds an iteration and its share (runtime/profile.h), slowest first.
+json kernel_profile(Device& device, int runs, const std::function<void()>& step) {
+    clear_kernel_times(device);
+    set_kernel_profiling(device, true);
+    for (int i = 0; i < runs; ++i) step();
+    set_kernel_profiling(device, false);
+    const std::vector<KernelTime> times = kernel_times(device);
+    clear_kernel_times(device);
+    double total = 0.0;
+    for (const KernelTime& t : times) total += t.ms;
+    json rows = json::array();
+    for (const KernelTime& t : times)
+        rows.push_back({{"kernel", t.kernel}, {"dispatches_per_iteration", double(t.dispatches) / runs},
+                        {"ms_per_iteration", t.ms / runs}, {"share", total > 0 ? t.ms / total : 0.0}});
+    return {{"what", "device time per kernel (timestamps around each dispatch), over " + std::to_string(runs) +
+                         " iterations"},
+            {"device_ms_per_iteration", total / runs}, {"by_kernel", rows}};
+}
+
 json one_case(Env& env, const std::string& label, const std::string& mesh, int res, bool with_torch) {
     Device& device = env.device();
     char dir_template[] = "/tmp/adjoint-bench-XXXXXX";
@@ -131,6 +151,7 @@ json one_case(Env& env, const std::string& label, const std::string& mesh, int r
                                     "parameter buffer + loss sums read back";
     j["iteration"] = it.to_json();
     j["iteration"]["what"] = "forward_backward + parameter sums + Adam + the reported scalars read back";
+    j["iteration"]["kernels"] = kernel_profile(device, env.quick() ? 2 : 10, [&] { opt.step(); });
     double ratio = (it.median() - fwd.median()) / fwd.median();
     j["backward_and_adam_over_forward"] = ratio;
     j["check_backward"] = env.target("renderer", label + ": (iteration - forward) / forward", ratio, "<=", 3.0, "ratio");
