@@ -44,8 +44,8 @@ Float3 face_direction(const UInt& f, const Float& sc, const Float& tc) {
 }
 
 // One level's texel at integer coordinates (x, y) of face `face`, after the boundary mode: wrap and clamp
-// fold the coordinate into the level, zero reads 0 outside, cube continues on the neighbouring face (a corner
-// tap, outside in both directions, takes the face its direction points to most).
+// fold the coordinate into the level, zero reads 0 outside, cube continues on the neighbouring face (across one
+// edge: corner taps are filtered's).
 template <bool IsCube, typename Tex>
 Float tap(const Tex& tex, const UInt4& lv, const UInt& image, const UInt& faces, const UInt& face, const UInt& ch,
           const UInt& channels, const UInt& boundary, const Int& x, const Int& y) {
@@ -79,7 +79,7 @@ Float filtered(const Tex& tex, const BufferVar<uint4>& table, const UInt& level,
                const UInt& face, const UInt& ch, const UInt4& c0, const Float2& st) {
     UInt4 lv = table.read(level);
     Float2 size = make_float2(cast<float>(lv.y), cast<float>(lv.z));
-    Bool linear = c0.x != uint32_t(Nearest) && c0.x != uint32_t(MipNearest);
+    Bool linear = c0.x != uint32_t(Nearest);   // mipmap-nearest picks the nearest level, filters it bilinearly
     // Wrap folds the coordinate into one period (derivative 1); clamp and zero bound texel space just beyond
     // the edges, where the value no longer changes, so that the integer coordinates stay small.
     Float2 folded = ite(c0.y == uint32_t(Wrap), st - floor(st), st);
@@ -92,6 +92,16 @@ Float filtered(const Tex& tex, const BufferVar<uint4>& table, const UInt& level,
     Float b = tap<IsCube>(tex, lv, image, faces, face, ch, c0.w, c0.y, x0 + 1, y0);
     Float c = tap<IsCube>(tex, lv, image, faces, face, ch, c0.w, c0.y, x0, y0 + 1);
     Float d = tap<IsCube>(tex, lv, image, faces, face, ch, c0.w, c0.y, x0 + 1, y0 + 1);
+    if constexpr (IsCube) {
+        // Three faces meet at a cube's corner, so a tap outside the face in both directions has no texel of its
+        // own: it reads the mean of the other three taps (at most one tap is such a corner).
+        Int w = cast<int>(lv.y);
+        Bool out_x0 = x0 < 0 || x0 >= w, out_x1 = x0 + 1 < 0 || x0 + 1 >= w;
+        Bool out_y0 = y0 < 0 || y0 >= w, out_y1 = y0 + 1 < 0 || y0 + 1 >= w;
+        Float ca = ite(out_x0 && out_y0, (b + c + d) / 3.0f, a), cb = ite(out_x1 && out_y0, (a + c + d) / 3.0f, b);
+        Float cc = ite(out_x0 && out_y1, (a + b + d) / 3.0f, c), cd = ite(out_x1 && out_y1, (a + b + c) / 3.0f, d);
+        return lerp(lerp(ca, cb, t.x), lerp(cc, cd, t.x), t.y);
+    }
     return lerp(lerp(a, b, t.x), lerp(c, d, t.x), t.y);
 }
 

@@ -19,9 +19,9 @@ def load(path):
 def test_texture_fit_recovers_the_texture():
     example = load(ROOT / "tools" / "examples" / "python" / "texture_fit.py")
     result = example.main(["--iterations", "80", "--resolution", "32", "--views", "4", "--lr", "0.1"])
-    # Grey starts near 11 dB on these views; 80 Adam steps reach about 25 dB.
-    assert result["psnr_start_db"] < 14.0
-    assert result["psnr_db"] > 21.0, result
+    # Grey starts near 14 dB on these views; 80 Adam steps reached 54 dB (the views see few texels each).
+    assert result["psnr_start_db"] < 16.0
+    assert result["psnr_db"] > 35.0, result
 
 
 def test_bench_pipelines_agree():
@@ -31,5 +31,5 @@ def test_bench_pipelines_agree():
     assert report["adjoint_torch"]["ms_median"] > 0 and report["plain_pytorch"]["ms_median"] > 0
     covered = report["covered_pixels"]
     assert covered[0] > 500 and abs(covered[0] - covered[1]) <= 0.02 * covered[1], covered
-    assert report["image_mean_abs_difference"] < 0.01, report
-    assert report["texture_gradient_relative_difference"] < 0.1, report
+    assert report["image_mean_abs_difference"] < 1e-3, report   # 8e-7 measured at 64x64
+    assert report["texture_gradient_relative_difference"] < 1e-3, report   # 3e-5 measured

@@ -7,8 +7,8 @@ or, for a cube, [..., 3] directions; uv_da [..., 4] = (du/dX, du/dY, dv/dX, dv/d
 direction's); mip_level_bias [minibatch, height, width]. The output [minibatch, height, width, C] is
 differentiable with respect to tex, uv, uv_da and mip_level_bias (the last two through the mip level in
 'linear-mipmap-linear'). Tensors on another device (CUDA) are copied through the host.
-Where Adjoint differs: a bilinear tap that leaves a cube face at a corner (outside in both directions) reads
-the texel its direction points to most, where nvdiffrast blends the three texels that meet there.
+Cube maps: a bilinear tap past a face's edge reads the neighbouring face's texel; a tap past a corner (outside
+in both directions, where three faces meet) reads the mean of the quad's other three taps.
 """
 import numpy as np
 import torch as _torch
