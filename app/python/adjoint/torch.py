@@ -13,6 +13,7 @@ import numpy as np
 import torch as _torch
 
 from . import _adjoint
+from ._texture import texture, texture_construct_mip, TextureMipWrapper  # noqa: F401 (re-exported)
 
 __all__ = ["render", "rasterize", "interpolate", "RasterizeContext", "RasterizeCudaContext", "RasterizeGLContext"]
 
