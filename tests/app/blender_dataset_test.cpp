@@ -51,7 +51,8 @@ Mask blender_alpha(const std::string& name, bool flip_y = false) {
     EXPECT_EQ(picture.channels, 4);
     Mask mask(size_t(width) * height);
     for (int y = 0; y < height; ++y)
-        for (int x = 0; x < width; ++x) mask[size_t(y) * width + x] = picture.at(x, flip_y ? height - 1 - y : y, 3) > 0.5f;
+        for (int x = 0; x < width; ++x)
+            mask[size_t(y) * width + x] = picture.at(x, flip_y ? height - 1 - y : y, 3) > 0.5f;
     return mask;
 }
 
@@ -150,7 +151,8 @@ TEST_F(BlenderDataset, ACentredPrincipalPointMissesTheShiftedPictures) {
         frame["file_path"] = (dataset / frame["file_path"].get<std::string>()).lexically_normal().string();
     std::ofstream(dir.path() / "centred.json") << transforms.dump();
     const Json views = {{"nerf", (dir.path() / "centred.json").string()}};
-    app::SceneRenderer renderer(device, app::load_scene_from_string(silhouette_scene(views).dump(), dataset, "c.json"));
+    const app::Scene scene = app::load_scene_from_string(silhouette_scene(views).dump(), dataset, "centred.json");
+    app::SceneRenderer renderer(device, scene);
     for (uint32_t v = 0; v < 3; ++v)
         EXPECT_LT(compare(blender_alpha("r_" + std::to_string(v + 3) + ".png"), renderer.render(v)).iou, 0.9) << v;
 }
@@ -169,7 +171,8 @@ TEST_F(BlenderDataset, ATranslationIsRecoveredFromBlendersSilhouettes) {
     ASSERT_EQ(t.size(), 3u);
     const double error = std::sqrt(double(t[0]) * t[0] + double(t[1]) * t[1] + double(t[2]) * t[2]);
     std::printf("translation [%.5f, %.5f, %.5f] (truth 0), error %.5f\n", t[0], t[1], t[2], error);
-    EXPECT_LT(error, 0.01) << t[0] << " " << t[1] << " " << t[2];   // from 0.18 away; the knot is 1.4 across
+    // From 0.18 away (3.2e-4 seen); the knot is 1.4 across.
+    EXPECT_LT(error, 0.005) << t[0] << " " << t[1] << " " << t[2];
 }
 
 } // namespace adjoint::test
