@@ -6,7 +6,8 @@ blender_dataset_test.cpp).
 
 Usage (Debian's blender 3.4; a tool to make test data, not a dependency of the build or the tests):
     blender -b --factory-startup --python tools/datasets/make_blender_dataset.py
-Deterministic up to Cycles' noise in the colours; the alpha (the silhouette) is sampled at pixel centres.
+Deterministic (Cycles' noise is seeded; a rerun writes the same bytes); the alpha, the silhouette, is sampled at
+pixel centres.
 """
 import json
 import math
@@ -95,6 +96,8 @@ def setup_scene():
     r.image_settings.color_mode = "RGBA"
     r.image_settings.color_depth = "8"
     scene.view_settings.view_transform = "Standard"
+    for stamp in [name for name in dir(r) if name.startswith("use_stamp")]:
+        setattr(r, stamp, False)              # no date, time or path in the PNGs (Cycles' timings: strip_text)
     scene.cycles.device = "CPU"
     scene.cycles.samples = 16
     scene.cycles.use_denoising = False
@@ -118,6 +121,19 @@ def check_projection(scene, camera, positions):
         q = world_to_camera @ Vector(p)
         u, v = cx + fx * q.x / -q.z, cy - fy * q.y / -q.z
         assert abs(u - ndc.x * W) < 1e-3 and abs(v - (1 - ndc.y) * H) < 1e-3, (u, v, ndc)
+
+
+def strip_text(path):
+    """Drops a PNG's text chunks (Cycles writes its render times there), so that a rerun writes the same bytes."""
+    data = path.read_bytes()
+    out, at = bytearray(data[:8]), 8
+    while at < len(data):
+        length = int.from_bytes(data[at:at + 4], "big")
+        chunk = data[at:at + 12 + length]
+        if chunk[4:8] not in (b"tEXt", b"zTXt", b"iTXt"):
+            out += chunk
+        at += 12 + length
+    path.write_bytes(bytes(out))
 
 
 def colmap_pose(c2w):
@@ -144,6 +160,7 @@ def main():
         name = f"r_{index}"
         scene.render.filepath = str(OUT / f"{name}.png")
         bpy.ops.render.render(write_still=True)
+        strip_text(OUT / f"{name}.png")
         c2w = [[round(x, 7) for x in row] for row in camera.matrix_world]
         fx, fy, cx, cy = intrinsics(camera)
         if shifted:
