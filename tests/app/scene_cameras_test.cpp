@@ -228,6 +228,26 @@ TEST_F(Cameras, NerfProblemsNameTheFileAndFrame) {
                                "{\"colmap\": ...}), so they have no images");
 }
 
+// A frame without its matrix, and focal lengths that are not positive.
+TEST_F(Cameras, NerfFramesWithoutAMatrixOrWithANonPositiveFocalLengthAreNamed) {
+    Json scene = minimal_scene();
+    scene["views"] = {{"nerf", "transforms.json"}};
+    const double m0[4][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 4}, {0, 0, 0, 1}};
+    Json transforms = {{"camera_angle_x", 0.8}, {"frames", {{{"file_path", "a"}}}}};
+    write("transforms.json", transforms.dump());
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0].transform_matrix: required key is "
+                               "missing");
+    transforms = {{"fl_x", -20}, {"w", 8}, {"h", 8},
+                  {"frames", {{{"file_path", "a"}, {"transform_matrix", matrix_json(m0)}}}}};
+    write("transforms.json", transforms.dump());
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: expected focal lengths > 0");
+    transforms.erase("fl_x");
+    transforms["camera_angle_x"] = 0;
+    write("transforms.json", transforms.dump());
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: expected camera_angle_x in (0, pi) "
+                               "radians");
+}
+
 // COLMAP: the world-to-camera pose x_cam = R·x + t, x right, y down, z ahead; pixel (fx·x/z + cx, fy·y/z + cy)
 // with pixel centres at +0.5, as COLMAP's documentation gives it.
 class Colmap : public SceneFiles {
@@ -389,6 +409,21 @@ TEST_F(Colmap, DistortionAndBrokenFilesAreRefused) {
     scene["views"]["colmap"] = "nowhere";
     EXPECT_EQ(error_of(scene), "scene.json: views.colmap: nowhere: has neither cameras.txt nor cameras.bin (a COLMAP "
                                "sparse model's folder)");
+}
+
+// A camera whose focal length is not positive, and a model without its images file.
+TEST_F(Colmap, NonPositiveFocalLengthsAndAMissingImagesFileAreRefused) {
+    Json scene = minimal_scene();
+    scene["views"] = {{"colmap", "sparse/0"}, {"images", "pictures"}};
+    write_text("sparse/0");
+    write("sparse/0/cameras.txt", "1 PINHOLE 16 12 20 0 7.5 6.5\n2 SIMPLE_PINHOLE 8 6 9 4 3\n");
+    EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/cameras.txt line 1: focal lengths must be > 0");
+    write("sparse/0/cameras.txt", "1 PINHOLE 16 12 20 22 7.5 6.5\n2 SIMPLE_PINHOLE 8 6 -9 4 3\n");
+    EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/cameras.txt line 2: focal lengths must be > 0");
+    write_text("sparse/0");
+    std::filesystem::remove(dir() / "sparse/0/images.txt");
+    EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0: cannot read sparse/0/images.txt: No such file or "
+                               "directory");
 }
 
 TEST(TargetImages, BoxResamplingAveragesTheFootprint) {

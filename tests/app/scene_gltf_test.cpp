@@ -336,6 +336,31 @@ TEST_F(GltfMeshes, BrokenFilesAreNamed) {
               "scene.json: meshes[0].file: meshes/bad.glb: Too short data size for glTF Binary.");
 }
 
+// Schema breaks (a member of the wrong type, a required member missing) and a material's missing image.
+TEST_F(GltfMeshes, SchemaBreaksAndMissingImagesAreNamed) {
+    const std::string at = "scene.json: meshes[0].file: meshes/bad.gltf: ";
+    {
+        Gltf g = quad();
+        g.json["accessors"][0]["count"] = "four";
+        EXPECT_EQ(error_of_gltf(g.text()), at + "'count' property is not a positive integer.");
+    }
+    {
+        Gltf g = quad();
+        g.json["accessors"][0].erase("componentType");
+        EXPECT_EQ(error_of_gltf(g.text()), at + "'componentType' property is missing in Accessor.");
+    }
+    {
+        Gltf g = quad();
+        g.json["meshes"][0]["primitives"][0]["material"] = 0;
+        g.json["materials"] = Json::parse(R"([{"pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}])");
+        g.json["textures"] = Json::parse(R"([{"source": 0}])");
+        g.json["images"] = Json::parse(R"([{"uri": "gone.png"}])");
+        write("meshes/bad.gltf", g.text());
+        EXPECT_EQ(error_of(scene_for("meshes/bad.gltf", "gltf")),
+                  "scene.json: meshes[0].file: cannot read meshes/gone.png: No such file or directory");
+    }
+}
+
 TEST_F(GltfMeshes, DebianBrokenSamplesAreNamed) {
     if (!std::filesystem::exists(kSamples)) GTEST_SKIP() << "assimp-testmodels is not installed";
     const auto error = [&](const char* file) { return error_of(scene_for((kSamples / file).string())); };
