@@ -55,4 +55,5 @@ PYBIND11_MODULE(_adjoint, m) {
     bind_torch_bridge(m);
     bind_raster_ops(m);
     bind_raster_da(m);
+    bind_antialias_ops(m);
 }

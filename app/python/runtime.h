@@ -22,6 +22,7 @@ struct Runtime {
     Context context;
     Device device;
     std::shared_ptr<void> raster_shaders;   // raster_ops.cpp's kernels, compiled on first use, freed before the device
+    std::shared_ptr<void> antialias_shaders;   // antialias_ops.cpp's, likewise
     Runtime();
 };
 std::shared_ptr<Runtime> runtime();
@@ -49,5 +50,6 @@ void bind_scene(py::module_& m);
 void bind_torch_bridge(py::module_& m);
 void bind_raster_ops(py::module_& m);   // raster_ops.cpp: nvdiffrast's rasterize and interpolate
 void bind_raster_da(py::module_& m);    // and interpolate's image-space derivatives (rast_db, diff_attrs)
+void bind_antialias_ops(py::module_& m);   // antialias_ops.cpp: nvdiffrast's antialias
 
 } // namespace adjoint::python
