@@ -4,7 +4,7 @@ random starts (positions off by up to ±0.5 per coordinate, colours uniform) by 
 antialias and an L2 loss to target images of random views, with Adam. Only the silhouettes' antialiasing
 gives the positions a gradient (the colours are flat inside the cube's faces).
 
-    PYTHONPATH=build/python python3 tools/examples/python/cube_fit.py --resolution 16 --iterations 1500
+    PYTHONPATH=build/python python3 tools/examples/python/cube_fit.py --resolution 16 --iterations 600
 
 Prints the mean vertex error (mean Euclidean distance to the target vertices) as it goes and one JSON line
 at the end. The target images are rendered by the same ops, as in nvdiffrast's sample.
@@ -54,7 +54,7 @@ def render(ctx, mvp, pos, col, tri, topology, resolution):
     return dr.antialias(color.contiguous(), rast, clip, tri, topology_hash=topology)
 
 
-def fit(resolution=16, iterations=1500, views=4, seed=0, lr=0.01, log=None):
+def fit(resolution=16, iterations=600, views=4, seed=0, lr=0.03, log=None):
     """Runs the fit; returns a dict with the final mean vertex error, colour error and timings."""
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
@@ -96,7 +96,7 @@ def vertex_error(pos, target):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--resolution", type=int, default=16)
-    parser.add_argument("--iterations", type=int, default=1500)
+    parser.add_argument("--iterations", type=int, default=600)
     parser.add_argument("--views", type=int, default=4, help="random views per iteration")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
