@@ -56,4 +56,5 @@ PYBIND11_MODULE(_adjoint, m) {
     bind_raster_ops(m);
     bind_raster_da(m);
     bind_texture_ops(m);
+    bind_antialias_ops(m);
 }

@@ -4,8 +4,9 @@
 // Conventions (nvdiffrast's): clip-space positions [B, V, 4], int32 triangles [T, 3], outputs [B, H, W, 4] of
 // (u, v, z/w, triangle_id + 1) with 0 where nothing covers the pixel; row 0 is the bottom row (y = −1), pixel
 // centres at +0.5; (u, v) weigh the triangle's first two vertices, 1 − u − v the third, perspective-correct.
-// Every triangle is tested at every pixel (no binning): meant for small meshes; triangles with a vertex at
-// w <= 0 are skipped (no near-plane clipping).
+// Every triangle is tested at every pixel (no binning): meant for small meshes. Triangles crossing w = 0 are
+// clipped as nvdiffrast clips them, without cutting them: a pixel sees the point of the triangle's plane that
+// projects to it only where that point has w > 0 and −w <= z <= w (homogeneous rasterization).
 #include "runtime.h"
 
 #include <algorithm>
@@ -16,7 +17,7 @@ namespace adjoint::python {
 namespace {
 
 // Clip-space barycentrics of the point that projects to NDC (x, y): Σ b_i (p_i.xy − (x, y) · p_i.w) = 0 with
-// Σ b_i = 1, and z/w there. `inside` when all three are >= 0 and every w > 0.
+// Σ b_i = 1, and z/w there. `inside` when all three are >= 0 and the point is in front (Σ b_i w_i > 0).
 struct Hit {
     Float3 b;
     Float depth;
@@ -27,11 +28,29 @@ Hit hit(const Float4& p0, const Float4& p1, const Float4& p2, const Float& x, co
            a2 = p2.xy() - make_float2(x, y) * p2.w;
     Float3 c = make_float3(a1.x * a2.y - a1.y * a2.x, a2.x * a0.y - a2.y * a0.x, a0.x * a1.y - a0.y * a1.x);
     Float s = c.x + c.y + c.z;
-    Bool ok = s != 0.0f && p0.w > 0.0f && p1.w > 0.0f && p2.w > 0.0f;
+    Bool ok = s != 0.0f;
     Float safe = ite(ok, s, 1.0f);
     Float3 b = c / safe;
-    Float depth = (b.x * p0.z + b.y * p1.z + b.z * p2.z) / (b.x * p0.w + b.y * p1.w + b.z * p2.w);
-    return {b, depth, ok && b.x >= 0.0f && b.y >= 0.0f && b.z >= 0.0f};
+    Float w = b.x * p0.w + b.y * p1.w + b.z * p2.w;
+    Float depth = (b.x * p0.z + b.y * p1.z + b.z * p2.z) / ite(w != 0.0f, w, 1.0f);
+    return {b, depth, ok && w > 0.0f && b.x >= 0.0f && b.y >= 0.0f && b.z >= 0.0f};
+}
+
+// The barycentrics' image-space derivatives (du/dX, du/dY, dv/dX, dv/dY) at NDC (x, y), `scale` NDC units per
+// pixel: the quotient rule on hit's b = c / Σ c, where each a_j = p_j.xy − (x, y) · p_j.w moves by −p_j.w.
+// Written out (not $autodiff of hit) so that the backward can differentiate it with respect to the positions.
+Float4 bary_derivatives(const Float4& p0, const Float4& p1, const Float4& p2, const Float& x, const Float& y,
+                        const Float2& scale) {
+    Float2 a0 = p0.xy() - make_float2(x, y) * p0.w, a1 = p1.xy() - make_float2(x, y) * p1.w,
+           a2 = p2.xy() - make_float2(x, y) * p2.w;
+    Float3 c = make_float3(a1.x * a2.y - a1.y * a2.x, a2.x * a0.y - a2.y * a0.x, a0.x * a1.y - a0.y * a1.x);
+    Float3 cx = make_float3(p2.w * a1.y - p1.w * a2.y, p0.w * a2.y - p2.w * a0.y, p1.w * a0.y - p0.w * a1.y);
+    Float3 cy = make_float3(p1.w * a2.x - p2.w * a1.x, p2.w * a0.x - p0.w * a2.x, p0.w * a1.x - p1.w * a0.x);
+    Float s = c.x + c.y + c.z;
+    Float inv = 1.0f / ite(s != 0.0f, s, 1.0f);
+    Float sx = cx.x + cx.y + cx.z, sy = cy.x + cy.y + cy.z;
+    Float3 bx = (cx - c * (sx * inv)) * inv, by = (cy - c * (sy * inv)) * inv;
+    return make_float4(bx.x * scale.x, by.x * scale.y, bx.y * scale.x, by.y * scale.y);
 }
 
 Float4 vertex(const BufferFloat4& pos, const BufferUInt& tri, const UInt& base, const UInt& t, int k) {
@@ -52,63 +71,58 @@ Pixel pixel_of(const UInt& height) {
 }
 
 auto rasterize_kernel() {
-    return Kernel2D([](BufferFloat4 pos, BufferUInt tri, UInt vertices, UInt triangles, UInt height,
-                       BufferFloat4 out, BufferFloat4 db) noexcept {
+    return Kernel2D([](BufferFloat4 pos, BufferUInt tri, UInt vertices, UInt triangles, UInt height, UInt peel,
+                       BufferFloat4 previous, BufferFloat4 out, BufferFloat4 db) noexcept {
         Pixel px = pixel_of(height);
         UInt base = px.b * vertices;
         Float best = 2.0f;
         UInt id = 0u;
         Float2 uv = make_float2(0.0f);
+        // Depth peeling: only surfaces behind the previous layer's, (z/w, id) ordered as the first layer picks
+        // (the nearest, the lowest id among equals); nothing where the previous layer saw nothing.
+        Float4 prev = previous.read(ite(peel > 0u, px.at, 0u));
+        Bool open = peel == 0u || prev.w > 0.0f;
         $for (t, triangles) {
             Hit h = hit(vertex(pos, tri, base, t, 0), vertex(pos, tri, base, t, 1), vertex(pos, tri, base, t, 2),
                         px.x, px.y);
-            $if (h.inside && h.depth >= -1.0f && h.depth <= 1.0f && h.depth < best) {
+            Bool behind = peel == 0u || h.depth > prev.z || (h.depth == prev.z && cast<float>(t + 1u) > prev.w);
+            $if (open && behind && h.inside && h.depth >= -1.0f && h.depth <= 1.0f && h.depth < best) {
                 best = h.depth;
                 id = t + 1u;
                 uv = h.b.xy();
             };
         };
         out.write(px.at, ite(id > 0u, make_float4(uv, best, cast<float>(id)), make_float4(0.0f)));
-        // The barycentrics' derivatives per pixel (du/dX, du/dY, dv/dX, dv/dY): $autodiff of the same hit
-        // with respect to the pixel's position (NDC moves 2 / size per pixel).
+        // The barycentrics' derivatives per pixel (du/dX, du/dY, dv/dX, dv/dY); NDC moves 2 / size per pixel.
         Float4 d = make_float4(0.0f);
         $if (id > 0u) {
             UInt t = id - 1u;
-            Float4 p0 = vertex(pos, tri, base, t, 0), p1 = vertex(pos, tri, base, t, 1), p2 = vertex(pos, tri, base, t, 2);
             Float2 scale = make_float2(2.0f / cast<float>(dispatch_size().x), 2.0f / cast<float>(height));
-            Float2 q = make_float2(px.x, px.y);
-            $autodiff {
-                requires_grad(q);
-                backward(hit(p0, p1, p2, q.x, q.y).b.x);
-                d.x = grad(q).x * scale.x;
-                d.y = grad(q).y * scale.y;
-            };
-            Float2 r = make_float2(px.x, px.y);
-            $autodiff {
-                requires_grad(r);
-                backward(hit(p0, p1, p2, r.x, r.y).b.y);
-                d.z = grad(r).x * scale.x;
-                d.w = grad(r).y * scale.y;
-            };
+            d = bary_derivatives(vertex(pos, tri, base, t, 0), vertex(pos, tri, base, t, 1),
+                                 vertex(pos, tri, base, t, 2), px.x, px.y, scale);
         };
         db.write(px.at, d);
     });
 }
 
-// d loss / d (u, v, z/w) of each covered pixel into the positions of its triangle's vertices.
+// d loss / d (u, v, z/w) and d loss / d rast_db of each covered pixel into the positions of its triangle's
+// vertices.
 auto rasterize_backward_kernel() {
     return Kernel2D([](DiffBufferFloat4 pos, BufferUInt tri, UInt vertices, UInt height, BufferFloat4 rast,
-                       BufferFloat4 grad_out) noexcept {
+                       BufferFloat4 grad_out, BufferFloat4 grad_db) noexcept {
         Pixel px = pixel_of(height);
         Float4 r = rast.read(px.at);
         $if (r.w > 0.0f) {
             UInt t = cast<uint32_t>(r.w) - 1u;
             UInt base = px.b * vertices;
-            Float4 g = grad_out.read(px.at);
+            Float4 g = grad_out.read(px.at), gd = grad_db.read(px.at);
             UInt i0 = base + tri.read(t * 3u), i1 = base + tri.read(t * 3u + 1u), i2 = base + tri.read(t * 3u + 2u);
+            Float2 scale = make_float2(2.0f / cast<float>(dispatch_size().x), 2.0f / cast<float>(height));
             $autodiff {
-                Hit h = hit(pos.read(i0), pos.read(i1), pos.read(i2), px.x, px.y);
-                backward(g.x * h.b.x + g.y * h.b.y + g.z * h.depth);
+                Float4 p0 = pos.read(i0), p1 = pos.read(i1), p2 = pos.read(i2);
+                Hit h = hit(p0, p1, p2, px.x, px.y);
+                backward(g.x * h.b.x + g.y * h.b.y + g.z * h.depth +
+                         dot(gd, bary_derivatives(p0, p1, p2, px.x, px.y, scale)));
             };
         };
     });
@@ -225,8 +239,10 @@ Buffer<T> upload(Runtime& rt, Stream& stream, const A& a, size_t count) {
 } // namespace
 
 void bind_raster_ops(py::module_& m) {
-    // pos [B, V, 4], tri [T, 3] (checked by the caller) -> (rast [B, H, W, 4], db [B, H, W, 4]).
-    m.def("_rasterize", [](const FArray& pos, const UArray& tri, uint32_t height, uint32_t width) {
+    // pos [B, V, 4], tri [T, 3] (checked by the caller) -> (rast [B, H, W, 4], db [B, H, W, 4]); with `previous`
+    // (a layer's rast) the next depth layer behind it (DepthPeeler).
+    m.def("_rasterize", [](const FArray& pos, const UArray& tri, uint32_t height, uint32_t width,
+                           std::optional<FArray> previous) {
         auto rt = runtime();
         Stream stream = rt->device.create_stream();
         const uint32_t batch = uint32_t(pos.shape(0)), vertices = uint32_t(pos.shape(1)), triangles = uint32_t(tri.shape(0));
@@ -234,12 +250,15 @@ void bind_raster_ops(py::module_& m) {
         auto t = upload<uint32_t>(*rt, stream, tri, size_t(triangles) * 3);
         const size_t n = size_t(batch) * height * width;
         auto out = rt->device.create_buffer<float4>(n), db = rt->device.create_buffer<float4>(n);
+        auto prev = previous ? upload<float4>(*rt, stream, *previous, n) : rt->device.create_buffer<float4>(1);
         FArray o(std::vector<py::ssize_t>{batch, height, width, 4}), d(std::vector<py::ssize_t>{batch, height, width, 4});
-        stream << shaders(*rt).rasterize(p, t, vertices, triangles, height, out, db).dispatch(width, height * batch)
+        stream << shaders(*rt).rasterize(p, t, vertices, triangles, height, uint32_t(bool(previous)), prev, out, db)
+                      .dispatch(width, height * batch)
                << out.copy_to(o.mutable_data()) << db.copy_to(d.mutable_data()) << synchronize();
         return py::make_tuple(o, d);
-    });
-    m.def("_rasterize_backward", [](const FArray& pos, const UArray& tri, const FArray& rast, const FArray& grad) {
+    }, py::arg("pos"), py::arg("tri"), py::arg("height"), py::arg("width"), py::arg("previous") = py::none());
+    m.def("_rasterize_backward", [](const FArray& pos, const UArray& tri, const FArray& rast, const FArray& grad,
+                                    const FArray& grad_db) {
         auto rt = runtime();
         Stream stream = rt->device.create_stream();
         const uint32_t batch = uint32_t(rast.shape(0)), height = uint32_t(rast.shape(1)), width = uint32_t(rast.shape(2));
@@ -249,8 +268,9 @@ void bind_raster_ops(py::module_& m) {
         auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3);
         const size_t n = size_t(batch) * height * width;
         auto r = upload<float4>(*rt, stream, rast, n), g = upload<float4>(*rt, stream, grad, n);
+        auto gd = upload<float4>(*rt, stream, grad_db, n);
         FArray out(std::vector<py::ssize_t>{batch, vertices, 4});
-        stream << shaders(*rt).rasterize_backward(p, t, vertices, height, r, g).dispatch(width, height * batch)
+        stream << shaders(*rt).rasterize_backward(p, t, vertices, height, r, g, gd).dispatch(width, height * batch)
                << p.grad.copy_to(out.mutable_data()) << synchronize();
         return out;
     });

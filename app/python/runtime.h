@@ -23,6 +23,7 @@ struct Runtime {
     Device device;
     std::shared_ptr<void> raster_shaders;   // raster_ops.cpp's kernels, compiled on first use, freed before the device
     std::shared_ptr<void> texture_shaders;  // texture_ops.cpp's, likewise
+    std::shared_ptr<void> antialias_shaders;   // antialias_ops.cpp's, likewise
     Runtime();
 };
 std::shared_ptr<Runtime> runtime();
@@ -51,5 +52,6 @@ void bind_torch_bridge(py::module_& m);
 void bind_raster_ops(py::module_& m);   // raster_ops.cpp: nvdiffrast's rasterize and interpolate
 void bind_raster_da(py::module_& m);    // and interpolate's image-space derivatives (rast_db, diff_attrs)
 void bind_texture_ops(py::module_& m);  // texture_ops.cpp: nvdiffrast's texture and its mip chain
+void bind_antialias_ops(py::module_& m);   // antialias_ops.cpp: nvdiffrast's antialias
 
 } // namespace adjoint::python

@@ -15,7 +15,9 @@ import torch as _torch
 from . import _adjoint
 from ._texture import texture, texture_construct_mip, TextureMipWrapper  # noqa: F401 (re-exported)
 
-__all__ = ["render", "rasterize", "interpolate", "RasterizeContext", "RasterizeCudaContext", "RasterizeGLContext"]
+__all__ = ["render", "rasterize", "interpolate", "texture", "texture_construct_mip", "antialias",
+           "antialias_construct_topology_hash", "DepthPeeler",
+           "RasterizeContext", "RasterizeCudaContext", "RasterizeGLContext"]
 
 
 def _to_numpy(t):
@@ -59,8 +61,8 @@ def render(scene, params=None, view=0):
 
 # ---- nvdiffrast's rasterize and interpolate (app/python/raster_ops.cpp) ------------------------------------
 # Same names, arguments, shapes and conventions as nvdiffrast: rast_out [B, H, W, 4] = (u, v, z/w,
-# triangle_id + 1), 0 where empty; row 0 the bottom row; pixel centres at +0.5. Not yet: rasterize's gradients
-# through rast_db, near-plane clipping (a triangle with a vertex at w <= 0 is skipped).
+# triangle_id + 1), 0 where empty; row 0 the bottom row; pixel centres at +0.5; triangles crossing w = 0
+# clipped; gradients to pos through (u, v, z/w) and rast_db. antialias and DepthPeeler: _antialias.py.
 
 class RasterizeContext:
     """Adjoint's rasterizer context: the process's Vulkan device (ADJOINT_DEVICE picks it). `device` is accepted
@@ -102,12 +104,15 @@ def _check_tri(tri, vertices):
 
 class _Rasterize(_torch.autograd.Function):
     @staticmethod
-    def forward(ctx, pos, tri_np, height, width, id_offset):
+    def forward(ctx, pos, tri_np, height, width, id_offset, grad_db, previous=None):
         p = _to_numpy(pos)
-        rast, db = _adjoint._rasterize(p, tri_np, height, width)
+        if previous is not None and id_offset:   # the kernel compares ids within this range
+            previous = previous.copy()
+            previous[..., 3] = np.where(previous[..., 3] > 0, previous[..., 3] - id_offset, 0)
+        rast, db = _adjoint._rasterize(p, tri_np, height, width, previous)
         if id_offset:
             rast[..., 3] = np.where(rast[..., 3] > 0, rast[..., 3] + id_offset, 0)
-        ctx.p, ctx.tri, ctx.rast, ctx.offset, ctx.device = p, tri_np, rast, id_offset, pos.device
+        ctx.p, ctx.tri, ctx.rast, ctx.offset, ctx.device, ctx.grad_db = p, tri_np, rast, id_offset, pos.device, grad_db
         return _torch.from_numpy(rast).to(pos.device), _torch.from_numpy(db).to(pos.device)
 
     @staticmethod
@@ -115,32 +120,44 @@ class _Rasterize(_torch.autograd.Function):
         rast = ctx.rast.copy()
         if ctx.offset:
             rast[..., 3] = np.where(rast[..., 3] > 0, rast[..., 3] - ctx.offset, 0)
-        g = _adjoint._rasterize_backward(ctx.p, ctx.tri, rast, _to_numpy(grad_rast))
-        return _torch.from_numpy(g).to(ctx.device), None, None, None, None
+        gr = np.zeros_like(rast) if grad_rast is None else _to_numpy(grad_rast)
+        gd = np.zeros_like(rast) if grad_db is None or not ctx.grad_db else _to_numpy(grad_db)
+        g = _adjoint._rasterize_backward(ctx.p, ctx.tri, rast, gr, gd)
+        return _torch.from_numpy(g).to(ctx.device), None, None, None, None, None, None
 
 
 def rasterize(glctx, pos, tri, resolution, ranges=None, grad_db=True):
     """nvdiffrast.torch.rasterize: pos [B, V, 4] clip space (instanced mode) or [V, 4] with ranges [B, 2]
     (int32 start, count; range mode); tri int32 [T, 3]; resolution [height, width]. Returns (rast_out,
     rast_db), each float32 [B, height, width, 4]; rast_out is differentiable with respect to pos (through u, v
-    and z/w), rast_db is not (yet)."""
+    and z/w) and rast_db with respect to pos unless grad_db is False. Triangles crossing w = 0 are clipped."""
+    return _rasterize(pos, tri, resolution, ranges, grad_db)
+
+
+def _rasterize(pos, tri, resolution, ranges, grad_db, previous=None):
+    """rasterize, or with `previous` (a layer's rast_out as numpy) the next depth layer (DepthPeeler)."""
     height, width = int(resolution[0]), int(resolution[1])
     if height <= 0 or width <= 0:
         raise ValueError(f"resolution: expected [height, width] > 0, got {list(resolution)}")
     if ranges is None:
         _check_float("pos", pos, 4, (3,))
         tri_np = _check_tri(tri, pos.shape[1])
-        return _Rasterize.apply(pos, tri_np, height, width, 0)
+        if previous is not None and previous.shape[0] != pos.shape[0]:
+            raise ValueError(f"pos: minibatch {pos.shape[0]} differs from the peeled layers' {previous.shape[0]}")
+        return _Rasterize.apply(pos, tri_np, height, width, 0, bool(grad_db), previous)
     _check_float("pos", pos, 4, (2,))
     if not isinstance(ranges, _torch.Tensor) or ranges.dtype != _torch.int32 or ranges.dim() != 2 or ranges.shape[1] != 2:
         raise TypeError("ranges: expected an int32 tensor [minibatch, 2] (start, count)")
     tri_np = _check_tri(tri, pos.shape[0])
     outs = []
-    for start, count in ranges.cpu().tolist():
+    for i, (start, count) in enumerate(ranges.cpu().tolist()):
         if start < 0 or count < 0 or start + count > tri_np.shape[0]:
             raise ValueError(f"ranges: [{start}, {count}] is outside the {tri_np.shape[0]} triangles")
+        if previous is not None and previous.shape[0] != ranges.shape[0]:
+            raise ValueError(f"ranges: {ranges.shape[0]} ranges, the peeled layers have {previous.shape[0]}")
+        prev = None if previous is None else np.ascontiguousarray(previous[i:i + 1])
         outs.append(_Rasterize.apply(pos[None], np.ascontiguousarray(tri_np[start:start + count]), height, width,
-                                     start))
+                                     start, bool(grad_db), prev))
     return _torch.cat([o[0] for o in outs]), _torch.cat([o[1] for o in outs])
 
 
@@ -210,3 +227,6 @@ def interpolate(attr, rast, tri, rast_db=None, diff_attrs=None):
         return out, _torch.empty(list(out.shape[:3]) + [0], device=out.device)
     da = _InterpolateDerivatives.apply(attr, rast_db, rast, tri_np, np.array(chosen, np.uint32), batched)
     return out, da
+
+
+from ._antialias import antialias, antialias_construct_topology_hash, DepthPeeler  # noqa: E402 (needs the above)

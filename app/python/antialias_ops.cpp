@@ -1,0 +1,300 @@
+// nvdiffrast's antialias for adjoint.torch: analytic antialiasing of silhouette edges over clip-space
+// positions, forward in gather form, backward in scatter form inside $autodiff (gradients to the colours and,
+// through where each edge crosses a pixel pair, to the positions).
+//
+// The method is the one app/src/render/antialias_dsl.h applies to the scene renderer, restated for
+// nvdiffrast's inputs (clip-space pos, rast's triangle ids and z/w, a topology table instead of the scene's
+// geometry tables): two neighbouring pixels that see different triangles are a pair; the nearer triangle
+// (smaller z/w; a covered pixel beats an empty one) is the occluder. The segment from its pixel centre i to
+// the other centre o is walked across shared edges whose neighbour faces the same way (at most kWalk
+// triangles) until it leaves through a silhouette edge, which crosses it at s in [0, 1]; the pair is then
+// blended as a box filter along the segment: s > 1/2 moves pixel o towards i's colour by s − 1/2, else pixel
+// i moves towards o's colour by 1/2 − s. For an edge across the pair's direction this is the pixel's exact
+// area coverage. Edges with a vertex at w <= 0 are not blended.
+#include "runtime.h"
+
+#include <algorithm>
+#include <optional>
+
+namespace adjoint::python {
+
+namespace {
+
+constexpr uint32_t kNone = 0xFFFFFFFFu;
+constexpr uint32_t kWalk = 4;
+
+struct AaInputs {
+    const BufferFloat4& pos;    // plain values, for the walk
+    const BufferUInt& tri;      // [T * 3]
+    const BufferUInt& topo;     // [T * 6]: the triangle across edge k (opposite vertex k), then its far vertex
+    const BufferFloat4& rast;   // [B * H * W]
+    UInt width, height, base;   // base: the image's first vertex (0 when pos is shared)
+};
+
+Float cross2(const Float2& a, const Float2& b, const Float2& c) { return (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x); }
+
+// A clip-space position in pixel units (x right, y up from the bottom row), as rast's pixel centres are.
+Float2 to_pixel(const Float4& p, const UInt& width, const UInt& height) {
+    Float inv = 1.0f / p.w;
+    return make_float2((p.x * inv * 0.5f + 0.5f) * cast<float>(width), (p.y * inv * 0.5f + 0.5f) * cast<float>(height));
+}
+
+UInt pick(const BufferUInt& b, const UInt& at, const UInt& k) { return b.read(at + k); }
+
+struct PairEdge {
+    UInt found = 0u;
+    UInt va = 0u, vb = 0u;   // the silhouette edge's vertices (indices into tri's space)
+    UInt ii = 0u, io = 0u;   // pixel indices: the occluder's and the other one
+    Float orient = 1.0f;     // makes the edge function >= 0 inside the occluder
+    Float2 ci, co;           // the two pixel centres
+};
+
+// One step of the walk inside triangle `cur`: the edge the segment leaves through (3: none), its orientation.
+UInt exit_edge(const AaInputs& in, const UInt& cur, const PairEdge& e, Float& orient, Bool& valid) {
+    Float4 q[3];
+    for (int k = 0; k < 3; ++k) q[k] = in.pos.read(in.base + in.tri.read(cur * 3u + uint32_t(k)));
+    valid = (q[0].w > 0.0f) & (q[1].w > 0.0f) & (q[2].w > 0.0f);
+    Float2 p[3] = {to_pixel(q[0], in.width, in.height), to_pixel(q[1], in.width, in.height),
+                   to_pixel(q[2], in.width, in.height)};
+    orient = ite(cross2(p[0], p[1], p[2]) > 0.0f, 1.0f, -1.0f);
+    Float best = 2.0f;
+    UInt k_exit = 3u;
+    for (int k = 0; k < 3; ++k) {   // edge k is opposite vertex k
+        Float ei = cross2(p[(k + 1) % 3], p[(k + 2) % 3], e.ci) * orient;
+        Float eo = cross2(p[(k + 1) % 3], p[(k + 2) % 3], e.co) * orient;
+        Float s = ei / (ei - eo);
+        $if ((ei >= 0.0f) & (eo < 0.0f) & (s < best)) {
+            best = s;
+            k_exit = uint32_t(k);
+        };
+    }
+    return k_exit;
+}
+
+// The silhouette edge between pixels a and b (indices `ia`, `ib`, centres `ca`, `cb`), found on plain values.
+PairEdge pair_edge(const AaInputs& in, const UInt& ia, const UInt& ib, const Float2& ca, const Float2& cb,
+                   Bool horizontal) {
+    PairEdge e;
+    Float4 ra = in.rast.read(ia), rb = in.rast.read(ib);
+    UInt ta = cast<uint32_t>(ra.w), tb = cast<uint32_t>(rb.w);   // triangle id + 1, 0 for none
+    $if (ta != tb) {
+        Bool at_a = (ta != 0u) & ((tb == 0u) | (ra.z < rb.z));
+        UInt cur = ite(at_a, ta, tb) - 1u, seen_at_o = ite(at_a, tb, ta) - 1u;   // kNone when empty
+        e.ii = ite(at_a, ia, ib);
+        e.io = ite(at_a, ib, ia);
+        e.ci = ite(at_a, ca, cb);
+        e.co = ite(at_a, cb, ca);
+        UInt done = 0u;
+        $for (step, 0u, kWalk) {
+            $if (done == 0u) {
+                Float o = 1.0f;
+                Bool valid = true;
+                UInt k = exit_edge(in, cur, e, o, valid);
+                $if (!valid | (k == 3u)) { done = 1u; }
+                $else {
+                    UInt e0 = in.tri.read(cur * 3u + (k + 1u) % 3u), e1 = in.tri.read(cur * 3u + (k + 2u) % 3u);
+                    UInt x = pick(in.topo, cur * 6u + 3u, k);
+                    Float2 q0 = to_pixel(in.pos.read(in.base + e0), in.width, in.height);
+                    Float2 q1 = to_pixel(in.pos.read(in.base + e1), in.width, in.height);
+                    UInt silhouette = 1u;
+                    $if (x != kNone) {
+                        Float4 px = in.pos.read(in.base + x);
+                        // A neighbour folded behind the edge (its far vertex on this side) leaves a silhouette.
+                        silhouette = ite((px.w > 0.0f) & (cross2(q0, q1, to_pixel(px, in.width, in.height)) * o > 0.0f), 1u, 0u);
+                    };
+                    $if (silhouette == 1u) {
+                        // Horizontal pairs take edges more vertical than horizontal, vertical pairs the rest: when
+                        // an edge passes a pixel centre the next pair along the row or column takes over.
+                        Float2 d = abs(q1 - q0);
+                        e.found = ite((horizontal & (d.y >= d.x)) | (!horizontal & (d.x > d.y)), 1u, 0u);
+                        done = 1u;
+                        e.va = e0;
+                        e.vb = e1;
+                        e.orient = o;
+                    }
+                    $else {
+                        UInt next = pick(in.topo, cur * 6u, k);
+                        $if (next == seen_at_o) { done = 1u; }   // into the triangle pixel o sees: interior
+                        $else { cur = next; };
+                    };
+                };
+            };
+        };
+    };
+    return e;
+}
+
+// A found pair's blend: `target` (kNone when none) moves towards `source` by `weight`. Differentiable in pos.
+template <typename P>
+void pair_weight(const P& pos, const AaInputs& in, const PairEdge& e, UInt& target, UInt& source, Float& weight) {
+    target = kNone;
+    source = 0u;
+    weight = 0.0f;
+    $if (e.found == 1u) {
+        Float2 a = to_pixel(pos.read(in.base + e.va), in.width, in.height);
+        Float2 b = to_pixel(pos.read(in.base + e.vb), in.width, in.height);
+        Float ei = cross2(a, b, e.ci) * e.orient, eo = cross2(a, b, e.co) * e.orient;
+        Float s = clamp(ei / (ei - eo), 0.0f, 1.0f);
+        $if (s > 0.5f) {
+            target = e.io;
+            source = e.ii;
+            weight = s - 0.5f;
+        }
+        $else {
+            target = e.ii;
+            source = e.io;
+            weight = 0.5f - s;
+        };
+    };
+}
+
+struct PixelAt {
+    UInt2 pix;     // column, row within the image (row 0 at the bottom)
+    UInt image, at;
+};
+PixelAt pixel_at(const UInt& height) {
+    UInt2 id = dispatch_id().xy();
+    return {make_uint2(id.x, id.y % height), id.y / height, id.y * dispatch_size().x + id.x};
+}
+Float2 centre(const UInt2& p) { return make_float2(cast<float>(p.x) + 0.5f, cast<float>(p.y) + 0.5f); }
+
+// The pair of pixel `px` with its neighbour (dx, dy) in {(1, 0), (0, 1)} or their negatives, ordered (lower,
+// upper) so that both pixels of a pair find the same edge.
+PairEdge neighbour_pair(const AaInputs& in, const PixelAt& px, int dx, int dy) {
+    UInt2 n = make_uint2(cast<uint32_t>(cast<int>(px.pix.x) + dx), cast<uint32_t>(cast<int>(px.pix.y) + dy));
+    UInt ni = cast<uint32_t>(cast<int>(px.at) + dy * cast<int>(in.width) + dx);
+    bool before = dx < 0 || dy < 0;
+    return before ? pair_edge(in, ni, px.at, centre(n), centre(px.pix), dy == 0)
+                  : pair_edge(in, px.at, ni, centre(px.pix), centre(n), dy == 0);
+}
+
+Bool neighbour_inside(const PixelAt& px, const UInt& width, const UInt& height, int dx, int dy) {
+    return dx < 0 ? px.pix.x > 0u : dx > 0 ? px.pix.x + 1u < width : dy < 0 ? px.pix.y > 0u : px.pix.y + 1u < height;
+}
+
+// Gather: a pixel adds the blends of its four pairs that move it; C channels per pixel.
+auto antialias_kernel() {
+    return Kernel2D([](BufferFloat color, BufferFloat4 rast, BufferFloat4 pos, BufferUInt tri, BufferUInt topo,
+                       UInt channels, UInt height, UInt vertices, UInt batched, BufferFloat out) noexcept {
+        PixelAt px = pixel_at(height);
+        UInt width = dispatch_size().x;
+        AaInputs in{pos, tri, topo, rast, width, height, ite(batched > 0u, px.image * vertices, 0u)};
+        const int dx[4] = {-1, 1, 0, 0}, dy[4] = {0, 0, -1, 1};
+        UInt src[4];
+        Float w[4];
+        for (int k = 0; k < 4; ++k) {
+            src[k] = px.at;
+            w[k] = 0.0f;
+            $if (neighbour_inside(px, width, height, dx[k], dy[k])) {
+                UInt target = kNone, source = 0u;
+                Float weight = 0.0f;
+                pair_weight(pos, in, neighbour_pair(in, px, dx[k], dy[k]), target, source, weight);
+                $if (target == px.at) {
+                    src[k] = source;
+                    w[k] = weight;
+                };
+            };
+        }
+        $for (c, channels) {
+            Float mine = color.read(px.at * channels + c);
+            Float v = mine;
+            for (int k = 0; k < 4; ++k) v = v + w[k] * (color.read(src[k] * channels + c) - mine);
+            out.write(px.at * channels + c, v);
+        };
+    });
+}
+
+// Scatter: a pixel differentiates its right and upper pairs, each seeded with d loss / d the pixel it moves.
+auto antialias_backward_kernel() {
+    return Kernel2D([](DiffBufferFloat color, BufferFloat4 rast, DiffBufferFloat4 pos, BufferFloat4 pos_value,
+                       BufferUInt tri, BufferUInt topo, UInt channels, UInt height, UInt vertices, UInt batched,
+                       BufferFloat grad) noexcept {
+        PixelAt px = pixel_at(height);
+        UInt width = dispatch_size().x;
+        AaInputs in{pos_value, tri, topo, rast, width, height, ite(batched > 0u, px.image * vertices, 0u)};
+        PairEdge edges[2];
+        for (int k = 0; k < 2; ++k) {
+            $if (neighbour_inside(px, width, height, 1 - k, k)) { edges[k] = neighbour_pair(in, px, 1 - k, k); };
+        }
+        $if ((edges[0].found == 1u) | (edges[1].found == 1u)) {
+            $autodiff {
+                Float total = 0.0f;
+                for (int k = 0; k < 2; ++k) {
+                    UInt target = kNone, source = 0u;
+                    Float weight = 0.0f;
+                    pair_weight(pos, in, edges[k], target, source, weight);
+                    $if (target != kNone) {
+                        $for (c, channels) {
+                            Float diff = color.read(source * channels + c) - color.read(target * channels + c);
+                            total = total + grad.read(target * channels + c) * weight * diff;
+                        };
+                    };
+                }
+                adjoint::backward(total);
+            };
+        };
+    });
+}
+
+struct AntialiasShaders {
+    Shader<2> forward, backward;
+};
+
+AntialiasShaders& shaders(Runtime& rt) {
+    if (!rt.antialias_shaders)
+        rt.antialias_shaders = std::make_shared<AntialiasShaders>(
+            AntialiasShaders{rt.device.compile(antialias_kernel(), {.name = "py_antialias"}),
+                             rt.device.compile(antialias_backward_kernel(), {.name = "py_antialias_backward"})});
+    return *static_cast<AntialiasShaders*>(rt.antialias_shaders.get());
+}
+
+using FArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+using UArray = py::array_t<uint32_t, py::array::c_style | py::array::forcecast>;
+
+template <typename T, typename A>
+Buffer<T> upload(Runtime& rt, Stream& stream, const A& a, size_t count) {
+    Buffer<T> b = rt.device.create_buffer<T>(std::max<size_t>(count, 1));
+    if (count) stream << b.copy_from(a.data());
+    return b;
+}
+
+} // namespace
+
+void bind_antialias_ops(py::module_& m) {
+    // color [B, H, W, C], rast [B, H, W, 4], pos [Bp, V, 4] (Bp 1 and batched false: shared), tri [T, 3], topo
+    // [T, 6] (checked by the caller) -> [B, H, W, C]; with grad given, the backward: (d color, d pos).
+    m.def("_antialias", [](const FArray& color, const FArray& rast, const FArray& pos, const UArray& tri,
+                           const UArray& topo, bool batched, std::optional<FArray> grad) -> py::object {
+        auto rt = runtime();
+        Stream stream = rt->device.create_stream();
+        const uint32_t batch = uint32_t(color.shape(0)), height = uint32_t(color.shape(1)), width = uint32_t(color.shape(2));
+        const uint32_t channels = uint32_t(color.shape(3)), vertices = uint32_t(pos.shape(1));
+        const size_t pixels = size_t(batch) * height * width, values = pixels * channels;
+        auto r = upload<float4>(*rt, stream, rast, pixels);
+        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.size()));
+        auto h = upload<uint32_t>(*rt, stream, topo, size_t(topo.size()));
+        auto p = upload<float4>(*rt, stream, pos, size_t(pos.shape(0)) * vertices);
+        if (!grad) {
+            auto c = upload<float>(*rt, stream, color, values);
+            auto o = rt->device.create_buffer<float>(std::max<size_t>(values, 1));
+            FArray out(std::vector<py::ssize_t>{batch, height, width, channels});
+            stream << shaders(*rt).forward(c, r, p, t, h, channels, height, vertices, uint32_t(batched), o)
+                          .dispatch(width, height * batch)
+                   << o.copy_to(out.mutable_data()) << synchronize();
+            return out;
+        }
+        auto c = rt->device.create_diff_buffer<float>(std::max<size_t>(values, 1));
+        auto pd = rt->device.create_diff_buffer<float4>(size_t(pos.shape(0)) * vertices);
+        stream << c.value.copy_from(color.data()) << c.zero_grad() << pd.value.copy_from(pos.data()) << pd.zero_grad();
+        auto g = upload<float>(*rt, stream, *grad, values);
+        FArray gc(std::vector<py::ssize_t>{batch, height, width, channels});
+        FArray gp(std::vector<py::ssize_t>{pos.shape(0), vertices, 4});
+        stream << shaders(*rt).backward(c, r, pd, p, t, h, channels, height, vertices, uint32_t(batched), g)
+                      .dispatch(width, height * batch)
+               << c.grad.copy_to(gc.mutable_data()) << pd.grad.copy_to(gp.mutable_data()) << synchronize();
+        return py::make_tuple(gc, gp);
+    }, py::arg("color"), py::arg("rast"), py::arg("pos"), py::arg("tri"), py::arg("topo"), py::arg("batched"),
+       py::arg("grad") = py::none());
+}
+
+} // namespace adjoint::python
