@@ -254,13 +254,13 @@ def bumps_normal(size, bumps):
     return pixel
 
 
-def metal_rough(size):
-    """glTF metallic-roughness data texture (linear) of a dielectric: G = roughness, a smooth wave 0.2..0.8
-    across u with a slower one down v; B = metallic = 0."""
+def metal_rough(size, metallic=0.0):
+    """glTF metallic-roughness data texture (linear): G = roughness, a smooth wave 0.2..0.8 across u with a
+    slower one down v; B = metallic (0: a dielectric, 1: a metal)."""
     def pixel(x, y):
         u, v = (x + 0.5) / size, (y + 0.5) / size
         rough = 0.2 + 0.6 * (0.5 + 0.25 * math.sin(2 * math.pi * 2 * u) + 0.25 * math.cos(2 * math.pi * v))
-        return [0.0, rough, 0.0]
+        return [0.0, rough, metallic]
     return pixel
 
 
@@ -360,6 +360,7 @@ def main():
     write_png(textures / "colourful_256.png", 256, 256, colourful(256, 8))
     write_png(textures / "bumps_normal_64.png", 64, 64, bumps_normal(64, 4))
     write_png(textures / "metal_rough_64.png", 64, 64, metal_rough(64))
+    write_png(textures / "metal_rough_16.png", 16, 16, metal_rough(16, metallic=1.0))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 // The environment-light demos, reduced: pbr-material.json recovers a metal's base colour, metallic and
 // roughness under a known HDR world; relight.json recovers a 64x32 map of the world from a shiny sphere,
-// judged on views it never saw; pbr-textures.json recovers base-colour and metallic-roughness textures. ADJOINT_FULL_DEMOS=1 runs them at their own size and length (the README's
-// figures), printing the measures.
+// judged on views it never saw; pbr-textures.json recovers a metal's base-colour and roughness textures.
+// ADJOINT_FULL_DEMOS=1 runs them at their own size and length (the README's figures), printing the measures.
 #include "support/device_fixture.h"
 
 #include <adjoint/app/optimization.h>
@@ -96,7 +96,7 @@ TEST_F(EnvironmentDemos, RelightRecoversTheWorldSeenFromViewsItNeverSaw) {
     EXPECT_GT(after, before + 10);
 }
 
-TEST_F(EnvironmentDemos, PbrTexturesRecoversTheBaseColourTexture) {
+TEST_F(EnvironmentDemos, PbrTexturesRecoversTheBaseColourAndRoughnessTextures) {
     app::Scene scene = demo("pbr-textures.json", 96, 150);
     app::Optimizer opt(device, scene);
     // Mean absolute texel error of a texture channel against the truth.
@@ -117,9 +117,12 @@ TEST_F(EnvironmentDemos, PbrTexturesRecoversTheBaseColourTexture) {
     const double metal = texel_error("metallic_roughness_texture", 2, 2);
     std::printf("pbr-textures: mean |texel error| base colour %.4f (start %.4f), roughness %.4f (start %.4f), "
                 "metallic %.4f after %u iterations\n", base, base0, rough, rough0, metal, opt.iteration());
-    // The base colour comes back; the roughness texture does not yet (the optimizer trades it against the
-    // metallic channel and the base colour: measured 0.12 -> 0.17 in this reduced run), so it is only printed.
-    EXPECT_LT(base, 0.25 * base0);
+    // Both come back, the roughness more slowly (it shows in the reflections' blur only); the metallic (free,
+    // starting at the truth, 1) stays near it. Measured in this reduced run: base colour 0.38 -> 0.036,
+    // roughness 0.122 -> 0.075, metallic 0.103.
+    EXPECT_LT(base, 0.15 * base0);
+    EXPECT_LT(rough, 0.75 * rough0);
+    EXPECT_LT(metal, 0.15);
 }
 
 } // namespace adjoint::test

@@ -17,10 +17,10 @@ constexpr float kNegligible = 1e-4f;
 constexpr uint32_t source_width_for(uint32_t level_width) { return std::max(level_width, 32u); }
 
 // The prefiltered value at output texel `pix` of a width x height map, as the sum over the source level's
-// texels: `add(weight, x, y)` once per texel that counts. Irradiance (roughness < 0): the clamped cosine over
-// π times the solid angle; a GGX level: glTF's specular lobe seen along the direction (N = V = R, the split
-// sum's assumption): D·V·(n·l) times the solid angle, to be normalised by the sum of the weights. (Karis weights
-// by D·(n·l) alone; with V the level is exact for a view along the normal.)
+// texels: `add(weight, x, y)` once per texel that counts, to be normalised by the sum of the weights.
+// Irradiance (roughness < 0): the clamped cosine over π times the solid angle; a GGX level: glTF's specular
+// lobe seen along the direction (N = V = R, the split sum's assumption): D·V·(n·l) times the solid angle.
+// (Karis weights by D·(n·l) alone; with V the level is exact for a view along the normal.)
 template <typename Add>
 void for_each_weight(const UInt2& pix, const UInt& width, const UInt& height, const UInt& source_width,
                      const UInt& source_height, const Float& roughness, Add add) {
@@ -65,7 +65,9 @@ auto forward_kernel() {
                             sum = sum + source.read(x, y, level) * w;
                             total = total + w;
                         });
-        Float3 value = ite(roughness < 0.0f, sum, sum / max(total, 1e-30f));
+        // Normalised by the weights' sum at every level: for the irradiance that sum is 1 up to the quadrature's
+        // error (~5e-4), and dividing by it makes a uniform map exact (as the uniform sky it stands for).
+        Float3 value = sum / max(total, 1e-30f);
         UInt at = offset + 3u * (pix.y * width + pix.x);
         out.write(at, value.x);
         out.write(at + 1u, value.y);
@@ -83,13 +85,10 @@ auto backward_kernel() {
         UInt at = offset + 3u * (pix.y * width + pix.x);
         Float3 g = make_float3(grads.read(at), grads.read(at + 1u), grads.read(at + 2u));
         $if ((g.x != 0.0f) | (g.y != 0.0f) | (g.z != 0.0f)) {
-            Float total = 1.0f;
-            $if (roughness >= 0.0f) {
-                Float t = 0.0f;
-                for_each_weight(pix, width, height, source_width, source_height, roughness,
-                                [&](const Float& w, const UInt&, const UInt&) { t = t + w; });
-                total = max(t, 1e-30f);
-            };
+            Float total = 0.0f;
+            for_each_weight(pix, width, height, source_width, source_height, roughness,
+                            [&](const Float& w, const UInt&, const UInt&) { total = total + w; });
+            total = max(total, 1e-30f);
             auto source = textures.texture(map);
             $autodiff {
                 Float3 sum = make_float3(0.0f);

@@ -222,6 +222,34 @@ void read_optimizer_keys(const JsonValue& value, const OptimizerModel& model, Op
     }
 }
 
+// The size of the map a uniform sky becomes when its texture is free and the parameter names no resolution:
+// the relight demo's, fine enough for a shiny object's reflections and cheap to prefilter.
+constexpr Resolution kFreeSkyMap{64, 32};
+
+// A uniform (`color`) environment whose `lights.<name>.texture` is free becomes a map of that colour (the
+// parameter's resolution, else kFreeSkyMap) times a white light: it renders as before and has texels to fit.
+void free_sky_maps(const JsonValue& optimize, Scene& scene) {
+    const auto parameters = optimize.get("parameters");
+    if (!parameters || !parameters->json().is_object()) return;   // read_optimize says what is wrong
+    for (const auto& [path, unused] : parameters->json().items()) {
+        if (!path.starts_with("lights.") || !path.ends_with(".texture")) continue;
+        const int l = scene.find_light(path.substr(7, path.size() - 7 - 8));
+        if (l < 0 || scene.lights[size_t(l)].type != "environment" || scene.lights[size_t(l)].texture >= 0) continue;
+        const JsonValue entry = parameters->child(path);
+        Resolution size = kFreeSkyMap;
+        if (entry.json().is_object())
+            if (auto r = entry.get("resolution")) size = r->resolution();
+        Light& light = scene.lights[size_t(l)];
+        LinearImage map;
+        map.width = size.width;
+        map.height = size.height;
+        map.texels.assign(size_t(size.width) * size.height, float4(light.color.x, light.color.y, light.color.z, 1.0f));
+        light.color = float3(1, 1, 1);
+        light.texture = int32_t(scene.textures.size());
+        scene.textures.push_back(std::move(map));
+    }
+}
+
 Optimization read_optimize(const JsonValue& value, const std::filesystem::path& base_dir, const Scene& scene) {
     // The optimizers' keys follow "optimizer" (the order the unknown-key message lists them in).
     std::vector<std::string_view> keys{"target", "mask", "parameters", "loss", "optimizer"};
@@ -319,7 +347,10 @@ Scene load_scene_from_string(std::string_view json_text, const std::filesystem::
             if (light_model(scene.lights[l].type).radiance) scene.background_light = int32_t(l);
         if (scene.background_light < 0) background->fail("\"environment\" needs an environment or sh light to show");
     }
-    if (auto optimize = root.get("optimize")) scene.optimize = read_optimize(*optimize, base_dir, scene);
+    if (auto optimize = root.get("optimize")) {
+        free_sky_maps(*optimize, scene);
+        scene.optimize = read_optimize(*optimize, base_dir, scene);
+    }
     if (scene.optimize && scene.background_light >= 0) {
         // The renderer draws the environment behind the scene but does not differentiate it: refuse what
         // would need its gradient.
