@@ -9,6 +9,7 @@
 #include <adjoint/app/params_file.h>
 #include <adjoint/app/report.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <fstream>

@@ -6,6 +6,9 @@
 #include <adjoint/app/optimization.h>
 
 #include <iosfwd>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace adjoint::app {
 
