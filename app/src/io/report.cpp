@@ -250,7 +250,8 @@ Image make_report(const ReportInputs& in) {
     if (sampled) {
         const uint32_t k = in.views.size() > 1 ? in.views[1].index - in.views[0].index : 1;
         font::draw_text(report, pad, l.header_y, "VIEWS: " + std::to_string(in.views.size()) + " OF " +
-                        std::to_string(in.view_count) + ", EVERY " + std::to_string(k) + ". FROM VIEW 0", s, ink, l.width - pad);
+                        std::to_string(in.view_count) + " SHOWN (EVERY " + std::to_string(k) + " FROM VIEW 0, AT MOST 8)",
+                        s, ink, l.width - pad);
     }
     for (size_t i = 0; i < in.views.size(); ++i) draw_view_row(report, l.view_rows[i], in.views[i], i == 0, s);
     for (size_t i = 0; i < in.textures.size(); ++i) draw_texture_row(report, l.texture_rows[i], in.textures[i], s);

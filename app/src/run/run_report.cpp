@@ -54,7 +54,8 @@ std::vector<ReportCurve> report_curves(const std::vector<ParameterState>& parame
     }
     for (const std::string& g : order) {
         const std::vector<size_t>& m = members[g];
-        const char* unit = error_unit_name(error_unit(kind_info(parameters[m[0]].kind)));
+        std::string unit = error_unit_name(error_unit(kind_info(parameters[m[0]].kind)));
+        std::replace(unit.begin(), unit.end(), '_', ' ');   // "SCENE UNITS" in a title
         std::string title = g + " ERROR (" + upper(unit) + (m.size() > 1 ? ", WORST OF " + std::to_string(m.size()) : "") + ")";
         ReportCurve c{title, {}, true};
         bool any = false;
