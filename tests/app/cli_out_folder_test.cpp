@@ -294,10 +294,18 @@ TEST(CliResume, DamageAndAnotherResolutionExitTwoNamingTheFile) {
         EXPECT_EQ(read_checkpoint(good / "checkpoint.bin").iteration, 3u);
     }
     // loss.csv whose rows stop short of the checkpoint.
-    const auto [short_rows, csv] = resume_with("loss.csv", "iteration,loss,image_psnr,param_error,ms\n0,1,1,,1\n");
+    const std::string header = rows.substr(0, rows.find('\n') + 1);
+    const auto error_cells = std::string(size_t(std::count(header.begin(), header.end(), ',')) - 4, ',');
+    const auto [short_rows, csv] = resume_with("loss.csv", header + "0,1,1,,1" + error_cells + "\n");
     EXPECT_EQ(short_rows.code, 2) << short_rows.err;
     EXPECT_EQ(short_rows.err, "adjoint: error: " + csv.string() +
                                   ": --resume: its rows end at iteration 0 but the checkpoint is at iteration 2\n");
+    // loss.csv without the error columns of the scene's free parameters (an older version's): refused.
+    const auto [old_header, old_csv] = resume_with("loss.csv", "iteration,loss,image_psnr,param_error,ms\n0,1,1,,1\n");
+    EXPECT_EQ(old_header.code, 2) << old_header.err;
+    EXPECT_EQ(old_header.err, "adjoint: error: " + old_csv.string() +
+                                  ": --resume: its error columns are not one per free parameter of this scene (written "
+                                  "by another version or for other parameters)\n");
     // Another resolution: refused, nothing changed.
     const std::string checkpoint = bytes_of(good / "checkpoint.bin"), losses = bytes_of(good / "loss.csv");
     const Result r = run({"--scene", scene.string(), "--out", good.string(), "--resume", "--resolution", "24x24"});

@@ -7,7 +7,9 @@
 #include <adjoint/app/image_io.h>
 #include <adjoint/app/loss_log.h>
 #include <adjoint/app/params_file.h>
+#include <adjoint/app/report.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <csignal>
@@ -113,18 +115,41 @@ TEST(OptimizeCli, ARunWritesEveryOutput) {
     for (const char* f : {"loss.csv", "target.png", "start.png", "final.png", "render_0005.png", "render_0010.png",
                           "params.json", "report.png", "checkpoint.bin", "materials.skin.albedo_texture.png"})
         EXPECT_TRUE(fs::exists(out / f)) << f;
-    auto rows = LossLog::parse(read_file(out / "loss.csv"), "loss.csv");
+    std::vector<std::string> columns;
+    auto rows = LossLog::parse(read_file(out / "loss.csv"), "loss.csv", &columns);
+    EXPECT_EQ(columns, (std::vector<std::string>{"materials.skin.albedo_texture.error_relative",
+                                                 "lights.key.intensity.error_relative"}));
     ASSERT_EQ(rows.size(), 12u);
     for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].iteration, int64_t(i));
     EXPECT_LT(rows.back().loss, rows.front().loss);
     EXPECT_TRUE(rows.back().param_error.has_value());
+    ASSERT_EQ(rows.back().errors.size(), 2u);
+    // The worst relative error is the largest column's.
+    EXPECT_NEAR(std::max(*rows.back().errors[0], *rows.back().errors[1]), *rows.back().param_error,
+                1e-6 * *rows.back().param_error);
+    EXPECT_NEAR(*rows.front().errors[1], 4.0 / 14.0, 1e-6);   // the light's intensity starts at 10, its truth 14
     auto params = read_params_json(out / "params.json");
     ASSERT_EQ(params.size(), 2u);
     EXPECT_EQ(params[0].path, "lights.key.intensity");
     EXPECT_TRUE(params[0].true_value && params[0].error);
     EXPECT_EQ(read_checkpoint(out / "checkpoint.bin").iteration, 12u);
+    // The texture's gradient as a picture beside params.json, named there; not all of one colour.
+    ASSERT_TRUE(params[1].gradient_picture);
+    EXPECT_TRUE(fs::exists(out / "materials.skin.albedo_texture.grad.png"));
+    const Image& g = *params[1].gradient_picture;
+    EXPECT_EQ(g.width, params[1].texture->width);
+    EXPECT_NE(*std::min_element(g.pixels.begin(), g.pixels.end()), *std::max_element(g.pixels.begin(), g.pixels.end()));
+    // report.png: one view row, the texture's row, and four curves (loss, PSNR, the texture's and the light's errors).
     auto report = read_png_linear(out / "report.png");
-    EXPECT_GT(report.width, 4 * 48);
+    const ReportLayout l =
+        report_layout(48, 48, 1, false, {{params[1].texture->width, params[1].texture->height}}, 4);
+    EXPECT_EQ(report.width, l.width);
+    EXPECT_EQ(report.height, l.height);
+    // The texture row's target tile is the true texture (sRGB PNG round trips to within a few 8-bit steps).
+    const Rect& tt = l.texture_rows[0][1];
+    const Image truth = read_png_linear(kAssets / "textures" / "colourful_128.png");
+    EXPECT_NEAR(report.at(tt.x + tt.width / 2, tt.y + tt.height / 2, 1),
+                truth.at(truth.width * (tt.width / 2) / tt.width, truth.height * (tt.height / 2) / tt.height, 1), 0.02f);
     expect_outputs_complete(out);
 
     // adjoint-render with the run's params.json reproduces final.png.

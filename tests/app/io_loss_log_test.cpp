@@ -100,7 +100,9 @@ TEST(IoLossLog, ResumeKeepsRowsThroughTheCheckpointAndDropsLaterOnes) {
 
 TEST(IoLossLog, ParseErrorsNameLineAndColumn) {
     EXPECT_EQ(error_of([] { LossLog::parse("iteration,loss\n", "loss.csv"); }),
-              "loss.csv: line 1: expected the header 'iteration,loss,image_psnr,param_error,ms'");
+              "loss.csv: line 1: expected the header 'iteration,loss,image_psnr,param_error,ms' (then any error columns)");
+    EXPECT_EQ(error_of([] { LossLog::parse("iteration,loss,image_psnr,param_error,msx\n", "loss.csv"); }),
+              "loss.csv: line 1: expected the header 'iteration,loss,image_psnr,param_error,ms' (then any error columns)");
     const std::string h = "iteration,loss,image_psnr,param_error,ms\n";
     EXPECT_EQ(error_of([&] { LossLog::parse(h + "0,1,2,,3\n1,2,3\n", "loss.csv"); }),
               "loss.csv: line 3: expected 5 columns, found 3");
@@ -124,4 +126,42 @@ TEST(IoLossLog, AppendRefusesIterationsOutOfOrder) {
     log.append(row(3, 1, 1, std::nullopt, 1));
     EXPECT_NE(error_of([&] { log.append(row(3, 1, 1, std::nullopt, 1)); }).find("iteration 3 logged after iteration 3"),
               std::string::npos);
+}
+
+// One error column per free parameter after the first five: its path and unit in the header, empty cells
+// where the error is unknown; parse returns the columns; resume refuses a file with other columns.
+TEST(IoLossLog, ErrorColumnsFollowTheFirstFive) {
+    const std::vector<std::string> columns = {LossLog::error_column("meshes.bunny.rotation", "deg"),
+                                              LossLog::error_column("lights.a,b.position", "scene_units")};
+    EXPECT_EQ(columns[0], "meshes.bunny.rotation.error_deg");
+    EXPECT_EQ(columns[1], "lights.a_b.position.error_scene_units");
+    LossRow a = row(0, 0.5, 20, 0.25, 1), b = row(1, 0.25, 21, 0.125, 2);
+    a.errors = {12.5, std::nullopt};
+    b.errors = {1.25, 0.0625};
+    const std::string text = LossLog::format({a, b}, columns);
+    EXPECT_EQ(text, "iteration,loss,image_psnr,param_error,ms,meshes.bunny.rotation.error_deg,"
+                    "lights.a_b.position.error_scene_units\n"
+                    "0,0.5,20,0.25,1.000,12.5,\n"
+                    "1,0.25,21,0.125,2.000,1.25,0.0625\n");
+    std::vector<std::string> back_columns;
+    const auto back = LossLog::parse(text, "f", &back_columns);
+    EXPECT_EQ(back_columns, columns);
+    ASSERT_EQ(back.size(), 2u);
+    EXPECT_EQ(back[0].errors, a.errors);
+    EXPECT_EQ(back[1].errors, b.errors);
+    EXPECT_EQ(error_of([&] { LossLog::parse(text + "2,1,1,,1,1\n", "loss.csv"); }), "loss.csv: line 4: expected 7 columns, found 6");
+    EXPECT_EQ(error_of([&] { LossLog::parse(text + "2,1,1,,1,x,1\n", "loss.csv"); }),
+              "loss.csv: line 4: column meshes.bunny.rotation.error_deg: 'x' is not a number");
+
+    TempDir dir;
+    {
+        LossLog log(dir / "loss.csv", columns, 0.0);
+        log.append(a);
+        log.append(b);
+    }
+    EXPECT_EQ(read_file(dir / "loss.csv"), text);
+    EXPECT_EQ(LossLog::resume(dir / "loss.csv", 1, columns, 0.0).rows().size(), 2u);
+    EXPECT_EQ(error_of([&] { LossLog::resume(dir / "loss.csv", 1, 0.0); }),
+              (dir / "loss.csv").string() + ": cannot resume: the header is not 'iteration,loss,image_psnr,param_error,ms' "
+                                            "(the error columns of this run's free parameters)");
 }

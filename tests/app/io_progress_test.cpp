@@ -103,3 +103,19 @@ TEST(IoProgress, TerminalBarIsThrottledButShowsTheLastState) {
     EXPECT_EQ(bar.substr(bar.rfind('\r')).rfind("\r[##########----------] iter 500/1000 (50%)", 0), 0u)
         << bar.substr(bar.rfind('\r'));  // finish drew the latest state
 }
+
+// Errors in their units: degrees with two decimals, others in scientific notation with the unit named; they
+// take param_error's place on the line and in the summary.
+TEST(IoProgress, ErrorsShowInTheirUnits) {
+    ProgressSample sample{1e-2, 20.0, 1e-3, {{"deg", 1.2345}, {"scene_units", 3.1e-3}}};
+    EXPECT_EQ(Progress::describe(50, 100, sample, 8.0),
+              "iter 50/100 (50%)  loss 1.000e-02  psnr 20.00 dB  err 1.23 deg, 3.10e-03 scene_units  8.0 it/s  ETA 0:06");
+    std::ostringstream out;
+    double now = 0;
+    Progress p(out, ProgressMode::Lines, 10, 0, [&] { return now; });
+    now = 1.0;
+    p.update(10, sample);
+    p.finish(false);
+    EXPECT_NE(out.str().find("done: 10/10 iterations in 1.0 s (10.0 it/s), loss 1.000e-02, psnr 20.00 dB, error 1.23 deg, "
+                             "3.10e-03 scene_units\n"), std::string::npos) << out.str();
+}

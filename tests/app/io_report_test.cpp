@@ -154,3 +154,101 @@ TEST(IoReport, WriteReportProducesAPng) {
     EXPECT_EQ(back.width, report_layout(8, 8).width);
     EXPECT_EQ(back.height, report_layout(8, 8).height);
 }
+
+// The heat map's scale is the 99th percentile of |final - target|: one hot pixel saturates alone and the
+// rest keeps its contrast (with the largest value as the scale it would turn black).
+TEST(IoReport, HeatMapIsScaledByThe99thPercentile) {
+    const int w = 40, h = 30;
+    Image target(w, h, 3, 0.5f), final = target;
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) final.at(x, y, 0) = 0.5f + 0.03f * float(x % 2);   // d = 0.01 on odd columns
+    for (int k = 0; k < 3; ++k) final.at(3, 3, k) = 1.0f;   // one hot pixel: d = 0.5
+    Image report = make_report(target, target, final, {1.0});
+    const Rect& heat = report_layout(w, h).tiles[3];
+    auto colour_at = [&](int x, int y) {
+        return std::array<float, 3>{report.at(heat.x + x, heat.y + y, 0), report.at(heat.x + x, heat.y + y, 1),
+                                    report.at(heat.x + x, heat.y + y, 2)};
+    };
+    EXPECT_EQ(colour_at(1, 10), inferno(1.0f));   // at the percentile: the top of the map
+    EXPECT_EQ(colour_at(3, 3), inferno(1.0f));    // above it: saturated
+    EXPECT_EQ(colour_at(0, 10), inferno(0.0f));
+    EXPECT_NEAR(abs_percentile({1, -2, 3, 4, 5, 6, 7, 8, 9, -10}, 0.9), 9.0f, 0.0f);
+    EXPECT_EQ(abs_percentile({NAN, INFINITY}, 0.99), 0.0f);
+}
+
+TEST(IoReport, ManyViewsShowEveryKthUpToEight) {
+    EXPECT_EQ(report_view_sample(3), (std::vector<uint32_t>{0, 1, 2}));
+    EXPECT_EQ(report_view_sample(8), (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+    EXPECT_EQ(report_view_sample(9), (std::vector<uint32_t>{0, 2, 4, 6, 8}));
+    EXPECT_EQ(report_view_sample(24), (std::vector<uint32_t>{0, 3, 6, 9, 12, 15, 18, 21}));
+    EXPECT_EQ(report_view_sample(100).size(), 8u);
+}
+
+// The gradient map: orange above zero, blue below, the dark middle at zero; scaled by the 99th percentile
+// of the texel's channel sum.
+TEST(IoReport, GradientPictureIsDivergingAroundZero) {
+    Image g(4, 1, 3, 0.0f);
+    for (int k = 0; k < 3; ++k) {
+        g.at(0, 0, k) = 1.0f;
+        g.at(1, 0, k) = -1.0f;
+    }
+    float scale = 0;
+    Image p = gradient_picture(g, &scale);
+    EXPECT_FLOAT_EQ(scale, 3.0f);
+    for (int k = 0; k < 3; ++k) {
+        EXPECT_EQ(p.at(0, 0, k), diverging(1.0f)[size_t(k)]);
+        EXPECT_EQ(p.at(1, 0, k), diverging(-1.0f)[size_t(k)]);
+        EXPECT_EQ(p.at(2, 0, k), diverging(0.0f)[size_t(k)]);
+    }
+    EXPECT_GT(diverging(1.0f)[0], diverging(1.0f)[2]);    // orange
+    EXPECT_GT(diverging(-1.0f)[2], diverging(-1.0f)[0]);  // blue
+    EXPECT_LT(diverging(0.0f)[1], 0.03f);                 // dark, as the background
+}
+
+// The golden layout: a row per sampled view, a row per texture (current | target | gradient), a plot per
+// curve; every panel's pixels are where the layout says.
+TEST(IoReport, ViewsTexturesAndCurvesGoWhereTheLayoutSays) {
+    const int w = 32, h = 24;
+    ReportInputs in;
+    in.view_count = 16;
+    for (uint32_t v : report_view_sample(16)) in.views.push_back({v, Image(w, h, 3, 0.1f * float(v % 5)), Image(w, h, 3, 0.7f), std::nullopt});
+    in.views[0].start = Image(w, h, 3, 0.3f);
+    Image current(8, 4, 3, 0.25f), truth(8, 4, 3, 0.75f), grad(8, 4, 3, 0.0f);
+    grad.at(7, 3, 0) = 1.0f;
+    in.textures.push_back({"materials.m.albedo_texture", current, truth, grad});
+    std::vector<double> losses = {1.0, 0.1, 0.01}, psnr = {10, 20, 30}, err = {100, 3, 0.1};
+    in.curves = {{"LOSS", losses, true}, {"IMAGE PSNR (DB)", psnr, false}, {"MESHES ROTATION ERROR (DEG)", err, true}};
+    Image report = make_report(in);
+    const ReportLayout l = report_layout(w, h, 8, true, {{8, 4}}, 3);
+    ASSERT_EQ(report.width, l.width);
+    ASSERT_EQ(report.height, l.height);
+    ASSERT_EQ(l.view_rows.size(), 8u);
+    ASSERT_EQ(l.texture_rows.size(), 1u);
+    ASSERT_EQ(l.plots.size(), 3u);
+    EXPECT_GE(l.header_y, 0);
+    for (size_t i = 0; i < 8; ++i) {   // view 2i's target and final where its row says
+        EXPECT_FLOAT_EQ(report.at(l.view_rows[i][0].x + 5, l.view_rows[i][0].y + 5, 1), 0.1f * float((2 * i) % 5)) << i;
+        EXPECT_FLOAT_EQ(report.at(l.view_rows[i][2].x + 5, l.view_rows[i][2].y + 5, 1), 0.7f) << i;
+    }
+    EXPECT_FLOAT_EQ(report.at(l.view_rows[0][1].x + 1, l.view_rows[0][1].y + 1, 0), 0.3f);
+    // The texture's tiles: magnified to the views' height, the gradient's one hot texel in its corner.
+    const auto& t = l.texture_rows[0];
+    EXPECT_EQ(t[0].height, h);
+    EXPECT_EQ(t[0].width, 2 * h);
+    EXPECT_FLOAT_EQ(report.at(t[0].x + 1, t[0].y + 1, 0), 0.25f);
+    EXPECT_FLOAT_EQ(report.at(t[1].x + t[1].width - 1, t[1].y + t[1].height - 1, 2), 0.75f);
+    EXPECT_EQ(report.at(t[2].x + t[2].width - 1, t[2].y + t[2].height - 1, 0), diverging(1.0f)[0]);
+    EXPECT_EQ(report.at(t[2].x, t[2].y, 0), diverging(0.0f)[0]);
+    // Each plot holds its curve: the first and last points at the plot's corners (decade and round ends);
+    // PSNR rises from the bottom left.
+    for (size_t i = 0; i < 3; ++i) {
+        const Rect& p = l.plots[i];
+        const int first_y = i == 1 ? p.y + p.height - 1 : p.y, last_y = i == 1 ? p.y : p.y + p.height - 1;
+        EXPECT_TRUE(is_curve(report, p.x, first_y)) << i;
+        EXPECT_TRUE(is_curve(report, p.x + p.width - 1, last_y)) << i;
+    }
+    // Rows, texture rows and plots do not overlap and run down the picture in that order.
+    EXPECT_LT(l.view_rows[7][0].y + h, t[0].y);
+    EXPECT_LT(t[0].y + t[0].height, l.plots[0].y);
+    EXPECT_LT(l.plots[0].y + l.plots[0].height, l.plots[1].y);
+}

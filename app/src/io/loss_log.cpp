@@ -61,17 +61,41 @@ T parse_number(std::string_view text, const std::string& what, size_t line, cons
 } // namespace
 
 LossLog::LossLog(std::filesystem::path path, double min_interval_s, std::function<double()> now_s)
-    : LossLog(std::move(path), min_interval_s, std::move(now_s), {}) {}
+    : LossLog(std::move(path), {}, min_interval_s, std::move(now_s), {}) {}
 
-LossLog::LossLog(std::filesystem::path path, double min_interval_s, std::function<double()> now_s, std::vector<LossRow> rows)
+LossLog::LossLog(std::filesystem::path path, std::vector<std::string> error_columns, double min_interval_s,
+                 std::function<double()> now_s)
+    : LossLog(std::move(path), std::move(error_columns), min_interval_s, std::move(now_s), {}) {}
+
+LossLog::LossLog(std::filesystem::path path, std::vector<std::string> error_columns, double min_interval_s,
+                 std::function<double()> now_s, std::vector<LossRow> rows)
     : path_(std::move(path)), min_interval_s_(min_interval_s), now_s_(now_s ? std::move(now_s) : steady_seconds),
-      rows_(std::move(rows)) {
+      columns_(std::move(error_columns)), rows_(std::move(rows)) {
     write();
+}
+
+std::string LossLog::error_column(const std::string& path, const char* unit) {
+    std::string name = path;
+    for (char& c : name)
+        if (c == ',' || c == '\n' || c == '\r' || c == '"') c = '_';
+    return name + ".error_" + unit;
 }
 
 LossLog LossLog::resume(std::filesystem::path path, int64_t last_iteration, double min_interval_s,
                         std::function<double()> now_s) {
-    std::vector<LossRow> rows = parse(read_file(path), path.string());
+    return resume(std::move(path), last_iteration, {}, min_interval_s, std::move(now_s));
+}
+
+LossLog LossLog::resume(std::filesystem::path path, int64_t last_iteration, std::vector<std::string> error_columns,
+                        double min_interval_s, std::function<double()> now_s) {
+    std::vector<std::string> file_columns;
+    std::vector<LossRow> rows = parse(read_file(path), path.string(), &file_columns);
+    if (file_columns != error_columns) {
+        std::string want;
+        for (const std::string& c : error_columns) want += "," + c;
+        fail(path.string(), ": cannot resume: the header is not '", header, want,
+             "' (the error columns of this run's free parameters)");
+    }
     std::vector<LossRow> kept;
     for (const LossRow& row : rows)
         if (row.iteration <= last_iteration) kept.push_back(row);
@@ -79,7 +103,7 @@ LossLog LossLog::resume(std::filesystem::path path, int64_t last_iteration, doub
         fail(path.string(), ": cannot resume: the rows end at ",
              kept.empty() ? std::string("(none)") : "iteration " + std::to_string(kept.back().iteration),
              " but the checkpoint is at iteration ", last_iteration);
-    return LossLog(std::move(path), min_interval_s, std::move(now_s), std::move(kept));
+    return LossLog(std::move(path), std::move(error_columns), min_interval_s, std::move(now_s), std::move(kept));
 }
 
 void LossLog::append(const LossRow& row) {
@@ -95,13 +119,14 @@ void LossLog::flush() {
 }
 
 void LossLog::write() {
-    write_file_atomic(path_, format(rows_));
+    write_file_atomic(path_, format(rows_, columns_));
     last_write_s_ = now_s_();
     dirty_ = false;
 }
 
-std::string LossLog::format(const std::vector<LossRow>& rows) {
+std::string LossLog::format(const std::vector<LossRow>& rows, const std::vector<std::string>& error_columns) {
     std::string out = header;
+    for (const std::string& c : error_columns) out += "," + c;
     out += '\n';
     for (const LossRow& row : rows) {
         out += std::to_string(row.iteration);
@@ -113,29 +138,44 @@ std::string LossLog::format(const std::vector<LossRow>& rows) {
         if (row.param_error) put_double(out, *row.param_error);
         out += ',';
         put_fixed3(out, row.ms);
+        for (size_t i = 0; i < error_columns.size(); ++i) {
+            out += ',';
+            if (i < row.errors.size() && row.errors[i]) put_double(out, *row.errors[i]);
+        }
         out += '\n';
     }
     return out;
 }
 
-std::vector<LossRow> LossLog::parse(const std::string& text, const std::string& what) {
+std::vector<LossRow> LossLog::parse(const std::string& text, const std::string& what,
+                                    std::vector<std::string>* error_columns) {
     std::vector<std::string_view> lines = split(text, '\n');
     if (!lines.empty() && lines.back().empty()) lines.pop_back();  // the final line end
     for (std::string_view& line : lines)
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (lines.empty() || lines[0] != header)
-        fail(what, ": line 1: expected the header '", header, "'");
+    const std::string_view first = header;
+    if (lines.empty() || lines[0].substr(0, first.size()) != first ||
+        (lines[0].size() > first.size() && lines[0][first.size()] != ','))
+        fail(what, ": line 1: expected the header '", header, "' (then any error columns)");
+    std::vector<std::string_view> columns = split(lines[0], ',');
+    columns.erase(columns.begin(), columns.begin() + 5);
+    if (error_columns) error_columns->assign(columns.begin(), columns.end());
+    const size_t width = 5 + columns.size();
     std::vector<LossRow> rows;
     for (size_t i = 1; i < lines.size(); ++i) {
         const size_t line = i + 1;
         std::vector<std::string_view> f = split(lines[i], ',');
-        if (f.size() != 5) fail(what, ": line ", line, ": expected 5 columns, found ", f.size());
+        if (f.size() != width) fail(what, ": line ", line, ": expected ", width, " columns, found ", f.size());
         LossRow row;
         row.iteration = parse_number<int64_t>(f[0], what, line, "iteration");
         row.loss = parse_number<double>(f[1], what, line, "loss");
         row.image_psnr = parse_number<double>(f[2], what, line, "image_psnr");
         if (!f[3].empty()) row.param_error = parse_number<double>(f[3], what, line, "param_error");
         row.ms = parse_number<double>(f[4], what, line, "ms");
+        for (size_t c = 0; c < columns.size(); ++c)
+            row.errors.push_back(f[5 + c].empty() ? std::nullopt
+                                                  : std::optional<double>(parse_number<double>(
+                                                        f[5 + c], what, line, std::string(columns[c]).c_str())));
         if (!rows.empty() && row.iteration <= rows.back().iteration)
             fail(what, ": line ", line, ": iteration ", row.iteration, " follows iteration ", rows.back().iteration);
         rows.push_back(row);

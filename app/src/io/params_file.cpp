@@ -107,6 +107,11 @@ std::string texture_file_name(const std::string& path, bool true_texture, bool r
     return name + (true_texture ? ".true" : "") + (radiance ? ".hdr" : ".png");
 }
 
+std::string gradient_file_name(const std::string& path) {
+    std::string name = texture_file_name(path, false, false);
+    return name.substr(0, name.size() - 4) + ".grad.png";
+}
+
 std::string format_params_json(const std::vector<ParamRecord>& records) {
     Json params = Json::object();
     for (const ParamRecord* r : sorted_checked(records)) {
@@ -114,6 +119,7 @@ std::string format_params_json(const std::vector<ParamRecord>& records) {
         if (r->texture) entry["texture"] = texture_file_name(r->path, false, r->radiance);
         else entry["value"] = float_array(r->value, r->path + ".value");
         if (r->true_texture) entry["true_texture"] = texture_file_name(r->path, true, r->radiance);
+        if (r->gradient_picture) entry["gradient_picture"] = gradient_file_name(r->path);
         if (r->true_value) entry["true_value"] = float_array(*r->true_value, r->path + ".true_value");
         if (r->error) {
             if (!std::isfinite(*r->error)) fail("params.json: ", r->path, ".error is not finite (", *r->error, ")");
@@ -133,6 +139,7 @@ void write_params_json(const std::filesystem::path& params_json, const std::vect
         const auto write = r.radiance ? write_hdr : write_png;
         if (r.texture) write(dir / texture_file_name(r.path, false, r.radiance), *r.texture);
         if (r.true_texture) write(dir / texture_file_name(r.path, true, r.radiance), *r.true_texture);
+        if (r.gradient_picture) write_png(dir / gradient_file_name(r.path), *r.gradient_picture);
     }
     write_file_atomic(params_json, text);
 }
@@ -174,11 +181,12 @@ std::vector<ParamRecord> read_params_json(const std::filesystem::path& params_js
             else if (key == "error") {
                 if (!f.value().is_number()) fail(what, ": ", at, ": expected a number");
                 r.error = f.value().get<double>();
-            } else if (key == "texture" || key == "true_texture") {
+            } else if (key == "texture" || key == "true_texture" || key == "gradient_picture") {
                 if (!f.value().is_string() || f.value().get<std::string>().empty())
                     fail(what, ": ", at, ": expected a file name");
                 const std::string name = f.value().get<std::string>();
-                (key == "texture" ? r.texture : r.true_texture) = read_texture(params_json.parent_path(), name, what, at);
+                (key == "texture" ? r.texture : key == "true_texture" ? r.true_texture : r.gradient_picture) =
+                    read_texture(params_json.parent_path(), name, what, at);
             } else {
                 fail(what, ": ", at, ": unknown key");
             }

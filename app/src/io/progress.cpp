@@ -31,6 +31,16 @@ std::string duration_text(double seconds) {
     return printf_string("%lld:%02lld", (long long)(s / 60), (long long)(s % 60));
 }
 
+// "1.25 deg, 3.10e-03 scene_units": degrees with two decimals (a pose is read in degrees), others in %.2e.
+std::string unit_errors_text(const ProgressSample& sample) {
+    std::string text;
+    for (const auto& [unit, value] : sample.unit_errors) {
+        if (!text.empty()) text += ", ";
+        text += unit == "deg" ? printf_string("%.2f deg", value) : printf_string("%.2e ", value) + unit;
+    }
+    return text;
+}
+
 int64_t step_of(int64_t done, int64_t total) { return total > 0 ? done * steps_per_run / total : 0; }
 
 } // namespace
@@ -48,7 +58,8 @@ std::string Progress::describe(int64_t done, int64_t total, const ProgressSample
     std::string text = printf_string("iter %lld/%lld (%d%%)  loss %.3e", (long long)done, (long long)total,
                                      total > 0 ? int(done * 100 / total) : 100, sample.loss);
     if (sample.psnr) text += printf_string("  psnr %.2f dB", *sample.psnr);
-    if (sample.param_error) text += printf_string("  param err %.2e", *sample.param_error);
+    if (!sample.unit_errors.empty()) text += "  err " + unit_errors_text(sample);
+    else if (sample.param_error) text += printf_string("  param err %.2e", *sample.param_error);
     if (it_per_s > 0.0 && std::isfinite(it_per_s)) {
         text += printf_string("  %.1f it/s  ETA ", it_per_s);
         text += duration_text(double(total - done) / it_per_s);
@@ -107,7 +118,8 @@ void Progress::finish(bool interrupted) {
     if (done_ > 0 && ran > 0) {
         text += printf_string(", loss %.3e", last_.loss);
         if (last_.psnr) text += printf_string(", psnr %.2f dB", *last_.psnr);
-        if (last_.param_error) text += printf_string(", param error %.2e", *last_.param_error);
+        if (!last_.unit_errors.empty()) text += ", error " + unit_errors_text(last_);
+        else if (last_.param_error) text += printf_string(", param error %.2e", *last_.param_error);
     }
     out_ << text << '\n' << std::flush;
 }

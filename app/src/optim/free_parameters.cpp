@@ -146,4 +146,25 @@ std::optional<double> worst_parameter_error(const OptimizerStages& s) {
     return any ? std::optional<double>(worst) : std::nullopt;
 }
 
+std::vector<std::optional<double>> parameter_errors_in_units(const OptimizerStages& s) {
+    std::vector<std::optional<double>> out(s.free.size());
+    for (size_t i = 0; i < s.rotation_params.size(); ++i) {
+        const FreeParam& f = s.free[s.rotation_params[i]];
+        if (!f.has_truth) continue;
+        const std::vector<float> t = parameter_value(s.truth, f.p);
+        out[s.rotation_params[i]] = error_in_units(kind_info(f.p.kind), &s.rotation_values[4 * i], t.data(), t.size());
+    }
+    for (size_t i = 0; i < s.free.size(); ++i) {
+        const FreeParam& f = s.free[i];
+        if (!f.has_truth || kind_info(f.p.kind).metric != ErrorMetric::relative_l2) continue;
+        double d2 = 0, t2 = 0;
+        for (uint32_t c = 0; c < f.chunks; ++c) {
+            d2 += s.last_chunk_sums[f.first_chunk + c].x;
+            t2 += s.last_chunk_sums[f.first_chunk + c].y;
+        }
+        out[i] = error_in_units_from_sums(kind_info(f.p.kind), d2, t2, f.p.size);
+    }
+    return out;
+}
+
 } // namespace adjoint::app

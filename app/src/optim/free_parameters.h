@@ -30,5 +30,7 @@ FreeParameterTables free_parameter_tables(const Optimization& opt, const Scene& 
 // The largest error over the free parameters with a truth, from the last step's chunk sums (relative L2)
 // and the values read back (geodesic angles); nullopt when none has a truth.
 std::optional<double> worst_parameter_error(const OptimizerStages& s);
+// Every free parameter's error in its units (error_in_units), from the same sums; nullopt without truth.
+std::vector<std::optional<double>> parameter_errors_in_units(const OptimizerStages& s);
 
 } // namespace adjoint::app

@@ -123,6 +123,7 @@ IterationReport Optimizer::step() {
             if (s.last_chunk_sums[f.first_chunk + c].w > 0) bad = f.p.path;
     if (!std::isfinite(r.loss) || !bad.empty()) throw NonFiniteError(s.iteration, bad);
     if (s.has_truth) r.param_error = worst_parameter_error(s);
+    r.errors = parameter_errors_in_units(s);
     ++s.iteration;
     r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return r;

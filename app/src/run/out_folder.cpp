@@ -4,6 +4,7 @@
 #include <adjoint/app/checkpoint.h>
 #include <adjoint/app/image_io.h>
 #include <adjoint/app/loss_log.h>
+#include <adjoint/app/parameter_kinds.h>
 #include <adjoint/app/params_file.h>
 #include <adjoint/core/hash.h>
 
@@ -100,6 +101,24 @@ uint64_t check_metadata(const fs::path& ck, const std::string& metadata, const O
     return seed;
 }
 
+} // namespace
+
+std::vector<std::string> loss_error_columns(const std::vector<std::pair<std::string, ParameterKind>>& parameters) {
+    std::vector<std::string> columns;
+    for (const auto& [path, kind] : parameters)
+        columns.push_back(LossLog::error_column(path, error_unit_name(error_unit(kind_info(kind)))));
+    return columns;
+}
+
+std::vector<std::string> loss_error_columns(const Scene& scene) {
+    std::vector<std::pair<std::string, ParameterKind>> parameters;
+    if (scene.optimize)
+        for (const auto& p : scene.optimize->parameters) parameters.emplace_back(p.path, p.kind);
+    return loss_error_columns(parameters);
+}
+
+namespace {
+
 // Everything --resume reads, read and checked before any work; the scene takes the checkpoint's seed.
 void check_resume(const fs::path& dir, const OptimizeOptions& o, Scene& scene, std::string& fingerprint) {
     const fs::path ck = dir / "checkpoint.bin";
@@ -114,7 +133,12 @@ void check_resume(const fs::path& dir, const OptimizeOptions& o, Scene& scene, s
     fingerprint = now.dump();
 
     const fs::path csv = dir / "loss.csv";
-    const std::vector<LossRow> rows = resume_read([&] { return LossLog::parse(read_file(csv), csv.string()); });
+    std::vector<std::string> columns;
+    const std::vector<LossRow> rows =
+        resume_read([&] { return LossLog::parse(read_file(csv), csv.string(), &columns); });
+    if (columns != loss_error_columns(scene))
+        throw SceneError(csv.string(), "", "--resume: its error columns are not one per free parameter of this "
+                                           "scene (written by another version or for other parameters)");
     const int64_t last = int64_t(c.iteration) - 1;
     int64_t reached = -1;
     for (const LossRow& row : rows)

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace adjoint::app {
@@ -17,6 +18,11 @@ namespace adjoint::app {
 std::string scene_fingerprint(const Scene& scene, const std::vector<ReadRecorder::Entry>& reads);
 // The same for a scene loaded elsewhere (the studio): its file is loaded again to learn what it names.
 std::string scene_fingerprint(const Scene& scene);
+
+// loss.csv's error columns for these free parameters (path, kind), in file order: LossLog::error_column with
+// each kind's error unit.
+std::vector<std::string> loss_error_columns(const std::vector<std::pair<std::string, ParameterKind>>& parameters);
+std::vector<std::string> loss_error_columns(const Scene& scene);
 
 // Locks o.out and checks it for a run (a SceneError naming the folder, the file or the option otherwise, so
 // the program exits 2 with nothing written): not in use by another run; no output name taken by something

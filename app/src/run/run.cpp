@@ -14,6 +14,7 @@
 
 #include "run/out_folder.h"
 #include "run/report_error.h"
+#include "run/run_report.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -35,12 +36,6 @@ namespace {
 
 constexpr const char* kCheckpoint = "checkpoint.bin";
 
-Image texture_image(const ParameterState& p, const std::vector<float>& v) {
-    Image img(int(p.texture_width), int(p.texture_height), 3);
-    img.pixels = v;
-    return img;
-}
-
 } // namespace
 
 struct RunOutputs::State {
@@ -50,14 +45,20 @@ struct RunOutputs::State {
     std::optional<LossLog> log;
     std::vector<double> losses;
     Image target, start;
+    std::vector<ParameterState> parameters;   // paths and kinds (their values as at the start)
+    std::vector<std::string> error_columns;   // loss.csv's, one per free parameter
 };
 
 RunOutputs::RunOutputs(fs::path dir, Optimizer& opt, const Scene& scene, bool resume)
     : RunOutputs(std::move(dir), opt, OutputsSetup{resume, scene_fingerprint(scene), false}) {}
 
 RunOutputs::RunOutputs(fs::path dir, Optimizer& opt, OutputsSetup setup)
-    : s_(std::make_unique<State>(State{std::move(dir), opt, std::move(setup.fingerprint), std::nullopt, {}, {}, {}})) {
+    : s_(std::make_unique<State>(State{std::move(dir), opt, std::move(setup.fingerprint), std::nullopt, {}, {}, {}, {}, {}})) {
     auto& s = *s_;
+    s.parameters = opt.parameters();
+    std::vector<std::pair<std::string, ParameterKind>> kinds;
+    for (const ParameterState& p : s.parameters) kinds.emplace_back(p.path, p.kind);
+    s.error_columns = loss_error_columns(kinds);
     // Temporary files of a run that was killed mid-write are not outputs: cleared, but only under the folder's
     // lock (otherwise they may be a live run's files being written).
     std::error_code ec;
@@ -87,7 +88,7 @@ RunOutputs::RunOutputs(fs::path dir, Optimizer& opt, OutputsSetup setup)
     s.start = to_image(opt.render_current(0));
     write_png(s.dir / "target.png", s.target);
     write_png(s.dir / "start.png", s.start);
-    s.log.emplace(s.dir / "loss.csv");
+    s.log.emplace(s.dir / "loss.csv", s.error_columns);
 }
 
 void RunOutputs::resume_from_checkpoint() {
@@ -110,7 +111,7 @@ void RunOutputs::resume_from_checkpoint() {
     } catch (const Error& e) {
         throw SceneError(ck.string(), "", std::string("--resume: ") + e.what());
     }
-    s.log.emplace(LossLog::resume(s.dir / "loss.csv", int64_t(c.iteration) - 1));
+    s.log.emplace(LossLog::resume(s.dir / "loss.csv", int64_t(c.iteration) - 1, s.error_columns));
     for (const auto& r : s.log->rows()) s.losses.push_back(r.loss);
     s.target = read_png_linear(s.dir / "target.png");
     s.start = read_png_linear(s.dir / "start.png");
@@ -121,8 +122,12 @@ RunOutputs::~RunOutputs() = default;
 const std::vector<double>& RunOutputs::losses() const { return s_->losses; }
 
 void RunOutputs::record(const IterationReport& r) {
-    s_->log->append({int64_t(r.iteration), r.loss, r.image_psnr, r.param_error, r.ms});
+    s_->log->append({int64_t(r.iteration), r.loss, r.image_psnr, r.param_error, r.ms, r.errors});
     s_->losses.push_back(r.loss);
+}
+
+std::vector<std::pair<std::string, double>> RunOutputs::unit_errors(const IterationReport& r) const {
+    return adjoint::app::unit_errors(s_->parameters, r.errors);
 }
 
 void RunOutputs::snapshot(uint32_t iteration) {
@@ -148,23 +153,10 @@ void RunOutputs::finish() {
     auto& s = *s_;
     Image final_image = to_image(s.opt.render_current(0));
     write_png(s.dir / "final.png", final_image);
-    std::vector<ParamRecord> records;
-    for (const auto& p : s.opt.parameters()) {
-        ParamRecord r;
-        r.path = p.path;
-        r.error = p.error;
-        if (kind_info(p.kind).storage == ParameterStorage::texture) {
-            r.radiance = kind_info(p.kind).hi > 1;   // values past 1: an environment map's radiance
-            r.texture = texture_image(p, p.value);
-            if (p.true_value) r.true_texture = texture_image(p, *p.true_value);
-        } else {
-            r.value = p.value;
-            r.true_value = p.true_value;
-        }
-        records.push_back(std::move(r));
-    }
-    write_params_json(s.dir / "params.json", records);
-    write_report(s.dir / "report.png", s.target, s.start, final_image, s.losses);
+    const std::vector<ParameterState> parameters = s.opt.parameters();
+    write_params_json(s.dir / "params.json", param_records(s.opt, parameters));
+    write_report(s.dir / "report.png",
+                 report_inputs(s.opt, parameters, s.target, s.start, final_image, s.log->rows()));
     checkpoint();
 }
 
@@ -214,7 +206,7 @@ int iterate(const OptimizeOptions& o, Optimizer& opt, RunOutputs& out, std::ostr
             }
             IterationReport r = opt.step();
             out.record(r);
-            progress.update(opt.iteration(), {r.loss, r.image_psnr, r.param_error});
+            progress.update(opt.iteration(), {r.loss, r.image_psnr, r.param_error, out.unit_errors(r)});
             if (o.save_every && opt.iteration() % uint32_t(*o.save_every) == 0) {
                 out.snapshot(opt.iteration());
                 out.checkpoint();

@@ -24,16 +24,25 @@ struct LossRow {
     double image_psnr = 0.0;
     std::optional<double> param_error;  // empty when the target has no truth
     double ms = 0.0;                    // wall time of the iteration, written with 3 decimals
+    std::vector<std::optional<double>> errors;  // one per error column (empty cells: unknown)
 };
 
 class LossLog {
 public:
+    // The first columns, always in this order; a run with free parameters adds one error column per
+    // parameter after them (error_column), each parameter's error in its units.
     static constexpr const char* header = "iteration,loss,image_psnr,param_error,ms";
+    // "meshes.bunny.rotation" in degrees -> "meshes.bunny.rotation.error_deg" (a ',' or line end in a
+    // path becomes '_', so the header stays one line of cells).
+    static std::string error_column(const std::string& path, const char* unit);
 
     // A new, empty log at `path`; writes the header-only file at once (replacing an older one).
     // `now_s` (seconds, monotonic) can be injected for tests.
     explicit LossLog(std::filesystem::path path, double min_interval_s = 0.25,
                      std::function<double()> now_s = nullptr);
+    // The same with error columns after the first five (every row then has as many `errors`).
+    LossLog(std::filesystem::path path, std::vector<std::string> error_columns, double min_interval_s = 0.25,
+            std::function<double()> now_s = nullptr);
 
     // For --resume: reads the existing file at `path`, keeps the rows with iteration <= `last_iteration`
     // and drops later ones (they belong to iterations the checkpoint does not cover), and rewrites it.
@@ -42,6 +51,9 @@ public:
     // last_iteration < 0 keeps nothing.
     static LossLog resume(std::filesystem::path path, int64_t last_iteration, double min_interval_s = 0.25,
                           std::function<double()> now_s = nullptr);
+    // The same for a run with error columns: the file's must be these (Error naming the file otherwise).
+    static LossLog resume(std::filesystem::path path, int64_t last_iteration, std::vector<std::string> error_columns,
+                          double min_interval_s = 0.25, std::function<double()> now_s = nullptr);
 
     // Adds a row (its iteration must be greater than the last row's) and rewrites the file if
     // min_interval_s has passed since the last write.
@@ -55,16 +67,22 @@ public:
     // The file's text for these rows (header first, "\n" line ends), and its parser (which names
     // `what`, the file, in its errors). Shortest round-trip number formatting: parse(format(r)) == r
     // except ms, rounded to 3 decimals.
-    static std::string format(const std::vector<LossRow>& rows);
-    static std::vector<LossRow> parse(const std::string& text, const std::string& what);
+    // The error columns follow the first five (`error_columns` of format; parse returns the file's in
+    // *error_columns when given, and accepts any).
+    static std::string format(const std::vector<LossRow>& rows, const std::vector<std::string>& error_columns = {});
+    static std::vector<LossRow> parse(const std::string& text, const std::string& what,
+                                      std::vector<std::string>* error_columns = nullptr);
+    const std::vector<std::string>& error_columns() const { return columns_; }
 
 private:
-    LossLog(std::filesystem::path path, double min_interval_s, std::function<double()> now_s, std::vector<LossRow> rows);
+    LossLog(std::filesystem::path path, std::vector<std::string> error_columns, double min_interval_s,
+            std::function<double()> now_s, std::vector<LossRow> rows);
     void write();
 
     std::filesystem::path path_;
     double min_interval_s_;
     std::function<double()> now_s_;
+    std::vector<std::string> columns_;
     std::vector<LossRow> rows_;
     double last_write_s_ = 0.0;
     bool dirty_ = false;

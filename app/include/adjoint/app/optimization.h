@@ -19,6 +19,9 @@ struct IterationReport {
     double loss = 0;                   // mean over pixels, channels and the iteration's views
     double image_psnr = 0;             // dB, averaged over the iteration's views
     std::optional<double> param_error; // largest relative error over free parameters (when truth is known)
+    // Each free parameter's error in its units (file order; error_unit: degrees, scene units, relative),
+    // empty where its truth is unknown.
+    std::vector<std::optional<double>> errors;
     double ms = 0;                     // wall time of the iteration
 };
 

@@ -98,4 +98,14 @@ const char* collection_name(ParameterCollection collection);
 // How an error of this metric reads in a table: "relative" or "radians".
 const char* error_units(ErrorMetric metric);
 
+// A parameter's error as people read it (loss.csv's error columns, the progress line, report.png): rotations
+// in degrees, positions ("scene units" kinds) as the RMS distance per point in scene units, anything else
+// as the relative error of its metric. From the sums the optimizer keeps: d2 = |p - p_true|^2, t2 =
+// |p_true|^2 over `size` floats; a rotation's from its geodesic angle in radians.
+enum class ErrorUnit : uint8_t { degrees, scene_units, relative };
+ErrorUnit error_unit(const ParameterKindInfo& kind);
+const char* error_unit_name(ErrorUnit unit);   // "deg", "scene_units", "relative": column names, labels
+double error_in_units_from_sums(const ParameterKindInfo& kind, double d2, double t2, size_t size);
+double error_in_units(const ParameterKindInfo& kind, const float* value, const float* truth, size_t size);
+
 } // namespace adjoint::app

@@ -23,12 +23,17 @@ struct ParamRecord {
     std::optional<double> error;                 // the parameter error of scene-format.md, when known
     std::optional<Image> texture;                // a texture parameter's value
     std::optional<Image> true_texture;
+    // A texture parameter's last gradient as a picture (report.h's gradient_picture), written beside it as
+    // "<name>.grad.png" and named by "gradient_picture".
+    std::optional<Image> gradient_picture;
     bool radiance = false;  // the textures hold linear radiance (an environment map): Radiance .hdr, not sRGB PNG
 };
 
 // "materials.fur.albedo_texture" -> "materials.fur.albedo_texture.png" (and ".true.png" for the true
 // texture); characters other than letters, digits, '.', '_' and '-' become '_'.
 std::string texture_file_name(const std::string& path, bool true_texture = false, bool radiance = false);
+// "materials.fur.albedo_texture" -> "materials.fur.albedo_texture.grad.png".
+std::string gradient_file_name(const std::string& path);
 
 // Writes `params_json` (atomically) and each texture beside it (first, so the JSON never names a file
 // that is not there). adjoint::Error for duplicate paths, a record with both or neither of value and

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <utility>
+#include <vector>
 #include <ostream>
 #include <string>
 
@@ -22,6 +24,9 @@ struct ProgressSample {
     double loss = 0.0;
     std::optional<double> psnr;
     std::optional<double> param_error;
+    // The worst error of each unit's free parameters ("deg", "scene_units", "relative"), in that unit; when
+    // given, the text shows these ("err 1.25 deg, 3.10e-03 scene_units") in place of param_error.
+    std::vector<std::pair<std::string, double>> unit_errors;
 };
 
 class Progress {

@@ -1,17 +1,25 @@
-// report.png: target | start | final | |final - target| heat map above the loss curve (log scale).
+// report.png: a row per view shown (target | start | final | |final - target| heat map), a row per texture
+// parameter (current | target | gradient), then one curve per measure (loss, PSNR, each parameter group's
+// error in its units).
 //
-// The heat map shows, per pixel, d = mean over RGB of |final - target| (values clamped to [0, 1]
-// first), divided by the largest d in the image and coloured with inferno: black where the images
-// agree, bright yellow at the largest difference, all black when the images are equal; a non-finite d
-// counts as the largest. Its caption gives that largest d ("|FINAL-TARGET| MAX 1.2E-2", or "|F-T| ..."
-// when the tile is narrow), so the picture is never read as an absolute scale. The loss curve plots losses[i] at
-// iteration i on a log10 axis spanning whole decades (loss_axis_range); non-positive or non-finite
-// losses are left out (the line breaks there).
+// Heat maps are scaled by the 99th percentile of their values, not the largest (a few hot pixels must not
+// blacken the rest); values above it saturate. The difference map: d = mean over RGB of |final - target|
+// (clamped to [0, 1] first) coloured with inferno, black where the images agree; a non-finite d counts as
+// saturated; its caption gives the scale ("|F-T| P99 1.2E-2"). The gradient map: the texel's gradient summed
+// over its channels, blue below zero, orange above, dark grey at zero (a diverging map whose middle is
+// the background's, so 8-bit quantisation of tiny values shows as near-background rather than noise);
+// caption "DL/DT P99 3.1E-5". A scene of many views shows at most eight, every k-th from view 0 (k =
+// ceil(views / 8)), and the picture states the rule. Curves: losses and errors on log10 axes spanning
+// whole decades (loss_axis_range), PSNR on a linear axis; non-positive or non-finite values are left out
+// (the line breaks there).
 #pragma once
 #include <adjoint/app/image_io.h>
 
 #include <array>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -21,14 +29,50 @@ struct Rect {
     int x = 0, y = 0, width = 0, height = 0;
 };
 
-// Where everything goes in a report for images of the given size.
+struct ReportView {
+    uint32_t index = 0;          // the view's number in the scene
+    Image target, final;
+    std::optional<Image> start;  // kept for view 0 only (start.png)
+};
+
+struct ReportTexture {
+    std::string path;               // the parameter's path
+    Image current;                  // its value now
+    std::optional<Image> target;    // its true value, when known
+    Image gradient;                 // d loss / d texel, signed, current's size (any channel count)
+};
+
+struct ReportCurve {
+    std::string title;              // with its unit: "MESHES.BUNNY.ROTATION ERROR (DEG)"
+    std::vector<double> values;     // one per iteration
+    bool log_scale = true;
+};
+
+struct ReportInputs {
+    std::vector<ReportView> views;  // the sample report_view_sample chose, in order
+    uint32_t view_count = 1;        // of the scene
+    std::vector<ReportTexture> textures;
+    std::vector<ReportCurve> curves;  // the first is the loss
+};
+
+// Where everything goes.
 struct ReportLayout {
     int width = 0, height = 0;
-    std::array<Rect, 4> tiles;  // target, start, final, heat map: each image_width x image_height
-    Rect plot;                  // the loss curve's area (axes are drawn just outside it)
-    int text_scale = 1;         // font pixel size: 2 when the images are at least 192 wide
+    std::array<Rect, 4> tiles;                       // the first view's row: target, start, final, heat map
+    std::vector<std::array<Rect, 4>> view_rows;      // every view's row (view_rows[0] == tiles)
+    std::vector<std::array<Rect, 3>> texture_rows;   // current, target, gradient (texels magnified or shrunk)
+    Rect plot;                                       // the first curve's (the loss), == plots[0]
+    std::vector<Rect> plots;                         // axes are drawn just outside each
+    int text_scale = 1;                              // font pixel size: 2 when the images are at least 192 wide
+    int header_y = -1;                               // the sampling rule's line (-1: every view is shown)
 };
-ReportLayout report_layout(int image_width, int image_height);
+ReportLayout report_layout(int image_width, int image_height);   // one view, no textures, one curve
+// texture_sizes: each texture's width and height.
+ReportLayout report_layout(int image_width, int image_height, size_t views, bool sampled,
+                           const std::vector<std::pair<int, int>>& texture_sizes, size_t curves);
+
+// The views a report shows of `count`: all of them up to 8, else 0, k, 2k, ... with k = ceil(count / 8).
+std::vector<uint32_t> report_view_sample(uint32_t count);
 
 // [10^floor(log10 min), 10^ceil(log10 max)] over the positive finite losses (one decade wider at
 // the top when both ends meet), or {0, 0} when there are none.
@@ -39,11 +83,21 @@ std::pair<int, int> loss_curve_point(const ReportLayout& layout, std::pair<doubl
 
 // The inferno colour map at t in [0, 1] (clamped) as linear RGB: interpolated in sRGB between 11 stops.
 std::array<float, 3> inferno(float t);
+// The gradient map at t in [-1, 1] (clamped) as linear RGB: blue (t = -1) through dark grey (0) to orange (1).
+std::array<float, 3> diverging(float t);
+// The q-quantile (0..1) of |v| over the finite values (0 when there are none).
+float abs_percentile(const std::vector<float>& values, double q);
+// A texture's gradient as a picture: per texel the sum over channels, diverging(g / scale) with scale the
+// 99th percentile of |sum| (returned in *scale when given).
+Image gradient_picture(const Image& gradient, float* scale = nullptr);
 
-// The report as a linear RGB image. The three images must have the same size (adjoint::Error otherwise);
-// grey and alpha channels are handled (alpha is ignored).
+// The report as a linear RGB image. Every view's images must have the same size (adjoint::Error
+// otherwise); grey and alpha channels are handled (alpha is ignored).
+Image make_report(const ReportInputs& inputs);
+// One view and the loss curve.
 Image make_report(const Image& target, const Image& start, const Image& final, const std::vector<double>& losses);
 // make_report written as a PNG atomically.
+void write_report(const std::filesystem::path& path, const ReportInputs& inputs);
 void write_report(const std::filesystem::path& path, const Image& target, const Image& start, const Image& final,
                   const std::vector<double>& losses);
 

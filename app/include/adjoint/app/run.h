@@ -6,6 +6,9 @@
 #include <adjoint/app/optimization.h>
 
 #include <iosfwd>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace adjoint::app {
 
@@ -36,6 +39,8 @@ public:
     void checkpoint();                            // loss.csv flushed, then the checkpoint
     void finish();                                // final.png, params.json, report.png, checkpoint
     const std::vector<double>& losses() const;
+    // The iteration's worst error per unit ("deg", "scene_units", "relative"), for the progress line.
+    std::vector<std::pair<std::string, double>> unit_errors(const IterationReport& report) const;
 
 private:
     void resume_from_checkpoint();
