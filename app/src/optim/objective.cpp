@@ -28,7 +28,7 @@ Buffer<float> upload_floats(Device& device, Stream& stream, const std::vector<fl
 } // namespace
 
 Objective::Objective(Device& device, Stream& stream, const Scene& truth, const Scene& current,
-                     const SceneData& data, bool camera_free)
+                     const SceneData& data, bool camera_free, bool dynamic)
     : device_(device), stream_(stream), data_(data), opt_(*truth.optimize), views_(current.views),
       forward_(device, data), sum_chunks_(compile_sum_chunks(device)) {
     const uint32_t views = uint32_t(data.views.size());
@@ -36,7 +36,7 @@ Objective::Objective(Device& device, Stream& stream, const Scene& truth, const S
     partials_per_view_ = (pixels_ + kSumChunk - 1) / kSumChunk;
     loss_px_ = device.create_buffer<float>(size_t(pixels_) * views);   // evaluate() uses every view
     sqerr_px_ = device.create_buffer<float>(size_t(pixels_) * views);
-    if (needs_dynamic(truth)) {
+    if (dynamic || needs_dynamic(truth)) {
         DynamicOptions o{truth.render.visibility, camera_free};
         dynamic_ = std::make_unique<DynamicRenderer>(device, stream, current, data, o);
         final_image_ = device.create_buffer<float4>(pixels_);
@@ -175,6 +175,30 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
                 << sum_chunks_(sqerr_px_, partials_, j * pixels_, (j + 1) * pixels_, (2 * j + 1) * partials_per_view_)
                        .dispatch(partials_per_view_);
     }
+}
+
+void Objective::diagnose(const DiffBuffer<float>& params, uint32_t v, bool unit, float scale, const DiagnoseBuffers& d) {
+    if (!dynamic_) fail("Objective::diagnose: the objective was made without the dynamic chain");
+    stream_ << params.grad.fill_zero() << data_.textures.zero_grad();
+    forward_.build_mips(stream_, data_, params.value);
+    dynamic_->zero_grad(stream_);
+    dynamic_->update_geometry(stream_, params.value);
+    dynamic_->render(stream_, v, views_[v], params.value, final_image_);
+    const Buffer<float>* seed = dynamic_->image_gradient_seed();
+    const Buffer<float>& dimage = dynamic_->image_gradient();
+    if (unit) {
+        if (unit_seed_.size() != dimage.size()) {
+            unit_seed_.assign(dimage.size(), 1.0f);
+            for (size_t i = 3; i < unit_seed_.size(); i += 4) unit_seed_[i] = 0.0f;
+        }
+        stream_ << dimage.copy_from(unit_seed_.data());
+        if (seed) stream_ << seed->copy_from(unit_seed_.data());
+    } else {
+        stream_ << (*(seed ? losses_->image_loss_seeding : losses_->image_loss))(
+                       final_image_, targets_[v], loss_px_, sqerr_px_, 0u, dimage, seed ? *seed : dimage, scale)
+                       .dispatch(views_[v].width, views_[v].height);
+    }
+    dynamic_->diagnose(device_, stream_, v, params, d);
 }
 
 void Objective::read_back() {

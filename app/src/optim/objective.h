@@ -24,8 +24,9 @@ class Objective {
 public:
     // truth: the scene whose optimize block this is (its targets: rendered from it, or its images);
     // current: the start values, laid out on the device as `data`. camera_free: the camera is a parameter.
+    // dynamic: take the dynamic chain even where the static one would do (--diagnose attributes on it).
     Objective(Device& device, Stream& stream, const Scene& truth, const Scene& current, const SceneData& data,
-              bool camera_free);
+              bool camera_free, bool dynamic = false);
     ~Objective();
 
     // Records: the gradients zeroed, the mip chains, then per view of `order` render + loss + backward
@@ -36,6 +37,11 @@ public:
     void read_back();
     // The loss (mean over pixels, channels and the views, plus the regularizers) and the mean PSNR.
     std::pair<double, double> loss_and_psnr(uint32_t views, float scale) const;
+    // --diagnose: render view `view`, seed its image gradient with d (loss * scale) / d image (unit: 1 in every
+    // colour channel, 0 in alpha: the sensitivity of the image's channel sum), and record each pixel's own
+    // contributions to the traced parameters into d.out (render/diagnose_stage.h). The dynamic chain only.
+    void diagnose(const DiffBuffer<float>& params, uint32_t view, bool unit, float scale, const DiagnoseBuffers& d);
+    const GeometryStage* geometry() const { return dynamic_ ? &dynamic_->geometry() : nullptr; }
     // Records the render of a view at the values in params into out (width * height texels).
     void render(const Buffer<float>& params, uint32_t view, const Buffer<float4>& out);
 
@@ -68,6 +74,7 @@ private:
     std::vector<uint32_t> covered_count_, slot_view_;
     std::vector<Buffer<float4>> targets_;
     std::vector<LinearImage> target_images_;
+    std::vector<float> unit_seed_;            // --diagnose's unit image gradient (made on first use)
 };
 
 } // namespace adjoint::app

@@ -26,7 +26,7 @@ bool is_camera(ParameterKind k) { return kind_info(k).collection == ParameterCol
 
 } // namespace
 
-OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
+OptimizerStages::OptimizerStages(Device& d, const Scene& scene, bool dynamic)
     : device(d), stream(d.create_stream()), truth(scene), opt(*truth.optimize), current(prepare_current(scene)),
       data(upload_scene(d, stream, current)),
       optimizer(optimizer_model(opt.optimizer)), kernels(d, optimizer), rng(opt.seed) {
@@ -63,13 +63,13 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene)
     rotation_values.resize(4 * rotation_params.size());
 
     for (const auto& f : free) camera_free = camera_free || is_camera(f.p.kind);
-    objective.emplace(d, stream, truth, current, data, camera_free);
+    objective.emplace(d, stream, truth, current, data, camera_free, dynamic);
     stream << synchronize();
 }
 
-Optimizer::Optimizer(Device& device, const Scene& scene) {
+Optimizer::Optimizer(Device& device, const Scene& scene, bool diagnosable) {
     if (!scene.optimize) throw SceneError(scene.display_name, "optimize", "the scene has no optimize block");
-    s_ = std::make_unique<OptimizerStages>(device, scene);
+    s_ = std::make_unique<OptimizerStages>(device, scene, diagnosable);
 }
 
 Optimizer::~Optimizer() = default;

@@ -75,7 +75,7 @@ struct OptimizerStages {
     Rng rng;
     bool has_truth = false;
 
-    OptimizerStages(Device& d, const Scene& scene);
+    OptimizerStages(Device& d, const Scene& scene, bool dynamic = false);
     Scene prepare_current(const Scene& scene);
 };
 

@@ -3,6 +3,7 @@
 #include "dynamic.h"
 
 #include "render/antialias_stage.h"
+#include "render/diagnose_stage.h"
 #include "render/shade_stage.h"
 #include "render/soft_stage.h"
 
@@ -31,6 +32,7 @@ struct DynamicRenderer::State {
     std::optional<ShadeStage> shade;            // hard and antialias
     std::optional<AntialiasStage> antialias;
     std::optional<SoftStage> soft;
+    std::optional<DiagnoseStage> diagnose;      // compiled on the first diagnose()
     DiffBuffer<float4> color;         // the shaded image before antialiasing, and d loss / d it
     // d loss / d final image, 4 floats a pixel (image_gradient()): without antialiasing, the shaded image's
     // gradient itself, which the shading's backward reads; with it, its own buffer, and the caller seeds the
@@ -108,6 +110,17 @@ void DynamicRenderer::backward(Stream& stream, uint32_t view, const DiffBuffer<f
     }
     if (s.antialias) s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color, s.dfinal);
     s.shade->backward(stream, s.buffers, view, s.gbuffer.triangle, params, s.color.grad, s.width, s.height);
+}
+
+void DynamicRenderer::diagnose(Device& device, Stream& stream, uint32_t view, const DiffBuffer<float>& params,
+                               const DiagnoseBuffers& d) {
+    auto& s = *s_;
+    if (view != s.last_view) fail("DynamicRenderer::diagnose: view ", view, " was not the last one rendered");
+    if (s.soft) fail("--diagnose: soft visibility is not attributed per pixel (use hard or antialias)");
+    if (!s.diagnose || s.diagnose->geometry != d.geometry)
+        s.diagnose.emplace(device, s.data.shading, bool(s.antialias), d.geometry);
+    if (s.antialias) s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color, s.dfinal);
+    s.diagnose->run(stream, s.buffers, view, s.gbuffer, params.value, s.color.grad, s.color.value, s.dfinal, d);
 }
 
 void DynamicRenderer::zero_grad(Stream& stream) {

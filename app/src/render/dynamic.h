@@ -18,6 +18,8 @@
 
 namespace adjoint::app {
 
+struct DiagnoseBuffers;   // render/diagnose_stage.h
+
 struct DynamicOptions {
     Visibility visibility = Visibility::antialias;
     bool camera_free = false;   // camera values are parameters: the shading reads them differentiably
@@ -48,6 +50,10 @@ public:
     // gradients and the world vertices' gradients.
     void backward(Stream& stream, uint32_t view, const DiffBuffer<float>& params);
     void zero_grad(Stream& stream);
+    // --diagnose, in place of backward(): antialiasing's backward as usual, then each pixel's own
+    // contributions to the traced parameters into d.out (render/diagnose_stage.h). Hard and antialias only.
+    void diagnose(Device& device, Stream& stream, uint32_t view, const DiffBuffer<float>& params,
+                  const DiagnoseBuffers& d);
     // After every view's backward(): the world vertices' gradients into params.grad.
     void geometry_backward(Stream& stream, const DiffBuffer<float>& params);
     const GeometryStage& geometry() const;

@@ -2,11 +2,13 @@
 // neighbours) and its DSL kernels.
 #include "geometry.h"
 
+#include "diagnose_dsl.h"
 #include "geometry_dsl.h"
 
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 
 namespace adjoint::app {
 
@@ -166,6 +168,7 @@ GeometryTables build_geometry_tables(Device& device, Stream& stream, const Scene
 
 struct GeometryStage::Kernels {
     Shader<1> forward, backward;
+    std::optional<Shader<1>> directions;   // compiled on the first directions()
 };
 
 GeometryStage::GeometryStage(Device& device, Stream& stream, const Scene& scene, const ParamLayout& layout)
@@ -192,7 +195,7 @@ GeometryStage::GeometryStage(Device& device, Stream& stream, const Scene& scene,
         };
     };
     k_ = std::make_unique<Kernels>(Kernels{device.compile(fwd, {.name = "vertex_forward"}),
-                                           device.compile(bwd, {.name = "vertex_backward"})});
+                                           device.compile(bwd, {.name = "vertex_backward"}), std::nullopt});
 }
 
 GeometryStage::~GeometryStage() = default;
@@ -209,6 +212,39 @@ void GeometryStage::backward(Stream& stream, const DiffBuffer<float>& params, co
     stream << k_->backward(t_.vertices, t_.meshes, t_.static_normals, t_.faces, params, world.positions.grad,
                            world.normals.grad, world.colors.grad)
                   .dispatch(vertex_count_);
+}
+
+} // namespace adjoint::app
+
+namespace adjoint::app {
+
+void GeometryStage::directions(Device& device, Stream& stream, const Buffer<float>& params,
+                               const Buffer<uint32_t>& slot, const Buffer<float>& out) const {
+    if (vertex_count_ == 0) return;
+    if (!k_->directions) {
+        Kernel1D k = [](BufferVar<gpu::VertexRec> verts, BufferVar<gpu::MeshRec> meshes, BufferFloat3 static_normals,
+                        BufferVar<uint3> faces, BufferFloat params, BufferUInt slot, UInt output, Float3 e_position,
+                        Float3 e_normal, Float3 e_color, BufferFloat out) noexcept {
+            UInt v = dispatch_id().x;
+            $autodiff {
+                DiagnoseDeltas d;
+                mark_deltas(d);
+                VertexValues w = vertex_values(TracedParams{params, slot, d}, verts, meshes, static_normals, faces, v);
+                adjoint::backward(dot(w.position, e_position) + dot(w.normal, e_normal) + dot(w.color, e_color));
+                auto g = grad(d);
+                for (uint32_t s = 0; s < kDiagnoseSlots; ++s)
+                    out.write((v * kVertexDirections + output) * kDiagnoseSlots + s, g[s]);
+            };
+        };
+        k_->directions.emplace(device.compile(k, {.name = "vertex_directions"}));
+    }
+    for (uint32_t c = 0; c < kVertexDirections; ++c) {
+        float3 e[3]{};
+        e[c / 3][c % 3] = 1.0f;
+        stream << (*k_->directions)(t_.vertices, t_.meshes, t_.static_normals, t_.faces, params, slot, c, e[0], e[1],
+                                    e[2], out)
+                      .dispatch(vertex_count_);
+    }
 }
 
 } // namespace adjoint::app

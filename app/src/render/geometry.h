@@ -48,6 +48,11 @@ public:
     void forward(Stream& stream, const Buffer<float>& params, WorldVertices& out) const;
     // The world buffers' gradients -> params.grad (accumulates).
     void backward(Stream& stream, const DiffBuffer<float>& params, const WorldVertices& world) const;
+    // --diagnose (render/diagnose_dsl.h): per vertex d (world position, normal, colour) / d each slot's
+    // parameter, its components summed, from $autodiff of the forward code (9 reverse passes, one per output
+    // float); slot: per float of params its slot. Into `out`, kVertexDirections * kDiagnoseSlots floats a vertex.
+    void directions(Device& device, Stream& stream, const Buffer<float>& params, const Buffer<uint32_t>& slot,
+                    const Buffer<float>& out) const;
     uint32_t vertex_count() const { return vertex_count_; }
     const GeometryTables& tables() const { return t_; }
 

@@ -64,6 +64,8 @@ struct ShadeInputs {
     // The fraction of a shadowing light that reaches a world point (render/shadow_dsl.h: shadow_hook); empty
     // where the chain has no shadows (the static chain: scenes with shadows take the dynamic one).
     std::function<Float(const ShadowSource&, const Float3&)> visibility = {};
+    // --diagnose (render/diagnose_dsl.h): each texture sample (its texture, the value) passes through it.
+    std::function<Float3(const UInt&, const Float3&)> texture_probe = {};
 };
 
 // A stored surface (SurfaceBuffers) as the shading reads it: its record and, when the plan reads tangent frames,
@@ -116,7 +118,8 @@ MaterialReads material_reads(const ShadeInputs<P>& in, const ShadingPlan& plan, 
         return read3(in.params, first);
     };
     r.texture = [&in, texture_of, s, grads = plan.material_texture_gradients](uint32_t j) -> Float3 {
-        return sample_texture(in.textures, texture_of(j), s, grads);
+        Float3 c = sample_texture(in.textures, texture_of(j), s, grads);
+        return in.texture_probe ? in.texture_probe(texture_of(j), c) : c;
     };
     r.has_texture = [texture_of](uint32_t j) -> Bool { return texture_of(j) != gpu::kNone; };
     r.vertex_color = s.color;
@@ -130,7 +133,8 @@ ParamReads param_reads(const ShadeInputs<P>& in, const ShadingPlan& plan) {
     return {[&in](const UInt& at) -> Float { return in.params.read(at); },
             [&in, grads = plan.light_texture_gradients](const UInt& texture, const Float2& uv, const Float& lod) {
                 auto t = in.textures.texture(texture);
-                return Float3((grads ? t : t.detached()).sample_level(uv, lod));
+                Float3 c = (grads ? t : t.detached()).sample_level(uv, lod);
+                return in.texture_probe ? in.texture_probe(texture, c) : c;
             }};
 }
 

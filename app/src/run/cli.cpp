@@ -122,6 +122,13 @@ OptimizeOptions parse_optimize_args(int argc, const char* const* argv) {
     app.add_flag("--profile", o.profile, "device time per kernel over the iterations (profile.txt)");
     app.add_flag("--check-gradients", o.check_gradients,
                  "compare the gradient with finite differences at the start (gradient_check.txt); no optimization");
+    app.add_flag("--diagnose", o.diagnose,
+                 "write gradient images, sensitivity images and the edge pixels at the start (diagnose.txt); no "
+                 "optimization");
+    auto* dpar_opt = app.add_option("--diagnose-parameter", o.diagnose_parameters,
+                                    "with --diagnose: a free parameter whose sensitivity image to write (repeatable; "
+                                    "default: the first 8)")
+                         ->type_name("PATH");
     // A test hook, in its own section of --help as adjoint-studio's are.
     auto* break_opt = app.add_option("--test-break-gradient", o.test_break_gradient,
                                      "with --check-gradients: negate this free parameter's gradient (the check must fail)")
@@ -131,6 +138,9 @@ OptimizeOptions parse_optimize_args(int argc, const char* const* argv) {
     const std::string usage = app.help();
     if (break_opt->count() && !o.check_gradients)
         throw UsageError("--test-break-gradient: only with --check-gradients", usage);
+    if (dpar_opt->count() && !o.diagnose) throw UsageError("--diagnose-parameter: only with --diagnose", usage);
+    if (o.diagnose && (o.check_gradients || o.resume))
+        throw UsageError(std::string("--diagnose: not with ") + (o.resume ? "--resume" : "--check-gradients"), usage);
     if (o.check_gradients && o.resume) throw UsageError("--check-gradients: not with --resume (it runs no optimization)", usage);
     o.scene = scene;
     o.out = out;
@@ -138,8 +148,9 @@ OptimizeOptions parse_optimize_args(int argc, const char* const* argv) {
     o.resolution = optional_resolution(res_opt, resolution, usage);
     if (seed_opt->count()) o.seed = parse_integer<uint64_t>(seed, "--seed", usage);
     o.save_every = bounded_integer(save_opt, save_every, "--save-every", 1, max_iterations, usage);
-    if (o.check_gradients && o.save_every)
-        throw UsageError("--check-gradients: not with --save-every (it runs no optimization)", usage);
+    if ((o.check_gradients || o.diagnose) && o.save_every)
+        throw UsageError(std::string(o.diagnose ? "--diagnose" : "--check-gradients") +
+                             ": not with --save-every (it runs no optimization)", usage);
     return o;
 }
 

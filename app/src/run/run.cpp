@@ -232,6 +232,7 @@ int run_optimize(const OptimizeOptions& o, std::ostream& err) {
     // A signal before the first iteration (the caller's InterruptGuard set the flag) ends the run at the next
     // check with exit 130: after the load, after the kernels compile, before anything is written.
     if (o.check_gradients) return run_check_gradients(o, std::cout, err);
+    if (o.diagnose) return run_diagnose(o, std::cout, err);
     Scene scene;
     std::string fingerprint;
     std::unique_ptr<FolderLock> lock;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace adjoint::app {
 
@@ -54,6 +55,11 @@ struct OptimizeOptions {
     // Test hook (--test-break-gradient PATH, with --check-gradients): negates that free parameter's
     // gradient in the check, so a test sees a FAIL and exit 1.
     std::string test_break_gradient;
+    // --diagnose: gradient images, sensitivity images and the edge pixels at the start values into out
+    // (app/docs/programs.md); no optimization. --diagnose-parameter PATH (repeatable): the parameters whose
+    // sensitivity images are written (default: the first few free parameters).
+    bool diagnose = false;
+    std::vector<std::string> diagnose_parameters;
     // --help (or -h) was given: nothing else is checked; print help_text to stdout and exit 0.
     bool help = false;
     std::string help_text;

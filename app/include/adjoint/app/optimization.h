@@ -57,12 +57,21 @@ public:
 
 struct OptimizerStages;
 
+// adjoint-optimize --diagnose (optim/diagnosis.cpp): each pixel's own share of gradients at the current values.
+struct PixelAttribution {
+    uint32_t width = 0, height = 0, views = 0;
+    // Per parameter asked: views * height * width floats, view after view, top row first.
+    std::vector<std::vector<float>> images;
+    std::vector<float> edges;   // the same layout: 1 where the pixel's pairs blend a silhouette edge, else 0
+};
+
 class Optimizer {
 public:
     // The scene must have an `optimize` block (else SceneError). Geometry parameters, antialias and soft
     // visibility and the silhouette loss run through the dynamic renderer (every iteration rasterizes); the
     // rest shades surfaces rasterized once.
-    Optimizer(Device& device, const Scene& scene);
+    // diagnosable: the dynamic chain for every scene (attribute_pixels needs it; the static one is faster).
+    Optimizer(Device& device, const Scene& scene, bool diagnosable = false);
     ~Optimizer();
 
     IterationReport step();                    // one iteration; throws NonFiniteError
@@ -83,6 +92,13 @@ public:
     double evaluate(std::vector<float>* gradient = nullptr);
     std::vector<float> free_values();
     void set_free_values(const std::vector<float>& values);
+
+    // --diagnose: per free parameter in `parameters` (indices in file order) and pixel, the pixel's own
+    // contribution to d loss / d the parameter, its components summed (unit: to d (the image's colour channels
+    // summed) / d the parameter instead: the sensitivity image), from the renderer's $autodiff kernels with
+    // each read of a free value traced per pixel (render/diagnose_dsl.h). Needs `diagnosable`; hard or
+    // antialias visibility. The regularizers' share of the gradient is not a pixel's.
+    PixelAttribution attribute_pixels(const std::vector<size_t>& parameters, bool unit);
 
     OptimizerState save_state();
     void load_state(const OptimizerState& state);   // throws Error on a shape mismatch

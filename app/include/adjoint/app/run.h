@@ -56,6 +56,9 @@ int run_optimize(const OptimizeOptions& options, std::ostream& err);
 // options.out/gradient_check.txt; exit_ok when every row passes, exit_failure when one fails, exit_bad_input
 // for bad input (nothing written).
 int run_check_gradients(const OptimizeOptions& options, std::ostream& out, std::ostream& err);
+// adjoint-optimize --diagnose (run_optimize calls it): the images and options.out/diagnose.txt (run_diagnose.cpp);
+// exit_ok, exit_bad_input for bad input (nothing written), exit_failure for a device failure.
+int run_diagnose(const OptimizeOptions& options, std::ostream& out, std::ostream& err);
 // One line for stderr when free geometry parameters meet `hard` visibility (silhouettes will not move them),
 // naming them and what to set; "" otherwise.
 std::string hard_geometry_warning(const Scene& scene);
