@@ -7,6 +7,7 @@
 #include "optim/loss_kernels.h"
 #include "render/antialias_stage.h"
 #include "render/shade_stage.h"
+#include "render/shadow_grid.h"
 
 #include <algorithm>
 #include <cmath>
@@ -91,7 +92,8 @@ protected:
                              device.create_diff_buffer<float3>(geometry.vertex_count()),
                              device.create_diff_buffer<float3>(geometry.vertex_count())};
     Buffer<app::gpu::ViewRec> views = app::upload(device, stream, app::view_records(scene, data.layout));
-    app::StageBuffers buffers{data, world, views, geometry.tables()};
+    app::ShadowGrid shadow_grid{device, stream, data};
+    app::StageBuffers buffers{data, world, views, geometry.tables(), shadow_grid.buffers()};
     std::vector<float> values = app::gather_values(scene, data.layout);
     DiffBuffer<float> params = device.create_diff_buffer<float>(values.size());
     const uint32_t width = scene.views[0].width, height = scene.views[0].height, pixels = width * height;

@@ -147,5 +147,6 @@ json bench_autodiff_loop(Env& env);
 json bench_renderer(Env& env);
 json bench_reduce(Env& env);
 json bench_visibility(Env& env);
+json bench_shadows(Env& env);
 
 } // namespace adjoint::bench

@@ -31,6 +31,7 @@ const Section kSections[] = {
 #ifdef ADJOINT_BENCH_HAS_APP
     {"renderer", bench_renderer, "texture-recovery iteration of the differentiable renderer, and PyTorch's"},
     {"visibility", bench_visibility, "pose-recovery iteration per visibility mode (hard, antialias, soft)"},
+    {"shadows", bench_shadows, "a sun's shadows at 5k triangles: none, every triangle, the light-space grid; and 50k"},
 #endif
 };
 

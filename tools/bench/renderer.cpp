@@ -2,7 +2,7 @@
 // 5k-triangle mesh and at 512x512 with a 50k one: forward only, forward + backward, the whole iteration
 // (with Adam); beside it, in the same run, the same iteration written in PyTorch (tools/bench/torch_texture.py,
 // Debian's python3-torch), rasterization precomputed once on both sides; the cost of the material models, of an
-// environment light and of shadows.
+// environment light (shadows: section `shadows`, shadows.cpp).
 #include "bench.h"
 
 #ifdef ADJOINT_BENCH_HAS_APP
@@ -208,37 +208,6 @@ json material_case(Env& env, const std::string& model, const std::string& lights
     return j;
 }
 
-// The cost of shadows: the 5k-triangle torus over a floor quad at 256x256, antialiased (the dynamic chain, as
-// every scene with shadows), under a sun and an ambient light, the material's values and the sun's direction
-// free; the sun with and without `"shadows": true`, in the same run. Every shaded pixel tests every triangle
-// (render/shadow_dsl.h): the cost grows with pixels x triangles per shadowing light.
-json shadow_case(Env& env, bool shadows) {
-    const fs::path assets = fs::path(ADJOINT_SOURCE_DIR) / "assets";
-    const std::string text = R"({"format": 1,
-      "camera": { "eye": [0, 1.6, 4.2], "target": [0, -0.3, 0], "fov_y": 38, "resolution": [256, 256] },
-      "materials": { "m": {"albedo": [0.8, 0.4, 0.2]}, "floor": {"albedo": [0.6, 0.6, 0.6]} },
-      "meshes": [ { "name": "m", "file": ")" + (assets / "meshes" / "torus_knot.obj").string() + R"(", "material": "m" },
-                  { "name": "floor", "file": ")" + (assets / "meshes" / "quad.obj").string() +
-                             R"(", "material": "floor", "translation": [0, -1.2, 0] } ],
-      "lights": [ { "name": "sun", "type": "directional", "direction": [0.5, -1, -0.4], "intensity": 1, "shadows": )" +
-                             std::string(shadows ? "true" : "false") + R"( },
-                  { "name": "fill", "type": "ambient", "intensity": 0.25 } ],
-      "render": { "visibility": "antialias" },
-      "optimize": { "parameters": { "materials.m.albedo": {"init": [0.5, 0.5, 0.5]},
-                                    "lights.sun.direction": {"init": [0.4, -1, -0.5]} }, "iterations": 1000000 } })";
-    auto scene = app::load_scene_from_string(text, assets, "shadows.json");
-    Device& device = env.device();
-    Reps reps = env.reps({2, 5}, {1, 2});
-    app::SceneRenderer renderer(device, scene);
-    auto fwd = measure(reps, [&] { renderer.render(0); });
-    app::Optimizer opt(device, scene);
-    auto it = measure(reps, [&] { opt.step(); });
-    json j;
-    j["forward"] = fwd.to_json();
-    j["iteration"] = it.to_json();
-    return j;
-}
-
 } // namespace
 
 json bench_renderer(Env& env) {
@@ -278,21 +247,6 @@ json bench_renderer(Env& env) {
             {"check_environment_backward",
              env.target("renderer", "pbr + environment: (iteration - forward) / forward",
                         lit["backward_and_adam_over_forward"].get<double>(), "<=", 3.0, "ratio")}};
-    }
-    if (env.quick()) {
-        // Seconds a render with shadows at 5k triangles on lavapipe: too long for the smoke run (the shadow tests
-        // run the code).
-        out["shadows_5k_256"] = {{"skipped", "--quick"}};
-    } else {
-        json plain = shadow_case(env, false), shadowed = shadow_case(env, true);
-        auto ms = [](const json& j, const char* what) { return j[what]["median_ms"].get<double>(); };
-        out["shadows_5k_256"] = {
-            {"what", "5,002 triangles (the torus and a floor quad) at 256x256, antialiased, a sun and an ambient light, "
-                     "the albedo and the sun's direction free: the sun without and with shadows"},
-            {"without_shadows", plain},
-            {"with_shadows", shadowed},
-            {"shadow_forward_ms_per_light", ms(shadowed, "forward") - ms(plain, "forward")},
-            {"shadow_iteration_ms_per_light", ms(shadowed, "iteration") - ms(plain, "iteration")}};
     }
     if (!env.quick()) {
         char dir_template[] = "/tmp/adjoint-bench-mesh-XXXXXX";

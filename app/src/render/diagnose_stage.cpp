@@ -22,7 +22,8 @@ auto shade_kernel(const ShadingPlan& groups, bool geometry) {
                                      BufferFloat params, BufferUInt param_slot, BufferUInt texture_slot,
                                      BufferFloat directions, TextureSetFloat3 textures,
                                      BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights,
-                                     BufferFloat color_grad, BufferFloat out) noexcept {
+                                     BufferFloat color_grad, BufferFloat out, BufferFloat grid_head,
+                                     BufferUInt grid_slot, BufferUInt grid_cells, BufferUInt grid_list) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x, pixels = dispatch_size().x * dispatch_size().y;
         UInt tri = tri_ids.read(at);
@@ -38,7 +39,10 @@ auto shade_kernel(const ShadingPlan& groups, bool geometry) {
                 VertexInputs<TracedVertices> vin{pos, nrm, col, uvs, triangles, triangle_material, plan.tangents};
                 auto s = surface_at(vin, cam, tri, pix);
                 ShadeInputs<TracedParams> in{tp, textures, materials, lights,
-                                             shadow_hook(plan, pos, positions, triangles, cam),
+                                             shadow_hook(plan, pos, positions, triangles,
+                                                         shadow_grid_ref(plan, grid_head, grid_slot, grid_cells,
+                                                                         grid_list),
+                                                         cam),
                                              [&](const UInt& t, const Float3& c) -> Float3 {
                                                  return traced_sample(texture_slot, d, t, c);
                                              }};
@@ -111,7 +115,9 @@ void DiagnoseStage::run(Stream& stream, const StageBuffers& b, uint32_t view, co
            << shade_(gb.triangle, b.views, view, w.positions.value, w.normals.value,
                                                       w.colors.value, g.uvs, g.triangles, g.triangle_material, params,
                                                       d.param_slot, d.texture_slot, d.directions, b.data.textures,
-                                                      b.data.materials, b.data.lights, color_grad, d.out)
+                                                      b.data.materials, b.data.lights, color_grad, d.out,
+                                                      b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells,
+                                                      b.shadow_grid.list)
                   .dispatch(gb.width, gb.height);
     if (!antialias_) return;
     stream << (*antialias_)(colors, gb.triangle, gb.bary, w.positions.value,

@@ -5,6 +5,7 @@
 #include "render/antialias_stage.h"
 #include "render/diagnose_stage.h"
 #include "render/shade_stage.h"
+#include "render/shadow_grid.h"
 #include "render/soft_stage.h"
 
 #include <adjoint/core/error.h>
@@ -28,6 +29,7 @@ struct DynamicRenderer::State {
     WorldVertices world;
     DeviceGeometry raster_geometry;   // world positions + the scene's topology, for the rasterizer
     Buffer<gpu::ViewRec> views;
+    ShadowGrid shadow_grid;           // rebuilt for each render() (scenes with shadows)
     StageBuffers buffers;
     std::optional<ShadeStage> shade;            // hard and antialias
     std::optional<AntialiasStage> antialias;
@@ -44,7 +46,8 @@ struct DynamicRenderer::State {
 
     State(Device& d, Stream& stream, const Scene& scene, const SceneData& sd, const DynamicOptions& o)
         : data(sd), options(o), geometry(d, stream, scene, sd.layout), raster(d),
-          views(upload(d, stream, view_records(scene, sd.layout))), buffers{sd, world, views, geometry.tables()} {
+          views(upload(d, stream, view_records(scene, sd.layout))), shadow_grid(d, stream, sd),
+          buffers{sd, world, views, geometry.tables(), shadow_grid.buffers()} {
         const uint32_t n = std::max(geometry.vertex_count(), 1u);
         world = {d.create_diff_buffer<float3>(n), d.create_diff_buffer<float3>(n), d.create_diff_buffer<float3>(n)};
         raster_geometry = sd.geometry;
@@ -85,6 +88,7 @@ void DynamicRenderer::render(Stream& stream, uint32_t view, const Camera& camera
     s.last_view = view;
     s.width = camera.width;
     s.height = camera.height;
+    s.shadow_grid.build(stream, s.buffers, view, params);
     if (s.soft) {
         s.soft->forward(stream, s.raster, s.raster_geometry, s.buffers, view, vc, params, out);
         return;

@@ -1,6 +1,7 @@
 // Building the device-side scene: parameter layout, world-space geometry, tables and the texture set.
 #include "scene_data.h"
 
+#include "render/shadow_grid.h"
 #include "render/soft_dsl.h"
 #include "render/stage_buffers.h"
 
@@ -8,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 
 namespace adjoint::app {
 
@@ -38,6 +41,12 @@ ShadowPlan shadow_plan(const Scene& scene, const std::vector<float3>& positions,
     plan.any = std::any_of(scene.lights.begin(), scene.lights.end(), [](const Light& l) { return l.shadows; });
     plan.mode = scene.render.visibility;
     plan.triangles = triangles;
+    // ADJOINT_SHADOW_GRID=0: every triangle is every point's candidate, the brute-force oracle that the tests
+    // and the bench compare the light-space grids with (read when a renderer is made).
+    const char* grid = std::getenv("ADJOINT_SHADOW_GRID");
+    plan.grid = !(grid && std::string_view(grid) == "0");
+    plan.shape = shadow_grid_shape(triangles);
+    plan.file = scene.display_name;
     // antialias: the soft edge's reach (where it falls to kSoftCutoff) one pixel out of the outline.
     const float pixel_ndc = 2.0f / float(std::max(scene.camera.width, 1u));
     plan.sigma = plan.mode == Visibility::soft ? scene.render.soft_sigma : pixel_ndc * pixel_ndc / soft_reach2(1.0f);
@@ -208,6 +217,7 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
         return kind ? slot_or_0(kind->kind, i) : 0u;
     };
     std::vector<LightSlots> slots;   // the lights grouped by type, in the registry's order
+    std::vector<std::string> where, names;   // each one's JSON path and name in the scene, for errors
     for (const LightModel* model : light_models())
       for (bool shadows : {false, true}) {
         LightGroup group{model, uint32_t(slots.size()), uint32_t(slots.size()), shadows};
@@ -225,12 +235,16 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
                     d.shading.background_light = uint32_t(slots.size());
                 }
                 slots.push_back(s);
+                where.push_back("lights[" + std::to_string(i) + "].shadows");
+                names.push_back(light.name);
             }
         group.end = uint32_t(slots.size());
         if (group.end > group.begin) d.shading.lights.push_back(group);
       }
     d.lights = upload(device, stream, slots);
     d.shading.shadow = shadow_plan(scene, pos, d.geometry.triangle_count);
+    d.shading.shadow.where = where;
+    d.shading.shadow.names = names;
     d.view_recs = upload(device, stream, view_records(scene, d.layout));
     for (const auto& cam : scene.views)
         d.views.push_back({view_projection_matrix(cam), cam.eye, cam.width, cam.height});

@@ -17,14 +17,17 @@ auto forward_kernel(const ShadingPlan& groups) {
                              BufferFloat2 uvs, BufferVar<uint3> triangles, BufferUInt triangle_material,
                              BufferFloat params, TextureSetFloat3 textures,
                              BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights,
-                             BufferFloat4 out, Float3 background) noexcept {
+                             BufferFloat4 out, Float3 background, BufferFloat grid_head, BufferUInt grid_slot,
+                             BufferUInt grid_cells, BufferUInt grid_list) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt tri = tri_ids.read(at);
         Float4 c;
         DslCamera cam = camera_of(params, views.read(view));
         ShadeInputs<BufferFloat> in{params, textures, materials, lights,
-                                    shadow_hook(groups, positions, positions, triangles, cam)};
+                                    shadow_hook(groups, positions, positions, triangles,
+                                                shadow_grid_ref(groups, grid_head, grid_slot, grid_cells, grid_list),
+                                                cam)};
         $if (tri != kNone) {
             VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs,
                 triangles, triangle_material, groups.tangents};
@@ -45,7 +48,9 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                                           DiffBufferFloat params, BufferFloat params_value,
                                           BufferFloat3 positions_value,
                                           TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
-                                          BufferVar<LightSlots> lights, BufferFloat color_grad) noexcept {
+                                          BufferVar<LightSlots> lights, BufferFloat color_grad,
+                                          BufferFloat grid_head, BufferUInt grid_slot, BufferUInt grid_cells,
+                                          BufferUInt grid_list) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt tri = tri_ids.read(at);
@@ -58,7 +63,10 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                     triangles, triangle_material, groups.tangents};
                 auto s = surface_at(vin, cam, tri, pix);
                 ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights,
-                                                shadow_hook(groups, positions, positions_value, triangles, cam)};
+                                                shadow_hook(groups, positions, positions_value, triangles,
+                                                            shadow_grid_ref(groups, grid_head, grid_slot,
+                                                                            grid_cells, grid_list),
+                                                            cam)};
                 adjoint::backward(dot(shade_surface(in, groups, s.load(), cam.eye), g));
             };
         };
@@ -76,7 +84,8 @@ void ShadeStage::forward(Stream& stream, const StageBuffers& b, uint32_t view, c
     const auto& g = b.data.geometry;
     stream << forward_(triangles, b.views, view, b.world.positions.value, b.world.normals.value, b.world.colors.value,
                        g.uvs, g.triangles, g.triangle_material, params, b.data.textures, b.data.materials,
-                       b.data.lights, out, b.data.background)
+                       b.data.lights, out, b.data.background, b.shadow_grid.head, b.shadow_grid.slot,
+                       b.shadow_grid.cells, b.shadow_grid.list)
                   .dispatch(width, height);
 }
 
@@ -87,7 +96,8 @@ void ShadeStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, 
     stream << backward_(triangles, b.views, view, b.world.positions, b.world.normals, b.world.colors, g.uvs,
                         g.triangles, g.triangle_material, params, params.value, b.world.positions.value,
                         b.data.textures, b.data.materials,
-                        b.data.lights, color_grad)
+                        b.data.lights, color_grad, b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells,
+                        b.shadow_grid.list)
                   .dispatch(width, height);
 }
 

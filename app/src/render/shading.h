@@ -11,6 +11,7 @@
 #include <adjoint/app/scene.h>
 
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace adjoint::app {
@@ -23,6 +24,13 @@ struct LightGroup {
     bool shadows = false;   // its lights cast shadows (a type's lights with and without are two groups)
 };
 
+// The light-space grids' resolutions (render/shadow_grid.h): a sun's grid is sun x sun cells over the plane
+// perpendicular to its rays, a point light's six cube faces of point x point cells; `cells` per light (each a
+// multiple of 256, the scan's chunk).
+struct ShadowGridShape {
+    uint32_t sun = 16, point = 16, cells = 256;
+};
+
 // Shadows (render/shadow_dsl.h): how the scene's shadowing lights test their visibility.
 struct ShadowPlan {
     bool any = false;                        // a light casts shadows
@@ -30,6 +38,10 @@ struct ShadowPlan {
     float sigma = 1.0f;                      // the soft edge's sigma (NDC units squared)
     float bias = 0.0f;                       // an occluder counts only this far (world units) along the ray
     uint32_t triangles = 0;                  // the scene's triangles, every one an occluder
+    bool grid = true;                        // candidates from light-space grids (false: every triangle)
+    ShadowGridShape shape;
+    std::string file;                        // the scene's name, for errors
+    std::vector<std::string> where, names;   // per light of the light buffer: "lights[i].shadows", its name
 };
 
 // What the shading code bakes in: the material models the scene uses (a scene of one model has no branch on
@@ -54,6 +66,9 @@ struct ShadingPlan {
 // a scene with thousands of lights a small kernel: no tape either, as the loop only accumulates).
 constexpr uint32_t kUnrolledLights = 4;
 
+// The fraction of a shadowing light (where it stands, its index in the light buffer) that reaches a world point.
+using ShadowHook = std::function<Float(const ShadowSource&, const UInt& light, const Float3& p)>;
+
 // The resources the shading code reads.
 template <typename P>
 struct ShadeInputs {
@@ -63,7 +78,7 @@ struct ShadeInputs {
     const BufferVar<LightSlots>& lights;    // per light: where its values are, grouped by type
     // The fraction of a shadowing light that reaches a world point (render/shadow_dsl.h: shadow_hook); empty
     // where the chain has no shadows (the static chain: scenes with shadows take the dynamic one).
-    std::function<Float(const ShadowSource&, const Float3&)> visibility = {};
+    ShadowHook visibility = {};
     // --diagnose (render/diagnose_dsl.h): each texture sample (its texture, the value) passes through it.
     std::function<Float3(const UInt&, const Float3&)> texture_probe = {};
 };
@@ -165,7 +180,7 @@ Float3 shade_model(const ShadeInputs<P>& in, const MaterialModel& model, const S
             } else {
                 auto light = in.lights.read(i);
                 Float3 c = model.direct(m, m.normal, v, g.model->incoming(reads, light, s.position));
-                if (g.shadows && in.visibility) c = c * in.visibility(g.model->shadow_source(reads, light), s.position);
+                if (g.shadows && in.visibility) c = c * in.visibility(g.model->shadow_source(reads, light), i, s.position);
                 color = color + c;
             }
         };

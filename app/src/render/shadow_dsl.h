@@ -18,6 +18,7 @@
 // light in any mode; the soft band lies outside the outline, so a shadow's boundary moves continuously with
 // the light and the occluders and $autodiff of this code carries that to their parameters.
 #pragma once
+#include "shadow_grid_dsl.h"
 #include "soft_dsl.h"
 
 namespace adjoint::app {
@@ -88,14 +89,67 @@ inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& s
     return ite(valid, log(max(1.0f - c, kShadowFloor)), 0.0f);
 }
 
-// The fraction of the light `src` that the point p sees, over every triangle of the scene. `plain`: the same
-// positions as plain values, for a cheap first test of each triangle (its projection's bounding box grown by
-// the band's reach, and a vertex above the bias): only the triangles that pass it are read from `positions`,
-// so that the backward pass scatters gradients for those alone (on lavapipe each scatter is a
+// A shadowing light's grid (render/shadow_grid.h) as the shading kernels read it; `head` null: no grid, every
+// triangle is a candidate (the brute-force oracle).
+struct ShadowGridRef {
+    const BufferFloat* head = nullptr;   // kShadowHead floats per light of the light buffer
+    const BufferUInt* slot = nullptr;    // per light: its grid among the shadowing lights
+    const BufferUInt* cells = nullptr;   // per cell: its list's offset and length
+    const BufferUInt* list = nullptr;    // the lists' triangle indices
+    ShadowGridShape shape;
+};
+
+// The kernels' grid arguments as the plan reads them: none when the plan tests every triangle.
+inline ShadowGridRef shadow_grid_ref(const ShadingPlan& plan, const BufferFloat& head, const BufferUInt& slot,
+                                     const BufferUInt& cells, const BufferUInt& list) {
+    if (!plan.shadow.any || !plan.shadow.grid) return {};
+    return {&head, &slot, &cells, &list, plan.shadow.shape};
+}
+
+// The candidates of the point p for one light: [begin, end) of the grid's list (`indirect`), or of every
+// triangle where the grid's bound does not cover p (its band reaches further than the grid was grown by, or
+// it stands at a point light): then the brute-force loop, with the same result.
+struct ShadowCandidates {
+    UInt begin, end;
+    Bool indirect;
+};
+
+inline ShadowCandidates shadow_candidates(const ShadowGridRef& g, const UInt& light, const ShadowSource& src,
+                                          const Float3& p0, const Float3& u0, const Float3& w0, const Float& dist0,
+                                          const Float& reach, uint32_t triangles) {
+    if (!g.head) return {UInt(0u), UInt(triangles), Bool(false)};
+    const UInt h = light * kShadowHead;
+    const UInt base = g.slot->read(light) * g.shape.cells;
+    Bool use, in;
+    UInt cell;
+    if (!src.point) {
+        const Float res = float(g.shape.sun);
+        Float fx = (dot(p0, u0) - g.head->read(h + 8u)) * g.head->read(h + 10u);
+        Float fy = (dot(p0, w0) - g.head->read(h + 9u)) * g.head->read(h + 11u);
+        in = (fx >= 0.0f) & (fx < res) & (fy >= 0.0f) & (fy < res);
+        cell = cast<uint32_t>(clamp(fy, 0.0f, res - 1.0f)) * g.shape.sun + cast<uint32_t>(clamp(fx, 0.0f, res - 1.0f));
+        use = reach <= g.head->read(h + 12u);
+    } else {
+        ShadowFace f = shadow_face(p0 - detach(src.at), g.shape.point);
+        in = Bool(true);
+        cell = f.cell;
+        use = (dist0 > 0.0f) & (reach <= g.head->read(h + 12u) * dist0);
+    }
+    UInt at = 2u * (base + cell);
+    UInt off = g.cells->read(at), n = g.cells->read(at + 1u);
+    return {ite(use & in, off, 0u), ite(use, ite(in, off + n, 0u), UInt(triangles)), use};
+}
+
+// The fraction of the light `src` (index `light` in the light buffer) that the point p sees, over every
+// triangle that can cover it: the candidates of p's cell in the light's grid (or every triangle). `plain`: the
+// same positions as plain values, for a cheap first test of each triangle (its projection's bounding box grown
+// by the band's reach, and a vertex above the bias): only the triangles that pass it are read from
+// `positions`, so that the backward pass scatters gradients for those alone (on lavapipe each scatter is a
 // compare-and-swap loop; scattering zeros for every triangle cost 7 times the forward).
 template <typename PB>
 Float shadow_visibility(const PB& positions, const BufferFloat3& plain, const BufferVar<uint3>& triangles,
-                        const ShadowInputs& st, const ShadowSource& src, const Float3& p) {
+                        const ShadowGridRef& grid, const ShadowInputs& st, const ShadowSource& src,
+                        const UInt& light, const Float3& p) {
     Float3 axis = src.at;
     Float dist = 1e30f;
     if (src.point) {
@@ -104,8 +158,7 @@ Float shadow_visibility(const PB& positions, const BufferFloat3& plain, const Bu
         axis = a / dist;
     }
     // A frame of the plane perpendicular to the ray (distances in it do not depend on which).
-    Float3 u = normalize(ite(abs(axis.x) > 0.9f, cross(axis, make_float3(0.0f, 1.0f, 0.0f)),
-                             cross(axis, make_float3(1.0f, 0.0f, 0.0f))));
+    Float3 u = shadow_frame_u(axis);
     Float3 w = cross(axis, u);
     // The band's reach in world units at p (where the soft edge falls to 0), with a slack for rounding.
     Float reach = 0.0f;
@@ -113,8 +166,13 @@ Float shadow_visibility(const PB& positions, const BufferFloat3& plain, const Bu
     // The first test decides a branch only: on detached values, so that $autodiff adds nothing for it.
     const Float3 p0 = detach(p), axis0 = detach(axis), u0 = detach(u), w0 = detach(w);
     const Float dist0 = detach(dist);
+    ShadowCandidates cand = shadow_candidates(grid, light, src, p0, u0, w0, dist0, detach(reach), st.triangles);
     Float log_visible = 0.0f;
-    $for (i, 0u, st.triangles) {
+    $for (k, cand.begin, cand.end) {
+        UInt i = k;
+        if (grid.head) {
+            $if (cand.indirect) { i = grid.list->read(k); };
+        }
         UInt3 t = triangles.read(i);
         Float3 pv[3] = {plain.read(t.x), plain.read(t.y), plain.read(t.z)};
         ShadowTriangle c = project_for_shadow(pv, p0, axis0, u0, w0, src, dist0);
@@ -139,13 +197,12 @@ inline ShadowInputs shadow_inputs(const ShadingPlan& plan, const DslCamera& cam,
 
 // The ShadeInputs hook: shadows from `positions` (world vertices) seen from the camera `cam`.
 template <typename PB>
-std::function<Float(const ShadowSource&, const Float3&)> shadow_hook(const ShadingPlan& plan, const PB& positions,
-                                                                      const BufferFloat3& plain,
-                                                                      const BufferVar<uint3>& triangles,
-                                                                      const DslCamera& cam) {
+ShadowHook shadow_hook(const ShadingPlan& plan, const PB& positions, const BufferFloat3& plain,
+                       const BufferVar<uint3>& triangles, const ShadowGridRef& grid, const DslCamera& cam) {
     if (!plan.shadow.any) return {};
-    return [&plan, &positions, &plain, &triangles, cam](const ShadowSource& src, const Float3& p) -> Float {
-        return shadow_visibility(positions, plain, triangles, shadow_inputs(plan, cam, p), src, p);
+    return [&plan, &positions, &plain, &triangles, grid, cam](const ShadowSource& src, const UInt& light,
+                                                               const Float3& p) -> Float {
+        return shadow_visibility(positions, plain, triangles, grid, shadow_inputs(plan, cam, p), src, light, p);
     };
 }
 

@@ -35,7 +35,8 @@ auto forward_kernel(const ShadingPlan& groups) {
                              BufferVar<uint3> triangles, BufferUInt triangle_material, BufferFloat params,
                              TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
                              BufferVar<LightSlots> lights, BufferFloat4 out, Float3 background, Float sigma,
-                             Float gamma, Float reach2) noexcept {
+                             Float gamma, Float reach2, BufferFloat grid_head, BufferUInt grid_slot,
+                             BufferUInt grid_cells, BufferUInt grid_list) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity, pix);
@@ -45,7 +46,9 @@ auto forward_kernel(const ShadingPlan& groups) {
         VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs,
             triangles, triangle_material, groups.tangents};
         ShadeInputs<BufferFloat> in{params, textures, materials, lights,
-                                    shadow_hook(groups, positions, positions, triangles, cam)};
+                                    shadow_hook(groups, positions, positions, triangles,
+                                                shadow_grid_ref(groups, grid_head, grid_slot, grid_cells, grid_list),
+                                                cam)};
         Float m = soft_max_log_weight(vin, cam, st, tile, pix);
         Float3 bg = background_at(in, groups, background, [&] { return cam.ray(pixel_centre(pix)); });
         out.write(at, soft_pixel(vin, in, groups, cam, st, tile, pix, m, bg));
@@ -65,7 +68,8 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                                           TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
                                           BufferVar<LightSlots> lights, BufferFloat dfinal,
                                           Float3 background, Float sigma, Float gamma,
-                                          Float reach2) noexcept {
+                                          Float reach2, BufferFloat grid_head, BufferUInt grid_slot,
+                                          BufferUInt grid_cells, BufferUInt grid_list) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity, pix);
@@ -83,7 +87,10 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
                 ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights,
-                                                shadow_hook(groups, positions, positions_value, triangles, cam)};
+                                                shadow_hook(groups, positions, positions_value, triangles,
+                                                            shadow_grid_ref(groups, grid_head, grid_slot,
+                                                                            grid_cells, grid_list),
+                                                            cam)};
                 adjoint::backward(dot(soft_pixel(vin, in, groups, cam, st, tile, pix, m, bg), g));
             };
         };
@@ -121,7 +128,8 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
            << forward_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, pixel_count_, bins_.reserved_at,
                        capacity_, b.views, view, b.world.positions.value, b.world.normals.value,
                        b.world.colors.value, g.uvs, g.triangles, g.triangle_material, params, b.data.textures,
-                       b.data.materials, b.data.lights, out, b.data.background, sigma_, gamma_, reach2_)
+                       b.data.materials, b.data.lights, out, b.data.background, sigma_, gamma_, reach2_,
+                       b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells, b.shadow_grid.list)
                   .dispatch(camera.width, camera.height);
 }
 
@@ -132,7 +140,8 @@ void SoftStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, c
                         capacity_, b.views, view, b.world.positions, b.world.normals, b.world.colors, g.uvs,
                         g.triangles, g.triangle_material, params, params.value, b.world.positions.value,
                         b.data.textures, b.data.materials,
-                        b.data.lights, dfinal, b.data.background, sigma_, gamma_, reach2_)
+                        b.data.lights, dfinal, b.data.background, sigma_, gamma_, reach2_, b.shadow_grid.head,
+                        b.shadow_grid.slot, b.shadow_grid.cells, b.shadow_grid.list)
                   .dispatch(bins_.width, bins_.height);
 }
 
