@@ -83,8 +83,10 @@ int main(int argc, char** argv) {
     // --out is locked for the session, as adjoint-optimize locks it: a second run (studio or optimize) into the
     // same folder is refused (exit 2, naming it) instead of mixing its files with this one's.
     std::unique_ptr<FolderLock> out_lock;
+    std::optional<fs::path> created;   // the folder the lock made, taken away again if the studio writes nothing
     if (config.options.out) {
         try {
+            if (!fs::exists(*config.options.out)) created = *config.options.out;
             fs::create_directories(*config.options.out);
             out_lock = std::make_unique<FolderLock>(*config.options.out);
         } catch (const std::exception& e) {
@@ -94,6 +96,14 @@ int main(int argc, char** argv) {
         }
     }
     int code = studio::run_studio(std::move(config), std::cout, std::cerr);
+    out_lock.reset();
+    if (created) {   // refused before any output (a scene too large for the device): nothing is left behind
+        std::error_code ec;
+        auto it = fs::directory_iterator(*created, ec), end = fs::directory_iterator();
+        bool only_lock = !ec;
+        for (; only_lock && it != end; it.increment(ec)) only_lock = it->path().filename() == FolderLock::file_name;
+        if (only_lock) fs::remove_all(*created, ec);
+    }
     glfwTerminate();
     return code;
 }
