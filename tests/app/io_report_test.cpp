@@ -164,7 +164,7 @@ TEST(IoReport, HeatMapIsScaledByThe99thPercentile) {
         for (int x = 0; x < w; ++x) final.at(x, y, 0) = 0.5f + 0.03f * float(x % 2);   // d = 0.01 on odd columns
     for (int k = 0; k < 3; ++k) final.at(3, 3, k) = 1.0f;   // one hot pixel: d = 0.5
     Image report = make_report(target, target, final, {1.0});
-    const Rect& heat = report_layout(w, h).tiles[3];
+    const Rect heat = report_layout(w, h).tiles[3];   // a copy: the layout is a temporary
     auto colour_at = [&](int x, int y) {
         return std::array<float, 3>{report.at(heat.x + x, heat.y + y, 0), report.at(heat.x + x, heat.y + y, 1),
                                     report.at(heat.x + x, heat.y + y, 2)};
