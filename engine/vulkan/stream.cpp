@@ -11,8 +11,6 @@ namespace {
 
 constexpr size_t kFirstStagingChunk = size_t(1) << 20;
 constexpr uint32_t kPoolSets = 1024, kPoolBuffers = 4096, kPoolImages = 1024;
-// Dispatches timed per submission while profiling (two timestamps each); later ones count as untimed.
-constexpr uint32_t kTimedDispatches = 2048;
 
 struct Staged {
     VkBuffer buffer;
@@ -56,12 +54,7 @@ struct Stream::Impl {
     // Resources touched since the last barrier; see hazard().
     std::unordered_set<uint64_t> written, read;
 
-    // Kernel profiling (KernelProfile): a query pool made on first use, and the pipelines timed in this
-    // submission, in query order; `timing` is decided when the submission begins.
-    VkQueryPool queries = VK_NULL_HANDLE;
-    bool timing = false;
-    std::vector<const std::string*> timed;
-    uint64_t untimed = 0;
+    DispatchTimer timer;   // kernel profiling (profile.cpp)
 
     // Scratch reused by every dispatch so that recording one allocates nothing in steady state.
     std::vector<std::pair<uint64_t, bool>> accesses;
@@ -78,7 +71,6 @@ struct Stream::Impl {
     void hazard();
     VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, uint32_t buffers, uint32_t images);
     void recycle();
-    void read_timestamps();
     // One copy between the host and `resource` through staging, the body of every upload and download:
     // stages `bytes` (filled from `from` for an upload), records `copy` after any hazard on the resource,
     // and queues the read-back into `to` (a download) for synchronize.
@@ -116,8 +108,7 @@ void Stream::Impl::init(std::shared_ptr<Context> c) {
 }
 
 Stream::Impl::~Impl() {
-    if (queries)
-        vkDestroyQueryPool(device, queries, nullptr);
+    timer.release(device);
     for (auto& p : pools)
         vkDestroyDescriptorPool(device, p.pool, nullptr);
     if (fence)
@@ -134,16 +125,7 @@ void Stream::Impl::begin() {
     VK_CHECK(vkBeginCommandBuffer(cmd, &info));
     recording = true;
     bound = VK_NULL_HANDLE;
-    timing = ctx->impl().profile.enabled();
-    if (timing) {
-        if (!queries) {
-            VkQueryPoolCreateInfo q{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
-            q.queryType = VK_QUERY_TYPE_TIMESTAMP;
-            q.queryCount = 2 * kTimedDispatches;
-            VK_CHECK(vkCreateQueryPool(device, &q, nullptr, &queries));
-        }
-        vkCmdResetQueryPool(cmd, queries, 0, 2 * kTimedDispatches);
-    }
+    timer.begin(device, cmd, ctx->impl().profile);
     // A fence wait makes earlier submissions' writes available but not visible to later commands; one
     // barrier per submission covers those, and work other streams submitted, without tracking across them.
     global_barrier();
@@ -225,8 +207,7 @@ VkDescriptorSet Stream::Impl::allocate_set(VkDescriptorSetLayout layout, uint32_
 void Stream::Impl::recycle() {
     recording = false;
     pending = 0;
-    timed.clear();
-    untimed = 0;
+    timer.clear();
     downloads.clear();
     written.clear();
     read.clear();
@@ -388,17 +369,7 @@ void Stream::dispatch(Pipeline& pipeline, const Bindings& b, uint32_t groups_x, 
     if (!b.push_constants.empty())
         vkCmdPushConstants(s.cmd, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                            static_cast<uint32_t>(b.push_constants.size()), b.push_constants.data());
-    const bool timed = s.timing && s.timed.size() < kTimedDispatches;
-    const uint32_t query = 2 * uint32_t(s.timed.size());
-    if (timed)
-        vkCmdWriteTimestamp(s.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, s.queries, query);
-    vkCmdDispatch(s.cmd, groups_x, groups_y, groups_z);
-    if (timed) {
-        vkCmdWriteTimestamp(s.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s.queries, query + 1);
-        s.timed.push_back(&pipeline.name());
-    } else if (s.timing) {
-        ++s.untimed;
-    }
+    s.timer.dispatch(s.cmd, pipeline.name(), [&] { vkCmdDispatch(s.cmd, groups_x, groups_y, groups_z); });
     ++s.pending;
 }
 
@@ -436,24 +407,8 @@ void Stream::synchronize() {
     }
     for (const auto& d : s.downloads)
         std::memcpy(d.dst, d.src, d.bytes);
-    if (!s.timed.empty())
-        s.read_timestamps();
+    s.timer.read(s.device, s.ctx->impl().profile);
     s.recycle();
-}
-
-// Adds this submission's dispatch times to the context's profile (called after the fence, before recycle).
-void Stream::Impl::read_timestamps() {
-    KernelProfile& profile = ctx->impl().profile;
-    std::vector<uint64_t> t(2 * timed.size());
-    VK_CHECK(vkGetQueryPoolResults(device, queries, 0, uint32_t(t.size()), t.size() * sizeof(uint64_t), t.data(),
-                                   sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
-    const uint64_t mask = profile.timestamp_bits >= 64 ? ~uint64_t(0) : (uint64_t(1) << profile.timestamp_bits) - 1;
-    for (size_t i = 0; i < timed.size(); ++i) {
-        const uint64_t ticks = (t[2 * i + 1] - t[2 * i]) & mask;
-        profile.add(*timed[i], double(ticks) * profile.timestamp_period_ns * 1e-6);
-    }
-    if (untimed)
-        profile.add_untimed(untimed);
 }
 
 } // namespace adjoint::vk

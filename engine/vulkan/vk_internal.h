@@ -44,6 +44,24 @@ struct Context::Impl {
     void run_once(const std::function<void(VkCommandBuffer)>& record);
 };
 
+// A stream's kernel profiling (profile.cpp): timestamps around each dispatch of a submission that began
+// while the context's KernelProfile was on, read back into it after the submission's fence.
+class DispatchTimer {
+public:
+    static constexpr uint32_t kTimedDispatches = 2048;   // a submission's capacity; later ones count as untimed
+    void begin(VkDevice device, VkCommandBuffer cmd, const KernelProfile& profile);
+    void dispatch(VkCommandBuffer cmd, const std::string& pipeline, const std::function<void()>& record);
+    void read(VkDevice device, KernelProfile& profile);   // then clear()
+    void clear();
+    void release(VkDevice device);
+
+private:
+    VkQueryPool queries_ = VK_NULL_HANDLE;   // made on first use
+    bool timing_ = false;                    // decided when the submission begins
+    std::vector<const std::string*> timed_;  // the pipelines timed, in query order
+    uint64_t untimed_ = 0;
+};
+
 // Physical devices (device_info.cpp): extension lists, a device's DeviceInfo (index: its enumeration
 // position), and the caller's extra requirements checked into DeviceInfo::unmet / queue_family.
 bool has_extension(const std::vector<VkExtensionProperties>& list, const char* name);
