@@ -3,12 +3,12 @@
 // panel's images, and the scene reloaded with another environment file.
 #include "environment.h"
 
+#include "clock.h"
 #include "panels.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <fstream>
 
@@ -19,10 +19,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr uint32_t kMaxMapWidth = 512;
-
-double now_ms() {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 float unit(float x) { return x > 0.0f ? std::min(x, 1.0f) : 0.0f; }   // NaN as 0
 

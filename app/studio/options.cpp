@@ -18,7 +18,7 @@ bool parse_number(std::string_view text, uint32_t& value) {
 }
 
 struct HookText {
-    std::string size, resize, layout, close_at, minimize, environment;
+    std::string size, resize, layout, close_at, minimize, environment, tab;
     bool leak = false;
     bool flicker = false;
 };
@@ -38,6 +38,8 @@ constexpr HookOption kHookOptions[] = {
     {"--test-minimize", &HookText::minimize, "N@F", "minimize the window at frame F for N frames, then restore it"},
     {"--test-environment", &HookText::environment, "FILE@F",
      "at frame F pick FILE as the environment, as the Run window's control does"},
+    {"--test-tab", &HookText::tab, "NAME",
+     "open on this tab of the lower window (Parameters, Textures, Gradient images, Environment)"},
 };
 
 // Every option the hooks do not know (the programs' options and their values) stays, in order, for
@@ -108,6 +110,7 @@ StudioConfig parse_command_line(int argc, const char* const* argv) {
         c.hooks.minimize = hook("--test-minimize", t.minimize, usage, parse_scripted_minimize);
     if (hooks.count("--test-environment"))
         c.hooks.environment = hook("--test-environment", t.environment, usage, parse_scripted_environment);
+    if (hooks.count("--test-tab")) c.hooks.tab = t.tab;
     c.hooks.leak_at_exit = t.leak;
     c.hooks.flicker = t.flicker;
     return c;

@@ -1,6 +1,6 @@
 // adjoint-studio's command line: the programs' options (adjoint/app/cli.h) and the studio's test hooks,
 // options too (--test-size, --test-resize, --test-layout, --test-close-at, --test-minimize,
-// --test-environment, --test-leak-at-exit), listed under their own heading in --help.
+// --test-environment, --test-tab, --test-leak-at-exit), listed under their own heading in --help.
 #pragma once
 #include "window.h"
 
@@ -35,6 +35,7 @@ struct TestHooks {
     std::optional<uint32_t> close_at;                 // close the window at a frame, as its close button does
     std::optional<ScriptedMinimize> minimize;         // minimized for N frames from a frame, then restored
     std::optional<ScriptedEnvironment> environment; // pick an environment file at a frame (--run goes on)
+    std::optional<std::string> tab;                   // the lower window's tab to open on
     bool leak_at_exit = false;                        // a VkSampler left alive: the validation layer must see it
     bool flicker = false;                             // the current panel flickers with the target from the start
 };

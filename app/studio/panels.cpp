@@ -49,27 +49,6 @@ struct Grid {
 
 // ---- images -----------------------------------------------------------------------------------------------
 
-void ImagePanels::zoom_and_pan(ImVec2 p, ImVec2 size) {
-    const ImGuiIO& io = ImGui::GetIO();
-    const float span = 1.0f / zoom_;
-    if (ImGui::IsItemHovered() && io.MouseWheel != 0.0f) {
-        // Zoom about the point under the cursor (all four panels share zoom and centre).
-        const float fx = (io.MousePos.x - p.x) / size.x, fy = (io.MousePos.y - p.y) / size.y;
-        const float u = centre_.x + (fx - 0.5f) * span, v = centre_.y + (fy - 0.5f) * span;
-        zoom_ = std::clamp(zoom_ * std::pow(1.25f, io.MouseWheel), 1.0f, 64.0f);
-        const float s2 = 1.0f / zoom_;
-        centre_ = {u - (fx - 0.5f) * s2, v - (fy - 0.5f) * s2};
-    }
-    if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 0.0f)) {
-        centre_.x -= io.MouseDelta.x / size.x * span;
-        centre_.y -= io.MouseDelta.y / size.y * span;
-    }
-    if (ImGui::IsItemHovered() && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
-        zoom_ = 1.0f;
-        centre_ = {0.5f, 0.5f};
-    }
-}
-
 void ImagePanels::draw_image_panel(Textures::Id texture, const char* caption, const std::string& detail,
                                    ImVec2 size, int index, bool* toggle) {
     ImGui::BeginGroup();
@@ -82,13 +61,9 @@ void ImagePanels::draw_image_panel(Textures::Id texture, const char* caption, co
     ImGui::PushID(index);
     ImGui::InvisibleButton("image", size);
     ImGui::PopID();
-    zoom_and_pan(p, size);
-    const float s = 1.0f / zoom_;
-    centre_.x = std::clamp(centre_.x, s * 0.5f, 1.0f - s * 0.5f);
-    centre_.y = std::clamp(centre_.y, s * 0.5f, 1.0f - s * 0.5f);
-    const ImVec2 uv0{centre_.x - s * 0.5f, centre_.y - s * 0.5f}, uv1{centre_.x + s * 0.5f, centre_.y + s * 0.5f};
+    zoom_.interact(p, size);   // all four panels share one zoom and centre
     ImVec2 q{p.x + size.x, p.y + size.y};
-    textures_.draw(texture, p, q, uv0, uv1);
+    textures_.draw(texture, p, q, zoom_.uv0(), zoom_.uv1());
     panel_rects_[size_t(index)] = {p.x, p.y, q.x, q.y};
     ImGui::TextUnformatted(detail.c_str());
     if (toggle) {
@@ -120,7 +95,7 @@ float ImagePanels::draw_images() {
     }
     const ViewImages& im = session->view(view);
     const auto& ids = workspace_.view_textures(view);
-    const std::string zoom = zoom_ > 1.0f ? format("zoom %.1fx (wheel, drag; double-click resets)", zoom_)
+    const std::string zoom = zoom_.zoom > 1.0f ? format("zoom %.1fx (wheel, drag; double-click resets)", zoom_.zoom)
                                           : std::string("wheel: zoom, drag: pan");
     draw_image_panel(ids[0], "target", zoom, size, 0);
     ImGui::SameLine(0, tiles::kGap);

@@ -4,6 +4,7 @@
 #pragma once
 #include "curves.h"
 #include "workspace.h"
+#include "zoom_pan.h"
 
 #include <imgui.h>
 
@@ -74,15 +75,13 @@ private:
     void draw_image_panel(Textures::Id texture, const char* caption, const std::string& detail, ImVec2 size,
                           int index, bool* toggle = nullptr);
     void draw_current_panel(const std::array<Textures::Id, 4>& ids, ImVec2 size);
-    void zoom_and_pan(ImVec2 corner, ImVec2 size);
     void draw_orbit(float grid_height);
     void draw_lights(ImVec2 corner, float side);
     void draw_grid();
 
     Workspace& workspace_;
     Textures& textures_;
-    float zoom_ = 1.0f;                 // the image panels' shared zoom and centre (texture coordinates)
-    ImVec2 centre_{0.5f, 0.5f};
+    ZoomPan zoom_;                      // the image panels' shared zoom and centre
     std::array<PanelRect, 4> panel_rects_{};
     std::vector<std::string> orbit_lights_;
     size_t shadow_switches_ = 0;
@@ -103,6 +102,9 @@ public:
     // scene; a refusal is left in status() and the scene stays. True when it was reloaded.
     bool pick_environment(const std::filesystem::path& map);
     const std::string& status() const { return status_; }
+    // Shows the lower window's tab of this name in the next frame ("Parameters", "Textures", "Gradient images",
+    // "Environment"), as a click on it would.
+    void select_tab(std::string name) { pending_tab_ = std::move(name); }
     // What the scene picker shows: the loaded scene's demo, or its file's name and "(not a demo)".
     const std::string& picker_text() const { return picker_text_; }
     const TableFacts& table() const { return table_; }
@@ -136,6 +138,7 @@ private:
     int environment_index_ = 0;
     std::array<char, 512> environment_text_{};
     uint64_t tabs_for_ = UINT64_MAX;      // the session the lower tabs were last chosen for
+    std::string pending_tab_;             // the tab to select in the next frame
 };
 
 } // namespace adjoint::studio

@@ -1,5 +1,6 @@
 // The parameter table: each free parameter's value, true value, error, gradient norm and live learning rate, in
-// columns as wide as what they hold (names and quaternions whole; a rotation also as degrees about an axis).
+// columns as wide as what they hold (names and quaternions whole; a rotation also as degrees about an axis); a
+// texture's value cell holds its thumbnail, which opens it in the Textures tab.
 #include "panels.h"
 
 #include <algorithm>
@@ -12,6 +13,7 @@ namespace adjoint::studio {
 namespace {
 
 constexpr double kDegrees = 180.0 / std::numbers::pi;
+constexpr float kThumbnailHeight = 40.0f;
 
 // The path, and for a material's parameter the material's model ("materials.ball.roughness (pbr)"); the
 // state's index is the scene's optimize.parameters index.
@@ -72,6 +74,7 @@ void RunPanels::draw_parameter_table(Session& session) {
     const char* names[5] = {"parameter", "value", "true value", "error", "|gradient|"};
     table_ = {};
     if (!session.optimizable()) return;
+    TextureView& textures = workspace_.texture_view();
     const auto& params = session.parameters();
     float widths[5];
     for (size_t c = 0; c < 5; ++c) widths[c] = ImGui::CalcTextSize(names[c]).x;
@@ -81,6 +84,7 @@ void RunPanels::draw_parameter_table(Session& session) {
                                p.true_value ? describe_value(*p.true_value, p) : "-", describe_error(p),
                                format("%.3e", p.grad_norm)});
         for (size_t c = 0; c < 5; ++c) widths[c] = std::max(widths[c], ImGui::CalcTextSize(table_.rows.back()[c].c_str()).x);
+        widths[1] = std::max(widths[1], textures.thumbnail_width(i, kThumbnailHeight));
     }
     if (!ImGui::BeginTable("params", 6, flags)) return;
     ImGui::TableSetupScrollFreeze(1, 1);
@@ -89,7 +93,10 @@ void RunPanels::draw_parameter_table(Session& session) {
     ImGui::TableHeadersRow();
     for (size_t i = 0; i < params.size(); ++i) {
         ImGui::TableNextRow();
-        for (const std::string& cell : table_.rows[i]) table_cell(cell);
+        for (size_t c = 0; c < table_.rows[i].size(); ++c) {
+            table_cell(table_.rows[i][c]);
+            if (c == 1) textures.draw_thumbnail(i, kThumbnailHeight);   // under "texture WxH"
+        }
         ImGui::TableNextColumn();
         float lr = params[i].lr;
         ImGui::PushID(int(i));

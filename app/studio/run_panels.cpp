@@ -1,5 +1,6 @@
 // The run window (scene picker, environment file, run controls, optimizer settings applied by Reset), the
-// loss curves, and the window of the parameter table (parameter_table.cpp) beside the environment panel, in tabs.
+// loss curves, and the window of the parameter table (parameter_table.cpp) in tabs beside the textures', the
+// gradient images' and the environment's panels.
 #include "curves.h"
 #include "environment.h"
 #include "panels.h"
@@ -279,26 +280,36 @@ void RunPanels::draw_parameters_window(float top) {
     ImGui::SetNextWindowSize({width, std::max(display.y - top - half, 50.0f)}, ImGuiCond_Always);
     ImGui::Begin("Parameters", nullptr, tiles::kFlags);
     Session* session = workspace_.session();
-    EnvironmentView& environment = workspace_.environment();
-    if (session && environment.present()) {
-        // A newly opened scene whose map is free opens on the map: it is what such a run recovers.
-        const bool choose = tabs_for_ != workspace_.opened();
-        tabs_for_ = workspace_.opened();
-        const bool map_first = choose && environment.free();
-        if (ImGui::BeginTabBar("##lower")) {
-            if (ImGui::BeginTabItem("Parameters", nullptr, choose && !map_first ? ImGuiTabItemFlags_SetSelected : 0)) {
-                draw_parameter_table(*session);
-                ImGui::EndTabItem();
-            }
-            if (ImGui::BeginTabItem("Environment", nullptr, map_first ? ImGuiTabItemFlags_SetSelected : 0)) {
-                environment.draw(*session);
-                ImGui::EndTabItem();
-            }
-            ImGui::EndTabBar();
-        }
-    } else if (session) {
-        draw_parameter_table(*session);
+    if (!session) {
+        ImGui::End();
+        return;
     }
+    EnvironmentView& environment = workspace_.environment();
+    TextureView& textures = workspace_.texture_view();
+    GradientView& gradients = workspace_.gradient_view();
+    if (tabs_for_ != workspace_.opened()) {
+        // A newly opened scene whose map is free opens on the map: it is what such a run recovers.
+        tabs_for_ = workspace_.opened();
+        if (pending_tab_.empty()) pending_tab_ = environment.free() ? "Environment" : "Parameters";
+    }
+    if (textures.take_tab_request()) pending_tab_ = "Textures";   // a thumbnail was clicked
+    if (!environment.present() && !textures.any() && !gradients.available()) {
+        draw_parameter_table(*session);
+    } else if (ImGui::BeginTabBar("##lower")) {
+        const auto tab = [&](const char* name, auto&& body) {
+            const ImGuiTabItemFlags flags = pending_tab_ == name ? ImGuiTabItemFlags_SetSelected : 0;
+            if (ImGui::BeginTabItem(name, nullptr, flags)) {
+                body();
+                ImGui::EndTabItem();
+            }
+        };
+        tab("Parameters", [&] { draw_parameter_table(*session); });
+        if (textures.any()) tab("Textures", [&] { textures.draw(); });
+        if (gradients.available()) tab("Gradient images", [&] { gradients.draw(); });
+        if (environment.present()) tab("Environment", [&] { environment.draw(*session); });
+        ImGui::EndTabBar();
+    }
+    pending_tab_.clear();
     ImGui::End();
 }
 

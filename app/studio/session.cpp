@@ -1,24 +1,17 @@
 // The studio's session: the optimizer driven in per-frame slices, its history, panels and --out outputs.
 #include "session.h"
 
+#include "clock.h"
+
 #include <adjoint/app/scene.h>
 
 #include <algorithm>
-#include <chrono>
 
 namespace adjoint::studio {
 
-namespace {
-
-double now_ms() {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-} // namespace
-
-Session::Session(Device& device, app::Scene scene, std::optional<std::filesystem::path> out)
+Session::Session(Device& device, app::Scene scene, std::optional<std::filesystem::path> out, bool diagnosable)
     : device_(device), stream_(device.create_stream()), display_(device), scene_(std::move(scene)),
-      out_(std::move(out)) {
+      out_(std::move(out)), diagnosable_(diagnosable) {
     build(scene_);
 }
 
@@ -31,7 +24,8 @@ void Session::build(const app::Scene& scene) {
         // As adjoint-optimize does: too large for this device is a SceneError before any device work (the
         // SceneRenderer below checks by itself).
         app::check_scene_fits(device_, scene);
-        optimizer = std::make_unique<app::Optimizer>(device_, scene);
+        optimizer = std::make_unique<app::Optimizer>(device_, scene,
+                                                     diagnosable_ && scene.render.visibility != app::Visibility::soft);
     } else {
         renderer = std::make_unique<app::SceneRenderer>(device_, scene);
     }
@@ -151,6 +145,15 @@ void Session::set_learning_rate(size_t parameter, float lr) {
 
 void Session::parameter_now(size_t parameter, std::vector<float>& value, std::vector<float>& gradient) {
     if (optimizer_) optimizer_->parameter_now(parameter, value, gradient);
+}
+
+bool Session::pixel_gradients_available() const {
+    return optimizer_ && diagnosable_ && scene_.render.visibility != app::Visibility::soft;
+}
+
+app::PixelAttribution Session::pixel_gradients(size_t parameter, uint32_t view) {
+    if (!pixel_gradients_available()) fail("gradient images need --diagnose and hard or antialias visibility");
+    return optimizer_->attribute_pixels({parameter}, false, view);
 }
 
 app::Scene Session::current_scene() { return optimizer_ ? optimizer_->current_scene() : scene_; }

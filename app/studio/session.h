@@ -39,7 +39,8 @@ class Session {
 public:
     // The scene must be loaded; `out` as --out (outputs of this scene's run). Throws SceneError for what the
     // optimizer refuses, Error for device failures.
-    Session(Device& device, app::Scene scene, std::optional<std::filesystem::path> out);
+    // diagnosable: pixel_gradients() works (Optimizer's diagnosable: the dynamic renderer for every scene).
+    Session(Device& device, app::Scene scene, std::optional<std::filesystem::path> out, bool diagnosable = false);
     ~Session();
 
     const app::Scene& scene() const { return scene_; }
@@ -72,6 +73,10 @@ public:
     // A free parameter's current value and the last iteration's gradient (Optimizer::parameter_now).
     void parameter_now(size_t parameter, std::vector<float>& value, std::vector<float>& gradient);
     app::Scene current_scene();                              // with the optimized values
+    // Whether pixel_gradients() can run: the session is diagnosable and the scene's visibility hard or antialias.
+    bool pixel_gradients_available() const;
+    // Each pixel's own share of d loss / d the free parameter in view `view` (Optimizer::attribute_pixels).
+    app::PixelAttribution pixel_gradients(size_t parameter, uint32_t view);
 
     // Starts over from `edited` (settings changed in the UI); --out's outputs restart with it. On a refused
     // scene the session is unchanged and the SceneError propagates.
@@ -90,6 +95,7 @@ private:
     DisplayKernels display_;
     app::Scene scene_;
     std::optional<std::filesystem::path> out_;
+    bool diagnosable_ = false;
     std::unique_ptr<app::Optimizer> optimizer_;
     std::unique_ptr<app::SceneRenderer> renderer_;   // scenes without an optimize block
     std::unique_ptr<app::RunOutputs> outputs_;

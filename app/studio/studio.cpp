@@ -2,6 +2,8 @@
 // brought up to date, the screenshot, and the validation messages counted once everything is gone.
 #include "studio.h"
 
+#include "clock.h"
+
 #include <GLFW/glfw3.h>
 #include <stb_image_write.h>
 
@@ -9,17 +11,12 @@
 #include <adjoint/app/interrupt.h>
 
 #include <algorithm>
-#include <chrono>
 
 namespace adjoint::studio {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-double now_ms() {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // The demos offered by the scene picker.
 std::vector<fs::path> find_demos(const fs::path& dir) {
@@ -52,8 +49,10 @@ void Studio::start() {
     const std::vector<fs::path> environments = environment_files(
         {config_.scenes_dir.parent_path() / "environments", "/usr/share/blender/datafiles/studiolights/world"});
     screen_ = std::make_unique<Screen>(*window_, *gpu_, run_, stats_, find_demos(config_.scenes_dir), environments);
+    screen_->workspace.diagnose = config_.options.diagnose;
     if (config_.scene) screen_->workspace.open(std::move(*config_.scene), config_.options.out);
     screen_->images.set_flicker(script_.flicker());
+    if (script_.tab()) screen_->controls.select_tab(*script_.tab());
     const Session* session = screen_->workspace.session();
     run_.running = config_.options.run && session && session->optimizable();
 }
@@ -174,7 +173,8 @@ int Studio::finish() {
     const Presenter& presenter = screen_->presenter;
     script_.write_layout({presenter.extent(), session ? session->width() : 0, session ? session->height() : 0,
                           uint32_t(iteration()), presenter.swapchains_created(), screen_->images.panel_rects(),
-                          screen_->workspace.environment().facts(), screen_->controls.status(),
+                          screen_->workspace.environment().facts(), screen_->workspace.texture_view().facts(),
+                          screen_->workspace.gradient_view().facts(), screen_->controls.status(),
                           screen_->controls.picker_text(), screen_->controls.table(), screen_->controls.curves(),
                           screen_->images.flicker(), screen_->images.orbit_lights(),
                           screen_->images.shadow_switches()});

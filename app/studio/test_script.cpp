@@ -100,7 +100,30 @@ void TestScript::write_layout(const LayoutFacts& f) const {
         j << (i ? ", " : "") << "\"" << env_names[i] << "\": [" << r.x0 << ", " << r.y0 << ", " << r.x1 << ", " << r.y1
           << "]";
     }
-    j << "}},\n  \"status\": " << json_string(f.status) << ",\n  \"scene_picker\": " << json_string(f.scene_picker)
+    const auto rect = [&](const PanelRect& r) { j << "[" << r.x0 << ", " << r.y0 << ", " << r.x1 << ", " << r.y1 << "]"; };
+    const TextureViewFacts& t = f.textures;
+    j << "}},\n  \"textures\": {\"selected\": " << t.selected << ", \"frames_drawn\": " << t.frames_drawn
+      << ", \"iteration\": " << t.iteration << ", \"gradient_scale\": " << t.gradient_scale << ", \"zoom\": " << t.zoom
+      << ", \"panels\": {";
+    const char* texture_names[3] = {"current", "true", "gradient"};
+    for (size_t i = 0; i < 3; ++i) {
+        j << (i ? ", " : "") << "\"" << texture_names[i] << "\": ";
+        rect(t.rects[i]);
+    }
+    j << "}, \"items\": [";
+    for (size_t i = 0; i < t.items.size(); ++i) {
+        j << (i ? ", " : "") << "{\"path\": " << json_string(t.items[i].path) << ", \"size\": [" << t.items[i].width
+          << ", " << t.items[i].height << "], \"thumbnail\": ";
+        rect(t.items[i].thumbnail);
+        j << "}";
+    }
+    const GradientViewFacts& g = f.gradients;
+    j << "]},\n  \"gradient_images\": {\"available\": " << g.available << ", \"parameter\": " << json_string(g.parameter)
+      << ", \"view\": " << g.view << ", \"iteration\": " << g.iteration << ", \"frames_drawn\": " << g.frames_drawn
+      << ", \"computed\": " << g.computed << ", \"scale\": " << g.scale << ", \"sum\": " << g.sum
+      << ", \"edge_pixels\": " << g.edge_pixels << ", \"panel\": ";
+    rect(g.rect);
+    j << "},\n  \"status\": " << json_string(f.status) << ",\n  \"scene_picker\": " << json_string(f.scene_picker)
       << ",\n  \"clipped_cells\": " << f.table.clipped_cells << ",\n  \"parameter_table\": [";
     for (size_t r = 0; r < f.table.rows.size(); ++r) {
         j << (r ? ",\n    [" : "\n    [");

@@ -17,6 +17,8 @@ struct LayoutFacts {
     uint64_t swapchains = 0;
     std::array<PanelRect, 4> panels{};
     EnvironmentFacts environment;
+    TextureViewFacts textures;
+    GradientViewFacts gradients;
     std::string status;   // the run window's last message
     std::string scene_picker;   // what the scene picker shows
     TableFacts table;           // the parameter table's cells
@@ -46,6 +48,7 @@ public:
 
     bool leak_at_exit() const { return hooks_.leak_at_exit; }
     bool flicker() const { return hooks_.flicker; }
+    const std::optional<std::string>& tab() const { return hooks_.tab; }
     // The environment file to pick at this frame, if any.
     const std::filesystem::path* environment_at(uint32_t frame) const {
         return hooks_.environment && hooks_.environment->frame == frame ? &hooks_.environment->file : nullptr;

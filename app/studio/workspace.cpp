@@ -1,10 +1,9 @@
 // The open scene and its panel textures: opening, loading, resetting, and the per-frame refresh.
 #include "workspace.h"
 
+#include "clock.h"
 #include "presenter.h"
 #include "window.h"
-
-#include <chrono>
 
 namespace adjoint::studio {
 
@@ -12,20 +11,16 @@ namespace {
 
 constexpr uint32_t kOrbitSize = 256;
 
-double now_ms() {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 } // namespace
 
 Workspace::Workspace(Device& device, Window& window, Presenter& presenter, Textures& textures)
     : device_(device), window_(window), presenter_(presenter), textures_(textures), orbit_(device, kOrbitSize),
-      environment_(device, textures) {}
+      environment_(device, textures), texture_view_(device, textures), gradient_view_(device, textures) {}
 
 void Workspace::open(app::Scene scene, std::optional<std::filesystem::path> out) {
     if (out && !scene.optimize)
         throw app::SceneError(scene.display_name, "optimize", "--out needs a scene with an optimize block");
-    auto session = std::make_unique<Session>(device_, std::move(scene), std::move(out));
+    auto session = std::make_unique<Session>(device_, std::move(scene), std::move(out), diagnose);
     // The old session's buffers may still be read by frames in flight.
     presenter_.wait_idle();
     textures_.clear();
@@ -36,6 +31,8 @@ void Workspace::open(app::Scene scene, std::optional<std::filesystem::path> out)
     orbit_iteration_ = UINT32_MAX;
     make_textures();
     environment_.open(*session_);
+    texture_view_.open(*session_);
+    gradient_view_.open(*session_);
     ++opened_;
     window_.set_title("Adjoint Studio - " + session_->scene().display_name);
 }
@@ -99,7 +96,12 @@ void Workspace::catch_up(const FrameEvents& e) {
         orbit_.render(session_->current_scene());
         orbit_iteration_ = session_->iteration();
     }
-    if (!e.minimized) environment_.catch_up(*session_, e.running, e.quitting);
+    if (!e.minimized) {
+        environment_.catch_up(*session_, e.running, e.quitting);
+        texture_view_.catch_up(*session_, e.running, e.quitting);
+        // Last: its pass leaves its own gradient where parameter_now reads the last step's.
+        gradient_view_.catch_up(*session_, e.running, e.quitting);
+    }
     update_textures();
 }
 

@@ -1,9 +1,12 @@
 // The scene open in the studio: its Session, the settings being edited for the next Reset, the orbit view, the
-// environment map's panel, and the panel textures that show them, brought up to date once per frame.
+// environment map's, the textures' and the gradient images' panels, and the panel textures that show them,
+// brought up to date once per frame.
 #pragma once
 #include "environment.h"
+#include "gradient_view.h"
 #include "orbit.h"
 #include "session.h"
+#include "texture_view.h"
 #include "textures.h"
 
 #include <array>
@@ -44,11 +47,14 @@ public:
     app::Scene& edited() { return edited_; }
     OrbitView& orbit() { return orbit_; }
     bool orbit_follows = true;   // re-render the orbit view as the parameters change
+    bool diagnose = false;       // sessions opened from now on can draw gradient images (--diagnose)
 
     // Panel textures: target, current, |diff|, gradient of view `v`; the orbit view's.
     const std::array<Textures::Id, 4>& view_textures(uint32_t v) const { return view_textures_.at(v).ids; }
     Textures::Id orbit_texture() const { return orbit_texture_; }
     EnvironmentView& environment() { return environment_; }
+    TextureView& texture_view() { return texture_view_; }
+    GradientView& gradient_view() { return gradient_view_; }
     uint64_t opened() const { return opened_; }   // counts the sessions opened
 
     // Re-renders what the frame changed (the selected view every frame that ran, the grid of views at most
@@ -67,6 +73,8 @@ private:
     app::Scene edited_;
     OrbitView orbit_;
     EnvironmentView environment_;
+    TextureView texture_view_;
+    GradientView gradient_view_;
     uint64_t opened_ = 0;
     uint32_t orbit_iteration_ = UINT32_MAX;   // the iteration the orbit view shows
 

@@ -41,7 +41,8 @@ DiagnoseBuffers slot_tables(OptimizerStages& s, const std::vector<size_t>& which
 
 } // namespace
 
-PixelAttribution Optimizer::attribute_pixels(const std::vector<size_t>& which, bool unit) {
+PixelAttribution Optimizer::attribute_pixels(const std::vector<size_t>& which, bool unit,
+                                              std::optional<uint32_t> only_view) {
     auto& s = *s_;
     const uint32_t views = view_count(), pixels = s.objective->pixels();
     PixelAttribution r;
@@ -57,6 +58,7 @@ PixelAttribution Optimizer::attribute_pixels(const std::vector<size_t>& which, b
         const size_t n = std::min<size_t>(kDiagnoseSlots, which.size() - first);
         const DiagnoseBuffers d = slot_tables(s, which, first, n, pixels);
         for (uint32_t v = 0; v < views; ++v) {
+            if (only_view && v != *only_view) continue;
             s.objective->diagnose(s.params, v, unit, scale, d);
             s.stream << d.out.copy_to(host.data()) << synchronize();
             for (size_t j = 0; j < n; ++j)

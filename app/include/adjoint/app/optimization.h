@@ -97,8 +97,10 @@ public:
     // contribution to d loss / d the parameter, its components summed (unit: to d (the image's colour channels
     // summed) / d the parameter instead: the sensitivity image), from the renderer's $autodiff kernels with
     // each read of a free value traced per pixel (render/diagnose_dsl.h). Needs `diagnosable`; hard or
-    // antialias visibility. The regularizers' share of the gradient is not a pixel's.
-    PixelAttribution attribute_pixels(const std::vector<size_t>& parameters, bool unit);
+    // antialias visibility. The regularizers' share of the gradient is not a pixel's. `only_view`: that view's
+    // pixels alone are computed (the others stay 0; the studio's live panel).
+    PixelAttribution attribute_pixels(const std::vector<size_t>& parameters, bool unit,
+                                      std::optional<uint32_t> only_view = std::nullopt);
 
     OptimizerState save_state();
     void load_state(const OptimizerState& state);   // throws Error on a shape mismatch
