@@ -357,7 +357,7 @@ TEST_F(GltfMeshes, SchemaBreaksAndMissingImagesAreNamed) {
         g.json["images"] = Json::parse(R"([{"uri": "gone.png"}])");
         write("meshes/bad.gltf", g.text());
         EXPECT_EQ(error_of(scene_for("meshes/bad.gltf", "gltf")),
-                  "scene.json: meshes[0].file: cannot read meshes/gone.png: No such file or directory");
+                  at + "image 0: cannot read meshes/gone.png: No such file or directory");
     }
 }
 

@@ -141,8 +141,10 @@ std::string image_bytes(const tinygltf::Model& model, int index, std::string& sh
     shown = data_uri ? source.shown + " " + name
                      : (std::filesystem::path(source.shown_folder) / image.uri).lexically_normal().string();
     if (image.image.empty()) {
-        // tinygltf only warns for an image it could not read; read it again for the reason.
-        if (!data_uri) read_file(source.folder / image.uri, shown, source.where);
+        // tinygltf only warns for an image it could not read; read it again for the reason, named under the
+        // .gltf that refers to it.
+        std::string reason;
+        if (!data_uri && !try_read_file(source.folder / image.uri, shown, reason)) source.fail(name + ": " + reason);
         source.fail(name + ": no image data could be read from " + (data_uri ? "its data URI" : shown));
     }
     return std::string(image.image.begin(), image.image.end());
