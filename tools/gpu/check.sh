@@ -2,7 +2,8 @@
 # The prepared GPU check: `--pack` (here, after a build) puts the build's test programs, programs and bench,
 # stripped, with the few runtime libraries and the Vulkan validation layer they need, into gpu-pack.tar.xz;
 # without it (on a machine with a Vulkan GPU, no network, no packages: the repository's working tree and the
-# pack are all it has) it unpacks them, runs the test suite and the bench, and writes what they said to $OUT.
+# pack are all it has) it unpacks them, runs the test suite and the bench, and writes what they said to $OUT
+# (summary.txt, a log per test shard, bench/<section>.json).
 #
 #   tools/gpu/check.sh --pack                     # here; then carry gpu-pack.tar.xz to the GPU machine
 #   tools/gpu/check.sh [--budget SECONDS] [--filter GTEST_FILTER] [--bench-only]   # there, in the repo root
@@ -117,14 +118,26 @@ if [ "$bench_only" = 0 ]; then
         echo "test time: $(( $(date +%s) - start )) s"
     } | tee -a "$out/summary.txt"
 fi
-# The bench with what is left (the full sizes when there is time, else --quick).
-mode=""
-[ "$(left)" -lt 240 ] && mode=--quick
-if [ "$(left)" -gt 30 ]; then
-    timeout "$(left)" "$bin/tools/adjoint-bench" $mode > "$out/bench.json.tmp" 2> "$out/bench.log" &&
-        mv "$out/bench.json.tmp" "$out/bench.json" || status=1
-    echo "bench${mode:+ ($mode)}: $( [ -f "$out/bench.json" ] && echo "$out/bench.json" || echo "did not finish: $out/bench.log")" |
-        tee -a "$out/summary.txt"
-fi
+# The bench section by section (each its own JSON, so that what finished survives a timeout), the cheap ones
+# first, each at its full sizes while there is time and --quick when little is left.
+mkdir -p "$out/bench"
+for section in elementwise tiny_dispatches compile autodiff autodiff_loop reduce renderer shadows visibility; do
+    if [ "$(left)" -le 20 ]; then
+        echo "bench $section: not run, no time left" | tee -a "$out/summary.txt"
+        continue
+    fi
+    mode=""
+    [ "$(left)" -lt 120 ] && mode=--quick
+    # Without the validation layer: it costs time, and the tests above ran with it.
+    if ADJOINT_VALIDATION=0 timeout "$(left)" "$bin/tools/adjoint-bench" $mode --only "$section" > "$out/bench/$section.json.tmp" \
+        2>> "$out/bench.log"; then
+        mv "$out/bench/$section.json.tmp" "$out/bench/$section.json"
+        echo "bench $section${mode:+ ($mode)}: $out/bench/$section.json" | tee -a "$out/summary.txt"
+    else
+        rm -f "$out/bench/$section.json.tmp"
+        echo "bench $section: did not finish (see bench.log)" | tee -a "$out/summary.txt"
+        status=1
+    fi
+done
 echo "total: $(( $(date +%s) - start )) s, status $status" | tee -a "$out/summary.txt"
 exit $status
