@@ -10,13 +10,13 @@ namespace {
 // 256 would run on one CPU core).
 constexpr uint32_t kSumBlock = 64;
 
-// One optimizer step per element (the plug-in's formula, adjoint/app/plugins.h), projected onto [lo, hi]
-// (colours stay non-negative, ...). State arrays the optimizer does not use are bound but never read.
+// One optimizer step per element from `first` on (the plug-in's formula, adjoint/app/plugins.h), projected onto
+// [lo, hi] (colours stay non-negative, ...). State arrays the optimizer does not use are bound but never read.
 auto update_kernel(const OptimizerModel& model) {
     return Kernel1D([&model](BufferFloat p, BufferFloat g, BufferFloat s0, BufferFloat s1, BufferFloat lr,
                              BufferFloat lo, BufferFloat hi, Float lr_scale, Float4 settings,
-                             Float4 per_iteration) noexcept {
-    UInt i = dispatch_id().x;
+                             Float4 per_iteration, UInt first) noexcept {
+    UInt i = first + dispatch_id().x;
     Float rate = lr.read(i) * lr_scale;
     const size_t used = model.state.size();
     $if (rate > 0.0f) {

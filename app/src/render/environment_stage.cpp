@@ -157,9 +157,11 @@ void EnvironmentStage::forward(Stream& stream, const SceneData& scene) const {
 }
 
 void EnvironmentStage::backward(Stream& stream, const SceneData& scene) const {
-    if (levels_.empty()) return;
+    // Only a free map's prefiltered maps carry a gradient anywhere (a fixed map's would end at its texels).
+    if (std::none_of(levels_.begin(), levels_.end(), [](const Level& l) { return l.varies; })) return;
     stream << grads_.fill_zero();
-    for (const Level& l : levels_) stream << scene.textures.add_base_grad_to(l.texture, grads_, l.offset);
+    for (const Level& l : levels_)
+        if (l.varies) stream << scene.textures.add_base_grad_to(l.texture, grads_, l.offset);
     for (const Level& l : levels_)
         if (l.varies)
             stream << k_->backward(scene.textures, l.map, l.source_level, l.source_width, l.source_height,

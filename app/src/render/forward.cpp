@@ -38,7 +38,9 @@ ForwardRenderer::~ForwardRenderer() = default;
 void ForwardRenderer::build_mips(Stream& stream, const SceneData& scene, const Buffer<float>& params) {
     constexpr ParameterKind texture = ParameterKind::material_texture;
     for (uint32_t t = 0; t < scene.layout.elements(texture); ++t)
-        stream << scene.textures.build_mips_from(t, params, scene.layout.at(texture, t));
+        if (!built_ || scene.texture_varies.at(t))
+            stream << scene.textures.build_mips_from(t, params, scene.layout.at(texture, t));
+    built_ = true;
     k_->environment.forward(stream, scene);
 }
 
@@ -46,7 +48,7 @@ void ForwardRenderer::backward_mips(Stream& stream, const SceneData& scene, cons
     k_->environment.backward(stream, scene);   // before the map's own mip chain carries it to level 0
     constexpr ParameterKind texture = ParameterKind::material_texture;
     for (uint32_t t = 0; t < scene.layout.elements(texture); ++t)
-        stream << scene.textures.backward_mips_to(t, grad, scene.layout.at(texture, t));
+        if (scene.texture_varies.at(t)) stream << scene.textures.backward_mips_to(t, grad, scene.layout.at(texture, t));
 }
 
 void ForwardRenderer::shade(Stream& stream, const SceneData& scene, uint32_t view, const SurfaceBuffers& surfaces,

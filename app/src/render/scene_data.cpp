@@ -132,6 +132,12 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
     // map's prefiltered maps (plugins.h, "environment maps"), built from it by the environment stage.
     std::vector<TextureDesc> textures;
     for (const auto& tex : scene.textures) textures.push_back({tex.width, tex.height, {.wrap = TextureWrap::Repeat}});
+    d.texture_varies.assign(scene.textures.size(), false);
+    if (scene.optimize)
+        for (const Parameter& p : scene.optimize->parameters)
+            if (const ParameterKindInfo& k = kind_info(p.kind); k.storage == ParameterStorage::texture)
+                if (const uint32_t t = k.element(scene, p.target, p.property); t < d.texture_varies.size())
+                    d.texture_varies[t] = true;
     for (const Light& light : scene.lights)
         if (light.texture >= 0) {
             textures[size_t(light.texture)].options.wrap = TextureWrap::RepeatClamp;

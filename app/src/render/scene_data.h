@@ -59,6 +59,9 @@ struct SceneData {
     // slot, layout.at(ParameterKind::material_texture, t); one 1x1 stand-in when the scene has none
     // (a kernel argument cannot be absent).
     TextureSet<float3> textures;
+    // Per Scene::textures entry: some free parameter holds its texels. The others never change, so their mip
+    // chains are built once and no gradient is carried down them.
+    std::vector<bool> texture_varies;
     // An environment map: its texture and the first of its environment_levels prefiltered maps after the
     // scene's textures in the set.
     struct Environment {
