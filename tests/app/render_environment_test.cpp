@@ -165,39 +165,69 @@ V3 brute_force(const Radiance& L, V3 base, double metallic, double roughness, V3
     return {out[0], out[1], out[2]};
 }
 
-// The split sum (prefiltered maps, the table's (A, B) and lean) against the same model integrated by brute
-// force: exact for a view along the normal; the lobe's change of shape away from it is what the split sum
-// cannot follow (measured: at most ~0.9% at n·v >= 0.8 and ~3% at n·v = 0.5, worst at roughness 0.4-0.5).
+// The split sum (prefiltered maps, the table's (A, B), lean and blur roughness) against the same model
+// integrated by brute force, where the map is smooth: smooth_sky is linear in the direction (no detail finer
+// than the hemisphere), so a lobe fetched along its centroid and blurred to its spread gives its mean exactly
+// and what is left is the tables' and the maps' sampling. The sphere's pixels binned by n·v, 16 of each bin
+// (its normals cover every azimuth): within 2% at n·v >= 0.3 at every roughness from 0.2 to 1, metal or
+// not (at n·v >= 0.4 for roughness 1), within 3% down to n·v = 0.2, 6% below.
 TEST_F(Environment, SplitSumMatchesABruteForceIntegralOfASmoothMap) {
     const std::string sky = write_map(dir, "smooth.hdr", 64, smooth_sky);
     struct Case {
         double base, metallic, roughness;
     };
-    for (const Case& c : {Case{1, 1, 0.25}, Case{1, 1, 0.4}, Case{1, 1, 0.5}, Case{1, 1, 0.75}, Case{1, 1, 1.0},
-                          Case{0.6, 0, 0.5}, Case{0.8, 0.5, 0.8}}) {
-        const app::Scene s = load(scene(pbr(c.base, c.metallic, c.roughness), {{"file", sky}}, 24));
+    constexpr double kEdges[] = {0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.01};   // the n·v bins
+    constexpr int kBins = 7;
+    for (const Case& c : {Case{1, 1, 0.2}, Case{1, 1, 0.3}, Case{1, 1, 0.4}, Case{1, 1, 0.5}, Case{1, 1, 0.6},
+                          Case{1, 1, 0.75}, Case{1, 1, 0.9}, Case{1, 1, 1.0}, Case{0.6, 0, 0.5}, Case{0.8, 0.5, 0.8}}) {
+        const app::Scene s = load(scene(pbr(c.base, c.metallic, c.roughness), {{"file", sky}}, 48));
         const app::LinearImage image = app::SceneRenderer(device, s).render(0);
         const auto samples = app::rasterize_view(device, s, 0);
-        double frontal = 0, oblique = 0;   // the worst relative error at n·v >= 0.8, and at 0.5 <= n·v < 0.8
-        int checked = 0;
-        for (size_t i = 0; i < samples.size(); i += 5) {
+        // Each pixel's bin (or −1), then at most 16 pixels of each bin, evenly among its pixels.
+        std::vector<int> bin_of(samples.size(), -1);
+        int count[kBins] = {}, seen[kBins] = {};
+        for (size_t i = 0; i < samples.size(); ++i) {
             if (!samples[i].covered) continue;
             const V3 p{samples[i].position.x, samples[i].position.y, samples[i].position.z};
             const V3 n = unit({samples[i].normal.x, samples[i].normal.y, samples[i].normal.z});
+            const double nv = dot(n, unit(V3{0, 0, 3.2} - p));
+            bin_of[i] = int(std::upper_bound(std::begin(kEdges), std::end(kEdges), nv) - std::begin(kEdges)) - 1;
+            if (bin_of[i] >= kBins) bin_of[i] = -1;
+            if (bin_of[i] >= 0) ++count[bin_of[i]];
+        }
+        double worst[kBins] = {};   // the worst relative error of any channel in each bin
+        int checked[kBins] = {};
+        for (size_t i = 0; i < samples.size(); ++i) {
+            const int bin = bin_of[i];
+            if (bin < 0 || seen[bin]++ % std::max(1, count[bin] / 16) != 0) continue;
+            ++checked[bin];
+            const V3 p{samples[i].position.x, samples[i].position.y, samples[i].position.z};
+            const V3 n = unit({samples[i].normal.x, samples[i].normal.y, samples[i].normal.z});
             const V3 v = unit(V3{0, 0, 3.2} - p);
-            const double nv = dot(n, v);
-            if (nv < 0.5) continue;
-            ++checked;
             const V3 want = brute_force(smooth_sky, {c.base, c.base, c.base}, c.metallic, c.roughness, n, v);
             const double w[3] = {want.x, want.y, want.z};
-            for (int k = 0; k < 3; ++k) {
-                const double e = std::fabs(image.texels[i][k] - w[k]) / w[k];
-                (nv >= 0.8 ? frontal : oblique) = std::max(nv >= 0.8 ? frontal : oblique, e);
-            }
+            for (int k = 0; k < 3; ++k)
+                worst[bin] = std::max(worst[bin], std::fabs(image.texels[i][k] - w[k]) / w[k]);
         }
-        EXPECT_GT(checked, 40);
-        EXPECT_LT(frontal, 0.02) << "roughness " << c.roughness << " metallic " << c.metallic;
-        EXPECT_LT(oblique, 0.04) << "roughness " << c.roughness << " metallic " << c.metallic;
+        std::string table;   // the worst error per bin
+        for (int b = 0; b < kBins; ++b)
+            table += " [" + std::to_string(kEdges[b]).substr(0, 3) + ", " +
+                     std::to_string(kEdges[b + 1]).substr(0, 3) + "): " + std::to_string(100 * worst[b]).substr(0, 4) +
+                     "% of " + std::to_string(checked[b]);
+        const std::string name = "base " + std::to_string(c.base).substr(0, 3) + " metallic " +
+                                 std::to_string(c.metallic).substr(0, 3) + " roughness " +
+                                 std::to_string(c.roughness).substr(0, 4) + ":" + table;
+        std::printf("%s\n", name.c_str());   // the figures, for the record (GUIDE.md)
+        SCOPED_TRACE(name);
+        // Roughness 1 below n·v = 0.4 would need a blur past the widest level (measured 1.98% at [0.3, 0.4),
+        // 2.6% at [0.2, 0.3)); a dielectric's Fresnel shifts its lobe towards grazing, which the blur does not
+        // follow (1.6% at [0.2, 0.3)); the outline's last pixels (n·v < 0.2) measured at most 5.4%.
+        for (int b = 1; b < kBins; ++b) {
+            EXPECT_GE(checked[b], 12) << "bin " << b;
+            const bool past_widest = c.roughness >= 1.0 && kEdges[b] < 0.4;
+            EXPECT_LT(worst[b], kEdges[b] < 0.3 || past_widest ? 0.03 : 0.02) << "bin " << b;
+        }
+        EXPECT_LT(worst[0], 0.06);
     }
 }
 

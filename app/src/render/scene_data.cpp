@@ -153,7 +153,7 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
     for (const Light& light : scene.lights)
         if (light_model(light.type).sky && d.shading.dfg == kNoTexture) {
             d.shading.dfg = uint32_t(textures.size());
-            textures.push_back({kDfgSize, kDfgSize, {.wrap = TextureWrap::Clamp, .mipmaps = false}});
+            textures.push_back({kDfgSize, 2 * kDfgSize, {.wrap = TextureWrap::Clamp, .mipmaps = false}});
         }
     if (textures.empty()) textures.push_back({1, 1});
     d.textures = device.create_texture_set<float3>(textures);

@@ -173,8 +173,14 @@ Float3 shade_model(const ShadeInputs<P>& in, const MaterialModel& model, const S
         auto add = [&](const UInt& i) {
             if (g.model->sky) {
                 SkyLight sky = g.model->sky(reads, in.lights.read(i));
-                sky.dfg = [&in, &plan](const Float& nv, const Float& roughness) -> Float3 {
-                    return in.textures.texture(plan.dfg).detached().sample(make_float2(nv, roughness));
+                // The table's two halves, each read as if it were a texture of its own (clamped at its edges).
+                auto table = [&in, &plan](const Float& nv, const Float& roughness, float half) -> Float3 {
+                    Float y = clamp(roughness, 0.5f / kDfgSize, 1.0f - 0.5f / kDfgSize);
+                    return in.textures.texture(plan.dfg).detached().sample(make_float2(nv, 0.5f * (y + half)));
+                };
+                sky.dfg = [table](const Float& nv, const Float& roughness) { return table(nv, roughness, 0.0f); };
+                sky.blur = [table](const Float& nv, const Float& roughness) -> Float {
+                    return table(nv, roughness, 1.0f).x;
                 };
                 color = color + model.sky(m, m.normal, v, sky);
             } else {

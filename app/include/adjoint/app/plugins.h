@@ -71,6 +71,10 @@ struct SkyLight {
     // factor along, normalize((1 − t)·n + t·r). The renderer fills it from a table it integrates (dfg_table),
     // whatever the light.
     std::function<Float3(const Float& nv, const Float& roughness)> dfg;
+    // The roughness to pass specular for a lobe of this roughness seen at this n·v: the one at which the
+    // prefiltered maps' blend spreads as this lobe does (the same length of the mean light direction; a lobe
+    // seen obliquely is narrower). From the same table.
+    std::function<Float(const Float& nv, const Float& roughness)> blur;
 };
 
 // GGX's peak grows as 1/α²: below this roughness a point light's highlight is narrower than a pixel and its
@@ -78,9 +82,10 @@ struct SkyLight {
 // value is left alone, and a fit can still reach 0: the gradient below it is zero).
 inline constexpr float kMinRoughness = 0.03f;
 
-// The table behind SkyLight::dfg: kDfgSize x kDfgSize texels (A, B, lean), n·v across (texel centres at
-// (i + 0.5) / kDfgSize), roughness down, for glTF's specular lobe (GGX, height-correlated Smith, roughness
-// floored at kMinRoughness), by importance sampling on the host (computed once).
+// The table behind SkyLight::dfg and blur: kDfgSize x 2·kDfgSize texels, n·v across (texel centres at
+// (i + 0.5) / kDfgSize), roughness down, (A, B, lean) in the first kDfgSize rows and (blur, 0, 0) in the
+// next, for glTF's specular lobe (GGX, height-correlated Smith, roughness floored at kMinRoughness), by
+// importance sampling on the host (computed once).
 inline constexpr uint32_t kDfgSize = 32;
 const std::vector<float>& dfg_table();
 

@@ -93,7 +93,10 @@ Float3 sky(const MaterialPoint& m, const Float3& n, const Float3& v, const SkyLi
     // (the table's lean; Lagarde and de Rousiers fit the same idea as "the dominant direction", "Moving
     // Frostbite to PBR", 2014, section 4.9.3).
     Float3 dominant = normalize(lerp(n, r, make_float3(ab.z)));
-    return single * light.specular(dominant, max(rough, kMinRoughness)) + (multiple + diffuse) * irradiance;
+    // Blurred to the lobe's own spread, which the prefiltered maps (lobes seen along the normal) reach at
+    // another roughness (the table's blur).
+    Float blur = light.blur(nv, rough);
+    return single * light.specular(dominant, max(blur, kMinRoughness)) + (multiple + diffuse) * irradiance;
 }
 
 Float3 emitted(const MaterialPoint& m) { return m.v[2]; }
