@@ -57,7 +57,7 @@ struct DynamicRenderer::State {
         const uint32_t pixels = scene.views[0].width * scene.views[0].height;
         color = d.create_diff_buffer<float4>(pixels);
         if (o.visibility == Visibility::soft) {
-            soft.emplace(d, sd.shading, o.camera_free, scene.render, pixels, o.soft_candidates);
+            soft.emplace(d, sd.shading, o.camera_free, scene.render, pixels, o.soft_candidates, o.soft_part);
         } else {
             shade.emplace(d, sd.shading, o.camera_free);
             if (o.visibility == Visibility::antialias) antialias.emplace(d, o.camera_free);
@@ -75,6 +75,8 @@ DynamicRenderer::DynamicRenderer(Device& device, Stream& stream, const Scene& sc
 DynamicRenderer::~DynamicRenderer() = default;
 
 const GeometryStage& DynamicRenderer::geometry() const { return s_->geometry; }
+
+uint32_t DynamicRenderer::soft_parts() const { return s_->soft ? s_->soft->parts() : 1u; }
 
 void DynamicRenderer::update_geometry(Stream& stream, const Buffer<float>& params) {
     s_->geometry.forward(stream, params, s_->world);

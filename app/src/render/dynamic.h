@@ -26,6 +26,9 @@ struct DynamicOptions {
     // soft: room for each pixel's own list of candidates; 0 chooses it from the resolution (at most 256 and
     // 2^24 entries in all). A pixel with more loops over its whole tile instead, with the same result.
     uint32_t soft_candidates = 0;
+    // soft: the list entries a pixel visits in one dispatch; 0 chooses (SoftStage). A test lowers it to force
+    // a long list's several dispatches on a small scene.
+    uint32_t soft_part = 0;
 };
 
 class DynamicRenderer {
@@ -57,6 +60,9 @@ public:
     // After every view's backward(): the world vertices' gradients into params.grad.
     void geometry_backward(Stream& stream, const DiffBuffer<float>& params);
     const GeometryStage& geometry() const;
+    // soft: the dispatches each pass over the pixels' lists took in the last render() (its longest tile list
+    // over the entries a dispatch visits); 1 in the other modes.
+    uint32_t soft_parts() const;
 
 private:
     struct State;

@@ -44,6 +44,21 @@ struct SoftTile {
     UInt begin, end;
 };
 
+// The entries [first, first + count) of a pixel's triangles, clamped to their end: what one dispatch visits.
+// Lavapipe ends a group of invocations' loops after 65,535 iterations in all, so a longer list (70,000
+// triangles over one tile) is taken in parts, one a dispatch, whose sums carry over (SoftStage).
+inline SoftTile soft_part(const SoftTile& t, const UInt& first, const UInt& count) {
+    UInt n = t.end - t.begin;
+    UInt skip = min(first, n);
+    return SoftTile{t.list, t.begin + skip, t.begin + skip + min(count, n - skip)};
+}
+
+// What pass 2 sums over a pixel's triangles: the blend's weights and weighted colours, and -log prod(1 - D').
+struct SoftSums {
+    Float weights, uncovered;
+    Float3 colors;
+};
+
 // Where on the segment a-b (a != b) the point nearest to p lies: 0 at a, 1 at b.
 inline Float segment_nearest(const Float2& p, const Float2& a, const Float2& b) {
     Float2 ab = b - a;
@@ -165,12 +180,12 @@ inline Float soft_uncovered(const SoftFragment& f) {
 // list[own_begin ..) up to `capacity` of them; returns how many there are (more than `capacity`: the pixel
 // loops over its whole tile instead, see soft_triangles). Passes 1 and 2 test each candidate exactly again
 // (soft_fragment), so `reach_px` carries a slack for the two projections' rounding; the list only spares
-// them the triangles out of reach, most of a tile's.
+// them the triangles out of reach, most of a tile's. A long tile list is selected from in parts, one a
+// dispatch (soft_part): `n` is how many the earlier parts found, and the count goes on from there.
 inline UInt soft_select(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const UInt& tile_begin,
                         const UInt& tile_end, const UInt& own_begin, const UInt& capacity, const Float& reach_px,
-                        const UInt2& pix) {
+                        const UInt2& pix, UInt n) {
     Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
-    UInt n = 0u;
     $for (k, tile_begin, tile_end) {
         UInt tri = list.read(k);
         auto s = setups.read(tri);
@@ -211,10 +226,12 @@ inline SoftTile soft_triangles(const BufferUInt& list, const BufferUInt& tile_of
 constexpr float kSoftRobust = 1e-6f;
 constexpr float kSoftLargest = 64.0f;
 
+// `start`: the largest of the earlier parts of the list (kSoftBackground / gamma, the background's, before
+// the first).
 template <typename PB>
 Float soft_max_log_weight(const VertexInputs<PB>& in, const DslCamera& cam, const SoftSettings& st,
-                          const SoftTile& tile, const UInt2& pix) {
-    Float m = kSoftBackground / st.gamma;
+                          const SoftTile& tile, const UInt2& pix, const Float& start) {
+    Float m = start;
     $for (k, tile.begin, tile.end) {
         UInt tri = tile.list.read(k);
         SoftFragment f = soft_fragment(in, cam, st, tri, pix);
@@ -223,29 +240,32 @@ Float soft_max_log_weight(const VertexInputs<PB>& in, const DslCamera& cam, cons
     return m;
 }
 
-// Pass 2: the pixel's colour (rgb) and soft silhouette (alpha). Its loop carries accumulators only, so
-// $autodiff's reverse pass recomputes it and stores no tape.
+// Pass 2: adds the fragments of `tile` (a part of the pixel's list) to the sums `s`. Its loop carries
+// accumulators only, so $autodiff's reverse pass recomputes it and stores no tape.
 template <typename PB, typename P>
-Float4 soft_pixel(const VertexInputs<PB>& in, const ShadeInputs<P>& shade_in, const ShadingPlan& groups,
-                  const DslCamera& cam, const SoftSettings& st, const SoftTile& tile, const UInt2& pix,
-                  const Float& max_log_weight, const Float3& background) {
-    Float weights = 0.0f, uncovered = 0.0f;   // uncovered: -log prod(1 - D')
-    Float3 colors = make_float3(0.0f);
+void soft_accumulate(const VertexInputs<PB>& in, const ShadeInputs<P>& shade_in, const ShadingPlan& groups,
+                     const DslCamera& cam, const SoftSettings& st, const SoftTile& tile, const UInt2& pix,
+                     const Float& max_log_weight, SoftSums& s) {
     $for (k, tile.begin, tile.end) {
         UInt tri = tile.list.read(k);
         SoftFragment f = soft_fragment(in, cam, st, tri, pix);
         $if (f.counts) {
-            uncovered = uncovered + soft_uncovered(f);
+            s.uncovered = s.uncovered + soft_uncovered(f);
             Float lw = soft_log_weight(f, st) - max_log_weight;
             $if (lw > kSoftNegligible) {
                 Float w = exp(min(lw, kSoftLargest));
-                weights = weights + w;
-                colors = colors + shade_surface(shade_in, groups, soft_surface(in, cam, tri, f, pix), cam.eye) * w;
+                s.weights = s.weights + w;
+                s.colors = s.colors + shade_surface(shade_in, groups, soft_surface(in, cam, tri, f, pix), cam.eye) * w;
             };
         };
     };
+}
+
+// The pixel's colour (rgb) and soft silhouette (alpha) from the sums over all its triangles.
+inline Float4 soft_finish(const SoftSums& s, const Float& max_log_weight, const Float3& background,
+                          const SoftSettings& st) {
     Float wb = exp(kSoftBackground / st.gamma - max_log_weight);
-    return make_float4((colors + background * wb) / (weights + wb), 1.0f - exp(-uncovered));
+    return make_float4((s.colors + background * wb) / (s.weights + wb), 1.0f - exp(-s.uncovered));
 }
 
 } // namespace adjoint::app

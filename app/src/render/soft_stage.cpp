@@ -14,19 +14,31 @@ using gpu::kNone;
 
 namespace {
 
+// Entries of a pixel's list one dispatch visits, when a shaded fragment runs no loop of its own: passes 1 and 2
+// (forward) or pass 2 and its reverse (backward) each take 16,384 iterations, half of lavapipe's 65,535.
+constexpr uint32_t kSoftPart = 16384;
+// What a forward dispatch does (its `phase` argument).
+constexpr uint32_t kMaxPass = 1, kSumPass = 2, kFinish = 4;
+
 auto select_kernel() {
     return Kernel2D([](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
                        BufferVar<gpu::TriSetup> setups, BufferUInt pixel_count, UInt own_base, UInt capacity,
-                       Float reach_px) noexcept {
+                       Float reach_px, UInt first, UInt count) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt tile_at = tile_of(pix, tiles_x);
         UInt begin = tile_offset.read(tile_at);
-        UInt end = begin + tile_count.read(tile_at);
-        pixel_count.write(at, soft_select(setups, list, begin, end, own_base + at * capacity, capacity, reach_px, pix));
+        SoftTile part = soft_part(SoftTile{list, begin, begin + tile_count.read(tile_at)}, first, count);
+        UInt n = 0u;
+        $if (first > 0u) { n = pixel_count.read(at); };
+        pixel_count.write(at, soft_select(setups, list, part.begin, part.end, own_base + at * capacity, capacity,
+                                          reach_px, pix, n));
     });
 }
 
+// One part of the pixel's list, [first, first + count): pass 1 (kMaxPass), from the largest log weight the earlier
+// parts found; pass 2 (kSumPass), adding to their sums; the pixel from the sums (kFinish, after the last part).
+// A list of one part takes all three in one dispatch.
 auto forward_kernel(const ShadingPlan& groups) {
     return Kernel2D([groups](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
                              BufferUInt pixel_count, UInt own_base, UInt capacity,
@@ -36,10 +48,12 @@ auto forward_kernel(const ShadingPlan& groups) {
                              TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
                              BufferVar<LightSlots> lights, BufferFloat4 out, Float3 background, Float sigma,
                              Float gamma, Float reach2, BufferFloat grid_head, BufferUInt grid_slot,
-                             BufferUInt grid_cells, BufferUInt grid_list) noexcept {
+                             BufferUInt grid_cells, BufferUInt grid_list, BufferFloat4 sums, BufferFloat2 state,
+                             UInt first, UInt count, UInt phase) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity, pix);
+        SoftTile part = soft_part(tile, first, count);
         auto vr = views.read(view);
         SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
         DslCamera cam = camera_of(params, vr);
@@ -49,13 +63,31 @@ auto forward_kernel(const ShadingPlan& groups) {
                                     shadow_hook(groups, positions, positions, triangles,
                                                 shadow_grid_ref(groups, grid_head, grid_slot, grid_cells, grid_list),
                                                 cam)};
-        Float m = soft_max_log_weight(vin, cam, st, tile, pix);
-        Float3 bg = background_at(in, groups, background, [&] { return cam.ray(pixel_centre(pix)); });
-        out.write(at, soft_pixel(vin, in, groups, cam, st, tile, pix, m, bg));
+        Float m = kSoftBackground / gamma;
+        $if (((phase & kMaxPass) == 0u) | (first > 0u)) { m = state.read(at).x; };
+        $if ((phase & kMaxPass) != 0u) { m = soft_max_log_weight(vin, cam, st, part, pix, m); };
+        SoftSums s;
+        $if ((phase & kSumPass) != 0u) {
+            $if (first > 0u) {
+                Float4 a = sums.read(at);
+                s.weights = a.x;
+                s.colors = a.yzw();
+                s.uncovered = state.read(at).y;
+            };
+            soft_accumulate(vin, in, groups, cam, st, part, pix, m, s);
+            sums.write(at, make_float4(s.weights, s.colors));
+        };
+        state.write(at, make_float2(m, s.uncovered));
+        $if ((phase & kFinish) != 0u) {
+            Float3 bg = background_at(in, groups, background, [&] { return cam.ray(pixel_centre(pix)); });
+            out.write(at, soft_finish(s, m, bg, st));
+        };
     });
 }
 
-// The same pixel inside $autodiff, seeded with d loss / d the pixel.
+// One part of the pixel's list inside $autodiff. The pixel is a function of its sums over all parts
+// (soft_finish), which are sums over the parts: its gradient is d pixel / d sums (from $autodiff, at the sums
+// the forward pass stored) times each part's d sums / d inputs (from $autodiff, seeded with the former).
 auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
     return Kernel2D([groups, camera_free](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list,
                                           UInt tiles_x, BufferUInt pixel_count, UInt own_base, UInt capacity,
@@ -69,21 +101,35 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                                           BufferVar<LightSlots> lights, BufferFloat dfinal,
                                           Float3 background, Float sigma, Float gamma,
                                           Float reach2, BufferFloat grid_head, BufferUInt grid_slot,
-                                          BufferUInt grid_cells, BufferUInt grid_list) noexcept {
+                                          BufferUInt grid_cells, BufferUInt grid_list, BufferFloat4 sums,
+                                          BufferFloat2 state, UInt first, UInt count) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity, pix);
+        SoftTile part = soft_part(tile, first, count);
         Float4 g = read4(dfinal, 4u * at);
-        $if ((tile.end > tile.begin) & (dot(abs(g), make_float4(1.0f)) > 0.0f)) {
+        $if ((part.end > part.begin) & (dot(abs(g), make_float4(1.0f)) > 0.0f)) {
             auto vr = views.read(view);
             SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
             DslCamera plain_cam = camera_of(params_value, vr);
             VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs,
                 triangles, triangle_material, groups.tangents};
-            Float m = soft_max_log_weight(vin, plain_cam, st, tile, pix);   // plain reads: outside $autodiff
             // The background has no gradient (the loader refuses what would need one).
             ShadeInputs<BufferFloat> plain_in{params_value, textures, materials, lights};
             Float3 bg = background_at(plain_in, groups, background, [&] { return plain_cam.ray(pixel_centre(pix)); });
+            Float2 ms = state.read(at);
+            Float4 a = sums.read(at);
+            SoftSums total, seed;
+            total.weights = a.x;
+            total.colors = a.yzw();
+            total.uncovered = ms.y;
+            $autodiff {
+                requires_grad(total.weights, total.colors, total.uncovered);
+                adjoint::backward(dot(soft_finish(total, ms.x, bg, st), g));
+                seed.weights = grad(total.weights);
+                seed.colors = grad(total.colors);
+                seed.uncovered = grad(total.uncovered);
+            };
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
                 ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights,
@@ -91,16 +137,27 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                                                             shadow_grid_ref(groups, grid_head, grid_slot,
                                                                             grid_cells, grid_list),
                                                             cam)};
-                adjoint::backward(dot(soft_pixel(vin, in, groups, cam, st, tile, pix, m, bg), g));
+                SoftSums s;
+                soft_accumulate(vin, in, groups, cam, st, part, pix, ms.x, s);
+                adjoint::backward(s.weights * seed.weights + dot(s.colors, seed.colors) + s.uncovered * seed.uncovered);
             };
         };
     });
 }
 
+// The iterations a shaded fragment adds to its pixel's loop: the lights of groups too large to unroll.
+// (Shadows add their candidates' loops too, which only the grid's cells bound: not counted here.)
+uint32_t fragment_loops(const ShadingPlan& groups) {
+    uint32_t n = 0;
+    for (const LightGroup& g : groups.lights)
+        if (g.end - g.begin > kUnrolledLights) n += g.end - g.begin;
+    return n;
+}
+
 } // namespace
 
 SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free,
-                     const RenderSettings& settings, uint32_t pixels, uint32_t candidates)
+                     const RenderSettings& settings, uint32_t pixels, uint32_t candidates, uint32_t part)
     : select_(device.compile(select_kernel(), {.name = "soft_select"})),
       forward_(device.compile(forward_kernel(groups), {.name = "soft_forward"})),
       backward_(device.compile(backward_kernel(groups, camera_free), {.name = "soft_backward"})),
@@ -109,7 +166,10 @@ SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free
     // hold on lavapipe): 256 up to 256x256, 64 at 512x512, 16 at 1024x1024.
     capacity_ = candidates ? candidates
                            : uint32_t(std::min<size_t>(256, (size_t(1) << 24) / std::max<size_t>(pixels, 1)));
+    part_ = part ? part : std::max(kSoftPart / (1 + fragment_loops(groups)), 1u);
     pixel_count_ = device.create_buffer<uint32_t>(std::max(pixels, 1u));
+    sums_ = device.create_buffer<float4>(std::max(pixels, 1u));
+    state_ = device.create_buffer<float2>(std::max(pixels, 1u));
 }
 
 void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry& raster_geometry,
@@ -121,28 +181,41 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
     const float reach_px = std::sqrt(reach2_) * 0.5f * float(camera.width);
     const uint32_t pixels = camera.width * camera.height;
     bins_ = raster.bin(stream, raster_geometry, camera, reach_px + 0.5f, capacity_ * pixels);
+    // No pixel's list is longer than its tile's (its own candidates, or the tile's whole list).
+    parts_ = std::max(1u, (bins_.longest + part_ - 1) / part_);
     const auto& g = b.data.geometry;
-    stream << select_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, bins_.setups, pixel_count_,
-                      bins_.reserved_at, capacity_, reach_px + 0.1f)
-                  .dispatch(camera.width, camera.height)
-           << forward_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, pixel_count_, bins_.reserved_at,
-                       capacity_, b.views, view, b.world.positions.value, b.world.normals.value,
-                       b.world.colors.value, g.uvs, g.triangles, g.triangle_material, params, b.data.textures,
-                       b.data.materials, b.data.lights, out, b.data.background, sigma_, gamma_, reach2_,
-                       b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells, b.shadow_grid.list)
-                  .dispatch(camera.width, camera.height);
+    for (uint32_t p = 0; p < parts_; ++p)
+        stream << select_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, bins_.setups, pixel_count_,
+                          bins_.reserved_at, capacity_, reach_px + 0.1f, p * part_, part_)
+                      .dispatch(camera.width, camera.height);
+    auto pass = [&](uint32_t p, uint32_t phase) {
+        stream << forward_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, pixel_count_, bins_.reserved_at,
+                           capacity_, b.views, view, b.world.positions.value, b.world.normals.value,
+                           b.world.colors.value, g.uvs, g.triangles, g.triangle_material, params, b.data.textures,
+                           b.data.materials, b.data.lights, out, b.data.background, sigma_, gamma_, reach2_,
+                           b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells, b.shadow_grid.list, sums_,
+                           state_, p * part_, part_, phase)
+                      .dispatch(camera.width, camera.height);
+    };
+    if (parts_ == 1) {
+        pass(0, kMaxPass | kSumPass | kFinish);
+        return;
+    }
+    for (uint32_t p = 0; p < parts_; ++p) pass(p, kMaxPass);
+    for (uint32_t p = 0; p < parts_; ++p) pass(p, kSumPass | (p + 1 == parts_ ? kFinish : 0u));
 }
 
 void SoftStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, const DiffBuffer<float>& params,
                          const Buffer<float>& dfinal) const {
     const auto& g = b.data.geometry;
-    stream << backward_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, pixel_count_, bins_.reserved_at,
-                        capacity_, b.views, view, b.world.positions, b.world.normals, b.world.colors, g.uvs,
-                        g.triangles, g.triangle_material, params, params.value, b.world.positions.value,
-                        b.data.textures, b.data.materials,
-                        b.data.lights, dfinal, b.data.background, sigma_, gamma_, reach2_, b.shadow_grid.head,
-                        b.shadow_grid.slot, b.shadow_grid.cells, b.shadow_grid.list)
-                  .dispatch(bins_.width, bins_.height);
+    for (uint32_t p = 0; p < parts_; ++p)
+        stream << backward_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, pixel_count_, bins_.reserved_at,
+                            capacity_, b.views, view, b.world.positions, b.world.normals, b.world.colors, g.uvs,
+                            g.triangles, g.triangle_material, params, params.value, b.world.positions.value,
+                            b.data.textures, b.data.materials, b.data.lights, dfinal, b.data.background, sigma_,
+                            gamma_, reach2_, b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells,
+                            b.shadow_grid.list, sums_, state_, p * part_, part_)
+                      .dispatch(bins_.width, bins_.height);
 }
 
 } // namespace adjoint::app

@@ -10,10 +10,12 @@ class SoftStage {
 public:
     // pixels: the views' size. candidates: room for each pixel's own list of candidates; 0 chooses it from the
     // size (at most 256 and 2^24 entries in all). A pixel with more loops over its whole tile instead, with
-    // the same result.
+    // the same result. part: the list entries a pixel visits in one dispatch; 0 chooses it from the shading
+    // (kSoftPart over the iterations a shaded fragment adds); a test lowers it to force several.
     SoftStage(Device& device, const ShadingPlan& groups, bool camera_free,
-              const RenderSettings& settings, uint32_t pixels, uint32_t candidates);
-    // Bins (synchronizes once: the tile lists), lists each pixel's candidates, blends.
+              const RenderSettings& settings, uint32_t pixels, uint32_t candidates, uint32_t part = 0);
+    // Bins (synchronizes once: the tile lists), lists each pixel's candidates, blends; a tile list longer than
+    // one part takes a dispatch per part for each pass (the blend's sums and largest weight carry over).
     void forward(Stream& stream, Rasterizer& raster, const DeviceGeometry& raster_geometry, const StageBuffers& b,
                  uint32_t view, const ViewCamera& camera, const Buffer<float>& params, const Buffer<float4>& out);
     // After forward() of the same view: d loss / d the image (4 floats a pixel) -> parameters, textures,
@@ -21,12 +23,19 @@ public:
     void backward(Stream& stream, const StageBuffers& b, uint32_t view, const DiffBuffer<float>& params,
                   const Buffer<float>& dfinal) const;
 
+    uint32_t parts() const { return parts_; }   // dispatches a pass took in the last forward()
+
 private:
     Shader<2> select_, forward_, backward_;
     float sigma_, gamma_, reach2_;   // reach2 = soft_reach2(sigma), NDC units
-    uint32_t capacity_ = 0;
+    uint32_t capacity_ = 0, part_ = 0;
     Buffer<uint32_t> pixel_count_;   // each pixel's candidates, of the last forward()
+    // Each pixel's blend of the last forward() (the backward pass differentiates the pixel at these):
+    // sums: weights and weighted colours; state: the largest log weight and -log prod(1 - D'). 24 bytes a pixel.
+    Buffer<float4> sums_;
+    Buffer<float2> state_;
     TileBins bins_;                  // of the last forward()
+    uint32_t parts_ = 1;             // dispatches a pass took in the last forward()
 };
 
 } // namespace adjoint::app

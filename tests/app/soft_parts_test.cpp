@@ -1,0 +1,184 @@
+// Soft rasterization over long tile lists: lavapipe ends a group of invocations' loops after 65,535 iterations,
+// so a pixel's list is taken in parts of at most 16,384 entries, one dispatch each, the blend's sums and
+// largest weight carried between them (render/soft_stage.cpp). Forced into many parts, a small scene gives the
+// image and the gradients of one part; 70,000 triangles over an 8x8 image (one tile) give the SoftRas blend
+// computed here, and $autodiff's gradient agrees with central differences.
+#include "finite_difference.h"
+#include "render/dynamic.h"
+#include "render/scene_data.h"
+#include "support/device_fixture.h"
+
+#include <adjoint/app/optimization.h>
+#include <adjoint/app/renderer.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+namespace adjoint::test {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The ico-sphere (vertex colours) over a floor, a point and an ambient light, every ball vertex free.
+const char* kBall = R"({
+  "format": 1,
+  "camera": { "eye": [0.3, 0.8, 3.2], "target": [0, 0, 0], "fov_y": 40, "resolution": [48, 48] },
+  "background": [0.1, 0.12, 0.15],
+  "materials": {
+    "ball":  { "albedo": [0.8, 0.5, 0.3], "specular": [0.2, 0.2, 0.2], "shininess": 20 },
+    "floor": { "albedo": [0.3, 0.4, 0.6] }
+  },
+  "meshes": [
+    { "name": "ball",  "file": "meshes/ico_sphere.obj", "material": "ball", "scale": 0.7, "vertex_colors": true },
+    { "name": "floor", "file": "meshes/plane.obj", "material": "floor", "translation": [0, -1.0, 0] }
+  ],
+  "lights": [
+    { "name": "key",  "type": "point", "position": [1.5, 2.5, 2], "color": [1, 0.9, 0.8], "intensity": 9 },
+    { "name": "fill", "type": "ambient", "color": [1, 1, 1], "intensity": 0.2 }
+  ],
+  "render": { "visibility": "soft", "soft": { "sigma": 1e-3, "gamma": 0.1 } },
+  "optimize": { "target": "scene", "parameters": { "meshes.ball.vertices": { "perturb": 0.02 } } }
+})";
+
+struct Rendered {
+    std::vector<float4> image;
+    std::vector<float> gradient;   // d (sum of the image weighted by a fixed pattern) / d every parameter float
+    uint32_t parts = 0;
+};
+
+// One render and backward pass through the dynamic chain with room for `candidates` a pixel and `part` list
+// entries a dispatch (0: the defaults), seeded with a fixed pattern as d loss / d image.
+Rendered render(Device& device, const app::Scene& scene, uint32_t candidates, uint32_t part) {
+    Stream stream = device.create_stream();
+    app::SceneData data = app::upload_scene(device, stream, scene);
+    app::DynamicRenderer r(device, stream, scene, data,
+                           app::DynamicOptions{app::Visibility::soft, false, candidates, part});
+    const size_t pixels = size_t(scene.views[0].width) * scene.views[0].height;
+    const std::vector<float> values = app::gather_values(scene, data.layout);
+    auto params = device.create_diff_buffer<float>(values.size());
+    auto out = device.create_buffer<float4>(pixels);
+    std::vector<float> seed(4 * pixels);
+    for (size_t i = 0; i < seed.size(); ++i) seed[i] = std::sin(0.37f * float(i)) * (i % 4 == 3 ? 0.5f : 1.0f);
+    stream << params.value.copy_from(values.data()) << params.grad.fill_zero();
+    r.zero_grad(stream);
+    r.update_geometry(stream, params.value);
+    r.render(stream, 0, scene.views[0], params.value, out);
+    stream << r.image_gradient().copy_from(seed.data());
+    r.backward(stream, 0, params);
+    r.geometry_backward(stream, params);
+    Rendered result{std::vector<float4>(pixels), std::vector<float>(values.size()), r.soft_parts()};
+    stream << out.copy_to(result.image.data()) << params.grad.copy_to(result.gradient.data()) << synchronize();
+    return result;
+}
+
+} // namespace
+
+class SoftParts : public DeviceTest {};
+
+// The ball's tiles list up to a few hundred triangles: one part by default. With 7 or 64 entries a part, and
+// with room for one candidate a pixel (most pixels then loop over their tile's list), the image is the same
+// to rounding (the sums are added in the same order) and so are the gradients (scattered in another order).
+TEST_F(SoftParts, ManyPartsGiveTheImageAndGradientsOfOne) {
+    const app::Scene scene = app::load_scene_from_string(kBall, fs::path(ADJOINT_SOURCE_DIR) / "assets", "soft.json");
+    for (uint32_t candidates : {0u, 1u}) {
+        const Rendered one = render(device, scene, candidates, 0);
+        ASSERT_EQ(one.parts, 1u);
+        size_t partial = 0;
+        for (const float4& t : one.image) partial += t.w > 0.01f && t.w < 0.99f;
+        EXPECT_GT(partial, 50u);   // soft edges: not two blank images
+        float largest = 0;
+        for (float g : one.gradient) largest = std::max(largest, std::fabs(g));
+        ASSERT_GT(largest, 1e-3f);
+        for (uint32_t part : {7u, 64u}) {
+            const Rendered many = render(device, scene, candidates, part);
+            EXPECT_GT(many.parts, part == 7 ? 20u : 3u) << "candidates " << candidates;
+            for (size_t i = 0; i < one.image.size(); ++i) {
+                const float4 a = one.image[i], b = many.image[i];
+                ASSERT_NEAR(a.x, b.x, 1e-6f) << "pixel " << i << " part " << part << " candidates " << candidates;
+                ASSERT_NEAR(a.y, b.y, 1e-6f) << "pixel " << i;
+                ASSERT_NEAR(a.z, b.z, 1e-6f) << "pixel " << i;
+                ASSERT_NEAR(a.w, b.w, 1e-6f) << "pixel " << i;
+            }
+            for (size_t i = 0; i < one.gradient.size(); ++i)
+                ASSERT_NEAR(one.gradient[i], many.gradient[i], 1e-5f * largest + 1e-4f * std::fabs(one.gradient[i]))
+                    << "float " << i << " part " << part << " candidates " << candidates;
+        }
+    }
+}
+
+// 70,000 triangles over the single tile of an 8x8 image, all covering every pixel far inside their outlines
+// (D' = 1): 69,999 behind at view depths 3.04 .. 3.14 in colour B, one in front at depth 2 in colour A, whose
+// weight e^(z / gamma) roughly matches theirs together. The pixel is the softmax blend over all 70,000 (in 5
+// parts: a part lost, or the front one's, would move it by a tenth or more), and the front triangle's depth
+// has the gradient that central differences give.
+TEST_F(SoftParts, A70000TriangleTileBlendsEveryPart) {
+    const fs::path dir = fs::temp_directory_path() / ("adjoint-soft-parts-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    const uint32_t back = 69999;
+    const double near = 0.5, far = 10, gamma = 0.01;
+    std::vector<double> depths;
+    {
+        std::ofstream f(dir / "back.obj");
+        char line[96];
+        for (uint32_t i = 0; i < back; ++i) {
+            const float z = -0.04f - 0.1f * float(i) / float(back);   // world z; the camera looks down -z from 3
+            depths.push_back(3.0 - double(z));
+            std::snprintf(line, sizeof(line), "v -20 -20 %.9g\nv 40 -20 %.9g\nv -20 40 %.9g\n", z, z, z);
+            f << line;
+        }
+        for (uint32_t i = 0; i < back; ++i) f << "f " << 3 * i + 1 << " " << 3 * i + 2 << " " << 3 * i + 3 << "\n";
+    }
+    std::ofstream(dir / "front.obj") << "v -20 -20 1\nv 40 -20 1\nv -20 40 1\nf 1 2 3\n";
+    const std::string text = R"({
+  "format": 1,
+  "camera": { "eye": [0, 0, 3], "target": [0, 0, 0], "fov_y": 40, "resolution": [8, 8], "near": 0.5, "far": 10 },
+  "background": [0.1, 0.2, 0.3],
+  "materials": { "a": { "albedo": [0.9, 0.6, 0.3] }, "b": { "albedo": [0.2, 0.3, 0.8] } },
+  "meshes": [ { "name": "back", "file": "back.obj", "material": "b" },
+              { "name": "front", "file": "front.obj", "material": "a" } ],
+  "lights": [ { "name": "fill", "type": "ambient", "intensity": 1 } ],
+  "render": { "visibility": "soft", "soft": { "sigma": 1e-3, "gamma": 0.01 } },
+  "optimize": { "target": "scene", "parameters": { "meshes.front.translation": { "init": [0, 0, 0.004] } } }
+})";
+    const app::Scene scene = app::load_scene_from_string(text, dir, "dense.json");
+    // The blend on the host, in double: weights e^((z - z_front) / gamma), z = (far - depth) / (far - near).
+    auto blend = [&](double front_depth, int c) {
+        const double a[3] = {0.9, 0.6, 0.3}, b[3] = {0.2, 0.3, 0.8}, bg[3] = {0.1, 0.2, 0.3};
+        auto z = [&](double d) { return (far - d) / (far - near); };
+        double wb = 0;
+        for (double d : depths) wb += std::exp((z(d) - z(front_depth)) / gamma);
+        const double wbg = std::exp((1e-3 - z(front_depth)) / gamma);
+        return (a[c] + wb * b[c] + wbg * bg[c]) / (1 + wb + wbg);
+    };
+    const Rendered r = render(device, scene, 0, 0);
+    EXPECT_EQ(r.parts, 5u);
+    for (size_t i = 0; i < r.image.size(); ++i) {
+        EXPECT_NEAR(r.image[i].x, blend(2.0, 0), 2e-3) << "pixel " << i;
+        EXPECT_NEAR(r.image[i].y, blend(2.0, 1), 2e-3) << "pixel " << i;
+        EXPECT_NEAR(r.image[i].z, blend(2.0, 2), 2e-3) << "pixel " << i;
+        EXPECT_EQ(r.image[i].w, 1.0f) << "pixel " << i;
+    }
+    // The blend is not near either colour alone: each part's triangles count.
+    EXPECT_GT(blend(2.0, 0), 0.4);
+    EXPECT_LT(blend(2.0, 0), 0.7);
+    // The front triangle's translation, from 0.004 in z (the target is at 0).
+    app::Optimizer opt(device, scene);
+    std::vector<float> g;
+    ASSERT_GT(opt.evaluate(&g), 0.0);
+    const std::vector<float> x0 = opt.free_values();
+    ASSERT_EQ(x0.size(), 3u);
+    const double fd = central_difference(opt, x0, 2, 1e-3);
+    EXPECT_GT(std::fabs(fd), 1e-4);
+    EXPECT_NEAR(g[2], fd, 0.02 * std::fabs(fd));
+    EXPECT_LT(std::fabs(g[0]), 1e-3 * std::fabs(fd));   // far inside every outline: x and y do not move the pixel
+    EXPECT_LT(std::fabs(g[1]), 1e-3 * std::fabs(fd));
+    fs::remove_all(dir);
+}
+
+} // namespace adjoint::test
