@@ -22,9 +22,11 @@ targets=("$@")
 
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# CMake would take ld.lld where one is installed (lld is not in setup's list): binutils' ld, as the compiler
+# driver links with anyway. llvm-16 gives the archiver and the symbolizer of the sanitizers' stacks.
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-16 \
-      -DCMAKE_CXX_COMPILER=clang++-16 "${launcher[@]}" -DADJOINT_FUZZ=ON -DADJOINT_BUILD_TESTS=OFF \
-      -DADJOINT_BUILD_TOOLS=OFF -DADJOINT_BUILD_PYTHON=OFF > /dev/null
+      -DCMAKE_CXX_COMPILER=clang++-16 -DCMAKE_LINKER=/usr/bin/ld "${launcher[@]}" -DADJOINT_FUZZ=ON \
+      -DADJOINT_BUILD_TESTS=OFF -DADJOINT_BUILD_TOOLS=OFF -DADJOINT_BUILD_PYTHON=OFF > /dev/null
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}"
 
 failed=()
@@ -37,6 +39,7 @@ for t in "${targets[@]}"; do
   echo "=== fuzz_$t ${limit[*]}"
   start=$SECONDS
   if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+     ASAN_SYMBOLIZER_PATH=/usr/bin/llvm-symbolizer-16 UBSAN_SYMBOLIZER_PATH=/usr/bin/llvm-symbolizer-16 \
      "$build/tools/fuzz/fuzz_$t" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len="${max_len[$t]}" \
        -print_final_stats=1 -artifact_prefix="$build/findings/$t-" "${extra[@]}" \
        "$build/corpus/$t" "$here/tools/fuzz/corpus/$t" > "$build/fuzz_$t.log" 2>&1; then
