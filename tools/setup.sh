@@ -22,6 +22,7 @@ packages=(
   xvfb xauth                                                  # the studio's tests
   pybind11-dev python3-dev                                    # the Python package adjoint (app/python)
   python3-pytest python3-numpy python3-torch                  # its tests, arrays and adjoint.torch
+  clang-16 libclang-rt-16-dev llvm-16                         # tools/fuzz: libFuzzer, llvm-symbolizer (CI's fuzz run)
 )
 if [ "${1:-}" = --list-packages ]; then
   printf '%s\n' "${packages[@]}"

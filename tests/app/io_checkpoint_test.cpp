@@ -127,3 +127,31 @@ TEST(IoCheckpoint, EncoderRefusesInconsistentArrays) {
     TempDir dir;
     EXPECT_NE(error_of([&] { read_checkpoint(dir / "none.bin"); }).find("none.bin: No such file"), std::string::npos);
 }
+
+// What the encoder refuses, the decoder refuses too, even under a valid hash: an array with an empty name
+// (it decoded, then could not be written back: the round trip tools/fuzz/fuzz_checkpoint checks) and a name
+// given twice.
+TEST(IoCheckpoint, DecoderRefusesWhatTheEncoderRefuses) {
+    Checkpoint c;
+    c.arrays = {{"a", {1}, {1.0f}}, {"b", {1}, {2.0f}}};
+    std::string bytes = encode_checkpoint(c);
+    // payload: u64 iteration | u32 0 metadata | u32 0 rng | u32 2 arrays | u32 1 'a' | u32 1 | u64 1 | f32 | u32 1 'b'
+    const size_t first_name = 32 + 8 + 4 + 4 + 4 + 4, second_name = first_name + 1 + 4 + 8 + 4 + 4;
+    ASSERT_EQ(bytes[first_name], 'a');
+    ASSERT_EQ(bytes[second_name], 'b');
+    auto rehash = [](std::string& b) {
+        poke_u64(b, 16, b.size() - 32);
+        poke_u64(b, 24, adjoint::hash_bytes(b.data() + 32, b.size() - 32));
+    };
+    std::string twice = bytes;
+    twice[second_name] = 'a';
+    rehash(twice);
+    EXPECT_EQ(error_of([&] { decode_checkpoint(twice, "ck.bin"); }), "ck.bin: checkpoint is damaged: array 'a' appears twice");
+    std::string empty = bytes;
+    empty.erase(second_name, 1);
+    empty[second_name - 4] = 0;   // the name's length
+    rehash(empty);
+    EXPECT_EQ(error_of([&] { decode_checkpoint(empty, "ck.bin"); }), "ck.bin: checkpoint is damaged: array 1 has an empty name");
+    rehash(bytes);   // the untouched file still decodes
+    EXPECT_EQ(decode_checkpoint(bytes, "ck.bin").arrays.size(), 2u);
+}

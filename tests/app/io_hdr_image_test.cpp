@@ -291,6 +291,42 @@ TEST(IoHdrImage, SidesOverTheLimitAreRefusedFromTheHeader) {
               (dir / "big.png").string() + " is 9x2, larger than 8 per side");
 }
 
+// An attribute that claims more bytes than the file holds is refused before OpenEXR allocates them: a
+// 388-byte file whose attribute claimed 1.7 GB made OpenEXR reserve that much (tools/fuzz/fuzz_image's
+// findings; their inputs are in tools/fuzz/corpus/image/). The file's own sizes still read.
+TEST(IoHdrImage, AttributesLargerThanTheFileAreRefused) {
+    TempDir dir;
+    write_exr(dir / "small.exr", {.w = 4, .h = 2});
+    EXPECT_EQ(read_hdr_image(dir / "small.exr", kMaxSide).width, 4);
+    std::string bytes = read_file(dir / "small.exr");
+    const std::string key = std::string("screenWindowWidth") + '\0' + "float" + '\0';
+    const size_t at = bytes.find(key);
+    ASSERT_NE(at, std::string::npos);
+    const size_t left = bytes.size() - (at + key.size() + 4);
+    for (const uint32_t size : {0x68000004u, 0x80000000u, uint32_t(left + 1)}) {
+        std::memcpy(&bytes[at + key.size()], &size, 4);   // little-endian, as the file
+        write_file_atomic(dir / "claims.exr", bytes);
+        EXPECT_EQ(error_of([&] { read_hdr_image(dir / "claims.exr", kMaxSide); }),
+                  (dir / "claims.exr").string() + ": cannot read the OpenEXR file: attribute \"screenWindowWidth\" "
+                  "claims " + std::to_string(size) + " bytes; the file has " + std::to_string(left) + " left");
+    }
+    // A known type's size must be its content's: OpenEXR parses those by content, and a float that claimed
+    // 5 bytes would leave it reading the next attribute from the wrong place.
+    const uint32_t five = 5;
+    std::memcpy(&bytes[at + key.size()], &five, 4);
+    write_file_atomic(dir / "claims.exr", bytes);
+    EXPECT_EQ(error_of([&] { read_hdr_image(dir / "claims.exr", kMaxSide); }),
+              (dir / "claims.exr").string() + ": cannot read the OpenEXR file: attribute \"screenWindowWidth\" of "
+              "type float does not hold the 5 bytes it claims");
+    // fuzz_image's two inputs (a byte that picks the decoder, then the file): refused by name, at once.
+    for (const char* name : {"attribute_size.exr", "attribute_parse.exr"}) {
+        const std::string input = read_file(fs::path(ADJOINT_SOURCE_DIR) / "tools/fuzz/corpus/image" / name);
+        write_file_atomic(dir / name, input.substr(1));
+        const std::string e = error_of([&] { read_hdr_image(dir / name, kMaxSide); });
+        EXPECT_TRUE(starts_with(e, (dir / name).string() + ": cannot read the OpenEXR file: attribute \"")) << e;
+    }
+}
+
 TEST(IoHdrImage, BadFilesAreNamed) {
     TempDir dir;
     const auto error_starts = [&](const std::string& name, const std::string& prefix) {

@@ -101,6 +101,74 @@ Image read_exr_luminance(const std::string& bytes, const std::string& shown) {
     return image;
 }
 
+// The bytes OpenEXR 3.1 reads for an attribute's value: it parses a known type by its content, not by the
+// size the file declares (so the two must agree, or it goes on reading from elsewhere), and reads an unknown
+// type's declared size into a buffer it allocates first. Unknown types: the declared size.
+uint64_t exr_value_size(const std::string& type, const std::string& bytes, size_t pos, uint32_t declared) {
+    static const std::pair<const char*, uint32_t> fixed[] = {
+        {"box2i", 16}, {"box2f", 16}, {"chromaticities", 32}, {"compression", 1}, {"deepImageState", 1},
+        {"double", 8}, {"envmap", 1}, {"float", 4}, {"int", 4}, {"keycode", 28}, {"lineOrder", 1}, {"m33f", 36},
+        {"m33d", 72}, {"m44f", 64}, {"m44d", 128}, {"rational", 8}, {"tiledesc", 9}, {"timecode", 8},
+        {"v2i", 8}, {"v2f", 8}, {"v2d", 16}, {"v3i", 12}, {"v3f", 12}, {"v3d", 24}};
+    for (const auto& [name, size] : fixed)
+        if (type == name) return size;
+    const auto u32 = [&](size_t at) {
+        uint32_t v = 0;
+        for (int i = 3; i >= 0 && at + 4 <= bytes.size(); --i) v = (v << 8) | uint8_t(bytes[at + size_t(i)]);
+        return v;
+    };
+    if (type == "preview")   // width, height, then 4 bytes a pixel (OpenEXR allocates them first)
+        return declared < 8 ? 8 : 8 + 4 * uint64_t(u32(pos)) * uint64_t(u32(pos + 4));
+    if (type == "chlist") {   // name, 16 bytes, ... up to an empty name
+        size_t at = pos;
+        while (at < bytes.size() && bytes[at] != '\0') {
+            const size_t end = bytes.find('\0', at);
+            if (end == std::string::npos) return uint64_t(bytes.size()) + 1;
+            at = end + 1 + 16;
+        }
+        return at + 1 - pos;
+    }
+    return declared;
+}
+
+// OpenEXR allocates an attribute's size before it reads the value: a 388-byte file whose attribute claimed
+// 1.7 GB made it reserve that much (found by tools/fuzz/fuzz_image). Every header's attributes (name, type,
+// int32 size, value) must be as large as the file says and fit in it; a multi-part file's list of headers
+// ends with an empty one.
+void check_exr_attribute_sizes(const std::string& bytes, int version, const std::string& shown) {
+    size_t pos = 8;
+    const auto damaged = [&](const std::string& why) { fail(shown, ": cannot read the OpenEXR file: ", why); };
+    const auto string = [&] {
+        const size_t end = bytes.find('\0', pos);
+        if (end == std::string::npos) damaged("the header ends inside an attribute");
+        std::string s = bytes.substr(pos, end - pos);
+        pos = end + 1;
+        return s;
+    };
+    for (bool empty = false; !empty;) {
+        empty = true;
+        while (true) {
+            if (pos >= bytes.size()) damaged("the header is truncated");
+            if (bytes[pos] == '\0') break;
+            empty = false;
+            const std::string name = string(), type = string();
+            if (bytes.size() - pos < 4) damaged("the header is truncated");
+            uint32_t size = 0;
+            for (int i = 3; i >= 0; --i) size = (size << 8) | uint8_t(bytes[pos + size_t(i)]);
+            pos += 4;
+            if (size > bytes.size() - pos)
+                damaged("attribute \"" + name + "\" claims " + std::to_string(size) + " bytes; the file has " +
+                        std::to_string(bytes.size() - pos) + " left");
+            if (exr_value_size(type, bytes, pos, size) != size)
+                damaged("attribute \"" + name + "\" of type " + type + " does not hold the " + std::to_string(size) +
+                        " bytes it claims");
+            pos += size;
+        }
+        ++pos;
+        if (!Imf::isMultiPart(version)) return;
+    }
+}
+
 // The first part's header alone: OpenEXR's file classes size tables from the data window as they open,
 // so a damaged window must be refused before them.
 Imath::Box2i exr_data_window(const std::string& bytes, const std::string& shown) {
@@ -111,6 +179,7 @@ Imath::Box2i exr_data_window(const std::string& bytes, const std::string& shown)
         version = (version << 8) | int(uint8_t(bytes[size_t(4 + i)])); // little-endian
     if (Imf::getVersion(version) != Imf::EXR_VERSION || !Imf::supportsFlags(Imf::getFlags(version)))
         throw Iex::InputExc("unsupported OpenEXR version field " + std::to_string(version));
+    check_exr_attribute_sizes(bytes, version, shown);
     MemoryStream stream(bytes, shown);
     stream.seekg(8);
     Imf::Header header;
