@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Shared set-up for run.sh and test.sh: installs missing Debian packages, then configures and builds
-# (with --packages-only, only installs).
+# (with --packages-only, only installs; --fuzz first adds the fuzzing packages, for tools/fuzz/run.sh).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${ADJOINT_BUILD_DIR:-$here/build}"
@@ -22,11 +22,17 @@ packages=(
   xvfb xauth                                                  # the studio's tests
   pybind11-dev python3-dev                                    # the Python package adjoint (app/python)
   python3-pytest python3-numpy python3-torch                  # its tests, arrays and adjoint.torch
-  clang-16 libclang-rt-16-dev llvm-16                         # tools/fuzz: libFuzzer, llvm-symbolizer (CI's fuzz run)
 )
+# Fuzzing (tools/fuzz/run.sh, which asks for them with --fuzz): clang 16 with libFuzzer and llvm-symbolizer.
+# The build and the tests do not use them (the test suite replays the fuzz corpora with g++), so CI has none.
+fuzz_packages=(clang-16 libclang-rt-16-dev llvm-16)
 if [ "${1:-}" = --list-packages ]; then
   printf '%s\n' "${packages[@]}"
   exit 0
+fi
+if [ "${1:-}" = --fuzz ]; then
+  packages+=("${fuzz_packages[@]}")
+  shift
 fi
 missing=()
 for p in "${packages[@]}"; do

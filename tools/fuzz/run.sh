@@ -9,6 +9,7 @@
 # Each target prints its executions and exec/s at the end (libFuzzer's final stats).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+"$here/tools/setup.sh" --fuzz --packages-only   # clang 16, libFuzzer, llvm-symbolizer
 build="${ADJOINT_FUZZ_BUILD_DIR:-$here/build-fuzz}"
 limit=(-max_total_time=20)
 if [ "${1:-}" = --runs ]; then limit=(-runs="$2"); shift 2
