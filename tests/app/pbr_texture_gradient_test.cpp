@@ -1,0 +1,118 @@
+// --check-gradients on a metallic-roughness texture (G roughness, B metallic) under a sky: every texel of a 4x4
+// texture on a sphere, its gradient against finite differences, on a prefiltered level's roughness (a kink of
+// the loss: the gradient is the left one-sided difference) and between levels (central; both within 2% plus rounding).
+#include "io_test_util.h"
+#include "support/device_fixture.h"
+
+#include <adjoint/app/gradient_check.h>
+#include <adjoint/app/image_io.h>
+#include <adjoint/app/plugins.h>
+#include <adjoint/app/run.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace adjoint::test {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kAssets = fs::path(ADJOINT_SOURCE_DIR) / "assets";
+
+// A metal sphere under the courtyard sky, hard visibility, its 4x4 metallic-roughness texture free at
+// (0, roughness, 0.7) (the truth: the texture's own texels, which the init replaces).
+app::Scene sphere(const fs::path& dir, float roughness) {
+    app::Image texture(4, 4, 3, 0.0f);
+    for (int y = 0; y < 4; ++y)
+        for (int x = 0; x < 4; ++x) texture.at(x, y, 1) = 0.3f + 0.05f * float(x + y), texture.at(x, y, 2) = 0.9f;
+    app::write_png(dir / "mr.png", texture);
+    const std::string text = R"({
+  "format": 1,
+  "camera": { "eye": [0, 0.4, 2.6], "target": [0, 0, 0], "fov_y": 40, "resolution": [48, 48] },
+  "materials": { "ball": { "model": "pbr", "base_color": [0.9, 0.6, 0.3],
+                           "metallic_roughness_texture": ")" + (dir / "mr.png").string() + R"(" } },
+  "meshes": [ { "name": "ball", "file": "meshes/uv_sphere.obj", "material": "ball" } ],
+  "lights": [ { "name": "sky", "type": "environment", "file": "environments/courtyard.exr", "rotation": 30 } ],
+  "render": { "visibility": "hard" },
+  "optimize": { "target": "scene", "parameters": {
+      "materials.ball.metallic_roughness_texture": { "init": [0.0, )" + std::to_string(roughness) + R"(, 0.7] } } }
+})";
+    return app::load_scene_from_string(text, kAssets, "pbr-texture.json");
+}
+
+struct Counts {
+    size_t roughness = 0, metallic = 0, kinks = 0;
+};
+
+// The rows that carry a gradient (at least 1e-3 of the largest; the red channel is unused: 0), by channel; every
+// row passes, and those within `rtol` of the difference the check kept, plus the loss's float rounding (the
+// check's own absolute term, twice that for a one-sided difference).
+Counts expect_rows(const app::GradientCheck& c, double rtol) {
+    Counts n;
+    EXPECT_EQ(c.rows.size(), 48u);
+    double largest = 0;
+    for (const auto& r : c.rows) largest = std::max(largest, std::fabs(r.analytic));
+    for (const auto& r : c.rows) {
+        EXPECT_EQ(r.verdict, app::CheckVerdict::pass) << r.component << ": " << r.analytic << " vs " << r.numeric;
+        if (r.component % 3 == 0) EXPECT_EQ(r.analytic, 0.0) << r.component;
+        if (r.component % 3 == 0 || std::fabs(r.analytic) < 1e-3 * largest) continue;
+        const double scale = std::max(std::fabs(r.analytic), std::fabs(r.numeric));
+        const double rounding = (r.tolerance - app::kCheckRelativeTolerance * scale) * (r.note.empty() ? 1 : 2);
+        EXPECT_LE(std::fabs(r.analytic - r.numeric), rtol * scale + rounding)
+            << r.component << ": " << r.analytic << " vs " << r.numeric << " " << r.note;
+        ++(r.component % 3 == 1 ? n.roughness : n.metallic);
+        n.kinks += !r.note.empty();
+    }
+    return n;
+}
+
+} // namespace
+
+class PbrTextureGradient : public DeviceTest {
+protected:
+    // Every texel's every channel (48 components, none drawn).
+    app::GradientCheck check_all(const app::Scene& scene) {
+        app::Optimizer opt(device, scene);
+        app::GradientCheckOptions o;
+        o.samples = 48;
+        return app::check_gradients(opt, scene, o);
+    }
+};
+
+// Between levels the loss is smooth: central differences match both channels within 2% plus rounding, and no row is a kink.
+TEST_F(PbrTextureGradient, BetweenLevelsCentralDifferencesMatch) {
+    app::test::TempDir tmp;
+    const auto check = check_all(sphere(tmp.path(), 0.4f));
+    std::printf("%s", app::format_gradient_check(check).c_str());
+    const Counts n = expect_rows(check, 0.02);
+    EXPECT_GE(n.roughness, 6u);
+    EXPECT_GE(n.metallic, 5u);
+    EXPECT_EQ(n.kinks, 0u);
+}
+
+// On a prefiltered level's roughness (0.5, environment_roughness[1]) the sky's blend of levels has a kink: the
+// gradient is the left one-sided difference (the comparison `roughness > level` is false there), the central
+// difference is their mean and misses it by far more than the tolerance; the check says so and passes.
+TEST_F(PbrTextureGradient, OnALevelTheGradientIsTheLeftDifference) {
+    ASSERT_EQ(app::environment_roughness[1], 0.5f);
+    app::test::TempDir tmp;
+    const auto check = check_all(sphere(tmp.path(), 0.5f));
+    std::printf("%s", app::format_gradient_check(check).c_str());
+    const Counts n = expect_rows(check, 0.02);
+    EXPECT_GE(n.roughness, 6u);
+    EXPECT_GE(n.metallic, 5u);
+    EXPECT_GE(n.kinks, 6u);   // roughness rows only (below)
+    size_t far = 0;   // rows whose central difference misses the gradient by over 20% (the check failed them)
+    for (const auto& r : check.rows)
+        if (!r.note.empty()) {
+            EXPECT_EQ(r.component % 3, 1u);
+            EXPECT_EQ(r.note.rfind("kink: left difference (central ", 0), 0u) << r.note;
+            const double central = std::stod(r.note.substr(r.note.find("central ") + 8));
+            far += std::fabs(r.analytic - central) > 0.2 * std::fabs(r.analytic);
+        }
+    EXPECT_GE(far, 4u);
+    EXPECT_TRUE(check.passed());
+}
+
+} // namespace adjoint::test
