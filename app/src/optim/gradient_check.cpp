@@ -55,13 +55,8 @@ std::vector<size_t> components(const float* g, size_t size, bool sample, uint32_
     return order;
 }
 
-// The differences along component i: central (L(x + h) − L(x − h)) / (the two offsets float could represent),
-// and the one-sided ones from the loss at x (l0), which the verdict needs at a kink.
-struct Difference {
-    double central = 0, left = 0, right = 0;
-};
-
-Difference differences(Optimizer& opt, std::vector<float>& x, size_t i, double h, double l0) {
+// The central difference (L(x + h) − L(x − h)) / (the two offsets float could represent) along component i.
+double central(Optimizer& opt, std::vector<float>& x, size_t i, double h) {
     const float x0 = x[i];
     x[i] = float(x0 + h);
     const double hi = double(x[i]);
@@ -72,10 +67,8 @@ Difference differences(Optimizer& opt, std::vector<float>& x, size_t i, double h
     opt.set_free_values(x);
     const double lm = opt.evaluate();
     x[i] = x0;
-    return {(lp - lm) / (hi - lo), (l0 - lm) / (double(x0) - lo), (lp - l0) / (hi - double(x0))};
+    return (lp - lm) / (hi - lo);
 }
-
-double central(Optimizer& opt, std::vector<float>& x, size_t i, double h) { return differences(opt, x, i, h, 0).central; }
 
 // Geometry with antialias or soft visibility: the image jumps where a pixel centre meets a polygon's corner (no
 // pixel pair blends it there, as in nvdiffrast), and one difference can straddle such a jump. So the
@@ -97,32 +90,6 @@ void judge(GradientCheckRow& r, double loss, bool geometry) {
     const double rtol = geometry ? kCheckGeometryRelativeTolerance : kCheckRelativeTolerance;
     r.tolerance = rtol * scale + kCheckLossRounding * loss / r.step;
     r.verdict = diff <= r.tolerance ? CheckVerdict::pass : CheckVerdict::fail;
-}
-
-// A value at a kink of the loss (the renderer blends piecewise-linearly between precomputed tables, e.g. the
-// sky's prefiltered maps at environment_roughness): the loss has two one-sided derivatives there, $autodiff
-// returns one of them (that of the branch the value's comparison takes) and the central difference their mean,
-// which matches neither. So when the central difference fails and the one-sided differences are told apart
-// beyond their rounding (a kink, not curvature), the row passes if the gradient is one of them, and says so.
-// Their rounding doubles (one loss difference over h, not 2h).
-void judge_kink(GradientCheckRow& r, const Difference& d, double loss) {
-    if (r.verdict != CheckVerdict::fail) return;
-    const double rounding = 2 * kCheckLossRounding * loss / r.step;
-    const auto close = [&](double a, double b) {
-        return std::fabs(a - b) <= kCheckRelativeTolerance * std::max(std::fabs(a), std::fabs(b)) + rounding;
-    };
-    if (close(d.left, d.right)) return;
-    for (const auto& [side, name] : {std::pair{d.left, "left"}, std::pair{d.right, "right"}})
-        if (close(r.analytic, side)) {
-            r.numeric = side;
-            r.relative_error = std::fabs(r.analytic - side) / std::max(std::fabs(r.analytic), std::fabs(side));
-            r.verdict = CheckVerdict::pass;
-            char note[160];
-            std::snprintf(note, sizeof note, "kink: %s difference (central %.6g, left %.6g, right %.6g)", name,
-                          d.central, d.left, d.right);
-            r.note = note;
-            return;
-        }
 }
 
 } // namespace
@@ -160,14 +127,10 @@ GradientCheck check_gradients(Optimizer& opt, const Scene& scene, const Gradient
                 // The finite difference would cross pixel edges that the hard renderer does not differentiate.
                 r.verdict = CheckVerdict::skipped;
                 r.note = "skipped: hard visibility";
-            } else if (geometry) {
-                r.numeric = geometry_difference(opt, x, offset + c, r.step, r.analytic);
-                judge(r, check.loss, geometry);
             } else {
-                const Difference d = differences(opt, x, offset + c, r.step, check.loss);
-                r.numeric = d.central;
+                r.numeric = geometry ? geometry_difference(opt, x, offset + c, r.step, r.analytic)
+                                     : central(opt, x, offset + c, r.step);
                 judge(r, check.loss, geometry);
-                judge_kink(r, d, check.loss);
             }
             check.rows.push_back(std::move(r));
         }
@@ -188,8 +151,7 @@ std::string format_gradient_check(const GradientCheck& c) {
                   "geometry with antialias or soft visibility: steps 1e-4 * max(|x|, 1) times 1, 3, ..., 3^%d,\n"
                   "the difference closest to the gradient kept (one step may straddle a pixel-corner jump)\n"
                   "pass when |gradient - finite diff| <= rtol * max(|gradient|, |finite diff|) + %.0e * loss / h,\n"
-                  "rtol %.2g (geometry with antialias or soft visibility: %.2g); hard-visibility geometry is skipped;\n"
-                  "at a kink (one-sided differences apart) the gradient may match either one-sided difference instead\n\n",
+                  "rtol %.2g (geometry with antialias or soft visibility: %.2g); hard-visibility geometry is skipped\n\n",
                   kCheckGeometrySteps - 1, kCheckLossRounding, kCheckRelativeTolerance, kCheckGeometryRelativeTolerance);
     out << line;
     std::snprintf(line, sizeof line, "%-36s %9s %12s %10s %14s %14s %10s  %s\n", "parameter", "component", "value", "step",
@@ -202,9 +164,9 @@ std::string format_gradient_check(const GradientCheck& c) {
                           r.value, "-", r.analytic, "-", "-", r.note.c_str());
             ++skipped;
         } else {
-            std::snprintf(line, sizeof line, "%-36s %9zu %12.6g %10.3g %14.6g %14.6g %10.3g  %s%s%s\n", r.path.c_str(),
+            std::snprintf(line, sizeof line, "%-36s %9zu %12.6g %10.3g %14.6g %14.6g %10.3g  %s\n", r.path.c_str(),
                           r.component, r.value, r.step, r.analytic, r.numeric, r.relative_error,
-                          r.verdict == CheckVerdict::pass ? "pass" : "FAIL", r.note.empty() ? "" : ", ", r.note.c_str());
+                          r.verdict == CheckVerdict::pass ? "pass" : "FAIL");
             ++(r.verdict == CheckVerdict::pass ? pass : fail);
         }
         out << line;

@@ -25,12 +25,11 @@ struct GradientCheckRow {
     double value = 0;         // the start value of that float
     double step = 0;          // the finite-difference step h: (L(x + h) − L(x − h)) / 2h (the one kept)
     double analytic = 0;      // d loss / d value from $autodiff
-    double numeric = 0;       // the central difference (geometry with antialias or soft: the closest of kCheckGeometrySteps;
-                              // at a kink: the one-sided difference the gradient matched)
+    double numeric = 0;       // the central difference (geometry with antialias or soft: the closest of kCheckGeometrySteps)
     double relative_error = 0;// |analytic − numeric| / max(|analytic|, |numeric|), 0 when both are 0
     double tolerance = 0;     // the allowed |analytic − numeric|
     CheckVerdict verdict = CheckVerdict::pass;
-    std::string note;         // why a row is skipped, or that it passed on a one-sided difference at a kink
+    std::string note;         // why a row is skipped
 };
 
 struct GradientCheck {
