@@ -23,6 +23,12 @@ inline const std::filesystem::path& folder() {
     static const std::filesystem::path dir = [] {
         auto d = std::filesystem::temp_directory_path() / ("adjoint_fuzz_" + std::to_string(::getpid()));
         for (const char* sub : {"scenes", "meshes", "textures"}) std::filesystem::create_directories(d / sub);
+        // Taken away at exit (the copy is constructed before the handler is registered, so it outlives it).
+        static const std::string to_remove = d.string();
+        std::atexit([] {
+            std::error_code ec;
+            std::filesystem::remove_all(to_remove, ec);
+        });
         std::ofstream(d / "tri.obj") << tri_obj;
         app::write_png(d / "r_0.png", app::Image(8, 8, 3));   // the image the seeds' datasets name
         for (const char* mesh : {"blob", "box", "plane", "quad", "torus_knot", "uv_sphere", "ico_sphere"})
