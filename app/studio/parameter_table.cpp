@@ -3,6 +3,8 @@
 // texture's value cell holds its thumbnail, which opens it in the Textures tab.
 #include "panels.h"
 
+#include <imgui_internal.h>   // the column width the table gave (ImGuiTableColumn::WidthGiven)
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -62,7 +64,11 @@ std::string describe_error(const app::ParameterState& p) {
 // A cell's text, counted as clipped when its column is narrower than the text.
 void RunPanels::table_cell(const std::string& text) {
     ImGui::TableNextColumn();
-    if (ImGui::CalcTextSize(text.c_str()).x > ImGui::GetContentRegionAvail().x + 0.5f) ++table_.clipped_cells;
+    // Against the width the table's layout gave the column (not the window's visible part: the table scrolls
+    // sideways, and a column scrolled out of view is not cut).
+    const ImGuiTable* table = ImGui::GetCurrentTable();
+    const float width = table->Columns[table->CurrentColumn].WidthGiven;
+    if (ImGui::CalcTextSize(text.c_str()).x > width + 0.5f) ++table_.clipped_cells;
     ImGui::TextUnformatted(text.c_str());
 }
 
@@ -86,7 +92,11 @@ void RunPanels::draw_parameter_table(Session& session) {
         for (size_t c = 0; c < 5; ++c) widths[c] = std::max(widths[c], ImGui::CalcTextSize(table_.rows.back()[c].c_str()).x);
         widths[1] = std::max(widths[1], textures.thumbnail_width(i, kThumbnailHeight));
     }
-    if (!ImGui::BeginTable("params", 6, flags)) return;
+    // A fixed column's width is taken when its table first appears; a table of other widths is another table
+    // (its id names them), so a value that grew this frame gets its room in this frame.
+    std::string id = "params";
+    for (float w : widths) id += "_" + std::to_string(int(std::ceil(w)));
+    if (!ImGui::BeginTable(id.c_str(), 6, flags)) return;
     ImGui::TableSetupScrollFreeze(1, 1);
     for (size_t c = 0; c < 5; ++c) ImGui::TableSetupColumn(names[c], ImGuiTableColumnFlags_WidthFixed, widths[c]);
     ImGui::TableSetupColumn("learning rate", ImGuiTableColumnFlags_WidthFixed, 90.0f);
