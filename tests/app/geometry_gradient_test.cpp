@@ -1,6 +1,7 @@
 // Geometry gradients (vertices, translation, rotation, camera) from $autodiff against central finite
 // differences of the antialiased forward renderer, at silhouettes against the background and at occlusion
 // edges over a floor; and hard mode, which has no silhouette gradient.
+#include "ball_scene.h"
 #include "finite_difference.h"
 #include "support/device_fixture.h"
 
@@ -14,28 +15,10 @@ namespace adjoint::test {
 
 namespace {
 
-// 48x48 pixels: an ico-sphere (its vertex colours vary with position) in front of a floor, lit by a point
-// and an ambient light. The free parameters start away from the truth, so every gradient is non-zero.
+// 48x48 pixels: the ico-sphere over a floor (ball_scene.h). The free parameters start away from the truth, so
+// every gradient is non-zero.
 std::string scene_text(const std::string& visibility, const std::string& parameters) {
-    return R"({
-  "format": 1,
-  "camera": { "eye": [0.3, 0.8, 3.2], "target": [0, 0, 0], "fov_y": 40, "resolution": [48, 48] },
-  "background": [0.1, 0.12, 0.15],
-  "materials": {
-    "ball":  { "albedo": [0.8, 0.5, 0.3], "specular": [0.2, 0.2, 0.2], "shininess": 20 },
-    "floor": { "albedo": [0.3, 0.4, 0.6] }
-  },
-  "meshes": [
-    { "name": "ball",  "file": "meshes/ico_sphere.obj", "material": "ball", "scale": 0.7, "vertex_colors": true },
-    { "name": "floor", "file": "meshes/plane.obj", "material": "floor", "translation": [0, -1.0, 0] }
-  ],
-  "lights": [
-    { "name": "key",  "type": "point", "position": [1.5, 2.5, 2], "color": [1, 0.9, 0.8], "intensity": 9 },
-    { "name": "fill", "type": "ambient", "color": [1, 1, 1], "intensity": 0.2 }
-  ],
-  "render": { "visibility": ")" + visibility + R"(" },
-  "optimize": { "target": "scene", "parameters": { )" + parameters + R"( } }
-})";
+    return ball_scene(R"({ "visibility": ")" + visibility + R"(" })", parameters);
 }
 
 // The antialiased image is continuous in the geometry except where a pixel centre meets a polygon's corner

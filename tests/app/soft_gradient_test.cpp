@@ -1,6 +1,7 @@
 // Soft rasterization (render.visibility "soft"): coverage and colour at chosen pixels against the SoftRas
 // formulas, the image approaching the hard one as sigma and gamma shrink, and its gradients (translation,
 // rotation, camera, vertices) from $autodiff against central finite differences of the soft image's loss.
+#include "ball_scene.h"
 #include "finite_difference.h"
 #include "render/dynamic.h"
 #include "render/scene_data.h"
@@ -57,29 +58,6 @@ const char* kSquare = R"({
       "meshes.back.translation": { "init": [0.07, -0.04, 0.1] },
       "meshes.back.rotation": { "init": { "axis": [0.2, 0.3, 1], "angle": 12 } } } }
 })";
-
-// An ico-sphere (vertex colours vary with position) over a floor, a point and an ambient light.
-std::string ball_scene(const std::string& render, const std::string& parameters) {
-    return R"({
-  "format": 1,
-  "camera": { "eye": [0.3, 0.8, 3.2], "target": [0, 0, 0], "fov_y": 40, "resolution": [48, 48] },
-  "background": [0.1, 0.12, 0.15],
-  "materials": {
-    "ball":  { "albedo": [0.8, 0.5, 0.3], "specular": [0.2, 0.2, 0.2], "shininess": 20 },
-    "floor": { "albedo": [0.3, 0.4, 0.6] }
-  },
-  "meshes": [
-    { "name": "ball",  "file": "meshes/ico_sphere.obj", "material": "ball", "scale": 0.7, "vertex_colors": true },
-    { "name": "floor", "file": "meshes/plane.obj", "material": "floor", "translation": [0, -1.0, 0] }
-  ],
-  "lights": [
-    { "name": "key",  "type": "point", "position": [1.5, 2.5, 2], "color": [1, 0.9, 0.8], "intensity": 9 },
-    { "name": "fill", "type": "ambient", "color": [1, 1, 1], "intensity": 0.2 }
-  ],
-  "render": )" + render + (parameters.empty() ? std::string() : R"(,
-  "optimize": { "target": "scene", "parameters": { )" + parameters + " } }") + R"(
-})";
-}
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 

@@ -3,6 +3,7 @@
 // largest weight carried between them (render/soft_stage.cpp). Forced into many parts, a small scene gives the
 // image and the gradients of one part; 70,000 triangles over an 8x8 image (one tile) give the SoftRas blend
 // computed here, and $autodiff's gradient agrees with central differences.
+#include "ball_scene.h"
 #include "finite_difference.h"
 #include "render/dynamic.h"
 #include "render/scene_data.h"
@@ -26,25 +27,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // The ico-sphere (vertex colours) over a floor, a point and an ambient light, every ball vertex free.
-const char* kBall = R"({
-  "format": 1,
-  "camera": { "eye": [0.3, 0.8, 3.2], "target": [0, 0, 0], "fov_y": 40, "resolution": [48, 48] },
-  "background": [0.1, 0.12, 0.15],
-  "materials": {
-    "ball":  { "albedo": [0.8, 0.5, 0.3], "specular": [0.2, 0.2, 0.2], "shininess": 20 },
-    "floor": { "albedo": [0.3, 0.4, 0.6] }
-  },
-  "meshes": [
-    { "name": "ball",  "file": "meshes/ico_sphere.obj", "material": "ball", "scale": 0.7, "vertex_colors": true },
-    { "name": "floor", "file": "meshes/plane.obj", "material": "floor", "translation": [0, -1.0, 0] }
-  ],
-  "lights": [
-    { "name": "key",  "type": "point", "position": [1.5, 2.5, 2], "color": [1, 0.9, 0.8], "intensity": 9 },
-    { "name": "fill", "type": "ambient", "color": [1, 1, 1], "intensity": 0.2 }
-  ],
-  "render": { "visibility": "soft", "soft": { "sigma": 1e-3, "gamma": 0.1 } },
-  "optimize": { "target": "scene", "parameters": { "meshes.ball.vertices": { "perturb": 0.02 } } }
-})";
+const std::string kBall = ball_scene(R"({ "visibility": "soft", "soft": { "sigma": 1e-3, "gamma": 0.1 } })",
+                                     R"("meshes.ball.vertices": { "perturb": 0.02 })");
 
 struct Rendered {
     std::vector<float4> image;
