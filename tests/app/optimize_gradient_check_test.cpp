@@ -21,6 +21,7 @@ namespace {
 
 const fs::path kScenes = fs::path(ADJOINT_SOURCE_DIR) / "assets" / "scenes";
 const std::string kOptimize = std::string(ADJOINT_BINARY_DIR) + "/app/adjoint-optimize";
+constexpr uint32_t kPoseSide = 64;   // the reduced pose demo
 
 app::Scene demo(const std::string& name, uint32_t width, uint32_t height) {
     app::LoadOptions lo;
@@ -129,20 +130,31 @@ TEST_F(GradientCheck, AntialiasedSquarePoseAndCameraPass) {
     expect_all_pass(app::check_gradients(opt, scene, {}), 3 + 3 + 1);
 }
 
-// The pose demo with its antialias visibility, reduced: the geometry rows are compared (not skipped) and the
-// albedo's pass. The knot's translation and rotation rows FAIL today (relative errors 0.1 to 1 at 48x48, 64x64
-// and 128x128, with any step or a slope fitted over 8 points): on this thin, self-occluding mesh the antialiased
-// gradient and the loss's slope disagree, so those rows are printed, not asserted (an open finding).
-TEST_F(GradientCheck, PoseDemoWithAntialiasComparesGeometry) {
-    auto scene = demo("pose.json", 48, 48);
+// The pose demo with its antialias visibility, reduced: a 5k-triangle knot whose silhouettes are slivers
+// thinner than a pixel, seen edge-on. Every row passes, the geometry's mostly on the slope fitted over
+// about half a pixel of silhouette motion (at 1e-4 the image's jumps swamp the difference). While the
+// antialias walk gave up after 4 triangles, 5 of the 7 pose rows failed at 128x128 (translation [1]:
+// gradient 0.014 against a slope of 0.024, noise 3e-4). A negated translation fails its rows: the noise
+// admitted stays below the gradient.
+TEST_F(GradientCheck, PoseDemoWithAntialiasPasses) {
+    auto scene = demo("pose.json", kPoseSide, kPoseSide);
     ASSERT_EQ(scene.render.visibility, app::Visibility::antialias);
     app::Optimizer opt(device, scene);
     const auto check = app::check_gradients(opt, scene, {});
     std::printf("%s", app::format_gradient_check(check).c_str());
-    ASSERT_EQ(check.rows.size(), 4u + 3u + 3u);
-    EXPECT_EQ(count(check, app::CheckVerdict::skipped), 0u);
-    for (const auto& r : check.rows)
-        if (r.path == "materials.knot.albedo") EXPECT_EQ(r.verdict, app::CheckVerdict::pass) << r.component;
+    expect_all_pass(check, 4 + 3 + 3);
+    size_t fitted = 0;
+    for (const auto& r : check.rows) {
+        fitted += r.noise > 0;
+        EXPECT_LT(app::kCheckNoiseFactor * r.noise, std::fabs(r.analytic)) << r.path << "[" << r.component << "]";
+    }
+    EXPECT_GE(fitted, 4u);
+
+    app::GradientCheckOptions broken;
+    broken.break_parameter = "meshes.knot.translation";
+    const auto bad = app::check_gradients(opt, scene, broken);
+    for (const auto& r : bad.rows)
+        EXPECT_EQ(r.verdict == app::CheckVerdict::fail, r.path == "meshes.knot.translation") << r.path << r.component;
 }
 
 TEST_F(GradientCheck, PoseWithHardVisibilitySkipsGeometry) {

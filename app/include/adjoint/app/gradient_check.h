@@ -23,9 +23,10 @@ struct GradientCheckRow {
     std::string path;
     size_t component = 0;     // index of the float within the parameter
     double value = 0;         // the start value of that float
-    double step = 0;          // the finite-difference step h: (L(x + h) − L(x − h)) / 2h (the one kept)
+    double step = 0;          // the finite-difference step h: (L(x + h) − L(x − h)) / 2h (geometry: the span)
     double analytic = 0;      // d loss / d value from $autodiff
-    double numeric = 0;       // the central difference (geometry with antialias or soft: the closest of kCheckGeometrySteps)
+    double numeric = 0;       // the central difference (geometry with antialias or soft: the fitted slope)
+    double noise = 0;         // geometry with antialias or soft: the fitted slope's standard error (else 0)
     double relative_error = 0;// |analytic − numeric| / max(|analytic|, |numeric|), 0 when both are 0
     double tolerance = 0;     // the allowed |analytic − numeric|
     CheckVerdict verdict = CheckVerdict::pass;
@@ -43,9 +44,14 @@ struct GradientCheck {
 // Relative tolerance: colour and light parameters, and geometry parameters with antialias or soft visibility.
 inline constexpr double kCheckRelativeTolerance = 0.02;
 inline constexpr double kCheckGeometryRelativeTolerance = 0.1;
-// Geometry with antialias or soft visibility: central differences with steps h, 3h, 9h, ... (this many), the one
-// closest to the gradient kept (a step can straddle a jump of the antialiased image); h is 1e-4 · max(|x|, 1).
-inline constexpr int kCheckGeometrySteps = 3;
+// Geometry with antialias or soft visibility: the central difference with step kCheckGeometryStep · max(|x|, 1)
+// (a quaternion component: kCheckGeometryStep); where that fails, the slope fitted to the loss at
+// 2 · kCheckGeometryPoints points spread evenly over x ± h, h = kCheckGeometrySpan · max(|x|, 1) (a quaternion component: kCheckGeometrySpan),
+// and its standard error ("noise": the antialiased image's small jumps), admitted kCheckNoiseFactor times.
+inline constexpr double kCheckGeometryStep = 1e-4;
+inline constexpr int kCheckGeometryPoints = 4;
+inline constexpr double kCheckGeometrySpan = 1e-2;
+inline constexpr double kCheckNoiseFactor = 3.0;
 // The absolute part: the float rounding of the loss's sums, kCheckLossRounding · loss / h.
 inline constexpr double kCheckLossRounding = 2e-7;
 
