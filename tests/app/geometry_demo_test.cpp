@@ -242,7 +242,10 @@ TEST_F(GeometryDemos, PoseStaysStuckWithHardVisibility) {
 // The camera from one picture. Sliding the target along the line of sight changes nothing in the image, so
 // the measures are the eye, the viewing direction and the field of view.
 TEST_F(GeometryDemos, CameraFromOnePicture) {
-    auto scene = demo("camera.json", 96, 250);
+    // The scene's own 400 iterations: eye distance and field of view trade against each other (a dolly
+    // zoom changes the picture only through perspective), so the eye moves along that valley slowly and
+    // steadily (0.062 off at 250 iterations, 0.043 at 400, 0.029 at 600, 48-51 dB throughout).
+    auto scene = demo("camera.json", 96, 400);
     app::Optimizer opt(device, scene);
     app::IterationReport last;
     while (opt.iteration() < opt.total_iterations()) last = opt.step();

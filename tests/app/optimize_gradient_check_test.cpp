@@ -157,6 +157,20 @@ TEST_F(GradientCheck, PoseDemoWithAntialiasPasses) {
         EXPECT_EQ(r.verdict == app::CheckVerdict::fail, r.path == "meshes.knot.translation") << r.path << r.component;
 }
 
+// The camera demo, reduced: a textured floor, a textured ball and the knot, the eye, target and field of
+// view free. Before the level of detail was differentiated and the median slope was a scale of the check,
+// eye[1] failed (gradient -0.0188 against -0.0231 over half a pixel: the floor texture's jumps as silhouettes
+// pass pixel centres, between which the slope is the gradient's). At 96x96, eye[2] (5% of the largest
+// component) fails: -0.0009 against +0.001 over half a pixel, while the slopes between jumps within 5e-4 of
+// the start read -0.0008 to -0.001 (an open finding: the check has no scale that sees this).
+TEST_F(GradientCheck, CameraDemoPasses) {
+    auto scene = demo("camera.json", 128, 128);
+    app::Optimizer opt(device, scene);
+    const auto check = app::check_gradients(opt, scene, {});
+    std::printf("%s", app::format_gradient_check(check).c_str());
+    expect_all_pass(check, 3 + 3 + 1);
+}
+
 TEST_F(GradientCheck, PoseWithHardVisibilitySkipsGeometry) {
     auto scene = demo("pose.json", 32, 32);
     scene.render.visibility = app::Visibility::hard;

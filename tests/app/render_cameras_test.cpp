@@ -220,6 +220,39 @@ TEST_F(CameraRender, IntrinsicsGradientsMatchCentralDifferences) {
     }
 }
 
+// A textured floor seen obliquely fills the picture (no silhouette): its texels are minified, so each pixel
+// blends two mip levels by its footprint, which the camera changes. The eye's and target's gradients must
+// carry the level of detail's derivative too (with the footprint detached, eye.y read 26% high and eye.z 9%).
+TEST_F(CameraRender, AMinifiedTexturesLevelOfDetailIsDifferentiated) {
+    // A one-texel checker: level 0 alternates, level 1 and up are flat, so the blend's weight matters most.
+    TempFolder folder;
+    app::Image checker(64, 64, 3);
+    for (int y = 0; y < 64; ++y)
+        for (int x = 0; x < 64; ++x)
+            for (int c = 0; c < 3; ++c) checker.at(x, y, c) = ((x + y) % 2 == 0) == (c == 0) ? 0.9f : 0.1f;
+    app::write_png(folder.path() / "checker.png", checker);
+    Json s = square_scene(48, "hard");
+    s["camera"] = {{"eye", {0.1, 2, 1}}, {"target", {0, 0, -1}}, {"resolution", {48, 40}}, {"fov_y", 40}};
+    s["meshes"][0]["scale"] = 2.5;   // 10 x 10: 6 texels a unit, 1.5 to 8 texels a pixel
+    s["materials"]["m"] = {{"albedo_texture", (folder.path() / "checker.png").string()}};
+    s["optimize"] = {{"target", "scene"},
+                     {"parameters", {{"camera.eye", {{"init", {0.12, 2.05, 1.03}}}},
+                                     {"camera.target", {{"init", {0.02, 0.01, -1.04}}}}}}};
+    app::Optimizer opt(device, app::load_scene_from_string(s.dump(), ".", "floor.json"));
+    std::vector<float> g;
+    ASSERT_GT(opt.evaluate(&g), 0.0);
+    const std::vector<float> x0 = opt.free_values();
+    ASSERT_EQ(x0.size(), 6u);
+    // The absolute part: 0.5% of the largest component (a central difference across a texel's kink).
+    double largest = 0;
+    for (float v : g) largest = std::max(largest, double(std::fabs(v)));
+    for (size_t i = 0; i < x0.size(); ++i) {
+        const double fd = central_difference(opt, x0, i, 1e-4);
+        EXPECT_NEAR(g[i], fd, 0.02 * std::fabs(g[i]) + 0.005 * largest) << "float " << i;
+        EXPECT_GT(std::fabs(fd), 1e-4) << "float " << i;
+    }
+}
+
 // fx, fy and the principal point recovered from one picture of the square (the scene's own rendering).
 TEST_F(CameraRender, IntrinsicsAreRecoveredFromOnePicture) {
     Json s = square_scene(48, "antialias");

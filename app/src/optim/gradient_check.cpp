@@ -70,7 +70,7 @@ double central(Optimizer& opt, std::vector<float>& x, size_t i, double h) {
     return (lp - lm) / (hi - lo);
 }
 
-// The fitted slope (geometry_difference's second scale). The antialiased image moves continuously only between events
+// The fitted slope (geometry_difference's third scale). The antialiased image moves continuously only between events
 // that no pixel pair differentiates (a pixel centre meeting a polygon's corner, an edge turning past 45
 // degrees, a segment crossing two silhouettes: small jumps, as in nvdiffrast), and a dense mesh (pose.json's
 // 5k-triangle knot: thousands of silhouette pairs over four views) has so many that any two points 1e-4
@@ -115,16 +115,47 @@ double geometry_slope(Optimizer& opt, std::vector<float>& x, size_t i, double h,
 
 void judge(GradientCheckRow& r, double loss, bool geometry);
 
-// Geometry with antialias or soft visibility at two scales. First the central difference with a step of
-// kCheckGeometryStep, the local derivative: right where few silhouette events lie near (a box, a sphere;
-// pose-from-shadow's box translation [2] is 0.0177 there and 0.0146 over half a pixel, where the shadow's
-// outline bends the loss). Where it disagrees, the slope over kCheckGeometrySpan (geometry_slope) decides:
-// right where a dense mesh's events crowd the small step (pose.json). A correct gradient matches one of
-// them; a wrong one (the test hook's negated gradient) matches neither.
+// The local slope among jumps (geometry_difference's second scale): L at x + k·h, k = -kCheckGeometryPoints ..
+// kCheckGeometryPoints, and the median of the 2·kCheckGeometryPoints slopes between neighbours. The image is
+// continuous between the antialiased image's small jumps, and there its slope is the gradient; a jump lands
+// in one interval (the intervals are 1e-4 of silhouette motion's scale) and spoils that slope only, where a
+// single central difference across it measures the jump (camera.json: the slope between jumps of its
+// textured floor is -0.0115 for eye.y, the gradient -0.0116; an interval with a jump reads -0.03 to -0.056).
+double median_slope(Optimizer& opt, std::vector<float>& x, size_t i, double h, double loss) {
+    const float x0 = x[i];
+    std::vector<double> t, l;
+    for (int k = -kCheckGeometryPoints; k <= kCheckGeometryPoints; ++k) {
+        x[i] = float(x0 + h * k);
+        opt.set_free_values(x);
+        t.push_back(double(x[i]) - double(x0));
+        l.push_back(k == 0 ? loss : opt.evaluate());
+    }
+    x[i] = x0;
+    opt.set_free_values(x);
+    std::vector<double> slopes;
+    for (size_t k = 1; k < t.size(); ++k) slopes.push_back((l[k] - l[k - 1]) / (t[k] - t[k - 1]));
+    std::sort(slopes.begin(), slopes.end());
+    const size_t n = slopes.size();
+    return n % 2 ? slopes[n / 2] : 0.5 * (slopes[n / 2 - 1] + slopes[n / 2]);
+}
+
+// Geometry with antialias or soft visibility, at three scales; a correct gradient matches one of them, a wrong
+// one (the test hook's negated gradient) matches none:
+// - the central difference with a step of kCheckGeometryStep, the local derivative: right where no jump lies
+//   within the step (a box, a sphere; pose-from-shadow's box translation [2] is 0.0177 there and 0.0146 over
+//   half a pixel, where the shadow's outline bends the loss; a square's spin, whose slope halves within 4
+//   steps as corners pass pixel centres);
+// - the median of the slopes between 2·kCheckGeometryPoints such steps (median_slope): right where jumps are
+//   sparse at that scale but one fell within the central step (camera.json's textured floor);
+// - the slope over kCheckGeometrySpan (geometry_slope): right where a dense mesh's jumps crowd even the small
+//   steps (pose.json).
 void geometry_difference(Optimizer& opt, std::vector<float>& x, size_t i, GradientCheckRow& r, ParameterKind kind,
                          double loss) {
     r.step = step_for(kind, float(r.value), kCheckGeometryStep);
     r.numeric = central(opt, x, i, r.step);
+    judge(r, loss, true);
+    if (r.verdict == CheckVerdict::pass) return;
+    r.numeric = median_slope(opt, x, i, r.step, loss);
     judge(r, loss, true);
     if (r.verdict == CheckVerdict::pass) return;
     r.step = step_for(kind, float(r.value), kCheckGeometrySpan);
@@ -191,19 +222,20 @@ GradientCheck check_gradients(Optimizer& opt, const Scene& scene, const Gradient
 
 std::string format_gradient_check(const GradientCheck& c) {
     std::ostringstream out;
-    char line[640];
+    char line[1024];
     std::snprintf(line, sizeof line, "gradient check: %s, loss %.6g over %u view(s), every view, at the start values\n",
                   c.scene.c_str(), c.loss, c.views);
     out << line;
     std::snprintf(line, sizeof line,
                   "finite diff (L(x+h) - L(x-h)) / 2h, step h 1e-3 * max(|x|, 1) (a quaternion component: 1e-3);\n"
                   "geometry with antialias or soft visibility: step h %.0e * max(|x|, 1) (a quaternion component: %.0e);\n"
+                  "where that fails, the median of the slopes (L(x+(k+1)h) - L(x+kh)) / h, k = -%d .. %d;\n"
                   "where that fails, the slope of a cubic fitted to L at %d points over x +- h, h %.0e * max(|x|, 1)\n"
                   "(a quaternion component: %.0e), with its standard error (noise: the antialiased image's jumps)\n"
                   "pass when |gradient - finite diff| <= rtol * max(|gradient|, |finite diff|) + %.0e * loss / h\n"
                   "+ %.0f * noise, rtol %.2g (geometry with antialias or soft visibility: %.2g); hard-visibility geometry is\n"
                   "skipped\n\n",
-                  kCheckGeometryStep, kCheckGeometryStep, 2 * kCheckGeometryPoints + 1, kCheckGeometrySpan,
+                  kCheckGeometryStep, kCheckGeometryStep, kCheckGeometryPoints, kCheckGeometryPoints - 1, 2 * kCheckGeometryPoints + 1, kCheckGeometrySpan,
                   kCheckGeometrySpan, kCheckLossRounding, kCheckNoiseFactor,
                   kCheckRelativeTolerance, kCheckGeometryRelativeTolerance);
     out << line;

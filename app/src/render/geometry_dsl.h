@@ -111,9 +111,11 @@ struct VertexInputs {
 };
 
 // The attributes of triangle `tri` (vertices t, world positions w) at perspective-correct barycentrics b.
-// bd, bx, by: the barycentrics of the triangle's plane at the pixel centre and one pixel right and down,
-// detached: the texture level of detail they give picks a mip level, it is not a value the image depends
-// on smoothly. two_sided: the normal is turned towards the camera (the rasterizers' shading of the surface
+// bd, bx, by: the barycentrics of the triangle's plane at the pixel centre and one pixel right and down:
+// the texture level of detail comes from them, and trilinear filtering blends two levels linearly in it, so
+// the image moves with the footprint too (a camera that comes closer to a textured floor reads finer
+// levels): differentiated, as nvdiffrast's uv_da. Leaving them out lost 12-17% of camera.json's gradient
+// in height (eye.y, target.y) against central differences. two_sided: the normal is turned towards the camera (the rasterizers' shading of the surface
 // a pixel sees); soft rasterization keeps it as interpolated, since it shades triangles seen edge-on too,
 // where turning it would make the image jump.
 template <typename PB>
@@ -159,8 +161,8 @@ Var<gpu::Surface> surface_at(const VertexInputs<PB>& in, const DslCamera& cam, c
     };
     Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
     Float3 b = bary(p);
-    Float3 bx = detach(bary(p + make_float2(1.0f, 0.0f))), by = detach(bary(p + make_float2(0.0f, 1.0f)));
-    return interpolate_surface(in, cam, tri, t, w, b, detach(b), bx, by);
+    Float3 bx = bary(p + make_float2(1.0f, 0.0f)), by = bary(p + make_float2(0.0f, 1.0f));
+    return interpolate_surface(in, cam, tri, t, w, b, b, bx, by);
 }
 
 } // namespace adjoint::app

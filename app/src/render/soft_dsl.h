@@ -148,7 +148,7 @@ SoftFragment soft_fragment(const VertexInputs<PB>& in, const DslCamera& cam, con
 }
 
 // The surface of a fragment at its point nearest to the pixel; the texture level of detail from the
-// triangle's plane. One-sided (as PyTorch3D's shaders): the normal is not turned towards the camera, so
+// triangle's plane (differentiated: see interpolate_surface). One-sided (as PyTorch3D's shaders): the normal is not turned towards the camera, so
 // that the shading of a triangle seen edge-on, which the blend still weighs, does not jump.
 template <typename PB>
 Var<gpu::Surface> soft_surface(const VertexInputs<PB>& in, const DslCamera& cam, const UInt& tri,
@@ -159,8 +159,7 @@ Var<gpu::Surface> soft_surface(const VertexInputs<PB>& in, const DslCamera& cam,
         return e / (e.x + e.y + e.z);
     };
     Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
-    Float3 bd = detach(plane(p)), bx = detach(plane(p + make_float2(1.0f, 0.0f))),
-           by = detach(plane(p + make_float2(0.0f, 1.0f)));
+    Float3 bd = plane(p), bx = plane(p + make_float2(1.0f, 0.0f)), by = plane(p + make_float2(0.0f, 1.0f));
     return interpolate_surface(in, cam, tri, f.t, f.w, f.b, bd, bx, by, false);
 }
 

@@ -44,10 +44,12 @@ struct GradientCheck {
 // Relative tolerance: colour and light parameters, and geometry parameters with antialias or soft visibility.
 inline constexpr double kCheckRelativeTolerance = 0.02;
 inline constexpr double kCheckGeometryRelativeTolerance = 0.1;
-// Geometry with antialias or soft visibility: the central difference with step kCheckGeometryStep · max(|x|, 1)
-// (a quaternion component: kCheckGeometryStep); where that fails, the slope fitted to the loss at
-// 2 · kCheckGeometryPoints points spread evenly over x ± h, h = kCheckGeometrySpan · max(|x|, 1) (a quaternion component: kCheckGeometrySpan),
-// and its standard error ("noise": the antialiased image's small jumps), admitted kCheckNoiseFactor times.
+// Geometry with antialias or soft visibility: the central difference with step h = kCheckGeometryStep ·
+// max(|x|, 1) (a quaternion component: kCheckGeometryStep); where that fails, the median of the slopes between
+// the loss at x + k·h, k = -kCheckGeometryPoints .. kCheckGeometryPoints; where that fails too, the slope fitted
+// to the loss at 2 · kCheckGeometryPoints points spread evenly over x ± H, H = kCheckGeometrySpan · max(|x|, 1)
+// (a quaternion component: kCheckGeometrySpan), and its standard error ("noise": the antialiased image's small
+// jumps), admitted kCheckNoiseFactor times.
 inline constexpr double kCheckGeometryStep = 1e-4;
 inline constexpr int kCheckGeometryPoints = 4;
 inline constexpr double kCheckGeometrySpan = 1e-2;
