@@ -220,7 +220,7 @@ TEST_F(StageRig, AntialiasStageMatchesCentralDifferences) {
     app::ShadeStage shade(device, data.shading, false);
     DiffBuffer<float4> colors = device.create_diff_buffer<float4>(pixels);
     shade.forward(stream, buffers, 0, gb.triangle, params.value, colors.value, width, height);
-    app::AntialiasStage antialias(device, false);
+    app::AntialiasStage antialias(device, false, pixels);
     Buffer<float4> out = image();
     const auto w = weights(4 * size_t(pixels), 5);
     auto f = [&] {
@@ -228,6 +228,7 @@ TEST_F(StageRig, AntialiasStageMatchesCentralDifferences) {
         return dot(flat(read(out)), w);
     };
     Buffer<float> dfinal = device.create_buffer<float>(w.size());
+    f();   // backward() differentiates the pairs' edges its view's forward() found
     // colors.grad starts as dfinal (the identity part of out = colors + blends), as the renderer seeds it.
     stream << dfinal.copy_from(w.data()) << colors.grad.copy_from(w.data()) << world.positions.zero_grad()
            << params.grad.fill_zero();

@@ -41,6 +41,9 @@ struct AntialiasInputs {
     const BufferUInt& triangle_ids;        // the G-buffer
     const BufferFloat2& bary;
     const UInt& width;
+    // The rasterizer's triangle setups (the G-buffer's), whose corners the walk reads instead of projecting the
+    // vertices again (the same formula on the same values); nullptr: project.
+    const BufferVar<gpu::TriSetup>* setups = nullptr;
 };
 
 // View depth of the G-buffer's surface at pixel index `at` (triangle `tri`): picks the occluder only.
@@ -54,10 +57,32 @@ Float gbuffer_depth(const AntialiasInputs<PB, CB>& in, const DslCamera& cam, con
 }
 
 inline UInt pick(const UInt3& v, const UInt& k) { return ite(k == 0u, v.x, ite(k == 1u, v.y, v.z)); }
+inline Float2 pick(const Float2 (&p)[3], const UInt& k) { return ite(k == 0u, p[0], ite(k == 1u, p[1], p[2])); }
+
+// Triangle `tri`'s corners t in pixel coordinates: from the setups where the rasterizer kept them (it culls
+// triangles off screen, behind the near plane or degenerate: x0 > x1 in the tile box), else projected.
+template <typename PB, typename CB>
+void corners(const AntialiasInputs<PB, CB>& in, const DslCamera& plain_cam, const UInt& tri, const UInt3& t,
+             Float2 (&p)[3]) {
+    auto project = [&] {
+        p[0] = plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.x)));
+        p[1] = plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.y)));
+        p[2] = plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.z)));
+    };
+    if (!in.setups) return project();
+    auto st = in.setups->read(tri);
+    $if ((st.tiles.x & 0xffffu) > (st.tiles.y & 0xffffu)) { project(); }
+    $else {
+        p[0] = st.p0;
+        p[1] = st.p1;
+        p[2] = st.p2;
+    };
+}
 
 // The silhouette edge a pair's segment leaves the occluder through, found on plain values.
 struct PairEdge {
     UInt found = 0u;           // 1 when there is a blend
+    UInt at_a = 1u;            // 1 when the pair's first pixel sees the occluder
     UInt va = 0u, vb = 0u;     // the edge's vertices
     UInt ii = 0u, io = 0u;     // pixel indices: the occluder's pixel and the other one
     Float orient = 1.0f;       // makes the edge function >= 0 inside the occluder
@@ -76,6 +101,7 @@ PairEdge pair_edge(const AntialiasInputs<PB, CB>& in, const DslCamera& plain_cam
         $elif (tb != gpu::kNone) {
             $if (gbuffer_depth(in, plain_cam, tb, ib) < gbuffer_depth(in, plain_cam, ta, ia)) { at_a = 0u; };
         };
+        e.at_a = at_a;
         UInt cur = ite(at_a == 1u, ta, tb), seen_at_o = ite(at_a == 1u, tb, ta);
         e.ii = ite(at_a == 1u, ia, ib);
         e.io = ite(at_a == 1u, ib, ia);
@@ -87,9 +113,8 @@ PairEdge pair_edge(const AntialiasInputs<PB, CB>& in, const DslCamera& plain_cam
         $while ((done == 0u) & (steps < kWalkGuard)) {
             steps = steps + 1u;
             UInt3 t = in.triangles.read(cur);
-            Float2 p[3] = {plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.x))),
-                           plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.y))),
-                           plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.z)))};
+            Float2 p[3];
+            corners(in, plain_cam, cur, t, p);
             Float o = ite(edge_function(p[0], p[1], p[2]) > 0.0f, 1.0f, -1.0f);
             Float best = 2.0f;
             UInt k_exit = 3u;
@@ -106,8 +131,7 @@ PairEdge pair_edge(const AntialiasInputs<PB, CB>& in, const DslCamera& plain_cam
             $else {
                 UInt e0 = pick(t, (k_exit + 1u) % 3u), e1 = pick(t, (k_exit + 2u) % 3u);
                 UInt x = pick(in.opposite.read(cur), k_exit);
-                Float2 q0 = plain_cam.pixel(plain_cam.clip(in.positions_value.read(e0)));
-                Float2 q1 = plain_cam.pixel(plain_cam.clip(in.positions_value.read(e1)));
+                Float2 q0 = pick(p, (k_exit + 1u) % 3u), q1 = pick(p, (k_exit + 2u) % 3u);
                 UInt silhouette = 1u;
                 $if (x != gpu::kNone) {
                     Float2 px = plain_cam.pixel(plain_cam.clip(in.positions_value.read(x)));
@@ -134,6 +158,34 @@ PairEdge pair_edge(const AntialiasInputs<PB, CB>& in, const DslCamera& plain_cam
             };
         };
     };
+    return e;
+}
+
+// A pair's edge as AntialiasStage stores it between its kernels (one walk a pair, where the forward's gather
+// and the backward would walk each pair three times): (va, vb | flags), the flags in vb's top bits (a vertex
+// index stays below 2^29: a storage buffer holds at most 128 MiB).
+constexpr uint32_t kEdgeFound = 1u << 31, kEdgeAtA = 1u << 30, kEdgeFlip = 1u << 29, kEdgeVertex = kEdgeFlip - 1u;
+
+inline UInt2 encode_edge(const PairEdge& e) {
+    UInt flags = ite(e.found == 1u, kEdgeFound, 0u) | ite(e.at_a == 1u, kEdgeAtA, 0u) | ite(e.orient < 0.0f, kEdgeFlip, 0u);
+    return ite(e.found == 1u, make_uint2(e.va, e.vb | flags), make_uint2(0u));
+}
+
+// The edge of the pair (pa, pb) (pa left of or above pb) from its record.
+inline PairEdge decode_edge(const UInt2& r, const UInt2& pa, const UInt2& pb, const UInt& width) {
+    PairEdge e;
+    e.found = ite((r.y & kEdgeFound) != 0u, 1u, 0u);
+    e.at_a = ite((r.y & kEdgeAtA) != 0u, 1u, 0u);
+    e.va = r.x;
+    e.vb = r.y & kEdgeVertex;
+    e.orient = ite((r.y & kEdgeFlip) != 0u, -1.0f, 1.0f);
+    UInt ia = pa.y * width + pa.x, ib = pb.y * width + pb.x;
+    Float2 ca = make_float2(cast<float>(pa.x) + 0.5f, cast<float>(pa.y) + 0.5f);
+    Float2 cb = make_float2(cast<float>(pb.x) + 0.5f, cast<float>(pb.y) + 0.5f);
+    e.ii = ite(e.at_a == 1u, ia, ib);
+    e.io = ite(e.at_a == 1u, ib, ia);
+    e.ci = ite(e.at_a == 1u, ca, cb);
+    e.co = ite(e.at_a == 1u, cb, ca);
     return e;
 }
 

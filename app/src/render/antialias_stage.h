@@ -9,7 +9,8 @@ namespace adjoint::app {
 
 class AntialiasStage {
 public:
-    AntialiasStage(Device& device, bool camera_free);
+    // pixels: the largest view's; the pairs' edges found by forward() are kept for backward() of the same view.
+    AntialiasStage(Device& device, bool camera_free, uint32_t pixels);
     void forward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,
                  const Buffer<float>& params, const Buffer<float4>& colors, const Buffer<float4>& out) const;
     // dfinal: d loss / d the antialiased image, 4 floats a pixel. colors.grad must hold it already (the
@@ -19,7 +20,8 @@ public:
                   const Buffer<float>& dfinal) const;
 
 private:
-    Shader<2> forward_, backward_;
+    Shader<2> edges_kernel_, forward_, backward_;
+    Buffer<uint4> edges_;   // per pixel: its right pair's edge (xy), its lower pair's (zw); antialias_dsl.h
 };
 
 } // namespace adjoint::app

@@ -60,7 +60,7 @@ struct DynamicRenderer::State {
             soft.emplace(d, sd.shading, o.camera_free, scene.render, pixels, o.soft_candidates, o.soft_part);
         } else {
             shade.emplace(d, sd.shading, o.camera_free);
-            if (o.visibility == Visibility::antialias) antialias.emplace(d, o.camera_free);
+            if (o.visibility == Visibility::antialias) antialias.emplace(d, o.camera_free, pixels);
         }
         dfinal = o.visibility == Visibility::hard ? color.grad : d.create_buffer<float>(4 * size_t(pixels));
         stream << synchronize();   // the view records' host vector goes out of scope
