@@ -165,20 +165,22 @@ TEST_F(Raster, BarycentricsArePerspectiveCorrect) {
 // (pixels 20..27) is binned there alone without a margin, and into the tiles its box grown by the margin
 // touches with one: 6 pixels reach tiles 0..2 in x and y (14 and 33), 3 pixels do not leave tile 1.
 TEST_F(Raster, BinMarginGrowsTheTilesATriangleIsBinnedTo) {
-    // NDC x = p / 24 - 1 for pixel p: the triangle spans pixels 20..27 in x and y (y flipped: same range).
-    const float lo = 20.0f / 24 - 1, hi = 27.0f / 24 - 1;
+    // A 3x3-tile image; NDC x = p / (1.5 T) - 1 for pixel p: the triangle spans pixels T + 2 .. 2T - 3 in x and y
+    // (y flipped: T + 3 .. 2T - 2), inside the middle tile with 2 pixels to spare.
+    constexpr uint32_t T = app::gpu::kTileSize;
+    const float lo = float(T + 2) / (1.5f * T) - 1, hi = float(2 * T - 3) / (1.5f * T) - 1;
     auto g = upload({float3(lo, lo, 0.5f), float3(hi, lo, 0.5f), float3(lo, hi, 0.5f)}, {uint3(0, 1, 2)});
     Rasterizer r(device);
     auto tiles_of = [&](float margin) {
-        auto b = r.bin(stream, g, identity_view(48, 48), margin);
+        auto b = r.bin(stream, g, identity_view(3 * T, 3 * T), margin);
         std::vector<uint32_t> count(9);
         stream << b.count.copy_to(count.data()) << synchronize();
         EXPECT_EQ(b.tiles_x, 3u);
         return count;
     };
     EXPECT_EQ(tiles_of(0), (std::vector<uint32_t>{0, 0, 0, 0, 1, 0, 0, 0, 0}));
-    EXPECT_EQ(tiles_of(3), (std::vector<uint32_t>{0, 0, 0, 0, 1, 0, 0, 0, 0}));
-    EXPECT_EQ(tiles_of(6), (std::vector<uint32_t>{1, 1, 1, 1, 1, 1, 1, 1, 1}));
+    EXPECT_EQ(tiles_of(1), (std::vector<uint32_t>{0, 0, 0, 0, 1, 0, 0, 0, 0}));
+    EXPECT_EQ(tiles_of(4), (std::vector<uint32_t>{1, 1, 1, 1, 1, 1, 1, 1, 1}));
 }
 
 } // namespace adjoint::test

@@ -73,7 +73,10 @@ struct ViewRec {
 };
 
 constexpr uint32_t kNone = 0xFFFFFFFFu;
-constexpr uint32_t kTileSize = 16;
+// The rasterizer's screen tiles: 8x8 pixels, where a pixel tests its tile's whole triangle list (16x16 tested
+// about 2.3x as many triangles a pixel at 5k triangles over 256x256: raster_depth 11.5 -> 5.0 ms; 4x4 made soft
+// visibility's candidate lists slower to build).
+constexpr uint32_t kTileSize = 8;
 
 } // namespace adjoint::app::gpu
 

@@ -1,4 +1,4 @@
-// Hard rasterization in compute: triangle setup, binning to 16x16 screen tiles, per-pixel depth test with
+// Hard rasterization in compute: triangle setup, binning to 8x8 screen tiles, per-pixel depth test with
 // perspective-correct barycentrics (the G-buffer), and attribute interpolation into per-pixel surfaces.
 #pragma once
 #include "gpu_types.h"
@@ -14,7 +14,7 @@ inline Float edge_function(const Float2& a, const Float2& b, const Float2& p) {
     return (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x);
 }
 
-// The 16x16 screen tile holding pixel `pix`, row-major over tiles_x tiles a row.
+// The 8x8 screen tile holding pixel `pix`, row-major over tiles_x tiles a row.
 inline UInt tile_of(const UInt2& pix, const UInt& tiles_x) {
     return (pix.y / gpu::kTileSize) * tiles_x + pix.x / gpu::kTileSize;
 }
