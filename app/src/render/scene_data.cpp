@@ -215,6 +215,12 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
     };
     d.shading.material_texture_gradients = free(ParameterKind::material_texture);
     d.shading.light_texture_gradients = free(ParameterKind::light_texture);
+    // Conservative: any free value that moves no geometry (the vertex stage and the camera read those).
+    d.shading.value_gradients = scene.optimize && std::any_of(scene.optimize->parameters.begin(),
+                                                              scene.optimize->parameters.end(), [](const Parameter& p) {
+                                                                  const ParameterKindInfo& k = kind_info(p.kind);
+                                                                  return !k.geometry && k.storage == ParameterStorage::value;
+                                                              });
     d.materials = upload(device, stream, mats);
     // A light's vector (a point light's position, a directional light's direction, an sh light's coefficients):
     // the light parameter kind its type's key names.

@@ -62,12 +62,18 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                 VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs,
                     triangles, triangle_material, groups.tangents};
                 auto s = surface_at(vin, cam, tri, pix);
-                ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights,
-                                                shadow_hook(groups, positions, positions_value, triangles,
-                                                            shadow_grid_ref(groups, grid_head, grid_slot,
-                                                                            grid_cells, grid_list),
-                                                            cam)};
-                adjoint::backward(dot(shade_surface(in, groups, s.load(), cam.eye), g));
+                auto shade = [&](const auto& p) {
+                    ShadeInputs<std::decay_t<decltype(p)>> in{
+                        p, textures, materials, lights,
+                        shadow_hook(groups, positions, positions_value, triangles,
+                                    shadow_grid_ref(groups, grid_head, grid_slot, grid_cells, grid_list), cam)};
+                    adjoint::backward(dot(shade_surface(in, groups, s.load(), cam.eye), g));
+                };
+                // Materials' and lights' values as constants where none is free (ShadingPlan::value_gradients).
+                if (groups.value_gradients)
+                    shade(params);
+                else
+                    shade(params_value);
             };
         };
     });

@@ -55,6 +55,10 @@ struct ShadingPlan {
     // atomic scatter into a gradient nobody reads. The split sum's table is always detached.
     bool material_texture_gradients = true;
     bool light_texture_gradients = true;
+    // Whether a value the shading reads from the parameter buffer (a material's, a light's) may be free: otherwise
+    // the dynamic chain's backward reads them as constants, which spares every pixel's atomic adds into ~10-20
+    // gradients nobody reads (half the shading backward of a pose iteration).
+    bool value_gradients = true;
     uint32_t dfg = kNoTexture;   // the split sum's table (dfg_table) in the texture set, when a light is a sky
     // `background: "environment"`: the light drawn behind the scene (its type, its index in the light buffer).
     const LightModel* background = nullptr;

@@ -132,14 +132,21 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
             };
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
-                ShadeInputs<DiffBufferFloat> in{params, textures, materials, lights,
-                                                shadow_hook(groups, positions, positions_value, triangles,
-                                                            shadow_grid_ref(groups, grid_head, grid_slot,
-                                                                            grid_cells, grid_list),
-                                                            cam)};
-                SoftSums s;
-                soft_accumulate(vin, in, groups, cam, st, part, pix, ms.x, s);
-                adjoint::backward(s.weights * seed.weights + dot(s.colors, seed.colors) + s.uncovered * seed.uncovered);
+                auto blend = [&](const auto& p) {
+                    ShadeInputs<std::decay_t<decltype(p)>> in{
+                        p, textures, materials, lights,
+                        shadow_hook(groups, positions, positions_value, triangles,
+                                    shadow_grid_ref(groups, grid_head, grid_slot, grid_cells, grid_list), cam)};
+                    SoftSums s;
+                    soft_accumulate(vin, in, groups, cam, st, part, pix, ms.x, s);
+                    adjoint::backward(s.weights * seed.weights + dot(s.colors, seed.colors) +
+                                      s.uncovered * seed.uncovered);
+                };
+                // Materials' and lights' values as constants where none is free (ShadingPlan::value_gradients).
+                if (groups.value_gradients)
+                    blend(params);
+                else
+                    blend(params_value);
             };
         };
     });
