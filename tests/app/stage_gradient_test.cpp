@@ -171,7 +171,11 @@ TEST_F(StageRig, VertexStageMatchesCentralDifferences) {
 
 TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {
     const app::GBuffer gb = rasterize();   // visibility held fixed: the stage's input
-    app::ShadeStage shade(device, data.shading, true);
+    // Every material and light float is checked below, as if free (the rig's scene frees only vertices, which
+    // makes the renderer read them as constants: ShadingPlan::value_gradients).
+    app::ShadingPlan plan = data.shading;
+    plan.value_gradients = true;
+    app::ShadeStage shade(device, plan, true);
     Buffer<float4> out = image();
     const auto w = weights(4 * size_t(pixels), 4);
     auto f = [&] {
