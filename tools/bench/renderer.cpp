@@ -204,7 +204,7 @@ json material_case(Env& env, const std::string& model, const std::string& lights
     auto it = measure(reps, [&] { opt.step(); });
     json j;
     j["forward"] = fwd.to_json();
-    j["iteration"] = it.to_json(samples);
+    j["iteration"] = it.to_json();
     j["backward_and_adam_over_forward"] = (it.median() - fwd.median()) / fwd.median();
     return j;
 }
