@@ -2,12 +2,13 @@
 # The `ms` column of adjoint-optimize's loss.csv against adjoint-bench's texture iteration, side by side: the bench's
 # renderer_texture section and adjoint-optimize on the same scene (tools/bench/texture_5k_256.json), alternately,
 # several rounds, so a change in the machine's load hits both; prints one JSON document with both medians and the ratio.
-#   tools/bench/loss_csv_vs_bench.sh [--build DIR] [--optimize PROGRAM] [--rounds N] [--iters N]
-# (--optimize: another adjoint-optimize, e.g. an older build's, against this build's bench.)
+#   tools/bench/loss_csv_vs_bench.sh [--build DIR] [--optimize PROGRAM] [--rounds N] [--iters N] [--lp-threads N]
+# (--optimize: another adjoint-optimize, e.g. an older build's, against this build's bench; --lp-threads: sets
+# LP_NUM_THREADS for both, 0 runs lavapipe's shaders inline, which a loaded machine's scheduler disturbs less.)
 # The samples are pooled over the rounds: the bench's timed iterations (20 a round, after 3 untimed), and loss.csv's
 # ms cells after each run's first 3. Besides the medians, the 10th percentiles: on a shared machine stalls from other
 # processes inflate medians, the fast end shows what an iteration costs when it runs. loop_ms: per round, the loop's
-# wall time per iteration from adjoint-optimize's summary line ("N/N iterations in S s"), host work included.
+# wall time per iteration from adjoint-optimize's summary line ("N/N iterations in S s (R it/s)"), host work included.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$root/build rounds=6 iters=150 optimize=
@@ -17,7 +18,8 @@ while [ $# -gt 0 ]; do
     --optimize) optimize=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --iters) iters=$2; shift 2 ;;
-    *) echo "usage: $0 [--build DIR] [--optimize PROGRAM] [--rounds N] [--iters N]" >&2; exit 2 ;;
+    --lp-threads) export LP_NUM_THREADS=$2; shift 2 ;;
+    *) echo "usage: $0 [--build DIR] [--optimize PROGRAM] [--rounds N] [--iters N] [--lp-threads N]" >&2; exit 2 ;;
     esac
 done
 bench=$build/tools/adjoint-bench optimize=${optimize:-$build/app/adjoint-optimize}
@@ -33,25 +35,30 @@ for ((i = 0; i < rounds; ++i)); do
     rm -rf "$work/out_$i"
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-python3 - "$work" "$rounds" "$iters" "$load_before" "$load_after" "$optimize" <<'PY'
+python3 - "$work" "$rounds" "$iters" "$load_before" "$load_after" "$optimize" "${LP_NUM_THREADS-unset}" <<'PY'
 import csv, json, re, statistics, sys
-work, rounds, iters, before, after, optimize = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), *sys.argv[4:7]
-bench, csv_ms, loop_ms = [], [], []
+work, rounds, iters, before, after, optimize, lp = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), *sys.argv[4:8]
+bench, csv_ms, loop_ms, bench_rounds, csv_rounds = [], [], [], [], []
 for i in range(rounds):
-    bench += json.load(open(f"{work}/bench_{i}.json"))["sections"]["renderer_texture"]["iteration"]["samples_ms"]
-    csv_ms += [float(r["ms"]) for r in list(csv.DictReader(open(f"{work}/loss_{i}.csv")))[3:]]
-    m = re.search(r"(\d+)/\d+ iterations in ([0-9.]+) s", open(f"{work}/optimize_{i}.txt").read())
-    if m: loop_ms.append(float(m.group(2)) * 1000 / int(m.group(1)))
+    b = json.load(open(f"{work}/bench_{i}.json"))["sections"]["renderer_texture"]["iteration"]["samples_ms"]
+    c = [float(r["ms"]) for r in list(csv.DictReader(open(f"{work}/loss_{i}.csv")))[3:]]
+    bench += b
+    csv_ms += c
+    bench_rounds.append(round(statistics.median(b), 2))
+    csv_rounds.append(round(statistics.median(c), 2))
+    m = re.search(r"iterations in [0-9.]+ s \(([0-9.]+) it/s\)", open(f"{work}/optimize_{i}.txt").read())
+    if m: loop_ms.append(1000 / float(m.group(1)))
 p10 = lambda xs: statistics.quantiles(xs, n=10)[0]
 bm, cm, bp, cp = statistics.median(bench), statistics.median(csv_ms), p10(bench), p10(csv_ms)
 print(json.dumps({
     "what": "adjoint-bench --only renderer_texture (the iteration's samples) against loss.csv's ms column of "
             "adjoint-optimize on tools/bench/texture_5k_256.json, alternately, pooled over the rounds",
-    "optimize": optimize, "rounds": rounds, "iterations_per_run": iters, "load_before": before, "load_after": after,
+    "optimize": optimize, "LP_NUM_THREADS": lp, "rounds": rounds, "iterations_per_run": iters, "load_before": before, "load_after": after,
     "bench_samples": len(bench), "loss_csv_samples": len(csv_ms),
     "bench_median_ms": round(bm, 3), "loss_csv_median_ms": round(cm, 3),
     "ratio_loss_csv_over_bench": round(cm / bm, 3),
     "bench_p10_ms": round(bp, 3), "loss_csv_p10_ms": round(cp, 3), "ratio_p10": round(cp / bp, 3),
+    "bench_median_ms_per_round": bench_rounds, "loss_csv_median_ms_per_round": csv_rounds,
     "loop_ms_per_round": [round(x, 2) for x in loop_ms],
     "loop_median_ms": round(statistics.median(loop_ms), 3) if loop_ms else None,
     "ratio_loop_over_bench": round(statistics.median(loop_ms) / bm, 3) if loop_ms else None,
