@@ -8,7 +8,8 @@
 # The samples are pooled over the rounds: the bench's timed iterations (20 a round, after 3 untimed), and loss.csv's
 # ms cells after each run's first 3. Besides the medians, the 10th percentiles: on a shared machine stalls from other
 # processes inflate medians, the fast end shows what an iteration costs when it runs. loop_ms: per round, the loop's
-# wall time per iteration from adjoint-optimize's summary line ("N/N iterations in S s (R it/s)"), host work included.
+# wall time per iteration from adjoint-optimize's summary line ("N/N iterations in S s (R it/s)"), host work included;
+# host_ms_per_iteration: per round, loop_ms less the mean of the run's ms cells, the loop's work outside the iterations.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$root/build rounds=6 iters=150 optimize=
@@ -38,16 +39,19 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 - "$work" "$rounds" "$iters" "$load_before" "$load_after" "$optimize" "${LP_NUM_THREADS-unset}" <<'PY'
 import csv, json, re, statistics, sys
 work, rounds, iters, before, after, optimize, lp = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), *sys.argv[4:8]
-bench, csv_ms, loop_ms, bench_rounds, csv_rounds = [], [], [], [], []
+bench, csv_ms, loop_ms, host_ms, bench_rounds, csv_rounds = [], [], [], [], [], []
 for i in range(rounds):
     b = json.load(open(f"{work}/bench_{i}.json"))["sections"]["renderer_texture"]["iteration"]["samples_ms"]
-    c = [float(r["ms"]) for r in list(csv.DictReader(open(f"{work}/loss_{i}.csv")))[3:]]
+    every = [float(r["ms"]) for r in csv.DictReader(open(f"{work}/loss_{i}.csv"))]
+    c = every[3:]
     bench += b
     csv_ms += c
     bench_rounds.append(round(statistics.median(b), 2))
     csv_rounds.append(round(statistics.median(c), 2))
     m = re.search(r"iterations in [0-9.]+ s \(([0-9.]+) it/s\)", open(f"{work}/optimize_{i}.txt").read())
-    if m: loop_ms.append(1000 / float(m.group(1)))
+    if m:
+        loop_ms.append(1000 / float(m.group(1)))
+        host_ms.append(loop_ms[-1] - statistics.mean(every))
 p10 = lambda xs: statistics.quantiles(xs, n=10)[0]
 bm, cm, bp, cp = statistics.median(bench), statistics.median(csv_ms), p10(bench), p10(csv_ms)
 print(json.dumps({
@@ -62,5 +66,6 @@ print(json.dumps({
     "loop_ms_per_round": [round(x, 2) for x in loop_ms],
     "loop_median_ms": round(statistics.median(loop_ms), 3) if loop_ms else None,
     "ratio_loop_over_bench": round(statistics.median(loop_ms) / bm, 3) if loop_ms else None,
+    "host_ms_per_iteration_per_round": [round(x, 3) for x in host_ms],
     "within_20_percent": abs(cm / bm - 1) <= 0.2}, indent=2))
 PY
