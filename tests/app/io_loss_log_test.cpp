@@ -165,3 +165,52 @@ TEST(IoLossLog, ErrorColumnsFollowTheFirstFive) {
               (dir / "loss.csv").string() + ": cannot resume: the header is not 'iteration,loss,image_psnr,param_error,ms' "
                                             "(the error columns of this run's free parameters)");
 }
+
+// write_in_background (the optimization loop's mode): every version a reader finds on disk while rows come is
+// complete and a prefix of the rows; after flush() the file is exactly format(rows), no temporary file left.
+TEST(IoLossLog, BackgroundRewritesAreCompletePrefixesAndFlushWaitsForThem) {
+    const std::vector<std::string> columns = {LossLog::error_column("materials.m.albedo", "relative")};
+    TempDir dir;
+    LossLog log(dir / "loss.csv", columns, 0.0);
+    log.write_in_background();
+    std::vector<LossRow> rows;
+    for (int i = 0; i < 300; ++i) {
+        LossRow r = row(i, 1.0 / (i + 1), 10 + 0.01 * i, i % 2 ? std::optional<double>(0.5 / (i + 1)) : std::nullopt,
+                        0.125 * i);
+        r.errors = {i % 3 ? std::optional<double>(0.25 * i) : std::nullopt};
+        log.append(r);
+        rows.push_back(r);
+        if (i % 10 == 0) {   // a reader meanwhile: a whole file whose rows are the first ones appended
+            std::vector<std::string> file_columns;
+            const std::vector<LossRow> seen = LossLog::parse(read_file(dir / "loss.csv"), "loss.csv", &file_columns);
+            EXPECT_EQ(file_columns, columns);
+            ASSERT_LE(seen.size(), rows.size());
+            EXPECT_EQ(LossLog::format(seen, columns), LossLog::format({rows.begin(), rows.begin() + seen.size()}, columns));
+        }
+    }
+    log.flush();
+    EXPECT_EQ(read_file(dir / "loss.csv"), LossLog::format(rows, columns));
+    EXPECT_EQ(dir.names(), std::vector<std::string>{"loss.csv"});
+    // Throttled (an injected clock that never moves): nothing after the first row until flush().
+    TempDir dir2;
+    LossLog slow(dir2 / "loss.csv", columns, 10.0, [] { return 100.0; });
+    slow.write_in_background();
+    slow.append(rows[0]);
+    slow.append(rows[1]);
+    slow.flush();
+    EXPECT_EQ(read_file(dir2 / "loss.csv"), LossLog::format({rows[0], rows[1]}, columns));
+}
+
+// A background write that fails (its folder is gone) is reported, naming the file, by the next flush().
+TEST(IoLossLog, AFailedBackgroundWriteIsThrownByTheNextFlush) {
+    TempDir dir;
+    const std::filesystem::path sub = dir / "out";
+    std::filesystem::create_directory(sub);
+    LossLog log(sub / "loss.csv", 0.0);
+    log.write_in_background();
+    std::filesystem::remove_all(sub);
+    log.append(row(0, 1, 10, std::nullopt, 1));
+    const std::string message = error_of([&] { log.flush(); });
+    EXPECT_NE(message.find((sub / "loss.csv").string()), std::string::npos) << message;
+    EXPECT_NO_THROW(log.flush());   // reported once; nothing new to write
+}

@@ -145,6 +145,7 @@ json bench_compile(Env& env);
 json bench_autodiff(Env& env);
 json bench_autodiff_loop(Env& env);
 json bench_renderer(Env& env);
+json bench_renderer_texture(Env& env);
 json bench_reduce(Env& env);
 json bench_visibility(Env& env);
 json bench_shadows(Env& env);

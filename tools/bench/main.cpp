@@ -30,6 +30,8 @@ const Section kSections[] = {
     {"reduce", bench_reduce, "2^22-float sum: one atomic per element vs subgroup sums vs block sums (barriers)"},
 #ifdef ADJOINT_BENCH_HAS_APP
     {"renderer", bench_renderer, "texture-recovery iteration of the differentiable renderer, and PyTorch's"},
+    {"renderer_texture", bench_renderer_texture,
+     "the renderer section's 5k texture iteration alone (no PyTorch peer): tools/bench/loss_csv_vs_bench.sh"},
     {"visibility", bench_visibility, "pose-recovery iteration per visibility mode (hard, antialias, soft)"},
     {"shadows", bench_shadows, "a sun's shadows at 5k triangles: none, every triangle, the light-space grid; and 50k"},
 #endif

@@ -123,7 +123,8 @@ json kernel_profile(Device& device, int runs, const std::function<void()>& step)
             {"device_ms_per_iteration", total / runs}, {"by_kernel", rows}};
 }
 
-json one_case(Env& env, const std::string& label, const std::string& mesh, int res, bool with_torch) {
+json one_case(Env& env, const std::string& label, const std::string& mesh, int res, bool with_torch,
+              bool samples = false) {
     Device& device = env.device();
     char dir_template[] = "/tmp/adjoint-bench-XXXXXX";
     fs::path dir = mkdtemp(dir_template);
@@ -149,7 +150,7 @@ json one_case(Env& env, const std::string& label, const std::string& mesh, int r
     j["forward_backward"]["what"] = "mip chain + shading of the covered pixels + loss + $autodiff backward "
                                     "(gradients scattered into the texture) + mip gradients gathered into the "
                                     "parameter buffer + loss sums read back";
-    j["iteration"] = it.to_json();
+    j["iteration"] = it.to_json(samples);
     j["iteration"]["what"] = "forward_backward + parameter sums + Adam + the reported scalars read back";
     j["iteration"]["kernels"] = kernel_profile(device, env.quick() ? 2 : 10, [&] { opt.step(); });
     double ratio = (it.median() - fwd.median()) / fwd.median();
@@ -209,6 +210,14 @@ json material_case(Env& env, const std::string& model, const std::string& lights
 }
 
 } // namespace
+
+// The 5k_256 case alone, without the PyTorch peer, the iteration's samples listed: the bench side of
+// tools/bench/loss_csv_vs_bench.sh, which pools them against the `ms` column of adjoint-optimize's loss.csv on
+// the same scene (tools/bench/texture_5k_256.json).
+json bench_renderer_texture(Env& env) {
+    const fs::path assets = fs::path(ADJOINT_SOURCE_DIR) / "assets";
+    return one_case(env, "5k triangles at 256x256", (assets / "meshes" / "torus_knot.obj").string(), 256, false, true);
+}
 
 json bench_renderer(Env& env) {
     json out;

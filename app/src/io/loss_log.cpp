@@ -4,7 +4,12 @@
 #include <adjoint/core/error.h>
 
 #include <charconv>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
 #include <system_error>
+#include <thread>
+#include <utility>
 
 namespace adjoint::app {
 namespace {
@@ -49,6 +54,29 @@ std::string quoted(std::string_view text) {
     return out + (text.size() > 40 ? "..." : "");
 }
 
+std::string header_line(const std::vector<std::string>& error_columns) {
+    std::string out = LossLog::header;
+    for (const std::string& c : error_columns) out += "," + c;
+    return out + '\n';
+}
+
+void put_row(std::string& out, const LossRow& row, size_t error_columns) {
+    out += std::to_string(row.iteration);
+    out += ',';
+    put_double(out, row.loss);
+    out += ',';
+    put_double(out, row.image_psnr);
+    out += ',';
+    if (row.param_error) put_double(out, *row.param_error);
+    out += ',';
+    put_fixed3(out, row.ms);
+    for (size_t i = 0; i < error_columns; ++i) {
+        out += ',';
+        if (i < row.errors.size() && row.errors[i]) put_double(out, *row.errors[i]);
+    }
+    out += '\n';
+}
+
 template <typename T>
 T parse_number(std::string_view text, const std::string& what, size_t line, const char* column) {
     T value{};
@@ -60,6 +88,68 @@ T parse_number(std::string_view text, const std::string& what, size_t line, cons
 
 } // namespace
 
+// The background writer: one text waiting (a newer one replaces it: every text holds all rows so far), one
+// being written; write_file_atomic from this thread, its failure kept for the owner's next call.
+struct LossLog::Writer {
+    explicit Writer(std::filesystem::path p) : path(std::move(p)), thread([this] { run(); }) {}
+    ~Writer() {
+        {
+            std::lock_guard lock(m);
+            stop = true;
+        }
+        cv.notify_all();
+        thread.join();   // after the text still waiting, if any, is written
+    }
+    void submit(std::string text) {
+        {
+            std::lock_guard lock(m);
+            pending = std::move(text);
+        }
+        cv.notify_all();
+    }
+    // Waits for every submitted text when `all`; rethrows a failed write.
+    void settle(bool all) {
+        std::unique_lock lock(m);
+        if (all) cv.wait(lock, [&] { return !pending && !busy; });
+        if (error) std::rethrow_exception(std::exchange(error, nullptr));
+    }
+
+private:
+    void run() {
+        std::unique_lock lock(m);
+        for (;;) {
+            cv.wait(lock, [&] { return stop || pending; });
+            if (!pending) return;
+            std::string text = std::move(*pending);
+            pending.reset();
+            busy = true;
+            lock.unlock();
+            std::exception_ptr failed;
+            try {
+                write_file_atomic(path, text);
+            } catch (...) {
+                failed = std::current_exception();
+            }
+            lock.lock();
+            busy = false;
+            if (failed && !error) error = failed;
+            cv.notify_all();
+        }
+    }
+
+    std::filesystem::path path;
+    std::mutex m;
+    std::condition_variable cv;
+    std::optional<std::string> pending;
+    bool busy = false, stop = false;
+    std::exception_ptr error;
+    std::thread thread;   // last: starts once the members above exist
+};
+
+LossLog::LossLog(LossLog&&) noexcept = default;
+LossLog& LossLog::operator=(LossLog&&) noexcept = default;
+LossLog::~LossLog() = default;
+
 LossLog::LossLog(std::filesystem::path path, double min_interval_s, std::function<double()> now_s)
     : LossLog(std::move(path), {}, min_interval_s, std::move(now_s), {}) {}
 
@@ -70,7 +160,7 @@ LossLog::LossLog(std::filesystem::path path, std::vector<std::string> error_colu
 LossLog::LossLog(std::filesystem::path path, std::vector<std::string> error_columns, double min_interval_s,
                  std::function<double()> now_s, std::vector<LossRow> rows)
     : path_(std::move(path)), min_interval_s_(min_interval_s), now_s_(now_s ? std::move(now_s) : steady_seconds),
-      columns_(std::move(error_columns)), rows_(std::move(rows)) {
+      columns_(std::move(error_columns)), rows_(std::move(rows)), text_(format(rows_, columns_)) {
     write();
 }
 
@@ -107,43 +197,34 @@ LossLog LossLog::resume(std::filesystem::path path, int64_t last_iteration, std:
 }
 
 void LossLog::append(const LossRow& row) {
+    if (writer_) writer_->settle(false);
     if (!rows_.empty() && row.iteration <= rows_.back().iteration)
         fail(path_.string(), ": iteration ", row.iteration, " logged after iteration ", rows_.back().iteration);
     rows_.push_back(row);
+    put_row(text_, row, columns_.size());
     dirty_ = true;
     if (now_s_() - last_write_s_ >= min_interval_s_) write();
 }
 
 void LossLog::flush() {
     if (dirty_) write();
+    if (writer_) writer_->settle(true);
+}
+
+void LossLog::write_in_background() {
+    if (!writer_) writer_ = std::make_unique<Writer>(path_);
 }
 
 void LossLog::write() {
-    write_file_atomic(path_, format(rows_, columns_));
+    if (writer_) writer_->submit(text_);
+    else write_file_atomic(path_, text_);
     last_write_s_ = now_s_();
     dirty_ = false;
 }
 
 std::string LossLog::format(const std::vector<LossRow>& rows, const std::vector<std::string>& error_columns) {
-    std::string out = header;
-    for (const std::string& c : error_columns) out += "," + c;
-    out += '\n';
-    for (const LossRow& row : rows) {
-        out += std::to_string(row.iteration);
-        out += ',';
-        put_double(out, row.loss);
-        out += ',';
-        put_double(out, row.image_psnr);
-        out += ',';
-        if (row.param_error) put_double(out, *row.param_error);
-        out += ',';
-        put_fixed3(out, row.ms);
-        for (size_t i = 0; i < error_columns.size(); ++i) {
-            out += ',';
-            if (i < row.errors.size() && row.errors[i]) put_double(out, *row.errors[i]);
-        }
-        out += '\n';
-    }
+    std::string out = header_line(error_columns);
+    for (const LossRow& row : rows) put_row(out, row, error_columns.size());
     return out;
 }
 

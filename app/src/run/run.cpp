@@ -89,6 +89,7 @@ RunOutputs::RunOutputs(fs::path dir, Optimizer& opt, OutputsSetup setup)
     write_png(s.dir / "target.png", s.target);
     write_png(s.dir / "start.png", s.start);
     s.log.emplace(s.dir / "loss.csv", s.error_columns);
+    s.log->write_in_background();
 }
 
 void RunOutputs::resume_from_checkpoint() {
@@ -112,6 +113,7 @@ void RunOutputs::resume_from_checkpoint() {
         throw SceneError(ck.string(), "", std::string("--resume: ") + e.what());
     }
     s.log.emplace(LossLog::resume(s.dir / "loss.csv", int64_t(c.iteration) - 1, s.error_columns));
+    s.log->write_in_background();   // the iterations never wait for loss.csv's fsync (flush() does)
     for (const auto& r : s.log->rows()) s.losses.push_back(r.loss);
     s.target = read_png_linear(s.dir / "target.png");
     s.start = read_png_linear(s.dir / "start.png");

@@ -7,11 +7,15 @@
 // append() rewrites only when `min_interval_s` has passed since the last write; flush() always writes.
 // The optimization loop calls flush() before each checkpoint and at the end, so the file on disk always
 // holds every iteration that the latest checkpoint covers, and --resume never finds a gap.
+// The text is kept formatted as the rows come (a row costs its own formatting, not the whole file's), and
+// write_in_background() moves the rewrites off the optimization loop: an fsync waits for the disk, which
+// other processes may keep busy for a second or more, and the loop's iterations must not wait with it.
 #pragma once
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,11 +59,20 @@ public:
     static LossLog resume(std::filesystem::path path, int64_t last_iteration, std::vector<std::string> error_columns,
                           double min_interval_s = 0.25, std::function<double()> now_s = nullptr);
 
+    LossLog(LossLog&&) noexcept;
+    LossLog& operator=(LossLog&&) noexcept;
+    ~LossLog();   // a rewrite handed to the background writer is finished; rows not flushed are not written
+
     // Adds a row (its iteration must be greater than the last row's) and rewrites the file if
     // min_interval_s has passed since the last write.
     void append(const LossRow& row);
-    // Rewrites the file now if rows were added since the last write.
+    // Rewrites the file now if rows were added since the last write; returns when the file holds every row.
     void flush();
+    // From now on append() hands its rewrites to a thread of the log's own and returns without waiting for
+    // them (the newest text replaces one still waiting; the file is always a complete version); flush() still
+    // returns only when the file holds every row. A failed background write is thrown (adjoint::Error naming
+    // the file) by the next append() or flush().
+    void write_in_background();
 
     const std::vector<LossRow>& rows() const { return rows_; }
     const std::filesystem::path& path() const { return path_; }
@@ -78,6 +91,7 @@ private:
     LossLog(std::filesystem::path path, std::vector<std::string> error_columns, double min_interval_s,
             std::function<double()> now_s, std::vector<LossRow> rows);
     void write();
+    struct Writer;
 
     std::filesystem::path path_;
     double min_interval_s_;
@@ -86,6 +100,8 @@ private:
     std::vector<LossRow> rows_;
     double last_write_s_ = 0.0;
     bool dirty_ = false;
+    std::string text_;                 // format(rows_, columns_), kept up to date by append()
+    std::unique_ptr<Writer> writer_;   // set by write_in_background()
 };
 
 } // namespace adjoint::app
