@@ -30,7 +30,8 @@ Buffer<float> upload_floats(Device& device, Stream& stream, const std::vector<fl
 Objective::Objective(Device& device, Stream& stream, const Scene& truth, const Scene& current,
                      const SceneData& data, bool camera_free, bool dynamic)
     : device_(device), stream_(stream), data_(data), opt_(*truth.optimize), views_(current.views),
-      forward_(device, data), sum_chunks_(compile_sum_chunks(device)) {
+      forward_(device, data), sum_chunks_(compile_sum_chunks(device)),
+      sum_lanes_(sum_lanes(device)) {
     const uint32_t views = uint32_t(data.views.size());
     pixels_ = data.views[0].width * data.views[0].height;
     partials_per_view_ = (pixels_ + kSumChunk - 1) / kSumChunk;
@@ -144,9 +145,10 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
         }
         dynamic_->geometry_backward(stream_, params);
         regularizers_->record(stream_, params, reg_loss_);
+        const uint32_t reg_first = uint32_t(partials_.size()) - reg_chunks_;
         if (reg_terms_ > 0)
-            stream_ << sum_chunks_(reg_loss_, partials_, 0u, reg_terms_, uint32_t(partials_.size()) - reg_chunks_)
-                           .dispatch(reg_chunks_);
+            stream_ << sum_chunks_(reg_loss_, reg_loss_, partials_, 0u, reg_terms_, reg_first, reg_first)
+                           .dispatch(reg_chunks_ * sum_lanes_);   // one buffer: both sums go to the same place
     } else {
         for (uint32_t j = 0; j < k; ++j) {
             const uint32_t view = order[j];
@@ -170,10 +172,9 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
     forward_.backward_mips(stream_, data_, params.grad);
     for (uint32_t j = 0; j < k; ++j) {
         // View j's pixels are [j * pixels, (j + 1) * pixels) of the per-pixel buffers.
-        stream_ << sum_chunks_(loss_px_, partials_, j * pixels_, (j + 1) * pixels_, 2 * j * partials_per_view_)
-                       .dispatch(partials_per_view_)
-                << sum_chunks_(sqerr_px_, partials_, j * pixels_, (j + 1) * pixels_, (2 * j + 1) * partials_per_view_)
-                       .dispatch(partials_per_view_);
+        stream_ << sum_chunks_(loss_px_, sqerr_px_, partials_, j * pixels_, (j + 1) * pixels_,
+                               2 * j * partials_per_view_, (2 * j + 1) * partials_per_view_)
+                       .dispatch(partials_per_view_ * sum_lanes_);
     }
 }
 

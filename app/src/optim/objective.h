@@ -59,6 +59,7 @@ private:
     std::vector<Camera> views_;               // the views' resolutions (their cameras live in the parameters)
     ForwardRenderer forward_;                 // mip chains, and the static chain's shading
     Shader<1> sum_chunks_;
+    uint32_t sum_lanes_;   // threads per chunk of the sums
     std::unique_ptr<DynamicRenderer> dynamic_;   // the dynamic chain (null: the static one)
     // The mesh regularizers, with the dynamic chain (free vertices always take it).
     std::optional<Regularizers> regularizers_;
