@@ -1,5 +1,5 @@
 // The optimizer's kernels: the optimizer plug-in's step over the free parameters fused with their per-chunk sums
-// (per-element learning rates and bounds), and chunked sums that leave only a few hundred floats for the host to
+// (a learning rate and bounds per parameter), and chunked sums that leave only a few hundred floats for the host to
 // add up.
 #pragma once
 #include <adjoint/adjoint.h>

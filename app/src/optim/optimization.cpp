@@ -51,9 +51,9 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene, bool dynamic)
         state.push_back(d.create_buffer<float>(i < optimizer.state.size() ? n : 1));
         stream << state.back().fill_zero();
     }
-    lr = make(tables.lr);
-    lo = make(tables.lo);
-    hi = make(tables.hi);
+    const std::vector<float4> h_rates = parameter_rates(free);
+    rates = d.create_buffer<float4>(std::max<size_t>(h_rates.size(), 1));
+    if (!h_rates.empty()) stream << rates.copy_from(h_rates.data());
     truth_values = make(tables.truth);
     chunks = d.create_buffer<ErrorChunk>(std::max<size_t>(h_chunks.size(), 1));
     if (!h_chunks.empty()) stream << chunks.copy_from(h_chunks.data());
@@ -98,7 +98,7 @@ IterationReport Optimizer::step() {
     const std::array<float, 4>& settings = s.opt.optimizer_settings;
     const std::array<float, 4> per = s.optimizer.host_constants(settings, s.iteration);
     if (s.chunk_count > 0)
-        s.stream << s.kernels.step(s.chunks, s.params.value, s.params.grad, s.state[0], s.state[1], s.lr, s.lo, s.hi,
+        s.stream << s.kernels.step(s.chunks, s.params.value, s.params.grad, s.state[0], s.state[1], s.rates,
                                    s.truth_values, s.chunk_sums, lr_scale,
                                    float4(settings[0], settings[1], settings[2], settings[3]),
                                    float4(per[0], per[1], per[2], per[3]))

@@ -66,7 +66,8 @@ struct OptimizerStages {
     // The optimizer's named state arrays beside the parameters (Adam's moments, SGD's velocity); the kernel
     // binds two, so an optimizer with fewer gets one-element stand-ins.
     std::vector<Buffer<float>> state;
-    Buffer<float> lr, lo, hi, truth_values;
+    Buffer<float> truth_values;
+    Buffer<float4> rates;   // per free parameter: learning rate, lo, hi (parameter_rates)
     // The free parameters' floats in runs of kSumChunk: the step and its sums go over these only (the buffer
     // also holds every fixed value, an environment map's texels among them).
     Buffer<ErrorChunk> chunks;
