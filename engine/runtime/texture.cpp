@@ -2,6 +2,7 @@
 // for the gradients its reverse gathered along each level-0 texel's chain), compiled once per texture set on
 // first use.
 #include <adjoint/runtime/texture.h>
+#include <adjoint/dsl/shared.h>
 
 #include <algorithm>
 #include <limits>
@@ -24,8 +25,8 @@ Expr<T> box(const B& texels, const UInt& src, const UInt& sw, const UInt& sh, co
     return (at(x0, y0) + at(x1, y0) + at(x0, y1) + at(x1, y1)) * 0.25f;
 }
 
-template <typename T>
-void write_texel(const BufferFloat& buf, const UInt& at, const Expr<T>& v) {
+template <typename T, typename B>
+void write_texel(const B& buf, const UInt& at, const Expr<T>& v) {
     if constexpr (std::is_same_v<T, float>) {
         buf.write(at, v);
     } else {
@@ -44,6 +45,47 @@ const auto& downsample_kernel() {
         UInt2 p = dispatch_id().xy();
         write_texel<T>(texels, dst + (p.y * dispatch_size().x + p.x) * texel_channels<T>,
                        box<T>(texels, src, sw, sh, p.x, p.y));
+    };
+    return k;
+}
+
+// The last levels of a chain (at most kTailFloats floats together) in one dispatch of one block: the first of
+// them from the level below in the texels, each further one from the previous one kept in shared memory, a
+// barrier between levels. The same box() on the same values as one dispatch per level (bit for bit), without
+// a dispatch per level, which on lavapipe costs more than these small levels' work. 2D loops: no divisions.
+constexpr uint32_t kTailFloats = 4096, kTailBlock = 8;
+template <typename T>
+const auto& mip_tail_kernel() {
+    static const Kernel2D k = [](BufferFloat texels, UInt src, UInt sw, UInt sh, UInt dst, UInt count) noexcept {
+        set_block_size(kTailBlock, kTailBlock);
+        constexpr uint32_t c = texel_channels<T>;
+        Shared<float> kept(kTailFloats);   // the tail's levels so far, packed as in the texels
+        UInt2 t = thread_id().xy();
+        UInt w = max(sw >> 1u, 1u), h = max(sh >> 1u, 1u);
+        $for (y, t.y, h, kTailBlock) {
+            $for (x, t.x, w, kTailBlock) {
+                Expr<T> v = box<T>(texels, src, sw, sh, x, y);
+                write_texel<T>(texels, dst + (y * w + x) * c, v);
+                write_texel<T>(kept, (y * w + x) * c, v);
+            };
+        };
+        sync_block();
+        UInt from = 0u, to = w * h * c;   // the level below's and this level's first float in `kept`
+        $for (l, 1u, count) {
+            UInt nw = max(w >> 1u, 1u), nh = max(h >> 1u, 1u);
+            $for (y, t.y, nh, kTailBlock) {
+                $for (x, t.x, nw, kTailBlock) {
+                    Expr<T> v = box<T>(kept, from, w, h, x, y);
+                    write_texel<T>(texels, dst + to + (y * nw + x) * c, v);
+                    write_texel<T>(kept, to + (y * nw + x) * c, v);
+                };
+            };
+            sync_block();
+            from = to;
+            to = to + nw * nh * c;
+            w = nw;
+            h = nh;
+        };
     };
     return k;
 }
@@ -187,7 +229,7 @@ Command sequence(std::shared_ptr<const std::vector<Command>> commands) {
 
 struct TextureStorage::Kernels {
     Shader<1> copy, add;
-    Shader<2> downsample, even_base_and_level1, mip_gradient, even_mip_gradient;
+    Shader<2> downsample, even_base_and_level1, mip_gradient, even_mip_gradient, mip_tail;
 };
 
 namespace {
@@ -200,7 +242,8 @@ std::shared_ptr<const TextureStorage::Kernels> compile_kernels(Device& d, uint32
         d.compile(downsample_kernel<T>(), {.name = "texture_mip_downsample_" + t}),
         d.compile(even_base_and_level1_kernel<T>(), {.name = "texture_base_and_level1_" + t}),
         d.compile(mip_gradient_kernel<T>(levels), {.name = "texture_mip_gradient_" + t}),
-        d.compile(even_mip_gradient_kernel<T>(levels), {.name = "texture_even_mip_gradient_" + t})});
+        d.compile(even_mip_gradient_kernel<T>(levels), {.name = "texture_even_mip_gradient_" + t}),
+        d.compile(mip_tail_kernel<T>(), {.name = "texture_mip_tail_" + t})});
 }
 } // namespace
 
@@ -323,14 +366,26 @@ Command TextureStorage::build_mips() const {
     return *build_;
 }
 
-// Levels `from`.. of a texture from the level below each.
+// Levels `from`.. of a texture from the level below each: one dispatch per level up to the tail, the last
+// levels of at most kTailFloats floats (two or more) in one.
 void TextureStorage::append_levels(std::vector<Command>& list, const Kernels& k, uint32_t texture,
                                    size_t from) const {
     const auto& chain = levels_[texture];
-    for (size_t l = std::max<size_t>(from, 1); l < chain.size(); ++l) {
+    from = std::max<size_t>(from, 1);
+    size_t tail = chain.size();
+    for (uint64_t floats = 0; tail > from; --tail) {
+        floats += uint64_t(chain[tail - 1].width) * chain[tail - 1].height * channels_;
+        if (floats > kTailFloats) break;
+    }
+    if (chain.size() - tail < 2) tail = chain.size();
+    for (size_t l = from; l < tail; ++l) {
         const TextureLevel &s = chain[l - 1], &d = chain[l];
         list.push_back(k.downsample(texels_, s.offset, s.width, s.height, d.offset).dispatch(d.width, d.height));
     }
+    if (tail == chain.size()) return;
+    const TextureLevel& s = chain[tail - 1];
+    list.push_back(k.mip_tail(texels_, s.offset, s.width, s.height, chain[tail].offset, uint32_t(chain.size() - tail))
+                       .dispatch(kTailBlock, kTailBlock));
 }
 
 // Level 0 of even width and height has its gradient gathered by one thread per texel of level 1.

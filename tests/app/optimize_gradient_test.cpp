@@ -84,4 +84,46 @@ TEST_F(RendererGradients, EveryParameterKindMatchesCentralDifferences) {
     EXPECT_GE(checked_nonzero, int(check.size()) - 2);   // the check is not passing on zeros
 }
 
+// One step against the host: every free float moved by Adam's first step from the gradient evaluate() gives
+// (m / (1 - b1) = g, v / (1 - b2) = g^2: lr * g / (|g| + eps)) and kept in its parameter's range, each
+// parameter with its own rate; the step's loss is evaluate()'s and each parameter's gradient norm (from the
+// step's per-chunk sums) the host's. Every parameter kind free (parameters as a differentiable buffer), and the
+// texture alone (the textures-only kernel); the texture has several chunks.
+TEST_F(RendererGradients, OneStepIsAdamsFirstStepAndItsSumsAreTheHosts) {
+    for (bool texture_only : {false, true}) {
+        std::string text = kScene;
+        if (texture_only) {
+            const size_t from = text.find(",\n      \"materials.floor.albedo\"");
+            text.erase(from, text.find("\n    }\n  }\n}") - from);
+        }
+        auto scene = app::load_scene_from_string(text, std::filesystem::path(ADJOINT_SOURCE_DIR) / "assets", "step.json");
+        for (size_t i = 0; i < scene.optimize->parameters.size(); ++i) scene.optimize->parameters[i].lr = 0.01f * (i + 1);
+        app::Optimizer opt(device, scene);
+        std::vector<float> g;
+        const double loss = opt.evaluate(&g);
+        const std::vector<float> x0 = opt.free_values();
+        const app::IterationReport r = opt.step();
+        EXPECT_NEAR(r.loss, loss, 1e-5 * loss);
+        const std::vector<float> x1 = opt.free_values();
+        const std::vector<app::ParameterState> states = opt.parameters();
+        ASSERT_EQ(states.size(), scene.optimize->parameters.size());
+        ASSERT_EQ(x1.size(), texture_only ? 16u * 16u * 3u : 16u * 16u * 3u + 18u);
+        size_t at = 0, moved = 0;
+        for (size_t k = 0; k < states.size(); ++k) {
+            const app::Parameter& p = scene.optimize->parameters[k];
+            double g2 = 0.0;
+            for (size_t i = at; i < at + p.size; ++i) {
+                const double step = p.lr * double(g[i]) / (std::fabs(double(g[i])) + 1e-8);
+                const double want = std::clamp(double(x0[i]) - step, double(p.lo), double(p.hi));
+                EXPECT_NEAR(x1[i], want, 1e-5 * std::max(1.0, std::fabs(want))) << p.path << " float " << i - at;
+                g2 += double(g[i]) * g[i];
+                moved += x1[i] != x0[i];
+            }
+            EXPECT_NEAR(states[k].grad_norm, std::sqrt(g2), 1e-4 * std::sqrt(g2) + 1e-12) << p.path;
+            at += p.size;
+        }
+        EXPECT_GT(moved, x1.size() / 4) << "most floats move (the check is not passing on zeros)";
+    }
+}
+
 } // namespace adjoint::test

@@ -55,6 +55,21 @@ void reference_backward(std::vector<float>& g, const std::vector<HostLevel>& lv,
     }
 }
 
+// Each level from the one below by the 2x2 box (clamped at the last row and column), added in box()'s order.
+void reference_build(std::vector<float>& t, const std::vector<HostLevel>& lv, uint32_t c) {
+    for (size_t l = 1; l < lv.size(); ++l) {
+        const HostLevel &s = lv[l - 1], &d = lv[l];
+        for (uint32_t y = 0; y < d.h; ++y)
+            for (uint32_t x = 0; x < d.w; ++x)
+                for (uint32_t k = 0; k < c; ++k) {
+                    uint32_t x0 = std::min(2 * x, s.w - 1), x1 = std::min(2 * x + 1, s.w - 1);
+                    uint32_t y0 = std::min(2 * y, s.h - 1), y1 = std::min(2 * y + 1, s.h - 1);
+                    auto at = [&](uint32_t xx, uint32_t yy) { return t[s.offset + (size_t(yy) * s.w + xx) * c + k]; };
+                    t[d.offset + (size_t(y) * d.w + x) * c + k] = (at(x0, y0) + at(x1, y0) + at(x0, y1) + at(x1, y1)) * 0.25f;
+                }
+    }
+}
+
 struct Size {
     uint32_t w, h;
 };
@@ -146,6 +161,31 @@ TEST_F(TextureMips, BuildFromAParameterBufferEqualsCopyThenBuild) {
     stream << params.copy_from(values.data()) << flat.build_mips_from(params, 4) << flat.copy_to(got.data())
            << synchronize();
     for (size_t i = 0; i < 16; ++i) EXPECT_EQ(got[i], values[4 + i]);
+}
+
+// The last levels (a few thousand floats) are built in one dispatch: every level equals the host's level-by-level
+// box filter bit for bit, for chains whose tail starts at level 1, 2 or further up, square or not, odd or even.
+TEST_F(TextureMips, ChainsWithTheirLastLevelsInOneDispatchEqualTheBoxLevelByLevel) {
+    auto check = [&]<typename T>(T, Size size) {
+        constexpr uint32_t C = TextureRef<T>::channels;
+        const auto lv = host_levels(size.w, size.h, C);
+        std::vector<float> want(lv.back().offset + C);
+        auto base = random_floats(size_t(size.w) * size.h * C, -1, 1, size.w * 7 + size.h);
+        std::copy(base.begin(), base.end(), want.begin());
+        reference_build(want, lv, C);
+        auto params = device.create_buffer<float>(base.size());
+        auto a = device.create_texture_set<T>({{size.w, size.h}});
+        stream << params.copy_from(base.data()) << a.build_mips_from(0, params, 0) << synchronize();
+        std::vector<float> got(want.size());
+        stream << a.texels().value.copy_to(got.data()) << synchronize();
+        for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << size.w << "x" << size.h << " float " << i;
+    };
+    check(float3{}, {128, 128});
+    check(float{}, {128, 128});
+    check(float4{}, {96, 40});
+    check(float{}, {70, 33});
+    check(float2{}, {512, 4});
+    check(float{}, {20, 12});
 }
 
 TEST_F(TextureMips, GradientsGoDownTheChainAsTheBoxFilterReversedLevelByLevel) {

@@ -96,11 +96,7 @@ Scene OptimizerStages::prepare_current(const Scene& scene) {
 FreeParameterTables free_parameter_tables(const Optimization& opt, const Scene& current, const Scene* truth,
                                           const ParamLayout& layout, const std::vector<float>& values) {
     FreeParameterTables t;
-    const size_t n = values.size();
-    t.lr.assign(n, 0.0f);
-    t.lo.assign(n, 0.0f);
-    t.hi.assign(n, 0.0f);
-    t.truth.assign(n, 0.0f);
+    t.truth.assign(values.size(), 0.0f);
     for (const auto& p : opt.parameters) {
         FreeParam f{p, layout.of(current, p)};
         const uint32_t size = uint32_t(p.size);
@@ -109,18 +105,19 @@ FreeParameterTables free_parameter_tables(const Optimization& opt, const Scene& 
             f.has_truth = v.size() == p.size;
             if (f.has_truth) std::copy(v.begin(), v.end(), t.truth.begin() + f.offset);
         }
-        std::fill_n(t.lr.begin() + f.offset, size, p.lr);
-        std::fill_n(t.lo.begin() + f.offset, size, p.lo);
-        std::fill_n(t.hi.begin() + f.offset, size, p.hi);
         f.first_chunk = uint32_t(t.chunks.size());
         for (uint32_t b = 0; b < size; b += kSumChunk)
             t.chunks.push_back({f.offset + b, f.offset + std::min(b + kSumChunk, size), uint32_t(t.free.size()), 0});
         f.chunks = uint32_t(t.chunks.size()) - f.first_chunk;
         t.free.push_back(std::move(f));
     }
-    for (size_t i = 0; i < n; ++i)
-        if (t.lr[i] == 0.0f) t.lo[i] = t.hi[i] = values[i];
     return t;
+}
+
+std::vector<float4> parameter_rates(const std::vector<FreeParam>& free) {
+    std::vector<float4> r;
+    for (const auto& f : free) r.emplace_back(f.p.lr, f.p.lo, f.p.hi, 0.0f);
+    return r;
 }
 
 std::optional<double> worst_parameter_error(const OptimizerStages& s) {

@@ -17,15 +17,18 @@ double geodesic_angle(const float* a, const float* b);
 // A parameter's error by its kind's metric; value and truth hold n floats.
 double parameter_error(const ParameterKindInfo& kind, const float* value, const float* truth, size_t n);
 
-// Per float of the parameter buffer: learning rate, bounds and truth; per free parameter its place and
-// chunks. Fixed values get rate 0 and are their own bounds, so even a stray update could not move them.
+// Per float of the parameter buffer its truth (0 where none); per free parameter its place and chunks. The
+// step runs over the chunks only, so fixed values are never touched.
 struct FreeParameterTables {
     std::vector<FreeParam> free;
-    std::vector<float> lr, lo, hi, truth;
+    std::vector<float> truth;
     std::vector<ErrorChunk> chunks;
 };
 FreeParameterTables free_parameter_tables(const Optimization& opt, const Scene& current, const Scene* truth,
                                           const ParamLayout& layout, const std::vector<float>& values);
+
+// Per free parameter {learning rate, lo, hi, 0}: what the step reads through a chunk's `parameter`.
+std::vector<float4> parameter_rates(const std::vector<FreeParam>& free);
 
 // The largest error over the free parameters with a truth, from the last step's chunk sums (relative L2)
 // and the values read back (geodesic angles); nullopt when none has a truth.

@@ -1,6 +1,7 @@
 // The objective's loss kernels (see loss_kernels.h): the loss plug-in's formula inside $autodiff.
 #include "optim/loss_kernels.h"
 
+#include "optim/kernels.h"
 #include "render/geometry_dsl.h"
 
 namespace adjoint::app {
@@ -23,7 +24,9 @@ Float pixel_loss(const LossModel& loss, bool mask_alpha, const Float4& rendered,
     return ite(target.w > 0.0f, value, 0.0f);
 }
 
-// Over a view's covered pixels only (a list): lavapipe runs the body of a branch for every SIMD group, even
+// Over a view's covered pixels only (a list), their loss and squared error summed per kSumChunk entries of the
+// list into `sums` (added: zeroed before) at loss_at and sqerr_at, not written per pixel (a dispatch of sums
+// saved): lavapipe runs the body of a branch for every SIMD group, even
 // where no lane takes it, so a dispatch over every pixel would shade the background too. P is the parameter
 // buffer's type: DiffBufferFloat scatters the gradients of the values it holds; BufferFloat reads them as
 // constants, for when only textures are free (their gradients come from the texture set), which spares every
@@ -33,8 +36,8 @@ auto shade_loss_backward_kernel(const LossModel& loss, bool mask, const ShadingP
     return Kernel1D([&loss, mask, groups](BufferUInt covered, BufferVar<gpu::SurfaceRecord> surfaces,
                                     BufferFloat4 tangents, P params,
                                     TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
-                                    BufferVar<LightSlots> lights, BufferFloat4 target, BufferFloat loss_out,
-                                    BufferFloat sqerr_out, UInt out_base, Float3 eye, Float scale) noexcept {
+                                    BufferVar<LightSlots> lights, BufferFloat4 target, BufferFloat sums,
+                                    UInt loss_at, UInt sqerr_at, Float3 eye, Float scale) noexcept {
         UInt at = covered.read(dispatch_id().x);
         auto s = stored_surface(surfaces, tangents, at, groups).load();
         Float4 t = target.read(at);
@@ -48,8 +51,13 @@ auto shade_loss_backward_kernel(const LossModel& loss, bool mask, const ShadingP
             c = col;
             l = value;
         };
-        loss_out.write(out_base + at, l);
-        sqerr_out.write(out_base + at, squared_error(c, t.xyz()));
+        // Chunk k of the list's sums, kSumChunk entries, is whole subgroups: one atomic per subgroup and sum.
+        Float subgroup_loss = subgroup_add(l), subgroup_sqerr = subgroup_add(squared_error(c, t.xyz()));
+        $if (subgroup_elect()) {
+            UInt k = dispatch_id().x / kSumChunk;
+            sums.atomic(loss_at + k).fetch_add(subgroup_loss);
+            sums.atomic(sqerr_at + k).fetch_add(subgroup_sqerr);
+        };
     });
 }
 
@@ -68,6 +76,10 @@ auto background_loss_kernel(const LossModel& loss, bool mask, const ShadingPlan&
                                       [&] { return camera_of(params, views.read(view)).ray(pixel_centre(pix)); });
             loss_out.write(out_base + at, pixel_loss(loss, mask, make_float4(bg, 0.0f), t));
             sqerr_out.write(out_base + at, squared_error(bg, t.xyz()));
+        }
+        $else {   // covered: shade_loss_backward sums these itself
+            loss_out.write(out_base + at, 0.0f);
+            sqerr_out.write(out_base + at, 0.0f);
         };
     });
 }

@@ -15,9 +15,12 @@ namespace adjoint::app {
 // clamped colours (for PSNR), at out_base + pixel.
 struct LossKernels {
     // Static path, over a list of covered pixels: shade, loss, backward(loss * scale) into the parameter
-    // buffer and the textures. Two variants: parameters as a differentiable buffer, or plain (textures only).
+    // buffer and the textures; the loss and squared error added up per kSumChunk entries of the list into
+    // sums[loss_at + k], sums[sqerr_at + k]. Two variants: parameters as a differentiable buffer, or plain
+    // (textures only).
     std::optional<Shader<1>> shade_loss_backward;
-    // Static path, uncovered pixels: the background's loss (constant while the targets are).
+    // Static path, every pixel: the background's loss at uncovered ones (constant while the targets are), 0 at
+    // covered ones.
     std::optional<Shader<2>> background_loss;
     // Dynamic path: a rendered image against its target -> loss, squared error and d loss / d image (times
     // scale, 4 floats a pixel).

@@ -30,7 +30,8 @@ Buffer<float> upload_floats(Device& device, Stream& stream, const std::vector<fl
 Objective::Objective(Device& device, Stream& stream, const Scene& truth, const Scene& current,
                      const SceneData& data, bool camera_free, bool dynamic)
     : device_(device), stream_(stream), data_(data), opt_(*truth.optimize), views_(current.views),
-      forward_(device, data), sum_chunks_(compile_sum_chunks(device)) {
+      forward_(device, data), sum_chunks_(compile_sum_chunks(device)),
+      sum_lanes_(sum_lanes(device)) {
     const uint32_t views = uint32_t(data.views.size());
     pixels_ = data.views[0].width * data.views[0].height;
     partials_per_view_ = (pixels_ + kSumChunk - 1) / kSumChunk;
@@ -51,7 +52,10 @@ Objective::Objective(Device& device, Stream& stream, const Scene& truth, const S
     });
     losses_.emplace(device, loss_model(opt_.loss), opt_.mask_alpha, dynamic_ ? nullptr : &data.shading,
                     textures_only);
-    if (!dynamic_) rasterize_once();
+    if (!dynamic_) {
+        rasterize_once();
+        covered_partials_ = device.create_buffer<float>(partials_.size());
+    }
     make_targets(truth);
     stream << synchronize();
 }
@@ -144,10 +148,12 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
         }
         dynamic_->geometry_backward(stream_, params);
         regularizers_->record(stream_, params, reg_loss_);
+        const uint32_t reg_first = uint32_t(partials_.size()) - reg_chunks_;
         if (reg_terms_ > 0)
-            stream_ << sum_chunks_(reg_loss_, partials_, 0u, reg_terms_, uint32_t(partials_.size()) - reg_chunks_)
-                           .dispatch(reg_chunks_);
+            stream_ << sum_chunks_(reg_loss_, reg_loss_, partials_, 0u, reg_terms_, reg_first, reg_first)
+                           .dispatch(reg_chunks_ * sum_lanes_);   // one buffer: both sums go to the same place
     } else {
+        stream_ << covered_partials_.fill_zero();
         for (uint32_t j = 0; j < k; ++j) {
             const uint32_t view = order[j];
             const auto& v = data_.views[view];
@@ -155,25 +161,28 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
                 stream_ << (*losses_->background_loss)(surfaces_[view].records, targets_[view], loss_px_, sqerr_px_,
                                                        j * pixels_, data_.background, data_.view_recs, view,
                                                        params.value, data_.textures, data_.materials, data_.lights)
-                               .dispatch(v.width, v.height);
+                               .dispatch(v.width, v.height)
+                        << sum_chunks_(loss_px_, sqerr_px_, partials_, j * pixels_, (j + 1) * pixels_,
+                                       2 * j * partials_per_view_, (2 * j + 1) * partials_per_view_)
+                               .dispatch(partials_per_view_ * sum_lanes_);
                 slot_view_[j] = view;
             }
             if (covered_count_[view] > 0)
                 stream_ << (*losses_->shade_loss_backward)(covered_[view], surfaces_[view].records,
                                                            surfaces_[view].tangents, params, data_.textures,
-                                                           data_.materials, data_.lights, targets_[view], loss_px_,
-                                                           sqerr_px_, j * pixels_, v.eye, scale)
+                                                           data_.materials, data_.lights, targets_[view],
+                                                           covered_partials_, 2 * j * partials_per_view_,
+                                                           (2 * j + 1) * partials_per_view_, v.eye, scale)
                                .dispatch(covered_count_[view]);
         }
     }
     // Every texture's gradient down its mip chain to level 0 and into the parameter buffer.
     forward_.backward_mips(stream_, data_, params.grad);
-    for (uint32_t j = 0; j < k; ++j) {
+    for (uint32_t j = 0; dynamic_ && j < k; ++j) {
         // View j's pixels are [j * pixels, (j + 1) * pixels) of the per-pixel buffers.
-        stream_ << sum_chunks_(loss_px_, partials_, j * pixels_, (j + 1) * pixels_, 2 * j * partials_per_view_)
-                       .dispatch(partials_per_view_)
-                << sum_chunks_(sqerr_px_, partials_, j * pixels_, (j + 1) * pixels_, (2 * j + 1) * partials_per_view_)
-                       .dispatch(partials_per_view_);
+        stream_ << sum_chunks_(loss_px_, sqerr_px_, partials_, j * pixels_, (j + 1) * pixels_,
+                               2 * j * partials_per_view_, (2 * j + 1) * partials_per_view_)
+                       .dispatch(partials_per_view_ * sum_lanes_);
     }
 }
 
@@ -204,6 +213,8 @@ void Objective::diagnose(const DiffBuffer<float>& params, uint32_t v, bool unit,
 void Objective::read_back() {
     host_partials_.resize(partials_.size());
     stream_ << partials_.copy_to(host_partials_.data());
+    host_covered_.assign(dynamic_ ? 0 : partials_.size(), 0.0f);
+    if (!dynamic_) stream_ << covered_partials_.copy_to(host_covered_.data());
 }
 
 std::pair<double, double> Objective::loss_and_psnr(uint32_t k, float scale) const {
@@ -211,8 +222,9 @@ std::pair<double, double> Objective::loss_and_psnr(uint32_t k, float scale) cons
     for (uint32_t j = 0; j < k; ++j) {
         double l = 0, e = 0;
         for (uint32_t c = 0; c < partials_per_view_; ++c) {
-            l += host_partials_[2 * j * partials_per_view_ + c];
-            e += host_partials_[(2 * j + 1) * partials_per_view_ + c];
+            const size_t lc = 2 * j * partials_per_view_ + c, ec = (2 * j + 1) * partials_per_view_ + c;
+            l += host_partials_[lc] + (host_covered_.empty() ? 0.0 : double(host_covered_[lc]));
+            e += host_partials_[ec] + (host_covered_.empty() ? 0.0 : double(host_covered_[ec]));
         }
         loss += l;
         double mse = e / (double(pixels_) * 3.0);

@@ -59,6 +59,7 @@ private:
     std::vector<Camera> views_;               // the views' resolutions (their cameras live in the parameters)
     ForwardRenderer forward_;                 // mip chains, and the static chain's shading
     Shader<1> sum_chunks_;
+    uint32_t sum_lanes_;   // threads per chunk of the sums
     std::unique_ptr<DynamicRenderer> dynamic_;   // the dynamic chain (null: the static one)
     // The mesh regularizers, with the dynamic chain (free vertices always take it).
     std::optional<Regularizers> regularizers_;
@@ -66,7 +67,10 @@ private:
     uint32_t pixels_ = 0, partials_per_view_ = 0, reg_terms_ = 0, reg_chunks_ = 0;
     Buffer<float4> final_image_;              // the dynamic chain's output, one view at a time
     Buffer<float> reg_loss_, loss_px_, sqerr_px_, partials_;
-    std::vector<float> host_partials_;
+    // The static chain's covered pixels' sums, laid out as partials_ (added: zeroed each record); partials_
+    // then holds the backgrounds' sums, made when a slot's view changes.
+    Buffer<float> covered_partials_;
+    std::vector<float> host_partials_, host_covered_;
     // The static chain: per view its surfaces and covered pixels; per slot of the per-pixel buffers the
     // view whose background loss it holds.
     std::vector<SurfaceBuffers> surfaces_;

@@ -1,8 +1,8 @@
 // The optimization loop. One iteration is one submission:
 //   the objective (optim/objective.h: mip chains -> per view render + loss + backward, the reads of the
 //   differentiable parameter buffer and of the textures scattering their adjoints -> mip gradients into the
-//   parameter buffer -> partial sums of the loss) -> per-parameter sums of error and gradient norms -> the
-//   optimizer plug-in's step over the buffer -> read back a few hundred floats.
+//   parameter buffer -> partial sums of the loss) -> per-parameter sums of error and gradient norms and the
+//   optimizer plug-in's step over the free parameters (one dispatch) -> read back a few hundred floats.
 #include <adjoint/app/optimization.h>
 
 #include "free_parameters.h"
@@ -51,9 +51,9 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene, bool dynamic)
         state.push_back(d.create_buffer<float>(i < optimizer.state.size() ? n : 1));
         stream << state.back().fill_zero();
     }
-    lr = make(tables.lr);
-    lo = make(tables.lo);
-    hi = make(tables.hi);
+    const std::vector<float4> h_rates = parameter_rates(free);
+    rates = d.create_buffer<float4>(std::max<size_t>(h_rates.size(), 1));
+    if (!h_rates.empty()) stream << rates.copy_from(h_rates.data());
     truth_values = make(tables.truth);
     chunks = d.create_buffer<ErrorChunk>(std::max<size_t>(h_chunks.size(), 1));
     if (!h_chunks.empty()) stream << chunks.copy_from(h_chunks.data());
@@ -63,18 +63,6 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene, bool dynamic)
     rotation_values.resize(4 * rotation_params.size());
 
     for (const auto& f : free) camera_free = camera_free || is_camera(f.p.kind);
-    for (const auto& f : free) free_runs.emplace_back(f.offset, uint32_t(f.offset + f.p.size));
-    std::sort(free_runs.begin(), free_runs.end());
-    // Runs closer than kRunGap floats are one dispatch: a fixed float costs a thread that reads its rate of 0,
-    // less than a dispatch of its own on lavapipe.
-    constexpr uint32_t kRunGap = 16384;
-    std::vector<std::pair<uint32_t, uint32_t>> merged;
-    for (const auto& r : free_runs)
-        if (!merged.empty() && r.first <= merged.back().second + kRunGap)
-            merged.back().second = std::max(merged.back().second, r.second);
-        else
-            merged.push_back(r);
-    free_runs = std::move(merged);
     objective.emplace(d, stream, truth, current, data, camera_free, dynamic);
     stream << synchronize();
 }
@@ -104,18 +92,17 @@ IterationReport Optimizer::step() {
 
     const float scale = 1.0f / (float(s.objective->pixels()) * 3.0f * float(k));
     s.objective->record(s.params, order, scale);
-    if (s.chunk_count > 0)
-        s.stream << s.kernels.parameter_sums(s.chunks, s.params.value, s.truth_values, s.params.grad, s.chunk_sums)
-                        .dispatch(s.chunk_count);
-    // Learning rates decay per iteration; Adam's bias correction counts from 1.
+    // Learning rates decay per iteration; Adam's bias correction counts from 1. The sums and the step in one
+    // dispatch over the free parameters' chunks (optim/kernels.h).
     const float lr_scale = std::pow(s.opt.lr_decay, float(s.iteration));
     const std::array<float, 4>& settings = s.opt.optimizer_settings;
     const std::array<float, 4> per = s.optimizer.host_constants(settings, s.iteration);
-    for (const auto& [begin, end] : s.free_runs)
-        s.stream << s.kernels.update(s.params.value, s.params.grad, s.state[0], s.state[1], s.lr, s.lo, s.hi, lr_scale,
-                                     float4(settings[0], settings[1], settings[2], settings[3]),
-                                     float4(per[0], per[1], per[2], per[3]), begin)
-                        .dispatch(end - begin);
+    if (s.chunk_count > 0)
+        s.stream << s.kernels.step(s.chunks, s.params.value, s.params.grad, s.state[0], s.state[1], s.rates,
+                                   s.truth_values, s.chunk_sums, lr_scale,
+                                   float4(settings[0], settings[1], settings[2], settings[3]),
+                                   float4(per[0], per[1], per[2], per[3]))
+                        .dispatch(s.chunk_count * s.kernels.lanes);
     s.objective->read_back();
     s.last_chunk_sums.resize(s.chunk_sums.size());
     s.stream << s.chunk_sums.copy_to(s.last_chunk_sums.data());

@@ -62,14 +62,14 @@ struct OptimizerStages {
     std::vector<size_t> rotation_params;
     std::vector<float> rotation_values;
     std::vector<FreeParam> free;
-    // The free parameters' floats as [begin, end) runs of the parameter buffer, near ones merged: the update
-    // runs over these only (the buffer also holds every fixed value, an environment map's texels among them).
-    std::vector<std::pair<uint32_t, uint32_t>> free_runs;
     DiffBuffer<float> params;
     // The optimizer's named state arrays beside the parameters (Adam's moments, SGD's velocity); the kernel
     // binds two, so an optimizer with fewer gets one-element stand-ins.
     std::vector<Buffer<float>> state;
-    Buffer<float> lr, lo, hi, truth_values;
+    Buffer<float> truth_values;
+    Buffer<float4> rates;   // per free parameter: learning rate, lo, hi (parameter_rates)
+    // The free parameters' floats in runs of kSumChunk: the step and its sums go over these only (the buffer
+    // also holds every fixed value, an environment map's texels among them).
     Buffer<ErrorChunk> chunks;
     Buffer<float4> chunk_sums;
     std::vector<float4> last_chunk_sums;

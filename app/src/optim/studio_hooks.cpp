@@ -1,6 +1,6 @@
 // The Optimizer's hooks for adjoint-studio: a render of the current values into a device buffer (the panels
 // never read images back), learning rates changed during a run, and one parameter's value and gradient.
-#include "stages.h"
+#include "free_parameters.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,10 +25,8 @@ void Optimizer::set_learning_rate(size_t parameter, float lr) {
     if (!(lr > 0.0f) || !std::isfinite(lr))
         fail("set_learning_rate: ", s.free[parameter].p.path, ": the learning rate must be a number > 0, got ", lr);
     s.free[parameter].p.lr = lr;
-    // The rates per float, as the constructor lays them out: fixed values keep 0.
-    std::vector<float> rates(s.lr.size(), 0.0f);
-    for (const auto& f : s.free) std::fill_n(rates.begin() + f.offset, f.p.size, f.p.lr);
-    s.stream << s.lr.copy_from(rates.data()) << synchronize();
+    const std::vector<float4> rates = parameter_rates(s.free);
+    s.stream << s.rates.copy_from(rates.data()) << synchronize();
 }
 
 void Optimizer::parameter_now(size_t parameter, std::vector<float>& value, std::vector<float>& gradient) {
