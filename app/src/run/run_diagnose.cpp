@@ -178,9 +178,6 @@ int run_diagnose(const OptimizeOptions& o, std::ostream& out, std::ostream& err)
         scene = load_scene(o.scene, lo);
         if (!scene.optimize) throw SceneError(scene.display_name, "optimize", "the scene has no optimize block");
         apply_overrides(scene, o);
-        if (scene.render.visibility == Visibility::soft)
-            throw SceneError(scene.display_name, "render.visibility",
-                             "--diagnose attributes hard and antialias visibility per pixel, not soft");
         const auto& ps = scene.optimize->parameters;
         for (const auto& path : o.diagnose_parameters)
             if (std::none_of(ps.begin(), ps.end(), [&](const Parameter& p) { return p.path == path; }))
