@@ -62,8 +62,9 @@ struct PixelAttribution {
     uint32_t width = 0, height = 0, views = 0;
     // Per parameter asked: views * height * width floats, view after view, top row first.
     std::vector<std::vector<float>> images;
-    // The same layout: 1 where the pixel carries a visibility gradient, else 0: its pairs blend a silhouette edge
-    // (antialias), its soft coverage moves its colour (soft: render/soft_diagnose.h); none with hard.
+    // The same layout: 1 where the pixel carries a visibility gradient, else 0: its pairs blend a silhouette
+    // edge (antialias), triangles beside a silhouette edge partly cover it (soft: render/soft_diagnose.h); none
+    // with hard.
     std::vector<float> edges;
 };
 
