@@ -80,7 +80,7 @@ void GradientView::catch_up(Session& session, bool running, bool quitting) {
 void GradientView::draw() {
     drawn_ = true;
     if (!facts_.available) {
-        ImGui::TextUnformatted("Gradient images need --diagnose and hard or antialias visibility.");
+        ImGui::TextUnformatted("Gradient images need --diagnose and a scene to optimize.");
         return;
     }
     std::vector<const char*> names;

@@ -13,7 +13,7 @@ namespace adjoint::studio {
 
 // What --test-layout reports about the tab.
 struct GradientViewFacts {
-    bool available = false;           // --diagnose and hard or antialias visibility
+    bool available = false;           // --diagnose and a scene to optimize
     std::string parameter;            // the path shown
     uint32_t view = 0, iteration = 0;
     uint32_t frames_drawn = 0, computed = 0;

@@ -24,8 +24,7 @@ void Session::build(const app::Scene& scene) {
         // As adjoint-optimize does: too large for this device is a SceneError before any device work (the
         // SceneRenderer below checks by itself).
         app::check_scene_fits(device_, scene);
-        optimizer = std::make_unique<app::Optimizer>(device_, scene,
-                                                     diagnosable_ && scene.render.visibility != app::Visibility::soft);
+        optimizer = std::make_unique<app::Optimizer>(device_, scene, diagnosable_);
     } else {
         renderer = std::make_unique<app::SceneRenderer>(device_, scene);
     }
@@ -148,11 +147,11 @@ void Session::parameter_now(size_t parameter, std::vector<float>& value, std::ve
 }
 
 bool Session::pixel_gradients_available() const {
-    return optimizer_ && diagnosable_ && scene_.render.visibility != app::Visibility::soft;
+    return optimizer_ && diagnosable_;
 }
 
 app::PixelAttribution Session::pixel_gradients(size_t parameter, uint32_t view) {
-    if (!pixel_gradients_available()) fail("gradient images need --diagnose and hard or antialias visibility");
+    if (!pixel_gradients_available()) fail("gradient images need --diagnose");
     return optimizer_->attribute_pixels({parameter}, false, view);
 }
 

@@ -73,7 +73,7 @@ public:
     // A free parameter's current value and the last iteration's gradient (Optimizer::parameter_now).
     void parameter_now(size_t parameter, std::vector<float>& value, std::vector<float>& gradient);
     app::Scene current_scene();                              // with the optimized values
-    // Whether pixel_gradients() can run: the session is diagnosable and the scene's visibility hard or antialias.
+    // Whether pixel_gradients() can run: the session is diagnosable and optimizes (any visibility).
     bool pixel_gradients_available() const;
     // Each pixel's own share of d loss / d the free parameter in view `view` (Optimizer::attribute_pixels).
     app::PixelAttribution pixel_gradients(size_t parameter, uint32_t view);

@@ -5,6 +5,7 @@
 // computed here, and $autodiff's gradient agrees with central differences.
 #include "ball_scene.h"
 #include "finite_difference.h"
+#include "render/diagnose_stage.h"
 #include "render/dynamic.h"
 #include "render/scene_data.h"
 #include "support/device_fixture.h"
@@ -34,11 +35,43 @@ struct Rendered {
     std::vector<float4> image;
     std::vector<float> gradient;   // d (sum of the image weighted by a fixed pattern) / d every parameter float
     uint32_t parts = 0;
+    // --diagnose (render/soft_diagnose.h) with the ball's vertices (the free floats) in slot 0: each pixel's share
+    // of their gradient, components summed, then the edge mask (pixels floats each); and that gradient's sum.
+    std::vector<float> share, edges;
+    double vertices_gradient = 0;
 };
 
+// The diagnose pass after render() and backward(): the mesh vertex floats in slot 0.
+void diagnose(Device& device, Stream& stream, app::DynamicRenderer& r, const app::ParamLayout& layout,
+              const DiffBuffer<float>& params, size_t pixels, Rendered& result) {
+    app::DiagnoseBuffers d;
+    std::vector<uint32_t> slot(params.value.size(), app::kDiagnoseSlots);
+    const std::vector<uint32_t> texture(1, app::kDiagnoseSlots);
+    for (const auto& sl : layout.slots)
+        if (sl.kind == app::ParameterKind::mesh_vertices)
+            for (uint32_t i = 0; i < sl.size; ++i) {
+                slot[sl.offset + i] = 0;
+                result.vertices_gradient += result.gradient[sl.offset + i];
+            }
+    d.param_slot = device.create_buffer<uint32_t>(slot.size());
+    d.texture_slot = device.create_buffer<uint32_t>(1);
+    d.geometry = r.geometry().vertex_count() > 0;
+    d.directions = device.create_buffer<float>(
+        std::max<size_t>(size_t(r.geometry().vertex_count()) * app::kVertexDirections * app::kDiagnoseSlots, 1));
+    d.out = device.create_buffer<float>((app::kDiagnoseSlots + 1) * pixels);
+    stream << d.param_slot.copy_from(slot.data()) << d.texture_slot.copy_from(texture.data());
+    if (d.geometry) r.geometry().directions(device, stream, params.value, d.param_slot, d.directions);
+    r.diagnose(device, stream, 0, params, d);
+    std::vector<float> out((app::kDiagnoseSlots + 1) * pixels);
+    stream << d.out.copy_to(out.data()) << synchronize();
+    result.share.assign(out.begin(), out.begin() + pixels);
+    result.edges.assign(out.end() - pixels, out.end());
+}
+
 // One render and backward pass through the dynamic chain with room for `candidates` a pixel and `part` list
-// entries a dispatch (0: the defaults), seeded with a fixed pattern as d loss / d image.
-Rendered render(Device& device, const app::Scene& scene, uint32_t candidates, uint32_t part) {
+// entries a dispatch (0: the defaults), seeded with a fixed pattern as d loss / d image; `diagnosed`: the
+// --diagnose pass too.
+Rendered render(Device& device, const app::Scene& scene, uint32_t candidates, uint32_t part, bool diagnosed = false) {
     Stream stream = device.create_stream();
     app::SceneData data = app::upload_scene(device, stream, scene);
     app::DynamicRenderer r(device, stream, scene, data,
@@ -58,6 +91,7 @@ Rendered render(Device& device, const app::Scene& scene, uint32_t candidates, ui
     r.geometry_backward(stream, params);
     Rendered result{std::vector<float4>(pixels), std::vector<float>(values.size()), r.soft_parts()};
     stream << out.copy_to(result.image.data()) << params.grad.copy_to(result.gradient.data()) << synchronize();
+    if (diagnosed) diagnose(device, stream, r, data.layout, params, pixels, result);
     return result;
 }
 
@@ -67,11 +101,12 @@ class SoftParts : public DeviceTest {};
 
 // The ball's tiles list up to a few hundred triangles: one part by default. With 7 or 64 entries a part, and
 // with room for one candidate a pixel (most pixels then loop over their tile's list), the image is the same
-// to rounding (the sums are added in the same order) and so are the gradients (scattered in another order).
+// to rounding (the sums are added in the same order) and so are the gradients (scattered in another order), and
+// --diagnose's per-pixel shares and edge mask.
 TEST_F(SoftParts, ManyPartsGiveTheImageAndGradientsOfOne) {
     const app::Scene scene = app::load_scene_from_string(kBall, fs::path(ADJOINT_SOURCE_DIR) / "assets", "soft.json");
     for (uint32_t candidates : {0u, 1u}) {
-        const Rendered one = render(device, scene, candidates, 0);
+        const Rendered one = render(device, scene, candidates, 0, true);
         ASSERT_EQ(one.parts, 1u);
         size_t partial = 0;
         for (const float4& t : one.image) partial += t.w > 0.01f && t.w < 0.99f;
@@ -80,7 +115,7 @@ TEST_F(SoftParts, ManyPartsGiveTheImageAndGradientsOfOne) {
         for (float g : one.gradient) largest = std::max(largest, std::fabs(g));
         ASSERT_GT(largest, 1e-3f);
         for (uint32_t part : {7u, 64u}) {
-            const Rendered many = render(device, scene, candidates, part);
+            const Rendered many = render(device, scene, candidates, part, true);
             EXPECT_GT(many.parts, part == 7 ? 20u : 3u) << "candidates " << candidates;
             for (size_t i = 0; i < one.image.size(); ++i) {
                 const float4 a = one.image[i], b = many.image[i];
@@ -92,6 +127,19 @@ TEST_F(SoftParts, ManyPartsGiveTheImageAndGradientsOfOne) {
             for (size_t i = 0; i < one.gradient.size(); ++i)
                 ASSERT_NEAR(one.gradient[i], many.gradient[i], 1e-5f * largest + 1e-4f * std::fabs(one.gradient[i]))
                     << "float " << i << " part " << part << " candidates " << candidates;
+            // --diagnose, part by part: the same pixel shares (they sum to the gradient's floats) and edges.
+            double share = 0, largest_share = 0;
+            for (size_t i = 0; i < one.share.size(); ++i) {
+                share += many.share[i];
+                largest_share = std::max(largest_share, double(std::fabs(one.share[i])));
+                ASSERT_EQ(one.edges[i], many.edges[i]) << "pixel " << i << " part " << part;
+            }
+            for (size_t i = 0; i < one.share.size(); ++i)
+                ASSERT_NEAR(one.share[i], many.share[i], 1e-5 * largest_share + 1e-4 * std::fabs(one.share[i]))
+                    << "pixel " << i << " part " << part << " candidates " << candidates;
+            EXPECT_GT(std::fabs(many.vertices_gradient), 1e-3);
+            EXPECT_NEAR(share, many.vertices_gradient, 1e-3 * std::fabs(many.vertices_gradient)) << "part " << part;
+            EXPECT_GT(std::count(many.edges.begin(), many.edges.end(), 1.0f), 20);
         }
     }
 }

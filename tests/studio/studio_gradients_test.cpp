@@ -71,3 +71,26 @@ TEST(StudioGradients, GradientImagesAreShownLiveWithTheirEdges) {
     EXPECT_FALSE(off["available"].get<bool>());
     EXPECT_EQ(off["computed"].get<int>(), 0);
 }
+
+// Soft visibility (render/soft_diagnose.h): the tab is available and computes the pose's images, with edge pixels
+// along the knot's soft outline. pose.json made soft at 32x32.
+TEST(StudioGradients, SoftVisibilityHasGradientImages) {
+    ASSERT_EQ(std::system("command -v xvfb-run > /dev/null"), 0) << "xvfb-run is missing";
+    fs::path dir = fresh_dir("gradient-images-soft");
+    std::string scene = read_text(kSource / "assets/scenes/pose.json");
+    scene.replace(scene.find("\"antialias\""), 11, "\"soft\"");
+    scene.replace(scene.find("[128, 128]"), 10, "[32, 32]");
+    scene.replace(scene.find("../meshes/"), 10, (kSource / "assets/meshes").string() + "/");
+    std::ofstream(dir / "soft.json") << scene;
+    Result r = run(dir, xvfb(""),
+                   "--scene '" + (dir / "soft.json").string() +
+                       "' --diagnose --run --quit-after-iters 30 --test-layout layout.json --test-tab 'Gradient images'");
+    ASSERT_EQ(r.code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("validation on, 0 messages"), std::string::npos) << r.out;
+    const nlohmann::json g = layout_of(dir)["gradient_images"];
+    EXPECT_TRUE(g["available"].get<bool>());
+    EXPECT_EQ(g["parameter"].get<std::string>(), "meshes.knot.rotation");
+    EXPECT_GT(g["computed"].get<int>(), 0);
+    EXPECT_NE(g["sum"].get<double>(), 0.0);
+    EXPECT_GT(g["edge_pixels"].get<int>(), 10);
+}

@@ -6,6 +6,7 @@
 #include "render/diagnose_stage.h"
 #include "render/shade_stage.h"
 #include "render/shadow_grid.h"
+#include "render/soft_diagnose.h"
 #include "render/soft_stage.h"
 
 #include <adjoint/core/error.h>
@@ -34,7 +35,8 @@ struct DynamicRenderer::State {
     std::optional<ShadeStage> shade;            // hard and antialias
     std::optional<AntialiasStage> antialias;
     std::optional<SoftStage> soft;
-    std::optional<DiagnoseStage> diagnose;      // compiled on the first diagnose()
+    std::optional<DiagnoseStage> diagnose;      // compiled on the first diagnose() (hard and antialias)
+    std::optional<SoftDiagnoseStage> soft_diagnose;   // compiled on the first diagnose() (soft)
     DiffBuffer<float4> color;         // the shaded image before antialiasing, and d loss / d it
     // d loss / d final image, 4 floats a pixel (image_gradient()): without antialiasing, the shaded image's
     // gradient itself, which the shading's backward reads; with it, its own buffer, and the caller seeds the
@@ -122,7 +124,12 @@ void DynamicRenderer::diagnose(Device& device, Stream& stream, uint32_t view, co
                                const DiagnoseBuffers& d) {
     auto& s = *s_;
     if (view != s.last_view) fail("DynamicRenderer::diagnose: view ", view, " was not the last one rendered");
-    if (s.soft) fail("--diagnose: soft visibility is not attributed per pixel (use hard or antialias)");
+    if (s.soft) {
+        if (!s.soft_diagnose || s.soft_diagnose->geometry != d.geometry)
+            s.soft_diagnose.emplace(device, s.data.shading, d.geometry);
+        s.soft_diagnose->run(stream, s.buffers, view, *s.soft, params.value, s.dfinal, d);
+        return;
+    }
     if (!s.diagnose || s.diagnose->geometry != d.geometry)
         s.diagnose.emplace(device, s.data.shading, bool(s.antialias), d.geometry);
     if (s.antialias) s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color, s.dfinal);

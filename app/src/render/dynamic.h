@@ -54,7 +54,7 @@ public:
     void backward(Stream& stream, uint32_t view, const DiffBuffer<float>& params);
     void zero_grad(Stream& stream);
     // --diagnose, in place of backward(): antialiasing's backward as usual, then each pixel's own
-    // contributions to the traced parameters into d.out (render/diagnose_stage.h). Hard and antialias only.
+    // contributions to the traced parameters into d.out (render/diagnose_stage.h; soft: render/soft_diagnose.h).
     void diagnose(Device& device, Stream& stream, uint32_t view, const DiffBuffer<float>& params,
                   const DiagnoseBuffers& d);
     // After every view's backward(): the world vertices' gradients into params.grad.

@@ -25,6 +25,19 @@ public:
 
     uint32_t parts() const { return parts_; }   // dispatches a pass took in the last forward()
 
+    // What the last forward() left, for a kernel that repeats its blend (--diagnose: render/soft_diagnose.h).
+    struct Blend {
+        const TileBins& bins;
+        const Buffer<uint32_t>& pixel_count;
+        const Buffer<float4>& sums;
+        const Buffer<float2>& state;
+        uint32_t capacity, part, parts;
+        float sigma, gamma, reach2;
+    };
+    Blend blend() const {
+        return {bins_, pixel_count_, sums_, state_, capacity_, part_, parts_, sigma_, gamma_, reach2_};
+    }
+
 private:
     Shader<2> select_, forward_, backward_;
     float sigma_, gamma_, reach2_;   // reach2 = soft_reach2(sigma), NDC units

@@ -190,8 +190,8 @@ StudioOptions parse_studio_args(int argc, const char* const* argv) {
     auto* shot_opt = app.add_option("--screenshot", screenshot, "save the whole window as a PNG at exit");
     auto* out_opt = app.add_option("--out", out, "write adjoint-optimize's outputs for the scene into DIR");
     app.add_flag("--diagnose", o.diagnose,
-                 "show each free parameter's gradient image live (the Gradient images tab; hard or antialias "
-                 "visibility; every scene then runs the dynamic renderer, which is slower for texture-only scenes)");
+                 "show each free parameter's gradient image live (the Gradient images tab; every scene then "
+                 "runs the dynamic renderer, which is slower for texture-only scenes)");
     if (parse(app, argc, argv, o)) return o;
     const std::string usage = app.help();
     if (scene_opt->count()) o.scene = std::filesystem::path(scene);

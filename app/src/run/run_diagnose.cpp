@@ -122,7 +122,8 @@ std::string header(const Scene& scene, double loss, uint32_t views) {
       << "  antialiasing blend's share is given to the pixel whose pair holds the edge\n"
       << ".pfm: float32, one channel; .png: blue negative, white 0, red positive, clipped at +-scale, scale = the\n"
       << "  " << kPercentile << "th percentile of |value| over the pixels whose value is not 0\n"
-      << "edges_v<view>.png: the render, the pixels whose pairs carry silhouette (visibility) gradients magenta\n\n";
+      << "edges_v<view>.png: the render, the pixels that carry silhouette (visibility) gradients magenta\n"
+      << "  (antialias: their pairs blend an edge; soft: triangles beside a silhouette edge partly cover them)\n\n";
     return t.str();
 }
 
@@ -178,9 +179,6 @@ int run_diagnose(const OptimizeOptions& o, std::ostream& out, std::ostream& err)
         scene = load_scene(o.scene, lo);
         if (!scene.optimize) throw SceneError(scene.display_name, "optimize", "the scene has no optimize block");
         apply_overrides(scene, o);
-        if (scene.render.visibility == Visibility::soft)
-            throw SceneError(scene.display_name, "render.visibility",
-                             "--diagnose attributes hard and antialias visibility per pixel, not soft");
         const auto& ps = scene.optimize->parameters;
         for (const auto& path : o.diagnose_parameters)
             if (std::none_of(ps.begin(), ps.end(), [&](const Parameter& p) { return p.path == path; }))

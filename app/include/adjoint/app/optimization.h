@@ -62,7 +62,10 @@ struct PixelAttribution {
     uint32_t width = 0, height = 0, views = 0;
     // Per parameter asked: views * height * width floats, view after view, top row first.
     std::vector<std::vector<float>> images;
-    std::vector<float> edges;   // the same layout: 1 where the pixel's pairs blend a silhouette edge, else 0
+    // The same layout: 1 where the pixel carries a visibility gradient, else 0: its pairs blend a silhouette
+    // edge (antialias), triangles beside a silhouette edge partly cover it (soft: render/soft_diagnose.h); none
+    // with hard.
+    std::vector<float> edges;
 };
 
 class Optimizer {
@@ -96,8 +99,8 @@ public:
     // --diagnose: per free parameter in `parameters` (indices in file order) and pixel, the pixel's own
     // contribution to d loss / d the parameter, its components summed (unit: to d (the image's colour channels
     // summed) / d the parameter instead: the sensitivity image), from the renderer's $autodiff kernels with
-    // each read of a free value traced per pixel (render/diagnose_dsl.h). Needs `diagnosable`; hard or
-    // antialias visibility. The regularizers' share of the gradient is not a pixel's. `only_view`: that view's
+    // each read of a free value traced per pixel (render/diagnose_dsl.h). Needs `diagnosable`; any visibility.
+    // The regularizers' share of the gradient is not a pixel's. `only_view`: that view's
     // pixels alone are computed (the others stay 0; the studio's live panel).
     PixelAttribution attribute_pixels(const std::vector<size_t>& parameters, bool unit,
                                       std::optional<uint32_t> only_view = std::nullopt);
