@@ -52,7 +52,7 @@ std::string scene_json(const std::string& mesh, int res, const std::string& visi
                                     "meshes.m.rotation": { "perturb": 10 } }, "iterations": 1000000 } })";
 }
 
-json one_case(Env& env, const fs::path& dir, const fs::path& mesh, int res) {
+json one_case(Env& env, const fs::path& dir, const fs::path& mesh, int res, const std::string& label) {
     json j;
     j["resolution"] = std::to_string(res) + "x" + std::to_string(res);
     Reps reps = env.reps({3, 15}, {1, 2});
@@ -69,6 +69,14 @@ json one_case(Env& env, const fs::path& dir, const fs::path& mesh, int res) {
             j[vis] = {{"available", false}, {"reason", e.what()}};
         }
     }
+    // Issue 22's ratios, side by side in this run.
+    auto ms = [&](const char* vis) { return j[vis].contains("median_ms") ? j[vis]["median_ms"].get<double>() : 0.0; };
+    if (ms("hard") > 0 && ms("antialias") > 0)
+        j["check_antialias_over_hard"] = env.target("visibility", label + ": antialias / hard iteration",
+                                                    ms("antialias") / ms("hard"), "<=", 1.3, "ratio");
+    if (ms("antialias") > 0 && ms("soft") > 0)
+        j["check_soft_over_antialias"] = env.target("visibility", label + ": soft / antialias iteration",
+                                                    ms("soft") / ms("antialias"), "<=", 3.0, "ratio");
     j["what"] = "one iteration: vertex stage + rasterization + shading (+ antialiasing or soft blending) + loss + "
                 "$autodiff backward through the vertices + Adam + the reported scalars read back";
     return j;
@@ -83,12 +91,20 @@ json bench_visibility(Env& env) {
     write_lumpy_sphere(dir / "5k.obj", 70);     // 70 x 35 quads = 4,900 triangles
     // The smoke run (--quick) renders small: it checks that every mode runs, not how fast.
     if (env.quick())
-        out["5k_96"] = one_case(env, dir, dir / "5k.obj", 96);
+        out["5k_96"] = one_case(env, dir, dir / "5k.obj", 96, "5k at 96x96");
     else
-        out["5k_256"] = one_case(env, dir, dir / "5k.obj", 256);
+        out["5k_256"] = one_case(env, dir, dir / "5k.obj", 256, "5k at 256x256");
     if (!env.quick()) {
+        // The texture path's iteration at the same size (the renderer section's 5k case), in this run.
+        json texture = bench_renderer_texture(env);
+        const double tex_ms = texture["iteration"]["median_ms"].get<double>();
+        out["texture_iteration_5k_256_ms"] = tex_ms;
+        if (out["5k_256"]["antialias"].contains("median_ms"))
+            out["check_antialias_over_texture"] = env.target(
+                "visibility", "5k at 256x256: antialias pose iteration / texture iteration",
+                out["5k_256"]["antialias"]["median_ms"].get<double>() / tex_ms, "<", 4.0, "ratio");
         write_lumpy_sphere(dir / "50k.obj", 224);   // 224 x 112 quads = 50,176 triangles
-        out["50k_512"] = one_case(env, dir, dir / "50k.obj", 512);
+        out["50k_512"] = one_case(env, dir, dir / "50k.obj", 512, "50k at 512x512");
     }
     std::error_code ec;
     fs::remove_all(dir, ec);
