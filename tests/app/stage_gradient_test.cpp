@@ -268,6 +268,28 @@ TEST_F(StageRig, AntialiasStageMatchesCentralDifferences) {
     }
 }
 
+// The pairs' edges come from forward(): a backward() with no forward() of its view would differentiate no pair
+// (a silent zero gradient), so it refuses, naming the stage.
+TEST_F(StageRig, AntialiasBackwardWithoutItsForwardRefuses) {
+    const app::GBuffer gb = rasterize();
+    app::ShadeStage shade(device, data.shading, false);
+    DiffBuffer<float4> colors = device.create_diff_buffer<float4>(pixels);
+    shade.forward(stream, buffers, 0, gb.triangle, params.value, colors.value, width, height);
+    app::AntialiasStage antialias(device, false, pixels);
+    Buffer<float> dfinal = device.create_buffer<float>(4 * size_t(pixels));
+    auto backward = [&] { antialias.backward(stream, buffers, 0, gb, params, colors, dfinal); };
+    try {
+        backward();
+        ADD_FAILURE() << "backward() before any forward() was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("AntialiasStage::backward: view 0"), std::string::npos) << e.what();
+    }
+    Buffer<float4> out = image();
+    antialias.forward(stream, buffers, 0, gb, params.value, colors.value, out);
+    EXPECT_NO_THROW(backward());
+    stream << synchronize();
+}
+
 TEST_F(StageRig, EveryLossMatchesCentralDifferences) {
     // The objective's loss of an image against a target, for every loss plug-in: d loss / d image.
     const uint32_t n = 64;

@@ -119,6 +119,8 @@ void AntialiasStage::forward(Stream& stream, const StageBuffers& b, uint32_t vie
                             b.data.geometry.triangles, b.tables.opposite, b.tables.neighbor, b.views, view, params,
                             gbuffer.setups, edges_)
                   .dispatch(gbuffer.width, gbuffer.height);
+    edges_view_ = view;
+    edges_gbuffer_ = &gbuffer;
     stream << forward_(colors, gbuffer.triangle, gbuffer.bary, b.world.positions.value, b.data.geometry.triangles,
                        b.tables.opposite, b.tables.neighbor, b.views, view, params, edges_, out)
                   .dispatch(gbuffer.width, gbuffer.height);
@@ -127,6 +129,9 @@ void AntialiasStage::forward(Stream& stream, const StageBuffers& b, uint32_t vie
 void AntialiasStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,
                               const DiffBuffer<float>& params, const DiffBuffer<float4>& colors,
                               const Buffer<float>& dfinal) const {
+    if (edges_view_ != view || edges_gbuffer_ != &gbuffer)
+        fail("AntialiasStage::backward: view ", view, " was not the last one this stage's forward() antialiased "
+             "(its silhouette edges are found there)");
     stream << backward_(colors, gbuffer.triangle, gbuffer.bary, b.world.positions, b.world.positions.value,
                         b.data.geometry.triangles, b.tables.opposite, b.tables.neighbor, b.views, view, params,
                         params.value, edges_, dfinal)

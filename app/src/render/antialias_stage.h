@@ -9,7 +9,8 @@ namespace adjoint::app {
 
 class AntialiasStage {
 public:
-    // pixels: the largest view's; the pairs' edges found by forward() are kept for backward() of the same view.
+    // pixels: the largest view's; the pairs' edges found by forward() are kept for backward() of the same view
+    // and G-buffer (backward() of another refuses: its pairs would have no edges, a silent zero gradient).
     AntialiasStage(Device& device, bool camera_free, uint32_t pixels);
     void forward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,
                  const Buffer<float>& params, const Buffer<float4>& colors, const Buffer<float4>& out) const;
@@ -22,6 +23,10 @@ public:
 private:
     Shader<2> edges_kernel_, forward_, backward_;
     Buffer<uint4> edges_;   // per pixel: its right pair's edge (xy), its lower pair's (zw); antialias_dsl.h
+    // Whose edges edges_ holds: the view and G-buffer of the last forward() (recorded, not yet run, is enough:
+    // one stream runs them in order).
+    mutable uint32_t edges_view_ = ~0u;
+    mutable const GBuffer* edges_gbuffer_ = nullptr;
 };
 
 } // namespace adjoint::app
