@@ -134,6 +134,18 @@ protected:
         return app::Rasterizer(device).rasterize(stream, g, vc);
     }
     Buffer<float4> image() { return device.create_buffer<float4>(pixels); }
+    // The antialias stage's input: the rasterized view and its shaded colours (the stage blends them).
+    struct Shaded {
+        app::GBuffer gb;
+        DiffBuffer<float4> colors;
+    };
+    Shaded shaded() {
+        Shaded s{rasterize(), device.create_diff_buffer<float4>(pixels)};
+        app::ShadeStage(device, data.shading, false)
+            .forward(stream, buffers, 0, s.gb.triangle, params.value, s.colors.value, width, height);
+        stream << synchronize();   // before the shading stage and its kernels go
+        return s;
+    }
 };
 
 } // namespace
@@ -220,10 +232,7 @@ TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {
 }
 
 TEST_F(StageRig, AntialiasStageMatchesCentralDifferences) {
-    const app::GBuffer gb = rasterize();
-    app::ShadeStage shade(device, data.shading, false);
-    DiffBuffer<float4> colors = device.create_diff_buffer<float4>(pixels);
-    shade.forward(stream, buffers, 0, gb.triangle, params.value, colors.value, width, height);
+    auto [gb, colors] = shaded();
     app::AntialiasStage antialias(device, false, pixels);
     Buffer<float4> out = image();
     const auto w = weights(4 * size_t(pixels), 5);
@@ -271,10 +280,7 @@ TEST_F(StageRig, AntialiasStageMatchesCentralDifferences) {
 // The pairs' edges come from forward(): a backward() with no forward() of its view would differentiate no pair
 // (a silent zero gradient), so it refuses, naming the stage.
 TEST_F(StageRig, AntialiasBackwardWithoutItsForwardRefuses) {
-    const app::GBuffer gb = rasterize();
-    app::ShadeStage shade(device, data.shading, false);
-    DiffBuffer<float4> colors = device.create_diff_buffer<float4>(pixels);
-    shade.forward(stream, buffers, 0, gb.triangle, params.value, colors.value, width, height);
+    auto [gb, colors] = shaded();
     app::AntialiasStage antialias(device, false, pixels);
     Buffer<float> dfinal = device.create_buffer<float>(4 * size_t(pixels));
     auto backward = [&] { antialias.backward(stream, buffers, 0, gb, params, colors, dfinal); };
