@@ -187,6 +187,8 @@ TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {
     // makes the renderer read them as constants: ShadingPlan::value_gradients).
     app::ShadingPlan plan = data.shading;
     plan.value_gradients = true;
+    EXPECT_FALSE(plan.vertex_color_gradients);   // the scene's vertex colours are not free
+    plan.vertex_color_gradients = true;          // checked below as if they were
     app::ShadeStage shade(device, plan, true);
     Buffer<float4> out = image();
     const auto w = weights(4 * size_t(pixels), 4);
@@ -200,6 +202,7 @@ TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {
     shade.backward(stream, buffers, 0, gb.triangle, params, wb, width, height);
     const std::vector<float> gp = read(params.grad);
     const std::vector<float> gx = read(world.positions.grad);
+    const std::vector<float> gcol = read(world.colors.grad);
 
     // Parameters: the lights, the ball's material and the camera (free: camera_free).
     auto set_params = [&](const std::vector<float>& x) { stream << params.value.copy_from(x.data()) << synchronize(); };
@@ -229,6 +232,29 @@ TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {
         EXPECT_NEAR(gx[i], fd, 1e-2 * std::max(std::fabs(fd), 1.0)) << "world position float " << i;
         EXPECT_GT(std::fabs(fd), 1e-3) << "world position float " << i;
     }
+    // Vertex colours: the 6 largest (the image is linear in them).
+    std::vector<float> vcolors = flat(read(world.colors.value));
+    auto set_colors = [&](const std::vector<float>& x) { upload3(world.colors.value, x); };
+    for (size_t i : largest(gcol, 6)) {
+        const double fd = central(vcolors, i, 1e-2, f, set_colors);
+        EXPECT_NEAR(gcol[i], fd, 1e-2 * std::max(std::fabs(fd), 1.0)) << "vertex colour float " << i;
+        EXPECT_GT(std::fabs(fd), 1e-3) << "vertex colour float " << i;
+    }
+
+    // With the colours not free (the scene's own plan), their reads are detached: no gradient reaches them, and
+    // the positions' gradient is the same.
+    app::ShadeStage fixed_colors(device, [&] {
+        app::ShadingPlan p = plan;
+        p.vertex_color_gradients = false;
+        return p;
+    }(), true);
+    stream << params.grad.fill_zero() << world.positions.zero_grad() << world.normals.zero_grad()
+           << world.colors.zero_grad() << data.textures.zero_grad();
+    fixed_colors.backward(stream, buffers, 0, gb.triangle, params, wb, width, height);
+    const std::vector<float> gx_fixed = read(world.positions.grad), gcol_fixed = read(world.colors.grad);
+    EXPECT_EQ(std::count(gcol_fixed.begin(), gcol_fixed.end(), 0.0f), ptrdiff_t(gcol_fixed.size()));
+    for (size_t i = 0; i < gx.size(); ++i)
+        EXPECT_NEAR(gx_fixed[i], gx[i], 1e-5 * std::max(std::fabs(gx[i]), 1.0f)) << "world position float " << i;
 }
 
 TEST_F(StageRig, AntialiasStageMatchesCentralDifferences) {

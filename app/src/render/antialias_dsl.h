@@ -44,6 +44,9 @@ struct AntialiasInputs {
     // The rasterizer's triangle setups (the G-buffer's), whose corners the walk reads instead of projecting the
     // vertices again (the same formula on the same values); nullptr: project.
     const BufferVar<gpu::TriSetup>* setups = nullptr;
+    // The G-buffer's depth (GBuffer::depth), which picks a pair's occluder with one read a pixel instead of
+    // interpolating its surface again; nullptr: interpolate (gbuffer_depth).
+    const BufferFloat* depth = nullptr;
 };
 
 // View depth of the G-buffer's surface at pixel index `at` (triangle `tri`): picks the occluder only.
@@ -99,7 +102,11 @@ PairEdge pair_edge(const AntialiasInputs<PB, CB>& in, const DslCamera& plain_cam
         UInt at_a = 1u;
         $if (ta == gpu::kNone) { at_a = 0u; }
         $elif (tb != gpu::kNone) {
-            $if (gbuffer_depth(in, plain_cam, tb, ib) < gbuffer_depth(in, plain_cam, ta, ia)) { at_a = 0u; };
+            if (in.depth) {   // both monotonic in the view depth: the same order
+                $if (in.depth->read(ib) < in.depth->read(ia)) { at_a = 0u; };
+            } else {
+                $if (gbuffer_depth(in, plain_cam, tb, ib) < gbuffer_depth(in, plain_cam, ta, ia)) { at_a = 0u; };
+            }
         };
         e.at_a = at_a;
         UInt cur = ite(at_a == 1u, ta, tb), seen_at_o = ite(at_a == 1u, tb, ta);

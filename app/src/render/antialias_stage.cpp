@@ -17,12 +17,12 @@ auto edges_kernel() {
     return Kernel2D([](BufferFloat4 colors, BufferUInt tri_ids, BufferFloat2 bary, BufferFloat3 positions,
                        BufferVar<uint3> triangles, BufferVar<uint3> opposite, BufferVar<uint3> neighbor,
                        BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params,
-                       BufferVar<gpu::TriSetup> setups, BufferVar<uint4> edges) noexcept {
+                       BufferVar<gpu::TriSetup> setups, BufferFloat depth, BufferVar<uint4> edges) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x, height = dispatch_size().y;
         DslCamera cam = camera_of(params, views.read(view));
         AntialiasInputs<BufferFloat3, BufferFloat4> in{positions, positions, triangles, opposite, neighbor,
-                                                       colors, tri_ids, bary, width, &setups};
+                                                       colors, tri_ids, bary, width, &setups, &depth};
         UInt2 r[2] = {make_uint2(0u), make_uint2(0u)};
         for (int k = 0; k < 2; ++k) {
             $if (k == 0 ? pix.x + 1u < width : pix.y + 1u < height) {
@@ -45,27 +45,38 @@ auto forward_kernel() {
         UInt width = dispatch_size().x, height = dispatch_size().y;
         UInt at = pix.y * width + pix.x;
         Float4 c = colors.read(at);
-        DslCamera cam = camera_of(params, views.read(view));
         AntialiasInputs<BufferFloat3, BufferFloat4> in{positions, positions, triangles, opposite, neighbor,
                                                        colors, tri_ids, bary, width};
+        // The four pairs' records first: only pixels beside a silhouette (a few percent) blend, and only they
+        // need the camera (a dozen reads of the parameter buffer, which lavapipe makes per lane).
         const int dx[4] = {-1, 1, 0, 0}, dy[4] = {0, 0, -1, 1};
+        UInt2 r[4], pa[4], pb[4];
+        Bool any = false;
         for (int k = 0; k < 4; ++k) {
             Bool inside = dx[k] < 0 ? pix.x > 0u : dx[k] > 0 ? pix.x + 1u < width : dy[k] < 0 ? pix.y > 0u
                                                                                            : pix.y + 1u < height;
+            UInt2 n = make_uint2(cast<uint32_t>(cast<int>(pix.x) + dx[k]), cast<uint32_t>(cast<int>(pix.y) + dy[k]));
+            bool before = dx[k] < 0 || dy[k] < 0;
+            pa[k] = before ? n : pix;
+            pb[k] = before ? pix : n;
+            r[k] = make_uint2(0u);
             $if (inside) {
-                UInt2 n = make_uint2(cast<uint32_t>(cast<int>(pix.x) + dx[k]), cast<uint32_t>(cast<int>(pix.y) + dy[k]));
-                bool before = dx[k] < 0 || dy[k] < 0;
-                UInt2 pa = before ? n : pix, pb = before ? pix : n;
-                UInt4 rec = edges.read(pa.y * width + pa.x);
-                UInt2 r = dx[k] != 0 ? rec.xy() : rec.zw();
-                $if ((r.y & kEdgeFound) != 0u) {
+                UInt4 rec = edges.read(pa[k].y * width + pa[k].x);
+                r[k] = dx[k] != 0 ? rec.xy() : rec.zw();
+            };
+            any = any | ((r[k].y & kEdgeFound) != 0u);
+        }
+        $if (any) {
+            DslCamera cam = camera_of(params, views.read(view));
+            for (int k = 0; k < 4; ++k) {
+                $if ((r[k].y & kEdgeFound) != 0u) {
                     UInt target = kNone;
                     Float4 delta = make_float4(0.0f);
-                    pair_delta(in, cam, decode_edge(r, pa, pb, width), target, delta);
+                    pair_delta(in, cam, decode_edge(r[k], pa[k], pb[k], width), target, delta);
                     $if (target == at) { c = c + delta; };
                 };
-            };
-        }
+            }
+        };
         out.write(at, c);
     });
 }
@@ -81,14 +92,14 @@ auto backward_kernel(bool camera_free) {
                                   BufferFloat dfinal) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x, height = dispatch_size().y;
-        auto vr = views.read(view);
-        DslCamera plain_cam = camera_of(params_value, vr);
         AntialiasInputs<DiffBufferFloat3, DiffBufferFloat4> in{positions, positions_value, triangles, opposite,
                                                                  neighbor, colors, tri_ids, bary, width};
         UInt4 rec = stored.read(pix.y * width + pix.x);
         PairEdge edges[2] = {decode_edge(rec.xy(), pix, make_uint2(pix.x + 1u, pix.y), width),
                              decode_edge(rec.zw(), pix, make_uint2(pix.x, pix.y + 1u), width)};
-        $if ((edges[0].found == 1u) | (edges[1].found == 1u)) {
+        $if ((edges[0].found == 1u) | (edges[1].found == 1u)) {   // the camera only here (see forward_kernel)
+            auto vr = views.read(view);
+            DslCamera plain_cam = camera_of(params_value, vr);
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
                 Float total = 0.0f;
@@ -117,7 +128,7 @@ void AntialiasStage::forward(Stream& stream, const StageBuffers& b, uint32_t vie
                              const Buffer<float4>& out) const {
     stream << edges_kernel_(colors, gbuffer.triangle, gbuffer.bary, b.world.positions.value,
                             b.data.geometry.triangles, b.tables.opposite, b.tables.neighbor, b.views, view, params,
-                            gbuffer.setups, edges_)
+                            gbuffer.setups, gbuffer.depth, edges_)
                   .dispatch(gbuffer.width, gbuffer.height);
     edges_view_ = view;
     edges_gbuffer_ = &gbuffer;

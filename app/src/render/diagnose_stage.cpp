@@ -59,14 +59,15 @@ auto antialias_kernel(bool geometry) {
     return Kernel2D([geometry](BufferFloat4 colors, BufferUInt tri_ids, BufferFloat2 bary, BufferFloat3 positions,
                                BufferVar<uint3> triangles, BufferVar<uint3> opposite, BufferVar<uint3> neighbor,
                                BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params, BufferUInt param_slot,
-                               BufferFloat directions, BufferFloat dfinal, BufferFloat out) noexcept {
+                               BufferFloat directions, BufferFloat dfinal, BufferFloat out,
+                               BufferFloat depth) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x, height = dispatch_size().y;
         UInt at = pix.y * width + pix.x, pixels = width * height;
         auto vr = views.read(view);
         DslCamera plain_cam = camera_of(params, vr);
         AntialiasInputs<BufferFloat3, BufferFloat4> plain{positions, positions, triangles, opposite, neighbor,
-                                                          colors, tri_ids, bary, width};
+                                                          colors, tri_ids, bary, width, nullptr, &depth};
         PairEdge edges[2];
         for (int k = 0; k < 2; ++k) {
             $if (k == 0 ? pix.x + 1u < width : pix.y + 1u < height) {
@@ -123,7 +124,7 @@ void DiagnoseStage::run(Stream& stream, const StageBuffers& b, uint32_t view, co
     stream << (*antialias_)(colors, gb.triangle, gb.bary, w.positions.value,
                                                               g.triangles, b.tables.opposite, b.tables.neighbor,
                                                               b.views, view, params, d.param_slot, d.directions,
-                                                              dfinal, d.out)
+                                                              dfinal, d.out, gb.depth)
                   .dispatch(gb.width, gb.height);
 }
 

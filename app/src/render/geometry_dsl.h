@@ -108,6 +108,9 @@ struct VertexInputs {
     const BufferVar<uint3>& triangles;
     const BufferUInt& triangle_material;
     bool tangents = true;  // compute the tangent frame (only a tangent-space texture reads it)
+    // Inside $autodiff: whether the colours' gradient is wanted (ShadingPlan::vertex_color_gradients); if not, their
+    // reads are detached, which spares every pixel 9 atomic adds into a gradient nobody reads.
+    bool color_gradients = true;
 };
 
 // The attributes of triangle `tri` (vertices t, world positions w) at perspective-correct barycentrics b.
@@ -129,7 +132,12 @@ Var<gpu::Surface> interpolate_surface(const VertexInputs<PB>& in, const DslCamer
         s.normal = ite(dot(n, cam.eye - s.position) < 0.0f, -n, n);
     else
         s.normal = n;
-    s.color = in.colors.read(t.x) * b.x + in.colors.read(t.y) * b.y + in.colors.read(t.z) * b.z;
+    auto color = [&](const UInt& v) -> Float3 {
+        Float3 c = in.colors.read(v);
+        if (!in.color_gradients) return detach(c);
+        return c;
+    };
+    s.color = color(t.x) * b.x + color(t.y) * b.y + color(t.z) * b.z;
     Float2 uv0 = in.uvs.read(t.x), uv1 = in.uvs.read(t.y), uv2 = in.uvs.read(t.z);
     s.uv = uv0 * b.x + uv1 * b.y + uv2 * b.z;
     s.duv_dx = uv0 * (bx.x - bd.x) + uv1 * (bx.y - bd.y) + uv2 * (bx.z - bd.z);

@@ -293,12 +293,12 @@ TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCame
 
 GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const ViewCamera& view) {
     TileBins b = bin(stream, g, view, 0.0f);
-    GBuffer gb{b.setups, device_.create_buffer<uint32_t>(size_t(view.width) * view.height),
-               device_.create_buffer<float2>(size_t(view.width) * view.height), view.width, view.height};
-    auto depth = device_.create_buffer<float>(size_t(view.width) * view.height);
+    const size_t pixels = size_t(view.width) * view.height;
+    GBuffer gb{b.setups, device_.create_buffer<uint32_t>(pixels), device_.create_buffer<float2>(pixels), view.width,
+               view.height, device_.create_buffer<float>(pixels)};
     uint32_t first = 0;
     do {
-        stream << k_->raster(b.setups, b.offset, b.count, b.list, gb.triangle, gb.bary, depth, b.tiles_x, first)
+        stream << k_->raster(b.setups, b.offset, b.count, b.list, gb.triangle, gb.bary, gb.depth, b.tiles_x, first)
                       .dispatch(view.width, view.height);
         first += kRasterPass;
     } while (first < b.longest);

@@ -48,6 +48,7 @@ struct GBuffer {
     Buffer<uint32_t> triangle;
     Buffer<float2> bary;
     uint32_t width = 0, height = 0;
+    Buffer<float> depth;            // the visible triangle's depth, NDC z mapped to [0, 1] (0 at near)
 };
 
 // The triangles binned to 16x16 screen tiles: tile t's triangles are list[offset[t] .. offset[t] + count[t]).

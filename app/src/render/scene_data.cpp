@@ -215,6 +215,7 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
     };
     d.shading.material_texture_gradients = free(ParameterKind::material_texture);
     d.shading.light_texture_gradients = free(ParameterKind::light_texture);
+    d.shading.vertex_color_gradients = free(ParameterKind::mesh_vertex_colors);
     // Conservative: any free value that moves no geometry (the vertex stage and the camera read those).
     d.shading.value_gradients = scene.optimize && std::any_of(scene.optimize->parameters.begin(),
                                                               scene.optimize->parameters.end(), [](const Parameter& p) {

@@ -60,7 +60,7 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                 auto vr = views.read(view);
                 DslCamera cam = camera_free ? camera_of(params, vr) : camera_of(params_value, vr);
                 VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs,
-                    triangles, triangle_material, groups.tangents};
+                    triangles, triangle_material, groups.tangents, groups.vertex_color_gradients};
                 auto s = surface_at(vin, cam, tri, pix);
                 auto shade = [&](const auto& p) {
                     ShadeInputs<std::decay_t<decltype(p)>> in{

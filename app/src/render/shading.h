@@ -59,6 +59,9 @@ struct ShadingPlan {
     // the dynamic chain's backward reads them as constants, which spares every pixel's atomic adds into ~10-20
     // gradients nobody reads (half the shading backward of a pose iteration).
     bool value_gradients = true;
+    // Whether a mesh's vertex colours are free: otherwise the dynamic chain's backward detaches their reads
+    // (VertexInputs::color_gradients), a third of its per-pixel atomic adds.
+    bool vertex_color_gradients = true;
     uint32_t dfg = kNoTexture;   // the split sum's table (dfg_table) in the texture set, when a light is a sky
     // `background: "environment"`: the light drawn behind the scene (its type, its index in the light buffer).
     const LightModel* background = nullptr;

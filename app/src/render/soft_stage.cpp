@@ -113,7 +113,7 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
             SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
             DslCamera plain_cam = camera_of(params_value, vr);
             VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs,
-                triangles, triangle_material, groups.tangents};
+                triangles, triangle_material, groups.tangents, groups.vertex_color_gradients};
             // The background has no gradient (the loader refuses what would need one).
             ShadeInputs<BufferFloat> plain_in{params_value, textures, materials, lights};
             Float3 bg = background_at(plain_in, groups, background, [&] { return plain_cam.ray(pixel_centre(pix)); });
