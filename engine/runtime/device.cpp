@@ -68,6 +68,11 @@ uint32_t Device::subgroup_size() const {
     return info.subgroup_operations & codegen::kSubgroupBasic ? info.subgroup_size : 0;
 }
 
+bool Device::int64_atomics() const {
+    const auto& info = impl_->ctx->device_info();
+    return info.int64 && info.int64_atomics;
+}
+
 Stream Device::create_stream() { return Stream(std::make_shared<detail::StreamImpl>(impl_)); }
 
 uint64_t Device::validation_message_count() const { return impl_->ctx->validation_message_count(); }

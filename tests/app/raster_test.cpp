@@ -4,6 +4,9 @@
 #include "support/device_fixture.h"
 
 #include <cmath>
+#include <random>
+#include <set>
+#include <tuple>
 
 namespace adjoint::test {
 
@@ -127,6 +130,62 @@ TEST_F(Raster, A70000TriangleTileIsTestedInPassesThatCarryTheNearest) {
     for (uint32_t i = 0; i < id.size(); ++i) ASSERT_EQ(id[i], n - 1) << "pixel " << i;
     id = ids(r.rasterize(stream, make(true), identity_view(16, 16)));
     for (uint32_t i = 0; i < id.size(); ++i) ASSERT_EQ(id[i], 100u) << "pixel " << i;
+}
+
+// Small triangles (pixel box under 8x8) are covered one thread each with a 64-bit atomic on lavapipe, the rest
+// through the tile lists; every triangle through the tiles is the reference. A soup of small and large triangles
+// at random depths, each fifth one duplicated (a tie the lower id wins), over an image whose size is no multiple
+// of the tiles: the same triangle at every pixel, the same depth and barycentrics.
+TEST_F(Raster, SmallTrianglesOnTheirOwnGiveTheTilesGBuffer) {
+    ASSERT_TRUE(device.int64_atomics());   // lavapipe has them: the hybrid path is what runs
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(-1.1f, 1.1f), d(0.05f, 0.95f);
+    std::vector<float3> p;
+    std::vector<uint3> t;
+    for (uint32_t i = 0; i < 3000; ++i) {
+        const bool is_small = i % 3 != 0;
+        const float size = is_small ? 0.02f + 0.08f * float(rng() % 100) / 100.0f : 0.2f + 0.6f * float(rng() % 100) / 100.0f;
+        const float cx = u(rng), cy = u(rng);
+        const uint32_t b = uint32_t(p.size());
+        if (i % 5 == 4) {   // a duplicate of the triangle before: same vertices, a higher id
+            const uint3 prev = t.back();
+            t.push_back(prev);
+            continue;
+        }
+        for (int k = 0; k < 3; ++k) p.push_back(float3(cx + size * u(rng), cy + size * u(rng), d(rng)));
+        t.push_back(uint3(b, b + 1, b + 2));
+    }
+    auto g = upload(p, t);
+    auto read_all = [&](Rasterizer& r) {
+        auto gb = r.rasterize(stream, g, identity_view(93, 77));
+        std::vector<uint32_t> id(size_t(93) * 77);
+        std::vector<float2> b(id.size());
+        std::vector<float> z(id.size());
+        stream << gb.triangle.copy_to(id.data()) << gb.bary.copy_to(b.data()) << gb.depth.copy_to(z.data())
+               << synchronize();
+        return std::tuple{id, b, z};
+    };
+    Rasterizer hybrid(device), tiles_only(device, false);
+    auto [id, b, z] = read_all(hybrid);
+    auto [id_ref, b_ref, z_ref] = read_all(tiles_only);
+    size_t covered = 0;
+    for (size_t i = 0; i < id.size(); ++i) {
+        ASSERT_EQ(id[i], id_ref[i]) << "pixel " << i;
+        if (id[i] == app::gpu::kNone) continue;
+        ++covered;
+        EXPECT_NEAR(z[i], z_ref[i], 1e-6f) << "pixel " << i;
+        EXPECT_NEAR(b[i].x, b_ref[i].x, 1e-5f) << "pixel " << i;
+        EXPECT_NEAR(b[i].y, b_ref[i].y, 1e-5f) << "pixel " << i;
+    }
+    EXPECT_GT(covered, id.size() / 2);
+    // Both kinds are visible somewhere, and no duplicate (odd id of a pair) won where its twin covers.
+    std::set<uint32_t> seen(id.begin(), id.end());
+    size_t small_seen = 0, large_seen = 0;
+    for (uint32_t v : seen)
+        if (v != app::gpu::kNone) (v % 3 != 0 ? small_seen : large_seen)++;
+    EXPECT_GT(small_seen, 100u);
+    EXPECT_GT(large_seen, 50u);
+    for (uint32_t v : seen) EXPECT_FALSE(v != app::gpu::kNone && v % 5 == 4) << "duplicate " << v << " beat its twin";
 }
 
 TEST_F(Raster, BarycentricsArePerspectiveCorrect) {

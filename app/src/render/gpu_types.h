@@ -15,6 +15,9 @@ struct TriSetup {
 };
 static_assert(sizeof(TriSetup) == 64);
 constexpr uint32_t kCulledTiles = 1u;   // tiles.x of a culled triangle (x0 = 1 > x1 = 0 with tiles.y = 0)
+// Set in tiles.y of a triangle the rasterizer covers on its own (raster_small) rather than through the tile lists:
+// its pixel box is small. The tile box beside it stays as it was (tile rows stay below 2^15).
+constexpr uint32_t kSmallTriangle = 1u << 31;
 
 // A pixel's visible surface as the shading reads it (in registers: the dynamic chain interpolates it per pixel
 // and never stores it).

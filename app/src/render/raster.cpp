@@ -1,11 +1,17 @@
 // The rasterizer's kernels. Tiles bound the work per pixel: each pixel loops only over the triangles
-// binned to its 16x16 tile. Binning is exact (count, scan, fill) so no tile list can overflow.
+// binned to its 8x8 tile. Binning is exact (count, scan, fill) so no tile list can overflow. Where the device
+// has 64-bit atomics, a small triangle (pixel box within kSmallSpan x kSmallSpan) is not binned: one thread
+// covers its few pixels and keeps the nearest (depth, id) per pixel with an atomic max of the inverted packed
+// key (raster_small), and the tile pass starts from it. A pixel of a dense mesh used to test the 20-50
+// triangles of its tile, reading each one's setup per lane; the small triangles' pass reads it once.
 #include "raster.h"
 
 #include "render/geometry_dsl.h"
 
 #include <adjoint/core/error.h>
 
+#include <optional>
+#include <type_traits>
 #include <vector>
 
 namespace adjoint::app {
@@ -20,20 +26,25 @@ constexpr uint32_t kScanChunk = 256;   // tiles per thread in the scan (keeps lo
 // invocations' loops after 65,535 iterations in all, so a longer list (200,000 triangles over one tile) is
 // tested in several dispatches, each continuing from the nearest triangle the earlier ones found.
 constexpr uint32_t kRasterPass = 16384;
+// The pixel box (in pixel rows and columns) within which a triangle is small (see the top).
+constexpr uint32_t kSmallSpan = 8;
 
 } // namespace
 
 struct Rasterizer::Kernels {
     Shader<1> setup, setup_camera, fill, scan_chunks, scan_top, scan_fill;
+    std::optional<Shader<1>> small;   // where the device has 64-bit atomics
     Shader<2> raster, interpolate;
 };
 
 namespace {
 
 // A triangle's setup from its vertices' clip coordinates: the projected triangle, counted into every tile its
-// pixel bounding box, grown by `margin` pixels, touches.
+// pixel bounding box, grown by `margin` pixels, touches; or, with `small_span` (0: none), marked small and counted
+// into none when that box spans fewer than small_span pixel columns and rows.
 Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Float4& c2, BufferUInt& tile_count,
-                                  const UInt& width, const UInt& height, const UInt& tiles_x, const Float& margin) {
+                                  const UInt& width, const UInt& height, const UInt& tiles_x, const Float& margin,
+                                  const UInt& small_span) {
     Float w = cast<float>(width), h = cast<float>(height);
     Var<gpu::TriSetup> s;
     s.tiles = make_uint2(gpu::kCulledTiles, 0u);
@@ -58,8 +69,14 @@ Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Floa
             s.inv_w = iw;
             s.z = z;
             s.tiles = make_uint2(tiles.x | (tiles.y << 16u), tiles.z | (tiles.w << 16u));
-            $for (ty, tiles.y, tiles.w + 1u) {
-                $for (tx, tiles.x, tiles.z + 1u) { tile_count.atomic(ty * tiles_x + tx).fetch_add(1u); };
+            Float2 span = floor(hi) - floor(lo);
+            $if ((span.x < cast<float>(small_span)) & (span.y < cast<float>(small_span))) {
+                s.tiles = make_uint2(s.tiles.x, s.tiles.y | gpu::kSmallTriangle);
+            }
+            $else {
+                $for (ty, tiles.y, tiles.w + 1u) {
+                    $for (tx, tiles.x, tiles.z + 1u) { tile_count.atomic(ty * tiles_x + tx).fetch_add(1u); };
+                };
             };
         };
     };
@@ -70,13 +87,13 @@ Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Floa
 auto setup_kernel() {
     return Kernel1D([](BufferFloat3 positions, BufferVar<uint3> triangles, BufferVar<gpu::TriSetup> out,
                        BufferUInt tile_count, Float4x4 view_proj, UInt width, UInt height, UInt tiles_x,
-                       Float margin) noexcept {
+                       Float margin, UInt small_span) noexcept {
         UInt i = dispatch_id().x;
         UInt3 t = triangles.read(i);
         Float4 c0 = view_proj * make_float4(positions.read(t.x), 1.0f);
         Float4 c1 = view_proj * make_float4(positions.read(t.y), 1.0f);
         Float4 c2 = view_proj * make_float4(positions.read(t.z), 1.0f);
-        out.write(i, setup_triangle(c0, c1, c2, tile_count, width, height, tiles_x, margin));
+        out.write(i, setup_triangle(c0, c1, c2, tile_count, width, height, tiles_x, margin, small_span));
     });
 }
 
@@ -85,12 +102,12 @@ auto setup_kernel() {
 auto setup_camera_kernel() {
     return Kernel1D([](BufferFloat3 positions, BufferVar<uint3> triangles, BufferVar<gpu::TriSetup> out,
                        BufferUInt tile_count, BufferFloat params, BufferVar<gpu::ViewRec> views, UInt view,
-                       UInt width, UInt height, UInt tiles_x, Float margin) noexcept {
+                       UInt width, UInt height, UInt tiles_x, Float margin, UInt small_span) noexcept {
         UInt i = dispatch_id().x;
         UInt3 t = triangles.read(i);
         DslCamera cam = camera_of(params, views.read(view));
         Float4 c0 = cam.clip(positions.read(t.x)), c1 = cam.clip(positions.read(t.y)), c2 = cam.clip(positions.read(t.z));
-        out.write(i, setup_triangle(c0, c1, c2, tile_count, width, height, tiles_x, margin));
+        out.write(i, setup_triangle(c0, c1, c2, tile_count, width, height, tiles_x, margin, small_span));
     });
 }
 
@@ -139,7 +156,7 @@ auto fill_kernel() {
         UInt i = dispatch_id().x;
         UInt2 packed = setups.read(i).tiles;
         UInt4 tiles = make_uint4(packed.x & 0xFFFFu, packed.x >> 16u, packed.y & 0xFFFFu, packed.y >> 16u);
-        $if (tiles.x <= tiles.z) {
+        $if ((tiles.x <= tiles.z) & ((packed.y & gpu::kSmallTriangle) == 0u)) {
             $for (ty, tiles.y, tiles.w + 1u) {
                 $for (tx, tiles.x, tiles.z + 1u) {
                     UInt tile = ty * tiles_x + tx;
@@ -151,13 +168,67 @@ auto fill_kernel() {
     });
 }
 
+// Triangle setup `s` at pixel centre p: whether the rasterizer counts p inside it (the depth within [0, 1]), the
+// depth there and the barycentrics l. One function for both passes (raster_small, raster_depth), so that they
+// agree on every pixel.
+struct Coverage {
+    Bool inside;
+    Float z;
+    Float3 l;
+};
+template <typename S>
+Coverage cover(const S& s, const Float2& p) {
+    Float area = edge_function(s.p0, s.p1, s.p2);
+    Float l0 = edge_function(s.p1, s.p2, p) / area;
+    Float l1 = edge_function(s.p2, s.p0, p) / area;
+    Float l2 = 1.0f - l0 - l1;
+    Float z = l0 * s.z.x + l1 * s.z.y + l2 * s.z.z;
+    return {(l0 >= 0.0f) & (l1 >= 0.0f) & (l2 >= 0.0f) & (z >= 0.0f) & (z <= 1.0f), z, make_float3(l0, l1, l2)};
+}
+// The perspective-correct barycentrics of vertices 1 and 2 (what the G-buffer stores) from screen-space ones.
+template <typename S>
+Float2 perspective_bary(const S& s, const Float3& l) {
+    Float q0 = l.x * s.inv_w.x, q1 = l.y * s.inv_w.y, q2 = l.z * s.inv_w.z;
+    Float inv = 1.0f / (q0 + q1 + q2);
+    return make_float2(q1 * inv, q2 * inv);
+}
+
+// The small triangles, one thread each over its pixel box: per pixel the nearest (depth, id), ties to the lower id,
+// as an atomic max of the key with both halves inverted (the buffer starts at 0, below every key). Non-negative
+// floats order like their bits (the sign bit is cleared: -0 is 0).
+auto small_kernel() {
+    return Kernel1D([](BufferVar<gpu::TriSetup> setups, BufferUInt64 nearest, UInt width, UInt height) noexcept {
+        UInt i = dispatch_id().x;
+        auto s = setups.read(i);
+        $if ((s.tiles.y & gpu::kSmallTriangle) != 0u) {
+            Float2 lo = max(floor(min(min(s.p0, s.p1), s.p2)), make_float2(0.0f));
+            Float2 hi = min(floor(max(max(s.p0, s.p1), s.p2)),
+                            make_float2(cast<float>(width) - 1.0f, cast<float>(height) - 1.0f));
+            $for (y, cast<uint32_t>(lo.y), cast<uint32_t>(hi.y) + 1u) {
+                $for (x, cast<uint32_t>(lo.x), cast<uint32_t>(hi.x) + 1u) {
+                    Coverage c = cover(s, make_float2(cast<float>(x) + 0.5f, cast<float>(y) + 0.5f));
+                    $if (c.inside) {
+                        UInt64 key = (cast<uint64_t>(~(bit_cast<uint>(c.z) & 0x7fffffffu)) << 32u) | cast<uint64_t>(~i);
+                        nearest.atomic(y * width + x).fetch_max(key);
+                    };
+                };
+            };
+        };
+    });
+}
+
 // Nearest triangle per pixel; ties in depth go to the lower triangle id, so the result does not depend
 // on the order the atomics filled the tile lists. One pass tests the tile list's entries [first, first +
-// kRasterPass); a later pass (first > 0) starts from the nearest triangle and depth the earlier ones wrote.
+// kRasterPass); a later pass (first > 0) starts from the nearest triangle and depth the earlier ones wrote, the
+// first from the small triangles' nearest (raster_small) where `small` is set.
+// Small: the device has 64-bit atomics and the first pass reads raster_small's buffer (a uint64 buffer needs
+// shaderInt64: without it `nearest` is a uint buffer, never read).
+template <bool Small>
 auto raster_kernel() {
+    using Nearest = std::conditional_t<Small, BufferUInt64, BufferUInt>;
     return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt count, BufferUInt list,
                        BufferUInt tri_out, BufferFloat2 bary_out, BufferFloat depth, UInt tiles_x,
-                       UInt first) noexcept {
+                       UInt first, Nearest nearest) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x;
         UInt at = pix.y * width + pix.x;
@@ -170,25 +241,30 @@ auto raster_kernel() {
             best = tri_out.read(at);
             best_b = bary_out.read(at);
             best_z = depth.read(at);
+        }
+        $else {
+            if constexpr (Small) {
+                UInt64 key = nearest.read(at);
+                $if (key != 0ull) {
+                    best = ~cast<uint32_t>(key & 0xffffffffull);
+                    auto s = setups.read(best);
+                    Coverage c = cover(s, p);
+                    best_z = c.z;
+                    best_b = perspective_bary(s, c.l);
+                };
+            }
         };
         UInt n = count.read(tile);
         UInt begin = offset.read(tile);
         $for (k, begin + min(first, n), begin + min(first + kRasterPass, n)) {
             UInt ti = list.read(k);
             auto s = setups.read(ti);
-            Float area = edge_function(s.p0, s.p1, s.p2);
-            Float l0 = edge_function(s.p1, s.p2, p) / area;
-            Float l1 = edge_function(s.p2, s.p0, p) / area;
-            Float l2 = 1.0f - l0 - l1;
-            Float z = l0 * s.z.x + l1 * s.z.y + l2 * s.z.z;
-            Bool inside = (l0 >= 0.0f) & (l1 >= 0.0f) & (l2 >= 0.0f) & (z >= 0.0f) & (z <= 1.0f);
-            Bool closer = (z < best_z) | ((z == best_z) & (ti < best));
-            $if (inside & closer) {
-                Float q0 = l0 * s.inv_w.x, q1 = l1 * s.inv_w.y, q2 = l2 * s.inv_w.z;
-                Float inv = 1.0f / (q0 + q1 + q2);
-                best_z = z;
+            Coverage c = cover(s, p);
+            Bool closer = (c.z < best_z) | ((c.z == best_z) & (ti < best));
+            $if (c.inside & closer) {
+                best_z = c.z;
                 best = ti;
-                best_b = make_float2(q1 * inv, q2 * inv);
+                best_b = perspective_bary(s, c.l);
             };
         };
         tri_out.write(at, best);
@@ -245,7 +321,8 @@ auto interpolate_kernel() {
 
 } // namespace
 
-Rasterizer::Rasterizer(Device& device) : device_(device) {
+Rasterizer::Rasterizer(Device& device, bool small_triangles) : device_(device) {
+    const bool small = small_triangles && device.int64_atomics();
     k_ = std::make_unique<Kernels>(Kernels{
         device.compile(setup_kernel(), {.name = "raster_setup"}),
         device.compile(setup_camera_kernel(), {.name = "raster_setup_camera"}),
@@ -253,14 +330,17 @@ Rasterizer::Rasterizer(Device& device) : device_(device) {
         device.compile(scan_chunks_kernel(), {.name = "raster_scan_chunks"}),
         device.compile(scan_top_kernel(), {.name = "raster_scan_top"}),
         device.compile(scan_fill_kernel(), {.name = "raster_scan_fill"}),
-        device.compile(raster_kernel(), {.name = "raster_depth"}),
+        std::nullopt,
+        small ? device.compile(raster_kernel<true>(), {.name = "raster_depth"})
+              : device.compile(raster_kernel<false>(), {.name = "raster_depth"}),
         device.compile(interpolate_kernel(), {.name = "raster_interpolate"})});
+    if (small) k_->small.emplace(device.compile(small_kernel(), {.name = "raster_small"}));
 }
 
 Rasterizer::~Rasterizer() = default;
 
 TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCamera& view, float margin,
-                         uint32_t reserve) {
+                         uint32_t reserve, uint32_t small_span) {
     uint32_t tiles_x = (view.width + kTileSize - 1) / kTileSize, tiles_y = (view.height + kTileSize - 1) / kTileSize;
     uint32_t tiles = tiles_x * tiles_y, chunks = (tiles + kScanChunk - 1) / kScanChunk;
     TileBins b{device_.create_buffer<gpu::TriSetup>(std::max(g.triangle_count, 1u)), device_.create_buffer<uint32_t>(tiles),
@@ -273,11 +353,11 @@ TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCame
     stream << b.count.fill_zero();
     if (g.triangle_count > 0 && view.params)
         stream << k_->setup_camera(g.positions, g.triangles, b.setups, b.count, *view.params, *view.views, view.view,
-                                   view.width, view.height, tiles_x, margin)
+                                   view.width, view.height, tiles_x, margin, small_span)
                       .dispatch(g.triangle_count);
     else if (g.triangle_count > 0)
         stream << k_->setup(g.positions, g.triangles, b.setups, b.count, view.view_proj, view.width, view.height, tiles_x,
-                            margin)
+                            margin, small_span)
                       .dispatch(g.triangle_count);
     stream << k_->scan_chunks(b.count, chunk_sum, chunk_longest, tiles).dispatch(chunks)
            << k_->scan_top(chunk_sum, chunk_offset, chunks).dispatch(1u)
@@ -292,16 +372,29 @@ TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCame
 }
 
 GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const ViewCamera& view) {
-    TileBins b = bin(stream, g, view, 0.0f);
+    const bool small = k_->small.has_value();
+    TileBins b = bin(stream, g, view, 0.0f, 0, small ? kSmallSpan : 0);
     const size_t pixels = size_t(view.width) * view.height;
     GBuffer gb{b.setups, device_.create_buffer<uint32_t>(pixels), device_.create_buffer<float2>(pixels), view.width,
                view.height, device_.create_buffer<float>(pixels)};
-    uint32_t first = 0;
-    do {
-        stream << k_->raster(b.setups, b.offset, b.count, b.list, gb.triangle, gb.bary, gb.depth, b.tiles_x, first)
-                      .dispatch(view.width, view.height);
-        first += kRasterPass;
-    } while (first < b.longest);
+    auto passes = [&](const auto& nearest) {
+        uint32_t first = 0;
+        do {
+            stream << k_->raster(b.setups, b.offset, b.count, b.list, gb.triangle, gb.bary, gb.depth, b.tiles_x, first,
+                                 nearest)
+                          .dispatch(view.width, view.height);
+            first += kRasterPass;
+        } while (first < b.longest);
+    };
+    if (small) {
+        auto nearest = device_.create_buffer<uint64_t>(std::max<size_t>(pixels, 1));
+        stream << nearest.fill_zero();
+        if (g.triangle_count > 0)
+            stream << (*k_->small)(b.setups, nearest, view.width, view.height).dispatch(g.triangle_count);
+        passes(nearest);
+    } else {
+        passes(device_.create_buffer<uint32_t>(1));
+    }
     stream << synchronize();
     return gb;
 }

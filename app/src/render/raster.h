@@ -72,14 +72,18 @@ struct SurfaceBuffers {
 
 class Rasterizer {
 public:
-    explicit Rasterizer(Device& device);
+    // small_triangles: cover small triangles on their own where the device has 64-bit atomics (raster.cpp);
+    // false bins every triangle (the tests compare the two).
+    explicit Rasterizer(Device& device, bool small_triangles = true);
     ~Rasterizer();
     // Projects and bins one view's triangles, each into the tiles its pixel bounding box grown by `margin`
     // pixels touches (soft rasterization's reach; 0 for hard). Synchronizes once (the tile lists are sized
     // from their counts). The list buffer keeps `reserve` entries after the lists for the caller (soft
     // rasterization's per-pixel lists), so that one buffer holds both and a kernel can loop over either.
+    // small_span > 0: a triangle whose box spans fewer pixel rows and columns is marked small
+    // (gpu::kSmallTriangle) and binned nowhere (rasterize() covers it on its own).
     TileBins bin(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view, float margin = 0,
-                 uint32_t reserve = 0);
+                 uint32_t reserve = 0, uint32_t small_span = 0);
     // Rasterizes and interpolates one view; synchronizes twice (binning, then the G-buffer).
     GBuffer rasterize(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view);
     void interpolate(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view, const GBuffer& gbuffer,

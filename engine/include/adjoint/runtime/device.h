@@ -235,6 +235,9 @@ public:
     // Threads per subgroup (what subgroup_size() returns in kernels; 8 on lavapipe with 256-bit vectors),
     // and 0 when the device has no subgroup operations in compute shaders.
     uint32_t subgroup_size() const;
+    // Whether kernels may use atomics on uint64 buffers (shaderBufferInt64Atomics; lavapipe and most GPUs have
+    // them): a caller picks another algorithm where not, as compiling one is refused.
+    bool int64_atomics() const;
 
     template <typename T>
     Buffer<T> create_buffer(size_t count) {
