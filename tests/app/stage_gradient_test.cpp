@@ -17,8 +17,8 @@ namespace adjoint::test {
 
 namespace {
 
-// 32x32: a vertex-coloured ico-sphere whose vertices are free (so its normals are recomputed from them) over a
-// floor, a point, a directional and an ambient light.
+// 32x32: a vertex-coloured ico-sphere whose vertices and placement are free (so its normals are recomputed from
+// them) over a floor, a point, a directional and an ambient light.
 const char* kScene = R"({
   "format": 1,
   "camera": { "eye": [0.3, 0.8, 3.2], "target": [0, 0, 0], "fov_y": 40, "resolution": [32, 32] },
@@ -38,7 +38,9 @@ const char* kScene = R"({
     { "name": "fill", "type": "ambient", "color": [1, 1, 1], "intensity": 0.2 }
   ],
   "render": { "visibility": "antialias" },
-  "optimize": { "target": "scene", "parameters": { "meshes.ball.vertices": { "perturb": 0.01 } } }
+  "optimize": { "target": "scene", "parameters": { "meshes.ball.vertices": { "perturb": 0.01 },
+    "meshes.ball.translation": { "perturb": 0.01 }, "meshes.ball.rotation": { "perturb": 1 },
+    "meshes.ball.scale": { "perturb": 0.01 } } }
 })";
 
 std::vector<float> weights(size_t n, uint32_t seed) {
@@ -179,6 +181,31 @@ TEST_F(StageRig, VertexStageMatchesCentralDifferences) {
         nonzero += std::fabs(fd) > 1e-3;
     }
     EXPECT_GE(nonzero, 16);
+
+    // Where only the vertices are free, the placement's reads are detached (VertexPlan): no gradient reaches its
+    // slots, and the vertices' gradient is the same.
+    app::Scene vertices_only = scene;
+    std::erase_if(vertices_only.optimize->parameters,
+                  [](const app::Parameter& p) { return p.kind != app::ParameterKind::mesh_vertices; });
+    app::GeometryStage shape(device, stream, vertices_only, data.layout);
+    stream << params.grad.fill_zero();
+    shape.backward(stream, params, world);
+    const std::vector<float> g_shape = read(params.grad);
+    // (The plan is per kind, over every mesh: the floor's vertex slots get their gradient too.)
+    auto is_vertex = [&](size_t i) {
+        for (uint32_t m = 0; m < scene.meshes.size(); ++m) {
+            const uint32_t first = data.layout.at(app::ParameterKind::mesh_vertices, m);
+            if (i >= first && i < first + 3 * scene.meshes[m].obj_positions.size()) return true;
+        }
+        return false;
+    };
+    for (size_t i = 0; i < g.size(); ++i) {
+        const bool vertex = is_vertex(i);
+        if (vertex)
+            EXPECT_NEAR(g_shape[i], g[i], 1e-5 * std::max(std::fabs(g[i]), 1.0f)) << "parameter float " << i;
+        else
+            EXPECT_EQ(g_shape[i], 0.0f) << "parameter float " << i;
+    }
 }
 
 TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {

@@ -47,32 +47,58 @@ struct VertexValues {
     Float3 position, normal, color;
 };
 
+// Which of the vertex stage's parameters its backward differentiates: those of a kind some mesh frees. The others'
+// reads are detached, which spares every vertex its atomic adds into gradients nobody reads: a pose run's vertex
+// stage added 3 per vertex into its positions' slots and 9 per face around it (the normal's sum), all unread.
+struct VertexPlan {
+    bool pose = true;        // translation, rotation, scale
+    bool positions = true;   // the OBJ positions (vertices)
+    bool colors = true;      // vertex colours
+};
+
+VertexPlan vertex_plan(const Scene& scene) {
+    auto free = [&](std::initializer_list<ParameterKind> kinds) {
+        return scene.optimize && std::any_of(scene.optimize->parameters.begin(), scene.optimize->parameters.end(),
+                                             [&](const Parameter& p) {
+                                                 return std::find(kinds.begin(), kinds.end(), p.kind) != kinds.end();
+                                             });
+    };
+    return {free({ParameterKind::mesh_translation, ParameterKind::mesh_rotation, ParameterKind::mesh_scale}),
+            free({ParameterKind::mesh_vertices}), free({ParameterKind::mesh_vertex_colors})};
+}
+
 // World-space values of vertex v. The normal is the OBJ's own or the sum of the area-weighted normals of
 // the faces around the vertex's OBJ position (a sum loop: no tape), carried to world space by R S^-1.
+// `plan`: inside $autodiff, the reads it leaves out are detached (outside, the default reads all plainly).
 template <typename P>
 VertexValues vertex_values(const P& params, const BufferVar<gpu::VertexRec>& verts,
                            const BufferVar<gpu::MeshRec>& meshes, const BufferFloat3& static_normals,
-                           const BufferVar<uint3>& faces, const UInt& v) {
+                           const BufferVar<uint3>& faces, const UInt& v, const VertexPlan& plan = {}) {
+    auto value = [](bool differentiated, const auto& x) -> std::decay_t<decltype(x)> {
+        if (!differentiated) return detach(x);
+        return x;
+    };
     auto r = verts.read(v);
     auto m = meshes.read(r.mesh);
-    Float4 q = read4(params, m.rotation);
-    Float3 scale = read3(params, m.scale);
+    Float4 q = value(plan.pose, read4(params, m.rotation));
+    Float3 scale = value(plan.pose, read3(params, m.scale));
     VertexValues out;
-    out.position = read3(params, m.translation) + rotate(q, read3(params, r.position) * scale);
+    out.position = value(plan.pose, read3(params, m.translation)) +
+                   rotate(q, value(plan.positions, read3(params, r.position)) * scale);
     Float3 n = make_float3(0.0f);
     $if (r.faces_begin != r.faces_end) {
         Float3 acc = make_float3(0.0f);
         $for (k, r.faces_begin, r.faces_end) {
             UInt3 f = faces.read(k);
-            Float3 a = read3(params, f.x);
-            acc += cross(read3(params, f.y) - a, read3(params, f.z) - a);
+            Float3 a = value(plan.positions, read3(params, f.x));
+            acc += cross(value(plan.positions, read3(params, f.y)) - a, value(plan.positions, read3(params, f.z)) - a);
         };
         n = acc;
     }
     $else { n = static_normals.read(v); };
     out.normal = normalize(rotate(q, n / scale));
     Float3 c = make_float3(1.0f);
-    $if (r.color != kNone) { c = read3(params, r.color); };
+    $if (r.color != kNone) { c = value(plan.colors, read3(params, r.color)); };
     out.color = c;
     return out;
 }
@@ -183,14 +209,15 @@ GeometryStage::GeometryStage(Device& device, Stream& stream, const Scene& scene,
         normals.write(v, w.normal);
         colors.write(v, w.color);
     };
-    Kernel1D bwd = [](BufferVar<gpu::VertexRec> verts, BufferVar<gpu::MeshRec> meshes, BufferFloat3 static_normals,
+    const VertexPlan plan = vertex_plan(scene);
+    Kernel1D bwd = [plan](BufferVar<gpu::VertexRec> verts, BufferVar<gpu::MeshRec> meshes, BufferFloat3 static_normals,
                       BufferVar<uint3> faces, DiffBufferFloat params, BufferFloat g_positions, BufferFloat g_normals,
                       BufferFloat g_colors) noexcept {
         UInt v = dispatch_id().x;
         // A DiffBuffer<float3>'s gradient holds 3 floats per element.
         Float3 gp = read3(g_positions, 3u * v), gn = read3(g_normals, 3u * v), gc = read3(g_colors, 3u * v);
         $autodiff {
-            VertexValues w = vertex_values(params, verts, meshes, static_normals, faces, v);
+            VertexValues w = vertex_values(params, verts, meshes, static_normals, faces, v, plan);
             adjoint::backward(dot(w.position, gp) + dot(w.normal, gn) + dot(w.color, gc));
         };
     };
