@@ -161,8 +161,8 @@ TEST_F(Raster, SmallTrianglesOnTheirOwnGiveTheTilesGBuffer) {
         std::vector<uint32_t> id(size_t(93) * 77);
         std::vector<float2> b(id.size());
         std::vector<float> z(id.size());
-        stream << gb.triangle.copy_to(id.data()) << gb.bary.copy_to(b.data()) << gb.depth.copy_to(z.data())
-               << synchronize();
+        stream << gb.triangle.copy_to(id.data()) << r.barycentrics(stream, gb).copy_to(b.data())
+               << gb.depth.copy_to(z.data()) << synchronize();
         return std::tuple{id, b, z};
     };
     Rasterizer hybrid(device), tiles_only(device, false);
@@ -202,7 +202,7 @@ TEST_F(Raster, BarycentricsArePerspectiveCorrect) {
     auto gb = r.rasterize(stream, g, v);
     std::vector<uint32_t> id(32 * 32);
     std::vector<float2> b(32 * 32);
-    stream << gb.triangle.copy_to(id.data()) << gb.bary.copy_to(b.data()) << synchronize();
+    stream << gb.triangle.copy_to(id.data()) << r.barycentrics(stream, gb).copy_to(b.data()) << synchronize();
     // Vertex 1 projects to x_ndc = 3/3 = 1. At the pixel centre (px, py) the screen barycentrics are affine;
     // perspective-correct b1 = (l1 / 3) / (l0 + l1 / 3 + l2).
     int checked = 0;

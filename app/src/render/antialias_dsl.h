@@ -39,25 +39,12 @@ struct AntialiasInputs {
     const BufferVar<uint3>& neighbor;      // GeometryTables::neighbor
     const CB& colors;                      // the shaded image (alpha = coverage)
     const BufferUInt& triangle_ids;        // the G-buffer
-    const BufferFloat2& bary;
+    const BufferFloat& depth;              // the G-buffer's depth (GBuffer::depth): picks a pair's occluder
     const UInt& width;
     // The rasterizer's triangle setups (the G-buffer's), whose corners the walk reads instead of projecting the
     // vertices again (the same formula on the same values); nullptr: project.
     const BufferVar<gpu::TriSetup>* setups = nullptr;
-    // The G-buffer's depth (GBuffer::depth), which picks a pair's occluder with one read a pixel instead of
-    // interpolating its surface again; nullptr: interpolate (gbuffer_depth).
-    const BufferFloat* depth = nullptr;
 };
-
-// View depth of the G-buffer's surface at pixel index `at` (triangle `tri`): picks the occluder only.
-template <typename PB, typename CB>
-Float gbuffer_depth(const AntialiasInputs<PB, CB>& in, const DslCamera& cam, const UInt& tri, const UInt& at) {
-    UInt3 t = in.triangles.read(tri);
-    Float2 b = in.bary.read(at);
-    Float3 p = in.positions_value.read(t.x) * (1.0f - b.x - b.y) + in.positions_value.read(t.y) * b.x +
-               in.positions_value.read(t.z) * b.y;
-    return dot(cam.forward, p - cam.eye);
-}
 
 inline UInt pick(const UInt3& v, const UInt& k) { return ite(k == 0u, v.x, ite(k == 1u, v.y, v.z)); }
 inline Float2 pick(const Float2 (&p)[3], const UInt& k) { return ite(k == 0u, p[0], ite(k == 1u, p[1], p[2])); }
@@ -102,11 +89,7 @@ PairEdge pair_edge(const AntialiasInputs<PB, CB>& in, const DslCamera& plain_cam
         UInt at_a = 1u;
         $if (ta == gpu::kNone) { at_a = 0u; }
         $elif (tb != gpu::kNone) {
-            if (in.depth) {   // both monotonic in the view depth: the same order
-                $if (in.depth->read(ib) < in.depth->read(ia)) { at_a = 0u; };
-            } else {
-                $if (gbuffer_depth(in, plain_cam, tb, ib) < gbuffer_depth(in, plain_cam, ta, ia)) { at_a = 0u; };
-            }
+            $if (in.depth.read(ib) < in.depth.read(ia)) { at_a = 0u; };
         };
         e.at_a = at_a;
         UInt cur = ite(at_a == 1u, ta, tb), seen_at_o = ite(at_a == 1u, tb, ta);

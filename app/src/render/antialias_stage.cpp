@@ -14,15 +14,15 @@ namespace {
 
 // Each pixel walks its right and lower pairs once (pair_edge) and stores their edges for the two kernels below.
 auto edges_kernel() {
-    return Kernel2D([](BufferFloat4 colors, BufferUInt tri_ids, BufferFloat2 bary, BufferFloat3 positions,
+    return Kernel2D([](BufferFloat4 colors, BufferUInt tri_ids, BufferFloat depth, BufferFloat3 positions,
                        BufferVar<uint3> triangles, BufferVar<uint3> opposite, BufferVar<uint3> neighbor,
                        BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params,
-                       BufferVar<gpu::TriSetup> setups, BufferFloat depth, BufferVar<uint4> edges) noexcept {
+                       BufferVar<gpu::TriSetup> setups, BufferVar<uint4> edges) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x, height = dispatch_size().y;
         DslCamera cam = camera_of(params, views.read(view));
         AntialiasInputs<BufferFloat3, BufferFloat4> in{positions, positions, triangles, opposite, neighbor,
-                                                       colors, tri_ids, bary, width, &setups, &depth};
+                                                       colors, tri_ids, depth, width, &setups};
         UInt2 r[2] = {make_uint2(0u), make_uint2(0u)};
         for (int k = 0; k < 2; ++k) {
             $if (k == 0 ? pix.x + 1u < width : pix.y + 1u < height) {
@@ -37,7 +37,7 @@ auto edges_kernel() {
 // Gather form: a pixel adds the blends of its four pairs that change it (each pair's edge stored at its left or
 // upper pixel: .xy the pair to the right, .zw the one below).
 auto forward_kernel() {
-    return Kernel2D([](BufferFloat4 colors, BufferUInt tri_ids, BufferFloat2 bary, BufferFloat3 positions,
+    return Kernel2D([](BufferFloat4 colors, BufferUInt tri_ids, BufferFloat depth, BufferFloat3 positions,
                        BufferVar<uint3> triangles, BufferVar<uint3> opposite, BufferVar<uint3> neighbor,
                        BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params, BufferVar<uint4> edges,
                        BufferFloat4 out) noexcept {
@@ -46,7 +46,7 @@ auto forward_kernel() {
         UInt at = pix.y * width + pix.x;
         Float4 c = colors.read(at);
         AntialiasInputs<BufferFloat3, BufferFloat4> in{positions, positions, triangles, opposite, neighbor,
-                                                       colors, tri_ids, bary, width};
+                                                       colors, tri_ids, depth, width};
         // The four pairs' records first: only pixels beside a silhouette (a few percent) blend, and only they
         // need the camera (a dozen reads of the parameter buffer, which lavapipe makes per lane).
         const int dx[4] = {-1, 1, 0, 0}, dy[4] = {0, 0, -1, 1};
@@ -84,7 +84,7 @@ auto forward_kernel() {
 // Scatter form: a pixel differentiates its right and lower pairs (their stored edges), each seeded with
 // d loss / d the pixel the pair changes.
 auto backward_kernel(bool camera_free) {
-    return Kernel2D([camera_free](DiffBufferFloat4 colors, BufferUInt tri_ids, BufferFloat2 bary,
+    return Kernel2D([camera_free](DiffBufferFloat4 colors, BufferUInt tri_ids, BufferFloat depth,
                                   DiffBufferFloat3 positions, BufferFloat3 positions_value,
                                   BufferVar<uint3> triangles, BufferVar<uint3> opposite,
                                   BufferVar<uint3> neighbor, BufferVar<gpu::ViewRec> views, UInt view,
@@ -93,7 +93,7 @@ auto backward_kernel(bool camera_free) {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x, height = dispatch_size().y;
         AntialiasInputs<DiffBufferFloat3, DiffBufferFloat4> in{positions, positions_value, triangles, opposite,
-                                                                 neighbor, colors, tri_ids, bary, width};
+                                                                 neighbor, colors, tri_ids, depth, width};
         UInt4 rec = stored.read(pix.y * width + pix.x);
         PairEdge edges[2] = {decode_edge(rec.xy(), pix, make_uint2(pix.x + 1u, pix.y), width),
                              decode_edge(rec.zw(), pix, make_uint2(pix.x, pix.y + 1u), width)};
@@ -126,13 +126,13 @@ AntialiasStage::AntialiasStage(Device& device, bool camera_free, uint32_t pixels
 void AntialiasStage::forward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,
                              const Buffer<float>& params, const Buffer<float4>& colors,
                              const Buffer<float4>& out) const {
-    stream << edges_kernel_(colors, gbuffer.triangle, gbuffer.bary, b.world.positions.value,
+    stream << edges_kernel_(colors, gbuffer.triangle, gbuffer.depth, b.world.positions.value,
                             b.data.geometry.triangles, b.tables.opposite, b.tables.neighbor, b.views, view, params,
-                            gbuffer.setups, gbuffer.depth, edges_)
+                            gbuffer.setups, edges_)
                   .dispatch(gbuffer.width, gbuffer.height);
     edges_view_ = view;
     edges_gbuffer_ = &gbuffer;
-    stream << forward_(colors, gbuffer.triangle, gbuffer.bary, b.world.positions.value, b.data.geometry.triangles,
+    stream << forward_(colors, gbuffer.triangle, gbuffer.depth, b.world.positions.value, b.data.geometry.triangles,
                        b.tables.opposite, b.tables.neighbor, b.views, view, params, edges_, out)
                   .dispatch(gbuffer.width, gbuffer.height);
 }
@@ -143,7 +143,7 @@ void AntialiasStage::backward(Stream& stream, const StageBuffers& b, uint32_t vi
     if (edges_view_ != view || edges_gbuffer_ != &gbuffer)
         fail("AntialiasStage::backward: view ", view, " was not the last one this stage's forward() antialiased "
              "(its silhouette edges are found there)");
-    stream << backward_(colors, gbuffer.triangle, gbuffer.bary, b.world.positions, b.world.positions.value,
+    stream << backward_(colors, gbuffer.triangle, gbuffer.depth, b.world.positions, b.world.positions.value,
                         b.data.geometry.triangles, b.tables.opposite, b.tables.neighbor, b.views, view, params,
                         params.value, edges_, dfinal)
                   .dispatch(gbuffer.width, gbuffer.height);

@@ -56,18 +56,17 @@ auto shade_kernel(const ShadingPlan& groups, bool geometry) {
 // The antialias stage's backward (antialias_stage.cpp) with the colours held: the blends' gradients through
 // the edge vertices and the camera; the colours' share reached the shading's seed already.
 auto antialias_kernel(bool geometry) {
-    return Kernel2D([geometry](BufferFloat4 colors, BufferUInt tri_ids, BufferFloat2 bary, BufferFloat3 positions,
+    return Kernel2D([geometry](BufferFloat4 colors, BufferUInt tri_ids, BufferFloat depth, BufferFloat3 positions,
                                BufferVar<uint3> triangles, BufferVar<uint3> opposite, BufferVar<uint3> neighbor,
                                BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params, BufferUInt param_slot,
-                               BufferFloat directions, BufferFloat dfinal, BufferFloat out,
-                               BufferFloat depth) noexcept {
+                               BufferFloat directions, BufferFloat dfinal, BufferFloat out) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x, height = dispatch_size().y;
         UInt at = pix.y * width + pix.x, pixels = width * height;
         auto vr = views.read(view);
         DslCamera plain_cam = camera_of(params, vr);
         AntialiasInputs<BufferFloat3, BufferFloat4> plain{positions, positions, triangles, opposite, neighbor,
-                                                          colors, tri_ids, bary, width, nullptr, &depth};
+                                                          colors, tri_ids, depth, width};
         PairEdge edges[2];
         for (int k = 0; k < 2; ++k) {
             $if (k == 0 ? pix.x + 1u < width : pix.y + 1u < height) {
@@ -83,7 +82,7 @@ auto antialias_kernel(bool geometry) {
                 TracedParams tp{params, param_slot, d};
                 TracedVertices pos{positions, directions, 0u, d, geometry};
                 AntialiasInputs<TracedVertices, BufferFloat4> in{pos, positions, triangles, opposite, neighbor,
-                                                                 colors, tri_ids, bary, width};
+                                                                 colors, tri_ids, depth, width};
                 DslCamera cam = camera_of(tp, vr);
                 Float total = 0.0f;
                 for (int k = 0; k < 2; ++k) {
@@ -121,10 +120,10 @@ void DiagnoseStage::run(Stream& stream, const StageBuffers& b, uint32_t view, co
                                                       b.shadow_grid.list)
                   .dispatch(gb.width, gb.height);
     if (!antialias_) return;
-    stream << (*antialias_)(colors, gb.triangle, gb.bary, w.positions.value,
+    stream << (*antialias_)(colors, gb.triangle, gb.depth, w.positions.value,
                                                               g.triangles, b.tables.opposite, b.tables.neighbor,
                                                               b.views, view, params, d.param_slot, d.directions,
-                                                              dfinal, d.out, gb.depth)
+                                                              dfinal, d.out)
                   .dispatch(gb.width, gb.height);
 }
 

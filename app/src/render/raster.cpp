@@ -35,6 +35,7 @@ struct Rasterizer::Kernels {
     Shader<1> setup, setup_camera, fill, scan_chunks, scan_top, scan_fill;
     std::optional<Shader<1>> small;   // where the device has 64-bit atomics
     Shader<2> raster, interpolate;
+    std::optional<Shader<2>> barycentrics;   // compiled on the first barycentrics()
 };
 
 namespace {
@@ -227,8 +228,7 @@ template <bool Small>
 auto raster_kernel() {
     using Nearest = std::conditional_t<Small, BufferUInt64, BufferUInt>;
     return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt count, BufferUInt list,
-                       BufferUInt tri_out, BufferFloat2 bary_out, BufferFloat depth, UInt tiles_x,
-                       UInt first, Nearest nearest) noexcept {
+                       BufferUInt tri_out, BufferFloat depth, UInt tiles_x, UInt first, Nearest nearest) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x;
         UInt at = pix.y * width + pix.x;
@@ -236,21 +236,16 @@ auto raster_kernel() {
         Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
         Float best_z = 2.0f;
         UInt best = kNone;
-        Float2 best_b = make_float2(0.0f);
         $if (first > 0u) {
             best = tri_out.read(at);
-            best_b = bary_out.read(at);
             best_z = depth.read(at);
         }
         $else {
             if constexpr (Small) {
                 UInt64 key = nearest.read(at);
-                $if (key != 0ull) {
+                $if (key != 0ull) {   // both halves inverted (small_kernel)
                     best = ~cast<uint32_t>(key & 0xffffffffull);
-                    auto s = setups.read(best);
-                    Coverage c = cover(s, p);
-                    best_z = c.z;
-                    best_b = perspective_bary(s, c.l);
+                    best_z = bit_cast<float>(~cast<uint32_t>(key >> 32u));
                 };
             }
         };
@@ -264,11 +259,9 @@ auto raster_kernel() {
             $if (c.inside & closer) {
                 best_z = c.z;
                 best = ti;
-                best_b = perspective_bary(s, c.l);
             };
         };
         tri_out.write(at, best);
-        bary_out.write(at, best_b);
         depth.write(at, best_z);
     });
 }
@@ -276,7 +269,7 @@ auto raster_kernel() {
 // Interpolates the visible triangle's attributes; texture-coordinate derivatives come from the
 // barycentrics one pixel right and one pixel down on the same triangle's plane.
 auto interpolate_kernel() {
-    return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt tri_in, BufferFloat2 bary_in,
+    return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt tri_in,
                        BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
                        BufferVar<uint3> triangles, BufferUInt triangle_material,
                        BufferVar<gpu::SurfaceRecord> out, BufferFloat4 tangents_out, Float3 eye,
@@ -288,7 +281,9 @@ auto interpolate_kernel() {
         s.material = kNone;
         $if (ti != kNone) {
             UInt3 t = triangles.read(ti);
-            Float2 b = bary_in.read(at);
+            auto st = setups.read(ti);
+            Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
+            Float2 b = perspective_bary(st, cover(st, p).l);
             Float b0 = 1.0f - b.x - b.y;
             s.position = positions.read(t.x) * b0 + positions.read(t.y) * b.x + positions.read(t.z) * b.y;
             Float3 n = normalize(normals.read(t.x) * b0 + normals.read(t.y) * b.x + normals.read(t.z) * b.y);
@@ -296,7 +291,6 @@ auto interpolate_kernel() {
             s.color = colors.read(t.x) * b0 + colors.read(t.y) * b.x + colors.read(t.z) * b.y;
             Float2 uv0 = uvs.read(t.x), uv1 = uvs.read(t.y), uv2 = uvs.read(t.z);
             s.uv = uv0 * b0 + uv1 * b.x + uv2 * b.y;
-            auto st = setups.read(ti);
             Float area = edge_function(st.p0, st.p1, st.p2);
             auto uv_at = [&](const Float2& p) {
                 Float l0 = edge_function(st.p1, st.p2, p) / area * st.inv_w.x;
@@ -305,7 +299,6 @@ auto interpolate_kernel() {
                 Float inv = 1.0f / (l0 + l1 + l2);
                 return (uv0 * l0 + uv1 * l1 + uv2 * l2) * inv;
             };
-            Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
             Float2 c = uv_at(p);
             s.duv_dx = uv_at(p + make_float2(1.0f, 0.0f)) - c;
             s.duv_dy = uv_at(p + make_float2(0.0f, 1.0f)) - c;
@@ -316,6 +309,20 @@ auto interpolate_kernel() {
             s.material = triangle_material.read(ti);
         };
         out.write(at, s);
+    });
+}
+
+auto barycentrics_kernel() {
+    return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt tri_in, BufferFloat2 out) noexcept {
+        UInt2 pix = dispatch_id().xy();
+        UInt at = pix.y * dispatch_size().x + pix.x;
+        UInt ti = tri_in.read(at);
+        Float2 b = make_float2(0.0f);
+        $if (ti != kNone) {
+            auto st = setups.read(ti);
+            b = perspective_bary(st, cover(st, make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f)).l);
+        };
+        out.write(at, b);
     });
 }
 
@@ -375,13 +382,12 @@ GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const Vie
     const bool small = k_->small.has_value();
     TileBins b = bin(stream, g, view, 0.0f, 0, small ? kSmallSpan : 0);
     const size_t pixels = size_t(view.width) * view.height;
-    GBuffer gb{b.setups, device_.create_buffer<uint32_t>(pixels), device_.create_buffer<float2>(pixels), view.width,
-               view.height, device_.create_buffer<float>(pixels)};
+    GBuffer gb{b.setups, device_.create_buffer<uint32_t>(pixels), view.width, view.height,
+               device_.create_buffer<float>(pixels)};
     auto passes = [&](const auto& nearest) {
         uint32_t first = 0;
         do {
-            stream << k_->raster(b.setups, b.offset, b.count, b.list, gb.triangle, gb.bary, gb.depth, b.tiles_x, first,
-                                 nearest)
+            stream << k_->raster(b.setups, b.offset, b.count, b.list, gb.triangle, gb.depth, b.tiles_x, first, nearest)
                           .dispatch(view.width, view.height);
             first += kRasterPass;
         } while (first < b.longest);
@@ -401,10 +407,17 @@ GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const Vie
 
 void Rasterizer::interpolate(Stream& stream, const DeviceGeometry& g, const ViewCamera& view, const GBuffer& gb,
                              SurfaceBuffers& surfaces) {
-    stream << k_->interpolate(gb.setups, gb.triangle, gb.bary, g.positions, g.normals, g.colors, g.uvs, g.triangles,
+    stream << k_->interpolate(gb.setups, gb.triangle, g.positions, g.normals, g.colors, g.uvs, g.triangles,
                               g.triangle_material, surfaces.records, surfaces.tangents, view.eye,
                               g.tangents ? 1u : 0u)
                   .dispatch(view.width, view.height);
+}
+
+Buffer<float2> Rasterizer::barycentrics(Stream& stream, const GBuffer& gb) {
+    if (!k_->barycentrics) k_->barycentrics.emplace(device_.compile(barycentrics_kernel(), {.name = "raster_barycentrics"}));
+    auto out = device_.create_buffer<float2>(std::max<size_t>(size_t(gb.width) * gb.height, 1));
+    stream << (*k_->barycentrics)(gb.setups, gb.triangle, out).dispatch(gb.width, gb.height) << synchronize();
+    return out;
 }
 
 } // namespace adjoint::app

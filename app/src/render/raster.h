@@ -41,12 +41,12 @@ struct ViewCamera {
     uint32_t view = 0;
 };
 
-// The G-buffer of a view: visible triangle (gpu::kNone for background) and its perspective-correct
-// barycentrics (b1, b2; b0 = 1 - b1 - b2) per pixel, row-major.
+// The G-buffer of a view: visible triangle (gpu::kNone for background) and its depth per pixel, row-major. The
+// barycentrics are not stored: the differentiable stages recompute them from the vertices, interpolate() from
+// the setups (Rasterizer::barycentrics() writes them out, for tests).
 struct GBuffer {
     Buffer<gpu::TriSetup> setups;   // the projected triangles (interpolation needs their screen positions)
     Buffer<uint32_t> triangle;
-    Buffer<float2> bary;
     uint32_t width = 0, height = 0;
     Buffer<float> depth;            // the visible triangle's depth, NDC z mapped to [0, 1] (0 at near)
 };
@@ -88,6 +88,9 @@ public:
     GBuffer rasterize(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view);
     void interpolate(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view, const GBuffer& gbuffer,
                      SurfaceBuffers& surfaces);
+    // The perspective-correct barycentrics (b1, b2; b0 = 1 - b1 - b2) of each pixel's triangle, (0, 0) where none:
+    // what interpolate() computes, written out.
+    Buffer<float2> barycentrics(Stream& stream, const GBuffer& gbuffer);
 
 private:
     struct Kernels;
