@@ -67,24 +67,32 @@ VertexPlan vertex_plan(const Scene& scene) {
             free({ParameterKind::mesh_vertices}), free({ParameterKind::mesh_vertex_colors})};
 }
 
+// A mesh's placement: its raw rotation quaternion, scale and translation.
+struct Placement {
+    Float4 rotation;
+    Float3 scale, translation;
+};
+
 // World-space values of vertex v. The normal is the OBJ's own or the sum of the area-weighted normals of
 // the faces around the vertex's OBJ position (a sum loop: no tape), carried to world space by R S^-1.
 // `plan`: inside $autodiff, the reads it leaves out are detached (outside, the default reads all plainly).
+// `placement`: the mesh's placement as the caller holds it (else read from `params`).
 template <typename P>
 VertexValues vertex_values(const P& params, const BufferVar<gpu::VertexRec>& verts,
                            const BufferVar<gpu::MeshRec>& meshes, const BufferFloat3& static_normals,
-                           const BufferVar<uint3>& faces, const UInt& v, const VertexPlan& plan = {}) {
+                           const BufferVar<uint3>& faces, const UInt& v, const VertexPlan& plan = {},
+                           const Placement* placement = nullptr) {
     auto value = [](bool differentiated, const auto& x) -> std::decay_t<decltype(x)> {
         if (!differentiated) return detach(x);
         return x;
     };
     auto r = verts.read(v);
     auto m = meshes.read(r.mesh);
-    Float4 q = value(plan.pose, read4(params, m.rotation));
-    Float3 scale = value(plan.pose, read3(params, m.scale));
+    Float4 q = placement ? placement->rotation : value(plan.pose, read4(params, m.rotation));
+    Float3 scale = placement ? placement->scale : value(plan.pose, read3(params, m.scale));
+    Float3 translation = placement ? placement->translation : value(plan.pose, read3(params, m.translation));
     VertexValues out;
-    out.position = value(plan.pose, read3(params, m.translation)) +
-                   rotate(q, value(plan.positions, read3(params, r.position)) * scale);
+    out.position = translation + rotate(q, value(plan.positions, read3(params, r.position)) * scale);
     Float3 n = make_float3(0.0f);
     $if (r.faces_begin != r.faces_end) {
         Float3 acc = make_float3(0.0f);
@@ -210,16 +218,45 @@ GeometryStage::GeometryStage(Device& device, Stream& stream, const Scene& scene,
         colors.write(v, w.color);
     };
     const VertexPlan plan = vertex_plan(scene);
+    // A mesh's placement is the same for all its vertices, and a subgroup's vertices are mostly one mesh's: its
+    // gradient is taken on values held in registers (requires_grad), summed over the subgroup and added by one
+    // lane (params_grad is params' gradient buffer), instead of every vertex's atomic adds into the same ten
+    // floats (compare-and-swap loops on lavapipe, every one contended).
     Kernel1D bwd = [plan](BufferVar<gpu::VertexRec> verts, BufferVar<gpu::MeshRec> meshes, BufferFloat3 static_normals,
-                      BufferVar<uint3> faces, DiffBufferFloat params, BufferFloat g_positions, BufferFloat g_normals,
-                      BufferFloat g_colors) noexcept {
+                          BufferVar<uint3> faces, DiffBufferFloat params, BufferFloat g_positions,
+                          BufferFloat g_normals, BufferFloat g_colors, BufferFloat params_grad) noexcept {
         UInt v = dispatch_id().x;
         // A DiffBuffer<float3>'s gradient holds 3 floats per element.
         Float3 gp = read3(g_positions, 3u * v), gn = read3(g_normals, 3u * v), gc = read3(g_colors, 3u * v);
+        UInt mesh = verts.read(v).mesh;
+        auto m = meshes.read(mesh);
+        Float4 g_rotation = make_float4(0.0f);
+        Float3 g_scale = make_float3(0.0f), g_translation = make_float3(0.0f);
         $autodiff {
-            VertexValues w = vertex_values(params, verts, meshes, static_normals, faces, v, plan);
+            Placement placement{detach(read4(params, m.rotation)), detach(read3(params, m.scale)),
+                                detach(read3(params, m.translation))};
+            if (plan.pose) requires_grad(placement.rotation, placement.scale, placement.translation);
+            VertexValues w = vertex_values(params, verts, meshes, static_normals, faces, v, plan, &placement);
             adjoint::backward(dot(w.position, gp) + dot(w.normal, gn) + dot(w.color, gc));
+            if (plan.pose) {
+                g_rotation = grad(placement.rotation);
+                g_scale = grad(placement.scale);
+                g_translation = grad(placement.translation);
+            }
         };
+        if (plan.pose) {
+            auto add = [&](const Float4& r, const Float3& s, const Float3& t) {
+                for (uint32_t k = 0; k < 4; ++k) params_grad.atomic(m.rotation + k).fetch_add(r[k]);
+                for (uint32_t k = 0; k < 3; ++k) params_grad.atomic(m.scale + k).fetch_add(s[k]);
+                for (uint32_t k = 0; k < 3; ++k) params_grad.atomic(m.translation + k).fetch_add(t[k]);
+            };
+            $if (subgroup_all_equal(mesh)) {
+                Float4 r = subgroup_add(g_rotation);
+                Float3 s = subgroup_add(g_scale), t = subgroup_add(g_translation);
+                $if (subgroup_elect()) { add(r, s, t); };
+            }
+            $else { add(g_rotation, g_scale, g_translation); };
+        }
     };
     k_ = std::make_unique<Kernels>(Kernels{device.compile(fwd, {.name = "vertex_forward"}),
                                            device.compile(bwd, {.name = "vertex_backward"}), std::nullopt});
@@ -237,7 +274,7 @@ void GeometryStage::forward(Stream& stream, const Buffer<float>& params, WorldVe
 void GeometryStage::backward(Stream& stream, const DiffBuffer<float>& params, const WorldVertices& world) const {
     if (vertex_count_ == 0) return;
     stream << k_->backward(t_.vertices, t_.meshes, t_.static_normals, t_.faces, params, world.positions.grad,
-                           world.normals.grad, world.colors.grad)
+                           world.normals.grad, world.colors.grad, params.grad)
                   .dispatch(vertex_count_);
 }
 

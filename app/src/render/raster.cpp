@@ -221,9 +221,9 @@ auto small_kernel() {
 // Nearest triangle per pixel; ties in depth go to the lower triangle id, so the result does not depend
 // on the order the atomics filled the tile lists. One pass tests the tile list's entries [first, first +
 // kRasterPass); a later pass (first > 0) starts from the nearest triangle and depth the earlier ones wrote, the
-// first from the small triangles' nearest (raster_small) where `small` is set.
-// Small: the device has 64-bit atomics and the first pass reads raster_small's buffer (a uint64 buffer needs
-// shaderInt64: without it `nearest` is a uint buffer, never read).
+// first (with Small) from the small triangles' nearest, which raster_small left in `nearest`.
+// Small: the device has 64-bit atomics (a uint64 buffer needs shaderInt64: without Small `nearest` is a uint
+// buffer, never read).
 template <bool Small>
 auto raster_kernel() {
     using Nearest = std::conditional_t<Small, BufferUInt64, BufferUInt>;
