@@ -82,31 +82,30 @@ VertexValues vertex_values(const P& params, const BufferVar<gpu::VertexRec>& ver
                            const BufferVar<gpu::MeshRec>& meshes, const BufferFloat3& static_normals,
                            const BufferVar<uint3>& faces, const UInt& v, const VertexPlan& plan = {},
                            const Placement* placement = nullptr) {
-    auto value = [](bool differentiated, const auto& x) -> std::decay_t<decltype(x)> {
-        if (!differentiated) return detach(x);
-        return x;
-    };
     auto r = verts.read(v);
     auto m = meshes.read(r.mesh);
-    Float4 q = placement ? placement->rotation : value(plan.pose, read4(params, m.rotation));
-    Float3 scale = placement ? placement->scale : value(plan.pose, read3(params, m.scale));
-    Float3 translation = placement ? placement->translation : value(plan.pose, read3(params, m.translation));
+    Float4 q = placement ? placement->rotation : detached_unless(plan.pose, read4(params, m.rotation));
+    Float3 scale = placement ? placement->scale : detached_unless(plan.pose, read3(params, m.scale));
+    Float3 translation =
+        placement ? placement->translation : detached_unless(plan.pose, read3(params, m.translation));
     VertexValues out;
-    out.position = translation + rotate(q, value(plan.positions, read3(params, r.position)) * scale);
+    out.position = translation + rotate(q, detached_unless(plan.positions, read3(params, r.position)) * scale);
     Float3 n = make_float3(0.0f);
     $if (r.faces_begin != r.faces_end) {
         Float3 acc = make_float3(0.0f);
         $for (k, r.faces_begin, r.faces_end) {
             UInt3 f = faces.read(k);
-            Float3 a = value(plan.positions, read3(params, f.x));
-            acc += cross(value(plan.positions, read3(params, f.y)) - a, value(plan.positions, read3(params, f.z)) - a);
+            Float3 a = detached_unless(plan.positions, read3(params, f.x));
+            Float3 b = detached_unless(plan.positions, read3(params, f.y));
+            Float3 c = detached_unless(plan.positions, read3(params, f.z));
+            acc += cross(b - a, c - a);
         };
         n = acc;
     }
     $else { n = static_normals.read(v); };
     out.normal = normalize(rotate(q, n / scale));
     Float3 c = make_float3(1.0f);
-    $if (r.color != kNone) { c = value(plan.colors, read3(params, r.color)); };
+    $if (r.color != kNone) { c = detached_unless(plan.colors, read3(params, r.color)); };
     out.color = c;
     return out;
 }

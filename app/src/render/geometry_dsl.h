@@ -98,6 +98,14 @@ inline Float4 tangent_frame(const Float3& p0, const Float3& p1, const Float3& p2
     return ite(valid, make_float4(unit, w), make_float4(0.0f));
 }
 
+// x as read, or detached where its gradient is not wanted (a value no parameter of the run moves): its reads then
+// scatter nothing. Inside $autodiff; `differentiated` is known when the kernel is recorded.
+template <typename X>
+X detached_unless(bool differentiated, const X& x) {
+    if (!differentiated) return detach(x);
+    return x;
+}
+
 // The vertex buffers a surface is interpolated from (world space, written by the vertex stage).
 template <typename PB>
 struct VertexInputs {
@@ -132,11 +140,7 @@ Var<gpu::Surface> interpolate_surface(const VertexInputs<PB>& in, const DslCamer
         s.normal = ite(dot(n, cam.eye - s.position) < 0.0f, -n, n);
     else
         s.normal = n;
-    auto color = [&](const UInt& v) -> Float3 {
-        Float3 c = in.colors.read(v);
-        if (!in.color_gradients) return detach(c);
-        return c;
-    };
+    auto color = [&](const UInt& v) { return detached_unless(in.color_gradients, Float3(in.colors.read(v))); };
     s.color = color(t.x) * b.x + color(t.y) * b.y + color(t.z) * b.z;
     Float2 uv0 = in.uvs.read(t.x), uv1 = in.uvs.read(t.y), uv2 = in.uvs.read(t.z);
     s.uv = uv0 * b.x + uv1 * b.y + uv2 * b.z;
