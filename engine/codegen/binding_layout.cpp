@@ -53,7 +53,13 @@ BodyUse body_use(const Function& f) {
 
 } // namespace
 
-BindingLayout binding_layout(const Function& f) {
+uint32_t texel_words_for(const Type* element) {
+    if (emit::holds_u64(element) || element->host_size() % 4 != 0) return 0;
+    const uint32_t words = element->host_size() / 4;
+    return words % 4 == 0 ? 4 : words % 2 == 0 ? 2 : 1;
+}
+
+BindingLayout binding_layout(const Function& f, bool texel_reads) {
     const BodyUse use = body_use(f);
     BindingLayout layout;
     layout.uses_status = use.status;
@@ -72,6 +78,7 @@ BindingLayout binding_layout(const Function& f) {
         if (t->kind() == Type::Kind::Buffer) {
             slot.kind = ArgSlot::Kind::Buffer;
             slot.binding = next_buffer++;
+            if (texel_reads && !slot.written) slot.texel_words = texel_words_for(t->element());
         } else if (t->kind() == Type::Kind::Image) {
             slot.kind = ArgSlot::Kind::Image;
             slot.binding = next_image++;
@@ -85,9 +92,16 @@ BindingLayout binding_layout(const Function& f) {
         layout.args.push_back(slot);
     }
     layout.buffer_count = buffers;
-    if (use.status) layout.status_binding = layout.buffer_count++;
+    layout.texel_words.assign(buffers, 0);
+    for (const ArgSlot& slot : layout.args)
+        if (slot.kind == ArgSlot::Kind::Buffer) layout.texel_words[slot.binding] = slot.texel_words;
+    if (use.status) {
+        layout.status_binding = layout.buffer_count++;
+        layout.texel_words.push_back(0);
+    }
     if (use.scratch) {
         layout.scratch_binding = layout.buffer_count++;
+        layout.texel_words.push_back(0);
         layout.scratch_words_per_thread = f.scratch_words_per_thread;
     }
     layout.push_bytes = (offset + 15) / 16 * 16;

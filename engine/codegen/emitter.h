@@ -72,6 +72,10 @@ private:
     // ---- types.cpp ----
     void emit_struct(std::ostream& os, const Type* s) const;
     std::string constant(const Type* t, const std::vector<uint32_t>& w, size_t first = 0) const;
+    // A value of type t from its lanes' 32-bit words (lane i: word(first + i), a uint expression), as
+    // constant() builds one from known words.
+    template <typename Word>
+    std::string from_words(const Type* t, const Word& word, size_t first = 0) const;
 
     // ---- resources.cpp ----
     void declare_resources();
@@ -80,6 +84,8 @@ private:
     void atomic(ValueId id, const Inst& in);
     void cas_loop(ValueId id, const Inst& in, const std::string& target);
     std::string buffer(const Inst& in) const;   // "b<k>" of a buffer instruction's parameter
+    const ArgSlot& slot(const Inst& in) const;  // the binding-layout slot of a buffer instruction's parameter
+    void texel_read(ValueId id, const Inst& in, uint32_t words);
 
     // ---- statements.cpp ----
     void line(const std::string& s);
@@ -122,5 +128,33 @@ private:
     bool uses_loop_mark_ = false;
     uint32_t temps_ = 0;
 };
+
+template <typename Word>
+std::string Emitter::from_words(const Type* t, const Word& word, size_t first) const {
+    if (t->is_scalar()) {
+        const std::string w = word(first);
+        switch (t->scalar_kind()) {
+        case ir::ScalarKind::Float: return "uintBitsToFloat(" + w + ")";
+        case ir::ScalarKind::Int: return "int(" + w + ")";
+        case ir::ScalarKind::UInt: return w;
+        default: break;   // bools and uint64 are never read as words (texel_words_for)
+        }
+    }
+    std::string s = glsl_type(t) + "(";
+    if (t->is_struct()) {
+        auto pads = struct_pads(t);
+        size_t lane = first;
+        for (size_t m = 0; m < t->members().size(); ++m) {
+            for (uint32_t p = 0; p < pads[m]; ++p) s += "0.0, ";
+            s += from_words(t->members()[m], word, lane) + (m + 1 < t->members().size() ? ", " : "");
+            lane += t->members()[m]->lanes();
+        }
+        return s + ")";
+    }
+    const Type* e = t->element();
+    for (uint32_t i = 0; i < t->dim(); ++i)
+        s += from_words(e, word, first + i * e->lanes()) + (i + 1 < t->dim() ? ", " : "");
+    return s + ")";
+}
 
 } // namespace adjoint::codegen::emit

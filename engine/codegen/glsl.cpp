@@ -33,7 +33,7 @@ GlslKernel Emitter::run() {
     if (!f_.is_kernel()) fail("internal: GLSL emission of a callable '", f_.name(), "'");
     note_types(f_.body());
     scan_features();
-    static_cast<BindingLayout&>(result_) = binding_layout(f_);
+    static_cast<BindingLayout&>(result_) = binding_layout(f_, opt_.texel_reads);
     declare_resources();
     std::ostringstream body;
     out_ = &body;

@@ -43,6 +43,10 @@ void Emitter::declare_parameter(size_t k, const ArgSlot& slot, std::ostream& pus
     const std::string index = std::to_string(k);
     switch (slot.kind) {
     case ArgSlot::Kind::Buffer: {
+        if (slot.texel_words) {   // read-only: texel_read()
+            resources_ << "layout(set = 0, binding = " << slot.binding << ") uniform usamplerBuffer b" << k << ";\n";
+            return;
+        }
         const Type* e = cas_buffers_.count(int64_t(k)) ? Type::u32() : slot.type->element();
         resources_ << "layout(std430, set = 0, binding = " << slot.binding << ") buffer Buffer" << k << " { "
                    << declare(e, "b" + index + "[]") << "; };\n";
@@ -59,6 +63,31 @@ void Emitter::declare_parameter(size_t k, const ArgSlot& slot, std::ostream& pus
 
 std::string Emitter::buffer(const Inst& in) const { return "b" + std::to_string(f_.inst(in.operands[0]).imm); }
 
+const ArgSlot& Emitter::slot(const Inst& in) const { return result_.args[size_t(f_.inst(in.operands[0]).imm)]; }
+
+// An element of a read-only buffer bound as a uniform texel buffer of `words` 32-bit words a texel: the texels
+// its host bytes span, fetched once each, and the value built from their words at its lanes' host offsets (as
+// the interpreter reads a buffer element).
+void Emitter::texel_read(ValueId id, const Inst& in, uint32_t words) {
+    const Type* e = f_.type_of(in.operands[0])->element();
+    const uint32_t per_element = e->host_size() / (4 * words);
+    const std::string at = temp("int", "int(" + name(in.operands[1]) + ")" +
+                                           (per_element > 1 ? " * " + std::to_string(per_element) : ""), false);
+    const std::string texel_type = words == 4 ? "uvec4" : words == 2 ? "uvec2" : "uint";
+    const std::string swizzle = words == 4 ? "" : words == 2 ? ".xy" : ".x";
+    std::vector<std::string> texels(per_element);
+    auto word = [&](size_t lane) {
+        const uint32_t w = e->lane_offset(uint32_t(lane)) / 4, t = w / words;
+        if (texels[t].empty())
+            texels[t] = temp(texel_type, "texelFetch(" + buffer(in) + ", " + at + (t ? " + " + std::to_string(t) : "") +
+                                             ")" + swizzle, false);
+        return words == 1 ? texels[t] : texels[t] + "." + "xyzw"[w % words];
+    };
+    // Every texel a lane reads is fetched before the value is built from them.
+    for (uint32_t i = 0; i < e->lanes(); ++i) word(i);
+    define(id, from_words(e, word));
+}
+
 void Emitter::memory(ValueId id, const Inst& in) {
     auto op = [&](size_t k) { return name(in.operands[k]); };
     auto image = [&] { return "img" + std::to_string(f_.inst(in.operands[0]).imm); };
@@ -69,6 +98,7 @@ void Emitter::memory(ValueId id, const Inst& in) {
                                   cas_buffers_.count(f_.inst(in.operands[0]).imm) > 0;
     switch (in.op) {
     case Op::SharedRead: case Op::BufferRead: {
+        if (!shared && slot(in).texel_words) return texel_read(id, in, slot(in).texel_words);
         std::string e = (shared ? op(0) : buffer(in)) + "[" + op(1) + "]";
         define(id, cas ? "uintBitsToFloat(" + e + ")" : e);
         return;
@@ -79,7 +109,13 @@ void Emitter::memory(ValueId id, const Inst& in) {
         return;
     }
     case Op::SharedAtomic: case Op::BufferAtomic: atomic(id, in); return;
-    case Op::BufferSize: define(id, "uint(" + buffer(in) + ".length())"); return;
+    case Op::BufferSize: {
+        const uint32_t words = slot(in).texel_words;
+        if (!words) return define(id, "uint(" + buffer(in) + ".length())");
+        const uint32_t per_element = f_.type_of(in.operands[0])->element()->host_size() / (4 * words);
+        return define(id, "uint(textureSize(" + buffer(in) + "))" +
+                              (per_element > 1 ? " / " + std::to_string(per_element) + "u" : ""));
+    }
     case Op::ImageRead: define(id, "imageLoad(" + image() + ", ivec2(" + op(1) + "))"); return;
     case Op::ImageWrite: line("imageStore(" + image() + ", ivec2(" + op(1) + "), " + op(2) + ");"); return;
     case Op::ImageSize: define(id, "uvec2(imageSize(" + image() + "))"); return;

@@ -65,7 +65,8 @@ std::shared_ptr<const CompiledKernel> build_kernel(DeviceImpl& device, const ir:
     copts.device_key = device.key;
     auto result = device.cache.compile(k->layout.source, k->name, copts);
     k->spirv_cache_hit = result.cache_hit;
-    vk::PipelineLayoutDesc desc{k->layout.buffer_count, k->layout.image_count, k->layout.push_bytes};
+    vk::PipelineLayoutDesc desc{k->layout.buffer_count, k->layout.image_count, k->layout.push_bytes,
+                                k->layout.texel_words};
     k->pipeline = std::make_shared<vk::Pipeline>(device.ctx, result.spirv, desc, k->name);
     return k;
 }

@@ -33,6 +33,8 @@ DeviceOptions DeviceOptions::from_environment() {
     o.validation = vk.validation;
     if (const char* cas = std::getenv("ADJOINT_NO_FLOAT_ATOMICS"); cas && std::string_view(cas) != "0")
         o.float_atomics = false;
+    if (const char* texel = std::getenv("ADJOINT_NO_TEXEL_READS"); texel && std::string_view(texel) != "0")
+        o.texel_reads = false;
     if (const char* limit = std::getenv("ADJOINT_LOOP_LIMIT"))
         o.loop_limit = uint32_t(std::strtoul(limit, nullptr, 10));
     return o;
@@ -48,13 +50,13 @@ Device detail::create_device(const DeviceOptions& options, std::string_view back
     auto impl = std::make_shared<detail::DeviceImpl>();
     impl->ctx = vk::Context::create(vk_options);
     const auto& info = impl->ctx->device_info();
-    impl->glsl = detail::glsl_options_for(info, options.float_atomics);
+    impl->glsl = detail::glsl_options_for(info, options.float_atomics, options.texel_reads);
     // Lavapipe (llvmpipe) stops loops after 65,535 iterations per group of threads: measured by the probe
     // in tests/runtime/loop_limit_test.cpp; the lowering then checks every loop against that limit.
     if (info.name.find("llvmpipe") != std::string::npos) impl->lowering.loop_limit = {65535, "lavapipe"};
     if (options.loop_limit) impl->lowering.loop_limit = {*options.loop_limit, info.name};   // 0: no check
     impl->key = info.name + "|" + std::to_string(info.api_version) + "|" + (impl->glsl.float_atomic_add ? "fa" : "") +
-                (impl->glsl.float_atomic_min_max ? "fm" : "");
+                (impl->glsl.float_atomic_min_max ? "fm" : "") + (impl->glsl.texel_reads ? "tr" : "");
     impl->cache.set_memory_capacity(Device::kDefaultKernelCacheCapacity);
     return Device(std::move(impl));
 }

@@ -8,6 +8,8 @@
 namespace adjoint::detail {
 
 // float_atomics false (DeviceOptions): compare-and-swap loops even where the device has float atomics.
-codegen::GlslOptions glsl_options_for(const vk::DeviceInfo& device, bool float_atomics = true);
+// texel_reads false (DeviceOptions): storage buffers even where read-only buffers would be texel buffers.
+codegen::GlslOptions glsl_options_for(const vk::DeviceInfo& device, bool float_atomics = true,
+                                      bool texel_reads = true);
 
 } // namespace adjoint::detail

@@ -53,11 +53,30 @@ Buffer::Buffer(std::shared_ptr<Context> ctx, size_t bytes) : impl_(std::make_uni
     // Rounded to whole words so vkCmdFillBuffer covers every byte and tiny buffers stay legal.
     const size_t rounded = bytes < 4 ? 4 : (bytes + 3) & ~size_t(3);
     impl_->raw = RawBuffer(ctx->impl(), rounded,
-                           VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                               VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                           VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
+                               VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                            false);
     impl_->requested = bytes;
     impl_->ctx = std::move(ctx);
+}
+
+Buffer::Impl::~Impl() {
+    for (VkBufferView view : views)
+        if (view)
+            vkDestroyBufferView(raw.device, view, nullptr);
+}
+
+VkBufferView Buffer::Impl::texel_view(uint32_t words) {
+    const size_t slot = words == 4 ? 2 : words == 2 ? 1 : 0;
+    std::lock_guard lock(views_mutex);
+    if (!views[slot]) {
+        VkBufferViewCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+        info.buffer = raw.buffer;
+        info.format = texel_format(words);
+        info.range = VK_WHOLE_SIZE;
+        VK_CHECK(vkCreateBufferView(raw.device, &info, nullptr, &views[slot]));
+    }
+    return views[slot];
 }
 
 Buffer::~Buffer() = default;

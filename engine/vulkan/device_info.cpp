@@ -70,6 +70,13 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
     d.max_workgroup_invocations = props.limits.maxComputeWorkGroupInvocations;
     d.max_shared_memory = props.limits.maxComputeSharedMemorySize;
     d.max_storage_buffer_range = props.limits.maxStorageBufferRange;
+    d.max_texel_buffer_elements = props.limits.maxTexelBufferElements;
+    d.texel_reads = uint64_t(d.max_texel_buffer_elements) >= d.max_storage_buffer_range / 4;
+    for (uint32_t words : {1u, 2u, 4u}) {
+        VkFormatProperties format;
+        vkGetPhysicalDeviceFormatProperties(pd, texel_format(words), &format);
+        d.texel_reads = d.texel_reads && (format.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT);
+    }
     if (d.api_version < VK_API_VERSION_1_1)
         return d; // features2 is core 1.1; such devices are passed over
 

@@ -27,9 +27,15 @@ void check_limits(const PipelineLayoutDesc& desc, const VkPhysicalDeviceLimits& 
     if (desc.push_constant_bytes % 4 != 0)
         fail("pipeline '", name, "': push-constant size ", desc.push_constant_bytes,
              " is not a multiple of 4");
-    if (desc.buffer_count > limits.maxPerStageDescriptorStorageBuffers)
-        fail("pipeline '", name, "': ", desc.buffer_count, " storage buffers exceed the device limit of ",
+    uint32_t texel = 0;
+    for (uint32_t i = 0; i < desc.buffer_count; ++i) texel += desc.texel_words_of(i) != 0;
+    if (desc.buffer_count - texel > limits.maxPerStageDescriptorStorageBuffers)
+        fail("pipeline '", name, "': ", desc.buffer_count - texel, " storage buffers exceed the device limit of ",
              limits.maxPerStageDescriptorStorageBuffers);
+    // Uniform texel buffers count against the sampled images.
+    if (texel > limits.maxPerStageDescriptorSampledImages)
+        fail("pipeline '", name, "': ", texel, " uniform texel buffers exceed the device limit of ",
+             limits.maxPerStageDescriptorSampledImages, " (maxPerStageDescriptorSampledImages)");
     if (desc.image_count > limits.maxPerStageDescriptorStorageImages)
         fail("pipeline '", name, "': ", desc.image_count, " storage images exceed the device limit of ",
              limits.maxPerStageDescriptorStorageImages);
@@ -46,8 +52,9 @@ void build(Pipeline::Impl& p, std::span<const uint32_t> spirv) {
 
     std::vector<VkDescriptorSetLayoutBinding> bindings;
     for (uint32_t i = 0; i < p.desc.buffer_count + p.desc.image_count; ++i) {
-        VkDescriptorType type =
-            i < p.desc.buffer_count ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+        VkDescriptorType type = i >= p.desc.buffer_count  ? VK_DESCRIPTOR_TYPE_STORAGE_IMAGE
+                                : p.desc.texel_words_of(i) ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+                                                           : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         bindings.push_back({i, type, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
     }
     VkDescriptorSetLayoutCreateInfo set{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
@@ -73,6 +80,15 @@ void build(Pipeline::Impl& p, std::span<const uint32_t> spirv) {
 }
 
 } // namespace
+
+VkFormat texel_format(uint32_t words) {
+    switch (words) {
+    case 1: return VK_FORMAT_R32_UINT;
+    case 2: return VK_FORMAT_R32G32_UINT;
+    case 4: return VK_FORMAT_R32G32B32A32_UINT;
+    default: fail("internal: texel buffers of ", words, " words a texel");
+    }
+}
 
 Pipeline::Pipeline(std::shared_ptr<Context> ctx, std::span<const uint32_t> spirv,
                    const PipelineLayoutDesc& layout, std::string name)

@@ -20,8 +20,8 @@ struct Staged {
 
 struct DescriptorPool {
     VkDescriptorPool pool = VK_NULL_HANDLE;
-    uint32_t capacity[3] = {}; // sets, storage buffers, storage images
-    uint32_t left[3] = {};
+    uint32_t capacity[4] = {}; // sets, storage buffers, storage images, uniform texel buffers
+    uint32_t left[4] = {};
 };
 
 } // namespace
@@ -60,6 +60,7 @@ struct Stream::Impl {
     std::vector<std::pair<uint64_t, bool>> accesses;
     std::vector<VkDescriptorBufferInfo> buffer_infos;
     std::vector<VkDescriptorImageInfo> image_infos;
+    std::vector<VkBufferView> texel_views;
     std::vector<VkWriteDescriptorSet> writes;
 
     // Separate from construction so that ~Impl frees what was created if a later step throws.
@@ -69,7 +70,7 @@ struct Stream::Impl {
     void global_barrier();
     Staged stage(size_t bytes);
     void hazard();
-    VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, uint32_t buffers, uint32_t images);
+    VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, uint32_t buffers, uint32_t images, uint32_t texels);
     void recycle();
     // One copy between the host and `resource` through staging, the body of every upload and download:
     // stages `bytes` (filled from `from` for an upload), records `copy` after any hazard on the resource,
@@ -167,12 +168,13 @@ void Stream::Impl::hazard() {
         (write ? written : read).insert(id);
 }
 
-VkDescriptorSet Stream::Impl::allocate_set(VkDescriptorSetLayout layout, uint32_t buffers, uint32_t images) {
+VkDescriptorSet Stream::Impl::allocate_set(VkDescriptorSetLayout layout, uint32_t buffers, uint32_t images,
+                                           uint32_t texels) {
     // Capacity is counted here rather than by handling VK_ERROR_OUT_OF_POOL_MEMORY, which drivers may not
     // report reliably (they may succeed by overcommitting, or return VK_ERROR_FRAGMENTED_POOL).
-    const uint32_t need[3] = {1, buffers, images};
+    const uint32_t need[4] = {1, buffers, images, texels};
     auto fits = [&](const DescriptorPool& p) {
-        return p.left[0] >= need[0] && p.left[1] >= need[1] && p.left[2] >= need[2];
+        return p.left[0] >= need[0] && p.left[1] >= need[1] && p.left[2] >= need[2] && p.left[3] >= need[3];
     };
     while (pool_index < pools.size() && !fits(pools[pool_index]))
         ++pool_index;
@@ -181,14 +183,16 @@ VkDescriptorSet Stream::Impl::allocate_set(VkDescriptorSetLayout layout, uint32_
         p.capacity[0] = kPoolSets;
         p.capacity[1] = std::max(kPoolBuffers, buffers);
         p.capacity[2] = std::max(kPoolImages, images);
-        VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, p.capacity[1]},
-                                         {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, p.capacity[2]}};
+        p.capacity[3] = std::max(kPoolBuffers, texels);
+        VkDescriptorPoolSize sizes[3] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, p.capacity[1]},
+                                         {VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, p.capacity[2]},
+                                         {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, p.capacity[3]}};
         VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
         info.maxSets = p.capacity[0];
-        info.poolSizeCount = 2;
+        info.poolSizeCount = 3;
         info.pPoolSizes = sizes;
         VK_CHECK(vkCreateDescriptorPool(device, &info, nullptr, &p.pool));
-        std::copy_n(p.capacity, 3, p.left);
+        std::copy_n(p.capacity, 4, p.left);
         pools.push_back(p);
     }
     DescriptorPool& p = pools[pool_index];
@@ -198,7 +202,7 @@ VkDescriptorSet Stream::Impl::allocate_set(VkDescriptorSetLayout layout, uint32_
     info.pSetLayouts = &layout;
     VkDescriptorSet set;
     VK_CHECK(vkAllocateDescriptorSets(device, &info, &set));
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 4; ++i)
         p.left[i] -= need[i];
     return set;
 }
@@ -214,7 +218,7 @@ void Stream::Impl::recycle() {
     VK_CHECK(vkResetCommandPool(device, command_pool, 0));
     for (size_t i = 0; i < pools.size() && i <= pool_index; ++i) {
         VK_CHECK(vkResetDescriptorPool(device, pools[i].pool, 0));
-        std::copy_n(pools[i].capacity, 3, pools[i].left);
+        std::copy_n(pools[i].capacity, 4, pools[i].left);
     }
     pool_index = 0;
     if (staging.size() > 1) {
@@ -313,12 +317,21 @@ void Stream::dispatch(Pipeline& pipeline, const Bindings& b, uint32_t groups_x, 
             fail("dispatch of '", name, "': ", groups[i], " workgroups in dimension ", i,
                  " exceed the device limit of ", s.ctx->device_info().max_workgroup_count[i]);
     const size_t max_range = s.ctx->impl().limits.maxStorageBufferRange;
+    const size_t max_texels = s.ctx->impl().limits.maxTexelBufferElements;
+    uint32_t texels = 0;
     for (size_t i = 0; i < b.buffers.size(); ++i) {
         if (!b.buffers[i])
             fail("dispatch of '", name, "': buffer binding ", i, " is null");
-        if (b.buffers[i]->impl().raw.size > max_range)
-            fail("dispatch of '", name, "': buffer binding ", i, " has ", b.buffers[i]->impl().raw.size,
+        const size_t bytes = b.buffers[i]->impl().raw.size;
+        if (const uint32_t words = desc.texel_words_of(uint32_t(i))) {
+            ++texels;
+            if (bytes / (4 * words) > max_texels)
+                fail("dispatch of '", name, "': buffer binding ", i, " has ", bytes, " bytes, ", bytes / (4 * words),
+                     " texels of ", words, " words, over the device's texel-buffer limit of ", max_texels);
+        } else if (bytes > max_range) {
+            fail("dispatch of '", name, "': buffer binding ", i, " has ", bytes,
                  " bytes, over the device's storage-buffer range of ", max_range);
+        }
     }
     for (size_t i = 0; i < b.images.size(); ++i)
         if (!b.images[i])
@@ -342,9 +355,10 @@ void Stream::dispatch(Pipeline& pipeline, const Bindings& b, uint32_t groups_x, 
     }
     const uint32_t nb = desc.buffer_count, ni = desc.image_count;
     if (nb + ni > 0) {
-        VkDescriptorSet set = s.allocate_set(p.set_layout, nb, ni);
+        VkDescriptorSet set = s.allocate_set(p.set_layout, nb - texels, ni, texels);
         s.buffer_infos.resize(nb);
         s.image_infos.resize(ni);
+        s.texel_views.resize(nb);
         s.writes.resize(nb + ni);
         for (uint32_t i = 0; i < nb + ni; ++i) {
             VkWriteDescriptorSet& w = s.writes[i];
@@ -352,7 +366,11 @@ void Stream::dispatch(Pipeline& pipeline, const Bindings& b, uint32_t groups_x, 
             w.dstSet = set;
             w.dstBinding = i;
             w.descriptorCount = 1;
-            if (i < nb) {
+            if (i < nb && desc.texel_words_of(i)) {
+                s.texel_views[i] = b.buffers[i]->impl().texel_view(desc.texel_words_of(i));
+                w.descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+                w.pTexelBufferView = &s.texel_views[i];
+            } else if (i < nb) {
                 s.buffer_infos[i] = {b.buffers[i]->impl().raw.buffer, 0, VK_WHOLE_SIZE};
                 w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
                 w.pBufferInfo = &s.buffer_infos[i];

@@ -96,6 +96,12 @@ struct Buffer::Impl {
     RawBuffer raw;
     size_t requested = 0; // size() as asked for, before rounding to 4 bytes
     uint64_t id = next_resource_id();
+    // Uniform texel buffer views of 1, 2 and 4 words a texel, made on first use (streams on several threads
+    // may bind the buffer at once) and destroyed with the buffer, before it.
+    std::mutex views_mutex;
+    VkBufferView views[3] = {};
+    VkBufferView texel_view(uint32_t words);
+    ~Impl();
 };
 
 struct Image::Impl {

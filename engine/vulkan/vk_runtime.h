@@ -44,6 +44,10 @@ struct DeviceInfo {
     uint32_t max_workgroup_invocations = 128;          // maxComputeWorkGroupInvocations
     uint32_t max_shared_memory = 16384;                // maxComputeSharedMemorySize (bytes)
     uint64_t max_storage_buffer_range = 1u << 27;   // the most bytes one storage-buffer binding may cover
+    uint32_t max_texel_buffer_elements = 0;         // maxTexelBufferElements
+    // Every buffer a storage binding may cover can be read as a uniform texel buffer of any word size
+    // (R32_UINT, R32G32_UINT and R32G32B32A32_UINT views, all maxStorageBufferRange / 4 words in range).
+    bool texel_reads = false;
 };
 
 struct DeviceChoice {
@@ -172,13 +176,22 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-// Descriptor set 0: bindings 0..buffer_count-1 are storage buffers, then image_count storage images.
-// One push-constant range of push_constant_bytes (0 allowed) visible to the compute stage.
+// Descriptor set 0: bindings 0..buffer_count-1 are buffers, then image_count storage images. A buffer binding
+// is a storage buffer, or where texel_words[i] is 1, 2 or 4 a uniform texel buffer through a view of that many
+// 32-bit words a texel (R32_UINT, R32G32_UINT, R32G32B32A32_UINT; codegen's ArgSlot::texel_words); an empty
+// texel_words makes them all storage buffers. One push-constant range of push_constant_bytes (0 allowed)
+// visible to the compute stage.
 struct PipelineLayoutDesc {
     uint32_t buffer_count = 0;
     uint32_t image_count = 0;
     uint32_t push_constant_bytes = 0;
+    std::vector<uint32_t> texel_words;
+
+    uint32_t texel_words_of(uint32_t binding) const { return binding < texel_words.size() ? texel_words[binding] : 0; }
 };
+
+// The view format of a uniform texel buffer of `words` 32-bit words a texel.
+VkFormat texel_format(uint32_t words);
 
 class Pipeline {
 public:

@@ -63,6 +63,36 @@ TEST(BindingLayout, StatusAndScratchFollowTheBuffersAndPrecedeTheImages) {
         EXPECT_NE(glsl.source.find(decl), std::string::npos) << decl << "\n" << glsl.source;
 }
 
+// With texel_reads (the runtime's choice on lavapipe), the buffers a kernel only reads become uniform texel
+// buffers of as many words a texel as their element's host size allows; the ones it writes stay storage buffers.
+TEST(BindingLayout, ReadOnlyBuffersBecomeTexelBuffersOfWholeWords) {
+    Kernel1D k = [](BufferFloat a, BufferFloat2 b, BufferFloat3 c, BufferVar<uint3> d, BufferFloat out,
+                    BufferUInt counts) noexcept {
+        auto i = dispatch_id().x;
+        out.write(i, a.read(i) + b.read(i).y + c.read(i).z + cast<float>(d.read(i).x + a.size()));
+        counts.atomic(0u).fetch_add(1u);
+    };
+    k.set_name("texel_kernel");
+    auto lowered = pipeline::lower(*k.function());
+    const codegen::BindingLayout plain = codegen::binding_layout(*lowered.function);
+    for (const auto& slot : plain.args) EXPECT_EQ(slot.texel_words, 0u);
+    const codegen::BindingLayout layout = codegen::binding_layout(*lowered.function, true);
+    const uint32_t want[] = {1, 2, 4, 4, 0, 0};   // float, float2, float3 (16 bytes), uint3; written; atomics
+    ASSERT_EQ(layout.args.size(), 6u);
+    for (size_t k = 0; k < 6; ++k) EXPECT_EQ(layout.args[k].texel_words, want[k]) << "argument " << k;
+    EXPECT_EQ(layout.texel_words, std::vector<uint32_t>(std::begin(want), std::end(want)));
+
+    codegen::GlslOptions options;
+    options.texel_reads = true;
+    const std::string glsl = codegen::emit_glsl(*lowered.function, options).source;
+    for (const char* text : {"layout(set = 0, binding = 0) uniform usamplerBuffer b0;",
+                             "layout(set = 0, binding = 2) uniform usamplerBuffer b2;",
+                             "layout(std430, set = 0, binding = 4) buffer Buffer4 { float b4[]; };",
+                             "texelFetch(b1, ", "uint(textureSize(b0))"})
+        EXPECT_NE(glsl.find(text), std::string::npos) << text << "\n" << glsl;
+    EXPECT_EQ(glsl.find("b0["), std::string::npos) << glsl;
+}
+
 TEST(BindingLayout, ParametersHoldingBoolsAreRefusedByName) {
     Kernel1D k = [](BufferFloat out, Bool3 flags) noexcept {
         $if (flags.x) { out.write(dispatch_id().x, 1.0f); };

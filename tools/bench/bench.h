@@ -149,5 +149,6 @@ json bench_renderer_texture(Env& env);
 json bench_reduce(Env& env);
 json bench_visibility(Env& env);
 json bench_shadows(Env& env);
+json bench_texel_reads(Env& env);
 
 } // namespace adjoint::bench

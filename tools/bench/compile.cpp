@@ -209,7 +209,7 @@ json bench_compile(Env& env) {
     // glslang without spirv-opt, for reference: what a cold compile would cost with the optimizer off.
     Samples glslang_unoptimized = measure(cold_reps.reps > 1 ? Reps{1, cold_reps.reps} : Reps{0, 1},
                                           [&] { compile::compile_glsl(glsl, kName, false); });
-    vk::PipelineLayoutDesc desc{layout.buffer_count, layout.image_count, layout.push_bytes};
+    vk::PipelineLayoutDesc desc{layout.buffer_count, layout.image_count, layout.push_bytes, layout.texel_words};
     Samples pipeline = measure(warm_reps, [&] { vk::Pipeline p(ctx, spirv, desc, kName); });
     if (!paths_as_expected)
         throw std::runtime_error("compile: a ShaderCache lookup took the wrong path; timings invalid");

@@ -97,7 +97,8 @@ json bench_elementwise(Env& env) {
     if (dsl_layout.uses_status || dsl_layout.buffer_count != 2 || dsl_layout.args.size() != 3)
         throw std::runtime_error("elementwise: the DSL kernel's layout changed; update the bench");
     vk::Pipeline dsl_pipeline(ctx, compile::compile_glsl(dsl_layout.source, shader.name(), true),
-                              vk::PipelineLayoutDesc{dsl_layout.buffer_count, 0, dsl_layout.push_bytes},
+                              vk::PipelineLayoutDesc{dsl_layout.buffer_count, 0, dsl_layout.push_bytes,
+                                                     dsl_layout.texel_words},
                               shader.name());
     vk::Buffer wy(ctx, n * 4);
     vk::Bindings dsl_bindings;

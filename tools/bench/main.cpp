@@ -28,6 +28,7 @@ const Section kSections[] = {
     {"autodiff", bench_autodiff, "generated gradient kernel vs hand-derived DSL vs hand-written GLSL"},
     {"autodiff_loop", bench_autodiff_loop, "gradient of a 64-iteration loop vs hand-written forward mode"},
     {"reduce", bench_reduce, "2^22-float sum: one atomic per element vs subgroup sums vs block sums (barriers)"},
+    {"texel_reads", bench_texel_reads, "gathers of floats, float4s and 64-byte structs: texel vs storage buffers"},
 #ifdef ADJOINT_BENCH_HAS_APP
     {"renderer", bench_renderer, "texture-recovery iteration of the differentiable renderer, and PyTorch's"},
     {"renderer_texture", bench_renderer_texture,

@@ -107,7 +107,8 @@ std::shared_ptr<vk::Context> make_vk_context() {
 }
 
 codegen::GlslOptions glsl_options_for(const vk::Context& ctx) {
-    return detail::glsl_options_for(ctx.device_info(), DeviceOptions::from_environment().float_atomics);
+    const DeviceOptions options = DeviceOptions::from_environment();
+    return detail::glsl_options_for(ctx.device_info(), options.float_atomics, options.texel_reads);
 }
 
 codegen::GlslKernel emit_like_runtime(const ir::Function& kernel, const std::string& name, const vk::Context& ctx,

@@ -19,6 +19,10 @@ struct ArgSlot {
     uint32_t offset = 0;                // push-constant byte offset (Push)
     const ir::Type* type = nullptr;
     bool written = false;               // the kernel writes this buffer or image
+    // Buffers only: 0, a storage buffer; 1, 2 or 4, a uniform texel buffer read-only through a view of that
+    // many 32-bit words a texel (R32_UINT, R32G32_UINT, R32G32B32A32_UINT), as many texels an element as its
+    // host size takes (GlslOptions::texel_reads).
+    uint32_t texel_words = 0;
 };
 
 // Descriptor set 0 holds the parameters' buffers in parameter order, then the status buffer and the scratch
@@ -35,6 +39,7 @@ struct BindingLayout {
     bool uses_scratch = false;          // large autodiff tapes live in a runtime-managed scratch buffer
     uint32_t scratch_binding = 0;       // after the status buffer
     uint32_t scratch_words_per_thread = 0;
+    std::vector<uint32_t> texel_words;  // per buffer binding: ArgSlot::texel_words (0 for status and scratch)
 
     // An image parameter's place among the images (its binding counts all buffers first).
     uint32_t image_index(const ArgSlot& image) const { return image.binding - buffer_count; }
@@ -44,9 +49,14 @@ inline constexpr uint32_t kDispatchSizeOffset = 0;   // the push constants open 
 inline constexpr uint32_t kDispatchSizeBytes = 12;
 
 // The layout of kernel `f`: its parameters in order, which of its buffers and images it writes, whether it
-// traps (status) and keeps tapes in scratch. Throws adjoint::Error naming the kernel and the argument for a
-// parameter whose C++ bytes GLSL cannot read (bools inside buffers, vectors or structs).
-BindingLayout binding_layout(const ir::Function& f);
+// traps (status) and keeps tapes in scratch; with texel_reads, the buffers it only reads as texel buffers
+// (those whose elements are whole 32-bit words). Throws adjoint::Error naming the kernel and the argument for
+// a parameter whose C++ bytes GLSL cannot read (bools inside buffers, vectors or structs).
+BindingLayout binding_layout(const ir::Function& f, bool texel_reads = false);
+
+// The words a texel of a read-only buffer of `element` takes: the largest of 4, 2 and 1 that divides its
+// host size in words; 0 where it cannot be read as words (uint64 lanes).
+uint32_t texel_words_for(const ir::Type* element);
 
 // ---- The rows of a 1D dispatch ----------------------------------------------------------------------------
 // 1D kernels take ceil(n / block) groups, laid out as rows of at most max_groups[0] groups when there are

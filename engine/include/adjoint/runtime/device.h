@@ -309,6 +309,10 @@ struct DeviceOptions {
     // ADJOINT_NO_FLOAT_ATOMICS (set and not "0" turns this off): native float atomics where the device has
     // them; off, compare-and-swap loops everywhere.
     bool float_atomics = true;
+    // ADJOINT_NO_TEXEL_READS (set and not "0" turns this off): on CPU devices (lavapipe), the buffers a kernel
+    // only reads bound as uniform texel buffers, which lavapipe reads several times faster than storage
+    // buffers; off, storage buffers everywhere (GUIDE.md, "Read-only buffers on lavapipe").
+    bool texel_reads = true;
     // ADJOINT_LOOP_LIMIT=n: check every loop against n iterations (0: no check); unset, lavapipe's 65,535 on
     // lavapipe and none elsewhere (GUIDE.md, "Loop iteration limit on lavapipe").
     std::optional<uint32_t> loop_limit;
