@@ -185,9 +185,10 @@ TEST_F(GeometryDemos, PoseFromRandomStartsWithAntialiasing) {
 }
 
 // The same with soft rasterization (the scene's sigma 1e-4, a reach of one pixel at 64x64, and gamma 0.1),
-// from one start.
+// from one start, in 300 iterations: 250 ended at 0.2-0.55 degrees in 8 runs measured, passed 4 more, and ended
+// once at 1.01 (the float atomics' order differs from run to run, and the path with it).
 TEST_F(GeometryDemos, PoseFromARandomStartWithSoftRasterization) {
-    auto scene = demo("pose.json", 64, 250);
+    auto scene = demo("pose.json", 64, 300);
     scene.optimize->seed = 3;
     scene.render.visibility = app::Visibility::soft;
     app::Optimizer opt(device, scene);

@@ -57,14 +57,8 @@ struct VertexPlan {
 };
 
 VertexPlan vertex_plan(const Scene& scene) {
-    auto free = [&](std::initializer_list<ParameterKind> kinds) {
-        return scene.optimize && std::any_of(scene.optimize->parameters.begin(), scene.optimize->parameters.end(),
-                                             [&](const Parameter& p) {
-                                                 return std::find(kinds.begin(), kinds.end(), p.kind) != kinds.end();
-                                             });
-    };
-    return {free({ParameterKind::mesh_translation, ParameterKind::mesh_rotation, ParameterKind::mesh_scale}),
-            free({ParameterKind::mesh_vertices}), free({ParameterKind::mesh_vertex_colors})};
+    return {any_free(scene, {ParameterKind::mesh_translation, ParameterKind::mesh_rotation, ParameterKind::mesh_scale}),
+            any_free(scene, {ParameterKind::mesh_vertices}), any_free(scene, {ParameterKind::mesh_vertex_colors})};
 }
 
 // A mesh's placement: its raw rotation quaternion, scale and translation.

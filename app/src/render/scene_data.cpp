@@ -61,6 +61,13 @@ ShadowPlan shadow_plan(const Scene& scene, const std::vector<float3>& positions,
 
 } // namespace
 
+bool any_free(const Scene& scene, std::initializer_list<ParameterKind> kinds) {
+    return scene.optimize && std::any_of(scene.optimize->parameters.begin(), scene.optimize->parameters.end(),
+                                         [&](const Parameter& p) {
+                                             return std::find(kinds.begin(), kinds.end(), p.kind) != kinds.end();
+                                         });
+}
+
 ParamLayout make_layout(const Scene& scene) {
     ParamLayout l;
     const std::vector<uint32_t>* texture_slots = nullptr;   // a texture has one slot, whichever kind names it
@@ -209,13 +216,9 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
             if (m.textures[t] >= 0 && model.textures[t].tangent_space) d.shading.tangents = true;
     }
     d.geometry.tangents = d.shading.tangents;
-    const auto free = [&](ParameterKind kind) {
-        return scene.optimize && std::any_of(scene.optimize->parameters.begin(), scene.optimize->parameters.end(),
-                                             [kind](const Parameter& p) { return p.kind == kind; });
-    };
-    d.shading.material_texture_gradients = free(ParameterKind::material_texture);
-    d.shading.light_texture_gradients = free(ParameterKind::light_texture);
-    d.shading.vertex_color_gradients = free(ParameterKind::mesh_vertex_colors);
+    d.shading.material_texture_gradients = any_free(scene, {ParameterKind::material_texture});
+    d.shading.light_texture_gradients = any_free(scene, {ParameterKind::light_texture});
+    d.shading.vertex_color_gradients = any_free(scene, {ParameterKind::mesh_vertex_colors});
     // Conservative: any free value that moves no geometry (the vertex stage and the camera read those).
     d.shading.value_gradients = scene.optimize && std::any_of(scene.optimize->parameters.begin(),
                                                               scene.optimize->parameters.end(), [](const Parameter& p) {

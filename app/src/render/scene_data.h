@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <vector>
 
 namespace adjoint::app {
@@ -41,6 +42,9 @@ struct ParamLayout {
 };
 
 ParamLayout make_layout(const Scene& scene);
+
+// Whether the optimization frees any parameter of these kinds (whose gradients the kernels then scatter).
+bool any_free(const Scene& scene, std::initializer_list<ParameterKind> kinds);
 
 // A host vector on the device (at least one element: a kernel argument cannot be an empty buffer).
 template <typename T>
