@@ -31,9 +31,9 @@ struct GlslOptions {
     uint32_t subgroup_features = ~0u;   // SubgroupFeature bits usable in compute shaders
     // Buffers a kernel only reads are bound as uniform texel buffers of 32-bit words and read with texelFetch
     // (binding_layout.h, ArgSlot::texel_words). On lavapipe a storage-buffer read is a loop over the SIMD lanes
-    // with a branch each, a texel fetch one vector gather: reads cost a third to a half (tools/bench
-    // texel_reads). Off by default: the golden tests emit storage buffers; the runtime turns it on where every
-    // buffer it may bind fits a texel buffer (glsl_options.cpp).
+    // with a branch each, a texel fetch one vector gather: reads cost a half to a sixth (adjoint-bench
+    // --only texel_reads). Off by default: the golden tests emit storage buffers; the runtime turns it on for
+    // CPU devices where every buffer it may bind fits a texel buffer (glsl_options.cpp).
     bool texel_reads = false;
 };
 
