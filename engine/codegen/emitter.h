@@ -39,6 +39,27 @@ std::string member_name(const Type* s, size_t m);
 std::vector<uint32_t> struct_pads(const Type* s);
 // "T name[N]...": GLSL, like C, lists array sizes outermost first after the name.
 std::string declare(const Type* t, const std::string& name);
+// A GLSL value of type t from its scalars, `scalar(type, lane)` giving each one's expression at its flattened lane
+// (counted from `first`): constructors nested as t's members and elements are, struct pads filled with 0.0.
+template <typename Scalar>
+std::string compose(const Type* t, size_t first, const Scalar& scalar) {
+    if (t->is_scalar()) return scalar(t, first);
+    std::string s = glsl_type(t) + "(";
+    if (t->is_struct()) {
+        auto pads = struct_pads(t);
+        size_t lane = first;
+        for (size_t m = 0; m < t->members().size(); ++m) {
+            for (uint32_t p = 0; p < pads[m]; ++p) s += "0.0, ";
+            s += compose(t->members()[m], lane, scalar) + (m + 1 < t->members().size() ? ", " : "");
+            lane += t->members()[m]->lanes();
+        }
+        return s + ")";
+    }
+    const Type* e = t->element();
+    for (uint32_t i = 0; i < t->dim(); ++i)
+        s += compose(e, first + i * e->lanes(), scalar) + (i + 1 < t->dim() ? ", " : "");
+    return s + ")";
+}
 // Whether a leaf of t (t itself, or a member or element at any depth) satisfies `leaf`.
 template <typename Leaf>
 bool holds(const Type* t, const Leaf& leaf) {
@@ -72,8 +93,8 @@ private:
     // ---- types.cpp ----
     void emit_struct(std::ostream& os, const Type* s) const;
     std::string constant(const Type* t, const std::vector<uint32_t>& w, size_t first = 0) const;
-    // A value of type t from its lanes' 32-bit words (lane i: word(first + i), a uint expression), as
-    // constant() builds one from known words.
+    // A value of type t from its lanes' 32-bit words (lane i: word(first + i), a uint expression): compose()
+    // with word reads where constant() composes literals.
     template <typename Word>
     std::string from_words(const Type* t, const Word& word, size_t first = 0) const;
 
@@ -131,30 +152,14 @@ private:
 
 template <typename Word>
 std::string Emitter::from_words(const Type* t, const Word& word, size_t first) const {
-    if (t->is_scalar()) {
-        const std::string w = word(first);
-        switch (t->scalar_kind()) {
+    return compose(t, first, [&](const Type* s, size_t lane) {
+        const std::string w = word(lane);
+        switch (s->scalar_kind()) {
         case ir::ScalarKind::Float: return "uintBitsToFloat(" + w + ")";
         case ir::ScalarKind::Int: return "int(" + w + ")";
-        case ir::ScalarKind::UInt: return w;
-        default: break;   // bools and uint64 are never read as words (texel_words_for)
+        default: return w;   // uint (bools and uint64 are never read as words: texel_words_for)
         }
-    }
-    std::string s = glsl_type(t) + "(";
-    if (t->is_struct()) {
-        auto pads = struct_pads(t);
-        size_t lane = first;
-        for (size_t m = 0; m < t->members().size(); ++m) {
-            for (uint32_t p = 0; p < pads[m]; ++p) s += "0.0, ";
-            s += from_words(t->members()[m], word, lane) + (m + 1 < t->members().size() ? ", " : "");
-            lane += t->members()[m]->lanes();
-        }
-        return s + ")";
-    }
-    const Type* e = t->element();
-    for (uint32_t i = 0; i < t->dim(); ++i)
-        s += from_words(e, word, first + i * e->lanes()) + (i + 1 < t->dim() ? ", " : "");
-    return s + ")";
+    });
 }
 
 } // namespace adjoint::codegen::emit

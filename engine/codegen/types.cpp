@@ -100,31 +100,17 @@ void Emitter::emit_struct(std::ostream& os, const Type* s) const {
 
 // The constant of type t whose lanes start at w[first].
 std::string Emitter::constant(const Type* t, const std::vector<uint32_t>& w, size_t first) const {
-    if (t->is_scalar()) {
-        uint32_t x = w[first];
-        switch (t->scalar_kind()) {
+    return compose(t, first, [&](const Type* s, size_t lane) -> std::string {
+        uint32_t x = w[lane];
+        switch (s->scalar_kind()) {
         case ScalarKind::Float: return float_literal(float_of(x));
         case ScalarKind::Int: return int32_t(x) == INT32_MIN ? "(-2147483647 - 1)" : std::to_string(int32_t(x));
         case ScalarKind::UInt: return std::to_string(x) + "u";
         case ScalarKind::Bool: return x ? "true" : "false";
-        case ScalarKind::UInt64: return std::to_string(uint64_of(x, w[first + 1])) + "ul";
+        case ScalarKind::UInt64: return std::to_string(uint64_of(x, w[lane + 1])) + "ul";
         }
-    }
-    std::string s = glsl_type(t) + "(";
-    if (t->is_struct()) {
-        auto pads = struct_pads(t);
-        size_t lane = first;
-        for (size_t m = 0; m < t->members().size(); ++m) {
-            for (uint32_t p = 0; p < pads[m]; ++p) s += "0.0, ";
-            s += constant(t->members()[m], w, lane) + (m + 1 < t->members().size() ? ", " : "");
-            lane += t->members()[m]->lanes();
-        }
-        return s + ")";
-    }
-    const Type* e = t->element();
-    for (uint32_t i = 0; i < t->dim(); ++i)
-        s += constant(e, w, first + i * e->lanes()) + (i + 1 < t->dim() ? ", " : "");
-    return s + ")";
+        return {};
+    });
 }
 
 } // namespace emit

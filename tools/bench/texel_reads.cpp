@@ -71,78 +71,60 @@ json bench_texel_reads(Env& env) {
                                float3(r(), r(), r()), float3(r(), r(), r())};
     }
 
-    struct Run {
-        Device* device;
-        Stream* stream;
-        bool texel;
-    };
     Context context;
     DeviceOptions plain_options = DeviceOptions::from_environment();
     plain_options.texel_reads = false;
     Device plain = context.create_device(plain_options);
     Stream plain_stream = plain.create_stream();
-    Run runs[2] = {{&env.device(), &env.stream(), true}, {&plain, &plain_stream, false}};
+    Device* devices[2] = {&env.device(), &plain};   // texel reads (where the device is a CPU one), storage reads
+    Stream* streams[2] = {&env.stream(), &plain_stream};
+
+    // One gather on both devices: compiled, its table uploaded and warmed up on each, then timed alternately.
+    auto one_case = [&](const auto& kernel, const char* name, const auto& host) {
+        using T = typename std::decay_t<decltype(host)>::value_type;
+        Samples samples[2];
+        std::vector<float> results[2];
+        std::string glsl[2];
+        std::vector<Shader<1>> shaders;
+        std::vector<Buffer<T>> tables;
+        std::vector<Buffer<float>> outs;
+        for (int r = 0; r < 2; ++r) {
+            shaders.push_back(devices[r]->compile(kernel, {.name = std::string("bench_gather_") + name}));
+            tables.push_back(devices[r]->create_buffer<T>(table));
+            outs.push_back(devices[r]->create_buffer<float>(n));
+            glsl[r] = shaders[r].glsl();
+            *streams[r] << tables[r].copy_from(host.data()) << synchronize();
+        }
+        auto step = [&](int r) { *streams[r] << shaders[r](tables[r], outs[r]).dispatch(n) << synchronize(); };
+        for (int r = 0; r < 2; ++r) {
+            for (int w = 0; w < reps.warmup; ++w) step(r);
+            results[r].resize(n);
+            *streams[r] << outs[r].copy_to(results[r].data()) << synchronize();
+        }
+        for (int i = 0; i < reps.reps; ++i)
+            for (int r = 0; r < 2; ++r) {
+                auto t0 = Clock::now();
+                step(r);
+                samples[r].add(ms_since(t0));
+            }
+        if (results[0] != results[1])
+            throw std::runtime_error(std::string("texel_reads: ") + name + ": texel and storage reads gave different sums");
+        json c;
+        c["texel_buffers"] = samples[0].to_json();
+        // false where the device is not a CPU one (GlslOptions::texel_reads)
+        c["texel_buffers"]["used"] = glsl[0].find("usamplerBuffer") != std::string::npos;
+        c["storage_buffers"] = samples[1].to_json();
+        c["storage_over_texel"] = samples[1].median() / samples[0].median();
+        return c;
+    };
 
     json j;
     j["threads"] = n;
     j["reads_per_thread"] = 16;
     j["timed"] = "one dispatch and a synchronize";
-    const char* names[3] = {"float", "float4", "struct_64_bytes"};
-    for (int kind = 0; kind < 3; ++kind) {
-        Samples samples[2];
-        std::vector<float> results[2];
-        std::string glsl[2];
-        // Compiled, uploaded and warmed up on both devices, then timed alternately.
-        std::vector<std::function<void()>> step(2);
-        std::vector<std::shared_ptr<void>> keep;
-        for (int r = 0; r < 2; ++r) {
-            Device& d = *runs[r].device;
-            Stream& s = *runs[r].stream;
-            auto out = std::make_shared<Buffer<float>>(d.create_buffer<float>(n));
-            results[r].resize(n);
-            if (kind == 0) {
-                auto shader = std::make_shared<Shader<1>>(d.compile(gather_float, {.name = "bench_gather_float"}));
-                auto t = std::make_shared<Buffer<float>>(d.create_buffer<float>(table));
-                s << t->copy_from(floats.data()) << synchronize();
-                step[r] = [&, shader, t, out, r] { s << (*shader)(*t, *out).dispatch(n) << synchronize(); };
-                glsl[r] = shader->glsl();
-                keep.insert(keep.end(), {shader, t});
-            } else if (kind == 1) {
-                auto shader = std::make_shared<Shader<1>>(d.compile(gather_float4, {.name = "bench_gather_float4"}));
-                auto t = std::make_shared<Buffer<float4>>(d.create_buffer<float4>(table));
-                s << t->copy_from(float4s.data()) << synchronize();
-                step[r] = [&, shader, t, out, r] { s << (*shader)(*t, *out).dispatch(n) << synchronize(); };
-                glsl[r] = shader->glsl();
-                keep.insert(keep.end(), {shader, t});
-            } else {
-                auto shader = std::make_shared<Shader<1>>(d.compile(gather_struct, {.name = "bench_gather_struct"}));
-                auto t = std::make_shared<Buffer<BenchSetup>>(d.create_buffer<BenchSetup>(table));
-                s << t->copy_from(setups.data()) << synchronize();
-                step[r] = [&, shader, t, out, r] { s << (*shader)(*t, *out).dispatch(n) << synchronize(); };
-                glsl[r] = shader->glsl();
-                keep.insert(keep.end(), {shader, t});
-            }
-            keep.push_back(out);
-            for (int w = 0; w < reps.warmup; ++w) step[r]();
-            s << out->copy_to(results[r].data()) << synchronize();
-        }
-        for (int i = 0; i < reps.reps; ++i)
-            for (int r = 0; r < 2; ++r) {
-                auto t0 = Clock::now();
-                step[r]();
-                samples[r].add(ms_since(t0));
-            }
-        if (results[0] != results[1])
-            throw std::runtime_error(std::string("texel_reads: ") + names[kind] +
-                                     ": texel and storage reads gave different sums");
-        const bool used = glsl[0].find("usamplerBuffer") != std::string::npos;
-        json c;
-        c["texel_buffers"] = samples[0].to_json();
-        c["texel_buffers"]["used"] = used;   // false where the device is not a CPU one (GlslOptions::texel_reads)
-        c["storage_buffers"] = samples[1].to_json();
-        c["storage_over_texel"] = samples[1].median() / samples[0].median();
-        j[names[kind]] = c;
-    }
+    j["float"] = one_case(gather_float, "float", floats);
+    j["float4"] = one_case(gather_float4, "float4", float4s);
+    j["struct_64_bytes"] = one_case(gather_struct, "struct", setups);
     return j;
 }
 
