@@ -7,6 +7,7 @@
 #include "finite_difference.h"
 #include "render/diagnose_stage.h"
 #include "render/dynamic.h"
+#include "render/soft_dsl.h"
 #include "render/scene_data.h"
 #include "support/device_fixture.h"
 
@@ -39,6 +40,7 @@ struct Rendered {
     // of their gradient, components summed, then the edge mask (pixels floats each); and that gradient's sum.
     std::vector<float> share, edges;
     double vertices_gradient = 0;
+    std::vector<uint32_t> candidates, weighed;   // each pixel's (DynamicRenderer::soft_candidates, soft_weighed)
 };
 
 // The diagnose pass after render() and backward(): the mesh vertex floats in slot 0.
@@ -69,9 +71,10 @@ void diagnose(Device& device, Stream& stream, app::DynamicRenderer& r, const app
 }
 
 // One render and backward pass through the dynamic chain with room for `candidates` a pixel and `part` list
-// entries a dispatch (0: the defaults), seeded with a fixed pattern as d loss / d image; `diagnosed`: the
-// --diagnose pass too.
-Rendered render(Device& device, const app::Scene& scene, uint32_t candidates, uint32_t part, bool diagnosed = false) {
+// entries a dispatch (0: the defaults), seeded with a fixed pattern as d loss / d image (`colour_only`: 0 for
+// alpha, as a colour loss seeds it); `diagnosed`: the --diagnose pass too.
+Rendered render(Device& device, const app::Scene& scene, uint32_t candidates, uint32_t part, bool diagnosed = false,
+                bool colour_only = false) {
     Stream stream = device.create_stream();
     app::SceneData data = app::upload_scene(device, stream, scene);
     app::DynamicRenderer r(device, stream, scene, data,
@@ -81,7 +84,8 @@ Rendered render(Device& device, const app::Scene& scene, uint32_t candidates, ui
     auto params = device.create_diff_buffer<float>(values.size());
     auto out = device.create_buffer<float4>(pixels);
     std::vector<float> seed(4 * pixels);
-    for (size_t i = 0; i < seed.size(); ++i) seed[i] = std::sin(0.37f * float(i)) * (i % 4 == 3 ? 0.5f : 1.0f);
+    for (size_t i = 0; i < seed.size(); ++i)
+        seed[i] = std::sin(0.37f * float(i)) * (i % 4 == 3 ? (colour_only ? 0.0f : 0.5f) : 1.0f);
     stream << params.value.copy_from(values.data()) << params.grad.fill_zero();
     r.zero_grad(stream);
     r.update_geometry(stream, params.value);
@@ -90,7 +94,11 @@ Rendered render(Device& device, const app::Scene& scene, uint32_t candidates, ui
     r.backward(stream, 0, params);
     r.geometry_backward(stream, params);
     Rendered result{std::vector<float4>(pixels), std::vector<float>(values.size()), r.soft_parts()};
-    stream << out.copy_to(result.image.data()) << params.grad.copy_to(result.gradient.data()) << synchronize();
+    result.candidates.resize(pixels);
+    result.weighed.resize(pixels);
+    stream << out.copy_to(result.image.data()) << params.grad.copy_to(result.gradient.data())
+           << r.soft_candidates()->copy_to(result.candidates.data()) << r.soft_weighed()->copy_to(result.weighed.data())
+           << synchronize();
     if (diagnosed) diagnose(device, stream, r, data.layout, params, pixels, result);
     return result;
 }
@@ -141,6 +149,48 @@ TEST_F(SoftParts, ManyPartsGiveTheImageAndGradientsOfOne) {
             EXPECT_NEAR(share, many.vertices_gradient, 1e-3 * std::fabs(many.vertices_gradient)) << "part " << part;
             EXPECT_GT(std::count(many.edges.begin(), many.edges.end(), 1.0f), 20);
         }
+    }
+}
+
+// With a small gamma only the front layer of the closed ball enters a pixel's weights; the others add to its
+// alpha only. Seeded as a colour loss seeds it (nothing for alpha), the backward pass loops over the weighed
+// entries alone, which the forward pass moved to the front of each pixel's own list, and its gradient is that
+// of the whole list: the same as where every pixel loops over its tile's list (room for one candidate), in
+// one part or many (the moves carry over parts). With alpha seeded too, every entry has a gradient again
+// (ManyPartsGiveTheImageAndGradientsOfOne).
+TEST_F(SoftParts, WithoutAlphaGradientsTheBackwardPassSkipsUnweighedEntriesExactly) {
+    const app::Scene scene = app::load_scene_from_string(
+        ball_scene(R"({ "visibility": "soft", "soft": { "sigma": 1e-3, "gamma": 1e-4 } })",
+                   R"("meshes.ball.vertices": { "perturb": 0.02 })"),
+        fs::path(ADJOINT_SOURCE_DIR) / "assets", "soft.json");
+    const Rendered whole = render(device, scene, 1, 0, false, true);
+    float largest = 0;
+    for (float g : whole.gradient) largest = std::max(largest, std::fabs(g));
+    ASSERT_GT(largest, 1e-3f);
+    for (uint32_t part : {0u, 7u}) {
+        const Rendered front = render(device, scene, 0, part, false, true);
+        // Pixels on their own lists, some of whose entries are not weighed: the skip is exercised.
+        size_t own = 0, skipped = 0, entries = 0, weighed = 0;
+        for (size_t i = 0; i < front.candidates.size(); ++i) {
+            if (whole.candidates[i] > 1)   // its tile's list, which the forward pass leaves as it is
+                EXPECT_EQ(whole.weighed[i], app::kSoftAllWeighed) << "pixel " << i;
+            if (front.weighed[i] == app::kSoftAllWeighed) continue;
+            ++own;
+            ASSERT_LE(front.weighed[i], front.candidates[i]) << "pixel " << i;
+            skipped += front.weighed[i] < front.candidates[i];
+            entries += front.candidates[i];
+            weighed += front.weighed[i];
+        }
+        EXPECT_EQ(own, front.candidates.size()) << "part " << part;
+        EXPECT_GT(skipped, 100u) << "part " << part;
+        EXPECT_LT(weighed, entries * 3 / 4) << "part " << part;
+        for (size_t i = 0; i < whole.image.size(); ++i) {
+            ASSERT_NEAR(whole.image[i].x, front.image[i].x, 1e-6f) << "pixel " << i << " part " << part;
+            ASSERT_NEAR(whole.image[i].w, front.image[i].w, 1e-6f) << "pixel " << i << " part " << part;
+        }
+        for (size_t i = 0; i < whole.gradient.size(); ++i)
+            ASSERT_NEAR(whole.gradient[i], front.gradient[i], 1e-5f * largest + 1e-4f * std::fabs(whole.gradient[i]))
+                << "float " << i << " part " << part;
     }
 }
 

@@ -79,6 +79,10 @@ DynamicRenderer::~DynamicRenderer() = default;
 const GeometryStage& DynamicRenderer::geometry() const { return s_->geometry; }
 
 uint32_t DynamicRenderer::soft_parts() const { return s_->soft ? s_->soft->parts() : 1u; }
+const Buffer<uint32_t>* DynamicRenderer::soft_candidates() const {
+    return s_->soft ? &s_->soft->blend().pixel_count : nullptr;
+}
+const Buffer<uint32_t>* DynamicRenderer::soft_weighed() const { return s_->soft ? &s_->soft->weighed() : nullptr; }
 
 void DynamicRenderer::update_geometry(Stream& stream, const Buffer<float>& params) {
     s_->geometry.forward(stream, params, s_->world);

@@ -63,6 +63,10 @@ public:
     // soft: the dispatches each pass over the pixels' lists took in the last render() (its longest tile list
     // over the entries a dispatch visits); 1 in the other modes.
     uint32_t soft_parts() const;
+    // soft: each pixel's candidates and, of those, the entries that enter its weights (kSoftAllWeighed where
+    // the pixel loops over its tile's list), of the last render(); nullptr in the other modes.
+    const Buffer<uint32_t>* soft_candidates() const;
+    const Buffer<uint32_t>* soft_weighed() const;
 
 private:
     struct State;

@@ -240,11 +240,15 @@ Float soft_max_log_weight(const VertexInputs<PB>& in, const DslCamera& cam, cons
 }
 
 // Pass 2: adds the fragments of `tile` (a part of the pixel's list) to the sums `s`. Its loop carries
-// accumulators only, so $autodiff's reverse pass recomputes it and stores no tape.
-template <typename PB, typename P>
+// accumulators only, so $autodiff's reverse pass recomputes it and stores no tape. `weighed(k, tri)`, where
+// given, is called for each entry whose fragment enters the weights (the others add to `uncovered` only).
+struct NoHook {
+    void operator()(const UInt&, const UInt&) const {}
+};
+template <typename PB, typename P, typename Weighed = NoHook>
 void soft_accumulate(const VertexInputs<PB>& in, const ShadeInputs<P>& shade_in, const ShadingPlan& groups,
                      const DslCamera& cam, const SoftSettings& st, const SoftTile& tile, const UInt2& pix,
-                     const Float& max_log_weight, SoftSums& s) {
+                     const Float& max_log_weight, SoftSums& s, const Weighed& weighed = {}) {
     $for (k, tile.begin, tile.end) {
         UInt tri = tile.list.read(k);
         SoftFragment f = soft_fragment(in, cam, st, tri, pix);
@@ -252,6 +256,7 @@ void soft_accumulate(const VertexInputs<PB>& in, const ShadeInputs<P>& shade_in,
             s.uncovered = s.uncovered + soft_uncovered(f);
             Float lw = soft_log_weight(f, st) - max_log_weight;
             $if (lw > kSoftNegligible) {
+                weighed(k, tri);
                 Float w = exp(min(lw, kSoftLargest));
                 s.weights = s.weights + w;
                 s.colors = s.colors + shade_surface(shade_in, groups, soft_surface(in, cam, tri, f, pix), cam.eye) * w;
@@ -259,6 +264,14 @@ void soft_accumulate(const VertexInputs<PB>& in, const ShadeInputs<P>& shade_in,
         };
     };
 }
+
+// Where a pixel loops over its own candidates, pass 2 moves the entries whose fragments enter the weights to
+// the front of its list (swapping each with the first entry not yet moved: entries behind the loop's
+// position only, so every entry is read once, and the list keeps its entries) and counts them. Where the
+// loss gives alpha no gradient (the colour losses), the others contribute exactly zero to the gradient
+// (they add to `uncovered` only), and the backward pass loops over the front. With a small gamma that is
+// the front layer of the surface: about half of a closed mesh's candidates.
+constexpr uint32_t kSoftAllWeighed = ~0u;   // the pixel's count when its list was not sorted (its tile's list)
 
 // The pixel's colour (rgb) and soft silhouette (alpha) from the sums over all its triangles.
 inline Float4 soft_finish(const SoftSums& s, const Float& max_log_weight, const Float3& background,

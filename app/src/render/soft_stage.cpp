@@ -49,7 +49,7 @@ auto forward_kernel(const ShadingPlan& groups) {
                              BufferVar<LightSlots> lights, BufferFloat4 out, Float3 background, Float sigma,
                              Float gamma, Float reach2, BufferFloat grid_head, BufferUInt grid_slot,
                              BufferUInt grid_cells, BufferUInt grid_list, BufferFloat4 sums, BufferFloat2 state,
-                             UInt first, UInt count, UInt phase) noexcept {
+                             BufferUInt weighed_count, UInt first, UInt count, UInt phase) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity, pix);
@@ -74,8 +74,23 @@ auto forward_kernel(const ShadingPlan& groups) {
                 s.colors = a.yzw();
                 s.uncovered = state.read(at).y;
             };
-            soft_accumulate(vin, in, groups, cam, st, part, pix, m, s);
+            // The weighed entries to the front of the pixel's own list (soft_dsl.h, kSoftAllWeighed).
+            Bool own = pixel_count.read(at) <= capacity;
+            UInt front = 0u;
+            $if (first > 0u) { front = weighed_count.read(at); };
+            auto to_front = [&](const UInt& k, const UInt& tri) {
+                $if (own) {
+                    UInt slot = tile.begin + front;
+                    $if (slot != k) {
+                        list.write(k, list.read(slot));
+                        list.write(slot, tri);
+                    };
+                };
+                front = front + 1u;
+            };
+            soft_accumulate(vin, in, groups, cam, st, part, pix, m, s, to_front);
             sums.write(at, make_float4(s.weights, s.colors));
+            weighed_count.write(at, ite(own, front, kSoftAllWeighed));
         };
         state.write(at, make_float2(m, s.uncovered));
         $if ((phase & kFinish) != 0u) {
@@ -102,7 +117,8 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                                           Float3 background, Float sigma, Float gamma,
                                           Float reach2, BufferFloat grid_head, BufferUInt grid_slot,
                                           BufferUInt grid_cells, BufferUInt grid_list, BufferFloat4 sums,
-                                          BufferFloat2 state, UInt first, UInt count) noexcept {
+                                          BufferFloat2 state, BufferUInt weighed_count, UInt first,
+                                          UInt count) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity, pix);
@@ -130,6 +146,11 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                 seed.colors = grad(total.colors);
                 seed.uncovered = grad(total.uncovered);
             };
+            // Without a gradient for alpha only the weighed entries, at the front of the pixel's own list,
+            // have one.
+            UInt front = weighed_count.read(at);
+            UInt end = ite((seed.uncovered == 0.0f) & (front != kSoftAllWeighed), tile.begin + front, tile.end);
+            SoftTile weighed = soft_part(SoftTile{list, tile.begin, end}, first, count);
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
                 auto blend = [&](const auto& p) {
@@ -138,7 +159,7 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                         shadow_hook(groups, positions, positions_value, triangles,
                                     shadow_grid_ref(groups, grid_head, grid_slot, grid_cells, grid_list), cam)};
                     SoftSums s;
-                    soft_accumulate(vin, in, groups, cam, st, part, pix, ms.x, s);
+                    soft_accumulate(vin, in, groups, cam, st, weighed, pix, ms.x, s);
                     adjoint::backward(s.weights * seed.weights + dot(s.colors, seed.colors) +
                                       s.uncovered * seed.uncovered);
                 };
@@ -177,6 +198,7 @@ SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free
     pixel_count_ = device.create_buffer<uint32_t>(std::max(pixels, 1u));
     sums_ = device.create_buffer<float4>(std::max(pixels, 1u));
     state_ = device.create_buffer<float2>(std::max(pixels, 1u));
+    weighed_count_ = device.create_buffer<uint32_t>(std::max(pixels, 1u));
 }
 
 void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry& raster_geometry,
@@ -201,7 +223,7 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
                            b.world.colors.value, g.uvs, g.triangles, g.triangle_material, params, b.data.textures,
                            b.data.materials, b.data.lights, out, b.data.background, sigma_, gamma_, reach2_,
                            b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells, b.shadow_grid.list, sums_,
-                           state_, p * part_, part_, phase)
+                           state_, weighed_count_, p * part_, part_, phase)
                       .dispatch(camera.width, camera.height);
     };
     if (parts_ == 1) {
@@ -221,7 +243,7 @@ void SoftStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, c
                             g.triangles, g.triangle_material, params, params.value, b.world.positions.value,
                             b.data.textures, b.data.materials, b.data.lights, dfinal, b.data.background, sigma_,
                             gamma_, reach2_, b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells,
-                            b.shadow_grid.list, sums_, state_, p * part_, part_)
+                            b.shadow_grid.list, sums_, state_, weighed_count_, p * part_, part_)
                       .dispatch(bins_.width, bins_.height);
 }
 
