@@ -1,6 +1,7 @@
 // Section `visibility`: ms per pose-recovery iteration (translation and rotation free: every iteration
 // rasterizes, shades, differentiates through the vertices) for each visibility mode, at 256x256 with a
-// 5k-triangle mesh and at 512x512 with a 50k one (soft at the scene format's sigma = gamma = 1e-4).
+// 5k-triangle mesh and at 512x512 with a 50k one (soft at SoftRas's sigma = gamma = 1e-4; the scene format's
+// default gamma is 0.1).
 #include "bench.h"
 
 #ifdef ADJOINT_BENCH_HAS_APP
