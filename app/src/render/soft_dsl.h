@@ -38,10 +38,12 @@ struct SoftSettings {
     Float near, far;
 };
 
-// The triangles a pixel loops over: list[begin .. end), its own candidates or its tile's (soft_triangles).
+// The triangles a pixel loops over: list[begin .. end), its own candidates (own: the pixel may reorder them)
+// or its tile's (soft_triangles).
 struct SoftTile {
     const BufferUInt& list;
     UInt begin, end;
+    Bool own;
 };
 
 // The entries [first, first + count) of a pixel's triangles, clamped to their end: what one dispatch visits.
@@ -50,7 +52,7 @@ struct SoftTile {
 inline SoftTile soft_part(const SoftTile& t, const UInt& first, const UInt& count) {
     UInt n = t.end - t.begin;
     UInt skip = min(first, n);
-    return SoftTile{t.list, t.begin + skip, t.begin + skip + min(count, n - skip)};
+    return SoftTile{t.list, t.begin + skip, t.begin + skip + min(count, n - skip), t.own};
 }
 
 // What pass 2 sums over a pixel's triangles: the blend's weights and weighted colours, and -log prod(1 - D').
@@ -210,7 +212,7 @@ inline SoftTile soft_triangles(const BufferUInt& list, const BufferUInt& tile_of
     UInt tile_begin = tile_offset.read(tile_at);
     Bool own = n <= capacity;
     UInt begin = ite(own, own_base + at * capacity, tile_begin);
-    return SoftTile{list, begin, ite(own, begin + n, tile_begin + tile_count.read(tile_at))};
+    return SoftTile{list, begin, ite(own, begin + n, tile_begin + tile_count.read(tile_at)), own};
 }
 
 // Pass 1, on plain values: the largest log weight at the pixel, the background's included, to subtract from

@@ -28,7 +28,7 @@ auto select_kernel() {
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt tile_at = tile_of(pix, tiles_x);
         UInt begin = tile_offset.read(tile_at);
-        SoftTile part = soft_part(SoftTile{list, begin, begin + tile_count.read(tile_at)}, first, count);
+        SoftTile part = soft_part(SoftTile{list, begin, begin + tile_count.read(tile_at), false}, first, count);
         UInt n = 0u;
         $if (first > 0u) { n = pixel_count.read(at); };
         pixel_count.write(at, soft_select(setups, list, part.begin, part.end, own_base + at * capacity, capacity,
@@ -75,11 +75,10 @@ auto forward_kernel(const ShadingPlan& groups) {
                 s.uncovered = state.read(at).y;
             };
             // The weighed entries to the front of the pixel's own list (soft_dsl.h, kSoftAllWeighed).
-            Bool own = pixel_count.read(at) <= capacity;
             UInt front = 0u;
             $if (first > 0u) { front = weighed_count.read(at); };
             auto to_front = [&](const UInt& k, const UInt& tri) {
-                $if (own) {
+                $if (tile.own) {
                     UInt slot = tile.begin + front;
                     $if (slot != k) {
                         list.write(k, list.read(slot));
@@ -90,7 +89,7 @@ auto forward_kernel(const ShadingPlan& groups) {
             };
             soft_accumulate(vin, in, groups, cam, st, part, pix, m, s, to_front);
             sums.write(at, make_float4(s.weights, s.colors));
-            weighed_count.write(at, ite(own, front, kSoftAllWeighed));
+            weighed_count.write(at, ite(tile.own, front, kSoftAllWeighed));
         };
         state.write(at, make_float2(m, s.uncovered));
         $if ((phase & kFinish) != 0u) {
@@ -150,7 +149,7 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
             // have one.
             UInt front = weighed_count.read(at);
             UInt end = ite((seed.uncovered == 0.0f) & (front != kSoftAllWeighed), tile.begin + front, tile.end);
-            SoftTile weighed = soft_part(SoftTile{list, tile.begin, end}, first, count);
+            SoftTile weighed = soft_part(SoftTile{list, tile.begin, end, tile.own}, first, count);
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
                 auto blend = [&](const auto& p) {
