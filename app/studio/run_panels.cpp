@@ -221,6 +221,10 @@ void RunPanels::draw_settings() {
         ImGui::InputFloat("soft sigma", &edited.render.soft_sigma, 0, 0, "%.3g");
         ImGui::SetNextItemWidth(120);
         ImGui::InputFloat("soft gamma", &edited.render.soft_gamma, 0, 0, "%.3g");
+        int faces = int(edited.render.soft_faces_per_pixel);
+        ImGui::SetNextItemWidth(120);
+        if (ImGui::InputInt("faces per pixel (0: all)", &faces))
+            edited.render.soft_faces_per_pixel = uint32_t(std::clamp(faces, 0, int(app::kSoftMaxFacesPerPixel)));
     }
     ImGui::TextDisabled("applied by Reset");
 }

@@ -81,6 +81,9 @@ TEST_F(SceneErrors, WrongTypesAndShapesNameThePath) {
            "scene.json: lights[1].direction: expected a non-zero direction");
     expect("/render/visibility", "fuzzy", "scene.json: render.visibility: expected one of \"hard\", \"antialias\", \"soft\"");
     expect("/render/soft/sigma", 0, "scene.json: render.soft.sigma: expected a number > 0");
+    expect("/render/soft/faces_per_pixel", 0, "scene.json: render.soft.faces_per_pixel: expected an integer in [1, 256]");
+    expect("/render/soft/faces_per_pixel", 2.5, "scene.json: render.soft.faces_per_pixel: expected an integer in [1, 256]");
+    expect("/render/soft/faces_per_pixel", 257, "scene.json: render.soft.faces_per_pixel: expected an integer in [1, 256]");
     expect("/views", Json::array(), "scene.json: views: expected at least one view");
     expect("/views", {{{"eye", {0, 0, 3}}, {"resolution", {8, 8}}}},
            "scene.json: views[0].resolution: views take their resolution from camera.resolution");
@@ -95,6 +98,17 @@ TEST_F(SceneErrors, WrongTypesAndShapesNameThePath) {
     expect("/materials/gltf", {{"albedo", {1, 1, 1}}},
            "scene.json: materials.gltf: the name \"gltf\" is reserved (a mesh's \"material\": \"mtl\" reads its OBJ's "
            "MTL file, \"gltf\" its glTF file's materials)");
+
+    // faces_per_pixel lists fill 2^24 entries at most: at 1024x1024, 16 a pixel.
+    {
+        Json big = minimal_scene();
+        big["camera"]["resolution"] = {1024, 1024};
+        big["render"] = {{"visibility", "soft"}, {"soft", {{"faces_per_pixel", 16}}}};
+        EXPECT_EQ(load(big).render.soft_faces_per_pixel, 16u);
+        big["render"]["soft"]["faces_per_pixel"] = 17;
+        EXPECT_EQ(error_of(big), "scene.json: render.soft.faces_per_pixel: expected an integer in [1, 16] (2^24 list "
+                                 "entries over the view's 1048576 pixels)");
+    }
 
     Json j = minimal_scene();
     j.erase("camera");

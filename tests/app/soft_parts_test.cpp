@@ -2,7 +2,9 @@
 // so a pixel's list is taken in parts of at most 16,384 entries, one dispatch each, the blend's sums and
 // largest weight carried between them (render/soft_stage.cpp). Forced into many parts, a small scene gives the
 // image and the gradients of one part; 70,000 triangles over an 8x8 image (one tile) give the SoftRas blend
-// computed here, and $autodiff's gradient agrees with central differences.
+// computed here, and $autodiff's gradient agrees with central differences. With render.soft.faces_per_pixel,
+// the same tile gives the blend of the triangles that weigh most, and the ball that of every candidate when
+// there is room for them all.
 #include "ball_scene.h"
 #include "finite_difference.h"
 #include "render/diagnose_stage.h"
@@ -195,29 +197,34 @@ TEST_F(SoftParts, WithoutAlphaGradientsTheBackwardPassSkipsUnweighedEntriesExact
 }
 
 // 70,000 triangles over the single tile of an 8x8 image, all covering every pixel far inside their outlines
-// (D' = 1): 69,999 behind at view depths 3.04 .. 3.14 in colour B, one in front at depth 2 in colour A, whose
-// weight e^(z / gamma) roughly matches theirs together. The pixel is the softmax blend over all 70,000 (in 5
-// parts: a part lost, or the front one's, would move it by a tenth or more), and the front triangle's depth
-// has the gradient that central differences give.
-TEST_F(SoftParts, A70000TriangleTileBlendsEveryPart) {
-    const fs::path dir = fs::temp_directory_path() / ("adjoint-soft-parts-" + std::to_string(getpid()));
-    fs::create_directories(dir);
-    const uint32_t back = 69999;
-    const double near = 0.5, far = 10, gamma = 0.01;
-    std::vector<double> depths;
-    {
-        std::ofstream f(dir / "back.obj");
+// (D' = 1): 69,999 behind at view depths 3.04 .. 3.14 in colour B, one in front in colour A (at depth
+// 3 - front_z). `faces`: render.soft.faces_per_pixel (0: none). Written once to a temporary folder.
+class DenseTile {
+public:
+    static constexpr uint32_t kBack = 69999;
+    static constexpr double kNear = 0.5, kFar = 10, kGamma = 0.01;
+    DenseTile() : dir_(fs::temp_directory_path() / ("adjoint-soft-parts-" + std::to_string(getpid()))) {
+        fs::create_directories(dir_);
+        std::ofstream f(dir_ / "back.obj");
         char line[96];
-        for (uint32_t i = 0; i < back; ++i) {
-            const float z = -0.04f - 0.1f * float(i) / float(back);   // world z; the camera looks down -z from 3
-            depths.push_back(3.0 - double(z));
+        for (uint32_t i = 0; i < kBack; ++i) {
+            const float z = -0.04f - 0.1f * float(i) / float(kBack);   // world z; the camera looks down -z from 3
+            depths_.push_back(3.0 - double(z));
             std::snprintf(line, sizeof(line), "v -20 -20 %.9g\nv 40 -20 %.9g\nv -20 40 %.9g\n", z, z, z);
             f << line;
         }
-        for (uint32_t i = 0; i < back; ++i) f << "f " << 3 * i + 1 << " " << 3 * i + 2 << " " << 3 * i + 3 << "\n";
+        for (uint32_t i = 0; i < kBack; ++i) f << "f " << 3 * i + 1 << " " << 3 * i + 2 << " " << 3 * i + 3 << "\n";
     }
-    std::ofstream(dir / "front.obj") << "v -20 -20 1\nv 40 -20 1\nv -20 40 1\nf 1 2 3\n";
-    const std::string text = R"({
+    ~DenseTile() { fs::remove_all(dir_); }
+    // The back triangles' view depths, nearest first.
+    const std::vector<double>& depths() const { return depths_; }
+
+    app::Scene scene(float front_z, uint32_t faces) const {
+        std::ofstream(dir_ / "front.obj") << "v -20 -20 " << front_z << "\nv 40 -20 " << front_z << "\nv -20 40 "
+                                          << front_z << "\nf 1 2 3\n";
+        const std::string soft = R"({ "sigma": 1e-3, "gamma": 0.01)" +
+                                 (faces ? ", \"faces_per_pixel\": " + std::to_string(faces) : std::string()) + " }";
+        const std::string text = R"({
   "format": 1,
   "camera": { "eye": [0, 0, 3], "target": [0, 0, 0], "fov_y": 40, "resolution": [8, 8], "near": 0.5, "far": 10 },
   "background": [0.1, 0.2, 0.3],
@@ -225,31 +232,31 @@ TEST_F(SoftParts, A70000TriangleTileBlendsEveryPart) {
   "meshes": [ { "name": "back", "file": "back.obj", "material": "b" },
               { "name": "front", "file": "front.obj", "material": "a" } ],
   "lights": [ { "name": "fill", "type": "ambient", "intensity": 1 } ],
-  "render": { "visibility": "soft", "soft": { "sigma": 1e-3, "gamma": 0.01 } },
+  "render": { "visibility": "soft", "soft": )" + soft + R"( },
   "optimize": { "target": "scene", "parameters": { "meshes.front.translation": { "init": [0, 0, 0.004] } } }
 })";
-    const app::Scene scene = app::load_scene_from_string(text, dir, "dense.json");
-    // The blend on the host, in double: weights e^((z - z_front) / gamma), z = (far - depth) / (far - near).
-    auto blend = [&](double front_depth, int c) {
-        const double a[3] = {0.9, 0.6, 0.3}, b[3] = {0.2, 0.3, 0.8}, bg[3] = {0.1, 0.2, 0.3};
-        auto z = [&](double d) { return (far - d) / (far - near); };
-        double wb = 0;
-        for (double d : depths) wb += std::exp((z(d) - z(front_depth)) / gamma);
-        const double wbg = std::exp((1e-3 - z(front_depth)) / gamma);
-        return (a[c] + wb * b[c] + wbg * bg[c]) / (1 + wb + wbg);
-    };
-    const Rendered r = render(device, scene, 0, 0);
-    EXPECT_EQ(r.parts, 5u);
-    for (size_t i = 0; i < r.image.size(); ++i) {
-        EXPECT_NEAR(r.image[i].x, blend(2.0, 0), 2e-3) << "pixel " << i;
-        EXPECT_NEAR(r.image[i].y, blend(2.0, 1), 2e-3) << "pixel " << i;
-        EXPECT_NEAR(r.image[i].z, blend(2.0, 2), 2e-3) << "pixel " << i;
-        EXPECT_EQ(r.image[i].w, 1.0f) << "pixel " << i;
+        return app::load_scene_from_string(text, dir_, "dense.json");
     }
-    // The blend is not near either colour alone: each part's triangles count.
-    EXPECT_GT(blend(2.0, 0), 0.4);
-    EXPECT_LT(blend(2.0, 0), 0.7);
-    // The front triangle's translation, from 0.004 in z (the target is at 0).
+
+    // The blend on the host, in double, of the front triangle (at view depth `front_depth`) and the back ones
+    // at `back`: weights e^((z - z_front) / gamma), z = (far - depth) / (far - near); channel c.
+    static double blend(double front_depth, const std::vector<double>& back, int c) {
+        const double a[3] = {0.9, 0.6, 0.3}, b[3] = {0.2, 0.3, 0.8}, bg[3] = {0.1, 0.2, 0.3};
+        auto z = [&](double d) { return (kFar - d) / (kFar - kNear); };
+        double wb = 0;
+        for (double d : back) wb += std::exp((z(d) - z(front_depth)) / kGamma);
+        const double wbg = std::exp((1e-3 - z(front_depth)) / kGamma);
+        return (a[c] + wb * b[c] + wbg * bg[c]) / (1 + wb + wbg);
+    }
+
+private:
+    fs::path dir_;
+    std::vector<double> depths_;
+};
+
+// The front translation's gradient in z against central differences (from 0.004: the target is at 0); x and
+// y do not move a pixel far inside every outline.
+void expect_front_gradient(Device& device, const app::Scene& scene) {
     app::Optimizer opt(device, scene);
     std::vector<float> g;
     ASSERT_GT(opt.evaluate(&g), 0.0);
@@ -258,9 +265,115 @@ TEST_F(SoftParts, A70000TriangleTileBlendsEveryPart) {
     const double fd = central_difference(opt, x0, 2, 1e-3);
     EXPECT_GT(std::fabs(fd), 1e-4);
     EXPECT_NEAR(g[2], fd, 0.02 * std::fabs(fd));
-    EXPECT_LT(std::fabs(g[0]), 1e-3 * std::fabs(fd));   // far inside every outline: x and y do not move the pixel
+    EXPECT_LT(std::fabs(g[0]), 1e-3 * std::fabs(fd));
     EXPECT_LT(std::fabs(g[1]), 1e-3 * std::fabs(fd));
-    fs::remove_all(dir);
+}
+
+// The front triangle at depth 2, whose weight e^(z / gamma) roughly matches the back ones' together. The pixel
+// is the softmax blend over all 70,000 (in 5 parts: a part lost, or the front one's, would move it by a tenth
+// or more), and the front triangle's depth has the gradient that central differences give.
+TEST_F(SoftParts, A70000TriangleTileBlendsEveryPart) {
+    const DenseTile tile;
+    const app::Scene scene = tile.scene(1.0f, 0);
+    const Rendered r = render(device, scene, 0, 0);
+    EXPECT_EQ(r.parts, 5u);
+    for (size_t i = 0; i < r.image.size(); ++i) {
+        EXPECT_NEAR(r.image[i].x, DenseTile::blend(2.0, tile.depths(), 0), 2e-3) << "pixel " << i;
+        EXPECT_NEAR(r.image[i].y, DenseTile::blend(2.0, tile.depths(), 1), 2e-3) << "pixel " << i;
+        EXPECT_NEAR(r.image[i].z, DenseTile::blend(2.0, tile.depths(), 2), 2e-3) << "pixel " << i;
+        EXPECT_EQ(r.image[i].w, 1.0f) << "pixel " << i;
+    }
+    // The blend is not near either colour alone: each part's triangles count.
+    EXPECT_GT(DenseTile::blend(2.0, tile.depths(), 0), 0.4);
+    EXPECT_LT(DenseTile::blend(2.0, tile.depths(), 0), 0.7);
+    expect_front_gradient(device, scene);
+}
+
+class SoftFacesPerPixel : public SoftParts {};
+
+// With faces_per_pixel = K each pixel blends the K triangles that weigh most: here the front one (at depth 2.9)
+// and the K - 1 nearest behind it, in whatever order the binning listed the 70,000 (selected in many
+// dispatches: 4K + 1 iterations an entry at most). With K = 16 that blend is (0.36, 0.37, 0.69); the 15 farthest
+// instead would give (0.52, 0.44, 0.57), the whole list (0.20, 0.30, 0.80): more than 0.05 off in each channel.
+TEST_F(SoftFacesPerPixel, EachPixelBlendsTheHeaviestOfA70000TriangleTile) {
+    const DenseTile tile;
+    for (uint32_t faces : {1u, 16u}) {
+        const app::Scene scene = tile.scene(0.1f, faces);
+        const Rendered r = render(device, scene, 0, 0);
+        EXPECT_EQ(r.parts, 1u);
+        const std::vector<double> nearest(tile.depths().begin(), tile.depths().begin() + (faces - 1));
+        const std::vector<double> farthest(tile.depths().end() - (faces - 1), tile.depths().end());
+        for (int c = 0; c < 3; ++c) {
+            const double want = DenseTile::blend(2.9, nearest, c);
+            if (faces > 1) {
+                EXPECT_GT(std::fabs(want - DenseTile::blend(2.9, farthest, c)), 0.05) << "channel " << c;
+                EXPECT_GT(std::fabs(want - DenseTile::blend(2.9, tile.depths(), c)), 0.05) << "channel " << c;
+            }
+            for (size_t i = 0; i < r.image.size(); ++i) {
+                const float got = c == 0 ? r.image[i].x : c == 1 ? r.image[i].y : r.image[i].z;
+                ASSERT_NEAR(got, want, 2e-3) << "pixel " << i << " channel " << c << " faces " << faces;
+            }
+        }
+        for (size_t i = 0; i < r.image.size(); ++i) {
+            EXPECT_EQ(r.candidates[i], faces) << "pixel " << i;
+            EXPECT_EQ(r.image[i].w, 1.0f) << "pixel " << i;
+        }
+        if (faces > 1) expect_front_gradient(device, scene);   // alone, the front one's depth changes nothing
+    }
+}
+
+// With room for every pixel's candidates (the most any pixel of the exact blend has), faces_per_pixel keeps them
+// all and the blend is the exact one: the same image, gradients and counts. With fewer, each pixel keeps
+// min(its candidates, K), the image moves away from the exact one as K shrinks, and taking the list in parts
+// (the kept ones and the least of them carried across dispatches) changes nothing.
+TEST_F(SoftFacesPerPixel, RoomForEveryCandidateIsTheExactBlendAndFewerKeepTheirCount) {
+    auto scene_with = [](uint32_t faces) {
+        const std::string soft = R"({ "visibility": "soft", "soft": { "sigma": 1e-3, "gamma": 0.01)" +
+                                 (faces ? ", \"faces_per_pixel\": " + std::to_string(faces) : std::string()) + " } }";
+        return app::load_scene_from_string(ball_scene(soft, R"("meshes.ball.vertices": { "perturb": 0.02 })"),
+                                           fs::path(ADJOINT_SOURCE_DIR) / "assets", "soft.json");
+    };
+    const Rendered exact = render(device, scene_with(0), 0, 0);
+    const uint32_t most = *std::max_element(exact.candidates.begin(), exact.candidates.end());
+    ASSERT_GT(most, 8u);
+    ASSERT_LE(most, 256u);
+    float largest = 0;
+    for (float g : exact.gradient) largest = std::max(largest, std::fabs(g));
+    ASSERT_GT(largest, 1e-3f);
+    auto difference = [&](const Rendered& r) {
+        double sum = 0;
+        for (size_t i = 0; i < r.image.size(); ++i)
+            sum += std::fabs(r.image[i].x - exact.image[i].x) + std::fabs(r.image[i].w - exact.image[i].w);
+        return sum / double(r.image.size());
+    };
+    const Rendered all = render(device, scene_with(most), 0, 0);
+    for (size_t i = 0; i < exact.image.size(); ++i) {
+        ASSERT_EQ(all.candidates[i], exact.candidates[i]) << "pixel " << i;
+        ASSERT_NEAR(all.image[i].x, exact.image[i].x, 1e-6f) << "pixel " << i;
+        ASSERT_NEAR(all.image[i].w, exact.image[i].w, 1e-6f) << "pixel " << i;
+    }
+    for (size_t i = 0; i < exact.gradient.size(); ++i)
+        ASSERT_NEAR(all.gradient[i], exact.gradient[i], 1e-5f * largest + 1e-4f * std::fabs(exact.gradient[i]))
+            << "float " << i;
+    double previous = 0;
+    for (uint32_t faces : {8u, 2u}) {
+        const Rendered one = render(device, scene_with(faces), 0, 0), many = render(device, scene_with(faces), 0, 7);
+        // The selection takes many dispatches either way; the blend too where K is above a part.
+        EXPECT_EQ(many.parts, (faces + 6) / 7) << "faces " << faces;
+        for (size_t i = 0; i < exact.image.size(); ++i) {
+            ASSERT_EQ(one.candidates[i], std::min(exact.candidates[i], faces)) << "pixel " << i << " faces " << faces;
+            ASSERT_EQ(many.candidates[i], one.candidates[i]) << "pixel " << i << " faces " << faces;
+            ASSERT_NEAR(many.image[i].x, one.image[i].x, 1e-6f) << "pixel " << i << " faces " << faces;
+            ASSERT_NEAR(many.image[i].w, one.image[i].w, 1e-6f) << "pixel " << i << " faces " << faces;
+        }
+        for (size_t i = 0; i < exact.gradient.size(); ++i)
+            ASSERT_NEAR(many.gradient[i], one.gradient[i], 1e-5f * largest + 1e-4f * std::fabs(one.gradient[i]))
+                << "float " << i << " faces " << faces;
+        const double d = difference(one);
+        std::printf("faces_per_pixel %u: mean |colour.x| + |alpha| difference from the exact blend %.3g\n", faces, d);
+        EXPECT_GT(d, previous) << "faces " << faces;
+        previous = d;
+    }
 }
 
 } // namespace adjoint::test

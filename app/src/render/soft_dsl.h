@@ -18,6 +18,7 @@
 #pragma once
 #include "geometry_dsl.h"
 
+#include <array>
 #include <cmath>
 
 namespace adjoint::app {
@@ -176,30 +177,113 @@ inline Float soft_uncovered(const SoftFragment& f) {
     return max(softplus(f.logit) + std::log1p(-kSoftCutoff), 0.0f);
 }
 
-// Pass 0, on plain values, once per render: the pixel's own candidates, the triangles of its tile whose
-// outline as the binning projected it comes within `reach_px` pixels of the pixel's centre, written to
-// list[own_begin ..) up to `capacity` of them; returns how many there are (more than `capacity`: the pixel
-// loops over its whole tile instead, see soft_triangles). Passes 1 and 2 test each candidate exactly again
-// (soft_fragment), so `reach_px` carries a slack for the two projections' rounding; the list only spares
-// them the triangles out of reach, most of a tile's. A long tile list is selected from in parts, one a
-// dispatch (soft_part): `n` is how many the earlier parts found, and the count goes on from there.
-inline UInt soft_select(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const UInt& tile_begin,
-                        const UInt& tile_end, const UInt& own_begin, const UInt& capacity, const Float& reach_px,
-                        const UInt2& pix, UInt n) {
-    Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
-    $for (k, tile_begin, tile_end) {
+// Pass 0, on plain values, once per render: each pixel's own candidates, the triangles of its tile whose
+// outline as the binning projected it comes within `reach_px` pixels of the pixel's centre. Passes 1 and 2 test
+// each candidate exactly again (soft_fragment), so `reach_px` carries a slack for the two projections' rounding;
+// the list only spares them the triangles out of reach, most of a tile's. An invocation selects for a quad of
+// pixels (2x2, in one tile, so with one list): on lavapipe the loop over the tile's list, not the tests in it,
+// is most of the cost, and the quad's pixels share each iteration. A long tile list is selected from in parts,
+// one a dispatch (soft_part), each pixel's count going on from what the earlier parts found.
+constexpr uint32_t kSoftQuad = 4;   // pixels an invocation selects for
+struct SoftQuad {
+    std::array<Float2, kSoftQuad> centre;   // far outside the image where the pixel is (an odd size's edge)
+    std::array<Bool, kSoftQuad> valid;
+    std::array<UInt, kSoftQuad> at;         // the pixel's index (y * width + x)
+    std::array<UInt, kSoftQuad> n;          // its count
+};
+
+// Calls within(i, tri, setup, outline) for each entry of list[begin, end) within reach of quad pixel i.
+template <typename Within>
+void soft_scan(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const UInt& begin, const UInt& end,
+               const SoftQuad& q, const Float& reach_px, const Within& within) {
+    $for (k, begin, end) {
         UInt tri = list.read(k);
         auto s = setups.read(tri);
         Float2 lo = min(min(s.p0, s.p1), s.p2) - reach_px, hi = max(max(s.p0, s.p1), s.p2) + reach_px;
-        $if ((p.x >= lo.x) & (p.y >= lo.y) & (p.x <= hi.x) & (p.y <= hi.y)) {
-            Outline o = outline_seen_from(p, s.p0, s.p1, s.p2, edge_function(s.p0, s.p1, s.p2));
-            $if (o.inside | (o.d2 < reach_px * reach_px)) {
-                $if (n < capacity) { list.write(own_begin + n, tri); };
-                n = n + 1u;
+        Float area = edge_function(s.p0, s.p1, s.p2);
+        for (uint32_t i = 0; i < kSoftQuad; ++i) {
+            const Float2& p = q.centre[i];
+            $if ((p.x >= lo.x) & (p.y >= lo.y) & (p.x <= hi.x) & (p.y <= hi.y)) {
+                Outline o = outline_seen_from(p, s.p0, s.p1, s.p2, area);
+                $if (o.inside | (o.d2 < reach_px * reach_px)) { within(i, tri, s, o); };
+            };
+        }
+    };
+}
+
+// Every candidate: pixel i's are written to list[own_begin + i * capacity ..) up to `capacity` of them, and
+// counted on past it (more than `capacity`: the pixel loops over its whole tile instead, see soft_triangles).
+inline void soft_select(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const UInt& begin,
+                        const UInt& end, const UInt& own_base, const UInt& capacity, const Float& reach_px,
+                        SoftQuad& q) {
+    soft_scan(setups, list, begin, end, q, reach_px, [&](uint32_t i, const UInt& tri, const auto&, const Outline&) {
+        $if (q.n[i] < capacity) { list.write(own_base + q.at[i] * capacity + q.n[i], tri); };
+        q.n[i] = q.n[i] + 1u;
+    });
+}
+
+// With `render.soft.faces_per_pixel` = K (= capacity): each pixel keeps only the K candidates that weigh most in
+// its blend, so its list never overflows and passes 1 and 2 loop over at most K. PyTorch3D keeps the K nearest
+// by depth instead; at the scene format's gamma (0.1) depth differs little across a surface's front layer, and
+// the nearest K are often the pixel's neighbours rather than the triangle that covers it. Here the key is the
+// log weight of pass 2, log D' + z / gamma, from the binning's projection; ties go to the lower triangle index,
+// so that the set does not depend on the tile list's order. The K are kept unsorted in the pixel's list with
+// their keys at the same place of `key` (from at * K); the least kept is tracked, and a candidate that weighs
+// more replaces it and looks for the new least (K reads): a part's loops take at most (4K + 1) times its
+// entries (SoftStage sizes the parts for it). Fragments behind the near or the far plane at the pixel, which
+// never count, are not kept.
+inline void soft_select_heaviest(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list,
+                                 const BufferFloat& key, const UInt& begin, const UInt& end, const UInt& own_base,
+                                 const UInt& k_max, const Float& reach_px, const SoftSettings& st,
+                                 const Float& width, SoftQuad& q) {
+    auto lighter = [](const Float& ka, const UInt& ta, const Float& kb, const UInt& tb) {
+        return (ka < kb) | ((ka == kb) & (ta > tb));
+    };
+    // Each pixel's least kept (the earlier parts' picks included).
+    std::array<Float, kSoftQuad> least_key;
+    std::array<UInt, kSoftQuad> least_tri, least_at;
+    auto find_least = [&](uint32_t i) {
+        least_key[i] = 1e30f;
+        least_tri[i] = 0u;
+        least_at[i] = 0u;
+        $for (j, 0u, q.n[i]) {
+            Float kj = key.read(q.at[i] * k_max + j);
+            UInt t = list.read(own_base + q.at[i] * k_max + j);
+            $if (lighter(kj, t, least_key[i], least_tri[i])) {
+                least_key[i] = kj;
+                least_tri[i] = t;
+                least_at[i] = j;
             };
         };
     };
-    return n;
+    for (uint32_t i = 0; i < kSoftQuad; ++i) find_least(i);
+    const float log_keep = std::log1p(-kSoftCutoff);
+    soft_scan(setups, list, begin, end, q, reach_px, [&](uint32_t i, const UInt& tri, const auto& s, const Outline& o) {
+        Float depth = 1.0f / dot(ite(o.inside, o.l, o.nearest), s.inv_w);
+        $if ((depth >= st.near) & (depth <= st.far)) {
+            // soft_cover's logit and soft_log_weight, on the binning's projection.
+            Float d2 = o.d2 * (4.0f / (width * width));
+            Float logit = ite(o.inside, d2, -d2) / st.sigma;
+            Float z = (st.far - depth) / (st.far - st.near);
+            Float kw = log(max(sigmoid(logit) - kSoftCutoff, 1e-30f)) - log_keep + z / st.gamma;
+            UInt base = q.at[i] * k_max;
+            $if (q.n[i] < k_max) {
+                list.write(own_base + base + q.n[i], tri);
+                key.write(base + q.n[i], kw);
+                $if (lighter(kw, tri, least_key[i], least_tri[i])) {
+                    least_key[i] = kw;
+                    least_tri[i] = tri;
+                    least_at[i] = q.n[i];
+                };
+                q.n[i] = q.n[i] + 1u;
+            }
+            $elif (lighter(least_key[i], least_tri[i], kw, tri)) {
+                list.write(own_base + base + least_at[i], tri);
+                key.write(base + least_at[i], kw);
+                find_least(i);
+            };
+        };
+    });
 }
 
 // The triangles a pixel's passes 1 and 2 loop over: its own candidates where they fitted, else its tile's.

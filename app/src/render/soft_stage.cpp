@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace adjoint::app {
 
@@ -20,19 +21,38 @@ constexpr uint32_t kSoftPart = 16384;
 // What a forward dispatch does (its `phase` argument).
 constexpr uint32_t kMaxPass = 1, kSumPass = 2, kFinish = 4;
 
-auto select_kernel() {
-    return Kernel2D([](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
-                       BufferVar<gpu::TriSetup> setups, BufferUInt pixel_count, UInt own_base, UInt capacity,
-                       Float reach_px, UInt first, UInt count) noexcept {
-        UInt2 pix = dispatch_id().xy();
-        UInt at = pix.y * dispatch_size().x + pix.x;
-        UInt tile_at = tile_of(pix, tiles_x);
+// Pass 0 for the quad of pixels at 2 * dispatch_id (soft_dsl.h): every candidate (soft_select), or with
+// faces_per_pixel (= capacity) the ones that weigh most (soft_select_heaviest; `key` unused otherwise).
+auto select_kernel(bool heaviest) {
+    return Kernel2D([heaviest](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
+                               BufferVar<gpu::TriSetup> setups, BufferUInt pixel_count, BufferFloat key,
+                               UInt own_base, UInt capacity, Float reach_px, BufferVar<gpu::ViewRec> views,
+                               UInt view, Float sigma, Float gamma, UInt width, UInt height, UInt first,
+                               UInt count) noexcept {
+        UInt2 corner = dispatch_id().xy() * 2u;
+        UInt tile_at = tile_of(corner, tiles_x);
         UInt begin = tile_offset.read(tile_at);
         SoftTile part = soft_part(SoftTile{list, begin, begin + tile_count.read(tile_at), false}, first, count);
-        UInt n = 0u;
-        $if (first > 0u) { n = pixel_count.read(at); };
-        pixel_count.write(at, soft_select(setups, list, part.begin, part.end, own_base + at * capacity, capacity,
-                                          reach_px, pix, n));
+        SoftQuad q;
+        for (uint32_t i = 0; i < kSoftQuad; ++i) {
+            UInt2 pix = corner + make_uint2(i & 1u, i >> 1u);
+            q.valid[i] = (pix.x < width) & (pix.y < height);
+            q.at[i] = pix.y * width + pix.x;
+            q.centre[i] = ite(q.valid[i], pixel_centre(pix), make_float2(-1e9f, -1e9f));
+            q.n[i] = 0u;
+            $if ((first > 0u) & q.valid[i]) { q.n[i] = pixel_count.read(q.at[i]); };
+        }
+        if (heaviest) {
+            auto vr = views.read(view);
+            SoftSettings st{sigma, gamma, 0.0f, vr.near, vr.far};
+            soft_select_heaviest(setups, list, key, part.begin, part.end, own_base, capacity, reach_px, st,
+                                 vr.width, q);
+        } else {
+            soft_select(setups, list, part.begin, part.end, own_base, capacity, reach_px, q);
+        }
+        for (uint32_t i = 0; i < kSoftQuad; ++i) {
+            $if (q.valid[i]) { pixel_count.write(q.at[i], q.n[i]); };
+        }
     });
 }
 
@@ -185,15 +205,27 @@ uint32_t fragment_loops(const ShadingPlan& groups) {
 
 SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free,
                      const RenderSettings& settings, uint32_t pixels, uint32_t candidates, uint32_t part)
-    : select_(device.compile(select_kernel(), {.name = "soft_select"})),
+    : select_(device.compile(select_kernel(settings.soft_faces_per_pixel != 0),
+                             {.name = settings.soft_faces_per_pixel ? "soft_select_heaviest" : "soft_select"})),
       forward_(device.compile(forward_kernel(groups), {.name = "soft_forward"})),
       backward_(device.compile(backward_kernel(groups, camera_free), {.name = "soft_backward"})),
-      sigma_(settings.soft_sigma), gamma_(settings.soft_gamma), reach2_(soft_reach2(settings.soft_sigma)) {
-    // Room for up to 256 candidates a pixel, in at most 2^24 entries (64 MiB, half of what a storage buffer may
-    // hold on lavapipe): 256 up to 256x256, 64 at 512x512, 16 at 1024x1024.
-    capacity_ = candidates ? candidates
-                           : uint32_t(std::min<size_t>(256, (size_t(1) << 24) / std::max<size_t>(pixels, 1)));
+      sigma_(settings.soft_sigma), gamma_(settings.soft_gamma), reach2_(soft_reach2(settings.soft_sigma)),
+      faces_(settings.soft_faces_per_pixel) {
+    // Room for up to 256 candidates a pixel, in at most kSoftListRoom = 2^24 entries (64 MiB, half of what a
+    // storage buffer may hold on lavapipe): 256 up to 256x256, 64 at 512x512, 16 at 1024x1024. With
+    // faces_per_pixel, room for exactly that many (the loader checks that they fit).
+    // The loader checks the scene's views; this catches a setting or a size changed since (the studio's).
+    if (faces_ && size_t(faces_) * pixels > kSoftListRoom)
+        throw SceneError("", "render.soft.faces_per_pixel",
+                         "expected an integer in [1, " + std::to_string(kSoftListRoom / std::max(pixels, 1u)) +
+                             "] (2^24 list entries over the view's " + std::to_string(pixels) + " pixels)");
+    capacity_ = faces_       ? faces_
+                : candidates ? candidates
+                             : uint32_t(std::min<size_t>(256, kSoftListRoom / std::max<size_t>(pixels, 1)));
     part_ = part ? part : std::max(kSoftPart / (1 + fragment_loops(groups)), 1u);
+    // Keeping the heaviest takes up to 4 faces_per_pixel + 1 iterations an entry (soft_select_heaviest).
+    select_part_ = faces_ ? std::max(std::min(part_, kSoftPart / (kSoftQuad * faces_ + 1)), 1u) : part_;
+    key_ = device.create_buffer<float>(std::max<size_t>(size_t(faces_) * pixels, 1));
     pixel_count_ = device.create_buffer<uint32_t>(std::max(pixels, 1u));
     sums_ = device.create_buffer<float4>(std::max(pixels, 1u));
     state_ = device.create_buffer<float2>(std::max(pixels, 1u));
@@ -209,13 +241,17 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
     const float reach_px = std::sqrt(reach2_) * 0.5f * float(camera.width);
     const uint32_t pixels = camera.width * camera.height;
     bins_ = raster.bin(stream, raster_geometry, camera, reach_px + 0.5f, capacity_ * pixels);
-    // No pixel's list is longer than its tile's (its own candidates, or the tile's whole list).
-    parts_ = std::max(1u, (bins_.longest + part_ - 1) / part_);
+    const uint32_t select_parts = std::max(1u, (bins_.longest + select_part_ - 1) / select_part_);
+    for (uint32_t p = 0; p < select_parts; ++p)
+        stream << select_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, bins_.setups, pixel_count_, key_,
+                          bins_.reserved_at, capacity_, reach_px + 0.1f, b.views, view, sigma_, gamma_, camera.width,
+                          camera.height, p * select_part_, select_part_)
+                      .dispatch((camera.width + 1) / 2, (camera.height + 1) / 2);
+    // No pixel's list is longer than its tile's (its own candidates, or the tile's whole list), nor, with
+    // faces_per_pixel, than that.
+    const uint32_t longest = faces_ ? std::min(bins_.longest, faces_) : bins_.longest;
+    parts_ = std::max(1u, (longest + part_ - 1) / part_);
     const auto& g = b.data.geometry;
-    for (uint32_t p = 0; p < parts_; ++p)
-        stream << select_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, bins_.setups, pixel_count_,
-                          bins_.reserved_at, capacity_, reach_px + 0.1f, p * part_, part_)
-                      .dispatch(camera.width, camera.height);
     auto pass = [&](uint32_t p, uint32_t phase) {
         stream << forward_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, pixel_count_, bins_.reserved_at,
                            capacity_, b.views, view, b.world.positions.value, b.world.normals.value,

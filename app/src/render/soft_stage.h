@@ -10,8 +10,10 @@ class SoftStage {
 public:
     // pixels: the views' size. candidates: room for each pixel's own list of candidates; 0 chooses it from the
     // size (at most 256 and 2^24 entries in all). A pixel with more loops over its whole tile instead, with
-    // the same result. part: the list entries a pixel visits in one dispatch; 0 chooses it from the shading
-    // (kSoftPart over the iterations a shaded fragment adds); a test lowers it to force several.
+    // the same result. With render.soft.faces_per_pixel = K the room is K, and the pixel keeps the K candidates
+    // that weigh most (`candidates` is not used; more than 2^24 entries in all throws SceneError).
+    // part: the list entries a pixel visits in one dispatch; 0 chooses it from the shading (kSoftPart over
+    // the iterations a shaded fragment adds); a test lowers it to force several.
     SoftStage(Device& device, const ShadingPlan& groups, bool camera_free,
               const RenderSettings& settings, uint32_t pixels, uint32_t candidates, uint32_t part = 0);
     // Bins (synchronizes once: the tile lists), lists each pixel's candidates, blends; a tile list longer than
@@ -44,7 +46,9 @@ public:
 private:
     Shader<2> select_, forward_, backward_;
     float sigma_, gamma_, reach2_;   // reach2 = soft_reach2(sigma), NDC units
-    uint32_t capacity_ = 0, part_ = 0;
+    uint32_t faces_ = 0;             // render.soft.faces_per_pixel (0: every triangle within reach)
+    uint32_t capacity_ = 0, part_ = 0, select_part_ = 0;
+    Buffer<float> key_;              // faces_per_pixel: the log weights of each pixel's kept candidates
     Buffer<uint32_t> pixel_count_;   // each pixel's candidates, of the last forward()
     // Each pixel's blend of the last forward() (the backward pass differentiates the pixel at these):
     // sums: weights and weighted colours; state: the largest log weight and -log prod(1 - D'). 24 bytes a pixel.

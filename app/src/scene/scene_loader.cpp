@@ -120,14 +120,24 @@ void read_lights(const JsonValue& value, const std::filesystem::path& base_dir, 
     }
 }
 
-RenderSettings read_render(const JsonValue& value) {
+// pixels: the largest view's, which bounds faces_per_pixel (kSoftListRoom).
+RenderSettings read_render(const JsonValue& value, size_t pixels) {
     value.expect_object({"visibility", "soft"});
     RenderSettings render;
     if (auto v = value.get("visibility")) render.visibility = static_cast<Visibility>(v->choice({"hard", "antialias", "soft"}));
     if (auto soft = value.get("soft")) {
-        soft->expect_object({"sigma", "gamma"});
+        soft->expect_object({"sigma", "gamma", "faces_per_pixel"});
         if (auto s = soft->get("sigma")) render.soft_sigma = s->number_above(0, "a number > 0");
         if (auto g = soft->get("gamma")) render.soft_gamma = g->number_above(0, "a number > 0");
+        if (auto k = soft->get("faces_per_pixel")) {
+            const uint64_t most = std::min<uint64_t>(kSoftMaxFacesPerPixel, kSoftListRoom / std::max<size_t>(pixels, 1));
+            const std::string what = "an integer in [1, " + std::to_string(most) + "]" +
+                                     (most < kSoftMaxFacesPerPixel ? " (2^24 list entries over the view's " +
+                                                                         std::to_string(pixels) + " pixels)"
+                                                                   : std::string());
+            if (most == 0) k->fail("the views are too large for faces_per_pixel (2^24 list entries in all)");
+            render.soft_faces_per_pixel = static_cast<uint32_t>(k->integer(1, most, what.c_str()));
+        }
     }
     return render;
 }
@@ -339,7 +349,11 @@ Scene load_scene_from_string(std::string_view json_text, const std::filesystem::
     if (auto materials = root.get("materials")) read_materials(*materials, base_dir, scene);
     read_meshes(root.require("meshes"), base_dir, scene);
     if (auto lights = root.get("lights")) read_lights(*lights, base_dir, scene);
-    if (auto render = root.get("render")) scene.render = read_render(*render);
+    if (auto render = root.get("render")) {
+        size_t pixels = size_t(scene.camera.width) * scene.camera.height;
+        for (const Camera& view : scene.views) pixels = std::max<size_t>(pixels, size_t(view.width) * view.height);
+        scene.render = read_render(*render, pixels);
+    }
     if (background && background->json().is_string()) {
         if (background->string() != "environment")
             background->fail("expected [r, g, b] or \"environment\" (the scene's environment or sh light behind it)");

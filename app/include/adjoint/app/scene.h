@@ -246,7 +246,16 @@ struct RenderSettings {
     // Softmax depth blending temperature (soft only). 0.1, not SoftRas's 1e-4: at 1e-4 the object outweighs the
     // background by ~e^9700 at any coverage, so a colour loss gets no silhouette gradient (a pose ends ~90° off).
     float soft_gamma = 0.1f;
+    // The triangles a pixel blends (soft only): 0, every triangle within reach (SoftRas, exact); K, the K that
+    // weigh most in its blend (PyTorch3D's faces_per_pixel, which keeps the K nearest): bounded work a pixel,
+    // but the image jumps where a triangle enters or leaves the K.
+    uint32_t soft_faces_per_pixel = 0;
 };
+// Each pixel's list of soft candidates has room for at most this many entries over the view (64 MiB; lavapipe
+// caps a storage buffer at 128 MiB): faces_per_pixel x width x height must fit.
+inline constexpr uint32_t kSoftListRoom = 1u << 24;
+// The largest faces_per_pixel at any resolution.
+inline constexpr uint32_t kSoftMaxFacesPerPixel = 256;
 
 // ---- optimization -------------------------------------------------------------------------------------
 // Each kind's path, shape, range, scene access, device slot, error and storage: its descriptor in
