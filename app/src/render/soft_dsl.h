@@ -185,6 +185,7 @@ inline Float soft_uncovered(const SoftFragment& f) {
 // is most of the cost, and the quad's pixels share each iteration. A long tile list is selected from in parts,
 // one a dispatch (soft_part), each pixel's count going on from what the earlier parts found.
 constexpr uint32_t kSoftQuad = 4;   // pixels an invocation selects for
+static_assert(gpu::kTileSize % 2 == 0, "a 2x2 quad at even coordinates lies in one tile");
 struct SoftQuad {
     std::array<Float2, kSoftQuad> centre;   // far outside the image where the pixel is (an odd size's edge)
     std::array<Bool, kSoftQuad> valid;
@@ -211,8 +212,9 @@ void soft_scan(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, c
     };
 }
 
-// Every candidate: pixel i's are written to list[own_begin + i * capacity ..) up to `capacity` of them, and
-// counted on past it (more than `capacity`: the pixel loops over its whole tile instead, see soft_triangles).
+// Every candidate: quad pixel i's are written to its own list, list[own_base + at * capacity ..), up to
+// `capacity` of them, and counted on past it (more than `capacity`: the pixel loops over its whole tile instead,
+// see soft_triangles).
 inline void soft_select(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const UInt& begin,
                         const UInt& end, const UInt& own_base, const UInt& capacity, const Float& reach_px,
                         SoftQuad& q) {
