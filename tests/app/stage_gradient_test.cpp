@@ -144,7 +144,7 @@ protected:
     Shaded shaded() {
         Shaded s{rasterize(), device.create_diff_buffer<float4>(pixels)};
         app::ShadeStage(device, data.shading, false)
-            .forward(stream, buffers, 0, s.gb.triangle, params.value, s.colors.value, width, height);
+            .forward(stream, buffers, 0, s.gb, params.value, s.colors.value);
         stream << synchronize();   // before the shading stage and its kernels go
         return s;
     }
@@ -220,13 +220,13 @@ TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {
     Buffer<float4> out = image();
     const auto w = weights(4 * size_t(pixels), 4);
     auto f = [&] {
-        shade.forward(stream, buffers, 0, gb.triangle, params.value, out, width, height);
+        shade.forward(stream, buffers, 0, gb, params.value, out);
         return dot(flat(read(out)), w);
     };
     auto wb = device.create_buffer<float>(w.size());
     stream << wb.copy_from(w.data()) << params.grad.fill_zero() << world.positions.zero_grad()
            << world.normals.zero_grad() << world.colors.zero_grad() << data.textures.zero_grad();
-    shade.backward(stream, buffers, 0, gb.triangle, params, wb, width, height);
+    shade.backward(stream, buffers, 0, gb, params, wb);
     const std::vector<float> gp = read(params.grad);
     const std::vector<float> gx = read(world.positions.grad);
     const std::vector<float> gcol = read(world.colors.grad);
@@ -277,7 +277,7 @@ TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {
     }(), true);
     stream << params.grad.fill_zero() << world.positions.zero_grad() << world.normals.zero_grad()
            << world.colors.zero_grad() << data.textures.zero_grad();
-    fixed_colors.backward(stream, buffers, 0, gb.triangle, params, wb, width, height);
+    fixed_colors.backward(stream, buffers, 0, gb, params, wb);
     const std::vector<float> gx_fixed = read(world.positions.grad), gcol_fixed = read(world.colors.grad);
     EXPECT_EQ(std::count(gcol_fixed.begin(), gcol_fixed.end(), 0.0f), ptrdiff_t(gcol_fixed.size()));
     for (size_t i = 0; i < gx.size(); ++i)

@@ -1,8 +1,9 @@
-// The antialiasing stage (nvdiffrast's antialias): silhouette edges blended across pixel pairs, forward in
-// gather form, backward in scatter form through $autodiff (antialias_dsl.h).
+// The antialiasing stage (nvdiffrast's antialias): silhouette edges blended across pixel pairs, found once a
+// pair and listed; forward and backward (through $autodiff) run over the blending pairs alone (antialias_dsl.h).
 #include "render/antialias_stage.h"
 
 #include "render/antialias_dsl.h"
+#include "render/work_list.h"
 
 #include <algorithm>
 
@@ -12,129 +13,143 @@ using gpu::kNone;
 
 namespace {
 
-// Each pixel walks its right and lower pairs once (pair_edge) and stores their edges for the two kernels below.
-auto edges_kernel() {
-    return Kernel2D([](BufferFloat4 colors, BufferUInt tri_ids, BufferFloat depth, BufferFloat3 positions,
-                       BufferVar<uint3> triangles, BufferVar<uint3> opposite, BufferVar<uint3> neighbor,
-                       BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params,
-                       BufferVar<gpu::TriSetup> setups, BufferVar<uint4> edges) noexcept {
-        UInt2 pix = dispatch_id().xy();
-        UInt width = dispatch_size().x, height = dispatch_size().y;
-        DslCamera cam = camera_of(params, views.read(view));
-        AntialiasInputs<BufferFloat3, BufferFloat4> in{positions, positions, triangles, opposite, neighbor,
-                                                       colors, tri_ids, depth, width, &setups};
-        UInt2 r[2] = {make_uint2(0u), make_uint2(0u)};
-        for (int k = 0; k < 2; ++k) {
-            $if (k == 0 ? pix.x + 1u < width : pix.y + 1u < height) {
-                r[k] = encode_edge(pair_edge(in, cam, pix, k == 0 ? make_uint2(pix.x + 1u, pix.y)
-                                                                 : make_uint2(pix.x, pix.y + 1u)));
-            };
-        }
-        edges.write(pix.y * width + pix.x, make_uint4(r[0].x, r[0].y, r[1].x, r[1].y));
+// The stage's lists, each of pair ids 2a + k (pixel a's right pair for k = 0, its lower one for k = 1), and their
+// counts in count_[kWalks] and count_[kBlends].
+constexpr uint32_t kWalks = 0, kBlends = 1;
+
+// Each of the stage's kernels after the first runs over a list (render/work_list.h), so only the pairs that need
+// it pay for the walk (the pairs that see two triangles, about a fifth) or the blend (those that blend, a few
+// percent).
+template <typename F>
+void for_listed(const BufferUInt& list, const BufferUInt& count, uint32_t which, const UInt& width, F&& f) {
+    for_each_listed(list, count, which, [&](const UInt& e) {
+        UInt a = e >> 1u;
+        UInt2 pa = make_uint2(a % width, a / width);
+        Bool right = (e & 1u) == 0u;
+        f(e, pa, ite(right, make_uint2(pa.x + 1u, pa.y), make_uint2(pa.x, pa.y + 1u)));
     });
 }
 
-// Gather form: a pixel adds the blends of its four pairs that change it (each pair's edge stored at its left or
-// upper pixel: .xy the pair to the right, .zw the one below).
-auto forward_kernel() {
-    return Kernel2D([](BufferFloat4 colors, BufferUInt tri_ids, BufferFloat depth, BufferFloat3 positions,
-                       BufferVar<uint3> triangles, BufferVar<uint3> opposite, BufferVar<uint3> neighbor,
-                       BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params, BufferVar<uint4> edges,
+// Per pixel: copies its shaded colour to the output (the forward kernel adds the blends to it) and lists its
+// right and lower pairs that see two different triangles (or a triangle and the background) for the walk.
+auto pairs_kernel() {
+    return Kernel2D([](BufferFloat4 colors, BufferUInt tri_ids, BufferUInt walks, BufferUInt count,
                        BufferFloat4 out) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x, height = dispatch_size().y;
         UInt at = pix.y * width + pix.x;
-        Float4 c = colors.read(at);
-        AntialiasInputs<BufferFloat3, BufferFloat4> in{positions, positions, triangles, opposite, neighbor,
-                                                       colors, tri_ids, depth, width};
-        // The four pairs' records first: only pixels beside a silhouette (a few percent) blend, and only they
-        // need the camera (a dozen reads of the parameter buffer, which lavapipe makes per lane).
-        const int dx[4] = {-1, 1, 0, 0}, dy[4] = {0, 0, -1, 1};
-        UInt2 r[4], pa[4], pb[4];
-        Bool any = false;
-        for (int k = 0; k < 4; ++k) {
-            Bool inside = dx[k] < 0 ? pix.x > 0u : dx[k] > 0 ? pix.x + 1u < width : dy[k] < 0 ? pix.y > 0u
-                                                                                           : pix.y + 1u < height;
-            UInt2 n = make_uint2(cast<uint32_t>(cast<int>(pix.x) + dx[k]), cast<uint32_t>(cast<int>(pix.y) + dy[k]));
-            bool before = dx[k] < 0 || dy[k] < 0;
-            pa[k] = before ? n : pix;
-            pb[k] = before ? pix : n;
-            r[k] = make_uint2(0u);
-            $if (inside) {
-                UInt4 rec = edges.read(pa[k].y * width + pa[k].x);
-                r[k] = dx[k] != 0 ? rec.xy() : rec.zw();
-            };
-            any = any | ((r[k].y & kEdgeFound) != 0u);
+        UInt t = tri_ids.read(at);
+        for (int k = 0; k < 2; ++k) {
+            Bool inside = k == 0 ? pix.x + 1u < width : pix.y + 1u < height;
+            UInt other = ite(inside, tri_ids.read(ite(inside, k == 0 ? at + 1u : at + width, at)), t);
+            append_listed(walks, count, kWalks, other != t, 2u * at + uint32_t(k));
         }
-        $if (any) {
-            DslCamera cam = camera_of(params, views.read(view));
-            for (int k = 0; k < 4; ++k) {
-                $if ((r[k].y & kEdgeFound) != 0u) {
-                    UInt target = kNone;
-                    Float4 delta = make_float4(0.0f);
-                    pair_delta(in, cam, decode_edge(r[k], pa[k], pb[k], width), target, delta);
-                    $if (target == at) { c = c + delta; };
-                };
-            }
-        };
-        out.write(at, c);
+        out.write(at, colors.read(at));
     });
 }
 
-// Scatter form: a pixel differentiates its right and lower pairs (their stored edges), each seeded with
-// d loss / d the pixel the pair changes.
+// Each listed pair walks to its silhouette edge once (pair_edge); a pair that blends stores its edge and joins
+// the list the forward and backward kernels run over.
+auto walk_kernel() {
+    return Kernel1D([](BufferFloat4 colors, BufferUInt tri_ids, BufferFloat depth, BufferFloat3 positions,
+                       BufferVar<uint3> triangles,
+                       BufferVar<uint3> opposite, BufferVar<uint3> neighbor, BufferVar<gpu::ViewRec> views,
+                       UInt view, BufferFloat params, BufferVar<gpu::TriSetup> setups, BufferUInt walks,
+                       BufferUInt count, UInt width, BufferVar<uint2> edges, BufferUInt blends) noexcept {
+        DslCamera cam = camera_of(params, views.read(view));
+        for_listed(walks, count, kWalks, width, [&](const UInt& e, const UInt2& pa, const UInt2& pb) {
+            AntialiasInputs<BufferFloat3, BufferFloat4> in{positions, positions, triangles, opposite, neighbor,
+                                                           colors, tri_ids, depth, width, &setups};
+            UInt2 r = encode_edge(pair_edge(in, cam, pa, pb));
+            Bool found = (r.y & kEdgeFound) != 0u;
+            $if (found) { edges.write(e, r); };
+            append_listed(blends, count, kBlends, found, e);
+        });
+    });
+}
+
+// Scatter form: each listed pair adds its blend to the pixel it changes (out holds the shaded colours: up to
+// four pairs change a pixel, hence the float atomics; they touch a few percent of the pixels).
+auto forward_kernel() {
+    return Kernel1D([](BufferFloat4 colors, BufferUInt tri_ids, BufferFloat depth, BufferFloat3 positions,
+                       BufferVar<uint3> triangles, BufferVar<uint3> opposite, BufferVar<uint3> neighbor,
+                       BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params, BufferVar<uint2> edges,
+                       BufferUInt blends, BufferUInt count, UInt width, BufferFloat out) noexcept {
+        AntialiasInputs<BufferFloat3, BufferFloat4> in{positions, positions, triangles, opposite, neighbor,
+                                                       colors, tri_ids, depth, width};
+        for_listed(blends, count, kBlends, width, [&](const UInt& id, const UInt2& pa, const UInt2& pb) {
+            PairEdge e = decode_edge(edges.read(id), pa, pb, width);
+            DslCamera cam = camera_of(params, views.read(view));
+            UInt target = kNone;
+            Float4 delta = make_float4(0.0f);
+            pair_delta(in, cam, e, target, delta);
+            $if (target != kNone) {
+                out.atomic(4u * target).fetch_add(delta.x);
+                out.atomic(4u * target + 1u).fetch_add(delta.y);
+                out.atomic(4u * target + 2u).fetch_add(delta.z);
+                out.atomic(4u * target + 3u).fetch_add(delta.w);
+            };
+        });
+    });
+}
+
+// Each listed pair differentiated, seeded with d loss / d the pixel it changes.
 auto backward_kernel(bool camera_free) {
-    return Kernel2D([camera_free](DiffBufferFloat4 colors, BufferUInt tri_ids, BufferFloat depth,
+    return Kernel1D([camera_free](DiffBufferFloat4 colors, BufferUInt tri_ids, BufferFloat depth,
                                   DiffBufferFloat3 positions, BufferFloat3 positions_value,
                                   BufferVar<uint3> triangles, BufferVar<uint3> opposite,
                                   BufferVar<uint3> neighbor, BufferVar<gpu::ViewRec> views, UInt view,
-                                  DiffBufferFloat params, BufferFloat params_value, BufferVar<uint4> stored,
-                                  BufferFloat dfinal) noexcept {
-        UInt2 pix = dispatch_id().xy();
-        UInt width = dispatch_size().x, height = dispatch_size().y;
+                                  DiffBufferFloat params, BufferFloat params_value, BufferVar<uint2> edges,
+                                  BufferUInt blends, BufferUInt count, UInt width, BufferFloat dfinal) noexcept {
         AntialiasInputs<DiffBufferFloat3, DiffBufferFloat4> in{positions, positions_value, triangles, opposite,
                                                                  neighbor, colors, tri_ids, depth, width};
-        UInt4 rec = stored.read(pix.y * width + pix.x);
-        PairEdge edges[2] = {decode_edge(rec.xy(), pix, make_uint2(pix.x + 1u, pix.y), width),
-                             decode_edge(rec.zw(), pix, make_uint2(pix.x, pix.y + 1u), width)};
-        $if ((edges[0].found == 1u) | (edges[1].found == 1u)) {   // the camera only here (see forward_kernel)
+        for_listed(blends, count, kBlends, width, [&](const UInt& id, const UInt2& pa, const UInt2& pb) {
+            PairEdge e = decode_edge(edges.read(id), pa, pb, width);
             auto vr = views.read(view);
             DslCamera plain_cam = camera_of(params_value, vr);
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
+                UInt target = kNone;
+                Float4 delta = make_float4(0.0f);
+                pair_delta(in, cam, e, target, delta);
                 Float total = 0.0f;
-                for (int k = 0; k < 2; ++k) {
-                    UInt target = kNone;
-                    Float4 delta = make_float4(0.0f);
-                    pair_delta(in, cam, edges[k], target, delta);
-                    $if (target != kNone) { total = total + dot(delta, read4(dfinal, 4u * target)); };
-                }
+                $if (target != kNone) { total = dot(delta, read4(dfinal, 4u * target)); };
                 adjoint::backward(total);
             };
-        };
+        });
     });
 }
 
 } // namespace
 
 AntialiasStage::AntialiasStage(Device& device, bool camera_free, uint32_t pixels)
-    : edges_kernel_(device.compile(edges_kernel(), {.name = "antialias_edges"})),
+    : pairs_kernel_(device.compile(pairs_kernel(), {.name = "antialias_pairs"})),
+      walk_kernel_(device.compile(walk_kernel(), {.name = "antialias_edges"})),
       forward_(device.compile(forward_kernel(), {.name = "antialias_forward"})),
       backward_(device.compile(backward_kernel(camera_free), {.name = "antialias_backward"})),
-      edges_(device.create_buffer<uint4>(std::max(pixels, 1u))) {}
+      edges_(device.create_buffer<uint2>(2 * size_t(std::max(pixels, 1u)))),
+      walks_(device.create_buffer<uint32_t>(2 * size_t(std::max(pixels, 1u)))),
+      blends_(device.create_buffer<uint32_t>(2 * size_t(std::max(pixels, 1u)))),
+      count_(device.create_buffer<uint32_t>(2)) {}
 
 void AntialiasStage::forward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,
                              const Buffer<float>& params, const Buffer<float4>& colors,
                              const Buffer<float4>& out) const {
-    stream << edges_kernel_(colors, gbuffer.triangle, gbuffer.depth, b.world.positions.value,
-                            b.data.geometry.triangles, b.tables.opposite, b.tables.neighbor, b.views, view, params,
-                            gbuffer.setups, edges_)
-                  .dispatch(gbuffer.width, gbuffer.height);
+    const uint32_t threads = list_threads(size_t(gbuffer.width) * gbuffer.height);   // a list holds up to 2 a pixel
+    stream << count_.fill_zero()
+           << pairs_kernel_(colors, gbuffer.triangle, walks_, count_, out).dispatch(gbuffer.width, gbuffer.height)
+           << walk_kernel_(colors, gbuffer.triangle, gbuffer.depth, b.world.positions.value, b.data.geometry.triangles,
+                           b.tables.opposite, b.tables.neighbor, b.views, view, params, gbuffer.setups, walks_, count_,
+                           gbuffer.width, edges_, blends_)
+                  .dispatch(threads);
     edges_view_ = view;
     edges_gbuffer_ = &gbuffer;
+    // The blends go into the output as floats (4 a pixel) by atomics.
+    const Buffer<float> out_floats(out.impl(), out.size() * 4);
     stream << forward_(colors, gbuffer.triangle, gbuffer.depth, b.world.positions.value, b.data.geometry.triangles,
-                       b.tables.opposite, b.tables.neighbor, b.views, view, params, edges_, out)
-                  .dispatch(gbuffer.width, gbuffer.height);
+                       b.tables.opposite, b.tables.neighbor, b.views, view, params, edges_, blends_, count_,
+                       gbuffer.width, out_floats)
+                  .dispatch(threads);
 }
 
 void AntialiasStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,
@@ -145,8 +160,8 @@ void AntialiasStage::backward(Stream& stream, const StageBuffers& b, uint32_t vi
              "(its silhouette edges are found there)");
     stream << backward_(colors, gbuffer.triangle, gbuffer.depth, b.world.positions, b.world.positions.value,
                         b.data.geometry.triangles, b.tables.opposite, b.tables.neighbor, b.views, view, params,
-                        params.value, edges_, dfinal)
-                  .dispatch(gbuffer.width, gbuffer.height);
+                        params.value, edges_, blends_, count_, gbuffer.width, dfinal)
+                  .dispatch(list_threads(size_t(gbuffer.width) * gbuffer.height));
 }
 
 } // namespace adjoint::app

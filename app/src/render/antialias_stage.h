@@ -21,8 +21,12 @@ public:
                   const Buffer<float>& dfinal) const;
 
 private:
-    Shader<2> edges_kernel_, forward_, backward_;
-    Buffer<uint4> edges_;   // per pixel: its right pair's edge (xy), its lower pair's (zw); antialias_dsl.h
+    Shader<2> pairs_kernel_;
+    Shader<1> walk_kernel_, forward_, backward_;
+    // Per pair (2 * pixel + 0 its right pair, + 1 its lower one) that blends: its edge (antialias_dsl.h).
+    Buffer<uint2> edges_;
+    // The pairs that see two triangles (walks_) and those of them that blend (blends_), their counts in count_.
+    Buffer<uint32_t> walks_, blends_, count_;
     // Whose edges edges_ holds: the view and G-buffer of the last forward() (recorded, not yet run, is enough:
     // one stream runs them in order).
     mutable uint32_t edges_view_ = ~0u;

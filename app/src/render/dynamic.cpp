@@ -103,7 +103,7 @@ void DynamicRenderer::render(Stream& stream, uint32_t view, const Camera& camera
     }
     s.gbuffer = s.raster.rasterize(stream, s.raster_geometry, vc);
     const Buffer<float4>& shaded = s.antialias ? s.color.value : out;
-    s.shade->forward(stream, s.buffers, view, s.gbuffer.triangle, params, shaded, camera.width, camera.height);
+    s.shade->forward(stream, s.buffers, view, s.gbuffer, params, shaded);
     if (s.antialias) s.antialias->forward(stream, s.buffers, view, s.gbuffer, params, s.color.value, out);
 }
 
@@ -121,7 +121,7 @@ void DynamicRenderer::backward(Stream& stream, uint32_t view, const DiffBuffer<f
         return;
     }
     if (s.antialias) s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color, s.dfinal);
-    s.shade->backward(stream, s.buffers, view, s.gbuffer.triangle, params, s.color.grad, s.width, s.height);
+    s.shade->backward(stream, s.buffers, view, s.gbuffer, params, s.color.grad);
 }
 
 void DynamicRenderer::diagnose(Device& device, Stream& stream, uint32_t view, const DiffBuffer<float>& params,

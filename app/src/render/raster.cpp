@@ -7,6 +7,7 @@
 #include "raster.h"
 
 #include "render/geometry_dsl.h"
+#include "render/work_list.h"
 
 #include <adjoint/core/error.h>
 
@@ -228,7 +229,8 @@ template <bool Small>
 auto raster_kernel() {
     using Nearest = std::conditional_t<Small, BufferUInt64, BufferUInt>;
     return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt count, BufferUInt list,
-                       BufferUInt tri_out, BufferFloat depth, UInt tiles_x, UInt first, Nearest nearest) noexcept {
+                       BufferUInt tri_out, BufferFloat depth, UInt tiles_x, UInt first, UInt last, Nearest nearest,
+                       BufferUInt covered, BufferUInt covered_count) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x;
         UInt at = pix.y * width + pix.x;
@@ -263,6 +265,7 @@ auto raster_kernel() {
         };
         tri_out.write(at, best);
         depth.write(at, best_z);
+        append_listed(covered, covered_count, 0, (last != 0u) & (best != kNone), at);
     });
 }
 
@@ -383,11 +386,15 @@ GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const Vie
     TileBins b = bin(stream, g, view, 0.0f, 0, small ? kSmallSpan : 0);
     const size_t pixels = size_t(view.width) * view.height;
     GBuffer gb{b.setups, device_.create_buffer<uint32_t>(pixels), view.width, view.height,
-               device_.create_buffer<float>(pixels)};
+               device_.create_buffer<float>(pixels), device_.create_buffer<uint32_t>(std::max<size_t>(pixels, 1)),
+               device_.create_buffer<uint32_t>(1)};
+    stream << gb.covered_count.fill_zero();
     auto passes = [&](const auto& nearest) {
         uint32_t first = 0;
         do {
-            stream << k_->raster(b.setups, b.offset, b.count, b.list, gb.triangle, gb.depth, b.tiles_x, first, nearest)
+            const uint32_t last = first + kRasterPass >= b.longest ? 1 : 0;   // lists the covered pixels
+            stream << k_->raster(b.setups, b.offset, b.count, b.list, gb.triangle, gb.depth, b.tiles_x, first, last,
+                                 nearest, gb.covered, gb.covered_count)
                           .dispatch(view.width, view.height);
             first += kRasterPass;
         } while (first < b.longest);

@@ -49,6 +49,9 @@ struct GBuffer {
     Buffer<uint32_t> triangle;
     uint32_t width = 0, height = 0;
     Buffer<float> depth;            // the visible triangle's depth, NDC z mapped to [0, 1] (0 at near)
+    // The covered pixels' indices, in no order, and their count (covered_count[0]): the shading runs over
+    // them alone (render/work_list.h).
+    Buffer<uint32_t> covered, covered_count;
 };
 
 // The triangles binned to 16x16 screen tiles: tile t's triangles are list[offset[t] .. offset[t] + count[t]).

@@ -1,9 +1,11 @@
-// The shading stage of the dynamic renderer: each pixel's surface recomputed from the world vertices (so
-// that $autodiff sees it move with them) and shaded; backward, the same code inside $autodiff.
+// The shading stage of the dynamic renderer: each covered pixel's surface recomputed from the world vertices (so
+// that $autodiff sees it move with them) and shaded; backward, the same code inside $autodiff. Both run over the
+// rasterizer's list of covered pixels (render/work_list.h); a per-pixel pass writes the background.
 #include "render/shade_stage.h"
 
 #include "render/geometry_dsl.h"
 #include "render/shadow_dsl.h"
+#include "render/work_list.h"
 
 namespace adjoint::app {
 
@@ -11,37 +13,52 @@ using gpu::kNone;
 
 namespace {
 
+// The background where no triangle covers the pixel (the covered pixels are the list's: forward_kernel).
+auto background_kernel(const ShadingPlan& groups) {
+    return Kernel2D([groups](BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params,
+                             TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
+                             BufferVar<LightSlots> lights, BufferFloat4 out, Float3 background) noexcept {
+        UInt2 pix = dispatch_id().xy();
+        UInt at = pix.y * dispatch_size().x + pix.x;
+        $if (tri_ids.read(at) == kNone) {
+            DslCamera cam = camera_of(params, views.read(view));
+            ShadeInputs<BufferFloat> in{params, textures, materials, lights};
+            out.write(at, make_float4(background_at(in, groups, background, [&] { return cam.ray(pixel_centre(pix)); }),
+                                      0.0f));
+        };
+    });
+}
+
+// Each covered pixel (the rasterizer's list, render/work_list.h) shaded.
 auto forward_kernel(const ShadingPlan& groups) {
-    return Kernel2D([groups](BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view,
+    return Kernel1D([groups](BufferUInt covered, BufferUInt covered_count, UInt width, BufferUInt tri_ids,
+                             BufferVar<gpu::ViewRec> views, UInt view,
                              BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors,
                              BufferFloat2 uvs, BufferVar<uint3> triangles, BufferUInt triangle_material,
                              BufferFloat params, TextureSetFloat3 textures,
                              BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights,
-                             BufferFloat4 out, Float3 background, BufferFloat grid_head, BufferUInt grid_slot,
+                             BufferFloat4 out, BufferFloat grid_head, BufferUInt grid_slot,
                              BufferUInt grid_cells, BufferUInt grid_list) noexcept {
-        UInt2 pix = dispatch_id().xy();
-        UInt at = pix.y * dispatch_size().x + pix.x;
-        UInt tri = tri_ids.read(at);
-        Float4 c;
         DslCamera cam = camera_of(params, views.read(view));
-        ShadeInputs<BufferFloat> in{params, textures, materials, lights,
-                                    shadow_hook(groups, positions, positions, triangles,
-                                                shadow_grid_ref(groups, grid_head, grid_slot, grid_cells, grid_list),
-                                                cam)};
-        $if (tri != kNone) {
+        for_each_listed(covered, covered_count, 0, [&](const UInt& at) {
+            UInt2 pix = make_uint2(at % width, at / width);
+            UInt tri = tri_ids.read(at);
+            ShadeInputs<BufferFloat> in{params, textures, materials, lights,
+                                        shadow_hook(groups, positions, positions, triangles,
+                                                    shadow_grid_ref(groups, grid_head, grid_slot, grid_cells, grid_list),
+                                                    cam)};
             VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs,
                 triangles, triangle_material, groups.tangents};
             auto s = surface_at(vin, cam, tri, pix);
-            c = make_float4(shade_surface(in, groups, s.load(), cam.eye), 1.0f);
-        }
-        $else { c = make_float4(background_at(in, groups, background, [&] { return cam.ray(pixel_centre(pix)); }), 0.0f); };
-        out.write(at, c);
+            out.write(at, make_float4(shade_surface(in, groups, s.load(), cam.eye), 1.0f));
+        });
     });
 }
 
 // Seeded with d loss / d the shaded colour (4 floats a pixel).
 auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
-    return Kernel2D([groups, camera_free](BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view,
+    return Kernel1D([groups, camera_free](BufferUInt covered, BufferUInt covered_count, UInt width,
+                                          BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view,
                                           DiffBufferFloat3 positions, DiffBufferFloat3 normals,
                                           DiffBufferFloat3 colors, BufferFloat2 uvs,
                                           BufferVar<uint3> triangles, BufferUInt triangle_material,
@@ -51,10 +68,9 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                                           BufferVar<LightSlots> lights, BufferFloat color_grad,
                                           BufferFloat grid_head, BufferUInt grid_slot, BufferUInt grid_cells,
                                           BufferUInt grid_list) noexcept {
-        UInt2 pix = dispatch_id().xy();
-        UInt at = pix.y * dispatch_size().x + pix.x;
-        UInt tri = tri_ids.read(at);
-        $if (tri != kNone) {
+        for_each_listed(covered, covered_count, 0, [&](const UInt& at) {
+            UInt2 pix = make_uint2(at % width, at / width);
+            UInt tri = tri_ids.read(at);
             Float3 g = read3(color_grad, 4u * at);
             $autodiff {
                 auto vr = views.read(view);
@@ -75,36 +91,38 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                 else
                     shade(params_value);
             };
-        };
+        });
     });
 }
 
 } // namespace
 
 ShadeStage::ShadeStage(Device& device, const ShadingPlan& groups, bool camera_free)
-    : forward_(device.compile(forward_kernel(groups), {.name = "dynamic_shade_forward"})),
+    : background_(device.compile(background_kernel(groups), {.name = "dynamic_shade_background"})),
+      forward_(device.compile(forward_kernel(groups), {.name = "dynamic_shade_forward"})),
       backward_(device.compile(backward_kernel(groups, camera_free), {.name = "dynamic_shade_backward"})) {}
 
-void ShadeStage::forward(Stream& stream, const StageBuffers& b, uint32_t view, const Buffer<uint32_t>& triangles,
-                         const Buffer<float>& params, const Buffer<float4>& out, uint32_t width, uint32_t height) const {
+void ShadeStage::forward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gb,
+                         const Buffer<float>& params, const Buffer<float4>& out) const {
     const auto& g = b.data.geometry;
-    stream << forward_(triangles, b.views, view, b.world.positions.value, b.world.normals.value, b.world.colors.value,
-                       g.uvs, g.triangles, g.triangle_material, params, b.data.textures, b.data.materials,
-                       b.data.lights, out, b.data.background, b.shadow_grid.head, b.shadow_grid.slot,
-                       b.shadow_grid.cells, b.shadow_grid.list)
-                  .dispatch(width, height);
+    stream << background_(gb.triangle, b.views, view, params, b.data.textures, b.data.materials, b.data.lights, out,
+                          b.data.background)
+                  .dispatch(gb.width, gb.height)
+           << forward_(gb.covered, gb.covered_count, gb.width, gb.triangle, b.views, view, b.world.positions.value,
+                       b.world.normals.value, b.world.colors.value, g.uvs, g.triangles, g.triangle_material, params,
+                       b.data.textures, b.data.materials, b.data.lights, out, b.shadow_grid.head,
+                       b.shadow_grid.slot, b.shadow_grid.cells, b.shadow_grid.list)
+                  .dispatch(list_threads(size_t(gb.width) * gb.height));
 }
 
-void ShadeStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, const Buffer<uint32_t>& triangles,
-                          const DiffBuffer<float>& params, const Buffer<float>& color_grad, uint32_t width,
-                          uint32_t height) const {
+void ShadeStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gb,
+                          const DiffBuffer<float>& params, const Buffer<float>& color_grad) const {
     const auto& g = b.data.geometry;
-    stream << backward_(triangles, b.views, view, b.world.positions, b.world.normals, b.world.colors, g.uvs,
-                        g.triangles, g.triangle_material, params, params.value, b.world.positions.value,
-                        b.data.textures, b.data.materials,
-                        b.data.lights, color_grad, b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells,
-                        b.shadow_grid.list)
-                  .dispatch(width, height);
+    stream << backward_(gb.covered, gb.covered_count, gb.width, gb.triangle, b.views, view, b.world.positions,
+                        b.world.normals, b.world.colors, g.uvs, g.triangles, g.triangle_material, params,
+                        params.value, b.world.positions.value, b.data.textures, b.data.materials, b.data.lights,
+                        color_grad, b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells, b.shadow_grid.list)
+                  .dispatch(list_threads(size_t(gb.width) * gb.height));
 }
 
 } // namespace adjoint::app

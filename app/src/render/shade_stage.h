@@ -4,6 +4,7 @@
 // backward takes d loss / d that colour and scatters into the parameter buffer's gradient, the textures' and
 // the world vertices' (the occluders' too).
 #pragma once
+#include "render/raster.h"
 #include "render/stage_buffers.h"
 
 namespace adjoint::app {
@@ -12,16 +13,16 @@ class ShadeStage {
 public:
     // camera_free: the camera's values are parameters, so the backward pass differentiates them too.
     ShadeStage(Device& device, const ShadingPlan& groups, bool camera_free);
-    // triangles: each pixel's visible triangle (the rasterizer's G-buffer), gpu::kNone for background.
-    void forward(Stream& stream, const StageBuffers& b, uint32_t view, const Buffer<uint32_t>& triangles,
-                 const Buffer<float>& params, const Buffer<float4>& out, uint32_t width, uint32_t height) const;
+    // gb: the view's G-buffer (its visible triangles and its list of covered pixels).
+    void forward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gb, const Buffer<float>& params,
+                 const Buffer<float4>& out) const;
     // color_grad: d loss / d the colour, 4 floats a pixel.
-    void backward(Stream& stream, const StageBuffers& b, uint32_t view, const Buffer<uint32_t>& triangles,
-                  const DiffBuffer<float>& params, const Buffer<float>& color_grad, uint32_t width,
-                  uint32_t height) const;
+    void backward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gb,
+                  const DiffBuffer<float>& params, const Buffer<float>& color_grad) const;
 
 private:
-    Shader<2> forward_, backward_;
+    Shader<2> background_;
+    Shader<1> forward_, backward_;
 };
 
 } // namespace adjoint::app

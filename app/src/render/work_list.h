@@ -1,0 +1,37 @@
+// Lists of work for kernels whose work is sparse: the threads of a short dispatch each take every so many
+// entries of a list that an earlier kernel filled (an atomic counter and a buffer).
+//
+// Why: lavapipe runs a SIMD group's 8 threads as one and a branch as both of its sides under a mask, so work
+// under an $if costs every group that reaches it, taken or not, and a loop's body runs at least once for every
+// group that enters it (engine/GUIDE.md, "Branches on lavapipe"). A kernel of one thread a pixel whose work
+// is a few pixels' therefore pays for all of them; over a list, only the listed entries pay, in full groups.
+#pragma once
+#include <adjoint/adjoint.h>
+
+#include <algorithm>
+
+namespace adjoint::app {
+
+// Items per thread of a list's dispatch: the threads are a kListStride-th of the list's capacity.
+constexpr uint32_t kListStride = 8;
+
+// The threads to dispatch for a list with room for `capacity` entries.
+inline uint32_t list_threads(size_t capacity) {
+    return uint32_t(std::max<size_t>(1, (capacity + kListStride - 1) / kListStride));
+}
+
+// In a 1D kernel dispatched at list_threads(): f(entry) for each entry of list[0 .. count[which]) this thread
+// takes (entries dispatch_id().x, + dispatch_size().x, ...).
+template <typename F>
+void for_each_listed(const BufferUInt& list, const BufferUInt& count, uint32_t which, F&& f) {
+    $for (i, dispatch_id().x, count.read(which), dispatch_size().x) { f(list.read(i)); };
+}
+
+// Appends `entry` to list where `take` holds, at the next slot of count[which] (in no particular order). An
+// atomic an entry: one per subgroup (slots from an exclusive sum) measured no faster on lavapipe.
+inline void append_listed(const BufferUInt& list, const BufferUInt& count, uint32_t which, const Bool& take,
+                          const UInt& entry) {
+    $if (take) { list.write(count.atomic(which).fetch_add(1u), entry); };
+}
+
+} // namespace adjoint::app
