@@ -295,7 +295,8 @@ TEST_F(StageRig, AntialiasStageMatchesCentralDifferences) {
     };
     Buffer<float> dfinal = device.create_buffer<float>(w.size());
     f();   // backward() differentiates the pairs' edges its view's forward() found
-    // colors.grad starts as dfinal (the identity part of out = colors + blends), as the renderer seeds it.
+    // colors.grad starts as dfinal (the identity part of out = colors + blends), so that it ends as the whole
+    // colour gradient (the renderer starts it at 0 and its shading reads dfinal beside it).
     stream << dfinal.copy_from(w.data()) << colors.grad.copy_from(w.data()) << world.positions.zero_grad()
            << params.grad.fill_zero();
     antialias.backward(stream, buffers, 0, gb, params, colors, dfinal);
@@ -366,7 +367,7 @@ TEST_F(StageRig, EveryLossMatchesCentralDifferences) {
     for (const app::LossModel* model : app::loss_models()) {
         app::LossKernels k(device, *model, false, nullptr, false);
         auto f = [&] {
-            stream << (*k.image_loss)(img, target, loss, sqerr, 0u, dimage, dimage, 1.0f).dispatch(n, 1u);
+            stream << (*k.image_loss)(img, target, loss, sqerr, 0u, dimage, 1.0f).dispatch(n, 1u);
             const auto l = read(loss);
             double s = 0;
             for (float v : l) s += v;

@@ -84,12 +84,9 @@ auto background_loss_kernel(const LossModel& loss, bool mask, const ShadingPlan&
     });
 }
 
-// `seeds`: d loss / d image also into a second buffer, the antialiased chain's shaded-image gradient that
-// antialiasing then adds to (one pass instead of a copy after this one).
-auto image_loss_kernel(const LossModel& loss, bool mask, bool seeds) {
-    return Kernel2D([&loss, mask, seeds](BufferFloat4 image, BufferFloat4 target, BufferFloat loss_out,
-                                   BufferFloat sqerr_out, UInt out_base, BufferFloat dimage, BufferFloat seed,
-                                   Float scale) noexcept {
+auto image_loss_kernel(const LossModel& loss, bool mask) {
+    return Kernel2D([&loss, mask](BufferFloat4 image, BufferFloat4 target, BufferFloat loss_out,
+                                  BufferFloat sqerr_out, UInt out_base, BufferFloat dimage, Float scale) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         Float4 t = target.read(at);
@@ -105,13 +102,10 @@ auto image_loss_kernel(const LossModel& loss, bool mask, bool seeds) {
         };
         loss_out.write(out_base + at, value);
         sqerr_out.write(out_base + at, squared_error(f.xyz(), t.xyz()));
-        for (const BufferFloat* out : {&dimage, &seed}) {
-            if (out == &seed && !seeds) break;
-            out->write(4u * at, g.x);
-            out->write(4u * at + 1u, g.y);
-            out->write(4u * at + 2u, g.z);
-            out->write(4u * at + 3u, g.w);
-        }
+        dimage.write(4u * at, g.x);
+        dimage.write(4u * at + 1u, g.y);
+        dimage.write(4u * at + 2u, g.z);
+        dimage.write(4u * at + 3u, g.w);
     });
 }
 
@@ -120,9 +114,7 @@ auto image_loss_kernel(const LossModel& loss, bool mask, bool seeds) {
 LossKernels::LossKernels(Device& device, const LossModel& loss, bool mask_alpha, const ShadingPlan* static_shading,
                          bool textures_only) {
     if (!static_shading) {
-        image_loss = device.compile(image_loss_kernel(loss, mask_alpha, false), {.name = "image_loss"});
-        image_loss_seeding =
-            device.compile(image_loss_kernel(loss, mask_alpha, true), {.name = "image_loss_seeding"});
+        image_loss = device.compile(image_loss_kernel(loss, mask_alpha), {.name = "image_loss"});
         return;
     }
     if (textures_only)

@@ -24,9 +24,8 @@ struct LossKernels {
     std::optional<Shader<2>> background_loss;
     // Dynamic path: a rendered image against its target -> loss, squared error and d loss / d image (times
     // scale, 4 floats a pixel).
-    // Arguments (image, target, loss_out, sqerr_out, out_base, dimage, seed, scale); image_loss leaves `seed`
-    // alone, image_loss_seeding writes d loss / d image there too (DynamicRenderer::image_gradient_seed()).
-    std::optional<Shader<2>> image_loss, image_loss_seeding;
+    // Arguments (image, target, loss_out, sqerr_out, out_base, dimage, scale).
+    std::optional<Shader<2>> image_loss;
 
     // The static path's kernels when `static_shading` is given (the scene's material models and lights, baked
     // into the shading), else the dynamic path's. mask_alpha: pixels whose target alpha is 0 weigh nothing.

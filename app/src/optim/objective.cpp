@@ -138,11 +138,8 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
         for (uint32_t j = 0; j < k; ++j) {
             const uint32_t v = order[j];
             dynamic_->render(stream_, v, views_[v], params.value, final_image_);
-            const Buffer<float>* seed = dynamic_->image_gradient_seed();
-            const Buffer<float>& dimage = dynamic_->image_gradient();
-            stream_ << (*(seed ? losses_->image_loss_seeding : losses_->image_loss))(
-                           final_image_, targets_[v], loss_px_, sqerr_px_, j * pixels_, dimage, seed ? *seed : dimage,
-                           scale)
+            stream_ << (*losses_->image_loss)(final_image_, targets_[v], loss_px_, sqerr_px_, j * pixels_,
+                                              dynamic_->image_gradient(), scale)
                            .dispatch(views_[v].width, views_[v].height);
             dynamic_->backward(stream_, v, params);
         }
@@ -193,7 +190,6 @@ void Objective::diagnose(const DiffBuffer<float>& params, uint32_t v, bool unit,
     dynamic_->zero_grad(stream_);
     dynamic_->update_geometry(stream_, params.value);
     dynamic_->render(stream_, v, views_[v], params.value, final_image_);
-    const Buffer<float>* seed = dynamic_->image_gradient_seed();
     const Buffer<float>& dimage = dynamic_->image_gradient();
     if (unit) {
         if (unit_seed_.size() != dimage.size()) {
@@ -201,10 +197,8 @@ void Objective::diagnose(const DiffBuffer<float>& params, uint32_t v, bool unit,
             for (size_t i = 3; i < unit_seed_.size(); i += 4) unit_seed_[i] = 0.0f;
         }
         stream_ << dimage.copy_from(unit_seed_.data());
-        if (seed) stream_ << seed->copy_from(unit_seed_.data());
     } else {
-        stream_ << (*(seed ? losses_->image_loss_seeding : losses_->image_loss))(
-                       final_image_, targets_[v], loss_px_, sqerr_px_, 0u, dimage, seed ? *seed : dimage, scale)
+        stream_ << (*losses_->image_loss)(final_image_, targets_[v], loss_px_, sqerr_px_, 0u, dimage, scale)
                        .dispatch(views_[v].width, views_[v].height);
     }
     dynamic_->diagnose(device_, stream_, v, params, d);

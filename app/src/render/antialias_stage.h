@@ -14,8 +14,8 @@ public:
     AntialiasStage(Device& device, bool camera_free, uint32_t pixels);
     void forward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,
                  const Buffer<float>& params, const Buffer<float4>& colors, const Buffer<float4>& out) const;
-    // dfinal: d loss / d the antialiased image, 4 floats a pixel. colors.grad must hold it already (the
-    // identity part of out = colors + blends), and receives the blends' share.
+    // dfinal: d loss / d the antialiased image, 4 floats a pixel. colors.grad receives the blends' share only
+    // (the identity part of out = colors + blends is dfinal itself: the shading reads both).
     void backward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,
                   const DiffBuffer<float>& params, const DiffBuffer<float4>& colors,
                   const Buffer<float>& dfinal) const;

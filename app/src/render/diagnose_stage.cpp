@@ -13,22 +13,25 @@ using gpu::kNone;
 namespace {
 
 // The shade stage's backward (shade_stage.cpp), seeded the same way; textures detached, their samples traced.
-auto shade_kernel(const ShadingPlan& groups, bool geometry) {
+// With antialiasing the colour's gradient is dfinal plus the blends' share (color_grad): DynamicRenderer.
+auto shade_kernel(const ShadingPlan& groups, bool geometry, bool antialias) {
     ShadingPlan plan = groups;
     plan.material_texture_gradients = plan.light_texture_gradients = false;
-    return Kernel2D([plan, geometry](BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view,
+    return Kernel2D([plan, geometry, antialias](BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view,
                                      BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors,
                                      BufferFloat2 uvs, BufferVar<uint3> triangles, BufferUInt triangle_material,
                                      BufferFloat params, BufferUInt param_slot, BufferUInt texture_slot,
                                      BufferFloat directions, TextureSetFloat3 textures,
                                      BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights,
-                                     BufferFloat color_grad, BufferFloat out, BufferFloat grid_head,
+                                     BufferFloat color_grad, BufferFloat dfinal, BufferFloat out,
+                                     BufferFloat grid_head,
                                      BufferUInt grid_slot, BufferUInt grid_cells, BufferUInt grid_list) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x, pixels = dispatch_size().x * dispatch_size().y;
         UInt tri = tri_ids.read(at);
         $if (tri != kNone) {
             Float3 g = read3(color_grad, 4u * at);
+            if (antialias) g = g + read3(dfinal, 4u * at);
             $autodiff {
                 DiagnoseDeltas d;
                 mark_deltas(d);
@@ -101,7 +104,7 @@ auto antialias_kernel(bool geometry) {
 } // namespace
 
 DiagnoseStage::DiagnoseStage(Device& device, const ShadingPlan& groups, bool antialias, bool geometry)
-    : shade_(device.compile(shade_kernel(groups, geometry), {.name = "diagnose_shade"})),
+    : shade_(device.compile(shade_kernel(groups, geometry, antialias), {.name = "diagnose_shade"})),
       geometry(geometry) {
     if (antialias) antialias_.emplace(device.compile(antialias_kernel(geometry), {.name = "diagnose_antialias"}));
 }
@@ -115,7 +118,7 @@ void DiagnoseStage::run(Stream& stream, const StageBuffers& b, uint32_t view, co
            << shade_(gb.triangle, b.views, view, w.positions.value, w.normals.value,
                                                       w.colors.value, g.uvs, g.triangles, g.triangle_material, params,
                                                       d.param_slot, d.texture_slot, d.directions, b.data.textures,
-                                                      b.data.materials, b.data.lights, color_grad, d.out,
+                                                      b.data.materials, b.data.lights, color_grad, dfinal, d.out,
                                                       b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells,
                                                       b.shadow_grid.list)
                   .dispatch(gb.width, gb.height);

@@ -25,8 +25,9 @@ class DiagnoseStage {
 public:
     // geometry: the kernels trace the world vertices (DiagnoseBuffers::geometry must match).
     DiagnoseStage(Device& device, const ShadingPlan& groups, bool antialias, bool geometry);
-    // After the shading's colour gradient is final (antialiasing's backward done): each covered pixel's
-    // contributions into out (written), then each antialiased pixel pair's (added) and the edge mask.
+    // After antialiasing's backward (color_grad: the blends' share of the shading's colour gradient, which is
+    // dfinal plus it; without antialiasing color_grad is the whole and dfinal the same buffer): each covered
+    // pixel's contributions into out (written), then each antialiased pixel pair's (added) and the edge mask.
     void run(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer, const Buffer<float>& params,
              const Buffer<float>& color_grad, const Buffer<float4>& colors, const Buffer<float>& dfinal,
              const DiagnoseBuffers& d) const;

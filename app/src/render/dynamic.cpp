@@ -39,8 +39,9 @@ struct DynamicRenderer::State {
     std::optional<SoftDiagnoseStage> soft_diagnose;   // compiled on the first diagnose() (soft)
     DiffBuffer<float4> color;         // the shaded image before antialiasing, and d loss / d it
     // d loss / d final image, 4 floats a pixel (image_gradient()): without antialiasing, the shaded image's
-    // gradient itself, which the shading's backward reads; with it, its own buffer, and the caller seeds the
-    // shaded image's gradient with the same values (image_gradient_seed()).
+    // gradient itself, which the shading's backward reads; with it, its own buffer, and color.grad takes only
+    // the blends' share (antialiasing's backward adds it to a zeroed buffer; the shading reads both: the
+    // blends change a few percent of the pixels, so no full copy of dfinal is made).
     Buffer<float> dfinal;
     GBuffer gbuffer;                  // of the last render() (hard and antialias)
     uint32_t width = 0, height = 0;   // of the last render()
@@ -61,7 +62,7 @@ struct DynamicRenderer::State {
         if (o.visibility == Visibility::soft) {
             soft.emplace(d, sd.shading, o.camera_free, scene.render, pixels, o.soft_candidates, o.soft_part);
         } else {
-            shade.emplace(d, sd.shading, o.camera_free);
+            shade.emplace(d, sd.shading, o.camera_free, o.visibility == Visibility::antialias);
             if (o.visibility == Visibility::antialias) antialias.emplace(d, o.camera_free, pixels);
         }
         dfinal = o.visibility == Visibility::hard ? color.grad : d.create_buffer<float>(4 * size_t(pixels));
@@ -109,10 +110,6 @@ void DynamicRenderer::render(Stream& stream, uint32_t view, const Camera& camera
 
 const Buffer<float>& DynamicRenderer::image_gradient() const { return s_->dfinal; }
 
-const Buffer<float>* DynamicRenderer::image_gradient_seed() const {
-    return s_->antialias ? &s_->color.grad : nullptr;
-}
-
 void DynamicRenderer::backward(Stream& stream, uint32_t view, const DiffBuffer<float>& params) {
     auto& s = *s_;
     if (view != s.last_view) fail("DynamicRenderer::backward: view ", view, " was not the last one rendered");
@@ -120,8 +117,13 @@ void DynamicRenderer::backward(Stream& stream, uint32_t view, const DiffBuffer<f
         s.soft->backward(stream, s.buffers, view, params, s.dfinal);
         return;
     }
-    if (s.antialias) s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color, s.dfinal);
-    s.shade->backward(stream, s.buffers, view, s.gbuffer, params, s.color.grad);
+    if (s.antialias) {
+        stream << s.color.grad.fill_zero();
+        s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color, s.dfinal);
+        s.shade->backward(stream, s.buffers, view, s.gbuffer, params, s.dfinal, &s.color.grad);
+    } else {
+        s.shade->backward(stream, s.buffers, view, s.gbuffer, params, s.color.grad);
+    }
 }
 
 void DynamicRenderer::diagnose(Device& device, Stream& stream, uint32_t view, const DiffBuffer<float>& params,
@@ -136,7 +138,10 @@ void DynamicRenderer::diagnose(Device& device, Stream& stream, uint32_t view, co
     }
     if (!s.diagnose || s.diagnose->geometry != d.geometry)
         s.diagnose.emplace(device, s.data.shading, bool(s.antialias), d.geometry);
-    if (s.antialias) s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color, s.dfinal);
+    if (s.antialias) {
+        stream << s.color.grad.fill_zero();
+        s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color, s.dfinal);
+    }
     s.diagnose->run(stream, s.buffers, view, s.gbuffer, params.value, s.color.grad, s.color.value, s.dfinal, d);
 }
 

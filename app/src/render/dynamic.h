@@ -46,9 +46,6 @@ public:
     // Where the caller writes d loss / d the image of the last render() (width * height float4), before
     // backward().
     const Buffer<float>& image_gradient() const;   // 4 floats a pixel
-    // Where the caller writes the same values too, or nullptr: with antialiasing, the shaded image's gradient,
-    // which antialiasing's backward then adds to (out = colours + blends).
-    const Buffer<float>* image_gradient_seed() const;
     // After render() of `view` and image_gradient() written: the gradient into params.grad, the textures'
     // gradients and the world vertices' gradients.
     void backward(Stream& stream, uint32_t view, const DiffBuffer<float>& params);

@@ -56,8 +56,8 @@ auto forward_kernel(const ShadingPlan& groups) {
 }
 
 // Seeded with d loss / d the shaded colour (4 floats a pixel).
-auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
-    return Kernel1D([groups, camera_free](BufferUInt covered, BufferUInt covered_count, UInt width,
+auto backward_kernel(const ShadingPlan& groups, bool camera_free, bool share) {
+    return Kernel1D([groups, camera_free, share](BufferUInt covered, BufferUInt covered_count, UInt width,
                                           BufferUInt tri_ids, BufferVar<gpu::ViewRec> views, UInt view,
                                           DiffBufferFloat3 positions, DiffBufferFloat3 normals,
                                           DiffBufferFloat3 colors, BufferFloat2 uvs,
@@ -65,13 +65,14 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                                           DiffBufferFloat params, BufferFloat params_value,
                                           BufferFloat3 positions_value,
                                           TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
-                                          BufferVar<LightSlots> lights, BufferFloat color_grad,
+                                          BufferVar<LightSlots> lights, BufferFloat color_grad, BufferFloat color_share,
                                           BufferFloat grid_head, BufferUInt grid_slot, BufferUInt grid_cells,
                                           BufferUInt grid_list) noexcept {
         for_each_listed(covered, covered_count, 0, [&](const UInt& at) {
             UInt2 pix = make_uint2(at % width, at / width);
             UInt tri = tri_ids.read(at);
             Float3 g = read3(color_grad, 4u * at);
+            if (share) g = g + read3(color_share, 4u * at);
             $autodiff {
                 auto vr = views.read(view);
                 DslCamera cam = camera_free ? camera_of(params, vr) : camera_of(params_value, vr);
@@ -97,10 +98,11 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
 
 } // namespace
 
-ShadeStage::ShadeStage(Device& device, const ShadingPlan& groups, bool camera_free)
+ShadeStage::ShadeStage(Device& device, const ShadingPlan& groups, bool camera_free, bool blend_share)
     : background_(device.compile(background_kernel(groups), {.name = "dynamic_shade_background"})),
       forward_(device.compile(forward_kernel(groups), {.name = "dynamic_shade_forward"})),
-      backward_(device.compile(backward_kernel(groups, camera_free), {.name = "dynamic_shade_backward"})) {}
+      backward_(device.compile(backward_kernel(groups, camera_free, blend_share), {.name = "dynamic_shade_backward"})),
+      blend_share_(blend_share) {}
 
 void ShadeStage::forward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gb,
                          const Buffer<float>& params, const Buffer<float4>& out) const {
@@ -116,12 +118,18 @@ void ShadeStage::forward(Stream& stream, const StageBuffers& b, uint32_t view, c
 }
 
 void ShadeStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gb,
-                          const DiffBuffer<float>& params, const Buffer<float>& color_grad) const {
+                          const DiffBuffer<float>& params, const Buffer<float>& color_grad,
+                          const Buffer<float>* share) const {
+    if (blend_share_ != (share != nullptr))
+        fail("ShadeStage::backward: ", blend_share_ ? "this stage adds the blends' share of the colour gradient, "
+                                                      "and none was given"
+                                                    : "a share of the colour gradient was given to a stage made "
+                                                      "without blend_share");
     const auto& g = b.data.geometry;
     stream << backward_(gb.covered, gb.covered_count, gb.width, gb.triangle, b.views, view, b.world.positions,
                         b.world.normals, b.world.colors, g.uvs, g.triangles, g.triangle_material, params,
                         params.value, b.world.positions.value, b.data.textures, b.data.materials, b.data.lights,
-                        color_grad, b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells, b.shadow_grid.list)
+                        color_grad, share ? *share : color_grad, b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells, b.shadow_grid.list)
                   .dispatch(list_threads(size_t(gb.width) * gb.height));
 }
 

@@ -12,17 +12,20 @@ namespace adjoint::app {
 class ShadeStage {
 public:
     // camera_free: the camera's values are parameters, so the backward pass differentiates them too.
-    ShadeStage(Device& device, const ShadingPlan& groups, bool camera_free);
+    // blend_share: the colour's gradient comes in two buffers (backward's `share`: the antialias stage's).
+    ShadeStage(Device& device, const ShadingPlan& groups, bool camera_free, bool blend_share = false);
     // gb: the view's G-buffer (its visible triangles and its list of covered pixels).
     void forward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gb, const Buffer<float>& params,
                  const Buffer<float4>& out) const;
-    // color_grad: d loss / d the colour, 4 floats a pixel.
+    // color_grad: d loss / d the colour, 4 floats a pixel; with blend_share, plus `share`'s (required then).
     void backward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gb,
-                  const DiffBuffer<float>& params, const Buffer<float>& color_grad) const;
+                  const DiffBuffer<float>& params, const Buffer<float>& color_grad,
+                  const Buffer<float>* share = nullptr) const;
 
 private:
     Shader<2> background_;
     Shader<1> forward_, backward_;
+    bool blend_share_;
 };
 
 } // namespace adjoint::app
