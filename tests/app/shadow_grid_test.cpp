@@ -142,4 +142,40 @@ TEST_F(ShadowGrid, ACellTooLongIsRefused) {
     }
 }
 
+// 10,000 triangles stacked: cells within the budget, and most of the image (the stack's top and the floor under
+// it) shades points whose cell holds all of them. The shading runs over the covered pixels' list, one pixel a
+// thread where lights cast shadows: with eight a thread, as without shadows, a thread's loops would run up to
+// 80,000 iterations and lavapipe would stop them. The image is the unshadowed one but for the stack's shadow.
+TEST_F(ShadowGrid, ACellWithinTheBudgetRenders) {
+    const auto dir = std::filesystem::path(ADJOINT_BINARY_DIR) / "shadow_grid_test";
+    std::filesystem::create_directories(dir);
+    {
+        std::ofstream obj(dir / "stack10k.obj");
+        obj << "v -0.4 0.5 -0.4\nv 0.4 0.5 -0.4\nv 0 0.5 0.4\n";
+        for (int i = 0; i < 10000; ++i) obj << "f 1 2 3\n";
+    }
+    auto scene = [&](bool shadows) {
+        return load(R"({ "format": 1,
+          "camera": { "eye": [0.15, 2.5, 1.0], "target": [0.15, 0, 0], "fov_y": 25, "resolution": [16, 16] },
+          "background": [0, 0, 0],
+          "materials": { "m": { "albedo": [0.5, 0.5, 0.5] } },
+          "meshes": [ { "name": "stack", "file": ")" + (dir / "stack10k.obj").string() + R"(", "material": "m" },
+                      { "name": "floor", "file": "meshes/quad.obj", "material": "m" } ],
+          "lights": [ { "name": "sun", "type": "directional", "direction": [0.6, -1, 0], "shadows": )" +
+                    std::string(shadows ? "true" : "false") + R"( } ],
+          "render": { "visibility": "antialias" } })");
+    };
+    const app::LinearImage lit = app::SceneRenderer(device, scene(false)).render(0);
+    const app::LinearImage shadowed = app::SceneRenderer(device, scene(true)).render(0);
+    int dark = 0, same = 0;
+    for (size_t i = 0; i < lit.texels.size(); ++i) {
+        const float d = lit.texels[i].x - shadowed.texels[i].x;
+        EXPECT_GE(d, -1e-4f) << "pixel " << i << ": a shadow brightens nothing";
+        dark += d > 0.2f;
+        same += std::fabs(d) < 1e-4f && lit.texels[i].x > 0.2f;
+    }
+    EXPECT_GE(dark, 4) << "the stack's shadow on the floor";
+    EXPECT_GE(same, 30) << "the lit floor and the stack's top";
+}
+
 } // namespace adjoint::test

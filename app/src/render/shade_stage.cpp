@@ -102,7 +102,10 @@ ShadeStage::ShadeStage(Device& device, const ShadingPlan& groups, bool camera_fr
     : background_(device.compile(background_kernel(groups), {.name = "dynamic_shade_background"})),
       forward_(device.compile(forward_kernel(groups), {.name = "dynamic_shade_forward"})),
       backward_(device.compile(backward_kernel(groups, camera_free, blend_share), {.name = "dynamic_shade_backward"})),
-      blend_share_(blend_share) {}
+      blend_share_(blend_share),
+      // A shadowing light's test loops over a grid cell of up to the loop budget's triangles for one pixel
+      // (render/shadow_grid.cpp): then one pixel a thread.
+      stride_(groups.shadow.any ? 1 : kListStride) {}
 
 void ShadeStage::forward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gb,
                          const Buffer<float>& params, const Buffer<float4>& out) const {
@@ -114,7 +117,7 @@ void ShadeStage::forward(Stream& stream, const StageBuffers& b, uint32_t view, c
                        b.world.normals.value, b.world.colors.value, g.uvs, g.triangles, g.triangle_material, params,
                        b.data.textures, b.data.materials, b.data.lights, out, b.shadow_grid.head,
                        b.shadow_grid.slot, b.shadow_grid.cells, b.shadow_grid.list)
-                  .dispatch(list_threads(size_t(gb.width) * gb.height));
+                  .dispatch(list_threads(size_t(gb.width) * gb.height, stride_));
 }
 
 void ShadeStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gb,
@@ -130,7 +133,7 @@ void ShadeStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, 
                         b.world.normals, b.world.colors, g.uvs, g.triangles, g.triangle_material, params,
                         params.value, b.world.positions.value, b.data.textures, b.data.materials, b.data.lights,
                         color_grad, share ? *share : color_grad, b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells, b.shadow_grid.list)
-                  .dispatch(list_threads(size_t(gb.width) * gb.height));
+                  .dispatch(list_threads(size_t(gb.width) * gb.height, stride_));
 }
 
 } // namespace adjoint::app

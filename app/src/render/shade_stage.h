@@ -26,6 +26,7 @@ private:
     Shader<2> background_;
     Shader<1> forward_, backward_;
     bool blend_share_;
+    uint32_t stride_;   // covered pixels per thread (render/work_list.h)
 };
 
 } // namespace adjoint::app

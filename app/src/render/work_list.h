@@ -12,12 +12,15 @@
 
 namespace adjoint::app {
 
-// Items per thread of a list's dispatch: the threads are a kListStride-th of the list's capacity.
+// Entries per thread of a list's dispatch: the threads are a kListStride-th of the list's capacity. A thread's
+// loops run for all its entries together, and lavapipe's loop budget (65,535 iterations a SIMD group,
+// engine/GUIDE.md) is for all of them: work whose loops are long for one entry (a shadow test over a grid cell
+// sized for that budget) takes stride 1.
 constexpr uint32_t kListStride = 8;
 
 // The threads to dispatch for a list with room for `capacity` entries.
-inline uint32_t list_threads(size_t capacity) {
-    return uint32_t(std::max<size_t>(1, (capacity + kListStride - 1) / kListStride));
+inline uint32_t list_threads(size_t capacity, uint32_t stride = kListStride) {
+    return uint32_t(std::max<size_t>(1, (capacity + stride - 1) / stride));
 }
 
 // In a 1D kernel dispatched at list_threads(): f(entry) for each entry of list[0 .. count[which]) this thread
