@@ -46,6 +46,17 @@ std::string grid_scene(const std::string& render, const std::string& optimize = 
 
 app::Scene load(const std::string& text) { return app::load_scene_from_string(text, kAssets, "grid.json"); }
 
+// `count` copies of one triangle at height 0.5, `half` wide each way, all on the same spot: as many triangles in
+// the light-space cells under it. Returns the OBJ file's path.
+std::filesystem::path write_stack(const std::string& name, float half, int count) {
+    const auto dir = std::filesystem::path(ADJOINT_BINARY_DIR) / "shadow_grid_test";
+    std::filesystem::create_directories(dir);
+    std::ofstream obj(dir / name);
+    obj << "v " << -half << " 0.5 " << -half << "\nv " << half << " 0.5 " << -half << "\nv 0 0.5 " << half << "\n";
+    for (int i = 0; i < count; ++i) obj << "f 1 2 3\n";
+    return dir / name;
+}
+
 // While it lives, renderers made test every triangle (ADJOINT_SHADOW_GRID=0, read when one is made).
 struct BruteForce {
     BruteForce() { setenv("ADJOINT_SHADOW_GRID", "0", 1); }
@@ -118,17 +129,11 @@ TEST_F(ShadowGrid, GradientsEqualTheBruteForce) {
 // 61,000 triangles stacked on one spot put as many in one cell of the sun's grid: more than a shaded point may
 // loop over on lavapipe. The render is refused, naming the scene, the light and the count.
 TEST_F(ShadowGrid, ACellTooLongIsRefused) {
-    const auto dir = std::filesystem::path(ADJOINT_BINARY_DIR) / "shadow_grid_test";
-    std::filesystem::create_directories(dir);
-    {
-        std::ofstream obj(dir / "stack.obj");
-        obj << "v -0.1 0.5 -0.1\nv 0.1 0.5 -0.1\nv 0 0.5 0.1\n";
-        for (int i = 0; i < 61000; ++i) obj << "f 1 2 3\n";
-    }
+    const auto stack = write_stack("stack.obj", 0.1f, 61000);
     const std::string text = R"({ "format": 1,
       "camera": { "eye": [0, 3, 2], "target": [0, 0, 0], "fov_y": 45, "resolution": [16, 16] },
       "materials": { "m": { "albedo": [0.5, 0.5, 0.5] } },
-      "meshes": [ { "name": "stack", "file": ")" + (dir / "stack.obj").string() + R"(", "material": "m" },
+      "meshes": [ { "name": "stack", "file": ")" + stack.string() + R"(", "material": "m" },
                   { "name": "floor", "file": "meshes/quad.obj", "material": "m" } ],
       "lights": [ { "name": "sun", "type": "directional", "direction": [0, -1, 0], "shadows": true } ],
       "render": { "visibility": "hard" } })";
@@ -147,19 +152,13 @@ TEST_F(ShadowGrid, ACellTooLongIsRefused) {
 // thread where lights cast shadows: with eight a thread, as without shadows, a thread's loops would run up to
 // 80,000 iterations and lavapipe would stop them. The image is the unshadowed one but for the stack's shadow.
 TEST_F(ShadowGrid, ACellWithinTheBudgetRenders) {
-    const auto dir = std::filesystem::path(ADJOINT_BINARY_DIR) / "shadow_grid_test";
-    std::filesystem::create_directories(dir);
-    {
-        std::ofstream obj(dir / "stack10k.obj");
-        obj << "v -0.4 0.5 -0.4\nv 0.4 0.5 -0.4\nv 0 0.5 0.4\n";
-        for (int i = 0; i < 10000; ++i) obj << "f 1 2 3\n";
-    }
+    const auto stack = write_stack("stack10k.obj", 0.4f, 10000);
     auto scene = [&](bool shadows) {
         return load(R"({ "format": 1,
           "camera": { "eye": [0.15, 2.5, 1.0], "target": [0.15, 0, 0], "fov_y": 25, "resolution": [16, 16] },
           "background": [0, 0, 0],
           "materials": { "m": { "albedo": [0.5, 0.5, 0.5] } },
-          "meshes": [ { "name": "stack", "file": ")" + (dir / "stack10k.obj").string() + R"(", "material": "m" },
+          "meshes": [ { "name": "stack", "file": ")" + stack.string() + R"(", "material": "m" },
                       { "name": "floor", "file": "meshes/quad.obj", "material": "m" } ],
           "lights": [ { "name": "sun", "type": "directional", "direction": [0.6, -1, 0], "shadows": )" +
                     std::string(shadows ? "true" : "false") + R"( } ],
