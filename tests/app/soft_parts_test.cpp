@@ -74,13 +74,14 @@ void diagnose(Device& device, Stream& stream, app::DynamicRenderer& r, const app
 
 // One render and backward pass through the dynamic chain with room for `candidates` a pixel and `part` list
 // entries a dispatch (0: the defaults), seeded with a fixed pattern as d loss / d image (`colour_only`: 0 for
-// alpha, as a colour loss seeds it); `diagnosed`: the --diagnose pass too.
+// alpha, as a colour loss seeds it); `diagnosed`: the --diagnose pass too; `faces_in_memory`: faces_per_pixel's
+// heaviest selected in memory where registers would hold them (DynamicOptions::soft_faces_in_memory).
 Rendered render(Device& device, const app::Scene& scene, uint32_t candidates, uint32_t part, bool diagnosed = false,
-                bool colour_only = false) {
+                bool colour_only = false, bool faces_in_memory = false) {
     Stream stream = device.create_stream();
     app::SceneData data = app::upload_scene(device, stream, scene);
     app::DynamicRenderer r(device, stream, scene, data,
-                           app::DynamicOptions{app::Visibility::soft, false, candidates, part});
+                           app::DynamicOptions{app::Visibility::soft, false, candidates, part, faces_in_memory});
     const size_t pixels = size_t(scene.views[0].width) * scene.views[0].height;
     const std::vector<float> values = app::gather_values(scene, data.layout);
     auto params = device.create_diff_buffer<float>(values.size());
@@ -325,7 +326,8 @@ TEST_F(SoftFacesPerPixel, EachPixelBlendsTheHeaviestOfA70000TriangleTile) {
 // With room for every pixel's candidates (the most any pixel of the exact blend has), faces_per_pixel keeps them
 // all and the blend is the exact one: the same image, gradients and counts. With fewer, each pixel keeps
 // min(its candidates, K), the image moves away from the exact one as K shrinks, and taking the list in parts
-// (the kept ones and the least of them carried across dispatches) changes nothing.
+// (the kept ones and the least of them carried across dispatches) changes nothing, nor does keeping them in memory
+// instead of registers.
 TEST_F(SoftFacesPerPixel, RoomForEveryCandidateIsTheExactBlendAndFewerKeepTheirCount) {
     auto scene_with = [](uint32_t faces) {
         const std::string soft = R"({ "visibility": "soft", "soft": { "sigma": 1e-3, "gamma": 0.01)" +
@@ -368,6 +370,18 @@ TEST_F(SoftFacesPerPixel, RoomForEveryCandidateIsTheExactBlendAndFewerKeepTheirC
         }
         for (size_t i = 0; i < exact.gradient.size(); ++i)
             ASSERT_NEAR(many.gradient[i], one.gradient[i], 1e-5f * largest + 1e-4f * std::fabs(one.gradient[i]))
+                << "float " << i << " faces " << faces;
+        // Held in registers (K <= kSoftHeldFaces, as here) or in memory, the same K are kept; only the order
+        // they are blended in differs (heaviest first against the order they were found).
+        ASSERT_LE(faces, app::kSoftHeldFaces);
+        const Rendered memory = render(device, scene_with(faces), 0, 0, false, false, true);
+        for (size_t i = 0; i < exact.image.size(); ++i) {
+            ASSERT_EQ(memory.candidates[i], one.candidates[i]) << "pixel " << i << " faces " << faces;
+            ASSERT_NEAR(memory.image[i].x, one.image[i].x, 1e-5f) << "pixel " << i << " faces " << faces;
+            ASSERT_NEAR(memory.image[i].w, one.image[i].w, 1e-5f) << "pixel " << i << " faces " << faces;
+        }
+        for (size_t i = 0; i < exact.gradient.size(); ++i)
+            ASSERT_NEAR(memory.gradient[i], one.gradient[i], 1e-4f * largest + 1e-3f * std::fabs(one.gradient[i]))
                 << "float " << i << " faces " << faces;
         const double d = difference(one);
         std::printf("faces_per_pixel %u: mean |colour.x| + |alpha| difference from the exact blend %.3g\n", faces, d);

@@ -60,7 +60,8 @@ struct DynamicRenderer::State {
         const uint32_t pixels = scene.views[0].width * scene.views[0].height;
         color = d.create_diff_buffer<float4>(pixels);
         if (o.visibility == Visibility::soft) {
-            soft.emplace(d, sd.shading, o.camera_free, scene.render, pixels, o.soft_candidates, o.soft_part);
+            soft.emplace(d, sd.shading, o.camera_free, scene.render, pixels, o.soft_candidates, o.soft_part,
+                         o.soft_faces_in_memory);
         } else {
             shade.emplace(d, sd.shading, o.camera_free, o.visibility == Visibility::antialias);
             if (o.visibility == Visibility::antialias) antialias.emplace(d, o.camera_free, pixels);

@@ -22,9 +22,10 @@ constexpr uint32_t kSoftPart = 16384;
 constexpr uint32_t kMaxPass = 1, kSumPass = 2, kFinish = 4;
 
 // Pass 0 for the quad of pixels at 2 * dispatch_id (soft_dsl.h): every candidate (soft_select), or with
-// faces_per_pixel (= capacity) the ones that weigh most (soft_select_heaviest; `key` unused otherwise).
-auto select_kernel(bool heaviest) {
-    return Kernel2D([heaviest](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
+// faces_per_pixel (= capacity) the ones that weigh most (soft_select_held up to kSoftHeldFaces, else
+// soft_select_heaviest; `key` unused otherwise).
+auto select_kernel(uint32_t faces, bool held) {
+    return Kernel2D([faces, held](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
                                BufferVar<gpu::TriSetup> setups, BufferUInt pixel_count, BufferFloat key,
                                UInt own_base, UInt capacity, Float reach_px, BufferVar<gpu::ViewRec> views,
                                UInt view, Float sigma, Float gamma, UInt width, UInt height, UInt first,
@@ -42,11 +43,14 @@ auto select_kernel(bool heaviest) {
             q.n[i] = 0u;
             $if ((first > 0u) & q.valid[i]) { q.n[i] = pixel_count.read(q.at[i]); };
         }
-        if (heaviest) {
+        if (faces != 0) {
             auto vr = views.read(view);
             SoftSettings st{sigma, gamma, 0.0f, vr.near, vr.far};
-            soft_select_heaviest(setups, list, key, part.begin, part.end, own_base, capacity, reach_px, st,
-                                 vr.width, q);
+            if (held)
+                soft_select_held(setups, list, key, part.begin, part.end, own_base, faces, reach_px, st, vr.width, q);
+            else
+                soft_select_heaviest(setups, list, key, part.begin, part.end, own_base, capacity, reach_px, st,
+                                     vr.width, q);
         } else {
             soft_select(setups, list, part.begin, part.end, own_base, capacity, reach_px, q);
         }
@@ -204,9 +208,13 @@ uint32_t fragment_loops(const ShadingPlan& groups) {
 } // namespace
 
 SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free,
-                     const RenderSettings& settings, uint32_t pixels, uint32_t candidates, uint32_t part)
-    : select_(device.compile(select_kernel(settings.soft_faces_per_pixel != 0),
-                             {.name = settings.soft_faces_per_pixel ? "soft_select_heaviest" : "soft_select"})),
+                     const RenderSettings& settings, uint32_t pixels, uint32_t candidates, uint32_t part,
+                     bool faces_in_memory)
+    : held_(settings.soft_faces_per_pixel != 0 && settings.soft_faces_per_pixel <= kSoftHeldFaces && !faces_in_memory),
+      select_(device.compile(select_kernel(settings.soft_faces_per_pixel, held_),
+                             {.name = held_                                  ? "soft_select_held"
+                                      : settings.soft_faces_per_pixel != 0 ? "soft_select_heaviest"
+                                                                           : "soft_select"})),
       forward_(device.compile(forward_kernel(groups), {.name = "soft_forward"})),
       backward_(device.compile(backward_kernel(groups, camera_free), {.name = "soft_backward"})),
       sigma_(settings.soft_sigma), gamma_(settings.soft_gamma), reach2_(soft_reach2(settings.soft_sigma)),
@@ -223,8 +231,9 @@ SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free
                 : candidates ? candidates
                              : uint32_t(std::min<size_t>(256, kSoftListRoom / std::max<size_t>(pixels, 1)));
     part_ = part ? part : std::max(kSoftPart / (1 + fragment_loops(groups)), 1u);
-    // Keeping the heaviest takes up to 4 faces_per_pixel + 1 iterations an entry (soft_select_heaviest).
-    select_part_ = faces_ ? std::max(std::min(part_, kSoftPart / (kSoftQuad * faces_ + 1)), 1u) : part_;
+    // Keeping the heaviest in memory takes up to 4 faces_per_pixel + 1 iterations an entry (soft_select_heaviest);
+    // in registers, one (soft_select_held).
+    select_part_ = faces_ && !held_ ? std::max(std::min(part_, kSoftPart / (kSoftQuad * faces_ + 1)), 1u) : part_;
     key_ = device.create_buffer<float>(std::max<size_t>(size_t(faces_) * pixels, 1));
     pixel_count_ = device.create_buffer<uint32_t>(std::max(pixels, 1u));
     sums_ = device.create_buffer<float4>(std::max(pixels, 1u));

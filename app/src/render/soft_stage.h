@@ -13,9 +13,11 @@ public:
     // the same result. With render.soft.faces_per_pixel = K the room is K, and the pixel keeps the K candidates
     // that weigh most (`candidates` is not used; more than 2^24 entries in all throws SceneError).
     // part: the list entries a pixel visits in one dispatch; 0 chooses it from the shading (kSoftPart over
-    // the iterations a shaded fragment adds); a test lowers it to force several.
+    // the iterations a shaded fragment adds); a test lowers it to force several. faces_in_memory: keep the
+    // heaviest in memory even where registers would hold them (a test compares the two).
     SoftStage(Device& device, const ShadingPlan& groups, bool camera_free,
-              const RenderSettings& settings, uint32_t pixels, uint32_t candidates, uint32_t part = 0);
+              const RenderSettings& settings, uint32_t pixels, uint32_t candidates, uint32_t part = 0,
+              bool faces_in_memory = false);
     // Bins (synchronizes once: the tile lists), lists each pixel's candidates, blends; a tile list longer than
     // one part takes a dispatch per part for each pass (the blend's sums and largest weight carry over).
     void forward(Stream& stream, Rasterizer& raster, const DeviceGeometry& raster_geometry, const StageBuffers& b,
@@ -44,6 +46,7 @@ public:
     }
 
 private:
+    bool held_;                      // faces_per_pixel's heaviest held in registers (soft_select_held)
     Shader<2> select_, forward_, backward_;
     float sigma_, gamma_, reach2_;   // reach2 = soft_reach2(sigma), NDC units
     uint32_t faces_ = 0;             // render.soft.faces_per_pixel (0: every triangle within reach)
