@@ -141,29 +141,45 @@ auto scan_top_kernel() {
 
 auto scan_fill_kernel() {
     return Kernel1D([](BufferUInt count, BufferUInt chunk_offset, BufferUInt offset, BufferUInt cursor,
-                       UInt tiles) noexcept {
+                       BufferUInt back_cursor, BufferUInt nearest, UInt tiles) noexcept {
         UInt c = dispatch_id().x;
         UInt run = chunk_offset.read(c);
         $for (t, c * kScanChunk, min(c * kScanChunk + kScanChunk, tiles)) {
             offset.write(t, run);
             cursor.write(t, 0u);
+            back_cursor.write(t, 0u);
+            nearest.write(2u * t, 0u);
+            nearest.write(2u * t + 1u, 0u);
             run += count.read(t);
         };
     });
 }
 
+// Each tile's list takes its triangles of positive projected area from the front (`cursor` counts them: the
+// tile's first side) and the others from the back (TileBins::sides), and per side the largest 1 / clip w of
+// their vertices (TileBins::nearest).
 auto fill_kernel() {
-    return Kernel1D([](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt cursor, BufferUInt list,
-                       UInt tiles_x) noexcept {
+    return Kernel1D([](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt count, BufferUInt cursor,
+                       BufferUInt back_cursor, BufferUInt nearest, BufferUInt list, UInt tiles_x) noexcept {
         UInt i = dispatch_id().x;
-        UInt2 packed = setups.read(i).tiles;
+        auto s = setups.read(i);
+        UInt2 packed = s.tiles;
         UInt4 tiles = make_uint4(packed.x & 0xFFFFu, packed.x >> 16u, packed.y & 0xFFFFu, packed.y >> 16u);
         $if ((tiles.x <= tiles.z) & ((packed.y & gpu::kSmallTriangle) == 0u)) {
+            Bool first_side = edge_function(s.p0, s.p1, s.p2) > 0.0f;
+            // 1 / w > 0 on a binned triangle (every vertex in front of the camera): its bits order as the floats.
+            UInt near_bits = bit_cast<uint32_t>(max(max(s.inv_w.x, s.inv_w.y), s.inv_w.z));
             $for (ty, tiles.y, tiles.w + 1u) {
                 $for (tx, tiles.x, tiles.z + 1u) {
                     UInt tile = ty * tiles_x + tx;
-                    UInt slot = cursor.atomic(tile).fetch_add(1u);
-                    list.write(offset.read(tile) + slot, i);
+                    $if (first_side) {
+                        list.write(offset.read(tile) + cursor.atomic(tile).fetch_add(1u), i);
+                        nearest.atomic(2u * tile).fetch_max(near_bits);
+                    }
+                    $else {
+                        list.write(offset.read(tile) + count.read(tile) - 1u - back_cursor.atomic(tile).fetch_add(1u), i);
+                        nearest.atomic(2u * tile + 1u).fetch_max(near_bits);
+                    };
                 };
             };
         };
@@ -355,7 +371,9 @@ TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCame
     uint32_t tiles = tiles_x * tiles_y, chunks = (tiles + kScanChunk - 1) / kScanChunk;
     TileBins b{device_.create_buffer<gpu::TriSetup>(std::max(g.triangle_count, 1u)), device_.create_buffer<uint32_t>(tiles),
                device_.create_buffer<uint32_t>(tiles), Buffer<uint32_t>{}, view.width, view.height, tiles_x};
-    auto cursor = device_.create_buffer<uint32_t>(tiles);
+    b.sides = device_.create_buffer<uint32_t>(std::max(tiles, 1u));   // the fill's cursor: each tile's first side
+    b.nearest = device_.create_buffer<uint32_t>(std::max(2 * tiles, 1u));
+    auto back_cursor = device_.create_buffer<uint32_t>(std::max(tiles, 1u));
     auto chunk_sum = device_.create_buffer<uint32_t>(chunks);
     auto chunk_longest = device_.create_buffer<uint32_t>(chunks);
     auto chunk_offset = device_.create_buffer<uint32_t>(chunks + 1);
@@ -371,13 +389,15 @@ TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCame
                       .dispatch(g.triangle_count);
     stream << k_->scan_chunks(b.count, chunk_sum, chunk_longest, tiles).dispatch(chunks)
            << k_->scan_top(chunk_sum, chunk_offset, chunks).dispatch(1u)
-           << k_->scan_fill(b.count, chunk_offset, b.offset, cursor, tiles).dispatch(chunks)
+           << k_->scan_fill(b.count, chunk_offset, b.offset, b.sides, back_cursor, b.nearest, tiles).dispatch(chunks)
            << chunk_offset.copy_to(offsets.data()) << chunk_longest.copy_to(longest.data()) << synchronize();
     uint32_t total = offsets[chunks];
     b.longest = *std::max_element(longest.begin(), longest.end());
     b.reserved_at = total;
     b.list = device_.create_buffer<uint32_t>(std::max(uint64_t(total) + reserve, uint64_t(1)));
-    if (g.triangle_count > 0) stream << k_->fill(b.setups, b.offset, cursor, b.list, tiles_x).dispatch(g.triangle_count);
+    if (g.triangle_count > 0)
+        stream << k_->fill(b.setups, b.offset, b.count, b.sides, back_cursor, b.nearest, b.list, tiles_x)
+                      .dispatch(g.triangle_count);
     return b;
 }
 

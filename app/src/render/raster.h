@@ -54,13 +54,18 @@ struct GBuffer {
     Buffer<uint32_t> covered, covered_count;
 };
 
-// The triangles binned to 16x16 screen tiles: tile t's triangles are list[offset[t] .. offset[t] + count[t]).
+// The triangles binned to screen tiles (gpu::kTileSize square): tile t's triangles are list[offset[t] .. offset[t] + count[t]).
 // The list has room for `reserve` more entries after them (Rasterizer::bin), from list[reserved_at].
+// Each tile's list has its triangles of positive projected area (one winding: for a closed mesh, the side
+// facing the camera or the other) before the rest: `sides` holds how many, and `nearest` per tile and side
+// (2t, 2t + 1) the largest 1 / clip w of their vertices, as float bits (0: none). Soft rasterization's
+// selection skips a side that cannot beat what it kept (soft_select_held).
 struct TileBins {
     Buffer<gpu::TriSetup> setups;   // the projected triangles
     Buffer<uint32_t> offset, count, list;
     uint32_t width = 0, height = 0, tiles_x = 0, reserved_at = 0;
     uint32_t longest = 0;   // the longest tile list
+    Buffer<uint32_t> sides, nearest;
 };
 
 // One view's visible surfaces, stored: a record per pixel and, when the scene's materials read tangent frames,

@@ -4,6 +4,7 @@
 #include "render/soft_stage.h"
 
 #include "render/shadow_dsl.h"
+#include "render/soft_select_dsl.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,15 +22,16 @@ constexpr uint32_t kSoftPart = 16384;
 // What a forward dispatch does (its `phase` argument).
 constexpr uint32_t kMaxPass = 1, kSumPass = 2, kFinish = 4;
 
-// Pass 0 for the quad of pixels at 2 * dispatch_id (soft_dsl.h): every candidate (soft_select), or with
+// Pass 0 for the quad of pixels at 2 * dispatch_id (soft_select_dsl.h): every candidate (soft_select), or with
 // faces_per_pixel (= capacity) the ones that weigh most (soft_select_held up to kSoftHeldFaces, else
 // soft_select_heaviest; `key` unused otherwise).
 auto select_kernel(uint32_t faces, bool held) {
-    return Kernel2D([faces, held](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
-                               BufferVar<gpu::TriSetup> setups, BufferUInt pixel_count, BufferFloat key,
-                               UInt own_base, UInt capacity, Float reach_px, BufferVar<gpu::ViewRec> views,
-                               UInt view, Float sigma, Float gamma, UInt width, UInt height, UInt first,
-                               UInt count) noexcept {
+    return Kernel2D([faces, held](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt tile_sides,
+                                  BufferUInt tile_nearest, BufferUInt list, UInt tiles_x,
+                                  BufferVar<gpu::TriSetup> setups, BufferUInt pixel_count, BufferFloat key,
+                                  UInt own_base, UInt capacity, Float reach_px, BufferVar<gpu::ViewRec> views,
+                                  UInt view, Float sigma, Float gamma, UInt width, UInt height, UInt first,
+                                  UInt count) noexcept {
         UInt2 corner = dispatch_id().xy() * 2u;
         UInt tile_at = tile_of(corner, tiles_x);
         UInt begin = tile_offset.read(tile_at);
@@ -46,11 +48,16 @@ auto select_kernel(uint32_t faces, bool held) {
         if (faces != 0) {
             auto vr = views.read(view);
             SoftSettings st{sigma, gamma, 0.0f, vr.near, vr.far};
-            if (held)
-                soft_select_held(setups, list, key, part.begin, part.end, own_base, faces, reach_px, st, vr.width, q);
-            else
+            if (held) {
+                SoftSides sides{begin + tile_sides.read(tile_at),
+                                {bit_cast<float>(tile_nearest.read(2u * tile_at)),
+                                 bit_cast<float>(tile_nearest.read(2u * tile_at + 1u))}};
+                soft_select_held(setups, list, key, part.begin, part.end, sides, own_base, faces, reach_px, st,
+                                 vr.width, q);
+            } else {
                 soft_select_heaviest(setups, list, key, part.begin, part.end, own_base, capacity, reach_px, st,
                                      vr.width, q);
+            }
         } else {
             soft_select(setups, list, part.begin, part.end, own_base, capacity, reach_px, q);
         }
@@ -252,7 +259,7 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
     bins_ = raster.bin(stream, raster_geometry, camera, reach_px + 0.5f, capacity_ * pixels);
     const uint32_t select_parts = std::max(1u, (bins_.longest + select_part_ - 1) / select_part_);
     for (uint32_t p = 0; p < select_parts; ++p)
-        stream << select_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, bins_.setups, pixel_count_, key_,
+        stream << select_(bins_.offset, bins_.count, bins_.sides, bins_.nearest, bins_.list, bins_.tiles_x, bins_.setups, pixel_count_, key_,
                           bins_.reserved_at, capacity_, reach_px + 0.1f, b.views, view, sigma_, gamma_, camera.width,
                           camera.height, p * select_part_, select_part_)
                       .dispatch((camera.width + 1) / 2, (camera.height + 1) / 2);

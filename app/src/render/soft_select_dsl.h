@@ -1,0 +1,221 @@
+// Soft rasterization's pass 0 (render/soft_dsl.h): each pixel's candidates from its tile's list, every one
+// within reach or, with render.soft.faces_per_pixel, the K that weigh most.
+#pragma once
+#include "render/soft_dsl.h"
+
+#include <array>
+#include <vector>
+
+namespace adjoint::app {
+
+// Pass 0, on plain values, once per render: each pixel's own candidates, the triangles of its tile whose
+// outline as the binning projected it comes within `reach_px` pixels of the pixel's centre. Passes 1 and 2 test
+// each candidate exactly again (soft_fragment), so `reach_px` carries a slack for the two projections' rounding;
+// the list only spares them the triangles out of reach, most of a tile's. An invocation selects for a quad of
+// pixels (2x2, in one tile, so with one list): on lavapipe the loop over the tile's list, not the tests in it,
+// is most of the cost, and the quad's pixels share each iteration. A long tile list is selected from in parts,
+// one a dispatch (soft_part), each pixel's count going on from what the earlier parts found.
+constexpr uint32_t kSoftQuad = 4;   // pixels an invocation selects for
+static_assert(gpu::kTileSize % 2 == 0, "a 2x2 quad at even coordinates lies in one tile");
+struct SoftQuad {
+    std::array<Float2, kSoftQuad> centre;   // far outside the image where the pixel is (an odd size's edge)
+    std::array<Bool, kSoftQuad> valid;
+    std::array<UInt, kSoftQuad> at;         // the pixel's index (y * width + x)
+    std::array<UInt, kSoftQuad> n;          // its count
+};
+
+// Calls within(i, tri, setup, outline) if triangle `tri` is within reach of quad pixel i.
+template <typename Within>
+void soft_scan_entry(const BufferVar<gpu::TriSetup>& setups, const UInt& tri, const SoftQuad& q, const Float& reach_px,
+                     const Within& within) {
+    auto s = setups.read(tri);
+    Float2 lo = min(min(s.p0, s.p1), s.p2) - reach_px, hi = max(max(s.p0, s.p1), s.p2) + reach_px;
+    Float area = edge_function(s.p0, s.p1, s.p2);
+    for (uint32_t i = 0; i < kSoftQuad; ++i) {
+        const Float2& p = q.centre[i];
+        $if ((p.x >= lo.x) & (p.y >= lo.y) & (p.x <= hi.x) & (p.y <= hi.y)) {
+            Outline o = outline_seen_from(p, s.p0, s.p1, s.p2, area);
+            $if (o.inside | (o.d2 < reach_px * reach_px)) { within(i, tri, s, o); };
+        };
+    }
+}
+
+// The same for each entry of list[begin, end).
+template <typename Within>
+void soft_scan(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const UInt& begin, const UInt& end,
+               const SoftQuad& q, const Float& reach_px, const Within& within) {
+    $for (k, begin, end) { soft_scan_entry(setups, list.read(k), q, reach_px, within); };
+}
+
+// Every candidate: quad pixel i's are written to its own list, list[own_base + at * capacity ..), up to
+// `capacity` of them, and counted on past it (more than `capacity`: the pixel loops over its whole tile instead,
+// see soft_triangles).
+inline void soft_select(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const UInt& begin,
+                        const UInt& end, const UInt& own_base, const UInt& capacity, const Float& reach_px,
+                        SoftQuad& q) {
+    soft_scan(setups, list, begin, end, q, reach_px, [&](uint32_t i, const UInt& tri, const auto&, const Outline&) {
+        $if (q.n[i] < capacity) { list.write(own_base + q.at[i] * capacity + q.n[i], tri); };
+        q.n[i] = q.n[i] + 1u;
+    });
+}
+
+// The key a candidate is kept by (soft_select_heaviest, soft_select_held): soft_cover's logit and
+// soft_log_weight, on the binning's projection (setup s, outline o). False (kw unset) for a fragment behind the
+// near or the far plane at the pixel, which never counts.
+template <typename Setup>
+Bool soft_select_key(const Setup& s, const Outline& o, const SoftSettings& st, const Float& width, Float& kw) {
+    const float log_keep = std::log1p(-kSoftCutoff);
+    Float depth = 1.0f / dot(ite(o.inside, o.l, o.nearest), s.inv_w);
+    Float d2 = o.d2 * (4.0f / (width * width));
+    Float logit = ite(o.inside, d2, -d2) / st.sigma;
+    Float z = (st.far - depth) / (st.far - st.near);
+    kw = log(max(sigmoid(logit) - kSoftCutoff, 1e-30f)) - log_keep + z / st.gamma;
+    return (depth >= st.near) & (depth <= st.far);
+}
+
+// With `render.soft.faces_per_pixel` = K (= capacity): each pixel keeps only the K candidates that weigh most in
+// its blend, so its list never overflows and passes 1 and 2 loop over at most K. PyTorch3D keeps the K nearest
+// by depth instead; at the scene format's gamma (0.1) depth differs little across a surface's front layer, and
+// the nearest K are often the pixel's neighbours rather than the triangle that covers it. Here the key is the
+// log weight of pass 2, log D' + z / gamma, from the binning's projection; ties go to the lower triangle index,
+// so that the set does not depend on the tile list's order. The K are kept unsorted in the pixel's list with
+// their keys at the same place of `key` (from at * K); the least kept is tracked, and a candidate that weighs
+// more replaces it and looks for the new least (K reads): a part's loops take at most (4K + 1) times its
+// entries (SoftStage sizes the parts for it). Fragments behind the near or the far plane at the pixel, which
+// never count, are not kept.
+inline void soft_select_heaviest(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list,
+                                 const BufferFloat& key, const UInt& begin, const UInt& end, const UInt& own_base,
+                                 const UInt& k_max, const Float& reach_px, const SoftSettings& st,
+                                 const Float& width, SoftQuad& q) {
+    auto lighter = [](const Float& ka, const UInt& ta, const Float& kb, const UInt& tb) {
+        return (ka < kb) | ((ka == kb) & (ta > tb));
+    };
+    // Each pixel's least kept (the earlier parts' picks included).
+    std::array<Float, kSoftQuad> least_key;
+    std::array<UInt, kSoftQuad> least_tri, least_at;
+    auto find_least = [&](uint32_t i) {
+        least_key[i] = 1e30f;
+        least_tri[i] = 0u;
+        least_at[i] = 0u;
+        $for (j, 0u, q.n[i]) {
+            Float kj = key.read(q.at[i] * k_max + j);
+            UInt t = list.read(own_base + q.at[i] * k_max + j);
+            $if (lighter(kj, t, least_key[i], least_tri[i])) {
+                least_key[i] = kj;
+                least_tri[i] = t;
+                least_at[i] = j;
+            };
+        };
+    };
+    for (uint32_t i = 0; i < kSoftQuad; ++i) find_least(i);
+    soft_scan(setups, list, begin, end, q, reach_px, [&](uint32_t i, const UInt& tri, const auto& s, const Outline& o) {
+        Float kw;
+        $if (soft_select_key(s, o, st, width, kw)) {
+            UInt base = q.at[i] * k_max;
+            $if (q.n[i] < k_max) {
+                list.write(own_base + base + q.n[i], tri);
+                key.write(base + q.n[i], kw);
+                $if (lighter(kw, tri, least_key[i], least_tri[i])) {
+                    least_key[i] = kw;
+                    least_tri[i] = tri;
+                    least_at[i] = q.n[i];
+                };
+                q.n[i] = q.n[i] + 1u;
+            }
+            $elif (lighter(least_key[i], least_tri[i], kw, tri)) {
+                list.write(own_base + base + least_at[i], tri);
+                key.write(base + least_at[i], kw);
+                find_least(i);
+            };
+        };
+    });
+}
+
+// The same K heaviest for K up to kSoftHeldFaces (K fixed when the kernel is recorded): each pixel's K are
+// held in registers, sorted by weight, and a candidate that weighs more than the least is inserted in order
+// (K compares and selects, unrolled, no loop and no memory). soft_select_heaviest's look for the new least, K
+// reads of memory in a loop, was half of its time on lavapipe (which runs a branch for every group of 8 that
+// reaches it): 30.6 against 16 ms at 5k/256^2 with it stubbed out. They are written to the pixel's list in
+// order, heaviest first, at the end (read back at the start of a later part); a part takes one iteration an
+// entry, as soft_select.
+//
+// The tile list has two sides (TileBins: the triangles of one winding, then the other's), each with the largest
+// 1 / w of its vertices. A triangle's key is at most z / gamma at its nearest vertex (D' <= 1, and its points'
+// depths lie between its vertices'), so the side whose nearest vertex is nearer is taken first, and the other
+// is skipped where that bound cannot beat the least of any quad pixel's K. With a small gamma, once a closed
+// mesh's front has filled the K, that is its whole back. On lavapipe the loop over the list, its iterations
+// and reads, is most of the cost (the loop with only the list read left in it took as long as the whole), so
+// a side skipped is its share of the time saved.
+constexpr uint32_t kSoftHeldFaces = 16;
+struct SoftSides {
+    UInt middle;          // list index where the second side begins
+    Float nearest[2];     // each side's largest 1 / w (0: none)
+};
+inline void soft_select_held(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const BufferFloat& key,
+                             const UInt& begin, const UInt& end, const SoftSides& sides, const UInt& own_base,
+                             uint32_t faces, const Float& reach_px, const SoftSettings& st, const Float& width,
+                             SoftQuad& q) {
+    auto heavier = [](const Float& ka, const UInt& ta, const Float& kb, const UInt& tb) {
+        return (ka > kb) | ((ka == kb) & (ta < tb));
+    };
+    // Empty places weigh less than any fragment (a kept fragment's key is at least log(1e-30), about -69).
+    const float empty_key = -1e30f;
+    std::array<std::vector<Float>, kSoftQuad> keys;
+    std::array<std::vector<UInt>, kSoftQuad> tris;
+    for (uint32_t i = 0; i < kSoftQuad; ++i) {
+        keys[i].resize(faces);
+        tris[i].resize(faces);
+        for (uint32_t j = 0; j < faces; ++j) {
+            keys[i][j] = empty_key;
+            tris[i][j] = ~0u;
+            $if (j < q.n[i]) {
+                keys[i][j] = key.read(q.at[i] * faces + j);
+                tris[i][j] = list.read(own_base + q.at[i] * faces + j);
+            };
+        }
+    }
+    auto keep = [&](uint32_t i, const UInt& tri, const auto& s, const Outline& o) {
+        Float kw;
+        Bool keeps = soft_select_key(s, o, st, width, kw);
+        $if (keeps & heavier(kw, tri, keys[i][faces - 1], tris[i][faces - 1])) {
+            // From the old values: the places the candidate is heavier than (a suffix of the sorted K).
+            std::vector<Bool> above;
+            for (uint32_t j = 0; j < faces; ++j) above.push_back(heavier(kw, tri, keys[i][j], tris[i][j]));
+            for (uint32_t j = faces - 1; j > 0; --j) {
+                keys[i][j] = ite(above[j - 1], keys[i][j - 1], ite(above[j], kw, keys[i][j]));
+                tris[i][j] = ite(above[j - 1], tris[i][j - 1], ite(above[j], tri, tris[i][j]));
+            }
+            keys[i][0] = ite(above[0], kw, keys[i][0]);
+            tris[i][0] = ite(above[0], tri, tris[i][0]);
+            q.n[i] = min(q.n[i] + 1u, faces);
+        };
+    };
+    // This part's entries of each side, the nearer side first.
+    Bool first_nearer = sides.nearest[0] >= sides.nearest[1];
+    UInt lo[2] = {begin, max(begin, sides.middle)}, hi[2] = {min(end, sides.middle), end};
+    UInt a_begin = ite(first_nearer, lo[0], lo[1]), a_end = ite(first_nearer, hi[0], hi[1]);
+    UInt b_begin = ite(first_nearer, lo[1], lo[0]), b_end = ite(first_nearer, hi[1], hi[0]);
+    Float b_nearest = ite(first_nearer, sides.nearest[1], sides.nearest[0]);
+    UInt na = ite(a_end > a_begin, a_end - a_begin, 0u), nb = ite(b_end > b_begin, b_end - b_begin, 0u);
+    $for (k, 0u, na + nb) {
+        $if (k == na) {
+            // The least any quad pixel keeps (pixels outside the image keep nothing and do not count) against
+            // the bound of the second side's keys; the margin covers rounding between the two (a few ulps of
+            // z / gamma).
+            Float least = 1e30f;
+            for (uint32_t i = 0; i < kSoftQuad; ++i) least = min(least, ite(q.valid[i], keys[i][faces - 1], 1e30f));
+            Float bound = (st.far - 1.0f / b_nearest) / (st.far - st.near) / st.gamma;
+            $if ((b_nearest > 0.0f) & (bound + 1e-4f * abs(bound) + 1e-2f < least)) { $break; };
+        };
+        UInt at = ite(k < na, a_begin + k, b_begin + (k - na));
+        soft_scan_entry(setups, list.read(at), q, reach_px, keep);
+    };
+    for (uint32_t i = 0; i < kSoftQuad; ++i)
+        for (uint32_t j = 0; j < faces; ++j)
+            $if (j < q.n[i]) {
+                key.write(q.at[i] * faces + j, keys[i][j]);
+                list.write(own_base + q.at[i] * faces + j, tris[i][j]);
+            };
+}
+
+} // namespace adjoint::app
