@@ -29,8 +29,8 @@ struct DynamicOptions {
     // soft: the list entries a pixel visits in one dispatch; 0 chooses (SoftStage). A test lowers it to force
     // a long list's several dispatches on a small scene.
     uint32_t soft_part = 0;
-    // soft with faces_per_pixel: keep the heaviest in memory even where registers would hold them (soft_dsl.h,
-    // soft_select_held): a test compares the two selections.
+    // soft with faces_per_pixel: keep the heaviest in memory even where registers would hold them
+    // (soft_select_dsl.h, soft_select_held): a test compares the two selections.
     bool soft_faces_in_memory = false;
 };
 

@@ -155,9 +155,8 @@ auto scan_fill_kernel() {
     });
 }
 
-// Each tile's list takes its triangles of positive projected area from the front (`cursor` counts them: the
-// tile's first side) and the others from the back (TileBins::sides), and per side the largest 1 / clip w of
-// their vertices (TileBins::nearest).
+// Each tile's list: its triangles of positive projected area from the front (`cursor` counts them), the others
+// from the back (TileBins::sides); per side, the largest 1 / clip w of their vertices (TileBins::nearest).
 auto fill_kernel() {
     return Kernel1D([](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt count, BufferUInt cursor,
                        BufferUInt back_cursor, BufferUInt nearest, BufferUInt list, UInt tiles_x) noexcept {
@@ -177,7 +176,8 @@ auto fill_kernel() {
                         nearest.atomic(2u * tile).fetch_max(near_bits);
                     }
                     $else {
-                        list.write(offset.read(tile) + count.read(tile) - 1u - back_cursor.atomic(tile).fetch_add(1u), i);
+                        UInt from_back = back_cursor.atomic(tile).fetch_add(1u);
+                        list.write(offset.read(tile) + count.read(tile) - 1u - from_back, i);
                         nearest.atomic(2u * tile + 1u).fetch_max(near_bits);
                     };
                 };

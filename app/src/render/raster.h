@@ -54,8 +54,9 @@ struct GBuffer {
     Buffer<uint32_t> covered, covered_count;
 };
 
-// The triangles binned to screen tiles (gpu::kTileSize square): tile t's triangles are list[offset[t] .. offset[t] + count[t]).
-// The list has room for `reserve` more entries after them (Rasterizer::bin), from list[reserved_at].
+// The triangles binned to screen tiles (gpu::kTileSize square): tile t's triangles are
+// list[offset[t] .. offset[t] + count[t]). The list has room for `reserve` more entries after them
+// (Rasterizer::bin), from list[reserved_at].
 // Each tile's list has its triangles of positive projected area (one winding: for a closed mesh, the side
 // facing the camera or the other) before the rest: `sides` holds how many, and `nearest` per tile and side
 // (2t, 2t + 1) the largest 1 / clip w of their vertices, as float bits (0: none). Soft rasterization's

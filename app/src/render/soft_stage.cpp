@@ -217,7 +217,8 @@ uint32_t fragment_loops(const ShadingPlan& groups) {
 SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free,
                      const RenderSettings& settings, uint32_t pixels, uint32_t candidates, uint32_t part,
                      bool faces_in_memory)
-    : held_(settings.soft_faces_per_pixel != 0 && settings.soft_faces_per_pixel <= kSoftHeldFaces && !faces_in_memory),
+    : held_(settings.soft_faces_per_pixel != 0 && settings.soft_faces_per_pixel <= kSoftHeldFaces &&
+            !faces_in_memory),
       select_(device.compile(select_kernel(settings.soft_faces_per_pixel, held_),
                              {.name = held_                                  ? "soft_select_held"
                                       : settings.soft_faces_per_pixel != 0 ? "soft_select_heaviest"
@@ -259,9 +260,9 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
     bins_ = raster.bin(stream, raster_geometry, camera, reach_px + 0.5f, capacity_ * pixels);
     const uint32_t select_parts = std::max(1u, (bins_.longest + select_part_ - 1) / select_part_);
     for (uint32_t p = 0; p < select_parts; ++p)
-        stream << select_(bins_.offset, bins_.count, bins_.sides, bins_.nearest, bins_.list, bins_.tiles_x, bins_.setups, pixel_count_, key_,
-                          bins_.reserved_at, capacity_, reach_px + 0.1f, b.views, view, sigma_, gamma_, camera.width,
-                          camera.height, p * select_part_, select_part_)
+        stream << select_(bins_.offset, bins_.count, bins_.sides, bins_.nearest, bins_.list, bins_.tiles_x,
+                          bins_.setups, pixel_count_, key_, bins_.reserved_at, capacity_, reach_px + 0.1f, b.views,
+                          view, sigma_, gamma_, camera.width, camera.height, p * select_part_, select_part_)
                       .dispatch((camera.width + 1) / 2, (camera.height + 1) / 2);
     // No pixel's list is longer than its tile's (its own candidates, or the tile's whole list), nor, with
     // faces_per_pixel, than that.
