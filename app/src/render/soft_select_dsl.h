@@ -73,6 +73,46 @@ Bool soft_select_key(const Setup& s, const Outline& o, const SoftSettings& st, c
     return (depth >= st.near) & (depth <= st.far);
 }
 
+// The two sides of a tile's list (TileBins: its triangles of one winding, then the other's), each with the
+// largest 1 / w of its vertices. A triangle's key (soft_select_key) is at most z / gamma at its nearest vertex
+// (D' <= 1, and its points' depths lie between its vertices'), so the selections that keep the K heaviest take
+// the side whose nearest vertex is nearer first, and skip the other where that bound cannot beat the least of
+// any quad pixel's K. With a small gamma, once a closed mesh's front has filled the K, that is its whole back.
+// On lavapipe the loop over the list, its iterations and reads, is most of the cost (the held selection's loop
+// with only the list read left in it took as long as the whole), so a side skipped is its share of the time saved.
+struct SoftSides {
+    UInt middle;          // list index where the second side begins
+    Float nearest[2];     // each side's largest 1 / w (0: none)
+};
+
+// soft_scan over list[begin, end) side by side as above. least(i): the least key quad pixel i keeps once its K
+// are full (below any key before).
+template <typename Least, typename Within>
+void soft_scan_sides(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const UInt& begin,
+                     const UInt& end, const SoftSides& sides, const SoftQuad& q, const Float& reach_px,
+                     const SoftSettings& st, const Least& least, const Within& within) {
+    // This part's entries of each side, the nearer side first.
+    Bool first_nearer = sides.nearest[0] >= sides.nearest[1];
+    UInt lo[2] = {begin, max(begin, sides.middle)}, hi[2] = {min(end, sides.middle), end};
+    UInt a_begin = ite(first_nearer, lo[0], lo[1]), a_end = ite(first_nearer, hi[0], hi[1]);
+    UInt b_begin = ite(first_nearer, lo[1], lo[0]), b_end = ite(first_nearer, hi[1], hi[0]);
+    Float b_nearest = ite(first_nearer, sides.nearest[1], sides.nearest[0]);
+    UInt na = ite(a_end > a_begin, a_end - a_begin, 0u), nb = ite(b_end > b_begin, b_end - b_begin, 0u);
+    $for (k, 0u, na + nb) {
+        $if (k == na) {
+            // The least any quad pixel keeps (pixels outside the image keep nothing and do not count) against
+            // the bound of the second side's keys; the margin covers rounding between the two (a few ulps of
+            // z / gamma).
+            Float kept = 1e30f;
+            for (uint32_t i = 0; i < kSoftQuad; ++i) kept = min(kept, ite(q.valid[i], least(i), 1e30f));
+            Float bound = (st.far - 1.0f / b_nearest) / (st.far - st.near) / st.gamma;
+            $if ((b_nearest > 0.0f) & (bound + 1e-4f * abs(bound) + 1e-2f < kept)) { $break; };
+        };
+        UInt at = ite(k < na, a_begin + k, b_begin + (k - na));
+        soft_scan_entry(setups, list.read(at), q, reach_px, within);
+    };
+}
+
 // With `render.soft.faces_per_pixel` = K (= capacity): each pixel keeps only the K candidates that weigh most in
 // its blend, so its list never overflows and passes 1 and 2 loop over at most K. PyTorch3D keeps the K nearest
 // by depth instead; at the scene format's gamma (0.1) depth differs little across a surface's front layer, and
@@ -82,9 +122,10 @@ Bool soft_select_key(const Setup& s, const Outline& o, const SoftSettings& st, c
 // their keys at the same place of `key` (from at * K); the least kept is tracked, and a candidate that weighs
 // more replaces it and looks for the new least (K reads): a part's loops take at most (4K + 1) times its
 // entries (SoftStage sizes the parts for it). Fragments behind the near or the far plane at the pixel, which
-// never count, are not kept.
+// never count, are not kept. The tile list is taken side by side (soft_scan_sides).
 inline void soft_select_heaviest(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list,
-                                 const BufferFloat& key, const UInt& begin, const UInt& end, const UInt& own_base,
+                                 const BufferFloat& key, const UInt& begin, const UInt& end,
+                                 const SoftSides& sides, const UInt& own_base,
                                  const UInt& k_max, const Float& reach_px, const SoftSettings& st,
                                  const Float& width, SoftQuad& q) {
     auto lighter = [](const Float& ka, const UInt& ta, const Float& kb, const UInt& tb) {
@@ -108,7 +149,9 @@ inline void soft_select_heaviest(const BufferVar<gpu::TriSetup>& setups, const B
         };
     };
     for (uint32_t i = 0; i < kSoftQuad; ++i) find_least(i);
-    soft_scan(setups, list, begin, end, q, reach_px, [&](uint32_t i, const UInt& tri, const auto& s, const Outline& o) {
+    auto least = [&](uint32_t i) { return ite(q.n[i] < k_max, Float(-1e30f), least_key[i]); };
+    soft_scan_sides(setups, list, begin, end, sides, q, reach_px, st, least,
+                    [&](uint32_t i, const UInt& tri, const auto& s, const Outline& o) {
         Float kw;
         $if (soft_select_key(s, o, st, width, kw)) {
             UInt base = q.at[i] * k_max;
@@ -137,20 +180,8 @@ inline void soft_select_heaviest(const BufferVar<gpu::TriSetup>& setups, const B
 // reads of memory in a loop, was half of its time on lavapipe (which runs a branch for every group of 8 that
 // reaches it): 30.6 against 16 ms at 5k/256^2 with it stubbed out. They are written to the pixel's list in
 // order, heaviest first, at the end (read back at the start of a later part); a part takes one iteration an
-// entry, as soft_select.
-//
-// The tile list has two sides (TileBins: the triangles of one winding, then the other's), each with the largest
-// 1 / w of its vertices. A triangle's key is at most z / gamma at its nearest vertex (D' <= 1, and its points'
-// depths lie between its vertices'), so the side whose nearest vertex is nearer is taken first, and the other
-// is skipped where that bound cannot beat the least of any quad pixel's K. With a small gamma, once a closed
-// mesh's front has filled the K, that is its whole back. On lavapipe the loop over the list, its iterations
-// and reads, is most of the cost (the loop with only the list read left in it took as long as the whole), so
-// a side skipped is its share of the time saved.
+// entry, as soft_select. Like soft_select_heaviest it takes the tile list side by side (soft_scan_sides).
 constexpr uint32_t kSoftHeldFaces = 16;
-struct SoftSides {
-    UInt middle;          // list index where the second side begins
-    Float nearest[2];     // each side's largest 1 / w (0: none)
-};
 inline void soft_select_held(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const BufferFloat& key,
                              const UInt& begin, const UInt& end, const SoftSides& sides, const UInt& own_base,
                              uint32_t faces, const Float& reach_px, const SoftSettings& st, const Float& width,
@@ -190,26 +221,8 @@ inline void soft_select_held(const BufferVar<gpu::TriSetup>& setups, const Buffe
             q.n[i] = min(q.n[i] + 1u, faces);
         };
     };
-    // This part's entries of each side, the nearer side first.
-    Bool first_nearer = sides.nearest[0] >= sides.nearest[1];
-    UInt lo[2] = {begin, max(begin, sides.middle)}, hi[2] = {min(end, sides.middle), end};
-    UInt a_begin = ite(first_nearer, lo[0], lo[1]), a_end = ite(first_nearer, hi[0], hi[1]);
-    UInt b_begin = ite(first_nearer, lo[1], lo[0]), b_end = ite(first_nearer, hi[1], hi[0]);
-    Float b_nearest = ite(first_nearer, sides.nearest[1], sides.nearest[0]);
-    UInt na = ite(a_end > a_begin, a_end - a_begin, 0u), nb = ite(b_end > b_begin, b_end - b_begin, 0u);
-    $for (k, 0u, na + nb) {
-        $if (k == na) {
-            // The least any quad pixel keeps (pixels outside the image keep nothing and do not count) against
-            // the bound of the second side's keys; the margin covers rounding between the two (a few ulps of
-            // z / gamma).
-            Float least = 1e30f;
-            for (uint32_t i = 0; i < kSoftQuad; ++i) least = min(least, ite(q.valid[i], keys[i][faces - 1], 1e30f));
-            Float bound = (st.far - 1.0f / b_nearest) / (st.far - st.near) / st.gamma;
-            $if ((b_nearest > 0.0f) & (bound + 1e-4f * abs(bound) + 1e-2f < least)) { $break; };
-        };
-        UInt at = ite(k < na, a_begin + k, b_begin + (k - na));
-        soft_scan_entry(setups, list.read(at), q, reach_px, keep);
-    };
+    soft_scan_sides(setups, list, begin, end, sides, q, reach_px, st, [&](uint32_t i) { return keys[i][faces - 1]; },
+                    keep);
     for (uint32_t i = 0; i < kSoftQuad; ++i)
         for (uint32_t j = 0; j < faces; ++j)
             $if (j < q.n[i]) {

@@ -48,16 +48,15 @@ auto select_kernel(uint32_t faces, bool held) {
         if (faces != 0) {
             auto vr = views.read(view);
             SoftSettings st{sigma, gamma, 0.0f, vr.near, vr.far};
-            if (held) {
-                SoftSides sides{begin + tile_sides.read(tile_at),
-                                {bit_cast<float>(tile_nearest.read(2u * tile_at)),
-                                 bit_cast<float>(tile_nearest.read(2u * tile_at + 1u))}};
+            SoftSides sides{begin + tile_sides.read(tile_at),
+                            {bit_cast<float>(tile_nearest.read(2u * tile_at)),
+                             bit_cast<float>(tile_nearest.read(2u * tile_at + 1u))}};
+            if (held)
                 soft_select_held(setups, list, key, part.begin, part.end, sides, own_base, faces, reach_px, st,
                                  vr.width, q);
-            } else {
-                soft_select_heaviest(setups, list, key, part.begin, part.end, own_base, capacity, reach_px, st,
-                                     vr.width, q);
-            }
+            else
+                soft_select_heaviest(setups, list, key, part.begin, part.end, sides, own_base, capacity, reach_px,
+                                     st, vr.width, q);
         } else {
             soft_select(setups, list, part.begin, part.end, own_base, capacity, reach_px, q);
         }
