@@ -6,7 +6,7 @@
 #include <adjoint/app/renderer.h>
 #include <adjoint/app/run.h>
 
-#include "run/report_error.h"
+#include "run/side_run.h"
 
 #include <algorithm>
 #include <iostream>
@@ -24,27 +24,10 @@ std::string hard_geometry_warning(const Scene& scene) {
 }
 
 int run_check_gradients(const OptimizeOptions& o, std::ostream& out, std::ostream& err) {
-    Scene scene;
-    try {
-        LoadOptions lo;
-        if (o.resolution) lo.resolution = *o.resolution;
-        scene = load_scene(o.scene, lo);
-        if (!scene.optimize) throw SceneError(scene.display_name, "optimize", "the scene has no optimize block");
-        apply_overrides(scene, o);
-        const auto& ps = scene.optimize->parameters;
-        if (!o.test_break_gradient.empty() &&
-            std::none_of(ps.begin(), ps.end(), [&](const Parameter& p) { return p.path == o.test_break_gradient; }))
-            throw SceneError(scene.display_name, "--test-break-gradient", o.test_break_gradient + " is not a free parameter");
-        ensure_directory(o.out);
-        check_writable(o.out / "gradient_check.txt");
-    } catch (const Error& e) {
-        return report_error(err, e, exit_bad_input);
-    }
-    err << hard_geometry_warning(scene);
-    try {
-        Context ctx;
-        Device device = ctx.create_device();
-        check_scene_fits(device, scene);
+    std::vector<std::string> paths;
+    if (!o.test_break_gradient.empty()) paths.push_back(o.test_break_gradient);
+    return run_beside_optimization(o, "--test-break-gradient", paths, "gradient_check.txt", err,
+                                   [&](Device& device, const Scene& scene) {
         Optimizer opt(device, scene);
         GradientCheckOptions co;
         co.seed = scene.optimize->seed;
@@ -54,9 +37,7 @@ int run_check_gradients(const OptimizeOptions& o, std::ostream& out, std::ostrea
         out << table << std::flush;
         write_file_atomic(o.out / "gradient_check.txt", table);
         return check.passed() ? exit_ok : exit_failure;
-    } catch (const Error& e) {
-        return report_error(err, e, exit_failure);
-    }
+    });
 }
 
 } // namespace adjoint::app

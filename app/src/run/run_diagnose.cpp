@@ -8,7 +8,7 @@
 #include <adjoint/app/renderer.h>
 #include <adjoint/app/run.h>
 
-#include "run/report_error.h"
+#include "run/side_run.h"
 
 #include <algorithm>
 #include <cctype>
@@ -172,33 +172,12 @@ void diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std:
 } // namespace
 
 int run_diagnose(const OptimizeOptions& o, std::ostream& out, std::ostream& err) {
-    Scene scene;
-    try {
-        LoadOptions lo;
-        if (o.resolution) lo.resolution = *o.resolution;
-        scene = load_scene(o.scene, lo);
-        if (!scene.optimize) throw SceneError(scene.display_name, "optimize", "the scene has no optimize block");
-        apply_overrides(scene, o);
-        const auto& ps = scene.optimize->parameters;
-        for (const auto& path : o.diagnose_parameters)
-            if (std::none_of(ps.begin(), ps.end(), [&](const Parameter& p) { return p.path == path; }))
-                throw SceneError(scene.display_name, "--diagnose-parameter", path + " is not a free parameter");
-        ensure_directory(o.out);
-        check_writable(o.out / "diagnose.txt");
-    } catch (const Error& e) {
-        return report_error(err, e, exit_bad_input);
-    }
-    err << hard_geometry_warning(scene);
-    try {
-        Context ctx;
-        Device device = ctx.create_device();
-        check_scene_fits(device, scene);
+    return run_beside_optimization(o, "--diagnose-parameter", o.diagnose_parameters, "diagnose.txt", err,
+                                   [&](Device& device, const Scene& scene) {
         Optimizer opt(device, scene, true);
         diagnose(opt, scene, o, out);
         return exit_ok;
-    } catch (const Error& e) {
-        return report_error(err, e, exit_failure);
-    }
+    });
 }
 
 } // namespace adjoint::app
