@@ -37,6 +37,7 @@ void Session::build(const app::Scene& scene) {
     error_.clear();
     parameters_.clear();
     parameters_iteration_ = UINT32_MAX;
+    parameter_reads_.clear();
     width_ = scene_.camera.width;
     height_ = scene_.camera.height;
     const uint32_t n = optimizer_ ? optimizer_->view_count() : renderer_->view_count();
@@ -143,7 +144,14 @@ void Session::set_learning_rate(size_t parameter, float lr) {
 }
 
 void Session::parameter_now(size_t parameter, std::vector<float>& value, std::vector<float>& gradient) {
-    if (optimizer_) optimizer_->parameter_now(parameter, value, gradient);
+    if (!optimizer_) return;
+    ParameterRead& r = parameter_reads_[parameter];
+    if (r.iteration != iteration()) {
+        optimizer_->parameter_now(parameter, r.value, r.gradient);
+        r.iteration = iteration();
+    }
+    value = r.value;
+    gradient = r.gradient;
 }
 
 bool Session::pixel_gradients_available() const {

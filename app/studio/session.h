@@ -13,6 +13,7 @@
 #include <adjoint/app/run.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -70,7 +71,9 @@ public:
     // ---- parameters ----
     const std::vector<app::ParameterState>& parameters();   // read back at most ~4 times a second
     void set_learning_rate(size_t parameter, float lr);      // live, and kept by reset()
-    // A free parameter's current value and the last iteration's gradient (Optimizer::parameter_now).
+    // A free parameter's current value and the last iteration's gradient (Optimizer::parameter_now), read from
+    // the device once an iteration: a free environment map is both the texture panel's and the environment
+    // panel's, and each reads it at its own cadence.
     void parameter_now(size_t parameter, std::vector<float>& value, std::vector<float>& gradient);
     app::Scene current_scene();                              // with the optimized values
     // Whether pixel_gradients() can run: the session is diagnosable and optimizes (any visibility).
@@ -107,6 +110,11 @@ private:
     std::vector<app::ParameterState> parameters_;
     double parameters_read_at_ = -1e300;
     uint32_t parameters_iteration_ = UINT32_MAX;
+    struct ParameterRead {
+        uint32_t iteration = UINT32_MAX;
+        std::vector<float> value, gradient;
+    };
+    std::map<size_t, ParameterRead> parameter_reads_;   // parameter_now's, by parameter; cleared by build()
 };
 
 } // namespace adjoint::studio
