@@ -2,8 +2,8 @@
 // positions, forward in gather form, backward in scatter form inside $autodiff (gradients to the colours and,
 // through where each edge crosses a pixel pair, to the positions).
 //
-// The method is the one app/src/render/antialias_dsl.h applies to the scene renderer, restated for
-// nvdiffrast's inputs (clip-space pos, rast's triangle ids and z/w, a topology table instead of the scene's
+// The method is the one app/src/render/antialias_dsl.h applies to the scene renderer, whose walk it shares
+// (walk_to_silhouette, <adjoint/app/screen_edges.h>), over nvdiffrast's inputs (clip-space pos, rast's triangle ids and z/w, a topology table instead of the scene's
 // geometry tables): two neighbouring pixels that see different triangles are a pair; the nearer triangle
 // (smaller z/w; a covered pixel beats an empty one) is the occluder. The segment from its pixel centre i to
 // the other centre o is walked across shared edges whose neighbour faces the same way (at most kWalk
@@ -12,6 +12,8 @@
 // i moves towards o's colour by 1/2 − s. For an edge across the pair's direction this is the pixel's exact
 // area coverage. Edges with a vertex at w <= 0 are not blended.
 #include "runtime.h"
+
+#include <adjoint/app/screen_edges.h>
 
 #include <algorithm>
 #include <optional>
@@ -31,15 +33,11 @@ struct AaInputs {
     UInt width, height, base;   // base: the image's first vertex (0 when pos is shared)
 };
 
-Float cross2(const Float2& a, const Float2& b, const Float2& c) { return (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x); }
-
 // A clip-space position in pixel units (x right, y up from the bottom row), as rast's pixel centres are.
 Float2 to_pixel(const Float4& p, const UInt& width, const UInt& height) {
     Float inv = 1.0f / p.w;
     return make_float2((p.x * inv * 0.5f + 0.5f) * cast<float>(width), (p.y * inv * 0.5f + 0.5f) * cast<float>(height));
 }
-
-UInt pick(const BufferUInt& b, const UInt& at, const UInt& k) { return b.read(at + k); }
 
 struct PairEdge {
     UInt found = 0u;
@@ -49,27 +47,25 @@ struct PairEdge {
     Float2 ci, co;           // the two pixel centres
 };
 
-// One step of the walk inside triangle `cur`: the edge the segment leaves through (3: none), its orientation.
-UInt exit_edge(const AaInputs& in, const UInt& cur, const PairEdge& e, Float& orient, Bool& valid) {
-    Float4 q[3];
-    for (int k = 0; k < 3; ++k) q[k] = in.pos.read(in.base + in.tri.read(cur * 3u + uint32_t(k)));
-    valid = (q[0].w > 0.0f) & (q[1].w > 0.0f) & (q[2].w > 0.0f);
-    Float2 p[3] = {to_pixel(q[0], in.width, in.height), to_pixel(q[1], in.width, in.height),
-                   to_pixel(q[2], in.width, in.height)};
-    orient = ite(cross2(p[0], p[1], p[2]) > 0.0f, 1.0f, -1.0f);
-    Float best = 2.0f;
-    UInt k_exit = 3u;
-    for (int k = 0; k < 3; ++k) {   // edge k is opposite vertex k
-        Float ei = cross2(p[(k + 1) % 3], p[(k + 2) % 3], e.ci) * orient;
-        Float eo = cross2(p[(k + 1) % 3], p[(k + 2) % 3], e.co) * orient;
-        Float s = ei / (ei - eo);
-        $if ((ei >= 0.0f) & (eo < 0.0f) & (s < best)) {
-            best = s;
-            k_exit = uint32_t(k);
-        };
+// rast's image and the topology table as walk_to_silhouette's mesh (<adjoint/app/screen_edges.h>).
+struct TopologyMesh {
+    const AaInputs& in;
+    UInt3 triangle(const UInt& tri) const {
+        return make_uint3(in.tri.read(tri * 3u), in.tri.read(tri * 3u + 1u), in.tri.read(tri * 3u + 2u));
     }
-    return k_exit;
-}
+    void corners(const UInt&, const UInt3& t, Float2 (&p)[3], Bool& valid) const {
+        Float4 q[3] = {in.pos.read(in.base + t.x), in.pos.read(in.base + t.y), in.pos.read(in.base + t.z)};
+        valid = (q[0].w > 0.0f) & (q[1].w > 0.0f) & (q[2].w > 0.0f);
+        for (int k = 0; k < 3; ++k) p[k] = to_pixel(q[k], in.width, in.height);
+    }
+    UInt neighbor(const UInt& tri, const UInt& k) const { return in.topo.read(tri * 6u + k); }
+    UInt far_vertex(const UInt& tri, const UInt& k) const { return in.topo.read(tri * 6u + 3u + k); }
+    Float2 vertex_pixel(const UInt& v, Bool& valid) const {
+        Float4 q = in.pos.read(in.base + v);
+        valid = q.w > 0.0f;
+        return to_pixel(q, in.width, in.height);
+    }
+};
 
 // The silhouette edge between pixels a and b (indices `ia`, `ib`, centres `ca`, `cb`), found on plain values.
 PairEdge pair_edge(const AaInputs& in, const UInt& ia, const UInt& ib, const Float2& ca, const Float2& cb,
@@ -84,42 +80,11 @@ PairEdge pair_edge(const AaInputs& in, const UInt& ia, const UInt& ib, const Flo
         e.io = ite(at_a, ib, ia);
         e.ci = ite(at_a, ca, cb);
         e.co = ite(at_a, cb, ca);
-        UInt done = 0u;
-        $for (step, 0u, kWalk) {
-            $if (done == 0u) {
-                Float o = 1.0f;
-                Bool valid = true;
-                UInt k = exit_edge(in, cur, e, o, valid);
-                $if (!valid | (k == 3u)) { done = 1u; }
-                $else {
-                    UInt e0 = in.tri.read(cur * 3u + (k + 1u) % 3u), e1 = in.tri.read(cur * 3u + (k + 2u) % 3u);
-                    UInt x = pick(in.topo, cur * 6u + 3u, k);
-                    Float2 q0 = to_pixel(in.pos.read(in.base + e0), in.width, in.height);
-                    Float2 q1 = to_pixel(in.pos.read(in.base + e1), in.width, in.height);
-                    UInt silhouette = 1u;
-                    $if (x != kNone) {
-                        Float4 px = in.pos.read(in.base + x);
-                        // A neighbour folded behind the edge (its far vertex on this side) leaves a silhouette.
-                        silhouette = ite((px.w > 0.0f) & (cross2(q0, q1, to_pixel(px, in.width, in.height)) * o > 0.0f), 1u, 0u);
-                    };
-                    $if (silhouette == 1u) {
-                        // Horizontal pairs take edges more vertical than horizontal, vertical pairs the rest: when
-                        // an edge passes a pixel centre the next pair along the row or column takes over.
-                        Float2 d = abs(q1 - q0);
-                        e.found = ite((horizontal & (d.y >= d.x)) | (!horizontal & (d.x > d.y)), 1u, 0u);
-                        done = 1u;
-                        e.va = e0;
-                        e.vb = e1;
-                        e.orient = o;
-                    }
-                    $else {
-                        UInt next = pick(in.topo, cur * 6u, k);
-                        $if (next == seen_at_o) { done = 1u; }   // into the triangle pixel o sees: interior
-                        $else { cur = next; };
-                    };
-                };
-            };
-        };
+        app::SilhouetteEdge w = app::walk_to_silhouette(TopologyMesh{in}, cur, seen_at_o, e.ci, e.co, horizontal, kWalk);
+        e.found = w.found;
+        e.va = w.va;
+        e.vb = w.vb;
+        e.orient = w.orient;
     };
     return e;
 }
@@ -133,7 +98,7 @@ void pair_weight(const P& pos, const AaInputs& in, const PairEdge& e, UInt& targ
     $if (e.found == 1u) {
         Float2 a = to_pixel(pos.read(in.base + e.va), in.width, in.height);
         Float2 b = to_pixel(pos.read(in.base + e.vb), in.width, in.height);
-        Float ei = cross2(a, b, e.ci) * e.orient, eo = cross2(a, b, e.co) * e.orient;
+        Float ei = app::edge_function(a, b, e.ci) * e.orient, eo = app::edge_function(a, b, e.co) * e.orient;
         Float s = clamp(ei / (ei - eo), 0.0f, 1.0f);
         $if (s > 0.5f) {
             target = e.io;

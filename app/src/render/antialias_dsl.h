@@ -46,9 +46,6 @@ struct AntialiasInputs {
     const BufferVar<gpu::TriSetup>* setups = nullptr;
 };
 
-inline UInt pick(const UInt3& v, const UInt& k) { return ite(k == 0u, v.x, ite(k == 1u, v.y, v.z)); }
-inline Float2 pick(const Float2 (&p)[3], const UInt& k) { return ite(k == 0u, p[0], ite(k == 1u, p[1], p[2])); }
-
 // Triangle `tri`'s corners t in pixel coordinates: from the setups where the rasterizer kept them (it culls
 // triangles off screen, behind the near plane or degenerate: x0 > x1 in the tile box), else projected.
 template <typename PB, typename CB>
@@ -68,6 +65,18 @@ void corners(const AntialiasInputs<PB, CB>& in, const DslCamera& plain_cam, cons
         p[2] = st.p2;
     };
 }
+
+// The scene's tables as walk_to_silhouette's mesh (<adjoint/app/screen_edges.h>).
+template <typename PB, typename CB>
+struct WalkMesh {
+    const AntialiasInputs<PB, CB>& in;
+    const DslCamera& cam;
+    UInt3 triangle(const UInt& tri) const { return in.triangles.read(tri); }
+    void corners(const UInt& tri, const UInt3& t, Float2 (&p)[3], Bool&) const { app::corners(in, cam, tri, t, p); }
+    UInt neighbor(const UInt& tri, const UInt& k) const { return pick(in.neighbor.read(tri), k); }
+    UInt far_vertex(const UInt& tri, const UInt& k) const { return pick(in.opposite.read(tri), k); }
+    Float2 vertex_pixel(const UInt& v, Bool&) const { return cam.pixel(cam.clip(in.positions_value.read(v))); }
+};
 
 // The silhouette edge a pair's segment leaves the occluder through, found on plain values.
 struct PairEdge {
@@ -99,54 +108,12 @@ PairEdge pair_edge(const AntialiasInputs<PB, CB>& in, const DslCamera& plain_cam
         Float2 cb = make_float2(cast<float>(pb.x) + 0.5f, cast<float>(pb.y) + 0.5f);
         e.ci = ite(at_a == 1u, ca, cb);
         e.co = ite(at_a == 1u, cb, ca);
-        UInt done = 0u, steps = 0u;
-        $while ((done == 0u) & (steps < kWalkGuard)) {
-            steps = steps + 1u;
-            UInt3 t = in.triangles.read(cur);
-            Float2 p[3];
-            corners(in, plain_cam, cur, t, p);
-            Float o = ite(edge_function(p[0], p[1], p[2]) > 0.0f, 1.0f, -1.0f);
-            Float best = 2.0f;
-            UInt k_exit = 3u;
-            for (int k = 0; k < 3; ++k) {   // edge k is opposite vertex k
-                Float ei = edge_function(p[(k + 1) % 3], p[(k + 2) % 3], e.ci) * o;
-                Float eo = edge_function(p[(k + 1) % 3], p[(k + 2) % 3], e.co) * o;
-                Float s = ei / (ei - eo);
-                $if ((ei >= 0.0f) & (eo < 0.0f) & (s < best)) {
-                    best = s;
-                    k_exit = uint32_t(k);
-                };
-            }
-            $if (k_exit == 3u) { done = 1u; }
-            $else {
-                UInt e0 = pick(t, (k_exit + 1u) % 3u), e1 = pick(t, (k_exit + 2u) % 3u);
-                UInt x = pick(in.opposite.read(cur), k_exit);
-                Float2 q0 = pick(p, (k_exit + 1u) % 3u), q1 = pick(p, (k_exit + 2u) % 3u);
-                UInt silhouette = 1u;
-                $if (x != gpu::kNone) {
-                    Float2 px = plain_cam.pixel(plain_cam.clip(in.positions_value.read(x)));
-                    silhouette = ite(edge_function(q0, q1, px) * o > 0.0f, 1u, 0u);
-                };
-                $if (silhouette == 1u) {
-                    // A pair blends only across edges that run more across it than along it (the other
-                    // direction's pairs take the rest): then s moves at most ~1.4 pixels per pixel the edge
-                    // moves, and when the edge passes a pixel centre the next pair along the row or column
-                    // takes over where this one ends, so the image stays continuous.
-                    Float2 d = abs(q1 - q0);
-                    e.found = ite((horizontal & (d.y >= d.x)) | (!horizontal & (d.x > d.y)), 1u, 0u);
-                    done = 1u;
-                    e.va = e0;
-                    e.vb = e1;
-                    e.orient = o;
-                }
-                $else {
-                    UInt next = pick(in.neighbor.read(cur), k_exit);
-                    // Into the triangle pixel o sees: an interior edge, nothing to blend.
-                    $if (next == seen_at_o) { done = 1u; }
-                    $else { cur = next; };
-                };
-            };
-        };
+        SilhouetteEdge w = walk_to_silhouette(WalkMesh<PB, CB>{in, plain_cam}, cur, seen_at_o, e.ci, e.co,
+                                              horizontal, kWalkGuard);
+        e.found = w.found;
+        e.va = w.va;
+        e.vb = w.vb;
+        e.orient = w.orient;
     };
     return e;
 }

@@ -3,16 +3,12 @@
 #pragma once
 #include "gpu_types.h"
 
+#include <adjoint/app/screen_edges.h>   // edge_function
+
 #include <algorithm>
 #include <memory>
 
 namespace adjoint::app {
-
-// Twice the signed area of (a, b, p): positive when p is left of a -> b in pixel space (y down). The
-// rasterizer's edge function, which the differentiable stages use too (their barycentrics must be its).
-inline Float edge_function(const Float2& a, const Float2& b, const Float2& p) {
-    return (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x);
-}
 
 // The 8x8 screen tile holding pixel `pix`, row-major over tiles_x tiles a row.
 inline UInt tile_of(const UInt2& pix, const UInt& tiles_x) {
