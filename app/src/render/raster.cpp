@@ -359,7 +359,7 @@ Rasterizer::Rasterizer(Device& device, bool small_triangles) : device_(device) {
         std::nullopt,
         small ? device.compile(raster_kernel<true>(), {.name = "raster_depth"})
               : device.compile(raster_kernel<false>(), {.name = "raster_depth"}),
-        device.compile(interpolate_kernel(), {.name = "raster_interpolate"})});
+        device.compile(interpolate_kernel(), {.name = "raster_interpolate"}), std::nullopt});
     if (small) k_->small.emplace(device.compile(small_kernel(), {.name = "raster_small"}));
 }
 
@@ -370,9 +370,9 @@ TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCame
     uint32_t tiles_x = (view.width + kTileSize - 1) / kTileSize, tiles_y = (view.height + kTileSize - 1) / kTileSize;
     uint32_t tiles = tiles_x * tiles_y, chunks = (tiles + kScanChunk - 1) / kScanChunk;
     TileBins b{device_.create_buffer<gpu::TriSetup>(std::max(g.triangle_count, 1u)), device_.create_buffer<uint32_t>(tiles),
-               device_.create_buffer<uint32_t>(tiles), Buffer<uint32_t>{}, view.width, view.height, tiles_x};
-    b.sides = device_.create_buffer<uint32_t>(std::max(tiles, 1u));   // the fill's cursor: each tile's first side
-    b.nearest = device_.create_buffer<uint32_t>(std::max(2 * tiles, 1u));
+               device_.create_buffer<uint32_t>(tiles), Buffer<uint32_t>{}, view.width, view.height, tiles_x, 0, 0,
+               device_.create_buffer<uint32_t>(std::max(tiles, 1u)),        // the fill's cursor: each tile's first side
+               device_.create_buffer<uint32_t>(std::max(2 * tiles, 1u))};
     auto back_cursor = device_.create_buffer<uint32_t>(std::max(tiles, 1u));
     auto chunk_sum = device_.create_buffer<uint32_t>(chunks);
     auto chunk_longest = device_.create_buffer<uint32_t>(chunks);
