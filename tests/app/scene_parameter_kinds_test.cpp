@@ -134,8 +134,9 @@ TEST_F(ParameterKinds, EveryKindReadsAndWritesItsValue) {
             SCOPED_TRACE(p.path);
             const std::vector<float> value = parameter_value(scene, p);
             EXPECT_EQ(value.size(), p.size);
-            if (k.kind != ParameterKind::material_value)   // from sizes alone (a material's slot holds all its values)
+            if (k.kind != ParameterKind::material_value) {   // from sizes alone (a material's slot holds all its values)
                 EXPECT_EQ(k.size(scene, k.element(scene, p.target, p.property)), p.size);
+            }
             const std::vector<float> other = another_value(p, value);
             ASSERT_NE(other, value);
             set_parameter_value(scene, p, other);
@@ -242,7 +243,7 @@ TEST_F(ParameterKinds, ParamsJsonAppliesBackExactly) {
                 set_parameter_value(changed, p, texels);
                 Image image(int(p.texture_width), int(p.texture_height), 3);
                 image.pixels = texels;
-                records.push_back({p.path, {}, std::nullopt, 0.5, image, std::nullopt});
+                records.push_back({p.path, {}, std::nullopt, 0.5, image, std::nullopt, std::nullopt});
             } else if (kind == ParameterKind::light_texture) {
                 // Radiance past 1 that RGBE holds exactly (one exponent per texel, 8-bit mantissas): a .hdr file.
                 std::vector<float> texels;
@@ -250,12 +251,12 @@ TEST_F(ParameterKinds, ParamsJsonAppliesBackExactly) {
                 set_parameter_value(changed, p, texels);
                 Image image(int(p.texture_width), int(p.texture_height), 3);
                 image.pixels = texels;
-                ParamRecord r{p.path, {}, std::nullopt, 0.5, image, std::nullopt};
+                ParamRecord r{p.path, {}, std::nullopt, 0.5, image, std::nullopt, std::nullopt};
                 r.radiance = true;
                 records.push_back(r);
             } else {
                 set_parameter_value(changed, p, another_value(p, parameter_value(original, p)));
-                records.push_back({p.path, parameter_value(changed, p), parameter_value(original, p), 0.25, {}, {}});
+                records.push_back({p.path, parameter_value(changed, p), parameter_value(original, p), 0.25, {}, {}, {}});
             }
             all.push_back(p);
         }
