@@ -77,9 +77,9 @@ auto forward_kernel() {
                        BufferUInt blends, BufferUInt count, UInt width, BufferFloat out) noexcept {
         AntialiasInputs<BufferFloat3, BufferFloat4> in{positions, positions, triangles, opposite, neighbor,
                                                        colors, tri_ids, depth, width};
+        DslCamera cam = camera_of(params, views.read(view));
         for_listed(blends, count, kBlends, width, [&](const UInt& id, const UInt2& pa, const UInt2& pb) {
             PairEdge e = decode_edge(edges.read(id), pa, pb, width);
-            DslCamera cam = camera_of(params, views.read(view));
             UInt target = kNone;
             Float4 delta = make_float4(0.0f);
             pair_delta(in, cam, e, target, delta);
@@ -103,10 +103,10 @@ auto backward_kernel(bool camera_free) {
                                   BufferUInt blends, BufferUInt count, UInt width, BufferFloat dfinal) noexcept {
         AntialiasInputs<DiffBufferFloat3, DiffBufferFloat4> in{positions, positions_value, triangles, opposite,
                                                                  neighbor, colors, tri_ids, depth, width};
+        auto vr = views.read(view);
+        DslCamera plain_cam = camera_of(params_value, vr);
         for_listed(blends, count, kBlends, width, [&](const UInt& id, const UInt2& pa, const UInt2& pb) {
             PairEdge e = decode_edge(edges.read(id), pa, pb, width);
-            auto vr = views.read(view);
-            DslCamera plain_cam = camera_of(params_value, vr);
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
                 UInt target = kNone;

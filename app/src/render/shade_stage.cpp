@@ -68,14 +68,16 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free, bool share) {
                                           BufferVar<LightSlots> lights, BufferFloat color_grad, BufferFloat color_share,
                                           BufferFloat grid_head, BufferUInt grid_slot, BufferUInt grid_cells,
                                           BufferUInt grid_list) noexcept {
+        // A fixed camera once a thread, not once a pixel (its matrix takes 11 reads and a tangent).
+        auto vr = views.read(view);
+        DslCamera plain_cam = camera_of(params_value, vr);
         for_each_listed(covered, covered_count, 0, [&](const UInt& at) {
             UInt2 pix = make_uint2(at % width, at / width);
             UInt tri = tri_ids.read(at);
             Float3 g = read3(color_grad, 4u * at);
             if (share) g = g + read3(color_share, 4u * at);
             $autodiff {
-                auto vr = views.read(view);
-                DslCamera cam = camera_free ? camera_of(params, vr) : camera_of(params_value, vr);
+                DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
                 VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs,
                     triangles, triangle_material, groups.tangents, groups.vertex_color_gradients};
                 auto s = surface_at(vin, cam, tri, pix);
