@@ -24,6 +24,7 @@ void Session::build(const app::Scene& scene) {
         // As adjoint-optimize does: too large for this device is a SceneError before any device work (the
         // SceneRenderer below checks by itself).
         app::check_scene_fits(device_, scene);
+        app::check_meshes_in_view(scene);
         optimizer = std::make_unique<app::Optimizer>(device_, scene, diagnosable_);
     } else {
         renderer = std::make_unique<app::SceneRenderer>(device_, scene);

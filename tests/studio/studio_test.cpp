@@ -275,7 +275,9 @@ TEST(Studio, AnOutFolderInUseByAnotherRunIsRefused) {
     fs::path dir = fresh_dir("out-busy");
     fs::create_directories(dir / "out");
     // Another run holds the folder's lock (as adjoint-optimize's FolderLock takes it: flock on .adjoint.lock).
-    int fd = ::open((dir / "out" / ".adjoint.lock").c_str(), O_RDWR | O_CREAT, 0644);
+    // O_CLOEXEC as FolderLock does: without it xvfb-run's Xvfb inherits the descriptor, and the lock (which
+    // belongs to the open file, not to this process) outlives the close below until that server has exited.
+    int fd = ::open((dir / "out" / ".adjoint.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     ASSERT_GE(fd, 0);
     ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
     Result r = run(dir, xvfb(""),

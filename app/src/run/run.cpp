@@ -172,6 +172,7 @@ Scene load_for_run(const OptimizeOptions& o, std::string& fingerprint) {
     Scene scene = load_scene(o.scene, lo);
     if (!scene.optimize) throw SceneError(scene.display_name, "optimize", "the scene has no optimize block");
     apply_overrides(scene, o);
+    check_meshes_in_view(scene);
     fingerprint = scene_fingerprint(scene, reads.entries());
     return scene;
 }

@@ -15,8 +15,9 @@
 namespace adjoint::app {
 
 // Loads o.scene with the command line's overrides and runs job(device, scene), returning its exit code. First,
-// as bad input with nothing written (exit_bad_input): a scene without an optimize block, any of `paths` (given
-// by the option `option`) that is not a free parameter, an output folder where `file` cannot be written.
+// as bad input with nothing written (exit_bad_input): a scene without an optimize block or whose views show
+// nothing it moves (check_meshes_in_view), any of `paths` (given by the option `option`) that is not a free
+// parameter, an output folder where `file` cannot be written.
 // Errors from the device or the job end with exit_failure (exit_bad_input for a SceneError).
 template <typename Job>
 int run_beside_optimization(const OptimizeOptions& o, const char* option, const std::vector<std::string>& paths,
@@ -28,6 +29,7 @@ int run_beside_optimization(const OptimizeOptions& o, const char* option, const 
         scene = load_scene(o.scene, lo);
         if (!scene.optimize) throw SceneError(scene.display_name, "optimize", "the scene has no optimize block");
         apply_overrides(scene, o);
+        check_meshes_in_view(scene);
         const auto& ps = scene.optimize->parameters;
         for (const auto& path : paths)
             if (std::none_of(ps.begin(), ps.end(), [&](const Parameter& p) { return p.path == path; }))

@@ -1,7 +1,9 @@
 // Cameras: the view and projection matrices and the orbit expansion of `views`.
 #include "scene/loading.h"
 #include <cmath>
+#include <iomanip>
 #include <numbers>
+#include <sstream>
 
 namespace adjoint::app {
 
@@ -77,6 +79,44 @@ void set_resolution(Camera& camera, Resolution resolution) {
 
 float4x4 view_projection_matrix(const Camera& camera) {
     return multiply(projection_matrix(camera), view_matrix(camera));
+}
+
+std::string out_of_view(const Mesh& mesh, const Camera& view) {
+    if (mesh.positions.empty()) return "";
+    float3 lo = mesh.positions[0], hi = lo;
+    for (const float3& p : mesh.positions)
+        for (size_t i = 0; i < 3; ++i) {
+            lo[i] = std::fmin(lo[i], p[i]);
+            hi[i] = std::fmax(hi[i], p[i]);
+        }
+    const float4x4 m = multiply(view_projection_matrix(view), model_matrix(mesh.transform));
+    // In clip space the frustum is -w <= x, y, z <= w: the box is outside when all 8 corners are beyond one of
+    // its 6 planes (a box across an edge of the frustum may still miss it: then the mesh is taken as showing).
+    uint32_t beyond[6] = {};
+    float nearest = INFINITY;   // the smallest w: the depth along the view
+    bool all_behind = true;
+    for (uint32_t c = 0; c < 8; ++c) {
+        const float3 p(c & 1 ? hi[0] : lo[0], c & 2 ? hi[1] : lo[1], c & 4 ? hi[2] : lo[2]);
+        float q[4];
+        for (size_t r = 0; r < 4; ++r) q[r] = m[0][r] * p[0] + m[1][r] * p[1] + m[2][r] * p[2] + m[3][r];
+        for (size_t a = 0; a < 3; ++a) {
+            beyond[2 * a] += q[a] < -q[3];
+            beyond[2 * a + 1] += q[a] > q[3];
+        }
+        nearest = std::fmin(nearest, q[3]);
+        all_behind = all_behind && q[3] <= 0;
+    }
+    std::ostringstream why;
+    if (beyond[5] == 8)
+        why << "beyond camera.far (" << view.far << "): its nearest corner is " << std::setprecision(4) << nearest
+            << " along the view (raise camera.far)";
+    else if (beyond[4] == 8 && all_behind)
+        why << "behind the camera";
+    else if (beyond[4] == 8)
+        why << "nearer than camera.near (" << view.near << "; lower it)";
+    else if (beyond[0] == 8 || beyond[1] == 8 || beyond[2] == 8 || beyond[3] == 8)
+        why << "outside the field of view";
+    return why.str();
 }
 
 namespace detail {

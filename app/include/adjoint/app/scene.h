@@ -144,6 +144,12 @@ float4x4 view_matrix(const Camera& camera);
 // coordinates (x, y, z) (z < 0 in front) lands on pixel (cx + fx·x/−z, cy − fy·y/−z) (y down).
 float4x4 projection_matrix(const Camera& camera);
 float4x4 view_projection_matrix(const Camera& camera); // projection · view
+struct Mesh;
+// Why `mesh` cannot show in `view`, judged from its world-space bounding box: "" when part of the box lies
+// inside the view's frustum (the mesh may show), else where all of it lies: "beyond camera.far (100): its
+// nearest corner is 481.9 along the view (raise camera.far)", "nearer than camera.near (0.05; lower it)",
+// "behind the camera" or "outside the field of view".
+std::string out_of_view(const Mesh& mesh, const Camera& view);
 
 // ---- materials ----------------------------------------------------------------------------------------
 // A material of a model plug-in (adjoint/app/plugins.h: phong, pbr): its values are the model's properties
