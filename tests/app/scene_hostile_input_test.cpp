@@ -157,11 +157,11 @@ TEST_F(ObjMtlInput, MtlValuesAreCheckedNamingTheLine) {
         write("meshes/cube.mtl", mtl);
         return error_of(j);
     };
-    EXPECT_EQ(mtl_error("newmtl a\nKd nan nan nan\n"), at + "2: Kd needs r, g and b as finite numbers >= 0 (got \"Kd nan nan nan\")");
-    EXPECT_EQ(mtl_error("newmtl a\nKd -1 -1 -1\n"), at + "2: Kd needs r, g and b as finite numbers >= 0 (got \"Kd -1 -1 -1\")");
-    EXPECT_EQ(mtl_error("newmtl a\nKd 0.5\n"), at + "2: Kd needs r, g and b as finite numbers >= 0 (got \"Kd 0.5\")");
+    EXPECT_EQ(mtl_error("newmtl a\nKd nan nan nan\n"), at + "2: Kd needs r, g and b, or one grey value, as finite numbers >= 0 (got \"Kd nan nan nan\")");
+    EXPECT_EQ(mtl_error("newmtl a\nKd -1 -1 -1\n"), at + "2: Kd needs r, g and b, or one grey value, as finite numbers >= 0 (got \"Kd -1 -1 -1\")");
+    EXPECT_EQ(mtl_error("newmtl a\nKd 0.5 0.5\n"), at + "2: Kd needs r, g and b, or one grey value, as finite numbers >= 0 (got \"Kd 0.5 0.5\")");
     EXPECT_EQ(mtl_error("newmtl a\nKd 1 1 1\nKs 0 inf 0\n"),
-              at + "3: Ks needs r, g and b as finite numbers >= 0 (got \"Ks 0 inf 0\")");
+              at + "3: Ks needs r, g and b, or one grey value, as finite numbers >= 0 (got \"Ks 0 inf 0\")");
     EXPECT_EQ(mtl_error("newmtl a\nKd 1 1 1\nNs 1e400\n"), at + "3: Ns needs one finite number >= 0 (got \"Ns 1e400\")");
     EXPECT_EQ(mtl_error("newmtl a\nKd 1 1 1\nNs -2\n"), at + "3: Ns needs one finite number >= 0 (got \"Ns -2\")");
     EXPECT_EQ(mtl_error("newmtl a\nKd 1 0 0\n\nnewmtl b\nKd 0 1 0\nnewmtl a  \nKd 0 0 1\n"),
@@ -172,6 +172,38 @@ TEST_F(ObjMtlInput, MtlValuesAreCheckedNamingTheLine) {
     const auto albedo = m.value("albedo");
     EXPECT_EQ(std::vector<float>(albedo.begin(), albedo.end()), (std::vector<float>{0.25f, 0.5f, 1.0f}));
     EXPECT_EQ(m.value("shininess")[0], 16.0f);
+}
+
+// What writers of OBJ and MTL files do that tinyobjloader alone misreads: 3ds Max's material names with spaces
+// and '#' (tinyobjloader reads one word after usemtl, the whole rest after newmtl, so no face found its
+// material), one number for a grey colour (the MTL format's rule; tinyobjloader reads red), and Windows paths.
+TEST_F(ObjMtlInput, WritersConventionsAreReadAsMeant) {
+    Json j = minimal_scene();
+    j["meshes"][0]["material"] = "mtl";
+    write("meshes/cube.obj", "# 3ds Max Wavefront OBJ Exporter\r\nmtllib .\\cube.mtl\r\nv 0 0 0\r\nv 1 0 0\r\n"
+                             "v 0 1 0\r\nv 1 1 0\r\nvt 0 0\r\nvt 1 0\r\nvt 0 1\r\nvt 1 1\r\n"
+                             "usemtl Material #25 \r\nf 1/1 2/2 3/3\r\nusemtl  Material #26\r\nf 2/2 4/4 3/3\r\n");
+    write("meshes/cube.mtl", "newmtl Material #25\r\n\tKd 0.5\r\n\tKs 0\r\n"
+                             "newmtl Material #26\r\n\tKd 0.2 0.3 0.4\r\n\tmap_Kd textures\\grass.png\r\n");
+    write_solid_png("meshes/textures/grass.png", 2, 2, 40, 160, 40);
+    const Scene scene = load(j);
+    const int grey = scene.find_material("cube/Material #25"), textured = scene.find_material("cube/Material #26");
+    ASSERT_GE(grey, 0);
+    ASSERT_GE(textured, 0);
+    EXPECT_EQ(scene.meshes[0].triangle_materials, (std::vector<uint32_t>{uint32_t(grey), uint32_t(textured)}));
+    const auto albedo = scene.materials[size_t(grey)].value("albedo");
+    EXPECT_EQ(std::vector<float>(albedo.begin(), albedo.end()), (std::vector<float>{0.5f, 0.5f, 0.5f}));
+    const auto specular = scene.materials[size_t(grey)].value("specular");
+    EXPECT_EQ(std::vector<float>(specular.begin(), specular.end()), (std::vector<float>{0.0f, 0.0f, 0.0f}));
+    EXPECT_TRUE(scene.materials[size_t(textured)].has_textures());
+    // Their parameters are addressed by those names.
+    j["optimize"] = Json::parse(R"({ "parameters": { "materials.cube/Material #25.albedo": { "init": [0.3, 0.3, 0.3] } } })");
+    EXPECT_EQ(load(j).optimize->parameters.at(0).target, uint32_t(grey));
+    // Two materials the rest of whose newmtl lines are the same are one name given twice.
+    write("meshes/cube.mtl", "newmtl Material #25\nKd 1 1 1\nnewmtl Material #25 \nKd 0 0 0\n");
+    write("meshes/cube.obj", "mtllib cube.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl Material #25\nf 1 2 3\n");
+    EXPECT_EQ(error_of(j), "scene.json: meshes[0].material: meshes/cube.mtl line 3: a second material named "
+                           "Material #25 (newmtl)");
 }
 
 using SceneFileLimits = SceneFiles;

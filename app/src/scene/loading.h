@@ -59,9 +59,21 @@ inline constexpr size_t max_face_corners = 1024;
 // or `vn` line without its coordinates as finite numbers, a face over max_face_corners, a face index past the
 // positions, texture coordinates or normals.
 void check_obj_text(std::string_view text, const std::string& shown, const JsonValue& where);
-// MTL text's first problem ("<shown> line N: <what>"), or "": a Kd, Ks, Ka or Ke that is not three finite
-// numbers >= 0, an Ns that is not one, a material name given twice by newmtl.
+// MTL text's first problem ("<shown> line N: <what>"), or "": a Kd, Ks, Ka or Ke that is not one or three
+// finite numbers >= 0, an Ns that is not one, a material name given twice by newmtl.
 std::string check_mtl_text(std::string_view text, const std::string& shown);
+// OBJ or MTL text rewritten so that tinyobjloader reads it as the files' writers meant, line for line: a
+// material's name is the rest of its `usemtl` or `newmtl` line, trimmed ("Material #25", as 3ds Max writes),
+// and its spaces and tabs are encoded so that tinyobjloader, which reads one word after usemtl but the rest
+// of the line after newmtl, reads the same name in both (material_name_from_tinyobj decodes it); in MTL text a
+// colour given as one number is grey, as the MTL format says (tinyobjloader would read "Kd 0.5" as red); in
+// OBJ text an mtllib's backslashes are slashes (tinyobjloader would drop them), except "\ " (a space).
+std::string obj_text_for_tinyobj(std::string_view text);
+std::string mtl_text_for_tinyobj(std::string_view text);
+std::string material_name_from_tinyobj(std::string name);
+// `name`, a texture path an MTL gives relative to `folder`, with its backslashes read as slashes when it has
+// some and no file is there by the name as written (files written on Windows: "map_Kd .\wood.jpg").
+std::string windows_path(const std::filesystem::path& folder, const std::string& name);
 // Area-weighted normals per OBJ position, copied to the unified vertices.
 void compute_normals(Mesh& mesh);
 

@@ -40,6 +40,7 @@ public:
             if (invalid.empty()) invalid = std::move(problem);
             return false;
         }
+        text = mtl_text_for_tinyobj(text);
         scan_presence(text);
         std::istringstream stream(text);
         tinyobj::LoadMtl(names, materials, &stream, warn, err);
@@ -104,20 +105,21 @@ std::vector<int> add_mtl_materials(const std::vector<tinyobj::material_t>& mtl, 
         const tinyobj::material_t& source = mtl[m];
         const auto found = reader.presence.find(source.name);
         const MtlPresence presence = found == reader.presence.end() ? MtlPresence{} : found->second;
-        Material material = make_material(mesh.name + "/" + source.name, "phong");
+        const std::string name = material_name_from_tinyobj(source.name);
+        Material material = make_material(mesh.name + "/" + name, "phong");
         if (scene.find_material(material.name) >= 0)
-            where.fail("the MTL material " + source.name + " is named " + material.name +
+            where.fail("the MTL material " + name + " is named " + material.name +
                        ", which another material already has");
         if (!source.diffuse_texname.empty()) {
             // map_Kd replaces Kd; texture names are relative to the OBJ's folder, as for mtllib.
-            const std::string shown =
-                (std::filesystem::path(shown_folder) / source.diffuse_texname).lexically_normal().string();
-            scene.textures.push_back(load_image(obj_folder / source.diffuse_texname, shown, where));
+            const std::string file = windows_path(obj_folder, source.diffuse_texname);
+            const std::string shown = (std::filesystem::path(shown_folder) / file).lexically_normal().string();
+            scene.textures.push_back(load_image(obj_folder / file, shown, where));
             material.texture("albedo_texture") = static_cast<int32_t>(scene.textures.size() - 1);
         } else if (presence.kd) {
             std::copy_n(source.diffuse, 3, material.value("albedo").begin());
         } else {
-            where.fail("the MTL material " + source.name + " has neither Kd nor map_Kd");
+            where.fail("the MTL material " + name + " has neither Kd nor map_Kd");
         }
         if (presence.ks) std::copy_n(source.specular, 3, material.value("specular").begin());
         if (presence.ns) material.value("shininess")[0] = source.shininess;
@@ -166,7 +168,7 @@ void load_obj_mesh(const JsonValue& entry, const std::filesystem::path& base_dir
     std::vector<tinyobj::shape_t> shapes;
     std::vector<tinyobj::material_t> mtl;
     std::string warn, err;
-    std::istringstream stream(text);
+    std::istringstream stream(obj_text_for_tinyobj(text));
     // No white fallback: colours count only when every `v` line has them.
     if (!tinyobj::LoadObj(&attrib, &shapes, &mtl, &warn, &err, &stream, &reader, /*triangulate=*/true,
                           /*default_vcols_fallback=*/false)) {

@@ -1,8 +1,10 @@
-// OBJ and MTL text checked line by line before tinyobjloader reads it: tinyobjloader reads a missing or
-// non-numeric coordinate as 0, drops a polygon with an index past the vertices, and triangulates a face in
-// time that grows faster than its corner count; each of those is refused here, naming the file and line.
+// OBJ and MTL text checked and rewritten line by line before tinyobjloader reads it: tinyobjloader reads a
+// missing or non-numeric coordinate as 0, drops a polygon with an index past the vertices, and triangulates a
+// face in time that grows faster than its corner count; each of those is refused here, naming the file and
+// line. It also reads one word as a usemtl name and one number as a red colour: those lines are rewritten.
 #include "scene/loading.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -44,6 +46,46 @@ bool float_number(std::string_view word, double& value) {
     const auto r = std::from_chars(word.data(), word.data() + word.size(), value);
     return !word.empty() && r.ec == std::errc() && r.ptr == word.data() + word.size() && std::isfinite(value) &&
            std::abs(value) <= std::numeric_limits<float>::max();
+}
+
+// The rest of the line after its first word (a material's name after usemtl or newmtl), without the spaces,
+// tabs and '\r' around it; "" when there is none.
+std::string_view rest_of_line(std::string_view line, std::string_view key) {
+    constexpr std::string_view blank = " \t\r";
+    const size_t start = line.find(key) + key.size();
+    const size_t first = line.find_first_not_of(blank, start);
+    if (first == std::string_view::npos) return {};
+    return line.substr(first, line.find_last_not_of(blank) + 1 - first);
+}
+
+// A material name's spaces and tabs as tinyobjloader reads them within one word (control characters no
+// writer puts in a name).
+constexpr char encoded_space = '\x1f', encoded_tab = '\x1e';
+
+// The text with each line passed through rewrite(key, words, line, out): it appends the line as tinyobjloader
+// should read it to `out` (line ends kept, so line numbers stay).
+template <typename Rewrite>
+std::string rewrite_lines(std::string_view text, Rewrite rewrite) {
+    std::string out;
+    out.reserve(text.size() + 64);
+    std::vector<std::string_view> words;
+    for_each_line(text, [&](size_t, std::string_view content) {
+        split_words(content, words);
+        if (words.empty()) out += content;
+        else rewrite(words[0], words, content, out);
+        const size_t end = size_t(content.data() - text.data()) + content.size();
+        out += text.substr(end, text.compare(end, 2, "\r\n") == 0 ? 2 : end < text.size() ? 1 : 0);
+    });
+    return out;
+}
+
+// "usemtl <name>" or "newmtl <name>" with the name as one word.
+bool rewrite_material_name(std::string_view key, std::string_view line, std::string& out) {
+    if (key != "usemtl" && key != "newmtl") return false;
+    out += key;
+    out += ' ';
+    for (const char c : rest_of_line(line, key)) out += c == ' ' ? encoded_space : c == '\t' ? encoded_tab : c;
+    return true;
 }
 
 // The line as messages quote it (shortened: a line can be a megabyte long).
@@ -142,20 +184,60 @@ std::string check_mtl_text(std::string_view text, const std::string& shown) {
         const std::string_view key = words[0];
         const std::string at = shown + " line " + std::to_string(line) + ": ";
         if (key == "newmtl" && words.size() > 1) {
-            // tinyobjloader keeps both materials of one name, and faces find only one of them.
-            const size_t first = size_t(words[1].data() - content.data());
-            const std::string_view name =
-                content.substr(first, size_t(words.back().data() + words.back().size() - content.data()) - first);
+            // tinyobjloader keeps both materials of one name, and faces find only one of them. The name is the
+            // rest of the line, '#' included (mtl_text_for_tinyobj).
+            const std::string_view name = rest_of_line(content, key);
             if (!names.emplace(name).second) problem = at + "a second material named " + std::string(name) + " (newmtl)";
         } else if (key == "Kd" || key == "Ks" || key == "Ka" || key == "Ke") {
-            if (!numbers(words, 3, 3, 0.0))
-                problem = at + std::string(key) + " needs r, g and b as finite numbers >= 0 (got " + quoted(content) + ")";
+            if (!numbers(words, 1, 1, 0.0) && !numbers(words, 3, 3, 0.0))
+                problem = at + std::string(key) + " needs r, g and b, or one grey value, as finite numbers >= 0 (got " +
+                          quoted(content) + ")";
         } else if (key == "Ns") {
             if (!numbers(words, 1, 1, 0.0))
                 problem = at + "Ns needs one finite number >= 0 (got " + quoted(content) + ")";
         }
     });
     return problem;
+}
+
+std::string obj_text_for_tinyobj(std::string_view text) {
+    return rewrite_lines(text, [](std::string_view key, const auto&, std::string_view line, std::string& out) {
+        if (rewrite_material_name(key, line, out)) return;
+        if (key == "mtllib") {
+            // tinyobjloader reads "\ " as a space within a name and drops other backslashes: those are a Windows
+            // writer's separators ("mtllib .\scene.mtl").
+            for (size_t i = 0; i < line.size(); ++i)
+                out += line[i] == '\\' && (i + 1 == line.size() || line[i + 1] != ' ') ? '/' : line[i];
+            return;
+        }
+        out += line;
+    });
+}
+
+std::string mtl_text_for_tinyobj(std::string_view text) {
+    return rewrite_lines(text, [](std::string_view key, const auto& words, std::string_view line, std::string& out) {
+        if (rewrite_material_name(key, line, out)) return;
+        if ((key == "Kd" || key == "Ks" || key == "Ka" || key == "Ke") && words.size() == 2) {
+            // "Kd 0.5": grey (check_mtl_text has checked the number).
+            out += std::string(key) + " " + std::string(words[1]) + " " + std::string(words[1]) + " " + std::string(words[1]);
+            return;
+        }
+        out += line;
+    });
+}
+
+std::string material_name_from_tinyobj(std::string name) {
+    for (char& c : name) c = c == encoded_space ? ' ' : c == encoded_tab ? '\t' : c;
+    return name;
+}
+
+std::string windows_path(const std::filesystem::path& folder, const std::string& name) {
+    if (name.find('\\') == std::string::npos) return name;
+    std::error_code ec;
+    if (std::filesystem::exists(folder / name, ec)) return name;
+    std::string slashed = name;
+    std::replace(slashed.begin(), slashed.end(), '\\', '/');
+    return slashed;
 }
 
 } // namespace adjoint::app::detail
