@@ -134,7 +134,11 @@ TEST_F(SceneErrors, MissingFilesNameTheFileAndTheSystemsReason) {
     write("meshes/plane.mtl", "newmtl a\nNs 3\n");
     EXPECT_EQ(error_of(j), "scene.json: meshes[1].material: the MTL material a has neither Kd nor map_Kd");
     write("meshes/plane.mtl", "newmtl b\nKd 1 1 1\n");
-    EXPECT_EQ(error_of(j), "scene.json: meshes[1].material: meshes/plane.obj has faces without a material of its MTL file (usemtl)");
+    EXPECT_EQ(error_of(j), "scene.json: meshes[1].material: meshes/plane.obj line 5: usemtl a names no material of its "
+                           "MTL files (b)");
+    write("meshes/plane.obj", "mtllib plane.mtl\nv 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 3 2\nusemtl b\nf 1 3 2\n");
+    EXPECT_EQ(error_of(j), "scene.json: meshes[1].material: meshes/plane.obj has faces before any usemtl: they have "
+                           "no material of its MTL file");
 
     j = minimal_scene();
     j["materials"]["base"] = {{"albedo_texture", "textures/fur.png"}};

@@ -71,6 +71,9 @@ std::string check_mtl_text(std::string_view text, const std::string& shown);
 std::string obj_text_for_tinyobj(std::string_view text);
 std::string mtl_text_for_tinyobj(std::string_view text);
 std::string material_name_from_tinyobj(std::string name);
+// Why faces of OBJ text `text` have no material of `names` (its MTL files' materials, decoded): "<shown> line N:
+// usemtl <name> names no material of its MTL files (<names>)", or faces before any usemtl.
+std::string unknown_usemtl(std::string_view text, const std::vector<std::string>& names, const std::string& shown);
 // `name`, a texture path an MTL gives relative to `folder`, with its backslashes read as slashes when it has
 // some and no file is there by the name as written (files written on Windows: "map_Kd .\wood.jpg").
 std::string windows_path(const std::filesystem::path& folder, const std::string& name);

@@ -226,6 +226,23 @@ std::string mtl_text_for_tinyobj(std::string_view text) {
     });
 }
 
+std::string unknown_usemtl(std::string_view text, const std::vector<std::string>& names, const std::string& shown) {
+    std::string problem;
+    std::vector<std::string_view> words;
+    for_each_line(text, [&](size_t line, std::string_view content) {
+        split_words(content, words);
+        if (!problem.empty() || words.empty() || words[0] != "usemtl") return;
+        const std::string name(rest_of_line(content, words[0]));
+        if (std::find(names.begin(), names.end(), name) != names.end()) return;
+        std::string known;
+        for (size_t i = 0; i < names.size() && i < 8; ++i) known += (i ? ", " : "") + names[i];
+        if (names.size() > 8) known += ", ...";
+        problem = shown + " line " + std::to_string(line) + ": usemtl " + name + " names no material of its MTL files (" +
+                  (names.empty() ? "none" : known) + ")";
+    });
+    return problem.empty() ? shown + " has faces before any usemtl: they have no material of its MTL file" : problem;
+}
+
 std::string material_name_from_tinyobj(std::string name) {
     for (char& c : name) c = c == encoded_space ? ' ' : c == encoded_tab ? '\t' : c;
     return name;
