@@ -55,7 +55,9 @@ Counts expect_rows(const app::GradientCheck& c, double rtol) {
     for (const auto& r : c.rows) largest = std::max(largest, std::fabs(r.analytic));
     for (const auto& r : c.rows) {
         EXPECT_EQ(r.verdict, app::CheckVerdict::pass) << r.component << ": " << r.analytic << " vs " << r.numeric;
-        if (r.component % 3 == 0) EXPECT_EQ(r.analytic, 0.0) << r.component;
+        if (r.component % 3 == 0) {
+            EXPECT_EQ(r.analytic, 0.0) << r.component;
+        }
         if (r.component % 3 == 0 || std::fabs(r.analytic) < 1e-3 * largest) continue;
         const double scale = std::max(std::fabs(r.analytic), std::fabs(r.numeric));
         const double rounding = r.tolerance - app::kCheckRelativeTolerance * scale;

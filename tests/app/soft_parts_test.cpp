@@ -97,7 +97,10 @@ Rendered render(Device& device, const app::Scene& scene, uint32_t candidates, ui
     stream << r.image_gradient().copy_from(seed.data());
     r.backward(stream, 0, params);
     r.geometry_backward(stream, params);
-    Rendered result{std::vector<float4>(pixels), std::vector<float>(values.size()), r.soft_parts()};
+    Rendered result;
+    result.image.resize(pixels);
+    result.gradient.resize(values.size());
+    result.parts = r.soft_parts();
     result.candidates.resize(pixels);
     result.weighed.resize(pixels);
     stream << out.copy_to(result.image.data()) << params.grad.copy_to(result.gradient.data())
@@ -176,8 +179,9 @@ TEST_F(SoftParts, WithoutAlphaGradientsTheBackwardPassSkipsUnweighedEntriesExact
         // Pixels on their own lists, some of whose entries are not weighed: the skip is exercised.
         size_t own = 0, skipped = 0, entries = 0, weighed = 0;
         for (size_t i = 0; i < front.candidates.size(); ++i) {
-            if (whole.candidates[i] > 1)   // its tile's list, which the forward pass leaves as it is
+            if (whole.candidates[i] > 1) {   // its tile's list, which the forward pass leaves as it is
                 EXPECT_EQ(whole.weighed[i], app::kSoftAllWeighed) << "pixel " << i;
+            }
             if (front.weighed[i] == app::kSoftAllWeighed) continue;
             ++own;
             ASSERT_LE(front.weighed[i], front.candidates[i]) << "pixel " << i;

@@ -70,11 +70,11 @@ struct SkyLight {
     // Fresnel), as a function of n·v and the roughness; and the lean t of the direction to fetch the first
     // factor along, normalize((1 − t)·n + t·r). The renderer fills it from a table it integrates (dfg_table),
     // whatever the light.
-    std::function<Float3(const Float& nv, const Float& roughness)> dfg;
+    std::function<Float3(const Float& nv, const Float& roughness)> dfg = {};
     // The roughness to pass specular for a lobe of this roughness seen at this n·v: the one at which the
     // prefiltered maps' blend spreads as this lobe does (the same length of the mean light direction; a lobe
     // seen obliquely is narrower). From the same table.
-    std::function<Float(const Float& nv, const Float& roughness)> blur;
+    std::function<Float(const Float& nv, const Float& roughness)> blur = {};
 };
 
 // GGX's peak grows as 1/α²: below this roughness a point light's highlight is narrower than a pixel and its
