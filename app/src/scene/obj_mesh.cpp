@@ -206,7 +206,8 @@ void load_obj_mesh(const JsonValue& entry, const std::filesystem::path& base_dir
                 const int id = m.material_ids[f];
                 if (id < 0 || static_cast<size_t>(id) >= mtl.size()) {
                     std::vector<std::string> names;
-                    for (const tinyobj::material_t& m : mtl) names.push_back(material_name_from_tinyobj(m.name));
+                    for (const tinyobj::material_t& material : mtl)
+                        names.push_back(material_name_from_tinyobj(material.name));
                     material_json.fail(unknown_usemtl(text, names, mesh.file));
                 }
                 mtl_used[static_cast<size_t>(id)] = true;
