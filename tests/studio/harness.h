@@ -57,16 +57,20 @@ inline const std::string& studio_preload() {
 }
 
 // Runs `prefix studio args` in `dir` through the shell; prefix sets the environment (and xvfb-run), `args`
-// include the test hooks (--test-*).
+// include the test hooks (--test-*). The code is the studio's own, written by the script that runs it: xvfb-run
+// exits with 5 when its cleanup fails ("problem while cleaning up temporary directory", seen twice in the
+// sanitizer job's full runs), which says nothing of the studio; its messages stay in `err`.
 inline Result run(const fs::path& dir, const std::string& prefix, const std::string& args) {
     const std::string& preload = studio_preload();
     const std::string studio =
         (preload.empty() ? "" : "env LD_PRELOAD='" + preload + "' ") + "'" + kStudio.string() + "'";
-    const std::string cmd = "cd '" + dir.string() + "' && " + prefix + " " + studio + " " + args +
-                            " > stdout.txt 2> stderr.txt";
+    fs::remove(dir / "studio_exit.txt");
+    std::ofstream(dir / "run_studio.sh") << studio << " " << args << "\necho $? > studio_exit.txt\n";
+    const std::string cmd = "cd '" + dir.string() + "' && " + prefix + " sh ./run_studio.sh > stdout.txt 2> stderr.txt";
     int status = std::system(cmd.c_str());
     Result r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (const std::string code = read_text(dir / "studio_exit.txt"); !code.empty()) r.code = std::stoi(code);
     r.out = read_text(dir / "stdout.txt");
     r.err = read_text(dir / "stderr.txt");
     return r;
