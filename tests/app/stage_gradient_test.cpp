@@ -86,8 +86,10 @@ double central(std::vector<float>& x, size_t i, double h, F&& f, Set&& set) {
 // The device state the dynamic stages read, built the way DynamicRenderer builds it.
 class StageRig : public DeviceTest {
 protected:
-    app::Scene scene = app::load_scene_from_string(kScene, std::filesystem::path(ADJOINT_SOURCE_DIR) / "assets",
-                                                   "stages.json");
+    explicit StageRig(const std::string& text = kScene)
+        : scene(app::load_scene_from_string(text, std::filesystem::path(ADJOINT_SOURCE_DIR) / "assets",
+                                            "stages.json")) {}
+    app::Scene scene;
     app::SceneData data = app::upload_scene(device, stream, scene);
     app::GeometryStage geometry{device, stream, scene, data.layout};
     app::WorldVertices world{device.create_diff_buffer<float3>(geometry.vertex_count()),
@@ -147,6 +149,17 @@ protected:
             .forward(stream, buffers, 0, s.gb, params.value, s.colors.value);
         stream << synchronize();   // before the shading stage and its kernels go
         return s;
+    }
+};
+
+// The rig's scene at a size whose rows are not whole runs of the antialias stage's pairs kernel (16 pixels).
+class OddSizeStageRig : public StageRig {
+protected:
+    OddSizeStageRig() : StageRig(odd_size()) {}
+    static std::string odd_size() {
+        std::string text = kScene;
+        const std::string from = R"("resolution": [32, 32])";
+        return text.replace(text.find(from), from.size(), R"("resolution": [37, 23])");
     }
 };
 
@@ -329,6 +342,39 @@ TEST_F(StageRig, AntialiasStageMatchesCentralDifferences) {
         const double fd = central(c, i, 1e-2, f, set_colors);
         EXPECT_NEAR(gc[i], fd, 1e-3 * std::max(std::fabs(fd), 1.0)) << "colour float " << i;
     }
+}
+
+// The walk list holds exactly the pairs of neighbouring pixels that see different triangles (or a triangle and the
+// background): each thread of the pairs kernel lists a run of a row's pixels with one atomic, so the runs' seams,
+// a row's last pixel (no right pair) and the last row (no lower pairs) are where a pair could be lost or invented.
+TEST_F(OddSizeStageRig, AntialiasListsEveryPairThatSeesTwoTriangles) {
+    ASSERT_EQ(width, 37u);
+    auto [gb, colors] = shaded();
+    app::AntialiasStage antialias(device, false, pixels);
+    Buffer<float4> out = image();
+    antialias.forward(stream, buffers, 0, gb, params.value, colors.value, out);
+    const std::vector<uint32_t> listed = antialias.walked_pairs(stream);
+    const std::vector<uint32_t> ids = read(gb.triangle);
+    std::vector<uint32_t> expected;
+    for (uint32_t y = 0; y < height; ++y)
+        for (uint32_t x = 0; x < width; ++x) {
+            const uint32_t at = y * width + x;
+            if (x + 1 < width && ids[at + 1] != ids[at]) expected.push_back(2 * at);
+            if (y + 1 < height && ids[at + width] != ids[at]) expected.push_back(2 * at + 1);
+        }
+    ASSERT_GT(expected.size(), 40u);   // the ball's silhouette and its inner edges
+    size_t seams = 0;
+    for (uint32_t e : expected) seams += e % 2 == 0 && (e / 2 % width) % 16 == 15;
+    EXPECT_GT(seams, 0u);              // some pair spans two runs
+    EXPECT_EQ(listed, expected);
+    // Where no pair blends the output is the shaded colour itself (the kernel's copy).
+    const auto shaded_colors = read(colors.value), blended = read(out);
+    size_t same = 0;
+    for (uint32_t i = 0; i < pixels; ++i)
+        same += blended[i].x == shaded_colors[i].x && blended[i].y == shaded_colors[i].y &&
+                blended[i].z == shaded_colors[i].z && blended[i].w == shaded_colors[i].w;
+    EXPECT_GT(same, pixels / 2);
+    EXPECT_LT(same, pixels);
 }
 
 // The pairs' edges come from forward(): a backward() with no forward() of its view would differentiate no pair

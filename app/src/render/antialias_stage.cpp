@@ -30,21 +30,41 @@ void for_listed(const BufferUInt& list, const BufferUInt& count, uint32_t which,
     });
 }
 
+// Pixels a thread of the pairs kernel takes, along a row: its pairs go into the list with one atomic (a fifth
+// of the pairs are listed, and an atomic a pair was most of the kernel's time on lavapipe).
+constexpr uint32_t kPairRun = 16;   // two pairs a pixel: one flag bit each in a uint
+
 // Per pixel: copies its shaded colour to the output (the forward kernel adds the blends to it) and lists its
 // right and lower pairs that see two different triangles (or a triangle and the background) for the walk.
 auto pairs_kernel() {
     return Kernel2D([](BufferFloat4 colors, BufferUInt tri_ids, BufferUInt walks, BufferUInt count,
-                       BufferFloat4 out) noexcept {
-        UInt2 pix = dispatch_id().xy();
-        UInt width = dispatch_size().x, height = dispatch_size().y;
-        UInt at = pix.y * width + pix.x;
-        UInt t = tri_ids.read(at);
-        for (int k = 0; k < 2; ++k) {
-            Bool inside = k == 0 ? pix.x + 1u < width : pix.y + 1u < height;
-            UInt other = ite(inside, tri_ids.read(ite(inside, k == 0 ? at + 1u : at + width, at)), t);
-            append_listed(walks, count, kWalks, other != t, 2u * at + uint32_t(k));
-        }
-        out.write(at, colors.read(at));
+                       BufferFloat4 out, UInt width, UInt height) noexcept {
+        UInt x0 = dispatch_id().x * kPairRun, y = dispatch_id().y;
+        UInt first = y * width + x0;
+        UInt flags = 0u, n = 0u;   // bit 2i + k: pixel x0 + i's pair k is listed
+        UInt t = tri_ids.read(first);   // the run's pixel, then its right neighbour's (x0 < width: the dispatch)
+        $for (i, 0u, kPairRun) {
+            UInt x = x0 + i, at = first + i;
+            $if (x < width) {
+                Bool has_right = x + 1u < width, has_down = y + 1u < height;
+                UInt right = ite(has_right, tri_ids.read(ite(has_right, at + 1u, at)), t);
+                UInt down = ite(has_down, tri_ids.read(ite(has_down, at + width, at)), t);
+                UInt take_right = ite(right != t, 1u, 0u), take_down = ite(down != t, 1u, 0u);
+                flags = flags | (take_right << (2u * i)) | (take_down << (2u * i + 1u));
+                n = n + take_right + take_down;
+                out.write(at, colors.read(at));
+                t = right;
+            };
+        };
+        $if (n > 0u) {
+            UInt slot = count.atomic(kWalks).fetch_add(n);
+            $for (b, 0u, 2u * kPairRun) {
+                $if (((flags >> b) & 1u) != 0u) {
+                    walks.write(slot, 2u * first + b);
+                    slot = slot + 1u;
+                };
+            };
+        };
     });
 }
 
@@ -137,7 +157,8 @@ void AntialiasStage::forward(Stream& stream, const StageBuffers& b, uint32_t vie
                              const Buffer<float4>& out) const {
     const uint32_t threads = list_threads(size_t(gbuffer.width) * gbuffer.height);   // a list holds up to 2 a pixel
     stream << count_.fill_zero()
-           << pairs_kernel_(colors, gbuffer.triangle, walks_, count_, out).dispatch(gbuffer.width, gbuffer.height)
+           << pairs_kernel_(colors, gbuffer.triangle, walks_, count_, out, gbuffer.width, gbuffer.height)
+                  .dispatch((gbuffer.width + kPairRun - 1) / kPairRun, gbuffer.height)
            << walk_kernel_(colors, gbuffer.triangle, gbuffer.depth, b.world.positions.value, b.data.geometry.triangles,
                            b.tables.opposite, b.tables.neighbor, b.views, view, params, gbuffer.setups, walks_, count_,
                            gbuffer.width, edges_, blends_)
@@ -150,6 +171,15 @@ void AntialiasStage::forward(Stream& stream, const StageBuffers& b, uint32_t vie
                        b.tables.opposite, b.tables.neighbor, b.views, view, params, edges_, blends_, count_,
                        gbuffer.width, out_floats)
                   .dispatch(threads);
+}
+
+std::vector<uint32_t> AntialiasStage::walked_pairs(Stream& stream) const {
+    uint32_t counts[2];
+    stream << count_.copy_to(counts) << synchronize();
+    std::vector<uint32_t> pairs(counts[kWalks]);
+    if (!pairs.empty()) stream << walks_.copy_to(pairs.data(), 0, pairs.size()) << synchronize();
+    std::sort(pairs.begin(), pairs.end());
+    return pairs;
 }
 
 void AntialiasStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,

@@ -5,6 +5,8 @@
 #pragma once
 #include "render/stage_buffers.h"
 
+#include <vector>
+
 namespace adjoint::app {
 
 class AntialiasStage {
@@ -19,6 +21,10 @@ public:
     void backward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer,
                   const DiffBuffer<float>& params, const DiffBuffer<float4>& colors,
                   const Buffer<float>& dfinal) const;
+
+    // For tests: the pair ids (2 * pixel + 0 its right pair, + 1 its lower one) the last forward() walked, in
+    // ascending order (synchronizes the stream).
+    std::vector<uint32_t> walked_pairs(Stream& stream) const;
 
 private:
     Shader<2> pairs_kernel_;
