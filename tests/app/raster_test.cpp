@@ -3,6 +3,7 @@
 #include "render/raster.h"
 #include "support/device_fixture.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
@@ -45,9 +46,18 @@ protected:
                << g.triangle_material.copy_from(mat.data()) << synchronize();
         return g;
     }
+    // The G-buffer's triangle ids; also checks its list of covered pixels holds each pixel that sees a triangle
+    // once and no other (the shading runs over it; a quad of pixels a thread lists its own with one atomic).
     std::vector<uint32_t> ids(const app::GBuffer& gb) {
         std::vector<uint32_t> r(size_t(gb.width) * gb.height);
-        stream << gb.triangle.copy_to(r.data()) << synchronize();
+        uint32_t count = 0;
+        stream << gb.triangle.copy_to(r.data()) << gb.covered_count.copy_to(&count) << synchronize();
+        std::vector<uint32_t> listed(count), expected;
+        if (count > 0) stream << gb.covered.copy_to(listed.data(), 0, count) << synchronize();
+        std::sort(listed.begin(), listed.end());
+        for (uint32_t i = 0; i < r.size(); ++i)
+            if (r[i] != app::gpu::kNone) expected.push_back(i);
+        EXPECT_EQ(listed, expected) << "the covered pixels' list at " << gb.width << "x" << gb.height;
         return r;
     }
 };
@@ -158,10 +168,10 @@ TEST_F(Raster, SmallTrianglesOnTheirOwnGiveTheTilesGBuffer) {
     auto g = upload(p, t);
     auto read_all = [&](Rasterizer& r) {
         auto gb = r.rasterize(stream, g, identity_view(93, 77));
-        std::vector<uint32_t> id(size_t(93) * 77);
+        std::vector<uint32_t> id = ids(gb);
         std::vector<float2> b(id.size());
         std::vector<float> z(id.size());
-        stream << gb.triangle.copy_to(id.data()) << r.barycentrics(stream, gb).copy_to(b.data())
+        stream << r.barycentrics(stream, gb).copy_to(b.data())
                << gb.depth.copy_to(z.data()) << synchronize();
         return std::tuple{id, b, z};
     };

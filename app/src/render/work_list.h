@@ -31,7 +31,9 @@ void for_each_listed(const BufferUInt& list, const BufferUInt& count, uint32_t w
 }
 
 // Appends `entry` to list where `take` holds, at the next slot of count[which] (in no particular order). An
-// atomic an entry: one per subgroup (slots from an exclusive sum) measured no faster on lavapipe.
+// atomic an entry: one per subgroup (slots from an exclusive sum) measured no faster on lavapipe. A thread with
+// several entries counts them and takes their slots with one atomic (raster_depth's quad of pixels, the
+// antialias pairs' run of a row), which did measure faster.
 inline void append_listed(const BufferUInt& list, const BufferUInt& count, uint32_t which, const Bool& take,
                           const UInt& entry) {
     $if (take) { list.write(count.atomic(which).fetch_add(1u), entry); };

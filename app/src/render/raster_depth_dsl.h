@@ -1,0 +1,205 @@
+// The rasterizer's depth test and what reads its G-buffer, as DSL kernels (render/raster.cpp dispatches them):
+// coverage at a pixel centre, the small triangles' pass, the tile lists' pass, interpolation and barycentrics.
+#pragma once
+#include "render/geometry_dsl.h"
+#include "render/raster.h"
+
+#include <type_traits>
+
+namespace adjoint::app {
+
+// Tile-list entries a pixel tests in one dispatch of raster_depth: lavapipe ends a group of neighbouring
+// invocations' loops after 65,535 iterations in all, so a longer list (200,000 triangles over one tile) is
+// tested in several dispatches, each continuing from the nearest triangle the earlier ones found.
+constexpr uint32_t kRasterPass = 16384;
+
+// Triangle setup `s` at pixel centre p: whether the rasterizer counts p inside it (the depth within [0, 1]), the
+// depth there and the barycentrics l. One function for both passes (raster_small, raster_depth), so that they
+// agree on every pixel.
+struct Coverage {
+    Bool inside;
+    Float z;
+    Float3 l;
+};
+template <typename S>
+Coverage cover(const S& s, const Float2& p) {
+    Float area = edge_function(s.p0, s.p1, s.p2);
+    Float l0 = edge_function(s.p1, s.p2, p) / area;
+    Float l1 = edge_function(s.p2, s.p0, p) / area;
+    Float l2 = 1.0f - l0 - l1;
+    Float z = l0 * s.z.x + l1 * s.z.y + l2 * s.z.z;
+    return {(l0 >= 0.0f) & (l1 >= 0.0f) & (l2 >= 0.0f) & (z >= 0.0f) & (z <= 1.0f), z, make_float3(l0, l1, l2)};
+}
+// The perspective-correct barycentrics of vertices 1 and 2 (what the G-buffer stores) from screen-space ones.
+template <typename S>
+Float2 perspective_bary(const S& s, const Float3& l) {
+    Float q0 = l.x * s.inv_w.x, q1 = l.y * s.inv_w.y, q2 = l.z * s.inv_w.z;
+    Float inv = 1.0f / (q0 + q1 + q2);
+    return make_float2(q1 * inv, q2 * inv);
+}
+
+// The small triangles, one thread each over its pixel box: per pixel the nearest (depth, id), ties to the lower id,
+// as an atomic max of the key with both halves inverted (the buffer starts at 0, below every key). Non-negative
+// floats order like their bits (the sign bit is cleared: -0 is 0).
+inline auto small_kernel() {
+    return Kernel1D([](BufferVar<gpu::TriSetup> setups, BufferUInt64 nearest, UInt width, UInt height) noexcept {
+        UInt i = dispatch_id().x;
+        auto s = setups.read(i);
+        $if ((s.tiles.y & gpu::kSmallTriangle) != 0u) {
+            Float2 lo = max(floor(min(min(s.p0, s.p1), s.p2)), make_float2(0.0f));
+            Float2 hi = min(floor(max(max(s.p0, s.p1), s.p2)),
+                            make_float2(cast<float>(width) - 1.0f, cast<float>(height) - 1.0f));
+            $for (y, cast<uint32_t>(lo.y), cast<uint32_t>(hi.y) + 1u) {
+                $for (x, cast<uint32_t>(lo.x), cast<uint32_t>(hi.x) + 1u) {
+                    Coverage c = cover(s, make_float2(cast<float>(x) + 0.5f, cast<float>(y) + 0.5f));
+                    $if (c.inside) {
+                        UInt64 key = (cast<uint64_t>(~(bit_cast<uint>(c.z) & 0x7fffffffu)) << 32u) | cast<uint64_t>(~i);
+                        nearest.atomic(y * width + x).fetch_max(key);
+                    };
+                };
+            };
+        };
+    });
+}
+
+// Nearest triangle per pixel; ties in depth go to the lower triangle id, so the result does not depend
+// on the order the atomics filled the tile lists. One pass tests the tile list's entries [first, first +
+// kRasterPass); a later pass (first > 0) starts from the nearest triangle and depth the earlier ones wrote, the
+// first (with Small) from the small triangles' nearest, which raster_small left in `nearest`.
+// A thread takes a 2x2 quad of pixels (of one tile: gpu::kTileSize is even): each entry's setup is read once for
+// four pixels, and the quad's covered pixels join the list with one atomic (on lavapipe a read and an atomic cost
+// per thread, the tests per pixel little: 2.8 -> 1.5-1.7 ms at 5k/256x256, 4.3 -> 2.9 at 50k/512x512,
+// app/GUIDE.md).
+// Small: the device has 64-bit atomics (a uint64 buffer needs shaderInt64: without Small `nearest` is a uint
+// buffer, never read).
+static_assert(gpu::kTileSize % 2 == 0, "a 2x2 quad at even coordinates lies in one tile");
+template <bool Small>
+auto raster_kernel() {
+    using Nearest = std::conditional_t<Small, BufferUInt64, BufferUInt>;
+    return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt count, BufferUInt list,
+                       BufferUInt tri_out, BufferFloat depth, UInt tiles_x, UInt first, UInt last, Nearest nearest,
+                       BufferUInt covered, BufferUInt covered_count, UInt width, UInt height) noexcept {
+        UInt2 quad = dispatch_id().xy() * 2u;
+        UInt tile = tile_of(quad, tiles_x);
+        Bool inside[4];
+        UInt at[4], best[4];
+        Float2 p[4];
+        Float best_z[4];
+        for (uint32_t q = 0; q < 4; ++q) {
+            UInt2 pix = quad + make_uint2(q & 1u, q >> 1u);
+            inside[q] = (pix.x < width) & (pix.y < height);
+            at[q] = ite(inside[q], pix.y * width + pix.x, 0u);
+            p[q] = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
+            best_z[q] = 2.0f;
+            best[q] = gpu::kNone;
+            $if (first > 0u) {
+                best[q] = tri_out.read(at[q]);
+                best_z[q] = depth.read(at[q]);
+            }
+            $else {
+                if constexpr (Small) {
+                    UInt64 key = nearest.read(at[q]);
+                    $if (key != 0ull) {   // both halves inverted (small_kernel)
+                        best[q] = ~cast<uint32_t>(key & 0xffffffffull);
+                        best_z[q] = bit_cast<float>(~cast<uint32_t>(key >> 32u));
+                    };
+                }
+            };
+        }
+        UInt n = count.read(tile);
+        UInt begin = offset.read(tile);
+        $for (k, begin + min(first, n), begin + min(first + kRasterPass, n)) {
+            UInt ti = list.read(k);
+            auto s = setups.read(ti);
+            for (uint32_t q = 0; q < 4; ++q) {
+                Coverage c = cover(s, p[q]);
+                Bool closer = (c.z < best_z[q]) | ((c.z == best_z[q]) & (ti < best[q]));
+                $if (c.inside & closer) {
+                    best_z[q] = c.z;
+                    best[q] = ti;
+                };
+            }
+        };
+        UInt listed = 0u;
+        Bool take[4];
+        for (uint32_t q = 0; q < 4; ++q) {
+            $if (inside[q]) {
+                tri_out.write(at[q], best[q]);
+                depth.write(at[q], best_z[q]);
+            };
+            take[q] = inside[q] & (last != 0u) & (best[q] != gpu::kNone);
+            listed = listed + ite(take[q], 1u, 0u);
+        }
+        $if (listed > 0u) {
+            UInt slot = covered_count.atomic(0u).fetch_add(listed);
+            for (uint32_t q = 0; q < 4; ++q) {
+                $if (take[q]) {
+                    covered.write(slot, at[q]);
+                    slot = slot + 1u;
+                };
+            }
+        };
+    });
+}
+
+// Interpolates the visible triangle's attributes; texture-coordinate derivatives come from the
+// barycentrics one pixel right and one pixel down on the same triangle's plane.
+inline auto interpolate_kernel() {
+    return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt tri_in,
+                       BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
+                       BufferVar<uint3> triangles, BufferUInt triangle_material,
+                       BufferVar<gpu::SurfaceRecord> out, BufferFloat4 tangents_out, Float3 eye,
+                       UInt tangents) noexcept {
+        UInt2 pix = dispatch_id().xy();
+        UInt at = pix.y * dispatch_size().x + pix.x;
+        UInt ti = tri_in.read(at);
+        Var<gpu::SurfaceRecord> s;
+        s.material = gpu::kNone;
+        $if (ti != gpu::kNone) {
+            UInt3 t = triangles.read(ti);
+            auto st = setups.read(ti);
+            Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
+            Float2 b = perspective_bary(st, cover(st, p).l);
+            Float b0 = 1.0f - b.x - b.y;
+            s.position = positions.read(t.x) * b0 + positions.read(t.y) * b.x + positions.read(t.z) * b.y;
+            Float3 n = normalize(normals.read(t.x) * b0 + normals.read(t.y) * b.x + normals.read(t.z) * b.y);
+            s.normal = ite(dot(n, eye - s.position) < 0.0f, -n, n);
+            s.color = colors.read(t.x) * b0 + colors.read(t.y) * b.x + colors.read(t.z) * b.y;
+            Float2 uv0 = uvs.read(t.x), uv1 = uvs.read(t.y), uv2 = uvs.read(t.z);
+            s.uv = uv0 * b0 + uv1 * b.x + uv2 * b.y;
+            Float area = edge_function(st.p0, st.p1, st.p2);
+            auto uv_at = [&](const Float2& p) {
+                Float l0 = edge_function(st.p1, st.p2, p) / area * st.inv_w.x;
+                Float l1 = edge_function(st.p2, st.p0, p) / area * st.inv_w.y;
+                Float l2 = edge_function(st.p0, st.p1, p) / area * st.inv_w.z;
+                Float inv = 1.0f / (l0 + l1 + l2);
+                return (uv0 * l0 + uv1 * l1 + uv2 * l2) * inv;
+            };
+            Float2 c = uv_at(p);
+            s.duv_dx = uv_at(p + make_float2(1.0f, 0.0f)) - c;
+            s.duv_dy = uv_at(p + make_float2(0.0f, 1.0f)) - c;
+            $if (tangents != 0u) {
+                tangents_out.write(at, tangent_frame(positions.read(t.x), positions.read(t.y), positions.read(t.z),
+                                                     uv0, uv1, uv2, s.normal));
+            };
+            s.material = triangle_material.read(ti);
+        };
+        out.write(at, s);
+    });
+}
+
+inline auto barycentrics_kernel() {
+    return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt tri_in, BufferFloat2 out) noexcept {
+        UInt2 pix = dispatch_id().xy();
+        UInt at = pix.y * dispatch_size().x + pix.x;
+        UInt ti = tri_in.read(at);
+        Float2 b = make_float2(0.0f);
+        $if (ti != gpu::kNone) {
+            auto st = setups.read(ti);
+            b = perspective_bary(st, cover(st, make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f)).l);
+        };
+        out.write(at, b);
+    });
+}
+
+} // namespace adjoint::app
