@@ -20,7 +20,7 @@ class VkKernel {
 public:
     VkKernel(std::shared_ptr<vk::Context> ctx, const std::string& body, const std::string& name, size_t n)
         : n_(n), x_(ctx, n * 4), y_(ctx, n * 4), stream_(ctx),
-          pipeline_(ctx, compile::compile_glsl(source(body), name, true), vk::PipelineLayoutDesc{2, 0, 16}, name) {
+          pipeline_(ctx, compile::compile_glsl(source(body), name, true), vk::PipelineLayoutDesc{2, 0, 16, {}}, name) {
         bindings_.buffers = {&x_, &y_};
         bindings_.buffer_written = {false, true};
         bindings_.push_constants.resize(16);

@@ -101,6 +101,21 @@ Samples measure(Reps r, F&& f) {
     return s;
 }
 
+// Several measurements side by side: each f runs `warmup` times untimed, then `reps` rounds time each f once in
+// turn, so that a change in the machine's load hits all of them alike (their ratios are what a section reports).
+inline std::vector<Samples> measure_interleaved(Reps r, const std::vector<std::function<void()>>& fs) {
+    for (const auto& f : fs)
+        for (int i = 0; i < r.warmup; ++i) f();
+    std::vector<Samples> s(fs.size());
+    for (int i = 0; i < r.reps; ++i)
+        for (size_t k = 0; k < fs.size(); ++k) {
+            auto t0 = Clock::now();
+            fs[k]();
+            s[k].add(ms_since(t0));
+        }
+    return s;
+}
+
 // Sets an environment variable for the lifetime of the guard, restoring the previous value (or its
 // absence) afterwards, so one section's setting never leaks into the next.
 class ScopedEnv {

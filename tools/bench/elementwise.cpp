@@ -77,7 +77,7 @@ json bench_elementwise(Env& env) {
     // (b) the hand-written GLSL through compile_glsl (optimized, as the runtime compiles) and the vk layer.
     auto ctx = env.vk_context();
     auto spirv = compile::compile_glsl(kHandwritten, "handwritten_elementwise", /*optimize*/ true);
-    vk::Pipeline pipeline(ctx, spirv, vk::PipelineLayoutDesc{2, 0, sizeof(HandPush)}, "handwritten_elementwise");
+    vk::Pipeline pipeline(ctx, spirv, vk::PipelineLayoutDesc{2, 0, sizeof(HandPush), {}}, "handwritten_elementwise");
     vk::Buffer vx(ctx, n * 4), vy(ctx, n * 4);
     vk::Stream vs(ctx);
     vs.upload(vx, 0, host_x.data(), n * 4);

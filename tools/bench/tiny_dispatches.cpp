@@ -106,8 +106,8 @@ json bench_tiny_dispatches(Env& env) {
     // The vk layer with the same shader: the floor set by the driver and the vk::Stream itself.
     auto ctx = env.vk_context();
     auto vk_case = [&](const std::string& glsl, const char* name, uint32_t push_bytes) {
-        vk::Pipeline pipeline(ctx, compile::compile_glsl(glsl, name, true), vk::PipelineLayoutDesc{1, 0, push_bytes},
-                              name);
+        vk::Pipeline pipeline(ctx, compile::compile_glsl(glsl, name, true),
+                              vk::PipelineLayoutDesc{1, 0, push_bytes, {}}, name);
         vk::Buffer c(ctx, 4);
         vk::Stream vs(ctx);
         vs.fill_zero(c);
