@@ -185,7 +185,7 @@ struct PipelineLayoutDesc {
     uint32_t buffer_count = 0;
     uint32_t image_count = 0;
     uint32_t push_constant_bytes = 0;
-    std::vector<uint32_t> texel_words;
+    std::vector<uint32_t> texel_words = {};   // = {}: initializers that leave it out draw no warning
 
     uint32_t texel_words_of(uint32_t binding) const { return binding < texel_words.size() ? texel_words[binding] : 0; }
 };

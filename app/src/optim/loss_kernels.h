@@ -11,8 +11,13 @@
 
 namespace adjoint::app {
 
-// Per-pixel outputs: the loss (times nothing: the mean comes from the sums) and the squared error of the
-// clamped colours (for PSNR), at out_base + pixel.
+// Pixels of a row whose loss a thread of image_loss sums; the runs a row has, and an image has.
+constexpr uint32_t kLossRun = 16;
+inline uint32_t image_loss_runs_x(uint32_t width) { return (width + kLossRun - 1) / kLossRun; }
+inline uint32_t image_loss_runs(uint32_t width, uint32_t height) { return image_loss_runs_x(width) * height; }
+
+// The outputs: the loss (times nothing: the mean comes from the sums) and the squared error of the clamped
+// colours (for PSNR), at out_base + pixel (image_loss: + run).
 struct LossKernels {
     // Static path, over a list of covered pixels: shade, loss, backward(loss * scale) into the parameter
     // buffer and the textures; the loss and squared error added up per kSumChunk entries of the list into
@@ -23,8 +28,9 @@ struct LossKernels {
     // covered ones.
     std::optional<Shader<2>> background_loss;
     // Dynamic path: a rendered image against its target -> loss, squared error and d loss / d image (times
-    // scale, 4 floats a pixel).
-    // Arguments (image, target, loss_out, sqerr_out, out_base, dimage, scale).
+    // scale, 4 floats a pixel). The loss and squared error come summed over runs of kLossRun pixels of a row, at
+    // out_base + run (row-major: image_loss_runs() of them); dispatch (image_loss_runs_x(width), height).
+    // Arguments (image, target, loss_out, sqerr_out, out_base, dimage, scale, width).
     std::optional<Shader<2>> image_loss;
 
     // The static path's kernels when `static_shading` is given (the scene's material models and lights, baked

@@ -35,7 +35,7 @@ Objective::Objective(Device& device, Stream& stream, const Scene& truth, const S
     const uint32_t views = uint32_t(data.views.size());
     pixels_ = data.views[0].width * data.views[0].height;
     partials_per_view_ = (pixels_ + kSumChunk - 1) / kSumChunk;
-    loss_px_ = device.create_buffer<float>(size_t(pixels_) * views);   // evaluate() uses every view
+    loss_px_ = device.create_buffer<float>(size_t(pixels_) * views);   // an iteration may render every view
     sqerr_px_ = device.create_buffer<float>(size_t(pixels_) * views);
     if (dynamic || needs_dynamic(truth)) {
         DynamicOptions o{truth.render.visibility, camera_free};
@@ -139,8 +139,8 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
             const uint32_t v = order[j];
             dynamic_->render(stream_, v, views_[v], params.value, final_image_);
             stream_ << (*losses_->image_loss)(final_image_, targets_[v], loss_px_, sqerr_px_, j * pixels_,
-                                              dynamic_->image_gradient(), scale)
-                           .dispatch(views_[v].width, views_[v].height);
+                                              dynamic_->image_gradient(), scale, views_[v].width)
+                           .dispatch(image_loss_runs_x(views_[v].width), views_[v].height);
             dynamic_->backward(stream_, v, params);
         }
         dynamic_->geometry_backward(stream_, params);
@@ -176,8 +176,10 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
     // Every texture's gradient down its mip chain to level 0 and into the parameter buffer.
     forward_.backward_mips(stream_, data_, params.grad);
     for (uint32_t j = 0; dynamic_ && j < k; ++j) {
-        // View j's pixels are [j * pixels, (j + 1) * pixels) of the per-pixel buffers.
-        stream_ << sum_chunks_(loss_px_, sqerr_px_, partials_, j * pixels_, (j + 1) * pixels_,
+        // View j's runs of pixels (image_loss) are the first of [j * pixels, (j + 1) * pixels) of the per-pixel
+        // buffers; the view's chunks past them sum nothing, and are written 0.
+        const uint32_t runs = image_loss_runs(views_[order[j]].width, views_[order[j]].height);
+        stream_ << sum_chunks_(loss_px_, sqerr_px_, partials_, j * pixels_, j * pixels_ + runs,
                                2 * j * partials_per_view_, (2 * j + 1) * partials_per_view_)
                        .dispatch(partials_per_view_ * sum_lanes_);
     }
@@ -198,8 +200,9 @@ void Objective::diagnose(const DiffBuffer<float>& params, uint32_t v, bool unit,
         }
         stream_ << dimage.copy_from(unit_seed_.data());
     } else {
-        stream_ << (*losses_->image_loss)(final_image_, targets_[v], loss_px_, sqerr_px_, 0u, dimage, scale)
-                       .dispatch(views_[v].width, views_[v].height);
+        stream_ << (*losses_->image_loss)(final_image_, targets_[v], loss_px_, sqerr_px_, 0u, dimage, scale,
+                                          views_[v].width)
+                       .dispatch(image_loss_runs_x(views_[v].width), views_[v].height);
     }
     dynamic_->diagnose(device_, stream_, v, params, d);
 }
