@@ -30,12 +30,13 @@ void for_listed(const BufferUInt& list, const BufferUInt& count, uint32_t which,
     });
 }
 
-// Pixels a thread of the pairs kernel takes, along a row: its pairs go into the list with one atomic (a fifth
-// of the pairs are listed, and an atomic a pair was most of the kernel's time on lavapipe).
+// Pixels a thread of the pairs kernel takes, along a row: its pairs go into the list with one atomic (a tenth to
+// a sixth of the pairs are listed, and an atomic a pair was most of the kernel's time on lavapipe).
 constexpr uint32_t kPairRun = 16;   // two pairs a pixel: one flag bit each in a uint
 
-// Per pixel: copies its shaded colour to the output (the forward kernel adds the blends to it) and lists its
-// right and lower pairs that see two different triangles (or a triangle and the background) for the walk.
+// Per run of kPairRun pixels: copies their shaded colours to the output (the forward kernel adds the blends to
+// it) and lists their right and lower pairs that see two different triangles (or a triangle and the background)
+// for the walk.
 auto pairs_kernel() {
     return Kernel2D([](BufferFloat4 colors, BufferUInt tri_ids, BufferUInt walks, BufferUInt count,
                        BufferFloat4 out, UInt width, UInt height) noexcept {
