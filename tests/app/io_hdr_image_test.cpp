@@ -46,7 +46,7 @@ struct ExrFile {
     bool alpha = true;
     Imath::V2i origin{0, 0}; // of the data window
     float (*value)(int, int, int) = sample;
-    std::string layer;       // a prefix of the channel names, e.g. "diffuse."
+    std::string layer = {};  // a prefix of the channel names, e.g. "diffuse."
     float dwa_level = 45.0f; // OpenEXR's default
 };
 

@@ -178,7 +178,9 @@ TEST_F(GradientCheck, PoseWithHardVisibilitySkipsGeometry) {
     const auto check = app::check_gradients(opt, scene, {});
     EXPECT_EQ(count(check, app::CheckVerdict::skipped), 4u + 3u);
     for (const auto& r : check.rows)
-        if (r.verdict == app::CheckVerdict::skipped) EXPECT_EQ(r.note, "skipped: hard visibility");
+        if (r.verdict == app::CheckVerdict::skipped) {
+            EXPECT_EQ(r.note, "skipped: hard visibility");
+        }
     EXPECT_EQ(count(check, app::CheckVerdict::pass), 3u);   // the albedo
     EXPECT_NE(app::format_gradient_check(check).find("skipped: hard visibility"), std::string::npos);
     EXPECT_NE(app::hard_geometry_warning(scene).find("meshes.knot.rotation, meshes.knot.translation"), std::string::npos);

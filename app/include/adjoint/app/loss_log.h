@@ -28,7 +28,7 @@ struct LossRow {
     double image_psnr = 0.0;
     std::optional<double> param_error;  // empty when the target has no truth
     double ms = 0.0;                    // wall time of the iteration, written with 3 decimals
-    std::vector<std::optional<double>> errors;  // one per error column (empty cells: unknown)
+    std::vector<std::optional<double>> errors = {};  // one per error column (empty cells: unknown)
 };
 
 class LossLog {

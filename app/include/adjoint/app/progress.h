@@ -26,7 +26,7 @@ struct ProgressSample {
     std::optional<double> param_error;
     // The worst error of each unit's free parameters ("deg", "scene_units", "relative"), in that unit; when
     // given, the text shows these ("err 1.25 deg, 3.10e-03 scene_units") in place of param_error.
-    std::vector<std::pair<std::string, double>> unit_errors;
+    std::vector<std::pair<std::string, double>> unit_errors = {};
 };
 
 class Progress {
