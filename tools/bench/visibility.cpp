@@ -70,6 +70,12 @@ json one_case(Env& env, const fs::path& dir, const fs::path& mesh, int res, cons
     std::vector<std::unique_ptr<app::Optimizer>> optimizers;
     std::vector<const char*> modes;
     std::vector<std::function<void()>> steps;
+    auto add = [&](const char* mode, const app::Scene& scene) {
+        optimizers.push_back(std::make_unique<app::Optimizer>(env.device(), scene));
+        optimizers.back()->step();   // first-use costs (pipelines) out of the measure
+        modes.push_back(mode);
+        steps.push_back([opt = optimizers.back().get()] { opt->step(); });
+    };
     for (const char* mode : {"hard", "antialias", "soft", "soft_faces_8"}) {
         const bool faces = std::string(mode) == "soft_faces_8";
         const char* vis = faces ? "soft" : mode;
@@ -79,21 +85,13 @@ json one_case(Env& env, const fs::path& dir, const fs::path& mesh, int res, cons
             size_t tris = 0;
             for (const auto& m : scene.meshes) tris += m.triangles.size();
             j["triangles"] = tris;
-            optimizers.push_back(std::make_unique<app::Optimizer>(env.device(), scene));
-            optimizers.back()->step();   // first-use costs (pipelines) out of the measure
-            app::Optimizer* opt = optimizers.back().get();
-            modes.push_back(mode);
-            steps.push_back([opt] { opt->step(); });
+            add(mode, scene);
         } catch (const Error& e) {
             j[mode] = {{"available", false}, {"reason", e.what()}};
         }
     }
     if (!texture.empty()) try {
-        optimizers.push_back(std::make_unique<app::Optimizer>(env.device(), app::load_scene(texture)));
-        optimizers.back()->step();
-        app::Optimizer* opt = optimizers.back().get();
-        modes.push_back("texture");
-        steps.push_back([opt] { opt->step(); });
+        add("texture", app::load_scene(texture));
     } catch (const Error& e) {
         j["texture"] = {{"available", false}, {"reason", e.what()}};
     }

@@ -3,6 +3,7 @@
 
 #include "optim/kernels.h"
 #include "render/geometry_dsl.h"
+#include "render/work_list.h"
 
 namespace adjoint::app {
 
@@ -84,39 +85,34 @@ auto background_loss_kernel(const LossModel& loss, bool mask, const ShadingPlan&
     });
 }
 
-// A thread takes a run of kLossRun pixels of a row and writes their loss and squared error summed, at out_base +
-// its run (row-major over the image's runs): two stores a run instead of two a pixel, and sum_chunks sums a
-// sixteenth as many (0.3 of 0.7 ms at 5k/256x256 on lavapipe, which stores lane by lane).
+// A thread takes a run of kRowRun pixels of a row (render/work_list.h) and writes their loss and squared error
+// summed, at out_base + its run (row-major over the image's runs): two stores a run instead of two a pixel, and
+// sum_chunks sums a sixteenth as many (0.3 of 0.7 ms at 5k/256x256 on lavapipe, which stores lane by lane).
 auto image_loss_kernel(const LossModel& loss, bool mask) {
     return Kernel2D([&loss, mask](BufferFloat4 image, BufferFloat4 target, BufferFloat loss_out,
                                   BufferFloat sqerr_out, UInt out_base, BufferFloat dimage, Float scale,
                                   UInt width) noexcept {
-        UInt x0 = dispatch_id().x * kLossRun, y = dispatch_id().y;
         Float loss_sum = 0.0f, sqerr_sum = 0.0f;
-        $for (i, 0u, kLossRun) {
-            UInt x = x0 + i;
-            $if (x < width) {
-                UInt at = y * width + x;
-                Float4 t = target.read(at);
-                Float4 f = image.read(at);
-                Float value = 0.0f;
-                Float4 g = make_float4(0.0f);
-                $autodiff {
-                    requires_grad(f);
-                    Float l = pixel_loss(loss, mask, f, t);
-                    backward(l * scale);
-                    value = l;
-                    g = grad(f);
-                };
-                loss_sum = loss_sum + value;
-                sqerr_sum = sqerr_sum + squared_error(f.xyz(), t.xyz());
-                dimage.write(4u * at, g.x);
-                dimage.write(4u * at + 1u, g.y);
-                dimage.write(4u * at + 2u, g.z);
-                dimage.write(4u * at + 3u, g.w);
+        for_each_in_row_run(width, [&](const UInt&, const UInt&, const UInt& at) {
+            Float4 t = target.read(at);
+            Float4 f = image.read(at);
+            Float value = 0.0f;
+            Float4 g = make_float4(0.0f);
+            $autodiff {
+                requires_grad(f);
+                Float l = pixel_loss(loss, mask, f, t);
+                backward(l * scale);
+                value = l;
+                g = grad(f);
             };
-        };
-        UInt run = y * dispatch_size().x + dispatch_id().x;
+            loss_sum = loss_sum + value;
+            sqerr_sum = sqerr_sum + squared_error(f.xyz(), t.xyz());
+            dimage.write(4u * at, g.x);
+            dimage.write(4u * at + 1u, g.y);
+            dimage.write(4u * at + 2u, g.z);
+            dimage.write(4u * at + 3u, g.w);
+        });
+        UInt run = dispatch_id().y * dispatch_size().x + dispatch_id().x;
         loss_out.write(out_base + run, loss_sum);
         sqerr_out.write(out_base + run, sqerr_sum);
     });

@@ -3,6 +3,7 @@
 // a rendered image (the dynamic path), which seeds the renderer's backward with d loss / d image.
 #pragma once
 #include "render/shading.h"
+#include "render/work_list.h"
 
 #include <adjoint/app/plugins.h>
 
@@ -11,9 +12,8 @@
 
 namespace adjoint::app {
 
-// Pixels of a row whose loss a thread of image_loss sums; the runs a row has, and an image has.
-constexpr uint32_t kLossRun = 16;
-inline uint32_t image_loss_runs_x(uint32_t width) { return (width + kLossRun - 1) / kLossRun; }
+// image_loss's threads along a row, each summing a run of render/work_list.h's kRowRun pixels; and over the image.
+inline uint32_t image_loss_runs_x(uint32_t width) { return row_runs(width); }
 inline uint32_t image_loss_runs(uint32_t width, uint32_t height) { return image_loss_runs_x(width) * height; }
 
 // The outputs: the loss (times nothing: the mean comes from the sums) and the squared error of the clamped
@@ -28,7 +28,7 @@ struct LossKernels {
     // covered ones.
     std::optional<Shader<2>> background_loss;
     // Dynamic path: a rendered image against its target -> loss, squared error and d loss / d image (times
-    // scale, 4 floats a pixel). The loss and squared error come summed over runs of kLossRun pixels of a row, at
+    // scale, 4 floats a pixel). The loss and squared error come summed over runs of kRowRun pixels of a row, at
     // out_base + run (row-major: image_loss_runs() of them); dispatch (image_loss_runs_x(width), height).
     // Arguments (image, target, loss_out, sqerr_out, out_base, dimage, scale, width).
     std::optional<Shader<2>> image_loss;

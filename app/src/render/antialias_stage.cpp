@@ -30,42 +30,28 @@ void for_listed(const BufferUInt& list, const BufferUInt& count, uint32_t which,
     });
 }
 
-// Pixels a thread of the pairs kernel takes, along a row: its pairs go into the list with one atomic (a tenth to
-// a sixth of the pairs are listed, and an atomic a pair was most of the kernel's time on lavapipe).
-constexpr uint32_t kPairRun = 16;   // two pairs a pixel: one flag bit each in a uint
-
-// Per run of kPairRun pixels: copies their shaded colours to the output (the forward kernel adds the blends to
-// it) and lists their right and lower pairs that see two different triangles (or a triangle and the background)
-// for the walk.
+// Per run of kRowRun pixels of a row (render/work_list.h): copies their shaded colours to the output (the forward
+// kernel adds the blends to it) and lists their right and lower pairs that see two different triangles (or a
+// triangle and the background) for the walk, with one atomic for the run (a tenth to a sixth of the pairs are
+// listed, and an atomic a pair was most of the kernel's time on lavapipe).
+static_assert(2 * kRowRun <= 32, "two pairs a pixel: one flag bit each in a uint");
 auto pairs_kernel() {
     return Kernel2D([](BufferFloat4 colors, BufferUInt tri_ids, BufferUInt walks, BufferUInt count,
                        BufferFloat4 out, UInt width, UInt height) noexcept {
-        UInt x0 = dispatch_id().x * kPairRun, y = dispatch_id().y;
-        UInt first = y * width + x0;
-        UInt flags = 0u, n = 0u;   // bit 2i + k: pixel x0 + i's pair k is listed
+        UInt y = dispatch_id().y, first = y * width + dispatch_id().x * kRowRun;
+        UInt flags = 0u, n = 0u;   // bit 2i + k: the run's pixel i's pair k is listed
         UInt t = tri_ids.read(first);   // the run's pixel, then its right neighbour's (x0 < width: the dispatch)
-        $for (i, 0u, kPairRun) {
-            UInt x = x0 + i, at = first + i;
-            $if (x < width) {
-                Bool has_right = x + 1u < width, has_down = y + 1u < height;
-                UInt right = ite(has_right, tri_ids.read(ite(has_right, at + 1u, at)), t);
-                UInt down = ite(has_down, tri_ids.read(ite(has_down, at + width, at)), t);
-                UInt take_right = ite(right != t, 1u, 0u), take_down = ite(down != t, 1u, 0u);
-                flags = flags | (take_right << (2u * i)) | (take_down << (2u * i + 1u));
-                n = n + take_right + take_down;
-                out.write(at, colors.read(at));
-                t = right;
-            };
-        };
-        $if (n > 0u) {
-            UInt slot = count.atomic(kWalks).fetch_add(n);
-            $for (b, 0u, 2u * kPairRun) {
-                $if (((flags >> b) & 1u) != 0u) {
-                    walks.write(slot, 2u * first + b);
-                    slot = slot + 1u;
-                };
-            };
-        };
+        for_each_in_row_run(width, [&](const UInt& i, const UInt& x, const UInt& at) {
+            Bool has_right = x + 1u < width, has_down = y + 1u < height;
+            UInt right = ite(has_right, tri_ids.read(ite(has_right, at + 1u, at)), t);
+            UInt down = ite(has_down, tri_ids.read(ite(has_down, at + width, at)), t);
+            UInt take_right = ite(right != t, 1u, 0u), take_down = ite(down != t, 1u, 0u);
+            flags = flags | (take_right << (2u * i)) | (take_down << (2u * i + 1u));
+            n = n + take_right + take_down;
+            out.write(at, colors.read(at));
+            t = right;
+        });
+        append_flagged(walks, count, kWalks, flags, n, 2 * kRowRun, [&](const UInt& b) { return 2u * first + b; });
     });
 }
 
@@ -159,7 +145,7 @@ void AntialiasStage::forward(Stream& stream, const StageBuffers& b, uint32_t vie
     const uint32_t threads = list_threads(size_t(gbuffer.width) * gbuffer.height);   // a list holds up to 2 a pixel
     stream << count_.fill_zero()
            << pairs_kernel_(colors, gbuffer.triangle, walks_, count_, out, gbuffer.width, gbuffer.height)
-                  .dispatch((gbuffer.width + kPairRun - 1) / kPairRun, gbuffer.height)
+                  .dispatch(row_runs(gbuffer.width), gbuffer.height)
            << walk_kernel_(colors, gbuffer.triangle, gbuffer.depth, b.world.positions.value, b.data.geometry.triangles,
                            b.tables.opposite, b.tables.neighbor, b.views, view, params, gbuffer.setups, walks_, count_,
                            gbuffer.width, edges_, blends_)

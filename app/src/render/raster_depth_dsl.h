@@ -3,6 +3,7 @@
 #pragma once
 #include "render/geometry_dsl.h"
 #include "render/raster.h"
+#include "render/work_list.h"
 
 #include <type_traits>
 
@@ -120,25 +121,19 @@ auto raster_kernel() {
                 };
             }
         };
-        UInt listed = 0u;
-        Bool take[4];
+        UInt flags = 0u, listed = 0u;   // bit q: the quad's pixel q joins the covered list
         for (uint32_t q = 0; q < 4; ++q) {
             $if (inside[q]) {
                 tri_out.write(at[q], best[q]);
                 depth.write(at[q], best_z[q]);
             };
-            take[q] = inside[q] & (last != 0u) & (best[q] != gpu::kNone);
-            listed = listed + ite(take[q], 1u, 0u);
+            UInt take = ite(inside[q] & (last != 0u) & (best[q] != gpu::kNone), 1u, 0u);
+            flags = flags | (take << q);
+            listed = listed + take;
         }
-        $if (listed > 0u) {
-            UInt slot = covered_count.atomic(0u).fetch_add(listed);
-            for (uint32_t q = 0; q < 4; ++q) {
-                $if (take[q]) {
-                    covered.write(slot, at[q]);
-                    slot = slot + 1u;
-                };
-            }
-        };
+        append_flagged(covered, covered_count, 0u, flags, listed, 4u, [&](const UInt& q) {
+            return (quad.y + (q >> 1u)) * width + quad.x + (q & 1u);
+        });
     });
 }
 

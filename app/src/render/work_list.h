@@ -31,12 +31,47 @@ void for_each_listed(const BufferUInt& list, const BufferUInt& count, uint32_t w
 }
 
 // Appends `entry` to list where `take` holds, at the next slot of count[which] (in no particular order). An
-// atomic an entry: one per subgroup (slots from an exclusive sum) measured no faster on lavapipe. A thread with
-// several entries counts them and takes their slots with one atomic (raster_depth's quad of pixels, the
-// antialias pairs' run of a row), which did measure faster.
+// atomic an entry: one per subgroup (slots from an exclusive sum) measured no faster on lavapipe.
 inline void append_listed(const BufferUInt& list, const BufferUInt& count, uint32_t which, const Bool& take,
                           const UInt& entry) {
     $if (take) { list.write(count.atomic(which).fetch_add(1u), entry); };
+}
+
+// Appends entry(b) for each set bit b < bits of `flags` (n of them: the thread counted them as it set them),
+// taking their slots with one atomic. A thread with several entries (raster_depth's quad of pixels, the
+// antialias pairs' run of a row) does this, which measured faster on lavapipe than an atomic an entry (there an
+// atomic costs a thread what a read does, app/GUIDE.md).
+template <typename F>
+void append_flagged(const BufferUInt& list, const BufferUInt& count, uint32_t which, const UInt& flags,
+                    const UInt& n, uint32_t bits, F&& entry) {
+    $if (n > 0u) {
+        UInt slot = count.atomic(which).fetch_add(n);
+        $for (b, 0u, bits) {
+            $if (((flags >> b) & 1u) != 0u) {
+                list.write(slot, entry(b));
+                slot = slot + 1u;
+            };
+        };
+    };
+}
+
+// Pixels of a row a thread takes in the kernels that gather a run's results before one atomic or one store (the
+// antialias pairs, image_loss): a thread's fixed costs on lavapipe (its reads of arguments, its stores, which go
+// lane by lane) are paid once for the run.
+constexpr uint32_t kRowRun = 16;
+
+// The threads along x of such a kernel over rows of `width` pixels; it is dispatched (row_runs(width), height).
+inline uint32_t row_runs(uint32_t width) { return (width + kRowRun - 1) / kRowRun; }
+
+// In a 2D kernel dispatched (row_runs(width), height): f(i, x, at) for each pixel of this thread's run that lies
+// in its row, i its place in the run, x its column and at = y * width + x its index.
+template <typename F>
+void for_each_in_row_run(const UInt& width, F&& f) {
+    UInt x0 = dispatch_id().x * kRowRun, y = dispatch_id().y;
+    $for (i, 0u, kRowRun) {
+        UInt x = x0 + i;
+        $if (x < width) { f(i, x, y * width + x); };
+    };
 }
 
 } // namespace adjoint::app
