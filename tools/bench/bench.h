@@ -30,8 +30,9 @@ struct Reps {
     int reps;
 };
 
-// What the sections share: the options, one DSL device and stream, one plain Vulkan context (separate
-// from the device's, as a user of the vk layer would have), and the list of targets checked so far.
+// What the sections share: the options, one DSL device and stream, the plain Vulkan context of that device (its
+// VkDevice and queue: on an NVIDIA H200 a rep that followed a dispatch on a second VkDevice took 0.23 ms instead
+// of 0.06, whichever side it was, so peers on two devices measured the switch), and the targets checked so far.
 class Env {
 public:
     explicit Env(Options options) : options_(options) {}
@@ -143,14 +144,11 @@ private:
     std::string path_;
 };
 
-// A plain Vulkan context configured as the runtime configures its own (validation from the environment).
-std::shared_ptr<vk::Context> make_vk_context();
-
-// The runtime's compile steps up to the GLSL (lowering, naming, emission with the device's atomics
-// options), so a bench can run the DSL's own shader on the vk layer with the right layout. Throws if the
-// result differs from `expected_glsl` (Shader::glsl()), i.e. if this copy of the steps went stale.
-codegen::GlslOptions glsl_options_for(const vk::Context& ctx);
-codegen::GlslKernel emit_like_runtime(const ir::Function& kernel, const std::string& name, const vk::Context& ctx,
+// The runtime's compile steps up to the GLSL (lowering with the device's options: lavapipe's loop check, naming,
+// emission with the device's GLSL options), so a bench can run the DSL's own shader on the vk layer with the right
+// layout. Throws if the result differs from `expected_glsl` (Shader::glsl()), i.e. if this copy of the steps went
+// stale.
+codegen::GlslKernel emit_like_runtime(Env& env, const ir::Function& kernel, const std::string& name,
                                       const std::string& expected_glsl);
 
 // ---- sections (one file each) --------------------------------------------------------------------------

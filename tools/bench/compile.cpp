@@ -2,6 +2,8 @@
 // the disk cache, and the same pipeline re-run stage by stage to show where the time goes.
 #include "bench.h"
 
+#include "runtime/runtime_internal.h"
+
 #include "compile/glsl_compiler.h"
 
 #include <adjoint/pipeline/lower.h>
@@ -170,15 +172,16 @@ json bench_compile(Env& env) {
         throw std::runtime_error("compile: a cold compile hit the cache or a warm one missed it; timings invalid");
 
     // The same pipeline stage by stage, as the runtime runs it (Device::compile exposes no split).
+    // The device's own lowering and GLSL options (on lavapipe the lowering adds the loop check, and its status
+    // buffer to the layout); the GLSL must come out as Device::compile's, or the pipeline below would not fit.
     auto ctx = env.vk_context();
-    const codegen::GlslOptions glsl_options = glsl_options_for(*ctx);
+    const detail::DeviceImpl& runtime = *env.device().impl();
     pipeline::Lowered lowered;
-    Samples lowering = measure(warm_reps, [&] {
-        lowered = pipeline::lower(*kernel.function());
-        lowered.function->set_name(kName);
-    });
+    Samples lowering = measure(warm_reps, [&] { lowered = pipeline::lower(*kernel.function(), kName, runtime.lowering); });
     codegen::GlslKernel layout;
-    Samples emission = measure(warm_reps, [&] { layout = codegen::emit_glsl(*lowered.function, glsl_options); });
+    Samples emission = measure(warm_reps, [&] { layout = codegen::emit_glsl(*lowered.function, runtime.glsl); });
+    if (layout.source != glsl)
+        throw std::runtime_error("compile: the split's GLSL differs from Device::compile's; update the split");
     std::string ir_text;
     Samples ir_print = measure(warm_reps, [&] { ir_text = ir::print(*lowered.function); });
 

@@ -93,7 +93,7 @@ json bench_elementwise(Env& env) {
 
     // (a') the DSL's own GLSL on the vk layer: separates what the generated shader costs from what the
     // runtime's dispatch path costs (a' vs b: codegen; a vs a': runtime).
-    auto dsl_layout = emit_like_runtime(*kernel.function(), shader.name(), *ctx, shader.glsl());
+    auto dsl_layout = emit_like_runtime(env, *kernel.function(), shader.name(), shader.glsl());
     if (dsl_layout.uses_status || dsl_layout.buffer_count != 2 || dsl_layout.args.size() != 3)
         throw std::runtime_error("elementwise: the DSL kernel's layout changed; update the bench");
     vk::Pipeline dsl_pipeline(ctx, compile::compile_glsl(dsl_layout.source, shader.name(), true),

@@ -2,6 +2,7 @@
 #include "bench.h"
 
 #include "runtime/glsl_options.h"
+#include "runtime/runtime_internal.h"
 
 #include <adjoint/pipeline/lower.h>
 
@@ -28,7 +29,7 @@ Stream& Env::stream() {
 }
 
 std::shared_ptr<vk::Context> Env::vk_context() {
-    if (!vk_) vk_ = make_vk_context();
+    if (!vk_) vk_ = detail::vulkan_context(*device().impl());
     return vk_;
 }
 
@@ -102,20 +103,11 @@ TempDir::~TempDir() {
     std::filesystem::remove_all(path_, ec);
 }
 
-std::shared_ptr<vk::Context> make_vk_context() {
-    return vk::Context::create(vk::ContextOptions::from_environment());
-}
-
-codegen::GlslOptions glsl_options_for(const vk::Context& ctx) {
-    const DeviceOptions options = DeviceOptions::from_environment();
-    return detail::glsl_options_for(ctx.device_info(), options.float_atomics, options.texel_reads);
-}
-
-codegen::GlslKernel emit_like_runtime(const ir::Function& kernel, const std::string& name, const vk::Context& ctx,
+codegen::GlslKernel emit_like_runtime(Env& env, const ir::Function& kernel, const std::string& name,
                                       const std::string& expected_glsl) {
-    auto lowered = pipeline::lower(kernel);
-    lowered.function->set_name(name);
-    codegen::GlslKernel k = codegen::emit_glsl(*lowered.function, glsl_options_for(ctx));
+    const detail::DeviceImpl& device = *env.device().impl();
+    auto lowered = pipeline::lower(kernel, name, device.lowering);
+    codegen::GlslKernel k = codegen::emit_glsl(*lowered.function, device.glsl);
     if (k.source != expected_glsl)
         throw std::runtime_error("the bench's copy of the runtime's compile steps no longer matches Device::compile "
                                  "for kernel '" + name + "'; update emit_like_runtime");

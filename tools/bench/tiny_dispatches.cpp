@@ -133,7 +133,7 @@ json bench_tiny_dispatches(Env& env) {
     };
     Split hand256 = vk_case(kCounter256, "handwritten_counter_256", 4);
     Split hand1 = vk_case(kCounter1, "handwritten_counter_1", 4);
-    auto dsl_layout = emit_like_runtime(*kernel.function(), shader.name(), *ctx, shader.glsl());
+    auto dsl_layout = emit_like_runtime(env, *kernel.function(), shader.name(), shader.glsl());
     if (dsl_layout.uses_status || dsl_layout.buffer_count != 1 || dsl_layout.push_bytes < 12)
         throw std::runtime_error("tiny_dispatches: the DSL kernel's layout changed; update the bench");
     Split dsl_glsl = vk_case(dsl_layout.source, "dsl_glsl_counter", dsl_layout.push_bytes);

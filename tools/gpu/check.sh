@@ -27,11 +27,20 @@ if [ "${1:-}" = --pack ]; then
         mkdir -p "$stage/build/$(dirname "$p")"
         strip -o "$stage/build/$p" "$build/$p"
     done
+    # GLVND's dispatch libraries: NVIDIA's Vulkan driver (libGLX_nvidia.so.0) found no vkCreateInstance on an
+    # H200 machine whose image lacked them, and did with them. They are tiny and vendor-neutral.
+    glvnd=()
+    for l in libGLdispatch.so.0 libGLX.so.0 libEGL.so.1 libOpenGL.so.0 libGL.so.1; do
+        f="/usr/lib/x86_64-linux-gnu/$l"
+        [ -e "$f" ] && glvnd+=("$f")
+    done
     # Every shared library they load but the C runtime's own (the GPU machine's glibc runs them).
-    for p in "${programs[@]}"; do ldd "$build/$p"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
+    { for p in "${programs[@]}"; do ldd "$build/$p"; done; for l in "${glvnd[@]}"; do ldd "$l"; done; } |
+        awk '$3 ~ /^\// {print $3}' | sort -u |
         grep -Ev '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' | while read -r lib; do
         cp -L "$lib" "$stage/gpu-lib/"
     done
+    for l in "${glvnd[@]}"; do cp -L "$l" "$stage/gpu-lib/"; done
     # The validation layer, with its manifest pointing next to itself (the tests fail on any message).
     layer=/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
     cp -L /usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so "$stage/gpu-layer/"
@@ -86,6 +95,9 @@ case "$bin/" in
 esac
 export LD_LIBRARY_PATH="$unpacked/gpu-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export VK_LAYER_PATH="$unpacked/gpu-layer" ADJOINT_VALIDATION=1 ADJOINT_CACHE_DIR="$out/cache"
+# Death tests re-run the test program rather than fork a process that holds a GPU driver's threads (a shard of
+# test_app hung at one on an H200).
+export GTEST_DEATH_TEST_STYLE=threadsafe
 
 {
     echo "commit $(cat "$unpacked/gpu-commit.txt"), checked $(date -u +%FT%TZ) on $(uname -n): $(nproc) cores"
