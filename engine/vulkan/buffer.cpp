@@ -52,10 +52,12 @@ void RawBuffer::swap(RawBuffer& other) noexcept {
 Buffer::Buffer(std::shared_ptr<Context> ctx, size_t bytes) : impl_(std::make_unique<Impl>()) {
     // Rounded to whole words so vkCmdFillBuffer covers every byte and tiny buffers stay legal.
     const size_t rounded = bytes < 4 ? 4 : (bytes + 3) & ~size_t(3);
-    impl_->raw = RawBuffer(ctx->impl(), rounded,
-                           VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
-                               VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                           false);
+    impl_->raw = ctx->impl().take_buffer(rounded);
+    if (!impl_->raw.buffer)
+        impl_->raw = RawBuffer(ctx->impl(), rounded,
+                               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
+                                   VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                               false);
     impl_->requested = bytes;
     impl_->ctx = std::move(ctx);
 }
@@ -64,6 +66,30 @@ Buffer::Impl::~Impl() {
     for (VkBufferView view : views)
         if (view)
             vkDestroyBufferView(raw.device, view, nullptr);
+    if (ctx)
+        ctx->impl().keep_buffer(std::move(raw));
+}
+
+RawBuffer Context::Impl::take_buffer(size_t bytes) {
+    std::lock_guard lock(buffer_pool_mutex);
+    auto it = buffer_pool.find(bytes);
+    if (it == buffer_pool.end() || it->second.empty())
+        return {};
+    RawBuffer raw = std::move(it->second.back());
+    it->second.pop_back();
+    buffer_pool_bytes -= bytes;
+    return raw;
+}
+
+void Context::Impl::keep_buffer(RawBuffer&& raw) {
+    if (!raw.buffer)
+        return;
+    RawBuffer kept = std::move(raw);
+    std::lock_guard lock(buffer_pool_mutex);
+    if (buffer_pool_bytes + kept.size > kBufferPoolBytes)
+        return;   // freed as `kept` goes
+    buffer_pool_bytes += kept.size;
+    buffer_pool[kept.size].push_back(std::move(kept));
 }
 
 VkBufferView Buffer::Impl::texel_view(uint32_t words) {

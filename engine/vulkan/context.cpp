@@ -214,6 +214,7 @@ void create_device(Context::Impl& impl, const ContextExtras& extras) {
 Context::Impl::~Impl() {
     if (device) {
         vkDeviceWaitIdle(device);
+        buffer_pool.clear();   // before the device they belong to
         if (once_pool)
             vkDestroyCommandPool(device, once_pool, nullptr);
         vkDestroyDevice(device, nullptr);

@@ -5,8 +5,29 @@
 
 #include <functional>
 #include <mutex>
+#include <unordered_map>
+#include <vector>
 
 namespace adjoint::vk {
+
+// A VkBuffer with its own memory; used both for user buffers and for a stream's staging.
+struct RawBuffer {
+    VkDevice device = VK_NULL_HANDLE;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    void* mapped = nullptr; // set only for host-visible buffers
+    size_t size = 0;
+
+    RawBuffer() = default;
+    RawBuffer(Context::Impl& ctx, size_t bytes, VkBufferUsageFlags usage, bool host_visible);
+    RawBuffer(RawBuffer&& other) noexcept { swap(other); }
+    RawBuffer& operator=(RawBuffer&& other) noexcept {
+        swap(other);
+        return *this;
+    }
+    ~RawBuffer();
+    void swap(RawBuffer& other) noexcept;
+};
 
 struct Context::Impl {
     VkInstance instance = VK_NULL_HANDLE;
@@ -31,6 +52,18 @@ struct Context::Impl {
     // The queue is externally synchronized (Vulkan spec): every stream of the device submits through it.
     std::mutex queue_mutex;
     KernelProfile profile;
+    // Device buffers their owners released, by size, for the next buffer of that size: an optimization step
+    // that makes its scratch buffers anew (the rasterizer's, 30 an iteration of a pose scene) then pays
+    // vkAllocateMemory and vkFreeMemory once, not every iteration (on an H200 such an iteration took 4.7 ms
+    // whatever its size, the texture iteration, which allocates nothing, 0.13). Released buffers are past
+    // their last use: streams retain what they bind until synchronize(). At most kBufferPoolBytes are kept;
+    // the rest are freed. Contents are whatever was left there, as Vulkan's fresh memory is undefined.
+    static constexpr size_t kBufferPoolBytes = size_t(256) << 20;
+    std::mutex buffer_pool_mutex;
+    std::unordered_map<size_t, std::vector<RawBuffer>> buffer_pool;
+    size_t buffer_pool_bytes = 0;
+    RawBuffer take_buffer(size_t bytes);   // one of `bytes` kept, or an empty one
+    void keep_buffer(RawBuffer&& raw);     // into the pool, or freed when it is full
 
     ~Impl();
     // Submits under the queue lock; the caller waits on `fence` (no lock held while waiting).
@@ -72,24 +105,6 @@ void check_extras(DeviceInfo& d, VkPhysicalDevice pd, VkInstance instance, const
 // The next id for hazard tracking; buffers and images share one sequence so one set can hold both.
 uint64_t next_resource_id();
 
-// A VkBuffer with its own memory; used both for user buffers and for a stream's staging.
-struct RawBuffer {
-    VkDevice device = VK_NULL_HANDLE;
-    VkBuffer buffer = VK_NULL_HANDLE;
-    VkDeviceMemory memory = VK_NULL_HANDLE;
-    void* mapped = nullptr; // set only for host-visible buffers
-    size_t size = 0;
-
-    RawBuffer() = default;
-    RawBuffer(Context::Impl& ctx, size_t bytes, VkBufferUsageFlags usage, bool host_visible);
-    RawBuffer(RawBuffer&& other) noexcept { swap(other); }
-    RawBuffer& operator=(RawBuffer&& other) noexcept {
-        swap(other);
-        return *this;
-    }
-    ~RawBuffer();
-    void swap(RawBuffer& other) noexcept;
-};
 
 struct Buffer::Impl {
     std::shared_ptr<Context> ctx;
