@@ -53,11 +53,14 @@ Buffer::Buffer(std::shared_ptr<Context> ctx, size_t bytes) : impl_(std::make_uni
     // Rounded to whole words so vkCmdFillBuffer covers every byte and tiny buffers stay legal.
     const size_t rounded = bytes < 4 ? 4 : (bytes + 3) & ~size_t(3);
     impl_->raw = ctx->impl().take_buffer(rounded);
-    if (!impl_->raw.buffer)
+    if (!impl_->raw.buffer) {
         impl_->raw = RawBuffer(ctx->impl(), rounded,
                                VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
                                    VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                                false);
+        std::lock_guard lock(ctx->impl().buffer_pool_mutex);
+        ++ctx->impl().buffer_allocations;
+    }
     impl_->requested = bytes;
     impl_->ctx = std::move(ctx);
 }
@@ -79,6 +82,11 @@ RawBuffer Context::Impl::take_buffer(size_t bytes) {
     it->second.pop_back();
     buffer_pool_bytes -= bytes;
     return raw;
+}
+
+uint64_t Context::buffer_allocations() const {
+    std::lock_guard lock(impl_->buffer_pool_mutex);
+    return impl_->buffer_allocations;
 }
 
 void Context::Impl::keep_buffer(RawBuffer&& raw) {

@@ -136,6 +136,9 @@ public:
     std::vector<std::string> validation_messages() const;
     bool validation_enabled() const;
     KernelProfile& profile();
+    // Device memory allocations made for Buffers so far: a released Buffer goes to the context's pool and the
+    // next Buffer of its size takes it, allocating nothing (vulkan/buffer.cpp).
+    uint64_t buffer_allocations() const;
 
     struct Impl;
     Impl& impl() { return *impl_; }

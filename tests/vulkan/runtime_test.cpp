@@ -138,6 +138,37 @@ TEST_F(VulkanRuntime, BufferRoundtrip) {
     EXPECT_THROW(stream.upload(buf, 4, data.data(), data.size() * 4), adjoint::Error);
 }
 
+// A released buffer is taken by the next buffer of its size (rounded to words), so a loop that makes its scratch
+// buffers anew allocates device memory once; buffers of other sizes, or made while the kept one is taken,
+// allocate their own.
+TEST_F(VulkanRuntime, ReleasedBuffersAreTakenByTheNextOfTheirSize) {
+    const uint64_t before = ctx->buffer_allocations();
+    VkBuffer first = VK_NULL_HANDLE;
+    for (int i = 0; i < 10; ++i) {
+        Buffer scratch(ctx, i % 2 ? 4096 : 4093);   // both round to 4096 bytes
+        if (i == 0) first = native(scratch);
+        EXPECT_EQ(native(scratch), first) << "iteration " << i;
+    }
+    EXPECT_EQ(ctx->buffer_allocations(), before + 1);
+    {
+        Buffer a(ctx, 4096), b(ctx, 4096), c(ctx, 8192);
+        EXPECT_EQ(ctx->buffer_allocations(), before + 3);   // a took the kept one; b and c are new
+        Stream stream(ctx);
+        const std::vector<float> ones(1024, 1.0f);
+        stream.upload(b, 0, ones.data(), 4096);
+        stream.synchronize();
+    }
+    // b, released with its contents, comes back as it was: new buffers' contents are undefined, not zero.
+    Buffer again(ctx, 4096), other(ctx, 4096);
+    EXPECT_EQ(ctx->buffer_allocations(), before + 3);
+    Stream stream(ctx);
+    std::vector<float> x(1024), y(1024);
+    stream.download(again, 0, x.data(), 4096);
+    stream.download(other, 0, y.data(), 4096);
+    stream.synchronize();
+    EXPECT_TRUE(x == std::vector<float>(1024, 1.0f) || y == std::vector<float>(1024, 1.0f));
+}
+
 TEST_F(VulkanRuntime, TransfersTakeEffectInStreamOrder) {
     Buffer buf(ctx, 6); // rounded up to 8 internally; size() still reports 6
     EXPECT_EQ(buf.size(), 6u);
