@@ -292,13 +292,15 @@ TEST(OptimizeCli, DeterministicRunsAreBitIdenticalAndResumeContinuesExactly) {
         std::vector<std::string> args{"--scene", (tmp / "s.json").string(), "--out", (tmp / out).string(), "--quiet",
                                       "--deterministic"};
         args.insert(args.end(), extra.begin(), extra.end());
-        Result r = run(kOptimize, args);
-        EXPECT_EQ(r.code, 0) << r.err;
+        return run(kOptimize, args);
     };
-    optimize("a", {});
-    optimize("b", {});
-    optimize("c", {"--iters", "9"});
-    optimize("c", {"--resume"});
+    // Elsewhere than on lavapipe float atomics add in no fixed order, and the program refuses the option.
+    const Result first = optimize("a", {});
+    if (first.code == 2 && first.err.find("--deterministic: supported on lavapipe only") != std::string::npos)
+        GTEST_SKIP() << first.err;
+    ASSERT_EQ(first.code, 0) << first.err;
+    for (const Result& r : {optimize("b", {}), optimize("c", {"--iters", "9"}), optimize("c", {"--resume"})})
+        EXPECT_EQ(r.code, 0) << r.err;
     auto losses = [&](const std::string& out) {
         std::vector<std::array<double, 3>> v;
         for (const LossRow& r : LossLog::parse(read_file(tmp / out / "loss.csv"), "loss.csv"))
