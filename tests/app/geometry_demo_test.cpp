@@ -187,9 +187,10 @@ TEST_F(GeometryDemos, PoseFromRandomStartsWithAntialiasing) {
 // The same with soft rasterization (the scene's sigma 1e-4, a reach of one pixel at 64x64, and gamma 0.1), from
 // one start, with the learning rate decayed by 0.99 an iteration instead of the scene's 0.997. Near the pose, the
 // soft silhouette's gradient changes as edges cross pixel centres, and Adam's steps (about the learning rate
-// whatever the gradient's size) wander: at 0.997 the rotation was 0.06-0.6 degrees off at iteration 300 in most
-// runs and 1.01 and 1.30 in two (the float atomics' order differs from run to run, and the path with it); antialias
-// settles within 0.01 degrees at 0.997. At 0.99 eleven runs ended 0.005-0.045 degrees off at 250 and 300.
+// whatever the gradient's size) wander: at 0.997 the rotation ended 0.2-0.55 degrees off at iteration 250 in eight
+// runs, 0.11 and 0.18 at 300 in two (where it swung between 0.03 and 1.9 on the way), and 1.01 and 1.30 in two
+// more (the float atomics' order differs from run to run, and the path with it); antialias settles within 0.01
+// degrees at 0.997. At 0.99 eleven runs ended 0.005-0.045 degrees off at 250 and 300.
 static void anneal(app::Scene& scene) { scene.optimize->lr_decay = 0.99f; }
 
 TEST_F(GeometryDemos, PoseFromARandomStartWithSoftRasterization) {
