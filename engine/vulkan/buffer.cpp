@@ -53,14 +53,6 @@ Buffer::Buffer(std::shared_ptr<Context> ctx, size_t bytes) : impl_(std::make_uni
     // Rounded to whole words so vkCmdFillBuffer covers every byte and tiny buffers stay legal.
     const size_t rounded = bytes < 4 ? 4 : (bytes + 3) & ~size_t(3);
     impl_->raw = ctx->impl().take_buffer(rounded);
-    if (!impl_->raw.buffer) {
-        impl_->raw = RawBuffer(ctx->impl(), rounded,
-                               VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
-                                   VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                               false);
-        std::lock_guard lock(ctx->impl().buffer_pool_mutex);
-        ++ctx->impl().buffer_allocations;
-    }
     impl_->requested = bytes;
     impl_->ctx = std::move(ctx);
 }
@@ -74,13 +66,22 @@ Buffer::Impl::~Impl() {
 }
 
 RawBuffer Context::Impl::take_buffer(size_t bytes) {
+    {
+        std::lock_guard lock(buffer_pool_mutex);
+        auto it = buffer_pool.find(bytes);
+        if (it != buffer_pool.end() && !it->second.empty()) {
+            RawBuffer raw = std::move(it->second.back());
+            it->second.pop_back();
+            buffer_pool_bytes -= bytes;
+            return raw;
+        }
+    }
+    RawBuffer raw(*this, bytes,
+                  VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
+                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                  false);
     std::lock_guard lock(buffer_pool_mutex);
-    auto it = buffer_pool.find(bytes);
-    if (it == buffer_pool.end() || it->second.empty())
-        return {};
-    RawBuffer raw = std::move(it->second.back());
-    it->second.pop_back();
-    buffer_pool_bytes -= bytes;
+    ++buffer_allocations;
     return raw;
 }
 

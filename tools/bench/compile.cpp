@@ -177,7 +177,8 @@ json bench_compile(Env& env) {
     auto ctx = env.vk_context();
     const detail::DeviceImpl& runtime = *env.device().impl();
     pipeline::Lowered lowered;
-    Samples lowering = measure(warm_reps, [&] { lowered = pipeline::lower(*kernel.function(), kName, runtime.lowering); });
+    Samples lowering =
+        measure(warm_reps, [&] { lowered = pipeline::lower(*kernel.function(), kName, runtime.lowering); });
     codegen::GlslKernel layout;
     Samples emission = measure(warm_reps, [&] { layout = codegen::emit_glsl(*lowered.function, runtime.glsl); });
     if (layout.source != glsl)

@@ -164,7 +164,8 @@ int main(int argc, char** argv) {
     report["all_targets_met"] = all_met && status == 0;
     // Validation on makes timings meaningless; the count shows whether the run was also clean.
     report["metadata"]["validation_messages"] = env.device().validation_message_count();
-    for (const auto& m : env.device().validation_messages()) std::fprintf(stderr, "adjoint-bench: validation: %s\n", m.c_str());
+    for (const auto& m : env.device().validation_messages())
+        std::fprintf(stderr, "adjoint-bench: validation: %s\n", m.c_str());
     std::cout << report.dump(2) << std::endl;
     return status;
 }

@@ -1,7 +1,6 @@
 // adjoint-bench support: the shared environment, statistics, target checks, env-var and temp-dir guards.
 #include "bench.h"
 
-#include "runtime/glsl_options.h"
 #include "runtime/runtime_internal.h"
 
 #include <adjoint/pipeline/lower.h>
