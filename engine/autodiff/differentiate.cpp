@@ -142,9 +142,10 @@ void differentiate_block(Function& f, Block& b, Differentiation& out, ScratchBas
 
 } // namespace
 
-Differentiation differentiate(Function& f) {
+Differentiation differentiate(Function& f, uint32_t local_tape_bytes) {
     Differentiation out;
     ScratchBase scratch;
+    scratch.local_budget = local_tape_bytes;
     GradBuffers grads;
     differentiate_block(f, f.body(), out, scratch, grads);
     auto& body = f.body().insts;

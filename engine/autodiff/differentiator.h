@@ -52,14 +52,20 @@
 namespace adjoint::autodiff {
 
 inline constexpr uint32_t kDefaultTapeCapacity = 1024;
-// Tapes larger than this (per thread) go to the runtime's scratch buffer instead of private arrays.
-inline constexpr uint32_t kLocalTapeBytes = 16 * 1024;
-
 // Per kernel: where a thread's scratch words start. Built once, placed at the top of the kernel at the end.
 struct ScratchBase {
     ir::Block prelude;
     ir::ValueId base = ir::kNoValue;        // linear thread id * words per thread
     ir::ValueId words = ir::kNoValue;       // a constant patched once every loop has its offset
+    // Private tape bytes a thread may hold in all (the device's choice), and how many the tapes placed so
+    // far hold: a tape that would go over goes to the scratch buffer.
+    uint64_t local_budget = 0;
+    uint64_t local_bytes = 0;
+    bool keeps_local(uint64_t bytes) {
+        if (local_bytes + bytes > local_budget) return false;
+        local_bytes += bytes;
+        return true;
+    }
 };
 
 // Per kernel: the gradient buffers of differentiable buffer parameters, added as hidden parameters after
@@ -149,6 +155,7 @@ private:
     void instrument(Block& block, size_t index, LoopInfo& info);
     void reverse_loop(LoopInfo& info);
     ValueId thread_base();
+    static bool has_words(const Type* t);
     std::vector<ValueId> to_words(ValueId v);
     ValueId from_words(const Type* t, const std::vector<ValueId>& words, size_t& next);
     ValueId word_address(const LoopInfo& info, ValueId slot, uint32_t lane_offset, ValueId base);

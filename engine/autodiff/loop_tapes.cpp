@@ -101,12 +101,17 @@ void Differentiator::instrument(Block& block, size_t index, LoopInfo& info) {
     for (auto& [x, step] : info.counter_step) info.counter_begin[x] = b_.load(x, {}, loc);
     bool tape = !info.taped.empty();
     if (!tape) info.capacity = 0;
-    bool basic = true;
+    bool words = true;
     for (ValueId x : info.taped) {
         info.entry_words += f_.type_of(x)->lanes();
-        basic = basic && f_.type_of(x)->is_basic();
+        words = words && has_words(f_.type_of(x));
     }
-    info.scratch = tape && basic && uint64_t(info.entry_words) * 4 * info.capacity > kLocalTapeBytes;
+    // Private while the kernel's tapes fit the device's budget, else in scratch; one without a word layout
+    // stays private and counts all the same.
+    uint64_t bytes = uint64_t(info.entry_words) * 4 * info.capacity;
+    bool fits = scratch_.keeps_local(bytes);
+    info.scratch = tape && !fits && words;
+    if (!fits && !words) scratch_.local_bytes += bytes;
     if (info.scratch) {
         info.scratch_offset = f_.scratch_words_per_thread;
         f_.scratch_words_per_thread += info.entry_words * info.capacity;
@@ -238,6 +243,15 @@ ValueId Differentiator::thread_base() {
     scratch_.base = b_.binary(Op::Mul, linear, scratch_.words);
     b_.pop();
     return scratch_.base;
+}
+
+// Whether to_words and from_words take the type: scalars, vectors, matrices and structs of them.
+bool Differentiator::has_words(const Type* t) {
+    if (t->is_basic()) return true;
+    if (!t->is_struct()) return false;
+    for (const Type* m : t->members())
+        if (!has_words(m)) return false;
+    return true;
 }
 
 // A value as 32-bit words, lane by lane in order (matrices column by column, structs member by member).

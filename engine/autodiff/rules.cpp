@@ -183,7 +183,9 @@ constexpr void powers_rules(RuleTable& table) {
     set(table, Op::Pow, [](R& r, const Vals& x, ValueId g, ValueId y) {
         ValueId x0 = r.full(x[0]), x1 = r.full(x[1]);
         ValueId z = r.zero(g);
-        ValueId nan = r.cmp(Op::Ne, y, y);   // pow(x < 0, y) and NaN inputs: NaN derivatives, like the value
+        // pow(x < 0, y) and NaN inputs: NaN derivatives. The domain is tested on x itself: GLSL leaves pow of a
+        // negative base undefined, and a driver may fold y != y away (NVIDIA's did).
+        ValueId nan = r.b.binary(Op::Or, r.cmp(Op::Lt, x0, r.zero(x0)), r.cmp(Op::Ne, y, y));
         if (r.wants(0)) {
             // b * a^(b-1) where it is finite, else 0 (pow(0, b<1) would be inf); a^0 is 1 even at a = 0,
             // where GLSL leaves pow(0, 0) undefined.

@@ -15,15 +15,17 @@ namespace {
 float round_half_away(float x) { return std::round(x); }
 float fmod_trunc(float x, float y) { return x - y * std::trunc(x / y); }
 // 1 / (1 + exp(-x)) and log(1 + exp(x)) through e = exp(-|x|) <= 1, which never overflows; log(1 + e) as
-// e log(u) / (u - 1) with u = 1 + e (exact where u rounds to 1, accurate for tiny e). The GLSL is the same.
+// 2 atanh(s) with s = e / (2 + e), by its odd series to s^15. The GLSL is the same.
 float sigmoid(float x) {
     float e = std::exp(-std::fabs(x));
     return x >= 0 ? 1.0f / (1.0f + e) : e / (1.0f + e);
 }
 float softplus(float x) {
     float e = std::exp(-std::fabs(x));
-    float u = 1.0f + e;
-    return std::max(x, 0.0f) + (u == 1.0f ? e : e * std::log(u) / (u - 1.0f));
+    float s = e / (2.0f + e), s2 = s * s;
+    float series = 2.0f / 15.0f;
+    for (int k = 13; k >= 1; k -= 2) series = 2.0f / float(k) + s2 * series;
+    return std::max(x, 0.0f) + s * series;
 }
 float smooth(float e0, float e1, float x) {
     float t = std::clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);

@@ -37,6 +37,8 @@ DeviceOptions DeviceOptions::from_environment() {
         o.texel_reads = false;
     if (const char* limit = std::getenv("ADJOINT_LOOP_LIMIT"))
         o.loop_limit = uint32_t(std::strtoul(limit, nullptr, 10));
+    if (const char* bytes = std::getenv("ADJOINT_LOCAL_TAPE_BYTES"))
+        o.local_tape_bytes = uint32_t(std::strtoul(bytes, nullptr, 10));
     return o;
 }
 
@@ -55,6 +57,10 @@ Device detail::create_device(const DeviceOptions& options, std::string_view back
     // in tests/runtime/loop_limit_test.cpp; the lowering then checks every loop against that limit.
     if (info.name.find("llvmpipe") != std::string::npos) impl->lowering.loop_limit = {65535, "lavapipe"};
     if (options.loop_limit) impl->lowering.loop_limit = {*options.loop_limit, info.name};   // 0: no check
+    // A GPU keeps private memory for every resident thread, and NVIDIA's driver refused kernels whose tapes
+    // took 16 KB a thread (VK_ERROR_UNKNOWN on an H200): half that there, lavapipe's stack takes 16 KB.
+    impl->lowering.local_tape_bytes = options.local_tape_bytes.value_or(
+        info.kind == vk::DeviceKind::Cpu ? autodiff::kDefaultLocalTapeBytes : autodiff::kDefaultLocalTapeBytes / 2);
     impl->key = info.name + "|" + std::to_string(info.api_version) + "|" + (impl->glsl.float_atomic_add ? "fa" : "") +
                 (impl->glsl.float_atomic_min_max ? "fm" : "") + (impl->glsl.texel_reads ? "tr" : "");
     impl->cache.set_memory_capacity(Device::kDefaultKernelCacheCapacity);

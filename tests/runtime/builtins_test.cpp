@@ -439,7 +439,7 @@ TEST_F(Builtins, MakeVectorsFromScalarsAndVectors) {
     };
     check<float4>(k, std::tuple{random_floats(kN, -10, 10, 21), random_floats(kN, -10, 10, 22)}, [](float x, float y) {
         return float4(x + y + x, y + y + x, x * y + y + x, 1.0f + y + y);
-    }, kExact);
+    }, kBasic);   // not exact: Vulkan lets a driver fuse x * y + y into one FMA (NVIDIA's does)
 }
 
 TEST_F(Builtins, MakeIntAndUIntVectors) {

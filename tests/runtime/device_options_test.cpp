@@ -61,17 +61,18 @@ TEST(DeviceOptions, FromEnvironmentReadsEachVariable) {
     {
         ScopedEnv d("ADJOINT_DEVICE", std::nullopt), v("ADJOINT_VALIDATION", std::nullopt);
         ScopedEnv f("ADJOINT_NO_FLOAT_ATOMICS", std::nullopt), l("ADJOINT_LOOP_LIMIT", std::nullopt);
-        ScopedEnv t("ADJOINT_NO_TEXEL_READS", std::nullopt);
+        ScopedEnv t("ADJOINT_NO_TEXEL_READS", std::nullopt), b("ADJOINT_LOCAL_TAPE_BYTES", std::nullopt);
         DeviceOptions o = DeviceOptions::from_environment();
         EXPECT_EQ(o.device, "");
         EXPECT_FALSE(o.validation);
         EXPECT_TRUE(o.float_atomics);
         EXPECT_TRUE(o.texel_reads);
         EXPECT_FALSE(o.loop_limit.has_value());
+        EXPECT_FALSE(o.local_tape_bytes.has_value());
     }
     ScopedEnv d("ADJOINT_DEVICE", "llvm"), v("ADJOINT_VALIDATION", "1");
     ScopedEnv f("ADJOINT_NO_FLOAT_ATOMICS", "1"), l("ADJOINT_LOOP_LIMIT", "0");
-    ScopedEnv t("ADJOINT_NO_TEXEL_READS", "1");
+    ScopedEnv t("ADJOINT_NO_TEXEL_READS", "1"), b("ADJOINT_LOCAL_TAPE_BYTES", "4096");
     DeviceOptions o = DeviceOptions::from_environment();
     EXPECT_EQ(o.device, "llvm");
     EXPECT_TRUE(o.validation);
@@ -79,6 +80,7 @@ TEST(DeviceOptions, FromEnvironmentReadsEachVariable) {
     EXPECT_FALSE(o.texel_reads);
     ASSERT_TRUE(o.loop_limit.has_value());
     EXPECT_EQ(*o.loop_limit, 0u);
+    EXPECT_EQ(o.local_tape_bytes, std::optional<uint32_t>(4096));
     ScopedEnv off("ADJOINT_NO_FLOAT_ATOMICS", "0");
     EXPECT_TRUE(DeviceOptions::from_environment().float_atomics);
 }

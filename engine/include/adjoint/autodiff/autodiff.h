@@ -37,11 +37,16 @@ struct Differentiation {
     std::vector<GradParam> grad_params;
 };
 
+// How much private memory a thread's tapes may take in all, per kernel: tapes are placed in private arrays
+// while they fit, the rest in the runtime's scratch buffer. GPUs refuse pipelines with much private memory
+// (NVIDIA's driver refused 16 KB per thread on an H200, VK_ERROR_UNKNOWN), so the device chooses.
+inline constexpr uint32_t kDefaultLocalTapeBytes = 16 * 1024;
+
 // Replaces every Autodiff region of an inlined function by its forward code, the reverse code that
 // computes the adjoints, and the statements after backward with Grad read from the adjoints. The reverse
 // code may read values of the forward regions it mirrors; ir::scope_values makes the function strictly
 // scoped again. Throws adjoint::Error (with the C++ line) for an op on the gradient path that has no rule.
-Differentiation differentiate(ir::Function& f);
+Differentiation differentiate(ir::Function& f, uint32_t local_tape_bytes = kDefaultLocalTapeBytes);
 
 // True when the op has a derivative rule (ops marked D in ops.def must all have one).
 bool has_rule(ir::Op op);

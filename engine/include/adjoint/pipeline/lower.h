@@ -19,6 +19,7 @@ struct Lowered {
 
 struct LowerOptions {
     ir::LoopLimit loop_limit;     // the device's loop iteration limit (0: none; see check_stopped_loops)
+    uint32_t local_tape_bytes = autodiff::kDefaultLocalTapeBytes;   // private tape memory a thread may take
 };
 
 // Clone, inline callables, clean up, differentiate, make strictly scoped, clean up, and, for a device that

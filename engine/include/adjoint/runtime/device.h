@@ -316,6 +316,10 @@ struct DeviceOptions {
     // ADJOINT_LOOP_LIMIT=n: check every loop against n iterations (0: no check); unset, lavapipe's 65,535 on
     // lavapipe and none elsewhere (GUIDE.md, "Loop iteration limit on lavapipe").
     std::optional<uint32_t> loop_limit;
+    // ADJOINT_LOCAL_TAPE_BYTES=n: the private memory a thread's $autodiff tapes may take in all, per kernel;
+    // tapes beyond it go to the runtime's scratch buffer. Unset, 16 KB on CPU devices and 8 KB elsewhere
+    // (NVIDIA's driver refuses pipelines with 16 KB of private memory per thread; GUIDE.md, "Loops").
+    std::optional<uint32_t> local_tape_bytes;
 
     static DeviceOptions from_environment();
 };
