@@ -441,10 +441,11 @@ TEST_F(StageRig, EveryLossMatchesCentralDifferences) {
         // The squared errors of the clamped colours (for PSNR), summed per run as the host sums them.
         f();   // at x itself (the differences left the last one perturbed)
         const auto e = read(sqerr);
+        const uint32_t runs_x = app::image_loss_runs_x(width);
         for (uint32_t r = 0; r < runs; ++r) {
-            const uint32_t y = r / 3, x0 = (r % 3) * 16;
+            const uint32_t y = r / runs_x, x0 = (r % runs_x) * app::kRowRun;
             double host = 0;
-            for (uint32_t xx = x0; xx < std::min(x0 + 16, width); ++xx)
+            for (uint32_t xx = x0; xx < std::min(x0 + app::kRowRun, width); ++xx)
                 for (int c = 0; c < 3; ++c) {
                     const size_t i = 4 * (size_t(y) * width + xx) + size_t(c);
                     const double d = std::clamp(x[i], 0.0f, 1.0f) - std::clamp(t[i], 0.0f, 1.0f);
