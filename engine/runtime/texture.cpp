@@ -408,9 +408,20 @@ Command TextureStorage::backward_mips() const {
     const Kernels& k = kernels();
     std::lock_guard lock(mutex_);
     if (!backward_) {
+        // Each level 0 gathered into a buffer of its own, then copied back: a kernel that read the chain and wrote
+        // level 0 through two bindings of one buffer would be wrong on a GPU, whose compiler may take two storage
+        // buffers for distinct (SPIR-V's default without Aliased; on an H200 some texels came out wrong).
+        size_t most = 0;
+        for (const auto& chain : levels_) most = std::max(most, size_t(chain[0].width) * chain[0].height * channels_);
+        Device device = device_;   // a handle: create_buffer is not const
+        Buffer<float> gathered = device.create_buffer<float>(most);   // the commands keep it
         auto list = std::make_shared<std::vector<Command>>();
-        for (uint32_t t = 0; t < levels_.size(); ++t)
-            if (levels_[t].size() > 1) list->push_back(mip_gradient(k, t, texels_.grad, levels_[t][0].offset, false));
+        for (uint32_t t = 0; t < levels_.size(); ++t) {
+            const TextureLevel& l0 = levels_[t][0];
+            if (levels_[t].size() == 1) continue;
+            list->push_back(mip_gradient(k, t, gathered, 0, false));
+            list->push_back(k.copy(gathered, texels_.grad, 0u, l0.offset).dispatch(l0.width * l0.height * channels_));
+        }
         backward_ = std::make_shared<const Command>(sequence(std::move(list)));
     }
     return *backward_;
