@@ -17,7 +17,8 @@ Lowered lower(const ir::Function& kernel, const std::string& name, const LowerOp
     ir::verify_or_throw(f, "inline_callables");
     ir::optimize(f);
     ir::verify_or_throw(f, "optimize");
-    auto differentiation = autodiff::differentiate(f, options.local_tape_bytes);   // strictly scoped again when it returns (scope_values)
+    // Strictly scoped again when it returns (scope_values).
+    auto differentiation = autodiff::differentiate(f, options.local_tape_bytes);
     ir::verify_or_throw(f, "differentiate");
     out.tapes = std::move(differentiation.tapes);
     out.grad_params = std::move(differentiation.grad_params);
