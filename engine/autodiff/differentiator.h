@@ -58,13 +58,14 @@ struct ScratchBase {
     ir::ValueId base = ir::kNoValue;        // linear thread id * words per thread
     ir::ValueId words = ir::kNoValue;       // a constant patched once every loop has its offset
     // Private tape bytes a thread may hold in all (the device's choice), and how many the tapes placed so
-    // far hold: a tape that would go over goes to the scratch buffer.
+    // far hold. A tape goes to the scratch buffer when it would go over and can (`movable`); else it is
+    // private and counts.
     uint64_t local_budget = 0;
     uint64_t local_bytes = 0;
-    bool keeps_local(uint64_t bytes) {
-        if (local_bytes + bytes > local_budget) return false;
+    bool to_scratch(uint64_t bytes, bool movable = true) {
+        if (movable && local_bytes + bytes > local_budget) return true;
         local_bytes += bytes;
-        return true;
+        return false;
     }
 };
 

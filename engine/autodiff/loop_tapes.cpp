@@ -107,11 +107,8 @@ void Differentiator::instrument(Block& block, size_t index, LoopInfo& info) {
         words = words && has_words(f_.type_of(x));
     }
     // Private while the kernel's tapes fit the device's budget, else in scratch; one without a word layout
-    // stays private and counts all the same.
-    uint64_t bytes = uint64_t(info.entry_words) * 4 * info.capacity;
-    bool fits = scratch_.keeps_local(bytes);
-    info.scratch = tape && !fits && words;
-    if (!fits && !words) scratch_.local_bytes += bytes;
+    // stays private.
+    info.scratch = tape && scratch_.to_scratch(uint64_t(info.entry_words) * 4 * info.capacity, words);
     if (info.scratch) {
         info.scratch_offset = f_.scratch_words_per_thread;
         f_.scratch_words_per_thread += info.entry_words * info.capacity;

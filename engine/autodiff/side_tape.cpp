@@ -72,7 +72,7 @@ void Differentiator::prepare_side_tape() {
     for (const Site& site : sites) side_.replayed.insert(site.value);
     side_.exact = exact && total <= kMaxSideWords;
     side_.capacity = uint32_t(std::min<uint64_t>(total, kMaxSideWords));
-    side_.scratch = !scratch_.keeps_local(uint64_t(side_.capacity) * 4);
+    side_.scratch = scratch_.to_scratch(uint64_t(side_.capacity) * 4);
     auto loc = f_.inst(sites.front().loop).loc;
     Block pre;
     b_.push(pre);
