@@ -32,10 +32,10 @@ void check_parameter(const Function& f, size_t k, const Type* t) {
     }
 }
 
-// What the body does with the layout's resources: the parameters it writes, and whether it traps or keeps
-// tapes in scratch.
+// What the body does with the layout's resources: the parameters it writes (stored: with plain stores), and
+// whether it traps or keeps tapes in scratch.
 struct BodyUse {
-    std::set<int64_t> written;
+    std::set<int64_t> written, stored;
     bool status = false, scratch = false;
 };
 
@@ -45,6 +45,7 @@ BodyUse body_use(const Function& f) {
         const Inst& in = f.inst(id);
         if (in.op == Op::BufferWrite || in.op == Op::BufferAtomic || in.op == Op::ImageWrite)
             use.written.insert(f.inst(in.operands[0]).imm);
+        if (in.op == Op::BufferWrite || in.op == Op::ImageWrite) use.stored.insert(f.inst(in.operands[0]).imm);
         if (in.op == Op::Trap) use.status = true;
         if (in.op == Op::ScratchRead || in.op == Op::ScratchWrite) use.scratch = true;
     });
@@ -75,6 +76,7 @@ BindingLayout binding_layout(const Function& f, bool texel_reads) {
         ArgSlot slot{ArgSlot::Kind::Push};
         slot.type = t;
         slot.written = use.written.count(int64_t(k)) > 0;
+        slot.stored = use.stored.count(int64_t(k)) > 0;
         if (t->kind() == Type::Kind::Buffer) {
             slot.kind = ArgSlot::Kind::Buffer;
             slot.binding = next_buffer++;

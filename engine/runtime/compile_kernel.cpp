@@ -77,8 +77,9 @@ std::shared_ptr<const CompiledKernel> build_kernel(DeviceImpl& device, const ir:
 std::shared_ptr<detail::ShaderImpl> Device::compile_function(const std::shared_ptr<ir::Function>& f,
                                                             const ShaderOptions& options) {
     std::string name = options.name.empty() ? f->name() : options.name;
-    uint64_t key = hash_string(ir::print(*f), hash_string(name, impl_->lowering.loop_limit.iterations));
-    key = hash_string(std::to_string(impl_->lowering.local_tape_bytes), key);
+    // The lowering's options (loop limit, private tape budget) are the device's, fixed when it was made, and so
+    // is this cache: the key leaves them out.
+    uint64_t key = hash_string(ir::print(*f), hash_string(name));
     // The block option, and whether the kernel chose its own block (then no other is allowed).
     key = hash_string(detail::show_block(options.block) + "|" + format_location(f->block_loc), key);
     auto s = std::make_shared<detail::ShaderImpl>();

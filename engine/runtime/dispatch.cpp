@@ -166,6 +166,38 @@ void check_scratch(const CompiledKernel& k, const DeviceImpl& device, std::array
          " threads at a time, or lower tape_capacity() for those loops");
 }
 
+// One buffer bound to two parameters of a dispatch, one of which the kernel writes with plain stores, is
+// refused. SPIR-V takes two bindings for two distinct memories, so a GPU may keep its reads through one binding
+// (a read-only one goes through the texel cache) across the other's writes: the H200 gave wrong mip-chain
+// gradients when those kernels read a buffer through one binding and wrote it through another (README). Reads
+// beside atomics, or atomics through both, are left alone: a scatter into its own input adds by atomics.
+// `user_of[i]`: the user's argument that flat argument i came from (a texture binds several).
+void check_aliasing(const CompiledKernel& k, const std::vector<DispatchArg>& flat, const std::vector<size_t>& user_of) {
+    struct Bound {
+        const BufferImpl* buffer;
+        std::string what;
+        bool stored;
+    };
+    std::vector<Bound> bound;
+    const auto& slots = k.layout.args;
+    for (size_t i = 0; i < flat.size(); ++i)
+        if (slots[i].kind == ArgSlot::Kind::Buffer && flat[i].buffer)
+            bound.push_back({flat[i].buffer.get(), "argument " + std::to_string(user_of[i]), slots[i].stored});
+    for (const auto& g : k.grad_params)
+        if (flat[g.of].grad)
+            bound.push_back({flat[g.of].grad.get(), "the gradient of argument " + std::to_string(user_of[g.of]), false});
+    for (size_t a = 0; a < bound.size(); ++a)
+        for (size_t b = a + 1; b < bound.size(); ++b)
+            if (bound[a].buffer == bound[b].buffer && (bound[a].stored || bound[b].stored)) {
+                const Bound& w = bound[a].stored ? bound[a] : bound[b];
+                const Bound& o = bound[a].stored ? bound[b] : bound[a];
+                fail("kernel '", k.name, "' is given one buffer as ", bound[a].what, " and ", bound[b].what,
+                     ", and writes ", w.what, " with plain stores: a GPU may take the two bindings for distinct "
+                     "memory and reorder ", o.what, "'s accesses past those writes. Read and write it through one "
+                     "parameter, or give the kernel a copy");
+            }
+}
+
 // Binds argument `a` to its slot; a resource is retained by the stream until synchronize().
 void bind_argument(vk::Bindings& b, const codegen::BindingLayout& layout, const ArgSlot& slot, const DispatchArg& a,
                    StreamImpl& s) {
@@ -224,6 +256,7 @@ void ShaderBase::check(std::vector<DispatchArg>& args) const {
     for (const auto& b : bundles) user -= b.params - 1;
     if (args.size() != user) fail("kernel '", kernel.name, "' takes ", user, " arguments, got ", args.size());
     std::vector<DispatchArg> flat;
+    std::vector<size_t> user_of;   // per flat argument, the user's argument it came from
     size_t param = 0, next_bundle = 0;
     for (size_t k = 0; k < args.size(); ++k) {
         DispatchArg& a = args[k];
@@ -235,11 +268,14 @@ void ShaderBase::check(std::vector<DispatchArg>& args) const {
                  ", got ", a.bundle.empty() ? detail::describe(a) : a.bundle);
         if (b) {
             detail::check_bundle(kernel.name, k, *b, a, slots, param, flat, *impl_->device);
+            user_of.resize(flat.size(), k);
             continue;
         }
         detail::check_argument(kernel.name, k, slots[param++], a, *impl_->device);
         flat.push_back(std::move(a));
+        user_of.push_back(k);
     }
+    detail::check_aliasing(kernel, flat, user_of);
     args = std::move(flat);
 }
 

@@ -124,4 +124,59 @@ TEST_F(DispatchErrors, ScratchTapeBeyondTheBufferRangeNamesTheKernelAndTheLoop) 
     for (float g : got) EXPECT_TRUE(std::isfinite(g) && g != 0.0f) << g;
 }
 
+TEST_F(DispatchErrors, OneBufferStoredThroughOneParameterAndBoundToAnotherIsRefused) {
+    // Read through argument 0 and stored through argument 1: refused when the invocation is made, naming both.
+    auto msg = error_of([&] { (void)shader(x, x, 2.0f); });
+    EXPECT_NE(msg.find("kernel 'scale_kernel' is given one buffer as argument 0 and argument 1, and writes argument 1 "
+                       "with plain stores"),
+              std::string::npos) << msg;
+    // A view of the same buffer is the same memory.
+    const Buffer<float> view(x.impl(), 2);
+    EXPECT_NE(error_of([&] { (void)shader(view, x, 2.0f); }).find("is given one buffer as"), std::string::npos);
+    // Two buffers run.
+    std::vector<float> host{1, 2, 3, 4}, got(4);
+    stream << x.copy_from(host.data()) << shader(x, out, 2.0f).dispatch(4) << out.copy_to(got.data()) << synchronize();
+    EXPECT_EQ(got, (std::vector<float>{2, 4, 6, 8}));
+}
+
+TEST_F(DispatchErrors, OneBufferAddedToByAtomicsThroughTwoParametersRuns) {
+    // Atomics through both bindings (what a scatter into its own input does) are coherent: allowed, and exact.
+    Kernel1D k = [](BufferFloat a, BufferFloat b) noexcept {
+        a.atomic(0u).fetch_add(1.0f);
+        b.atomic(1u).fetch_add(2.0f);
+    };
+    auto both = device.compile(k, {.name = "two_atomics"});
+    std::vector<float> zero(4, 0.0f), got(4);
+    stream << x.copy_from(zero.data()) << both(x, x).dispatch(100) << x.copy_to(got.data()) << synchronize();
+    EXPECT_EQ(got, (std::vector<float>{100, 200, 0, 0}));
+}
+
+TEST_F(DispatchErrors, ADiffBuffersGradientStoredThroughAnotherParameterIsRefused) {
+    // The gradient buffer is a hidden binding, added to by the generated atomics; storing into it through a
+    // parameter of its own is the same hazard.
+    Kernel1D k = [](DiffBufferFloat p, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        $autodiff {
+            Float v = p.read(i);
+            backward(v * v);
+        };
+        out.write(i, 1.0f);
+    };
+    auto grads = device.compile(k, {.name = "grad_and_store"});
+    auto p = device.create_diff_buffer<float>(4);
+    auto msg = error_of([&] { (void)grads(p, p.grad); });
+    EXPECT_NE(msg.find("kernel 'grad_and_store' is given one buffer as argument 1 and the gradient of argument 0, and "
+                       "writes argument 1 with plain stores"),
+              std::string::npos) << msg;
+    // Its values too: read through argument 0, stored through argument 1.
+    EXPECT_NE(error_of([&] { (void)grads(p, p.value); })
+                  .find("is given one buffer as argument 0 and argument 1, and writes argument 1"),
+              std::string::npos);
+    // Apart, the gradient is 2 p.
+    std::vector<float> host{1, 2, 3, 4}, got(4);
+    stream << p.value.copy_from(host.data()) << p.zero_grad() << grads(p, out).dispatch(4) << p.grad.copy_to(got.data())
+           << synchronize();
+    EXPECT_EQ(got, (std::vector<float>{2, 4, 6, 8}));
+}
+
 } // namespace adjoint::test

@@ -19,6 +19,7 @@ struct ArgSlot {
     uint32_t offset = 0;                // push-constant byte offset (Push)
     const ir::Type* type = nullptr;
     bool written = false;               // the kernel writes this buffer or image
+    bool stored = false;                // ... with plain stores, not only atomics
     // Buffers only: 0, a storage buffer; 1, 2 or 4, a uniform texel buffer read-only through a view of that
     // many 32-bit words a texel (R32_UINT, R32G32_UINT, R32G32B32A32_UINT), as many texels an element as its
     // host size takes (GlslOptions::texel_reads).
