@@ -166,36 +166,41 @@ void check_scratch(const CompiledKernel& k, const DeviceImpl& device, std::array
          " threads at a time, or lower tape_capacity() for those loops");
 }
 
-// One buffer bound to two parameters of a dispatch, one of which the kernel writes with plain stores, is
-// refused. SPIR-V takes two bindings for two distinct memories, so a GPU may keep its reads through one binding
-// (a read-only one goes through the texel cache) across the other's writes: the H200 gave wrong mip-chain
-// gradients when those kernels read a buffer through one binding and wrote it through another (README). Reads
-// beside atomics, or atomics through both, are left alone: a scatter into its own input adds by atomics.
-// `user_of[i]`: the user's argument that flat argument i came from (a texture binds several).
+// One buffer (or image) bound to two parameters of a dispatch, one of which the kernel writes with plain
+// stores, is refused. SPIR-V takes two bindings for two distinct memories, so a GPU may keep its reads through
+// one binding (a read-only buffer goes through the texel cache) across the other's writes: the H200 gave wrong
+// mip-chain gradients when those kernels read a buffer through one binding and wrote it through another
+// (README). Reads beside atomics, or atomics through both, are left alone: a scatter into its own input adds
+// by atomics. `user_of[i]`: the user's argument that flat argument i came from (a texture binds several).
 void check_aliasing(const CompiledKernel& k, const std::vector<DispatchArg>& flat, const std::vector<size_t>& user_of) {
     struct Bound {
-        const BufferImpl* buffer;
+        const void* resource;   // a BufferImpl or an ImageImpl
         std::string what;
-        bool stored;
+        bool stored, image;
     };
     std::vector<Bound> bound;
     const auto& slots = k.layout.args;
-    for (size_t i = 0; i < flat.size(); ++i)
-        if (slots[i].kind == ArgSlot::Kind::Buffer && flat[i].buffer)
-            bound.push_back({flat[i].buffer.get(), "argument " + std::to_string(user_of[i]), slots[i].stored});
+    for (size_t i = 0; i < flat.size(); ++i) {
+        const bool image = slots[i].kind == ArgSlot::Kind::Image;
+        const void* r = image ? static_cast<const void*>(flat[i].image.get())
+                        : slots[i].kind == ArgSlot::Kind::Buffer ? static_cast<const void*>(flat[i].buffer.get())
+                                                                 : nullptr;
+        if (r) bound.push_back({r, "argument " + std::to_string(user_of[i]), slots[i].stored, image});
+    }
     for (const auto& g : k.grad_params)
         if (flat[g.of].grad)
-            bound.push_back({flat[g.of].grad.get(), "the gradient of argument " + std::to_string(user_of[g.of]), false});
+            bound.push_back(
+                {flat[g.of].grad.get(), "the gradient of argument " + std::to_string(user_of[g.of]), false, false});
     for (size_t a = 0; a < bound.size(); ++a)
-        for (size_t b = a + 1; b < bound.size(); ++b)
-            if (bound[a].buffer == bound[b].buffer && (bound[a].stored || bound[b].stored)) {
-                const Bound& w = bound[a].stored ? bound[a] : bound[b];
-                const Bound& o = bound[a].stored ? bound[b] : bound[a];
-                fail("kernel '", k.name, "' is given one buffer as ", bound[a].what, " and ", bound[b].what,
-                     ", and writes ", w.what, " with plain stores: a GPU may take the two bindings for distinct "
-                     "memory and reorder ", o.what, "'s accesses past those writes. Read and write it through one "
-                     "parameter, or give the kernel a copy");
-            }
+        for (size_t b = a + 1; b < bound.size(); ++b) {
+            if (bound[a].resource != bound[b].resource || !(bound[a].stored || bound[b].stored)) continue;
+            const Bound& w = bound[a].stored ? bound[a] : bound[b];
+            const Bound& o = bound[a].stored ? bound[b] : bound[a];
+            fail("kernel '", k.name, "' is given one ", bound[a].image ? "image" : "buffer", " as ", bound[a].what,
+                 " and ", bound[b].what, ", and writes ", w.what, " with plain stores: a GPU may take the two "
+                 "bindings for distinct memory and reorder ", o.what, "'s accesses past those writes. Read and write "
+                 "it through one parameter, or give the kernel a copy");
+        }
 }
 
 // Binds argument `a` to its slot; a resource is retained by the stream until synchronize().

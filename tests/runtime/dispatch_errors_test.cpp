@@ -133,6 +133,15 @@ TEST_F(DispatchErrors, OneBufferStoredThroughOneParameterAndBoundToAnotherIsRefu
     // A view of the same buffer is the same memory.
     const Buffer<float> view(x.impl(), 2);
     EXPECT_NE(error_of([&] { (void)shader(view, x, 2.0f); }).find("is given one buffer as"), std::string::npos);
+    // An image read through one parameter and stored through another: the same.
+    Kernel2D copy = [](ImageFloat src, ImageFloat dst) noexcept {
+        dst.write(dispatch_id().xy(), src.read(dispatch_id().xy()) * 2.0f);
+    };
+    auto copies = device.compile(copy, {.name = "image_copy"});
+    auto img = device.create_image<float>(PixelFormat::RGBA32F, 2, 2);
+    EXPECT_NE(error_of([&] { (void)copies(img, img); })
+                  .find("kernel 'image_copy' is given one image as argument 0 and argument 1, and writes argument 1"),
+              std::string::npos);
     // Two buffers run.
     std::vector<float> host{1, 2, 3, 4}, got(4);
     stream << x.copy_from(host.data()) << shader(x, out, 2.0f).dispatch(4) << out.copy_to(got.data()) << synchronize();
