@@ -72,6 +72,22 @@ Command buffer_fill_zero(const std::shared_ptr<BufferImpl>& b) {
     });
 }
 
+Command buffer_copy(const std::shared_ptr<BufferImpl>& src, const std::shared_ptr<BufferImpl>& dst, size_t count,
+                    size_t dst_count, size_t stride) {
+    check_buffer("copy_to", src);
+    check_buffer("copy_to (its destination)", dst);
+    if (count != dst_count)
+        fail("copy_to of a buffer of ", count, " elements into one of ", dst_count, ": the sizes must match");
+    if (src == dst) fail("copy_to of a buffer into itself");
+    return Command([src, dst, bytes = count * stride](StreamImpl& s) {
+        check_same_device("copy_to", src->ctx, s);
+        check_same_device("copy_to", dst->ctx, s);
+        s.stream.copy(*src->buffer, *dst->buffer, bytes);
+        s.retained.push_back(src);
+        s.retained.push_back(dst);
+    });
+}
+
 Command image_copy_from(const std::shared_ptr<ImageImpl>& img, const void* src) {
     check_image("copy_from", img);
     size_t bytes = size_t(img->image->width()) * img->image->height() * 16;

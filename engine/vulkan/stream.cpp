@@ -300,6 +300,21 @@ void Stream::fill_zero(Buffer& dst) {
     ++s.pending;
 }
 
+void Stream::copy(Buffer& src, Buffer& dst, size_t bytes) {
+    check_range("copy", 0, bytes, src.size());
+    check_range("copy", 0, bytes, dst.size());
+    if (src.id() == dst.id()) fail("copy of a buffer into itself");
+    if (bytes == 0)
+        return;
+    Impl& s = *impl_;
+    s.begin();
+    s.accesses.assign({{src.id(), false}, {dst.id(), true}});
+    s.hazard();
+    VkBufferCopy region{0, 0, bytes};
+    vkCmdCopyBuffer(s.cmd, src.impl().raw.buffer, dst.impl().raw.buffer, 1, &region);
+    ++s.pending;
+}
+
 void Stream::dispatch(Pipeline& pipeline, const Bindings& b, uint32_t groups_x, uint32_t groups_y,
                       uint32_t groups_z) {
     const PipelineLayoutDesc& desc = pipeline.layout();

@@ -51,6 +51,25 @@ namespace adjoint::test {
 
 class Data : public DeviceTest {};
 
+TEST_F(Data, BufferCopiedOnTheDeviceInStreamOrder) {
+    // A kernel writes a, a copy takes a to b, a kernel reads b while another writes a again: the copy sees the
+    // first kernel's values and none of the last one's (the stream puts barriers on both sides of it).
+    Kernel1D fill = [](BufferFloat a, Float k) noexcept { a.write(dispatch_id().x, cast<float>(dispatch_id().x) * k); };
+    Kernel1D add_one = [](BufferFloat b, BufferFloat c) noexcept { c.write(dispatch_id().x, b.read(dispatch_id().x) + 1.0f); };
+    auto fills = device.compile(fill);
+    auto adds = device.compile(add_one);
+    constexpr uint32_t n = 1000;
+    auto a = device.create_buffer<float>(n), b = device.create_buffer<float>(n), c = device.create_buffer<float>(n);
+    std::vector<float> got_a(n), got_b(n), got_c(n);
+    stream << fills(a, 2.0f).dispatch(n) << a.copy_to(b) << adds(b, c).dispatch(n) << fills(a, 3.0f).dispatch(n)
+           << a.copy_to(got_a.data()) << b.copy_to(got_b.data()) << c.copy_to(got_c.data()) << synchronize();
+    for (uint32_t i = 0; i < n; ++i) {
+        ASSERT_EQ(got_b[i], 2.0f * float(i)) << i;
+        ASSERT_EQ(got_c[i], 2.0f * float(i) + 1.0f) << i;
+        ASSERT_EQ(got_a[i], 3.0f * float(i)) << i;
+    }
+}
+
 TEST_F(Data, StructAndMemberNamesThatGlslReserves) {
     Kernel1D k = [](BufferVar<scene::Push> buf, Float bump) noexcept {
         auto i = dispatch_id().x;

@@ -88,6 +88,24 @@ TEST_F(ResourceErrors, CopiesOfEmptyResourcesAreErrors) {
     stream << synchronize();
 }
 
+TEST_F(ResourceErrors, DeviceCopiesBetweenBuffersNameWhatIsWrong) {
+    auto longer = device.create_buffer<float>(5);
+    auto msg = error_of([&] { stream << x.copy_to(longer); });
+    EXPECT_NE(msg.find("copy_to of a buffer of 4 elements into one of 5: the sizes must match"), std::string::npos)
+        << msg;
+    auto msg2 = error_of([&] { stream << x.copy_to(x); });
+    EXPECT_NE(msg2.find("copy_to of a buffer into itself"), std::string::npos) << msg2;
+    Buffer<float> empty;
+    auto msg3 = error_of([&] { stream << empty.copy_to(x); });
+    EXPECT_NE(msg3.find("copy_to of an empty Buffer"), std::string::npos) << msg3;
+    auto msg4 = error_of([&] { stream << x.copy_to(empty); });
+    EXPECT_NE(msg4.find("copy_to (its destination) of an empty Buffer"), std::string::npos) << msg4;
+    auto foreign = other_device().create_buffer<float>(4);
+    auto msg5 = error_of([&] { stream << x.copy_to(foreign); });
+    EXPECT_NE(msg5.find("copy_to on a stream of another Device than the resource's"), std::string::npos) << msg5;
+    stream << synchronize();
+}
+
 TEST_F(ResourceErrors, CopiesAndDispatchesOnAStreamOfAnotherDeviceAreErrors) {
     auto foreign = other_device().create_buffer<float>(4);
     float host[4] = {1, 2, 3, 4};

@@ -63,6 +63,8 @@ public:
     Command copy_from(const void* src, size_t offset, size_t count) const;
     Command copy_to(void* dst, size_t offset, size_t count) const;
     Command fill_zero() const;
+    // On the device, in stream order: all of this buffer into `dst` (another buffer of as many elements).
+    Command copy_to(const Buffer<T>& dst) const;
     const std::shared_ptr<detail::BufferImpl>& impl() const { return impl_; }
 
 private:
@@ -345,6 +347,8 @@ struct ElementRange {
 Command buffer_copy_from(const std::shared_ptr<BufferImpl>& b, const void* src, const ElementRange& range);
 Command buffer_copy_to(const std::shared_ptr<BufferImpl>& b, void* dst, const ElementRange& range);
 Command buffer_fill_zero(const std::shared_ptr<BufferImpl>& b);
+Command buffer_copy(const std::shared_ptr<BufferImpl>& src, const std::shared_ptr<BufferImpl>& dst, size_t count,
+                    size_t dst_count, size_t stride);
 Command image_copy_from(const std::shared_ptr<ImageImpl>& img, const void* src);
 Command image_copy_to(const std::shared_ptr<ImageImpl>& img, void* dst);
 uint32_t image_width(const ImageImpl* img);
@@ -369,6 +373,10 @@ Command Buffer<T>::copy_to(void* dst, size_t offset, size_t count) const {
 }
 template <typename T>
 Command Buffer<T>::fill_zero() const { return detail::buffer_fill_zero(impl_); }
+template <typename T>
+Command Buffer<T>::copy_to(const Buffer<T>& dst) const {
+    return detail::buffer_copy(impl_, dst.impl(), count_, dst.size(), stride());
+}
 template <typename T>
 uint32_t Image<T>::width() const { return detail::image_width(impl_.get()); }
 template <typename T>
