@@ -252,4 +252,25 @@ TEST_F(Raster, BinMarginGrowsTheTilesATriangleIsBinnedTo) {
     EXPECT_EQ(tiles_of(4), (std::vector<uint32_t>{1, 1, 1, 1, 1, 1, 1, 1, 1}));
 }
 
+// The room a caller keeps after the tile lists (OwnLists): exactly what it asks for; with `fit`, what it asks for
+// up to what the device's largest storage buffer (at most 2^28 entries) leaves a pixel beside the lists. On
+// lavapipe (128 MiB) 256 a pixel fit at 64x64, 31 at 1024x1024.
+TEST_F(Raster, BinKeepsOwnListsAfterTheTileListsUpToTheBufferLimit) {
+    auto g = upload({float3(-0.5f, -0.5f, 0.5f), float3(0.5f, -0.5f, 0.5f), float3(-0.5f, 0.5f, 0.5f)}, {uint3(0, 1, 2)});
+    Rasterizer r(device);
+    const uint64_t most = std::min<uint64_t>(device.max_buffer_bytes() / 4, uint64_t(1) << 28);
+    for (uint32_t side : {64u, 1024u}) {
+        const uint32_t pixels = side * side;
+        auto fixed = r.bin(stream, g, identity_view(side, side), 0, app::OwnLists{pixels, 7, false});
+        EXPECT_GT(fixed.reserved_at, 0u) << side;   // the triangle's tile entries come first
+        EXPECT_EQ(fixed.own, 7u) << side;
+        EXPECT_EQ(fixed.list.size(), size_t(fixed.reserved_at) + 7 * size_t(pixels)) << side;
+        auto fit = r.bin(stream, g, identity_view(side, side), 0, app::OwnLists{pixels, 256, true});
+        EXPECT_EQ(fit.own, std::min<uint64_t>(256, (most - fit.reserved_at) / pixels)) << side;
+        EXPECT_EQ(fit.list.size(), size_t(fit.reserved_at) + size_t(fit.own) * pixels) << side;
+        EXPECT_LE(fit.list.size(), most) << side;
+        if (most == uint64_t(1) << 25) EXPECT_EQ(fit.own, side == 64 ? 256u : 31u) << side;   // lavapipe's limit
+    }
+}
+
 } // namespace adjoint::test

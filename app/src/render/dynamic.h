@@ -23,8 +23,9 @@ struct DiagnoseBuffers;   // render/diagnose_stage.h
 struct DynamicOptions {
     Visibility visibility = Visibility::antialias;
     bool camera_free = false;   // camera values are parameters: the shading reads them differentiably
-    // soft: room for each pixel's own list of candidates; 0 chooses it from the resolution (at most 256 and
-    // 2^24 entries in all). A pixel with more loops over its whole tile instead, with the same result.
+    // soft: room for each pixel's own list of candidates; 0 chooses it (SoftStage: up to 256, as many as the
+    // device's largest storage buffer holds). A pixel with more loops over its whole tile instead, with the same
+    // result.
     uint32_t soft_candidates = 0;
     // soft: the list entries a pixel visits in one dispatch; 0 chooses (SoftStage). A test lowers it to force
     // a long list's several dispatches on a small scene.

@@ -202,7 +202,7 @@ Rasterizer::Rasterizer(Device& device, bool small_triangles) : device_(device) {
 Rasterizer::~Rasterizer() = default;
 
 TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCamera& view, float margin,
-                         uint32_t reserve, uint32_t small_span) {
+                         OwnLists own, uint32_t small_span) {
     uint32_t tiles_x = (view.width + kTileSize - 1) / kTileSize, tiles_y = (view.height + kTileSize - 1) / kTileSize;
     uint32_t tiles = tiles_x * tiles_y, chunks = (tiles + kScanChunk - 1) / kScanChunk;
     TileBins b{device_.create_buffer<gpu::TriSetup>(std::max(g.triangle_count, 1u)), device_.create_buffer<uint32_t>(tiles),
@@ -230,7 +230,12 @@ TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCame
     uint32_t total = offsets[chunks];
     b.longest = *std::max_element(longest.begin(), longest.end());
     b.reserved_at = total;
-    b.list = device_.create_buffer<uint32_t>(std::max(uint64_t(total) + reserve, uint64_t(1)));
+    b.own = own.per_pixel;
+    if (own.fit && own.pixels > 0) {
+        const uint64_t most = std::min<uint64_t>(device_.max_buffer_bytes() / sizeof(uint32_t), uint64_t(1) << 28);
+        b.own = uint32_t(std::min<uint64_t>(own.per_pixel, most > total ? (most - total) / own.pixels : 0));
+    }
+    b.list = device_.create_buffer<uint32_t>(std::max(uint64_t(total) + uint64_t(b.own) * own.pixels, uint64_t(1)));
     if (g.triangle_count > 0)
         stream << k_->fill(b.setups, b.offset, b.count, b.sides, back_cursor, b.nearest, b.list, tiles_x)
                       .dispatch(g.triangle_count);
@@ -239,7 +244,7 @@ TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCame
 
 GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const ViewCamera& view) {
     const bool small = k_->small.has_value();
-    TileBins b = bin(stream, g, view, 0.0f, 0, small ? kSmallSpan : 0);
+    TileBins b = bin(stream, g, view, 0.0f, {}, small ? kSmallSpan : 0);
     const size_t pixels = size_t(view.width) * view.height;
     GBuffer gb{b.setups, device_.create_buffer<uint32_t>(pixels), view.width, view.height,
                device_.create_buffer<float>(pixels), device_.create_buffer<uint32_t>(std::max<size_t>(pixels, 1)),

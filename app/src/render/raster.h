@@ -51,8 +51,8 @@ struct GBuffer {
 };
 
 // The triangles binned to screen tiles (gpu::kTileSize square): tile t's triangles are
-// list[offset[t] .. offset[t] + count[t]). The list has room for `reserve` more entries after them
-// (Rasterizer::bin), from list[reserved_at].
+// list[offset[t] .. offset[t] + count[t]). After them the list keeps `own` entries a pixel for the caller, pixel
+// p's from list[reserved_at + p * own] (Rasterizer::bin, OwnLists).
 // Each tile's list has its triangles of positive projected area (one winding: for a closed mesh, the side
 // facing the camera or the other) before the rest: `sides` holds how many, and `nearest` per tile and side
 // (2t, 2t + 1) the largest 1 / clip w of their vertices, as float bits (0: none). Soft rasterization's
@@ -63,6 +63,16 @@ struct TileBins {
     uint32_t width = 0, height = 0, tiles_x = 0, reserved_at = 0;
     uint32_t longest = 0;   // the longest tile list
     Buffer<uint32_t> sides, nearest;
+    uint32_t own = 0;       // entries a pixel after the lists (OwnLists)
+};
+
+// What a caller of Rasterizer::bin keeps in the list buffer after the tile lists, so that one buffer holds both
+// and a kernel can loop over either (soft rasterization's per-pixel lists): `per_pixel` entries for each of
+// `pixels`; with `fit`, fewer a pixel where the tile lists leave less room than that below the device's largest
+// storage buffer (or 2^28 entries, 1 GiB).
+struct OwnLists {
+    uint32_t pixels = 0, per_pixel = 0;
+    bool fit = false;
 };
 
 // One view's visible surfaces, stored: a record per pixel and, when the scene's materials read tangent frames,
@@ -83,12 +93,11 @@ public:
     ~Rasterizer();
     // Projects and bins one view's triangles, each into the tiles its pixel bounding box grown by `margin`
     // pixels touches (soft rasterization's reach; 0 for hard). Synchronizes once (the tile lists are sized
-    // from their counts). The list buffer keeps `reserve` entries after the lists for the caller (soft
-    // rasterization's per-pixel lists), so that one buffer holds both and a kernel can loop over either.
+    // from their counts). The list buffer keeps `own` after the lists (TileBins::own says how many a pixel).
     // small_span > 0: a triangle whose box spans fewer pixel rows and columns is marked small
     // (gpu::kSmallTriangle) and binned nowhere (rasterize() covers it on its own).
     TileBins bin(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view, float margin = 0,
-                 uint32_t reserve = 0, uint32_t small_span = 0);
+                 OwnLists own = {}, uint32_t small_span = 0);
     // Rasterizes and interpolates one view; synchronizes twice (binning, then the G-buffer).
     GBuffer rasterize(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view);
     void interpolate(Stream& stream, const DeviceGeometry& geometry, const ViewCamera& view, const GBuffer& gbuffer,

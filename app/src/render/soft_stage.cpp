@@ -226,17 +226,16 @@ SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free
       backward_(device.compile(backward_kernel(groups, camera_free), {.name = "soft_backward"})),
       sigma_(settings.soft_sigma), gamma_(settings.soft_gamma), reach2_(soft_reach2(settings.soft_sigma)),
       faces_(settings.soft_faces_per_pixel) {
-    // Room for up to 256 candidates a pixel, in at most kSoftListRoom = 2^24 entries (64 MiB, half of what a
-    // storage buffer may hold on lavapipe): 256 up to 256x256, 64 at 512x512, 16 at 1024x1024. With
-    // faces_per_pixel, room for exactly that many (the loader checks that they fit).
-    // The loader checks the scene's views; this catches a setting or a size changed since (the studio's).
+    // Room for up to 256 candidates a pixel, as many as the device's largest storage buffer holds beside the tile
+    // lists (Rasterizer::bin, OwnLists::fit): on lavapipe (128 MiB) 256 up to 256x256, about 120 at 512x512 and 30
+    // at 1024x1024. With faces_per_pixel, room for exactly that many, in at most kSoftListRoom = 2^24 entries (the
+    // loader checks the scene's views; this catches a setting or a size changed since: the studio's).
     if (faces_ && size_t(faces_) * pixels > kSoftListRoom)
         throw SceneError("", "render.soft.faces_per_pixel",
                          "expected an integer in [1, " + std::to_string(kSoftListRoom / std::max(pixels, 1u)) +
                              "] (2^24 list entries over the view's " + std::to_string(pixels) + " pixels)");
-    capacity_ = faces_       ? faces_
-                : candidates ? candidates
-                             : uint32_t(std::min<size_t>(256, kSoftListRoom / std::max<size_t>(pixels, 1)));
+    room_ = faces_ ? faces_ : candidates ? candidates : 256;
+    fit_ = !faces_ && !candidates;
     part_ = part ? part : std::max(kSoftPart / (1 + fragment_loops(groups)), 1u);
     // Keeping the heaviest in memory takes up to 4 faces_per_pixel + 1 iterations an entry (soft_select_heaviest);
     // in registers, one (soft_select_held).
@@ -256,11 +255,11 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
     // half a pixel for the tiles, a tenth for each pixel's candidates.
     const float reach_px = std::sqrt(reach2_) * 0.5f * float(camera.width);
     const uint32_t pixels = camera.width * camera.height;
-    bins_ = raster.bin(stream, raster_geometry, camera, reach_px + 0.5f, capacity_ * pixels);
+    bins_ = raster.bin(stream, raster_geometry, camera, reach_px + 0.5f, OwnLists{pixels, room_, fit_});
     const uint32_t select_parts = std::max(1u, (bins_.longest + select_part_ - 1) / select_part_);
     for (uint32_t p = 0; p < select_parts; ++p)
         stream << select_(bins_.offset, bins_.count, bins_.sides, bins_.nearest, bins_.list, bins_.tiles_x,
-                          bins_.setups, pixel_count_, key_, bins_.reserved_at, capacity_, reach_px + 0.1f, b.views,
+                          bins_.setups, pixel_count_, key_, bins_.reserved_at, bins_.own, reach_px + 0.1f, b.views,
                           view, sigma_, gamma_, camera.width, camera.height, p * select_part_, select_part_)
                       .dispatch((camera.width + 1) / 2, (camera.height + 1) / 2);
     // No pixel's list is longer than its tile's (its own candidates, or the tile's whole list), nor, with
@@ -270,7 +269,7 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
     const auto& g = b.data.geometry;
     auto pass = [&](uint32_t p, uint32_t phase) {
         stream << forward_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, pixel_count_, bins_.reserved_at,
-                           capacity_, b.views, view, b.world.positions.value, b.world.normals.value,
+                           bins_.own, b.views, view, b.world.positions.value, b.world.normals.value,
                            b.world.colors.value, g.uvs, g.triangles, g.triangle_material, params, b.data.textures,
                            b.data.materials, b.data.lights, out, b.data.background, sigma_, gamma_, reach2_,
                            b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells, b.shadow_grid.list, sums_,
@@ -290,7 +289,7 @@ void SoftStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, c
     const auto& g = b.data.geometry;
     for (uint32_t p = 0; p < parts_; ++p)
         stream << backward_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, pixel_count_, bins_.reserved_at,
-                            capacity_, b.views, view, b.world.positions, b.world.normals, b.world.colors, g.uvs,
+                            bins_.own, b.views, view, b.world.positions, b.world.normals, b.world.colors, g.uvs,
                             g.triangles, g.triangle_material, params, params.value, b.world.positions.value,
                             b.data.textures, b.data.materials, b.data.lights, dfinal, b.data.background, sigma_,
                             gamma_, reach2_, b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells,

@@ -8,9 +8,9 @@ namespace adjoint::app {
 
 class SoftStage {
 public:
-    // pixels: the views' size. candidates: room for each pixel's own list of candidates; 0 chooses it from the
-    // size (at most 256 and 2^24 entries in all). A pixel with more loops over its whole tile instead, with
-    // the same result. With render.soft.faces_per_pixel = K the room is K, and the pixel keeps the K candidates
+    // pixels: the views' size. candidates: room for each pixel's own list of candidates; 0: up to 256, as many
+    // as the device's largest storage buffer holds beside the tile lists (each forward(): bin's OwnLists::fit).
+    // A pixel with more loops over its whole tile instead, with the same result. With render.soft.faces_per_pixel = K the room is K, and the pixel keeps the K candidates
     // that weigh most (`candidates` is not used; more than 2^24 entries in all throws SceneError).
     // part: the list entries a pixel visits in one dispatch; 0 chooses it from the shading (kSoftPart over
     // the iterations a shaded fragment adds); a test lowers it to force several. faces_in_memory: keep the
@@ -42,7 +42,7 @@ public:
         float sigma, gamma, reach2;
     };
     Blend blend() const {
-        return {bins_, pixel_count_, sums_, state_, capacity_, part_, parts_, sigma_, gamma_, reach2_};
+        return {bins_, pixel_count_, sums_, state_, bins_.own, part_, parts_, sigma_, gamma_, reach2_};
     }
 
 private:
@@ -50,7 +50,9 @@ private:
     Shader<2> select_, forward_, backward_;
     float sigma_, gamma_, reach2_;   // reach2 = soft_reach2(sigma), NDC units
     uint32_t faces_ = 0;             // render.soft.faces_per_pixel (0: every triangle within reach)
-    uint32_t capacity_ = 0, part_ = 0, select_part_ = 0;
+    uint32_t room_ = 0;              // each pixel's own list: the room asked for (bins_.own: given, last forward())
+    bool fit_ = false;               // fewer where the buffer's limit requires (OwnLists::fit)
+    uint32_t part_ = 0, select_part_ = 0;
     Buffer<float> key_;              // faces_per_pixel: the log weights of each pixel's kept candidates
     Buffer<uint32_t> pixel_count_;   // each pixel's candidates, of the last forward()
     // Each pixel's blend of the last forward() (the backward pass differentiates the pixel at these):
