@@ -72,17 +72,24 @@ Command buffer_fill_zero(const std::shared_ptr<BufferImpl>& b) {
     });
 }
 
-Command buffer_copy(const std::shared_ptr<BufferImpl>& src, const std::shared_ptr<BufferImpl>& dst, size_t count,
-                    size_t dst_count, size_t stride) {
+void fail_copy_sizes(size_t count, size_t dst_count) {
+    fail("copy_to of a buffer of ", count, " elements into one of ", dst_count, ": the sizes must match");
+}
+
+Command buffer_copy(const std::shared_ptr<BufferImpl>& src, const std::shared_ptr<BufferImpl>& dst,
+                    const ElementRange& from, const ElementRange& to) {
     check_buffer("copy_to", src);
     check_buffer("copy_to (its destination)", dst);
-    if (count != dst_count)
-        fail("copy_to of a buffer of ", count, " elements into one of ", dst_count, ": the sizes must match");
+    check_range("copy_to", from);
+    check_range("copy_to (its destination)", to);
+    // One buffer is one resource to the stream's hazard tracking, so a copy within it is refused whole, even
+    // between disjoint ranges.
     if (src == dst) fail("copy_to of a buffer into itself");
-    return Command([src, dst, bytes = count * stride](StreamImpl& s) {
+    return Command([src, dst, from_byte = from.first * from.stride, to_byte = to.first * to.stride,
+                    bytes = from.count * from.stride](StreamImpl& s) {
         check_same_device("copy_to", src->ctx, s);
         check_same_device("copy_to", dst->ctx, s);
-        s.stream.copy(*src->buffer, *dst->buffer, bytes);
+        s.stream.copy(*src->buffer, from_byte, *dst->buffer, to_byte, bytes);
         s.retained.push_back(src);
         s.retained.push_back(dst);
     });

@@ -101,7 +101,7 @@ Command TextureStorage::copy_base_from(uint32_t texture, const Buffer<float>& sr
     size_t count = size_t(l.width) * l.height * channels_;
     if (offset > src.size() || count > src.size() - offset)
         fail(kind_, "::copy_base_from: floats [", offset, ", ", offset + count, ") of a buffer of ", src.size());
-    return kernels().copy(src, texels_, offset, l.offset).dispatch(uint32_t(count));
+    return src.copy_to(texels_.value, offset, l.offset, count);
 }
 
 Command TextureStorage::add_base_grad_to(uint32_t texture, const Buffer<float>& dst, size_t offset) const {
@@ -188,7 +188,7 @@ Command TextureStorage::backward_mips() const {
             const TextureLevel& l0 = levels_[t][0];
             if (levels_[t].size() == 1) continue;
             list->push_back(mip_gradient(k, t, gathered, 0, false));
-            list->push_back(k.copy(gathered, texels_.grad, 0u, l0.offset).dispatch(l0.width * l0.height * channels_));
+            list->push_back(gathered.copy_to(texels_.grad, 0, l0.offset, size_t(l0.width) * l0.height * channels_));
         }
         backward_ = std::make_shared<const Command>(sequence(std::move(list)));
     }
@@ -208,7 +208,7 @@ Command TextureStorage::build_mips_from(uint32_t texture, const Buffer<float>& s
                             .dispatch(chain[1].width, chain[1].height));
         append_levels(*list, k, texture, 2);
     } else {
-        list->push_back(k.copy(src, texels_, offset, l.offset).dispatch(uint32_t(count)));
+        list->push_back(src.copy_to(texels_.value, offset, l.offset, count));
         append_levels(*list, k, texture, 1);
     }
     return sequence(std::move(list));

@@ -200,14 +200,6 @@ auto even_mip_gradient_kernel(uint32_t max_levels) {
     });
 }
 
-const auto& copy_kernel() {
-    static const Kernel1D k = [](BufferFloat from, BufferFloat to, UInt from_at, UInt to_at) noexcept {
-        UInt i = dispatch_id().x;
-        to.write(to_at + i, from.read(from_at + i));
-    };
-    return k;
-}
-
 const auto& add_kernel() {
     static const Kernel1D k = [](BufferFloat from, BufferFloat to, UInt from_at, UInt to_at) noexcept {
         UInt i = dispatch_id().x;
@@ -220,7 +212,6 @@ template <typename T>
 std::shared_ptr<const TextureStorage::Kernels> compile_kernels(Device& d, uint32_t levels) {
     const std::string t = std::to_string(texel_channels<T>);
     return std::make_shared<const TextureStorage::Kernels>(TextureStorage::Kernels{
-        d.compile(copy_kernel(), {.name = "texture_copy_base"}),
         d.compile(add_kernel(), {.name = "texture_add_base_grad"}),
         d.compile(downsample_kernel<T>(), {.name = "texture_mip_downsample_" + t}),
         d.compile(even_base_and_level1_kernel<T>(), {.name = "texture_base_and_level1_" + t}),

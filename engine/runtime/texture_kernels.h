@@ -9,7 +9,7 @@ namespace adjoint::detail {
 constexpr uint32_t kTailFloats = 4096, kTailBlock = 8;
 
 struct TextureStorage::Kernels {
-    Shader<1> copy, add;
+    Shader<1> add;
     Shader<2> downsample, even_base_and_level1, mip_gradient, even_mip_gradient, mip_tail;
 };
 

@@ -300,9 +300,9 @@ void Stream::fill_zero(Buffer& dst) {
     ++s.pending;
 }
 
-void Stream::copy(Buffer& src, Buffer& dst, size_t bytes) {
-    check_range("copy", 0, bytes, src.size());
-    check_range("copy", 0, bytes, dst.size());
+void Stream::copy(Buffer& src, size_t src_offset, Buffer& dst, size_t dst_offset, size_t bytes) {
+    check_range("copy", src_offset, bytes, src.size());
+    check_range("copy", dst_offset, bytes, dst.size());
     if (src.id() == dst.id()) fail("copy of a buffer into itself");
     if (bytes == 0)
         return;
@@ -310,7 +310,7 @@ void Stream::copy(Buffer& src, Buffer& dst, size_t bytes) {
     s.begin();
     s.accesses.assign({{src.id(), false}, {dst.id(), true}});
     s.hazard();
-    VkBufferCopy region{0, 0, bytes};
+    VkBufferCopy region{src_offset, dst_offset, bytes};
     vkCmdCopyBuffer(s.cmd, src.impl().raw.buffer, dst.impl().raw.buffer, 1, &region);
     ++s.pending;
 }

@@ -239,8 +239,8 @@ public:
     void upload(Image& dst, const void* src);          // width*height*16 bytes, tightly packed
     void download(Image& src, void* dst);
     void fill_zero(Buffer& dst);
-    // `bytes` from the start of `src` to the start of `dst` (distinct buffers), on the device.
-    void copy(Buffer& src, Buffer& dst, size_t bytes);
+    // `bytes` from `src` at byte `src_offset` to `dst` at `dst_offset` (distinct buffers), on the device.
+    void copy(Buffer& src, size_t src_offset, Buffer& dst, size_t dst_offset, size_t bytes);
     void dispatch(Pipeline& pipeline, const Bindings& bindings, uint32_t groups_x, uint32_t groups_y,
                   uint32_t groups_z);
     // Submits everything recorded, waits, completes downloads, recycles staging and descriptors.

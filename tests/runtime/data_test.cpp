@@ -70,6 +70,20 @@ TEST_F(Data, BufferCopiedOnTheDeviceInStreamOrder) {
     }
 }
 
+// A range of one buffer into a range of another (byte offsets 12 and 20, not multiples of 16): only dst's
+// [dst_offset, dst_offset + count) changes, to src's [offset, offset + count); a count of 0 changes nothing.
+TEST_F(Data, BufferRangeCopiedOnTheDevice) {
+    std::vector<float> from(10), to(12, -1.0f), got(12);
+    for (uint32_t i = 0; i < 10; ++i) from[i] = float(i) + 0.5f;
+    auto a = device.create_buffer<float>(10), b = device.create_buffer<float>(12);
+    stream << a.copy_from(from.data()) << b.copy_from(to.data()) << a.copy_to(b, 3, 5, 4) << a.copy_to(b, 9, 0, 1)
+           << a.copy_to(b, 0, 11, 0) << b.copy_to(got.data()) << synchronize();
+    for (uint32_t i = 0; i < 12; ++i) {
+        const float want = i == 0 ? from[9] : i >= 5 && i < 9 ? from[i - 2] : -1.0f;
+        EXPECT_EQ(got[i], want) << i;
+    }
+}
+
 TEST_F(Data, StructAndMemberNamesThatGlslReserves) {
     Kernel1D k = [](BufferVar<scene::Push> buf, Float bump) noexcept {
         auto i = dispatch_id().x;

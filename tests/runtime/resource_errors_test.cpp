@@ -103,6 +103,15 @@ TEST_F(ResourceErrors, DeviceCopiesBetweenBuffersNameWhatIsWrong) {
     auto foreign = other_device().create_buffer<float>(4);
     auto msg5 = error_of([&] { stream << x.copy_to(foreign); });
     EXPECT_NE(msg5.find("copy_to on a stream of another Device than the resource's"), std::string::npos) << msg5;
+    // Ranges: past the source, past the destination, and within one buffer (one resource to the stream).
+    auto msg6 = error_of([&] { stream << x.copy_to(longer, 2, 0, 3); });
+    EXPECT_NE(msg6.find("copy_to of elements [2, 5) of a buffer of 4 elements: out of range"), std::string::npos)
+        << msg6;
+    auto msg7 = error_of([&] { stream << x.copy_to(longer, 0, 3, 3); });
+    EXPECT_NE(msg7.find("copy_to (its destination) of elements [3, 6) of a buffer of 5 elements: out of range"),
+              std::string::npos) << msg7;
+    auto msg8 = error_of([&] { stream << x.copy_to(x, 0, 2, 2); });
+    EXPECT_NE(msg8.find("copy_to of a buffer into itself"), std::string::npos) << msg8;
     stream << synchronize();
 }
 

@@ -63,8 +63,11 @@ public:
     Command copy_from(const void* src, size_t offset, size_t count) const;
     Command copy_to(void* dst, size_t offset, size_t count) const;
     Command fill_zero() const;
-    // On the device, in stream order: all of this buffer into `dst` (another buffer of as many elements).
+    // On the device, in stream order: all of this buffer into `dst` (another buffer of as many elements); or
+    // elements [offset, offset + count) into dst's [dst_offset, dst_offset + count) (a range past either buffer's
+    // size is an Error when the command is made).
     Command copy_to(const Buffer<T>& dst) const;
+    Command copy_to(const Buffer<T>& dst, size_t offset, size_t dst_offset, size_t count) const;
     const std::shared_ptr<detail::BufferImpl>& impl() const { return impl_; }
 
 private:
@@ -347,8 +350,9 @@ struct ElementRange {
 Command buffer_copy_from(const std::shared_ptr<BufferImpl>& b, const void* src, const ElementRange& range);
 Command buffer_copy_to(const std::shared_ptr<BufferImpl>& b, void* dst, const ElementRange& range);
 Command buffer_fill_zero(const std::shared_ptr<BufferImpl>& b);
-Command buffer_copy(const std::shared_ptr<BufferImpl>& src, const std::shared_ptr<BufferImpl>& dst, size_t count,
-                    size_t dst_count, size_t stride);
+[[noreturn]] void fail_copy_sizes(size_t count, size_t dst_count);
+Command buffer_copy(const std::shared_ptr<BufferImpl>& src, const std::shared_ptr<BufferImpl>& dst,
+                    const ElementRange& from, const ElementRange& to);
 Command image_copy_from(const std::shared_ptr<ImageImpl>& img, const void* src);
 Command image_copy_to(const std::shared_ptr<ImageImpl>& img, void* dst);
 uint32_t image_width(const ImageImpl* img);
@@ -375,7 +379,14 @@ template <typename T>
 Command Buffer<T>::fill_zero() const { return detail::buffer_fill_zero(impl_); }
 template <typename T>
 Command Buffer<T>::copy_to(const Buffer<T>& dst) const {
-    return detail::buffer_copy(impl_, dst.impl(), count_, dst.size(), stride());
+    if (impl_ && dst.impl() && count_ != dst.size())
+        detail::fail_copy_sizes(count_, dst.size());
+    return detail::buffer_copy(impl_, dst.impl(), {0, count_, count_, stride()}, {0, count_, dst.size(), stride()});
+}
+template <typename T>
+Command Buffer<T>::copy_to(const Buffer<T>& dst, size_t offset, size_t dst_offset, size_t count) const {
+    return detail::buffer_copy(impl_, dst.impl(), {offset, count, count_, stride()},
+                               {dst_offset, count, dst.size(), stride()});
 }
 template <typename T>
 uint32_t Image<T>::width() const { return detail::image_width(impl_.get()); }
