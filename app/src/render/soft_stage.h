@@ -10,8 +10,9 @@ class SoftStage {
 public:
     // pixels: the views' size. candidates: room for each pixel's own list of candidates; 0: up to 256, as many
     // as the device's largest storage buffer holds beside the tile lists (each forward(): bin's OwnLists::fit).
-    // A pixel with more loops over its whole tile instead, with the same result. With render.soft.faces_per_pixel = K the room is K, and the pixel keeps the K candidates
-    // that weigh most (`candidates` is not used; more than 2^24 entries in all throws SceneError).
+    // A pixel with more loops over its whole tile instead, with the same result. With
+    // render.soft.faces_per_pixel = K the room is K, and the pixel keeps the K candidates that weigh most
+    // (`candidates` is not used; more than 2^24 entries in all throws SceneError).
     // part: the list entries a pixel visits in one dispatch; 0 chooses it from the shading (kSoftPart over
     // the iterations a shaded fragment adds); a test lowers it to force several. faces_in_memory: keep the
     // heaviest in memory even where registers would hold them (a test compares the two).
