@@ -156,6 +156,66 @@ TEST_F(Textures, ReadWrapsIntegerCoordinates) {
     }
 }
 
+// TextureLevelRef (TextureRef::level): the level's texel at coordinates clamped into it, whatever the wrap mode
+// (repeat here: a wrap would read other texels), a level past the last read as the last; its size; and the
+// gradient of its reads, exactly where they landed.
+TEST_F(Textures, LevelReadsClampIntoTheLevelAndTheirGradientsLandThere) {
+    auto [tex, ref] = make<float3>(5, 3, {.wrap = TextureWrap::Repeat}, 14);   // levels 5x3, 2x1, 1x1
+    Kernel1D k = [](TextureFloat3 t, BufferInt xs, BufferInt ys, BufferUInt ls, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        auto level = t.level(ls.read(i));
+        Float3 c = level.read(xs.read(i), ys.read(i));
+        UInt2 n = level.size();
+        out.write(i * 5u, c.x);
+        out.write(i * 5u + 1u, c.y);
+        out.write(i * 5u + 2u, c.z);
+        out.write(i * 5u + 3u, cast<float>(n.x));
+        out.write(i * 5u + 4u, cast<float>(n.y));
+    };
+    const uint32_t widths[3] = {5, 2, 1}, heights[3] = {3, 1, 1};
+    std::vector<int32_t> xs, ys;
+    std::vector<uint32_t> ls;
+    for (uint32_t l : {0u, 1u, 2u, 7u})
+        for (int x = -3; x <= 6; ++x)
+            for (int y = -2; y <= 4; ++y) {
+                xs.push_back(x);
+                ys.push_back(y);
+                ls.push_back(l);
+            }
+    auto shader = device.compile(k);
+    auto bx = device.create_buffer<int32_t>(xs.size()), by = device.create_buffer<int32_t>(ys.size());
+    auto bl = device.create_buffer<uint32_t>(ls.size());
+    auto out = device.create_buffer<float>(xs.size() * 5);
+    std::vector<float> got(xs.size() * 5);
+    stream << bx.copy_from(xs.data()) << by.copy_from(ys.data()) << bl.copy_from(ls.data())
+           << shader(tex, bx, by, bl, out).dispatch(uint32_t(xs.size())) << out.copy_to(got.data()) << synchronize();
+    for (size_t i = 0; i < xs.size(); ++i) {
+        const uint32_t l = std::min(ls[i], 2u);
+        const long x = std::clamp<long>(xs[i], 0, widths[l] - 1), y = std::clamp<long>(ys[i], 0, heights[l] - 1);
+        // Level 0 holds the texels as given; the host's mips are in double, the device's in float.
+        for (uint32_t c = 0; c < 3; ++c)
+            ASSERT_NEAR(got[i * 5 + c], ref.texel(l, x, y, c), l == 0 ? 0.0 : 1e-6)
+                << "level " << ls[i] << " at " << xs[i] << ", " << ys[i];
+        EXPECT_EQ(got[i * 5 + 3], float(widths[l]));
+        EXPECT_EQ(got[i * 5 + 4], float(heights[l]));
+    }
+    // Gradients: 2 on texel (2, 1)'s green and 1 on its blue; (-5, 9) clamps to (0, 2), 3 on its red.
+    Kernel1D seed = [](TextureFloat3 t) noexcept {
+        auto level = t.level(0u);
+        $autodiff {
+            Float3 a = level.read(2, 1), b = level.read(-5, 9);
+            backward(a.y * 2.0f + a.z + b.x * 3.0f);
+        };
+    };
+    auto seeds = device.compile(seed);
+    std::vector<float> grad(5 * 3 * 3);
+    stream << tex.zero_grad() << seeds(tex).dispatch(1) << tex.copy_grad_to(grad.data()) << synchronize();
+    for (uint32_t i = 0; i < grad.size(); ++i) {
+        const float want = i == (1 * 5 + 2) * 3 + 1 ? 2.0f : i == (1 * 5 + 2) * 3 + 2 ? 1.0f : i == (2 * 5 + 0) * 3 ? 3.0f : 0.0f;
+        EXPECT_EQ(grad[i], want) << i;
+    }
+}
+
 TEST_F(Textures, MipChainsOfOddSizes) {
     struct Case {
         uint32_t w, h;

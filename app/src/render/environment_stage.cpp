@@ -57,12 +57,14 @@ auto forward_kernel() {
                        Float roughness, BufferFloat out, UInt offset) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x, height = dispatch_size().y;
-        auto source = textures.texture(map);
+        // The level's records read once, and its texels without the wrap's arithmetic (TextureLevelRef): the
+        // loop's indices lie inside it. With TextureRef::read this kernel took 2.3x as long on lavapipe.
+        auto source = textures.texture(map).level(level);
         Float3 sum = make_float3(0.0f);
         Float total = 0.0f;
         for_each_weight(pix, width, height, source_width, source_height, roughness,
                         [&](const Float& w, const UInt& x, const UInt& y) {
-                            sum = sum + source.read(x, y, level) * w;
+                            sum = sum + source.read(x, y) * w;
                             total = total + w;
                         });
         // Normalised by the weights' sum at every level: for the irradiance that sum is 1 up to the quadrature's
@@ -89,12 +91,12 @@ auto backward_kernel() {
             for_each_weight(pix, width, height, source_width, source_height, roughness,
                             [&](const Float& w, const UInt&, const UInt&) { total = total + w; });
             total = max(total, 1e-30f);
-            auto source = textures.texture(map);
+            auto source = textures.texture(map).level(level);
             $autodiff {
                 Float3 sum = make_float3(0.0f);
                 for_each_weight(pix, width, height, source_width, source_height, roughness,
                                 [&](const Float& w, const UInt& x, const UInt& y) {
-                                    sum = sum + source.read(x, y, level) * w;
+                                    sum = sum + source.read(x, y) * w;
                                 });
                 adjoint::backward(dot(sum, g) / total);
             };
