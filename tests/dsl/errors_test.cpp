@@ -1,5 +1,6 @@
 // DSL misuse caught while recording (no device): each message names the cause and the offending C++ line.
 #include <adjoint/adjoint.h>
+#include "support/error_text.h"
 #include <adjoint/ir/printer.h>
 
 #include <gtest/gtest.h>
@@ -10,18 +11,6 @@
 namespace adjoint::test {
 
 namespace {
-
-// The message of the adjoint::Error that `f` throws; a test failure when it throws none.
-template <typename F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "no adjoint::Error was thrown";
-    return {};
-}
 
 // format_location keeps the last two path components.
 std::string at_line(int line) { return "dsl/errors_test.cpp:" + std::to_string(line); }

@@ -3,6 +3,7 @@
 // Error naming the kernel and the argument.
 #include "support/device_fixture.h"
 #include "support/host_run.h"
+#include "support/error_text.h"
 
 #include <cstdint>
 #include <limits>
@@ -17,16 +18,6 @@ Kernel1D scalars = [](BufferFloat out, Float f, Int i, UInt u, Bool b) noexcept 
     out.write(2u, cast<float>(u));
     out.write(3u, ite(b, 1.0f, 0.0f));
 };
-
-template <typename F>
-std::string error_of(F&& fn) {
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return {};
-}
 
 } // namespace
 

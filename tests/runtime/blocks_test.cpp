@@ -2,6 +2,7 @@
 // sync_block(), subgroup operations and 64-bit atomics; and the errors for their misuse.
 #include "support/device_fixture.h"
 #include "support/host_run.h"
+#include "support/error_text.h"
 
 #include "runtime/runtime_internal.h"
 
@@ -15,15 +16,6 @@ namespace adjoint::test {
 namespace {
 
 class Blocks : public DeviceTest {};
-
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
 
 std::string here(int line) { return "runtime/blocks_test.cpp:" + std::to_string(line); }
 

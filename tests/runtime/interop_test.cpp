@@ -3,6 +3,7 @@
 #include <adjoint/runtime/interop.h>
 
 #include "support/device_fixture.h"
+#include "support/error_text.h"
 
 #include <vulkan/vulkan.h>
 
@@ -19,15 +20,6 @@ namespace adjoint::test {
 namespace {
 
 void expect_success(VkResult r) { ASSERT_EQ(r, VK_SUCCESS); }
-
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
 
 // A host-visible buffer and a command buffer of the caller's own, on the engine's device and queue family.
 struct CallerSide {

@@ -2,6 +2,7 @@
 // threshold rests on), and the check itself: an error naming the kernel and the loop, never a wrong value.
 #include "support/device_fixture.h"
 #include "support/host_run.h"
+#include "support/error_text.h"
 
 #include <cstdlib>
 #include <string>
@@ -72,17 +73,6 @@ std::vector<uint32_t> run_divergent(Device& device, Stream& stream, uint32_t thr
     auto out = device.create_buffer<uint32_t>(threads);
     stream << shader(nb, out).dispatch(threads);
     return download(stream, out);
-}
-
-// The message of the Error that fn throws (empty when it throws none).
-template <typename F>
-std::string error_of(F&& fn) {
-    try {
-        fn();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return {};
 }
 
 class LoopLimit : public DeviceTest {

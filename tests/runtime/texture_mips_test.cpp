@@ -3,21 +3,11 @@
 // (bit for bit, in the same order of additions), for even, odd and one-texel-wide sizes, every texel type and
 // textures at an offset in a set; and the errors of ranges out of bounds.
 #include "support/device_fixture.h"
+#include "support/error_text.h"
 
 namespace adjoint::test {
 
 namespace {
-
-template <typename F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "no adjoint::Error was thrown";
-    return {};
-}
 
 // The levels of a texture on the host: offset (floats, from the texture's level 0), width, height.
 struct HostLevel {

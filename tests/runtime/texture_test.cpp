@@ -3,23 +3,13 @@
 // texture sets, callables, copies to and from parameter buffers, and the errors of bad arguments.
 #include "support/device_fixture.h"
 #include "support/texture_reference.h"
+#include "support/error_text.h"
 
 #include <map>
 
 namespace adjoint::test {
 
 namespace {
-
-template <typename F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "no adjoint::Error was thrown";
-    return {};
-}
 
 enum class Query { Sample, Level, Grad };
 

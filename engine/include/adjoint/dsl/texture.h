@@ -45,6 +45,15 @@ Expr<T> read_texel(const B& buf, const Expr<uint32_t>& at, const std::source_loc
                            loc);
 }
 
+// The texel at (x, y) of the level whose record is `lv` (first float, width, height): TextureRef's taps and
+// TextureLevelRef's reads address it alike; a detached texture's texels are constants.
+template <typename T, typename B>
+Expr<T> level_texel(const B& buf, const Expr<uint4>& lv, const Expr<uint32_t>& x, const Expr<uint32_t>& y,
+                    bool detached, const std::source_location& loc) {
+    Expr<T> v = read_texel<T>(buf, lv.x + (y * lv.y + x) * texel_channels<T>, loc);
+    return detached ? call_op<T>(ir::Op::Detach, loc, v) : v;
+}
+
 template <typename T>
 Expr<T> splat(const Expr<float>& x, const std::source_location& loc) {
     if constexpr (std::is_same_v<T, float>) return x;
@@ -204,8 +213,7 @@ private:
     }
     Expr<T> texel(const Expr<uint4>& lv, const Expr<uint32_t>& x, const Expr<uint32_t>& y,
                   const std::source_location& loc) const {
-        Expr<T> v = detail::read_texel<T>(texels_, lv.x + (y * lv.y + x) * channels, loc);
-        return detached_ ? detail::call_op<T>(ir::Op::Detach, loc, v) : v;
+        return detail::level_texel<T>(texels_, lv, x, y, detached_, loc);
     }
     Var<T> bilinear(const Expr<uint4>& h, const Expr<uint4>& lv, const Expr<float2>& uv,
                     const std::source_location& loc) const {
@@ -269,8 +277,7 @@ public:
         Expr<int2> xy = make_int2(detail::as_integer<int32_t>(x, loc), detail::as_integer<int32_t>(y, loc), loc);
         Expr<int2> last = cast<int32_t>(make_uint2(record_.y, record_.z, loc), loc) - 1;
         Expr<uint2> p = cast<uint32_t>(adjoint::clamp(xy, make_int2(0, loc), last, loc), loc);
-        Expr<T> v = detail::read_texel<T>(texels_, record_.x + (p.y * record_.y + p.x) * TextureRef<T>::channels, loc);
-        return Var<T>(detached_ ? detail::call_op<T>(ir::Op::Detach, loc, v) : v, loc);
+        return Var<T>(detail::level_texel<T>(texels_, record_, p.x, p.y, detached_, loc), loc);
     }
 
 private:
