@@ -100,7 +100,8 @@ void DynamicRenderer::render(Stream& stream, uint32_t view, const Camera& camera
     s.height = camera.height;
     s.shadow_grid.build(stream, s.buffers, view, params);
     if (s.soft) {
-        s.soft->forward(stream, s.raster, s.raster_geometry, s.buffers, view, vc, params, out);
+        s.soft->forward(stream, s.raster, s.raster_geometry, s.buffers, view, vc, params, out,
+                        s.shadow_grid.point_loops());
         return;
     }
     s.gbuffer = s.raster.rasterize(stream, s.raster_geometry, vc);

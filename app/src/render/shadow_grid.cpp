@@ -245,6 +245,7 @@ ShadowGrid::ShadowGrid(Device& device, Stream& stream, const SceneData& data) : 
     for (const LightGroup& g : plan.lights) light_count = std::max(light_count, g.end);
     slot_host_.assign(light_count, 0u);
     for (const LightGroup& g : plan.lights) {
+        if (g.shadows && sp.any && !sp.grid) every_triangle_ += (g.end - g.begin) * data.geometry.triangle_count;
         if (!g.shadows || !sp.any || !sp.grid) continue;
         auto& k = kernels_[g.model];
         if (!k)
@@ -274,6 +275,13 @@ ShadowGrid::ShadowGrid(Device& device, Stream& stream, const SceneData& data) : 
 }
 
 ShadowGrid::~ShadowGrid() = default;
+
+uint32_t ShadowGrid::point_loops() const {
+    if (lights_.empty()) return every_triangle_;
+    uint32_t n = 0;
+    for (uint32_t l : longest_) n += l;
+    return n;
+}
 
 void ShadowGrid::build(Stream& stream, const StageBuffers& b, uint32_t view, const Buffer<float>& params) {
     if (lights_.empty()) return;

@@ -34,6 +34,10 @@ public:
     const ShadowGridBuffers& buffers() const { return buf_; }
     // The most triangles in one cell, per shadowing light, of the last build (for the bench and tests).
     const std::vector<uint32_t>& longest() const { return longest_; }
+    // The most triangles one shaded point's shadows test, all shadowing lights together, after the last build():
+    // the sum of each light's longest cell, or every triangle for each shadowing light where grids are off
+    // (ADJOINT_SHADOW_GRID=0); 0 without shadows. A kernel that shades several points a thread sizes its work by it.
+    uint32_t point_loops() const;
 
 private:
     struct Kernels;
@@ -48,6 +52,7 @@ private:
     Buffer<uint32_t> cursor_, chunk_sum_, chunk_max_, chunk_offset_;
     size_t list_capacity_ = 1;
     std::vector<uint32_t> longest_;
+    uint32_t every_triangle_ = 0;   // point_loops() where grids are off
 };
 
 } // namespace adjoint::app

@@ -202,8 +202,8 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
     });
 }
 
-// The iterations a shaded fragment adds to its pixel's loop: the lights of groups too large to unroll.
-// (Shadows add their candidates' loops too, which only the grid's cells bound: not counted here.)
+// The iterations a shaded fragment adds to its pixel's loop: the lights of groups too large to unroll. (Shadows
+// add their candidates' loops too, which the grid's cells bound: forward() adds those.)
 uint32_t fragment_loops(const ShadingPlan& groups) {
     uint32_t n = 0;
     for (const LightGroup& g : groups.lights)
@@ -236,10 +236,13 @@ SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free
                              "] (2^24 list entries over the view's " + std::to_string(pixels) + " pixels)");
     room_ = faces_ ? faces_ : candidates ? candidates : 256;
     fit_ = !faces_ && !candidates;
-    part_ = part ? part : std::max(kSoftPart / (1 + fragment_loops(groups)), 1u);
-    // Keeping the heaviest in memory takes up to 4 faces_per_pixel + 1 iterations an entry (soft_select_heaviest);
-    // in registers, one (soft_select_held).
-    select_part_ = faces_ && !held_ ? std::max(std::min(part_, kSoftPart / (kSoftQuad * faces_ + 1)), 1u) : part_;
+    fixed_part_ = part;
+    fragment_loops_ = fragment_loops(groups);
+    // The selection shades nothing: its parts are kSoftPart entries. Keeping the heaviest in memory takes up to
+    // 4 faces_per_pixel + 1 iterations an entry (soft_select_heaviest); in registers, one (soft_select_held).
+    const uint32_t select_part = part ? part : kSoftPart;
+    select_part_ = faces_ && !held_ ? std::max(std::min(select_part, kSoftPart / (kSoftQuad * faces_ + 1)), 1u)
+                                    : select_part;
     key_ = device.create_buffer<float>(std::max<size_t>(size_t(faces_) * pixels, 1));
     pixel_count_ = device.create_buffer<uint32_t>(std::max(pixels, 1u));
     sums_ = device.create_buffer<float4>(std::max(pixels, 1u));
@@ -249,7 +252,10 @@ SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free
 
 void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry& raster_geometry,
                         const StageBuffers& b, uint32_t view, const ViewCamera& camera, const Buffer<float>& params,
-                        const Buffer<float4>& out) {
+                        const Buffer<float4>& out, uint32_t shadow_loops) {
+    // A part's entries each shade a fragment, whose loops (over lights too many to unroll, over the triangles
+    // that may shadow it) count towards lavapipe's loop limit with the part's own.
+    part_ = fixed_part_ ? fixed_part_ : std::max(kSoftPart / (1 + fragment_loops_ + shadow_loops), 1u);
     // The reach in pixels (NDC units are width / 2 pixels), and a slack for the rounding differences between
     // the binning's projection and the kernels' (both from the same camera values, about 1e-4 pixels apart):
     // half a pixel for the tiles, a tenth for each pixel's candidates.

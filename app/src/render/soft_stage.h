@@ -21,8 +21,11 @@ public:
               bool faces_in_memory = false);
     // Bins (synchronizes once: the tile lists), lists each pixel's candidates, blends; a tile list longer than
     // one part takes a dispatch per part for each pass (the blend's sums and largest weight carry over).
+    // shadow_loops: the most iterations one shaded fragment's shadows take (ShadowGrid::point_loops() of this
+    // view; 0 without shadows), which shortens the parts.
     void forward(Stream& stream, Rasterizer& raster, const DeviceGeometry& raster_geometry, const StageBuffers& b,
-                 uint32_t view, const ViewCamera& camera, const Buffer<float>& params, const Buffer<float4>& out);
+                 uint32_t view, const ViewCamera& camera, const Buffer<float>& params, const Buffer<float4>& out,
+                 uint32_t shadow_loops = 0);
     // After forward() of the same view: d loss / d the image (4 floats a pixel) -> parameters, textures,
     // world vertices.
     void backward(Stream& stream, const StageBuffers& b, uint32_t view, const DiffBuffer<float>& params,
@@ -53,7 +56,9 @@ private:
     uint32_t faces_ = 0;             // render.soft.faces_per_pixel (0: every triangle within reach)
     uint32_t room_ = 0;              // each pixel's own list: the room asked for (bins_.own: given, last forward())
     bool fit_ = false;               // fewer where the buffer's limit requires (OwnLists::fit)
-    uint32_t part_ = 0, select_part_ = 0;
+    uint32_t fixed_part_ = 0;        // the part asked for (0: from the shading, each forward())
+    uint32_t fragment_loops_ = 0;    // the iterations a shaded fragment's lights add
+    uint32_t part_ = 0, select_part_ = 0;   // of the last forward(); the selection's, fixed
     Buffer<float> key_;              // faces_per_pixel: the log weights of each pixel's kept candidates
     Buffer<uint32_t> pixel_count_;   // each pixel's candidates, of the last forward()
     // Each pixel's blend of the last forward() (the backward pass differentiates the pixel at these):
