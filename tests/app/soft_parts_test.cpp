@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <utility>
 
+
 namespace adjoint::test {
 
 namespace {
@@ -161,9 +162,10 @@ TEST_F(SoftParts, ManyPartsGiveTheImageAndGradientsOfOne) {
 
 // With a small gamma only the front layer of the closed ball enters a pixel's weights; the others add to its
 // alpha only. Seeded as a colour loss seeds it (nothing for alpha), the backward pass loops over the weighed
-// entries alone, which the forward pass moved to the front of each pixel's own list, and its gradient is that
-// of the whole list: the same as where every pixel loops over its tile's list (room for one candidate), in
-// one part or many (the moves carry over parts). With alpha seeded too, every entry has a gradient again
+// entries alone, which the forward pass moved to the front of each pixel's own list (or copied there from its
+// tile's list, where its candidates did not fit but its weighed entries do), and its gradient is that of the
+// whole list: the same as where most pixels loop over their tile's list (room for one candidate), in one part
+// or many (the moves and copies carry over parts). With alpha seeded too, every entry has a gradient again
 // (ManyPartsGiveTheImageAndGradientsOfOne).
 TEST_F(SoftParts, WithoutAlphaGradientsTheBackwardPassSkipsUnweighedEntriesExactly) {
     const app::Scene scene = app::load_scene_from_string(
@@ -174,14 +176,37 @@ TEST_F(SoftParts, WithoutAlphaGradientsTheBackwardPassSkipsUnweighedEntriesExact
     float largest = 0;
     for (float g : whole.gradient) largest = std::max(largest, std::fabs(g));
     ASSERT_GT(largest, 1e-3f);
+    // Room for one: a pixel whose candidates overflowed keeps its one weighed entry, or loops over its tile's list.
+    size_t tile_lists = 0;
+    for (size_t i = 0; i < whole.candidates.size(); ++i)
+        if (whole.candidates[i] > 1) {
+            EXPECT_TRUE(whole.weighed[i] <= 1 || whole.weighed[i] == app::kSoftAllWeighed) << "pixel " << i;
+            tile_lists += whole.weighed[i] == app::kSoftAllWeighed;
+        }
+    EXPECT_GT(tile_lists, 100u);
     for (uint32_t part : {0u, 7u}) {
+        // Room for 20: about 800 of the 2,304 pixels have more candidates, and most of those fewer weighed
+        // entries (up to 25).
+        const Rendered copied = render(device, scene, 20, part, false, true);
+        size_t copies = 0, tiles = 0;
+        for (size_t i = 0; i < copied.candidates.size(); ++i)
+            if (copied.candidates[i] > 20 && copied.weighed[i] != app::kSoftAllWeighed) {
+                ASSERT_LE(copied.weighed[i], 20u) << "pixel " << i;
+                ++copies;
+            } else {
+                tiles += copied.weighed[i] == app::kSoftAllWeighed;
+            }
+        EXPECT_GT(copies, 500u) << "part " << part;
+        EXPECT_GT(tiles, 10u) << "part " << part;
+        for (size_t i = 0; i < whole.image.size(); ++i)
+            ASSERT_NEAR(whole.image[i].x, copied.image[i].x, 1e-6f) << "pixel " << i << " part " << part;
+        for (size_t i = 0; i < whole.gradient.size(); ++i)
+            ASSERT_NEAR(whole.gradient[i], copied.gradient[i], 1e-5f * largest + 1e-4f * std::fabs(whole.gradient[i]))
+                << "float " << i << " part " << part << " (room for 20)";
         const Rendered front = render(device, scene, 0, part, false, true);
         // Pixels on their own lists, some of whose entries are not weighed: the skip is exercised.
         size_t own = 0, skipped = 0, entries = 0, weighed = 0;
         for (size_t i = 0; i < front.candidates.size(); ++i) {
-            if (whole.candidates[i] > 1) {   // its tile's list, which the forward pass leaves as it is
-                EXPECT_EQ(whole.weighed[i], app::kSoftAllWeighed) << "pixel " << i;
-            }
             if (front.weighed[i] == app::kSoftAllWeighed) continue;
             ++own;
             ASSERT_LE(front.weighed[i], front.candidates[i]) << "pixel " << i;

@@ -65,7 +65,7 @@ public:
     // over the entries a dispatch visits); 1 in the other modes.
     uint32_t soft_parts() const;
     // soft: each pixel's candidates and, of those, the entries that enter its weights (kSoftAllWeighed where
-    // the pixel loops over its tile's list), of the last render(); nullptr in the other modes.
+    // they did not fit its own list), of the last render(); nullptr in the other modes.
     const Buffer<uint32_t>* soft_candidates() const;
     const Buffer<uint32_t>* soft_weighed() const;
 

@@ -246,8 +246,11 @@ void soft_accumulate(const VertexInputs<PB>& in, const ShadeInputs<P>& shade_in,
 // position only, so every entry is read once, and the list keeps its entries) and counts them. Where the
 // loss gives alpha no gradient (the colour losses), the others contribute exactly zero to the gradient
 // (they add to `uncovered` only), and the backward pass loops over the front. With a small gamma that is
-// the front layer of the surface: about half of a closed mesh's candidates.
-constexpr uint32_t kSoftAllWeighed = ~0u;   // the pixel's count when its list was not sorted (its tile's list)
+// the front layer of the surface: about half of a closed mesh's candidates. A pixel that loops over its tile's
+// list (its candidates overflowed its own list's room) copies its weighed entries into its own list instead,
+// while they fit: then its backward pass loops over those alone too (at 50k triangles and 512x512 a pixel has
+// about 480 candidates, about 120 places on lavapipe, and a front layer that mostly fits in them).
+constexpr uint32_t kSoftAllWeighed = ~0u;   // the pixel's count when its weighed entries did not fit its own list
 
 // The pixel's colour (rgb) and soft silhouette (alpha) from the sums over all its triangles.
 inline Float4 soft_finish(const SoftSums& s, const Float& max_log_weight, const Float3& background,

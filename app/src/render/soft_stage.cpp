@@ -104,9 +104,11 @@ auto forward_kernel(const ShadingPlan& groups) {
                 s.colors = a.yzw();
                 s.uncovered = state.read(at).y;
             };
-            // The weighed entries to the front of the pixel's own list (soft_dsl.h, kSoftAllWeighed).
+            // The weighed entries to the front of the pixel's own list, or copied there from its tile's list
+            // while they fit (soft_dsl.h, kSoftAllWeighed); counted on over the parts.
             UInt front = 0u;
             $if (first > 0u) { front = weighed_count.read(at); };
+            UInt own_begin = own_base + at * capacity;
             auto to_front = [&](const UInt& k, const UInt& tri) {
                 $if (tile.own) {
                     UInt slot = tile.begin + front;
@@ -114,12 +116,14 @@ auto forward_kernel(const ShadingPlan& groups) {
                         list.write(k, list.read(slot));
                         list.write(slot, tri);
                     };
-                };
+                }
+                $elif (front < capacity) { list.write(own_begin + front, tri); };
                 front = front + 1u;
             };
             soft_accumulate(vin, in, groups, cam, st, part, pix, m, s, to_front);
             sums.write(at, make_float4(s.weights, s.colors));
-            weighed_count.write(at, ite(tile.own, front, kSoftAllWeighed));
+            // An own list's count never exceeds its room.
+            weighed_count.write(at, ite(((phase & kFinish) != 0u) & (front > capacity), kSoftAllWeighed, front));
         };
         state.write(at, make_float2(m, s.uncovered));
         $if ((phase & kFinish) != 0u) {
@@ -178,8 +182,10 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
             // Without a gradient for alpha only the weighed entries, at the front of the pixel's own list,
             // have one.
             UInt front = weighed_count.read(at);
-            UInt end = ite((seed.uncovered == 0.0f) & (front != kSoftAllWeighed), tile.begin + front, tile.end);
-            SoftTile weighed = soft_part(SoftTile{list, tile.begin, end, tile.own}, first, count);
+            Bool front_only = (seed.uncovered == 0.0f) & (front != kSoftAllWeighed);
+            UInt begin = ite(front_only, own_base + at * capacity, tile.begin);
+            SoftTile weighed = soft_part(SoftTile{list, begin, ite(front_only, begin + front, tile.end), tile.own},
+                                         first, count);
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
                 auto blend = [&](const auto& p) {

@@ -33,7 +33,8 @@ public:
 
     uint32_t parts() const { return parts_; }   // dispatches a pass took in the last forward()
     // Each pixel's entries that enter its weights, at the front of its own list, of the last forward()
-    // (kSoftAllWeighed where the pixel loops over its tile's list): the backward pass's list without alpha gradients.
+    // (copied there from its tile's list where its candidates overflowed; kSoftAllWeighed where they did not fit):
+    // the backward pass's list without alpha gradients.
     const Buffer<uint32_t>& weighed() const { return weighed_count_; }
 
     // What the last forward() left, for a kernel that repeats its blend (--diagnose: render/soft_diagnose.h).
@@ -65,7 +66,7 @@ private:
     // sums: weights and weighted colours; state: the largest log weight and -log prod(1 - D'). 24 bytes a pixel.
     Buffer<float4> sums_;
     Buffer<float2> state_;
-    // Each pixel's weighed entries, moved to the front of its own list by the last forward() (or
+    // Each pixel's weighed entries, moved or copied to the front of its own list by the last forward() (or
     // kSoftAllWeighed): what the backward pass loops over when alpha has no gradient.
     Buffer<uint32_t> weighed_count_;
     TileBins bins_;                  // of the last forward()
