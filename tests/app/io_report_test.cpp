@@ -4,6 +4,9 @@
 
 #include <adjoint/app/report.h>
 
+#include "io/bitmap_font.h"
+#include "io/report_draw.h"
+
 #include <cmath>
 
 using namespace adjoint::app;
@@ -117,6 +120,17 @@ TEST(IoReport, LossCurveFollowsTheLogScale) {
             if (x < l.plot.x || y < l.plot.y || x >= l.plot.x + l.plot.width || y >= l.plot.y + l.plot.height) {
                 ASSERT_FALSE(is_curve(report, x, y)) << x << "," << y;
             }
+}
+
+// The tiles' captions: one decimal, or none where a view is narrow (a 64-pixel view fits "|F-T| 5E-2" at the
+// small font, not "|F-T| 4.9E-2").
+TEST(IoReport, ScientificLabelsAreShort) {
+    EXPECT_EQ(report_draw::scientific(0.0123), "1.2E-2");
+    EXPECT_EQ(report_draw::scientific(1234.0), "1.2E3");
+    EXPECT_EQ(report_draw::scientific(0.0487, 0), "5E-2");
+    EXPECT_EQ(report_draw::scientific(0.0, 0), "0E0");
+    EXPECT_LE(font::text_width("|F-T| " + report_draw::scientific(0.0487, 0), 1), 64);
+    EXPECT_GT(font::text_width("|F-T| " + report_draw::scientific(0.0487), 1), 64);
 }
 
 TEST(IoReport, AxisRangeSpansWholeDecades) {

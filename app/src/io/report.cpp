@@ -84,12 +84,17 @@ void draw_view_row(Image& report, const std::array<Rect, 4>& row, const ReportVi
     blit(report, row[0], v.target);
     if (v.start) blit(report, row[1], *v.start);
     blit(report, row[2], v.final);
-    const std::string p = scientific(draw_heat_map(report, row[3], v.final, v.target));
+    const float scale = draw_heat_map(report, row[3], v.final, v.target);
+    const std::string p = scientific(scale);
     const std::string n = first_row && v.index == 0 ? "" : "V" + std::to_string(v.index) + " ";
     caption(report, row[0], n + "TARGET", s);
     if (v.start) caption(report, row[1], n + "START", s);
     caption(report, row[2], n + "FINAL", s);
-    caption(report, row[3], fitting({"|FINAL-TARGET| P99 " + p, "|F-T| P99 " + p, "|F-T| " + p}, row[3].width, s), s);
+    // Down to one digit, which fits a 64-pixel view.
+    caption(report, row[3],
+            fitting({"|FINAL-TARGET| P99 " + p, "|F-T| P99 " + p, "|F-T| " + p, "|F-T| " + scientific(scale, 0)},
+                    row[3].width, s),
+            s);
 }
 
 void draw_texture_row(Image& report, const std::array<Rect, 3>& row, const ReportTexture& t, int s) {
@@ -108,7 +113,8 @@ void draw_texture_row(Image& report, const std::array<Rect, 3>& row, const Repor
     float scale = 0.0f;
     blit(report, row[2], gradient_picture(t.gradient, &scale));
     const std::string p = scientific(scale);
-    caption(report, row[2], fitting({"DL/DT P99 " + p, "DL/DT " + p}, row[2].width, s), s);
+    caption(report, row[2], fitting({"DL/DT P99 " + p, "DL/DT " + p, "DL/DT " + scientific(scale, 0)}, row[2].width, s),
+            s);
 }
 
 } // namespace

@@ -113,9 +113,9 @@ void blit(Image& report, const Rect& r, const Image& image) {
         }
 }
 
-std::string scientific(double v) {
+std::string scientific(double v, int digits) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1E", v);
+    std::snprintf(buf, sizeof buf, "%.*E", digits, v);
     // "1.2E-02" -> "1.2E-2": shorter labels for a small font.
     std::string s = buf;
     size_t e = s.find('E');

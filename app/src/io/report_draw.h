@@ -21,8 +21,8 @@ void draw_line(Image& image, int x0, int y0, int x1, int y1, int size, const Col
 Colour rgb(const Image& image, int x, int y);
 // `image` into r, scaled with nearest sampling (r's size may differ from the image's).
 void blit(Image& report, const Rect& r, const Image& image);
-// "1.2E-2": short for a small font.
-std::string scientific(double v);
+// "1.2E-2" (digits after the point: 1), "1E-2" (0): short for a small font.
+std::string scientific(double v, int digits = 1);
 
 // The point of `value` at `index` of `count` iterations in plot p over range (log10 or linear).
 std::pair<int, int> curve_point(const Rect& p, std::pair<double, double> range, bool log_scale, size_t index,
