@@ -1,5 +1,7 @@
 // Shared helpers for the io tests: a scratch folder removed afterwards, and expecting an adjoint::Error.
 #pragma once
+#include "support/error_text.h"
+
 #include <adjoint/core/error.h>
 #include <gtest/gtest.h>
 
@@ -37,16 +39,8 @@ private:
     std::filesystem::path path_;
 };
 
-// Runs `f`, which must throw adjoint::Error; returns its message.
-template <typename F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const adjoint::Error& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "expected an adjoint::Error";
-    return "";
-}
+// Runs `f`, which must throw adjoint::Error; returns its message (support/error_text.h).
+using adjoint::test::error_of;
+using adjoint::test::throws_error;
 
 } // namespace adjoint::app::test

@@ -1,6 +1,7 @@
 // The Optimizer's studio hooks: render_current into a device buffer is the host render_current, bit for bit;
 // a learning rate set during a run acts exactly as the same rate given in the scene file.
 #include "support/device_fixture.h"
+#include "support/error_text.h"
 
 #include <adjoint/app/optimization.h>
 
@@ -37,15 +38,6 @@ std::string scene_text(float texture_lr) {
 app::Scene load(float texture_lr) {
     return app::load_scene_from_string(scene_text(texture_lr), std::filesystem::path(ADJOINT_SOURCE_DIR) / "assets",
                                        "hooks.json");
-}
-
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "(no error)";
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 // Each is a SceneError naming the file (and line, or JSON path), found cheaply: no crash, no hang.
 #include "app/scene_fixture.h"
 #include "scene/loading.h"
+#include "support/error_text.h"
 
 #include <adjoint/app/atomic_file.h>
 #include <adjoint/app/image_io.h>
@@ -19,18 +20,6 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// The message of the adjoint::Error `f` throws ("" and a test failure when none is thrown).
-template <typename F>
-std::string io_error_of(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "expected an adjoint::Error";
-    return "";
 }
 
 // The minimal scene's text with `from` replaced by `to` (once).
@@ -226,8 +215,8 @@ TEST_F(SceneFileLimits, FilesThatAreNotRegularFilesAreRefusedBeforeReading) {
     EXPECT_EQ(error_of(j), "scene.json: materials.base.albedo_texture: fifo.png is not a regular file");
     EXPECT_LT(seconds_since(start), 5.0);
     // The io layer's reader (checkpoints, params.json, loss.csv) refuses them too.
-    EXPECT_EQ(io_error_of([&] { read_file("/dev/zero"); }), "/dev/zero is not a regular file");
-    EXPECT_EQ(io_error_of([&] { read_file(dir() / "fifo.png"); }), (dir() / "fifo.png").string() + " is not a regular file");
+    EXPECT_EQ(adjoint::test::error_of([&] { read_file("/dev/zero"); }), "/dev/zero is not a regular file");
+    EXPECT_EQ(adjoint::test::error_of([&] { read_file(dir() / "fifo.png"); }), (dir() / "fifo.png").string() + " is not a regular file");
 }
 
 TEST_F(SceneFileLimits, AFileOverTheSizeLimitIsRefusedUnread) {
@@ -303,7 +292,7 @@ TEST_F(SceneImageFormats, ADamagedPngSaysSoInWords) {
     EXPECT_GT(was_misleading, 0);   // the cases the old messages got wrong are among them
     EXPECT_GT(refused, 1000);
     std::string cut = good.substr(0, good.size() - 20);
-    EXPECT_EQ(io_error_of([&] { decode_image_linear(cut, "t.png"); }), "t.png: cannot decode the PNG image: the file is cut short");
+    EXPECT_EQ(adjoint::test::error_of([&] { decode_image_linear(cut, "t.png"); }), "t.png: cannot decode the PNG image: the file is cut short");
 }
 
 } // namespace

@@ -1,6 +1,6 @@
 // The message of the adjoint::Error a piece of test code throws, and the check that it names what it should.
 #pragma once
-#include <adjoint/adjoint.h>
+#include <adjoint/core/error.h>
 
 #include <gtest/gtest.h>
 
