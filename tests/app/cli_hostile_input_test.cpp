@@ -216,6 +216,44 @@ TEST(CliBigScenes, TooManyTrianglesForTheDeviceAreBadInput) {
     }
 }
 
+// A free texture at a resolution of its own ("resolution": [4096, 4096], 268 MiB with its mips on lavapipe's
+// 128 MiB buffers) exited 1 at its first kernel, naming the kernel and not the parameter. It is refused before any
+// device work, naming the parameter and its size; one that fits passes. The sizes are set on the loaded scene (a
+// texture that large would take hundreds of MB of host memory here).
+TEST(CliBigScenes, AFreeTextureTooLargeForTheDeviceIsBadInput) {
+    Context ctx;
+    Device device = ctx.create_device();
+    const std::string text = R"({"format": 1,
+      "camera": { "eye": [0, 0.8, 4.2], "target": [0, 0, 0], "resolution": [16, 16] },
+      "materials": { "skin": { "albedo_texture": ")" + (kAssets / "textures" / "colourful_128.png").string() + R"(" } },
+      "meshes": [ { "name": "ball", "file": ")" + (kAssets / "meshes" / "uv_sphere.obj").string() + R"(", "material": "skin" } ],
+      "lights": [ { "name": "key", "type": "point", "position": [2, 3, 3], "intensity": 14 } ],
+      "optimize": { "parameters": { "materials.skin.albedo_texture": { "init": [0.5, 0.5, 0.5], "resolution": [8, 8] } },
+                    "iterations": 2 } })";
+    Scene scene = load_scene_from_string(text, ".", "tex.json");
+    Parameter& p = scene.optimize->parameters.at(0);
+    ASSERT_EQ(p.texture_width, 8u);
+    EXPECT_NO_THROW(check_scene_fits(device, scene));
+    // The smallest power of two whose texture (3 floats a texel, a third more for the mips) passes the limit.
+    uint32_t side = 8;
+    while (uint64_t(side) * side * 3 * 4 * 4 / 3 <= device.max_buffer_bytes()) side *= 2;
+    p.texture_width = p.texture_height = side;
+    p.size = size_t(side) * side * 3;
+    try {
+        check_scene_fits(device, scene);
+        ADD_FAILURE() << "a " << side << "x" << side << " free texture was accepted";
+    } catch (const SceneError& e) {
+        EXPECT_EQ(e.file(), "tex.json");
+        EXPECT_EQ(e.json_path(), "optimize.parameters[\"materials.skin.albedo_texture\"]");
+        const std::string size = std::to_string(side) + "x" + std::to_string(side);
+        EXPECT_EQ(e.reason().rfind("a " + size + " texture needs ", 0), 0u) << e.reason();
+        EXPECT_NE(e.reason().find("with its mip chain, over this device's limit of"), std::string::npos) << e.reason();
+    }
+    p.texture_width = p.texture_height = side / 2;
+    p.size = size_t(side / 2) * (side / 2) * 3;
+    EXPECT_NO_THROW(check_scene_fits(device, scene));
+}
+
 // A sheet of 2,000,000 triangles (1001 x 1001 vertices, binary PLY) renders through adjoint-render: its pixels
 // are the lit sheet inside its outline and the background outside (about 0.5 GB of host memory, 10 s on lavapipe).
 TEST(CliBigScenes, TwoMillionTrianglesRender) {

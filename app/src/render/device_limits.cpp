@@ -1,6 +1,6 @@
 // Refusing scenes too large for the device before any device work: one kernel argument (a storage-buffer
-// binding) may cover at most Device::max_buffer_bytes(), so the per-pixel surfaces of a view and the
-// parameter buffer (textures included) must each fit, and so must the triangles' setup records.
+// binding) may cover at most Device::max_buffer_bytes(), so the per-pixel surfaces of a view, the textures
+// (free ones at their own resolution) and the triangles' setup records must each fit.
 #include <adjoint/app/renderer.h>
 
 #include "gpu_types.h"
@@ -26,6 +26,16 @@ void check_scene_fits(const Device& device, const Scene& scene) {
                          "need " + mib(triangles * sizeof(gpu::TriSetup)) + ", over its limit of " + mib(limit) +
                          " per buffer (" + device.name() + "); at most " +
                          std::to_string(limit / sizeof(gpu::TriSetup)) + " triangles fit");
+    // A free texture's floats live in the parameter buffer, and again with its mip chain in the texture set, at
+    // the resolution its parameter gives (which may not be the file's).
+    if (scene.optimize)
+        for (const Parameter& p : scene.optimize->parameters)
+            if (p.texture_width > 0 && uint64_t(p.size) * 4 * 4 / 3 > limit)
+                throw SceneError(scene.display_name, "optimize.parameters[\"" + p.path + "\"]",
+                                 "a " + std::to_string(p.texture_width) + "x" + std::to_string(p.texture_height) +
+                                     " texture needs " + mib(uint64_t(p.size) * 4 * 4 / 3) + " with its mip chain, "
+                                     "over this device's limit of " + mib(limit) + " per buffer (" + device.name() +
+                                     "); use a smaller resolution");
     uint64_t texture_floats = 0;
     for (const auto& t : scene.textures) texture_floats += uint64_t(t.width) * t.height * 3;
     // The mip chain adds a third again; both chains live in one buffer each.
