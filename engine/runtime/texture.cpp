@@ -8,6 +8,17 @@
 #include <limits>
 #include <string>
 
+namespace adjoint {
+
+uint64_t texture_set_floats(const std::vector<TextureDesc>& textures, uint32_t channels) {
+    uint64_t floats = 0;
+    for (const TextureDesc& d : textures)
+        detail::for_each_level(d, [&](uint32_t w, uint32_t h) { floats += uint64_t(w) * h * channels; });
+    return floats;
+}
+
+} // namespace adjoint
+
 namespace adjoint::detail {
 
 namespace {
@@ -36,14 +47,10 @@ TextureStorage::TextureStorage(Device device, uint32_t channels, std::vector<Tex
         if (uint32_t(d.options.wrap) > uint32_t(TextureWrap::RepeatClamp))
             fail("create_texture: ", kind_, " with an unknown wrap mode ", uint32_t(d.options.wrap));
         std::vector<TextureLevel> chain;
-        uint32_t w = d.width, h = d.height;
-        for (;;) {
+        for_each_level(d, [&](uint32_t w, uint32_t h) {
             chain.push_back({uint32_t(std::min<uint64_t>(floats, ~0u)), w, h});
             floats += uint64_t(w) * h * channels_;
-            if (!d.options.mipmaps || (w == 1 && h == 1)) break;
-            w = std::max(1u, w / 2);
-            h = std::max(1u, h / 2);
-        }
+        });
         table[1 + i] = uint4(uint32_t(table.size()), uint32_t(chain.size()), uint32_t(d.options.wrap), 0);
         for (const auto& l : chain) table.push_back(uint4(l.offset, l.width, l.height, 0));
         levels_.push_back(std::move(chain));

@@ -71,19 +71,11 @@ RenderOptions render(std::vector<const char*> args) {
     args.insert(args.begin(), "adjoint-render");
     return parse_render_args(int(args.size()), args.data());
 }
-std::string usage_error(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const UsageError& e) {
-        return e.what();
-    }
-    ADD_FAILURE() << "expected a UsageError";
-    return "";
-}
 
 } // namespace
 
 TEST(CliNumbers, NumbersOutOfAnOptionsRangeAreRefusedNotWrapped) {
+    auto usage_error = [](const auto& f) { return error_of<UsageError>(f); };
     // 2^32 wrapped to 0 iterations and the run exited 0.
     EXPECT_EQ(usage_error([] { optimize({"--scene", "s", "--out", "o", "--iters", "4294967296"}); }),
               "--iters: must be in 0..1000000000, got 4294967296");
@@ -98,7 +90,8 @@ TEST(CliNumbers, NumbersOutOfAnOptionsRangeAreRefusedNotWrapped) {
     // --view said "must be >= 0" for a number above its range.
     EXPECT_EQ(usage_error([] { render({"--scene", "s", "--out", "o", "--view", "2147483648"}); }),
               "--view: must be in 0..2147483647, got 2147483648");
-    EXPECT_EQ(usage_error([] { render({"--scene", "s", "--out", "o", "--view", "-1"}); }), "--view: must be >= 0, got -1");
+    EXPECT_EQ(usage_error([] { render({"--scene", "s", "--out", "o", "--view", "-1"}); }),
+              "--view: must be >= 0, got -1");
     // The largest values in range are taken as they are.
     EXPECT_EQ(optimize({"--scene", "s", "--out", "o", "--iters", "1000000000"}).iters, 1'000'000'000);
     EXPECT_EQ(render({"--scene", "s", "--out", "o", "--view", "2147483647"}).view, 2147483647);
@@ -252,6 +245,58 @@ TEST(CliBigScenes, AFreeTextureTooLargeForTheDeviceIsBadInput) {
     p.texture_width = p.texture_height = side / 2;
     p.size = size_t(side / 2) * (side / 2) * 3;
     EXPECT_NO_THROW(check_scene_fits(device, scene));
+}
+
+// Free textures that each fit but together pass the limit of the buffer that holds them all (the texture set,
+// every level of every chain) are refused naming optimize.parameters and each texture's size; one texture fewer,
+// at exactly the sizes that fill the buffer, passes (a scene of two free 2048x2048 textures and a point light
+// runs on lavapipe, 134,217,720 bytes of 134,217,728; with an ambient light, whose table adds 24 KiB to the set,
+// it stopped at its first kernel, exit 1, before this check).
+TEST(CliBigScenes, FreeTexturesTooLargeTogetherAreBadInput) {
+    Context ctx;
+    Device device = ctx.create_device();
+    const uint64_t limit = device.max_buffer_bytes();
+    // The largest power of two whose chain fits alone, and how many such chains the buffer holds.
+    uint32_t side = 8;
+    while (texture_set_floats({{2 * side, 2 * side}}, 3) * 4 <= limit) side *= 2;
+    const uint64_t chain = texture_set_floats({{side, side}}, 3) * 4;
+    const size_t fit = size_t(limit / chain);
+    ASSERT_GE(fit, 1u);
+    auto scene_of = [&](size_t n) {
+        std::string materials, meshes, parameters;
+        for (size_t i = 0; i < n; ++i) {
+            const std::string m = "m" + std::to_string(i), sep = i ? ", " : "";
+            materials += sep + "\"" + m + "\": { \"albedo_texture\": \"" +
+                         (kAssets / "textures" / "colourful_128.png").string() + "\" }";
+            meshes += sep + "{ \"name\": \"" + m + "\", \"file\": \"" +
+                      (kAssets / "meshes" / "uv_sphere.obj").string() + "\", \"material\": \"" + m + "\" }";
+            parameters += sep + "\"materials." + m +
+                          ".albedo_texture\": { \"init\": [0.5, 0.5, 0.5], \"resolution\": [8, 8] }";
+        }
+        Scene scene = load_scene_from_string(R"({"format": 1,
+          "camera": { "eye": [0, 0.8, 4.2], "target": [0, 0, 0], "resolution": [16, 16] },
+          "materials": { )" + materials + R"( }, "meshes": [ )" + meshes + R"( ],
+          "lights": [ { "name": "key", "type": "point", "position": [2, 3, 3], "intensity": 14 } ],
+          "optimize": { "parameters": { )" + parameters + R"( }, "iterations": 2 } })", ".", "tex.json");
+        for (Parameter& p : scene.optimize->parameters) {
+            p.texture_width = p.texture_height = side;
+            p.size = size_t(side) * side * 3;
+        }
+        return scene;
+    };
+    EXPECT_NO_THROW(check_scene_fits(device, scene_of(fit)));
+    try {
+        check_scene_fits(device, scene_of(fit + 1));
+        ADD_FAILURE() << fit + 1 << " free textures of " << side << "x" << side << " were accepted";
+    } catch (const SceneError& e) {
+        EXPECT_EQ(e.file(), "tex.json");
+        EXPECT_EQ(e.json_path(), "optimize.parameters");
+        const std::string size = std::to_string(side) + "x" + std::to_string(side);
+        EXPECT_NE(e.reason().find("materials.m0.albedo_texture " + size), std::string::npos) << e.reason();
+        EXPECT_NE(e.reason().find("materials.m" + std::to_string(fit) + ".albedo_texture " + size), std::string::npos)
+            << e.reason();
+        EXPECT_NE(e.reason().find("over this device's limit of"), std::string::npos) << e.reason();
+    }
 }
 
 // A sheet of 2,000,000 triangles (1001 x 1001 vertices, binary PLY) renders through adjoint-render: its pixels

@@ -41,6 +41,5 @@ private:
 
 // Runs `f`, which must throw adjoint::Error; returns its message (support/error_text.h).
 using adjoint::test::error_of;
-using adjoint::test::throws_error;
 
 } // namespace adjoint::app::test

@@ -6,18 +6,21 @@
 
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace adjoint::test {
 
-// The message of the adjoint::Error that `f` throws; a test failure (and "(no error)") when it throws none.
-template <typename F>
+// The message of the exception of type E (adjoint::Error or a subclass: UsageError, SceneError) that `f`
+// throws; a test failure (and "(no error)") when it throws none.
+template <typename E = Error, typename F>
 std::string error_of(F&& f) {
     try {
         f();
-    } catch (const Error& e) {
+    } catch (const E& e) {
         return e.what();
     }
-    ADD_FAILURE() << "no adjoint::Error was thrown";
+    ADD_FAILURE() << "no " << (std::is_same_v<E, Error> ? "adjoint::Error" : "error of the expected type")
+                  << " was thrown";
     return "(no error)";
 }
 

@@ -2,47 +2,71 @@
 // binding) may cover at most Device::max_buffer_bytes(), so the per-pixel surfaces of a view, the textures
 // (free ones at their own resolution) and the triangles' setup records must each fit.
 #include <adjoint/app/renderer.h>
+#include <adjoint/app/parameter_kinds.h>
+#include <adjoint/runtime/texture.h>
 
 #include "gpu_types.h"
+#include "scene_data.h"
 
 namespace adjoint::app {
 
 void check_scene_fits(const Device& device, const Scene& scene) {
     const uint64_t limit = device.max_buffer_bytes();
     auto mib = [](uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; };
+    const std::string over = ", over this device's limit of " + mib(limit) + " per buffer (" + device.name() + ")";
     const uint64_t pixels = uint64_t(scene.camera.width) * scene.camera.height;
     const uint64_t surfaces = pixels * sizeof(gpu::SurfaceRecord);
     if (surfaces > limit)
         throw SceneError(scene.display_name, "camera.resolution",
                          std::to_string(scene.camera.width) + "x" + std::to_string(scene.camera.height) + " needs " +
-                             mib(surfaces) + " for a view's surfaces, over this device's limit of " + mib(limit) +
-                             " per buffer (" + device.name() + "); lower the resolution");
+                             mib(surfaces) + " for a view's surfaces" + over + "; lower the resolution");
     // Every triangle's setup record (gpu::TriSetup) lives in one buffer: the scene's triangle count is bounded.
     uint64_t triangles = 0;
     for (const auto& m : scene.meshes) triangles += m.triangles.size();
     if (triangles * sizeof(gpu::TriSetup) > limit)
         throw SceneError(scene.display_name, "meshes",
                          std::to_string(triangles) + " triangles are too many for this device: their setup records "
-                         "need " + mib(triangles * sizeof(gpu::TriSetup)) + ", over its limit of " + mib(limit) +
-                         " per buffer (" + device.name() + "); at most " +
-                         std::to_string(limit / sizeof(gpu::TriSetup)) + " triangles fit");
-    // A free texture's floats live in the parameter buffer, and again with its mip chain in the texture set, at
-    // the resolution its parameter gives (which may not be the file's).
+                         "need " + mib(triangles * sizeof(gpu::TriSetup)) + over + "; at most " +
+                             std::to_string(limit / sizeof(gpu::TriSetup)) + " triangles fit");
+
+    // Textures: 3 floats a texel, in the parameter buffer (every scene texture has its slot there, free or not),
+    // and again with their mip chains in the texture set (with the environment maps' prefiltered maps and the
+    // split sum's table). A free texture is held at the resolution its parameter gives, which may not be the
+    // file's: the sizes are the ones the run will have.
+    std::vector<TextureDesc> set = texture_set_descs(scene);
+    uint64_t parameter_floats = make_layout(scene).size;
+    std::string free_sizes;   // "materials.a.albedo_texture 2048x2048, ..."
     if (scene.optimize)
-        for (const Parameter& p : scene.optimize->parameters)
-            if (p.texture_width > 0 && uint64_t(p.size) * 4 * 4 / 3 > limit)
+        for (const Parameter& p : scene.optimize->parameters) {
+            const ParameterKindInfo& k = kind_info(p.kind);
+            if (k.slot != SlotSpace::textures) continue;
+            const std::string size = std::to_string(p.texture_width) + "x" + std::to_string(p.texture_height);
+            TextureDesc& d = set.at(k.element(scene, p.target, p.property));
+            parameter_floats = parameter_floats - uint64_t(d.width) * d.height * 3 + p.size;
+            d.width = p.texture_width;
+            d.height = p.texture_height;
+            const uint64_t chain = texture_set_floats({d}, 3) * 4;
+            if (chain > limit)
                 throw SceneError(scene.display_name, "optimize.parameters[\"" + p.path + "\"]",
-                                 "a " + std::to_string(p.texture_width) + "x" + std::to_string(p.texture_height) +
-                                     " texture needs " + mib(uint64_t(p.size) * 4 * 4 / 3) + " with its mip chain, "
-                                     "over this device's limit of " + mib(limit) + " per buffer (" + device.name() +
-                                     "); use a smaller resolution");
-    uint64_t texture_floats = 0;
-    for (const auto& t : scene.textures) texture_floats += uint64_t(t.width) * t.height * 3;
-    // The mip chain adds a third again; both chains live in one buffer each.
-    if (texture_floats * 4 * 4 / 3 > limit)
-        throw SceneError(scene.display_name, "materials",
-                         "the textures need " + mib(texture_floats * 4 * 4 / 3) + " with their mip chains, over this "
-                         "device's limit of " + mib(limit) + " per buffer; use smaller textures");
+                                 "a " + size + " texture needs " + mib(chain) + " with its mip chain" + over +
+                                     "; use a smaller resolution");
+            free_sizes += (free_sizes.empty() ? "" : ", ") + p.path + " " + size;
+        }
+    const uint64_t needed = texture_set_floats(set, 3) * 4;
+    if (needed > limit) {
+        if (free_sizes.empty())
+            throw SceneError(scene.display_name, "materials",
+                             "the textures need " + mib(needed) + " with their mip chains" + over +
+                                 "; use smaller textures");
+        throw SceneError(scene.display_name, "optimize.parameters",
+                         "the textures need " + mib(needed) + " with their mip chains, the free ones at their "
+                         "resolutions (" + free_sizes + ")" + over + "; use smaller resolutions");
+    }
+    // Below the texture set's (which holds the textures' level 0 and more), unless other values are many.
+    if (parameter_floats * 4 > limit)
+        throw SceneError(scene.display_name, "meshes",
+                         "the scene's values (vertices, textures, materials, lights) need " +
+                             mib(parameter_floats * 4) + " in the parameter buffer" + over);
 }
 
 } // namespace adjoint::app

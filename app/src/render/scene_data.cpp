@@ -132,19 +132,10 @@ float3 transform_normal(const float3x3& m, float3 n) {
 
 } // namespace
 
-SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
-    SceneData d;
-    d.layout = make_layout(scene);
-    // The scene's textures (environment maps wrap around in u and stop at the poles), then each environment
-    // map's prefiltered maps (plugins.h, "environment maps"), built from it by the environment stage.
+std::vector<TextureDesc> texture_set_descs(const Scene& scene, std::vector<SceneData::Environment>* environments,
+                                          uint32_t* dfg) {
     std::vector<TextureDesc> textures;
     for (const auto& tex : scene.textures) textures.push_back({tex.width, tex.height, {.wrap = TextureWrap::Repeat}});
-    d.texture_varies.assign(scene.textures.size(), false);
-    if (scene.optimize)
-        for (const Parameter& p : scene.optimize->parameters)
-            if (const ParameterKindInfo& k = kind_info(p.kind); k.storage == ParameterStorage::texture)
-                if (const uint32_t t = k.element(scene, p.target, p.property); t < d.texture_varies.size())
-                    d.texture_varies[t] = true;
     for (const Light& light : scene.lights)
         if (light.texture >= 0) {
             textures[size_t(light.texture)].options.wrap = TextureWrap::RepeatClamp;
@@ -152,17 +143,31 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
             if (scene.optimize)
                 for (const Parameter& p : scene.optimize->parameters)
                     varies |= p.kind == ParameterKind::light_texture && &scene.lights[p.target] == &light;
-            d.environments.push_back({uint32_t(light.texture), uint32_t(textures.size()), varies});
+            if (environments) environments->push_back({uint32_t(light.texture), uint32_t(textures.size()), varies});
             for (uint32_t width : environment_level_width)
                 textures.push_back({width, width / 2, {.wrap = TextureWrap::RepeatClamp, .mipmaps = false}});
         }
     // The split sum's table, when a light is a sky (its materials' sky() reads it).
     for (const Light& light : scene.lights)
-        if (light_model(light.type).sky && d.shading.dfg == kNoTexture) {
-            d.shading.dfg = uint32_t(textures.size());
+        if (light_model(light.type).sky) {
+            if (dfg) *dfg = uint32_t(textures.size());
             textures.push_back({kDfgSize, 2 * kDfgSize, {.wrap = TextureWrap::Clamp, .mipmaps = false}});
+            break;
         }
     if (textures.empty()) textures.push_back({1, 1});
+    return textures;
+}
+
+SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
+    SceneData d;
+    d.layout = make_layout(scene);
+    d.texture_varies.assign(scene.textures.size(), false);
+    if (scene.optimize)
+        for (const Parameter& p : scene.optimize->parameters)
+            if (const ParameterKindInfo& k = kind_info(p.kind); k.storage == ParameterStorage::texture)
+                if (const uint32_t t = k.element(scene, p.target, p.property); t < d.texture_varies.size())
+                    d.texture_varies[t] = true;
+    const std::vector<TextureDesc> textures = texture_set_descs(scene, &d.environments, &d.shading.dfg);
     d.textures = device.create_texture_set<float3>(textures);
     if (d.shading.dfg != kNoTexture) stream << d.textures.copy_from(d.shading.dfg, dfg_table().data());
     d.background = scene.background;

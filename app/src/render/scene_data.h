@@ -80,6 +80,14 @@ struct SceneData {
     float3 background;
 };
 
+// The texture set's textures, in order: Scene::textures at their sizes (environment maps wrap around in u and
+// stop at the poles), each environment map's prefiltered maps (plugins.h, "environment maps"), then the split
+// sum's table when a light is a sky; one 1x1 stand-in when there are none (a kernel argument cannot be absent).
+// `environments` and `dfg`, when given, receive where those lie.
+std::vector<TextureDesc> texture_set_descs(const Scene& scene,
+                                          std::vector<SceneData::Environment>* environments = nullptr,
+                                          uint32_t* dfg = nullptr);
+
 // Uploads geometry (transformed to world space on the host: nothing moves it in this renderer) and tables.
 SceneData upload_scene(Device& device, Stream& stream, const Scene& scene);
 

@@ -5,6 +5,8 @@
 #include <adjoint/dsl/texture.h>
 #include <adjoint/runtime/device.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,7 +25,24 @@ struct TextureDesc {
     TextureOptions options{};
 };
 
+// The floats a texture set of these textures holds, every level of every chain (`channels` a texel): its texel
+// buffer's size, which one kernel argument must cover (Device::max_buffer_bytes()), known before it is made.
+uint64_t texture_set_floats(const std::vector<TextureDesc>& textures, uint32_t channels);
+
 namespace detail {
+
+// Calls level(width, height) for each level of a texture's chain: level 0, then halving (at least 1) down to
+// 1 x 1, or level 0 only without mipmaps.
+template <typename F>
+void for_each_level(const TextureDesc& d, F&& level) {
+    uint32_t w = d.width, h = d.height;
+    for (;;) {
+        level(w, h);
+        if (!d.options.mipmaps || (w == 1 && h == 1)) break;
+        w = std::max(1u, w / 2);
+        h = std::max(1u, h / 2);
+    }
+}
 
 struct TextureLevel {
     uint32_t offset = 0;   // of its first float in the texels
