@@ -163,6 +163,24 @@ protected:
     }
 };
 
+// The rig's scene with a textured phong floor and a pbr ball without textures: one model samples its texture,
+// the other has none to sample (ShadingPlan::material_textures).
+class TexturedStageRig : public StageRig {
+protected:
+    TexturedStageRig() : StageRig(textured()) {}
+    static std::string textured() {
+        std::string text = kScene;
+        auto replace = [&](const std::string& from, const std::string& to) {
+            text.replace(text.find(from), from.size(), to);
+        };
+        replace(R"("ball":  { "albedo": [0.8, 0.5, 0.3], "specular": [0.2, 0.2, 0.2], "shininess": 20 })",
+                R"("ball":  { "model": "pbr", "base_color": [0.8, 0.5, 0.3], "roughness": 0.4 })");
+        replace(R"("floor": { "albedo": [0.3, 0.4, 0.6] })",
+                R"("floor": { "albedo_texture": "textures/colourful_128.png" })");
+        return text;
+    }
+};
+
 } // namespace
 
 TEST_F(StageRig, VertexStageMatchesCentralDifferences) {
@@ -295,6 +313,48 @@ TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {
     EXPECT_EQ(std::count(gcol_fixed.begin(), gcol_fixed.end(), 0.0f), ptrdiff_t(gcol_fixed.size()));
     for (size_t i = 0; i < gx.size(); ++i)
         EXPECT_NEAR(gx_fixed[i], gx[i], 1e-5 * std::max(std::fabs(gx[i]), 1.0f)) << "world position float " << i;
+}
+
+// A texture that no material of a model has is not sampled at all (the kernels carry no code for it), which must
+// change nothing: the shading stage's image and gradients with the scene's plan equal those of a plan that
+// samples every texture slot wherever a material has one.
+TEST_F(TexturedStageRig, UnusedTextureSlotsAreLeftOutWithTheSameResults) {
+    const app::ShadingPlan& plan = data.shading;
+    ASSERT_EQ(plan.materials.size(), 2u);
+    ASSERT_EQ(plan.material_textures.size(), 2u);
+    for (size_t m = 0; m < 2; ++m)
+        EXPECT_EQ(plan.material_textures[m], std::string(plan.materials[m]->name) == "phong" ? 1u : 0u)
+            << plan.materials[m]->name;
+    app::ShadingPlan every = plan;
+    every.material_textures.assign(2, ~0u);
+    const app::GBuffer gb = rasterize();
+    const auto w = weights(4 * size_t(pixels), 5);
+    auto wb = device.create_buffer<float>(w.size());
+    stream << wb.copy_from(w.data());
+    auto run = [&](const app::ShadingPlan& p) {
+        app::ShadeStage shade(device, p, true);
+        Buffer<float4> out = image();
+        shade.forward(stream, buffers, 0, gb, params.value, out);
+        stream << params.grad.fill_zero() << world.positions.zero_grad() << world.normals.zero_grad()
+               << world.colors.zero_grad() << data.textures.zero_grad();
+        shade.backward(stream, buffers, 0, gb, params, wb);
+        std::vector<float> all = flat(read(out));
+        for (const std::vector<float>& g : {read(params.grad), read(world.positions.grad)})
+            all.insert(all.end(), g.begin(), g.end());
+        return all;
+    };
+    const std::vector<float> left_out = run(plan), sampled = run(every);
+    ASSERT_EQ(left_out.size(), sampled.size());
+    float largest = 0.0f;
+    for (float x : sampled) largest = std::max(largest, std::fabs(x));
+    ASSERT_GT(largest, 0.0f);
+    size_t textured = 0;   // floor pixels: the texture's colours reach the image
+    for (size_t i = 0; i < left_out.size(); ++i)
+        EXPECT_NEAR(left_out[i], sampled[i], 1e-6f * std::max(std::fabs(sampled[i]), 1.0f)) << "value " << i;
+    const std::vector<float> img(left_out.begin(), left_out.begin() + 4 * pixels);
+    for (uint32_t i = 0; i < pixels; ++i)
+        textured += std::fabs(img[4 * i] - img[4 * i + 2]) > 0.05f;   // the untextured floor was bluish grey
+    EXPECT_GT(textured, 20u);
 }
 
 TEST_F(StageRig, AntialiasStageMatchesCentralDifferences) {

@@ -215,10 +215,17 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
         for (size_t t = 0; t < m.textures.size(); ++t)
             if (m.textures[t] >= 0) textures[int(t)] = uint32_t(m.textures[t]);
         mats.push_back({material_model_index(model), d.layout.at(ParameterKind::material_value, i), 0, 0, textures});
-        if (std::find(d.shading.materials.begin(), d.shading.materials.end(), &model) == d.shading.materials.end())
-            d.shading.materials.push_back(&model);
+        auto& models = d.shading.materials;
+        const size_t at = size_t(std::find(models.begin(), models.end(), &model) - models.begin());
+        if (at == models.size()) {
+            models.push_back(&model);
+            d.shading.material_textures.push_back(0);
+        }
         for (size_t t = 0; t < m.textures.size(); ++t)
-            if (m.textures[t] >= 0 && model.textures[t].tangent_space) d.shading.tangents = true;
+            if (m.textures[t] >= 0) {
+                d.shading.material_textures[at] |= 1u << t;
+                if (model.textures[t].tangent_space) d.shading.tangents = true;
+            }
     }
     d.geometry.tangents = d.shading.tangents;
     d.shading.material_texture_gradients = any_free(scene, {ParameterKind::material_texture});

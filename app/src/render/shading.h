@@ -48,6 +48,11 @@ struct ShadowPlan {
 // the model) and the light buffer's runs of one type.
 struct ShadingPlan {
     std::vector<const MaterialModel*> materials;
+    // Per entry of `materials`: bit j set when some material of that model has its texture j. A texture no
+    // material has is not sampled at all (MaterialReads::has_texture is false as a constant), so kernels carry
+    // no code for it: on lavapipe a branch costs its code whether or not a thread takes it (engine/GUIDE.md,
+    // "Branches on lavapipe"), and an untextured pose iteration's soft backward pass sampled in vain.
+    std::vector<uint32_t> material_textures;
     std::vector<LightGroup> lights;
     bool tangents = false;   // a material has a tangent-space texture: surfaces carry tangent frames
     // Whether a material's texture, or a light's map, is a free parameter: otherwise their samples are detached
@@ -143,7 +148,13 @@ MaterialReads material_reads(const ShadeInputs<P>& in, const ShadingPlan& plan, 
         Float3 c = sample_texture(in.textures, texture_of(j), s, grads);
         return in.texture_probe ? in.texture_probe(texture_of(j), c) : c;
     };
-    r.has_texture = [texture_of](uint32_t j) -> Bool { return texture_of(j) != gpu::kNone; };
+    const size_t model_at = size_t(std::find(plan.materials.begin(), plan.materials.end(), &model) -
+                                   plan.materials.begin());
+    const uint32_t used = model_at < plan.material_textures.size() ? plan.material_textures[model_at] : ~0u;
+    r.has_texture = [texture_of, used](uint32_t j) -> Bool {
+        if (j < 32 && !((used >> j) & 1u)) return Bool(false);
+        return texture_of(j) != gpu::kNone;
+    };
     r.vertex_color = s.color;
     r.normal = s.normal;
     r.tangent = s.tangent;
