@@ -119,6 +119,9 @@ struct VertexInputs {
     // Inside $autodiff: whether the colours' gradient is wanted (ShadingPlan::vertex_color_gradients); if not, their
     // reads are detached, which spares every pixel 9 atomic adds into a gradient nobody reads.
     bool color_gradients = true;
+    // Whether some mesh has vertex colours (ShadingPlan::vertex_colors); if none has, every colour is 1 and is not
+    // read at all.
+    bool has_colors = true;
 };
 
 // The attributes of triangle `tri` (vertices t, world positions w) at perspective-correct barycentrics b.
@@ -141,7 +144,10 @@ Var<gpu::Surface> interpolate_surface(const VertexInputs<PB>& in, const DslCamer
     else
         s.normal = n;
     auto color = [&](const UInt& v) { return detached_unless(in.color_gradients, Float3(in.colors.read(v))); };
-    s.color = color(t.x) * b.x + color(t.y) * b.y + color(t.z) * b.z;
+    if (in.has_colors)
+        s.color = color(t.x) * b.x + color(t.y) * b.y + color(t.z) * b.z;
+    else
+        s.color = make_float3(1.0f);
     Float2 uv0 = in.uvs.read(t.x), uv1 = in.uvs.read(t.y), uv2 = in.uvs.read(t.z);
     s.uv = uv0 * b.x + uv1 * b.y + uv2 * b.z;
     s.duv_dx = uv0 * (bx.x - bd.x) + uv1 * (bx.y - bd.y) + uv2 * (bx.z - bd.z);

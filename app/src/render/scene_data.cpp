@@ -231,6 +231,8 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
     d.shading.material_texture_gradients = any_free(scene, {ParameterKind::material_texture});
     d.shading.light_texture_gradients = any_free(scene, {ParameterKind::light_texture});
     d.shading.vertex_color_gradients = any_free(scene, {ParameterKind::mesh_vertex_colors});
+    d.shading.vertex_colors = std::any_of(scene.meshes.begin(), scene.meshes.end(),
+                                          [](const Mesh& m) { return m.vertex_colors; });
     // Conservative: any free value that moves no geometry (the vertex stage and the camera read those).
     d.shading.value_gradients = scene.optimize && std::any_of(scene.optimize->parameters.begin(),
                                                               scene.optimize->parameters.end(), [](const Parameter& p) {

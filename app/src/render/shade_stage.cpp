@@ -48,7 +48,7 @@ auto forward_kernel(const ShadingPlan& groups) {
                                                     shadow_grid_ref(groups, grid_head, grid_slot, grid_cells, grid_list),
                                                     cam)};
             VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs,
-                triangles, triangle_material, groups.tangents};
+                triangles, triangle_material, groups.tangents, true, groups.vertex_colors};
             auto s = surface_at(vin, cam, tri, pix);
             out.write(at, make_float4(shade_surface(in, groups, s.load(), cam.eye), 1.0f));
         });
@@ -79,7 +79,8 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free, bool share) {
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
                 VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs,
-                    triangles, triangle_material, groups.tangents, groups.vertex_color_gradients};
+                    triangles, triangle_material, groups.tangents, groups.vertex_color_gradients,
+                    groups.vertex_colors};
                 auto s = surface_at(vin, cam, tri, pix);
                 auto shade = [&](const auto& p) {
                     ShadeInputs<std::decay_t<decltype(p)>> in{

@@ -67,6 +67,8 @@ struct ShadingPlan {
     // Whether a mesh's vertex colours are free: otherwise the dynamic chain's backward detaches their reads
     // (VertexInputs::color_gradients), a third of its per-pixel atomic adds.
     bool vertex_color_gradients = true;
+    // Whether some mesh has vertex colours: otherwise every surface's colour is 1 and no kernel reads them.
+    bool vertex_colors = true;
     uint32_t dfg = kNoTexture;   // the split sum's table (dfg_table) in the texture set, when a light is a sky
     // `background: "environment"`: the light drawn behind the scene (its type, its index in the light buffer).
     const LightModel* background = nullptr;
