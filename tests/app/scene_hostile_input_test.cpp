@@ -216,7 +216,8 @@ TEST_F(SceneFileLimits, FilesThatAreNotRegularFilesAreRefusedBeforeReading) {
     EXPECT_LT(seconds_since(start), 5.0);
     // The io layer's reader (checkpoints, params.json, loss.csv) refuses them too.
     EXPECT_EQ(adjoint::test::error_of([&] { read_file("/dev/zero"); }), "/dev/zero is not a regular file");
-    EXPECT_EQ(adjoint::test::error_of([&] { read_file(dir() / "fifo.png"); }), (dir() / "fifo.png").string() + " is not a regular file");
+    EXPECT_EQ(adjoint::test::error_of([&] { read_file(dir() / "fifo.png"); }),
+              (dir() / "fifo.png").string() + " is not a regular file");
 }
 
 TEST_F(SceneFileLimits, AFileOverTheSizeLimitIsRefusedUnread) {
@@ -292,7 +293,8 @@ TEST_F(SceneImageFormats, ADamagedPngSaysSoInWords) {
     EXPECT_GT(was_misleading, 0);   // the cases the old messages got wrong are among them
     EXPECT_GT(refused, 1000);
     std::string cut = good.substr(0, good.size() - 20);
-    EXPECT_EQ(adjoint::test::error_of([&] { decode_image_linear(cut, "t.png"); }), "t.png: cannot decode the PNG image: the file is cut short");
+    EXPECT_EQ(adjoint::test::error_of([&] { decode_image_linear(cut, "t.png"); }),
+              "t.png: cannot decode the PNG image: the file is cut short");
 }
 
 } // namespace

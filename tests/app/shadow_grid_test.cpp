@@ -27,14 +27,13 @@ const std::filesystem::path kAssets = std::filesystem::path(ADJOINT_SOURCE_DIR) 
 // 16,384 / 2,985 = 5 entries (SoftStage::forward, ShadowGrid::point_loops), where one part of the whole list
 // passed lavapipe's 65,535 loop iterations.
 std::string grid_scene(const std::string& render, const std::string& optimize = "") {
-    const std::string ball = "meshes/ico_sphere.obj";
     return R"({
   "format": 1,
   "camera": { "eye": [0.6, 2.8, 3.2], "target": [0, 0.3, 0], "fov_y": 45, "resolution": [48, 48] },
   "background": [0.1, 0.1, 0.1],
   "materials": { "floor": { "albedo": [0.6, 0.6, 0.6] }, "dark": { "albedo": [0.3, 0.2, 0.1] } },
   "meshes": [
-    { "name": "ball", "file": ")" + ball + R"(", "material": "dark", "scale": 0.45, "translation": [-0.3, 0.8, 0.2] },
+    { "name": "ball", "file": "meshes/ico_sphere.obj", "material": "dark", "scale": 0.45, "translation": [-0.3, 0.8, 0.2] },
     { "name": "box", "file": "meshes/box.obj", "material": "dark", "scale": 0.35, "translation": [0.6, 0.5, -0.3],
       "rotation": { "axis": [0, 1, 0], "angle": 25 } },
     { "name": "floor", "file": "meshes/plane.obj", "material": "floor" }

@@ -25,7 +25,6 @@
 #include <unistd.h>
 #include <utility>
 
-
 namespace adjoint::test {
 
 namespace {

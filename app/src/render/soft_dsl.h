@@ -176,6 +176,11 @@ inline Float soft_uncovered(const SoftFragment& f) {
     return max(softplus(f.logit) + std::log1p(-kSoftCutoff), 0.0f);
 }
 
+// Where pixel `at`'s own list begins: the own lists follow the tile lists in `list`, `capacity` entries a pixel.
+inline UInt soft_own_begin(const UInt& own_base, const UInt& at, const UInt& capacity) {
+    return own_base + at * capacity;
+}
+
 // The triangles a pixel's passes 1 and 2 loop over: its own candidates where they fitted, else its tile's.
 inline SoftTile soft_triangles(const BufferUInt& list, const BufferUInt& tile_offset, const BufferUInt& tile_count,
                                const UInt& tiles_x, const BufferUInt& pixel_count, const UInt& own_base,
@@ -185,7 +190,7 @@ inline SoftTile soft_triangles(const BufferUInt& list, const BufferUInt& tile_of
     UInt n = pixel_count.read(at);
     UInt tile_begin = tile_offset.read(tile_at);
     Bool own = n <= capacity;
-    UInt begin = ite(own, own_base + at * capacity, tile_begin);
+    UInt begin = ite(own, soft_own_begin(own_base, at, capacity), tile_begin);
     return SoftTile{list, begin, ite(own, begin + n, tile_begin + tile_count.read(tile_at)), own};
 }
 

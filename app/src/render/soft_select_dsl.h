@@ -54,7 +54,7 @@ inline void soft_select(const BufferVar<gpu::TriSetup>& setups, const BufferUInt
                         const UInt& end, const UInt& own_base, const UInt& capacity, const Float& reach_px,
                         SoftQuad& q) {
     soft_scan(setups, list, begin, end, q, reach_px, [&](uint32_t i, const UInt& tri, const auto&, const Outline&) {
-        $if (q.n[i] < capacity) { list.write(own_base + q.at[i] * capacity + q.n[i], tri); };
+        $if (q.n[i] < capacity) { list.write(soft_own_begin(own_base, q.at[i], capacity) + q.n[i], tri); };
         q.n[i] = q.n[i] + 1u;
     });
 }

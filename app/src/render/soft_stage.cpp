@@ -108,7 +108,7 @@ auto forward_kernel(const ShadingPlan& groups) {
             // while they fit (soft_dsl.h, kSoftAllWeighed); counted on over the parts.
             UInt front = 0u;
             $if (first > 0u) { front = weighed_count.read(at); };
-            UInt own_begin = own_base + at * capacity;
+            UInt own_begin = soft_own_begin(own_base, at, capacity);
             auto to_front = [&](const UInt& k, const UInt& tri) {
                 $if (tile.own) {
                     UInt slot = tile.begin + front;
@@ -184,7 +184,7 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
             // have one.
             UInt front = weighed_count.read(at);
             Bool front_only = (seed.uncovered == 0.0f) & (front != kSoftAllWeighed);
-            UInt begin = ite(front_only, own_base + at * capacity, tile.begin);
+            UInt begin = ite(front_only, soft_own_begin(own_base, at, capacity), tile.begin);
             SoftTile weighed = soft_part(SoftTile{list, begin, ite(front_only, begin + front, tile.end), tile.own},
                                          first, count);
             $autodiff {
