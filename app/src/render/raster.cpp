@@ -30,7 +30,8 @@ constexpr uint32_t kSmallSpan = 8;
 struct Rasterizer::Kernels {
     Shader<1> setup, setup_camera, fill, scan_chunks, scan_top, scan_fill;
     std::optional<Shader<1>> small;   // where the device has 64-bit atomics
-    Shader<2> raster, interpolate;
+    Shader<1> raster;
+    Shader<2> interpolate;
     std::optional<Shader<2>> barycentrics;   // compiled on the first barycentrics()
 };
 
@@ -256,7 +257,7 @@ GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const Vie
             const uint32_t last = first + kRasterPass >= b.longest ? 1 : 0;   // lists the covered pixels
             stream << k_->raster(b.setups, b.offset, b.count, b.list, gb.triangle, gb.depth, b.tiles_x, first, last,
                                  nearest, gb.covered, gb.covered_count, view.width, view.height)
-                          .dispatch((view.width + 1) / 2, (view.height + 1) / 2);   // a quad a thread
+                          .dispatch(b.tiles() * kTileQuads);   // a quad a thread (tile_quad)
             first += kRasterPass;
         } while (first < b.longest);
     };

@@ -15,6 +15,23 @@ inline UInt tile_of(const UInt2& pix, const UInt& tiles_x) {
     return (pix.y / gpu::kTileSize) * tiles_x + pix.x / gpu::kTileSize;
 }
 
+// Kernels that take a 2x2 quad of pixels a thread and loop over its tile's list run one thread per quad of every
+// tile, the tile's quads consecutive: kTileQuads threads a tile, row by row (Kernel1D, tiles * kTileQuads threads).
+// Lavapipe runs 8 consecutive threads as the lanes of one SIMD group, every lane until the longest loop of
+// them ends; these 8 then share one tile, one list and one entry an iteration, where quads in image rows (8
+// quads, 16 pixels) spanned two tiles' lists.
+constexpr uint32_t kTileQuads = (gpu::kTileSize / 2) * (gpu::kTileSize / 2);
+struct TileQuad {
+    UInt tile;
+    UInt2 corner;   // the quad's top left pixel
+};
+inline TileQuad tile_quad(const UInt& id, const UInt& tiles_x) {
+    UInt tile = id / kTileQuads, within = id % kTileQuads;
+    constexpr uint32_t row = gpu::kTileSize / 2;
+    return {tile, make_uint2((tile % tiles_x) * gpu::kTileSize + (within % row) * 2u,
+                             (tile / tiles_x) * gpu::kTileSize + (within / row) * 2u)};
+}
+
 // All meshes of a scene, concatenated, in world space.
 struct DeviceGeometry {
     Buffer<float3> positions, normals, colors;
@@ -64,6 +81,7 @@ struct TileBins {
     uint32_t longest = 0;   // the longest tile list
     Buffer<uint32_t> sides, nearest;
     uint32_t own = 0;       // entries a pixel after the lists (OwnLists)
+    uint32_t tiles() const { return tiles_x * ((height + gpu::kTileSize - 1) / gpu::kTileSize); }
 };
 
 // What a caller of Rasterizer::bin keeps in the list buffer after the tile lists, so that one buffer holds both

@@ -77,11 +77,12 @@ static_assert(gpu::kTileSize % 2 == 0, "a 2x2 quad at even coordinates lies in o
 template <bool Small>
 auto raster_kernel() {
     using Nearest = std::conditional_t<Small, BufferUInt64, BufferUInt>;
-    return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt count, BufferUInt list,
+    return Kernel1D([](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt count, BufferUInt list,
                        BufferUInt tri_out, BufferFloat depth, UInt tiles_x, UInt first, UInt last, Nearest nearest,
                        BufferUInt covered, BufferUInt covered_count, UInt width, UInt height) noexcept {
-        UInt2 quad = dispatch_id().xy() * 2u;
-        UInt tile = tile_of(quad, tiles_x);
+        TileQuad tq = tile_quad(dispatch_id().x, tiles_x);
+        UInt2 quad = tq.corner;
+        UInt tile = tq.tile;
         Bool inside[4];
         UInt at[4], best[4];
         Float2 p[4];

@@ -12,9 +12,10 @@ namespace adjoint::app {
 // outline as the binning projected it comes within `reach_px` pixels of the pixel's centre. Passes 1 and 2 test
 // each candidate exactly again (soft_fragment), so `reach_px` carries a slack for the two projections' rounding;
 // the list only spares them the triangles out of reach, most of a tile's. An invocation selects for a quad of
-// pixels (2x2, in one tile, so with one list): on lavapipe the loop over the tile's list, not the tests in it,
-// is most of the cost, and the quad's pixels share each iteration. A long tile list is selected from in parts,
-// one a dispatch (soft_part), each pixel's count going on from what the earlier parts found.
+// pixels (2x2, in one tile, so with one list; the tile's quads are consecutive invocations, tile_quad in
+// render/raster.h), and the quad's pixels share each iteration's list and setup reads. A long tile list is
+// selected from in parts, one a dispatch (soft_part), each pixel's count going on from what the earlier parts
+// found.
 constexpr uint32_t kSoftQuad = 4;   // pixels an invocation selects for
 static_assert(gpu::kTileSize % 2 == 0, "a 2x2 quad at even coordinates lies in one tile");
 struct SoftQuad {
@@ -78,8 +79,8 @@ Bool soft_select_key(const Setup& s, const Outline& o, const SoftSettings& st, c
 // (D' <= 1, and its points' depths lie between its vertices'), so the selections that keep the K heaviest take
 // the side whose nearest vertex is nearer first, and skip the other where that bound cannot beat the least of
 // any quad pixel's K. With a small gamma, once a closed mesh's front has filled the K, that is its whole back.
-// On lavapipe the loop over the list, its iterations and reads, is most of the cost (the held selection's loop
-// with only the list read left in it took as long as the whole), so a side skipped is its share of the time saved.
+// A side skipped saves its entries' tests, most of the held selection's time on lavapipe (its loop over a whole
+// list with only the reads left in it took about a third of the kernel's time: app/GUIDE.md).
 struct SoftSides {
     UInt middle;          // list index where the second side begins
     Float nearest[2];     // each side's largest 1 / w (0: none)

@@ -26,14 +26,15 @@ constexpr uint32_t kMaxPass = 1, kSumPass = 2, kFinish = 4;
 // faces_per_pixel (= capacity) the ones that weigh most (soft_select_held up to kSoftHeldFaces, else
 // soft_select_heaviest; `key` unused otherwise).
 auto select_kernel(uint32_t faces, bool held) {
-    return Kernel2D([faces, held](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt tile_sides,
+    return Kernel1D([faces, held](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt tile_sides,
                                   BufferUInt tile_nearest, BufferUInt list, UInt tiles_x,
                                   BufferVar<gpu::TriSetup> setups, BufferUInt pixel_count, BufferFloat key,
                                   UInt own_base, UInt capacity, Float reach_px, BufferVar<gpu::ViewRec> views,
                                   UInt view, Float sigma, Float gamma, UInt width, UInt height, UInt first,
                                   UInt count) noexcept {
-        UInt2 corner = dispatch_id().xy() * 2u;
-        UInt tile_at = tile_of(corner, tiles_x);
+        TileQuad tq = tile_quad(dispatch_id().x, tiles_x);
+        UInt2 corner = tq.corner;
+        UInt tile_at = tq.tile;
         UInt begin = tile_offset.read(tile_at);
         SoftTile part = soft_part(SoftTile{list, begin, begin + tile_count.read(tile_at), false}, first, count);
         SoftQuad q;
@@ -274,7 +275,7 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
         stream << select_(bins_.offset, bins_.count, bins_.sides, bins_.nearest, bins_.list, bins_.tiles_x,
                           bins_.setups, pixel_count_, key_, bins_.reserved_at, bins_.own, reach_px + 0.1f, b.views,
                           view, sigma_, gamma_, camera.width, camera.height, p * select_part_, select_part_)
-                      .dispatch((camera.width + 1) / 2, (camera.height + 1) / 2);
+                      .dispatch(bins_.tiles() * kTileQuads);
     // No pixel's list is longer than its tile's (its own candidates, or the tile's whole list), nor, with
     // faces_per_pixel, than that.
     const uint32_t longest = faces_ ? std::min(bins_.longest, faces_) : bins_.longest;

@@ -52,7 +52,8 @@ public:
 
 private:
     bool held_;                      // faces_per_pixel's heaviest held in registers (soft_select_held)
-    Shader<2> select_, forward_, backward_;
+    Shader<1> select_;
+    Shader<2> forward_, backward_;
     float sigma_, gamma_, reach2_;   // reach2 = soft_reach2(sigma), NDC units
     uint32_t faces_ = 0;             // render.soft.faces_per_pixel (0: every triangle within reach)
     uint32_t room_ = 0;              // each pixel's own list: the room asked for (bins_.own: given, last forward())
