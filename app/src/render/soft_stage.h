@@ -25,7 +25,7 @@ public:
     // view; 0 without shadows), which shortens the parts.
     void forward(Stream& stream, Rasterizer& raster, const DeviceGeometry& raster_geometry, const StageBuffers& b,
                  uint32_t view, const ViewCamera& camera, const Buffer<float>& params, const Buffer<float4>& out,
-                 uint32_t shadow_loops = 0);
+                 uint32_t shadow_loops);
     // After forward() of the same view: d loss / d the image (4 floats a pixel) -> parameters, textures,
     // world vertices.
     void backward(Stream& stream, const StageBuffers& b, uint32_t view, const DiffBuffer<float>& params,
