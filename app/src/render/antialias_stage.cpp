@@ -17,6 +17,14 @@ namespace {
 // counts in count_[kWalks] and count_[kBlends].
 constexpr uint32_t kWalks = 0, kBlends = 1;
 
+// The blend list is sparse (1,006 blends against 80,123 walks and 262,144 pixels at 50k triangles and
+// 512x512; 510 against 14,234 and 65,536 at 5k and 256x256), so its kernels are dispatched at a 64th of the
+// pixels rather than kListStride's 8th: on lavapipe each dispatched block pays its threads' start (the camera's
+// reads) whether or not any entry reaches it, which made antialias_backward 1.2-1.4 ms and antialias_forward
+// 0.86-0.91 ms at 50k/512x512 where at 64 they took 0.49-0.52 and 0.32-0.34 (app/GUIDE.md). A thread takes at
+// most 128 entries (every pair blending); a blend runs no loop of its own (lavapipe's loop budget).
+constexpr uint32_t kBlendStride = 64;
+
 // Each of the stage's kernels after the first runs over a list (render/work_list.h), so only the pairs that need
 // it pay for the walk (the pairs that see two triangles, about a fifth) or the blend (those that blend, a few
 // percent).
@@ -157,7 +165,7 @@ void AntialiasStage::forward(Stream& stream, const StageBuffers& b, uint32_t vie
     stream << forward_(colors, gbuffer.triangle, gbuffer.depth, b.world.positions.value, b.data.geometry.triangles,
                        b.tables.opposite, b.tables.neighbor, b.views, view, params, edges_, blends_, count_,
                        gbuffer.width, out_floats)
-                  .dispatch(threads);
+                  .dispatch(list_threads(size_t(gbuffer.width) * gbuffer.height, kBlendStride));
 }
 
 std::vector<uint32_t> AntialiasStage::walked_pairs(Stream& stream) const {
@@ -178,7 +186,7 @@ void AntialiasStage::backward(Stream& stream, const StageBuffers& b, uint32_t vi
     stream << backward_(colors, gbuffer.triangle, gbuffer.depth, b.world.positions, b.world.positions.value,
                         b.data.geometry.triangles, b.tables.opposite, b.tables.neighbor, b.views, view, params,
                         params.value, edges_, blends_, count_, gbuffer.width, dfinal)
-                  .dispatch(list_threads(size_t(gbuffer.width) * gbuffer.height));
+                  .dispatch(list_threads(size_t(gbuffer.width) * gbuffer.height, kBlendStride));
 }
 
 } // namespace adjoint::app
