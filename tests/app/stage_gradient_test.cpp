@@ -164,7 +164,7 @@ protected:
 };
 
 // The rig's scene with a textured phong floor and a pbr ball without textures or vertex colours: one model samples
-// its texture, the other has none to sample (ShadingPlan::material_textures), and no mesh has colours to read
+// its texture, the other has none to sample (PlannedModel::textures), and no mesh has colours to read
 // (ShadingPlan::vertex_colors).
 class TexturedStageRig : public StageRig {
 protected:
@@ -325,12 +325,10 @@ TEST_F(TexturedStageRig, UnusedTexturesAndColoursAreLeftOutWithTheSameResults) {
     const app::ShadingPlan& plan = data.shading;
     EXPECT_FALSE(plan.vertex_colors);
     ASSERT_EQ(plan.materials.size(), 2u);
-    ASSERT_EQ(plan.material_textures.size(), 2u);
-    for (size_t m = 0; m < 2; ++m)
-        EXPECT_EQ(plan.material_textures[m], std::string(plan.materials[m]->name) == "phong" ? 1u : 0u)
-            << plan.materials[m]->name;
+    for (const app::PlannedModel& m : plan.materials)
+        EXPECT_EQ(m.textures, std::string(m.model->name) == "phong" ? 1u : 0u) << m.model->name;
     app::ShadingPlan every = plan;
-    every.material_textures.assign(2, ~0u);
+    for (app::PlannedModel& m : every.materials) m.textures = ~0u;
     every.vertex_colors = true;
     const app::GBuffer gb = rasterize();
     const auto w = weights(4 * size_t(pixels), 5);

@@ -25,6 +25,8 @@ constexpr uint32_t kWalks = 0, kBlends = 1;
 // most 128 entries (every pair blending); a blend runs no loop of its own (lavapipe's loop budget).
 constexpr uint32_t kBlendStride = 64;
 
+uint32_t blend_threads(const GBuffer& g) { return list_threads(size_t(g.width) * g.height, kBlendStride); }
+
 // Each of the stage's kernels after the first runs over a list (render/work_list.h), so only the pairs that need
 // it pay for the walk (the pairs that see two triangles, about a fifth) or the blend (those that blend, a few
 // percent).
@@ -165,7 +167,7 @@ void AntialiasStage::forward(Stream& stream, const StageBuffers& b, uint32_t vie
     stream << forward_(colors, gbuffer.triangle, gbuffer.depth, b.world.positions.value, b.data.geometry.triangles,
                        b.tables.opposite, b.tables.neighbor, b.views, view, params, edges_, blends_, count_,
                        gbuffer.width, out_floats)
-                  .dispatch(list_threads(size_t(gbuffer.width) * gbuffer.height, kBlendStride));
+                  .dispatch(blend_threads(gbuffer));
 }
 
 std::vector<uint32_t> AntialiasStage::walked_pairs(Stream& stream) const {
@@ -186,7 +188,7 @@ void AntialiasStage::backward(Stream& stream, const StageBuffers& b, uint32_t vi
     stream << backward_(colors, gbuffer.triangle, gbuffer.depth, b.world.positions, b.world.positions.value,
                         b.data.geometry.triangles, b.tables.opposite, b.tables.neighbor, b.views, view, params,
                         params.value, edges_, blends_, count_, gbuffer.width, dfinal)
-                  .dispatch(list_threads(size_t(gbuffer.width) * gbuffer.height, kBlendStride));
+                  .dispatch(blend_threads(gbuffer));
 }
 
 } // namespace adjoint::app

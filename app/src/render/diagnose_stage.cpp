@@ -39,7 +39,7 @@ auto shade_kernel(const ShadingPlan& groups, bool geometry, bool antialias) {
                 TracedVertices pos{positions, directions, 0u, d, geometry}, nrm{normals, directions, 1u, d, geometry},
                     col{colors, directions, 2u, d, geometry};
                 DslCamera cam = camera_of(tp, views.read(view));
-                VertexInputs<TracedVertices> vin{pos, nrm, col, uvs, triangles, triangle_material, plan.tangents};
+                auto vin = vertex_inputs(plan, pos, nrm, col, uvs, triangles, triangle_material);
                 auto s = surface_at(vin, cam, tri, pix);
                 ShadeInputs<TracedParams> in{tp, textures, materials, lights,
                                              shadow_hook(plan, pos, positions, triangles,

@@ -124,6 +124,16 @@ struct VertexInputs {
     bool has_colors = true;
 };
 
+// The vertex inputs as `plan` reads them (tangent frames, colours and their gradients only where some material or
+// mesh has them): the one way every kernel builds them, so a kernel cannot read what the others leave out.
+template <typename PB>
+VertexInputs<PB> vertex_inputs(const ShadingPlan& plan, const PB& positions, const PB& normals, const PB& colors,
+                               const BufferFloat2& uvs, const BufferVar<uint3>& triangles,
+                               const BufferUInt& triangle_material) {
+    return VertexInputs<PB>{positions, normals, colors, uvs, triangles, triangle_material,
+                            plan.tangents, plan.vertex_color_gradients, plan.vertex_colors};
+}
+
 // The attributes of triangle `tri` (vertices t, world positions w) at perspective-correct barycentrics b.
 // bd, bx, by: the barycentrics of the triangle's plane at the pixel centre and one pixel right and down:
 // the texture level of detail comes from them, and trilinear filtering blends two levels linearly in it, so

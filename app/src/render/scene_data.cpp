@@ -130,6 +130,16 @@ float3 transform_normal(const float3x3& m, float3 n) {
     return len > 0 ? float3(r.x / len, r.y / len, r.z / len) : r;
 }
 
+// Per scene texture: whether a free parameter (a material's texture, a light's map) moves it.
+std::vector<bool> free_textures(const Scene& scene) {
+    std::vector<bool> varies(scene.textures.size(), false);
+    if (scene.optimize)
+        for (const Parameter& p : scene.optimize->parameters)
+            if (const ParameterKindInfo& k = kind_info(p.kind); k.storage == ParameterStorage::texture)
+                if (const uint32_t t = k.element(scene, p.target, p.property); t < varies.size()) varies[t] = true;
+    return varies;
+}
+
 } // namespace
 
 std::vector<TextureDesc> texture_set_descs(const Scene& scene, std::vector<SceneData::Environment>* environments,
@@ -139,11 +149,9 @@ std::vector<TextureDesc> texture_set_descs(const Scene& scene, std::vector<Scene
     for (const Light& light : scene.lights)
         if (light.texture >= 0) {
             textures[size_t(light.texture)].options.wrap = TextureWrap::RepeatClamp;
-            bool varies = false;
-            if (scene.optimize)
-                for (const Parameter& p : scene.optimize->parameters)
-                    varies |= p.kind == ParameterKind::light_texture && &scene.lights[p.target] == &light;
-            if (environments) environments->push_back({uint32_t(light.texture), uint32_t(textures.size()), varies});
+            if (environments)
+                environments->push_back({uint32_t(light.texture), uint32_t(textures.size()),
+                                         bool(free_textures(scene)[size_t(light.texture)])});
             for (uint32_t width : environment_level_width)
                 textures.push_back({width, width / 2, {.wrap = TextureWrap::RepeatClamp, .mipmaps = false}});
         }
@@ -161,12 +169,7 @@ std::vector<TextureDesc> texture_set_descs(const Scene& scene, std::vector<Scene
 SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
     SceneData d;
     d.layout = make_layout(scene);
-    d.texture_varies.assign(scene.textures.size(), false);
-    if (scene.optimize)
-        for (const Parameter& p : scene.optimize->parameters)
-            if (const ParameterKindInfo& k = kind_info(p.kind); k.storage == ParameterStorage::texture)
-                if (const uint32_t t = k.element(scene, p.target, p.property); t < d.texture_varies.size())
-                    d.texture_varies[t] = true;
+    d.texture_varies = free_textures(scene);
     const std::vector<TextureDesc> textures = texture_set_descs(scene, &d.environments, &d.shading.dfg);
     d.textures = device.create_texture_set<float3>(textures);
     if (d.shading.dfg != kNoTexture) stream << d.textures.copy_from(d.shading.dfg, dfg_table().data());
@@ -216,14 +219,11 @@ SceneData upload_scene(Device& device, Stream& stream, const Scene& scene) {
             if (m.textures[t] >= 0) textures[int(t)] = uint32_t(m.textures[t]);
         mats.push_back({material_model_index(model), d.layout.at(ParameterKind::material_value, i), 0, 0, textures});
         auto& models = d.shading.materials;
-        const size_t at = size_t(std::find(models.begin(), models.end(), &model) - models.begin());
-        if (at == models.size()) {
-            models.push_back(&model);
-            d.shading.material_textures.push_back(0);
-        }
+        auto planned = std::find_if(models.begin(), models.end(), [&](const PlannedModel& p) { return p.model == &model; });
+        if (planned == models.end()) planned = models.insert(models.end(), PlannedModel{&model, 0});
         for (size_t t = 0; t < m.textures.size(); ++t)
             if (m.textures[t] >= 0) {
-                d.shading.material_textures[at] |= 1u << t;
+                planned->textures |= 1u << t;
                 if (model.textures[t].tangent_space) d.shading.tangents = true;
             }
     }

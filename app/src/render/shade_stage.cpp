@@ -47,8 +47,7 @@ auto forward_kernel(const ShadingPlan& groups) {
                                         shadow_hook(groups, positions, positions, triangles,
                                                     shadow_grid_ref(groups, grid_head, grid_slot, grid_cells, grid_list),
                                                     cam)};
-            VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs,
-                triangles, triangle_material, groups.tangents, true, groups.vertex_colors};
+            auto vin = vertex_inputs(groups, positions, normals, colors, uvs, triangles, triangle_material);
             auto s = surface_at(vin, cam, tri, pix);
             out.write(at, make_float4(shade_surface(in, groups, s.load(), cam.eye), 1.0f));
         });
@@ -78,9 +77,7 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free, bool share) {
             if (share) g = g + read3(color_share, 4u * at);
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
-                VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs,
-                    triangles, triangle_material, groups.tangents, groups.vertex_color_gradients,
-                    groups.vertex_colors};
+                auto vin = vertex_inputs(groups, positions, normals, colors, uvs, triangles, triangle_material);
                 auto s = surface_at(vin, cam, tri, pix);
                 auto shade = [&](const auto& p) {
                     ShadeInputs<std::decay_t<decltype(p)>> in{

@@ -46,13 +46,17 @@ struct ShadowPlan {
 
 // What the shading code bakes in: the material models the scene uses (a scene of one model has no branch on
 // the model) and the light buffer's runs of one type.
+// A material model the scene uses, and bit j set when some material of that model has its texture j. A texture
+// no material has is not sampled at all (MaterialReads::has_texture is false as a constant), so kernels carry no
+// code for it: on lavapipe a branch costs its code whether or not a thread takes it (engine/GUIDE.md, "Branches on
+// lavapipe"), and an untextured pose iteration's soft backward pass sampled in vain.
+struct PlannedModel {
+    const MaterialModel* model = nullptr;
+    uint32_t textures = 0;
+};
+
 struct ShadingPlan {
-    std::vector<const MaterialModel*> materials;
-    // Per entry of `materials`: bit j set when some material of that model has its texture j. A texture no
-    // material has is not sampled at all (MaterialReads::has_texture is false as a constant), so kernels carry
-    // no code for it: on lavapipe a branch costs its code whether or not a thread takes it (engine/GUIDE.md,
-    // "Branches on lavapipe"), and an untextured pose iteration's soft backward pass sampled in vain.
-    std::vector<uint32_t> material_textures;
+    std::vector<PlannedModel> materials;
     std::vector<LightGroup> lights;
     bool tangents = false;   // a material has a tangent-space texture: surfaces carry tangent frames
     // Whether a material's texture, or a light's map, is a free parameter: otherwise their samples are detached
@@ -132,8 +136,9 @@ inline Float3 sample_texture(const TextureSetFloat3& textures, const UInt& textu
 
 // The reads of a material's properties and textures for its model's evaluate().
 template <typename P>
-MaterialReads material_reads(const ShadeInputs<P>& in, const ShadingPlan& plan, const MaterialModel& model,
+MaterialReads material_reads(const ShadeInputs<P>& in, const ShadingPlan& plan, const PlannedModel& planned,
                              const Expr<gpu::Material>& mat, const Expr<gpu::Surface>& s) {
+    const MaterialModel& model = *planned.model;
     std::vector<uint32_t> offsets;   // each property's first float in the material's values
     uint32_t at = 0;
     for (const MaterialProperty& p : model.properties) offsets.push_back(at), at += p.floats;
@@ -150,9 +155,7 @@ MaterialReads material_reads(const ShadeInputs<P>& in, const ShadingPlan& plan, 
         Float3 c = sample_texture(in.textures, texture_of(j), s, grads);
         return in.texture_probe ? in.texture_probe(texture_of(j), c) : c;
     };
-    const size_t model_at = size_t(std::find(plan.materials.begin(), plan.materials.end(), &model) -
-                                   plan.materials.begin());
-    const uint32_t used = model_at < plan.material_textures.size() ? plan.material_textures[model_at] : ~0u;
+    const uint32_t used = planned.textures;
     r.has_texture = [texture_of, used](uint32_t j) -> Bool {
         if (j < 32 && !((used >> j) & 1u)) return Bool(false);
         return texture_of(j) != gpu::kNone;
@@ -183,9 +186,10 @@ Float3 background_at(const ShadeInputs<P>& in, const ShadingPlan& plan, const Fl
 
 // The colour of a surface point of one material model seen from eye.
 template <typename P>
-Float3 shade_model(const ShadeInputs<P>& in, const MaterialModel& model, const ShadingPlan& plan,
+Float3 shade_model(const ShadeInputs<P>& in, const PlannedModel& planned, const ShadingPlan& plan,
                    const Expr<gpu::Material>& mat, const Expr<gpu::Surface>& s, const Float3& eye) {
-    const MaterialPoint m = model.evaluate(material_reads(in, plan, model, mat, s));
+    const MaterialModel& model = *planned.model;
+    const MaterialPoint m = model.evaluate(material_reads(in, plan, planned, mat, s));
     Float3 v = normalize(eye - s.position);
     const ParamReads reads = param_reads(in, plan);
     Float3 color = model.emitted(m);
@@ -224,10 +228,10 @@ template <typename P>
 Float3 shade_surface(const ShadeInputs<P>& in, const ShadingPlan& plan, const Expr<gpu::Surface>& s,
                      const Float3& eye) {
     auto mat = in.materials.read(s.material);
-    if (plan.materials.size() == 1) return shade_model(in, *plan.materials[0], plan, mat, s, eye);
+    if (plan.materials.size() == 1) return shade_model(in, plan.materials[0], plan, mat, s, eye);
     Float3 color = make_float3(0.0f);
-    for (const MaterialModel* model : plan.materials) {
-        $if (mat.model == material_model_index(*model)) { color = shade_model(in, *model, plan, mat, s, eye); };
+    for (const PlannedModel& planned : plan.materials) {
+        $if (mat.model == material_model_index(*planned.model)) { color = shade_model(in, planned, plan, mat, s, eye); };
     }
     return color;
 }

@@ -96,7 +96,7 @@ void traced_part(const TracedSources& x, const ShadingPlan& plan, bool geometry,
         TracedVertices pos{x.positions, x.directions, 0u, d, geometry}, nrm{x.normals, x.directions, 1u, d, geometry},
             col{x.colors, x.directions, 2u, d, geometry};
         DslCamera cam = camera_of(tp, vr);
-        VertexInputs<TracedVertices> vin{pos, nrm, col, x.uvs, x.triangles, x.triangle_material, plan.tangents};
+        auto vin = vertex_inputs(plan, pos, nrm, col, x.uvs, x.triangles, x.triangle_material);
         ShadeInputs<TracedParams> in{tp, x.textures, x.materials, x.lights,
                                      shadow_hook(plan, pos, x.positions, x.triangles, x.grid, cam),
                                      [&](const UInt& t, const Float3& c) -> Float3 {
@@ -135,8 +135,7 @@ auto diagnose_kernel(const ShadingPlan& groups, bool geometry) {
         SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
         DslCamera plain_cam = camera_of(params, vr);
         ShadowGridRef grid = shadow_grid_ref(plan, grid_head, grid_slot, grid_cells, grid_list);
-        VertexInputs<BufferFloat3> plain_vin{positions, normals, colors, uvs,
-                                             triangles, triangle_material, plan.tangents};
+        auto plain_vin = vertex_inputs(plan, positions, normals, colors, uvs, triangles, triangle_material);
         ShadeInputs<BufferFloat> plain_in{params, textures, materials, lights};   // the background's
         Float3 bg = background_at(plain_in, plan, background, [&] { return plain_cam.ray(pixel_centre(pix)); });
         Float2 ms = state.read(at);

@@ -88,8 +88,7 @@ auto forward_kernel(const ShadingPlan& groups) {
         auto vr = views.read(view);
         SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
         DslCamera cam = camera_of(params, vr);
-        VertexInputs<BufferFloat3> vin{positions, normals, colors, uvs,
-            triangles, triangle_material, groups.tangents, true, groups.vertex_colors};
+        auto vin = vertex_inputs(groups, positions, normals, colors, uvs, triangles, triangle_material);
         ShadeInputs<BufferFloat> in{params, textures, materials, lights,
                                     shadow_hook(groups, positions, positions, triangles,
                                                 shadow_grid_ref(groups, grid_head, grid_slot, grid_cells, grid_list),
@@ -162,9 +161,7 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
             auto vr = views.read(view);
             SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
             DslCamera plain_cam = camera_of(params_value, vr);
-            VertexInputs<DiffBufferFloat3> vin{positions, normals, colors, uvs,
-                triangles, triangle_material, groups.tangents, groups.vertex_color_gradients,
-                groups.vertex_colors};
+            auto vin = vertex_inputs(groups, positions, normals, colors, uvs, triangles, triangle_material);
             // The background has no gradient (the loader refuses what would need one).
             ShadeInputs<BufferFloat> plain_in{params_value, textures, materials, lights};
             Float3 bg = background_at(plain_in, groups, background, [&] { return plain_cam.ray(pixel_centre(pix)); });
