@@ -366,8 +366,9 @@ TEST_F(StageRig, AntialiasStageMatchesCentralDifferences) {
     app::AntialiasStage antialias(device, false, pixels);
     Buffer<float4> out = image();
     const auto w = weights(4 * size_t(pixels), 5);
-    auto f = [&] {
-        antialias.forward(stream, buffers, 0, gb, params.value, colors.value, out);
+    auto f = [&] {   // blends in place: each time from the shaded colours
+        stream << colors.value.copy_to(out);
+        antialias.forward(stream, buffers, 0, gb, params.value, out);
         return dot(flat(read(out)), w);
     };
     Buffer<float> dfinal = device.create_buffer<float>(w.size());
@@ -376,7 +377,7 @@ TEST_F(StageRig, AntialiasStageMatchesCentralDifferences) {
     // colour gradient (the renderer starts it at 0 and its shading reads dfinal beside it).
     stream << dfinal.copy_from(w.data()) << colors.grad.copy_from(w.data()) << world.positions.zero_grad()
            << params.grad.fill_zero();
-    antialias.backward(stream, buffers, 0, gb, params, colors, dfinal);
+    antialias.backward(stream, buffers, 0, gb, params, colors.grad, dfinal);
     const std::vector<float> gx = read(world.positions.grad), gc = read(colors.grad);
 
     // World positions of silhouette vertices: the blends move with them. An edge walk that changes inside a
@@ -416,7 +417,8 @@ TEST_F(OddSizeStageRig, AntialiasListsEveryPairThatSeesTwoTriangles) {
     auto [gb, colors] = shaded();
     app::AntialiasStage antialias(device, false, pixels);
     Buffer<float4> out = image();
-    antialias.forward(stream, buffers, 0, gb, params.value, colors.value, out);
+    stream << colors.value.copy_to(out);
+    antialias.forward(stream, buffers, 0, gb, params.value, out);
     const std::vector<uint32_t> listed = antialias.walked_pairs(stream);
     const std::vector<uint32_t> ids = read(gb.triangle);
     std::vector<uint32_t> expected;
@@ -431,7 +433,7 @@ TEST_F(OddSizeStageRig, AntialiasListsEveryPairThatSeesTwoTriangles) {
     for (uint32_t e : expected) seams += e % 2 == 0 && (e / 2 % width) % 16 == 15;
     EXPECT_GT(seams, 0u);              // some pair spans two runs
     EXPECT_EQ(listed, expected);
-    // Where no pair blends the output is the shaded colour itself (the kernel's copy).
+    // Where no pair blends the image keeps its shaded colour.
     const auto shaded_colors = read(colors.value), blended = read(out);
     size_t same = 0;
     for (uint32_t i = 0; i < pixels; ++i)
@@ -447,7 +449,7 @@ TEST_F(StageRig, AntialiasBackwardWithoutItsForwardRefuses) {
     auto [gb, colors] = shaded();
     app::AntialiasStage antialias(device, false, pixels);
     Buffer<float> dfinal = device.create_buffer<float>(4 * size_t(pixels));
-    auto backward = [&] { antialias.backward(stream, buffers, 0, gb, params, colors, dfinal); };
+    auto backward = [&] { antialias.backward(stream, buffers, 0, gb, params, colors.grad, dfinal); };
     try {
         backward();
         ADD_FAILURE() << "backward() before any forward() was accepted";
@@ -455,7 +457,8 @@ TEST_F(StageRig, AntialiasBackwardWithoutItsForwardRefuses) {
         EXPECT_NE(std::string(e.what()).find("AntialiasStage::backward: view 0"), std::string::npos) << e.what();
     }
     Buffer<float4> out = image();
-    antialias.forward(stream, buffers, 0, gb, params.value, colors.value, out);
+    stream << colors.value.copy_to(out);
+    antialias.forward(stream, buffers, 0, gb, params.value, out);
     EXPECT_NO_THROW(backward());
     stream << synchronize();
 }

@@ -30,14 +30,13 @@ namespace adjoint::app {
 
 constexpr uint32_t kWalkGuard = 64;   // bounds only a degenerate walk (see above)
 
-template <typename PB, typename CB>
+template <typename PB>
 struct AntialiasInputs {
     const PB& positions;                   // world space (differentiable in the backward kernel)
     const BufferFloat3& positions_value;   // the same values, plain, for the walk
     const BufferVar<uint3>& triangles;
     const BufferVar<uint3>& opposite;      // GeometryTables::opposite
     const BufferVar<uint3>& neighbor;      // GeometryTables::neighbor
-    const CB& colors;                      // the shaded image (alpha = coverage)
     const BufferUInt& triangle_ids;        // the G-buffer
     const BufferFloat& depth;              // the G-buffer's depth (GBuffer::depth): picks a pair's occluder
     const UInt& width;
@@ -48,8 +47,8 @@ struct AntialiasInputs {
 
 // Triangle `tri`'s corners t in pixel coordinates: from the setups where the rasterizer kept them (it culls
 // triangles off screen, behind the near plane or degenerate: x0 > x1 in the tile box), else projected.
-template <typename PB, typename CB>
-void corners(const AntialiasInputs<PB, CB>& in, const DslCamera& plain_cam, const UInt& tri, const UInt3& t,
+template <typename PB>
+void corners(const AntialiasInputs<PB>& in, const DslCamera& plain_cam, const UInt& tri, const UInt3& t,
              Float2 (&p)[3]) {
     auto project = [&] {
         p[0] = plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.x)));
@@ -67,9 +66,9 @@ void corners(const AntialiasInputs<PB, CB>& in, const DslCamera& plain_cam, cons
 }
 
 // The scene's tables as walk_to_silhouette's mesh (<adjoint/app/screen_edges.h>).
-template <typename PB, typename CB>
+template <typename PB>
 struct WalkMesh {
-    const AntialiasInputs<PB, CB>& in;
+    const AntialiasInputs<PB>& in;
     const DslCamera& cam;
     UInt3 triangle(const UInt& tri) const { return in.triangles.read(tri); }
     void corners(const UInt& tri, const UInt3& t, Float2 (&p)[3], Bool&) const { app::corners(in, cam, tri, t, p); }
@@ -88,8 +87,8 @@ struct PairEdge {
     Float2 ci, co;             // the two pixel centres
 };
 
-template <typename PB, typename CB>
-PairEdge pair_edge(const AntialiasInputs<PB, CB>& in, const DslCamera& plain_cam, const UInt2& pa, const UInt2& pb) {
+template <typename PB>
+PairEdge pair_edge(const AntialiasInputs<PB>& in, const DslCamera& plain_cam, const UInt2& pa, const UInt2& pb) {
     PairEdge e;
     Bool horizontal = pa.y == pb.y;
     UInt ia = pa.y * in.width + pa.x, ib = pb.y * in.width + pb.x;
@@ -108,7 +107,7 @@ PairEdge pair_edge(const AntialiasInputs<PB, CB>& in, const DslCamera& plain_cam
         Float2 cb = make_float2(cast<float>(pb.x) + 0.5f, cast<float>(pb.y) + 0.5f);
         e.ci = ite(at_a == 1u, ca, cb);
         e.co = ite(at_a == 1u, cb, ca);
-        SilhouetteEdge w = walk_to_silhouette(WalkMesh<PB, CB>{in, plain_cam}, cur, seen_at_o, e.ci, e.co,
+        SilhouetteEdge w = walk_to_silhouette(WalkMesh<PB>{in, plain_cam}, cur, seen_at_o, e.ci, e.co,
                                               horizontal, kWalkGuard);
         e.found = w.found;
         e.va = w.va;
@@ -146,19 +145,18 @@ inline PairEdge decode_edge(const UInt2& r, const UInt2& pa, const UInt2& pb, co
     return e;
 }
 
-// The blend of a pair whose edge was found: sets `target` to the pixel index that changes (gpu::kNone
-// when none) and `delta` to what is added to its colour. Differentiable in the vertices, the camera and
-// the colours.
-template <typename PB, typename CB>
-void pair_delta(const AntialiasInputs<PB, CB>& in, const DslCamera& cam, const PairEdge& e, UInt& target,
-                Float4& delta) {
+// The blend of a pair whose edge was found, col_i and col_o the shaded colours of its pixels e.ii and e.io (alpha
+// = coverage): sets `target` to the pixel index that changes (gpu::kNone when none) and `delta` to what is added
+// to its colour. Differentiable in the vertices, the camera and the colours.
+template <typename PB>
+void pair_delta(const AntialiasInputs<PB>& in, const DslCamera& cam, const PairEdge& e, const Float4& col_i,
+                const Float4& col_o, UInt& target, Float4& delta) {
     target = gpu::kNone;
     delta = make_float4(0.0f);
     $if (e.found == 1u) {
         Float2 a = cam.pixel(cam.clip(in.positions.read(e.va))), b = cam.pixel(cam.clip(in.positions.read(e.vb)));
         Float ei = edge_function(a, b, e.ci) * e.orient, eo = edge_function(a, b, e.co) * e.orient;
         Float s = clamp(ei / (ei - eo), 0.0f, 1.0f);
-        Float4 col_i = in.colors.read(e.ii), col_o = in.colors.read(e.io);
         $if (s > 0.5f) {
             target = e.io;
             delta = (col_i - col_o) * (s - 0.5f);

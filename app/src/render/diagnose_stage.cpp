@@ -68,8 +68,8 @@ auto antialias_kernel(bool geometry) {
         UInt at = pix.y * width + pix.x, pixels = width * height;
         auto vr = views.read(view);
         DslCamera plain_cam = camera_of(params, vr);
-        AntialiasInputs<BufferFloat3, BufferFloat4> plain{positions, positions, triangles, opposite, neighbor,
-                                                          colors, tri_ids, depth, width};
+        AntialiasInputs<BufferFloat3> plain{positions, positions, triangles, opposite, neighbor, tri_ids, depth,
+                                            width};
         PairEdge edges[2];
         for (int k = 0; k < 2; ++k) {
             $if (k == 0 ? pix.x + 1u < width : pix.y + 1u < height) {
@@ -84,14 +84,15 @@ auto antialias_kernel(bool geometry) {
                 mark_deltas(d);
                 TracedParams tp{params, param_slot, d};
                 TracedVertices pos{positions, directions, 0u, d, geometry};
-                AntialiasInputs<TracedVertices, BufferFloat4> in{pos, positions, triangles, opposite, neighbor,
-                                                                 colors, tri_ids, depth, width};
+                AntialiasInputs<TracedVertices> in{pos, positions, triangles, opposite, neighbor, tri_ids, depth,
+                                                   width};
                 DslCamera cam = camera_of(tp, vr);
                 Float total = 0.0f;
                 for (int k = 0; k < 2; ++k) {
                     UInt target = kNone;
                     Float4 delta = make_float4(0.0f);
-                    pair_delta(in, cam, edges[k], target, delta);
+                    pair_delta(in, cam, edges[k], colors.read(edges[k].ii), colors.read(edges[k].io), target,
+                               delta);
                     $if (target != kNone) { total = total + dot(delta, read4(dfinal, 4u * target)); };
                 }
                 adjoint::backward(total);

@@ -37,7 +37,9 @@ struct DynamicRenderer::State {
     std::optional<SoftStage> soft;
     std::optional<DiagnoseStage> diagnose;      // compiled on the first diagnose() (hard and antialias)
     std::optional<SoftDiagnoseStage> soft_diagnose;   // compiled on the first diagnose() (soft)
-    DiffBuffer<float4> color;         // the shaded image before antialiasing, and d loss / d it
+    // d loss / d the shaded image before antialiasing (grad), and that image where a diagnosis needs it (value:
+    // the antialias stage blends the rendered image in place).
+    DiffBuffer<float4> color;
     // d loss / d final image, 4 floats a pixel (image_gradient()): without antialiasing, the shaded image's
     // gradient itself, which the shading's backward reads; with it, its own buffer, and color.grad takes only
     // the blends' share (antialiasing's backward adds it to a zeroed buffer; the shading reads both: the
@@ -105,9 +107,8 @@ void DynamicRenderer::render(Stream& stream, uint32_t view, const Camera& camera
         return;
     }
     s.gbuffer = s.raster.rasterize(stream, s.raster_geometry, vc);
-    const Buffer<float4>& shaded = s.antialias ? s.color.value : out;
-    s.shade->forward(stream, s.buffers, view, s.gbuffer, params, shaded);
-    if (s.antialias) s.antialias->forward(stream, s.buffers, view, s.gbuffer, params, s.color.value, out);
+    s.shade->forward(stream, s.buffers, view, s.gbuffer, params, out);
+    if (s.antialias) s.antialias->forward(stream, s.buffers, view, s.gbuffer, params, out);   // in place
 }
 
 const Buffer<float>& DynamicRenderer::image_gradient() const { return s_->dfinal; }
@@ -121,7 +122,7 @@ void DynamicRenderer::backward(Stream& stream, uint32_t view, const DiffBuffer<f
     }
     if (s.antialias) {
         stream << s.color.grad.fill_zero();
-        s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color, s.dfinal);
+        s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color.grad, s.dfinal);
         s.shade->backward(stream, s.buffers, view, s.gbuffer, params, s.dfinal, &s.color.grad);
     } else {
         s.shade->backward(stream, s.buffers, view, s.gbuffer, params, s.color.grad);
@@ -141,8 +142,10 @@ void DynamicRenderer::diagnose(Device& device, Stream& stream, uint32_t view, co
     if (!s.diagnose || s.diagnose->geometry != d.geometry)
         s.diagnose.emplace(device, s.data.shading, bool(s.antialias), d.geometry);
     if (s.antialias) {
+        // The image was blended in place; the diagnosis walks every pair again and blends the shaded colours.
+        s.shade->forward(stream, s.buffers, view, s.gbuffer, params.value, s.color.value);
         stream << s.color.grad.fill_zero();
-        s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color, s.dfinal);
+        s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color.grad, s.dfinal);
     }
     s.diagnose->run(stream, s.buffers, view, s.gbuffer, params.value, s.color.grad, s.color.value, s.dfinal, d);
 }
