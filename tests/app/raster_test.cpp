@@ -233,6 +233,31 @@ TEST_F(Raster, BarycentricsArePerspectiveCorrect) {
 // Binning with a margin (soft rasterization's reach): a triangle inside tile (1, 1) of a 48x48 image
 // (pixels 20..27) is binned there alone without a margin, and into the tiles its box grown by the margin
 // touches with one: 6 pixels reach tiles 0..2 in x and y (14 and 33), 3 pixels do not leave tile 1.
+// Every triangle's setup holds its corners in pixels, a culled one's too: the antialias walk crosses triangles the
+// rasterizer culls (off screen, degenerate, outside the depth range) and reads their corners there (antialias_dsl.h).
+TEST_F(Raster, SetupsHoldTheCornersOfCulledTrianglesToo) {
+    const std::vector<float3> p = {float3(-0.5f, -0.5f, 0.5f), float3(0.5f, -0.5f, 0.5f), float3(0, 0.5f, 0.5f),
+                                   float3(1.5f, -0.5f, 0.5f), float3(2.5f, -0.5f, 0.5f), float3(2, 0.5f, 0.5f),
+                                   float3(-0.25f, 0, 0.5f), float3(0.25f, 0, 0.5f), float3(0.75f, 0, 0.5f),
+                                   float3(-0.5f, -0.5f, 2), float3(0.5f, -0.5f, 2), float3(0, 0.5f, 2)};
+    auto g = upload(p, {uint3(0, 1, 2), uint3(3, 4, 5), uint3(6, 7, 8), uint3(9, 10, 11)});
+    Rasterizer r(device);
+    const uint32_t w = 40, h = 30;
+    auto gb = r.rasterize(stream, g, identity_view(w, h));
+    std::vector<app::gpu::TriSetup> s(4);
+    stream << gb.setups.copy_to(s.data(), 0, 4) << synchronize();
+    const bool culled[4] = {false, true, true, true};   // on screen, off screen, degenerate, beyond the far plane
+    for (uint32_t t = 0; t < 4; ++t) {
+        EXPECT_EQ(s[t].tiles.x == app::gpu::kCulledTiles && s[t].tiles.y == 0, culled[t]) << "triangle " << t;
+        const float2 got[3] = {s[t].p0, s[t].p1, s[t].p2};
+        for (uint32_t k = 0; k < 3; ++k) {
+            const float3& v = p[3 * t + k];
+            EXPECT_NEAR(got[k].x, (v.x * 0.5f + 0.5f) * w, 1e-4f) << "triangle " << t << " corner " << k;
+            EXPECT_NEAR(got[k].y, (0.5f - v.y * 0.5f) * h, 1e-4f) << "triangle " << t << " corner " << k;
+        }
+    }
+}
+
 TEST_F(Raster, BinMarginGrowsTheTilesATriangleIsBinnedTo) {
     // A 3x3-tile image; NDC x = p / (1.5 T) - 1 for pixel p: the triangle spans pixels T + 2 .. 2T - 3 in x and y
     // (y flipped: T + 3 .. 2T - 2), inside the middle tile with 2 pixels to spare.

@@ -45,24 +45,21 @@ struct AntialiasInputs {
     const BufferVar<gpu::TriSetup>* setups = nullptr;
 };
 
-// Triangle `tri`'s corners t in pixel coordinates: from the setups where the rasterizer kept them (it culls
-// triangles off screen, behind the near plane or degenerate: x0 > x1 in the tile box), else projected.
+// Triangle `tri`'s corners t in pixel coordinates: from the setups where the rasterizer made them (for every
+// triangle, culled ones too: raster.cpp's setup_triangle), else projected (the same formula on the same values).
 template <typename PB>
 void corners(const AntialiasInputs<PB>& in, const DslCamera& plain_cam, const UInt& tri, const UInt3& t,
              Float2 (&p)[3]) {
-    auto project = [&] {
-        p[0] = plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.x)));
-        p[1] = plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.y)));
-        p[2] = plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.z)));
-    };
-    if (!in.setups) return project();
-    auto st = in.setups->read(tri);
-    $if ((st.tiles.x & 0xffffu) > (st.tiles.y & 0xffffu)) { project(); }
-    $else {
+    if (in.setups) {
+        auto st = in.setups->read(tri);
         p[0] = st.p0;
         p[1] = st.p1;
         p[2] = st.p2;
-    };
+        return;
+    }
+    p[0] = plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.x)));
+    p[1] = plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.y)));
+    p[2] = plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.z)));
 }
 
 // The scene's tables as walk_to_silhouette's mesh (<adjoint/app/screen_edges.h>).

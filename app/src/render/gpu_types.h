@@ -7,7 +7,7 @@ namespace adjoint::app::gpu {
 // One triangle after projection: pixel-space positions, 1/w and NDC depth per vertex, and the tiles it was
 // binned to. 64 bytes, so that the 2 million triangles' records fit one storage buffer (lavapipe's 128 MiB).
 struct TriSetup {
-    float2 p0, p1, p2;      // pixel coordinates (x right, y down)
+    float2 p0, p1, p2;      // pixel coordinates (x right, y down), of culled triangles too
     uint2 tiles;            // tile bbox, inclusive: (x0 | y0 << 16, x1 | y1 << 16); x0 > x1 when culled (behind
                             // the near plane, degenerate or off screen): kCulledTiles
     float3 inv_w;           // 1 / clip w per vertex

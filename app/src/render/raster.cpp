@@ -46,11 +46,18 @@ Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Floa
     Float w = cast<float>(width), h = cast<float>(height);
     Var<gpu::TriSetup> s;
     s.tiles = make_uint2(gpu::kCulledTiles, 0u);
+    // The corners are kept for a culled triangle too (meaningless behind the eye, as any projection there), so that
+    // the antialias walk, which crosses culled triangles, reads every triangle's corners here (DslCamera::pixel's
+    // formula on the same clip coordinates) instead of projecting them again under a branch that lavapipe runs
+    // for every step of every walk.
+    Float3 iw = make_float3(1.0f / c0.w, 1.0f / c1.w, 1.0f / c2.w);
+    Float2 p0 = make_float2((c0.x * iw.x * 0.5f + 0.5f) * w, (0.5f - c0.y * iw.x * 0.5f) * h);
+    Float2 p1 = make_float2((c1.x * iw.y * 0.5f + 0.5f) * w, (0.5f - c1.y * iw.y * 0.5f) * h);
+    Float2 p2 = make_float2((c2.x * iw.z * 0.5f + 0.5f) * w, (0.5f - c2.y * iw.z * 0.5f) * h);
+    s.p0 = p0;
+    s.p1 = p1;
+    s.p2 = p2;
     $if ((c0.w > 1e-6f) & (c1.w > 1e-6f) & (c2.w > 1e-6f)) {
-        Float3 iw = make_float3(1.0f / c0.w, 1.0f / c1.w, 1.0f / c2.w);
-        Float2 p0 = make_float2((c0.x * iw.x * 0.5f + 0.5f) * w, (0.5f - c0.y * iw.x * 0.5f) * h);
-        Float2 p1 = make_float2((c1.x * iw.y * 0.5f + 0.5f) * w, (0.5f - c1.y * iw.y * 0.5f) * h);
-        Float2 p2 = make_float2((c2.x * iw.z * 0.5f + 0.5f) * w, (0.5f - c2.y * iw.z * 0.5f) * h);
         Float3 z = make_float3(c0.z * iw.x, c1.z * iw.y, c2.z * iw.z) * 0.5f + 0.5f;   // GL NDC z to [0, 1]
         Float area = edge_function(p0, p1, p2);
         Float2 lo = min(min(p0, p1), p2) - margin, hi = max(max(p0, p1), p2) + margin;
@@ -61,9 +68,6 @@ Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Floa
             Float2 chi = clamp(hi, make_float2(0.0f), make_float2(w - 1.0f, h - 1.0f));
             UInt4 tiles = make_uint4(cast<uint32_t>(clo.x) / kTileSize, cast<uint32_t>(clo.y) / kTileSize,
                                      cast<uint32_t>(chi.x) / kTileSize, cast<uint32_t>(chi.y) / kTileSize);
-            s.p0 = p0;
-            s.p1 = p1;
-            s.p2 = p2;
             s.inv_w = iw;
             s.z = z;
             s.tiles = make_uint2(tiles.x | (tiles.y << 16u), tiles.z | (tiles.w << 16u));
