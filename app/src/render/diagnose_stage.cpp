@@ -111,7 +111,7 @@ DiagnoseStage::DiagnoseStage(Device& device, const ShadingPlan& groups, bool ant
 }
 
 void DiagnoseStage::run(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gb,
-                        const Buffer<float>& params, const Buffer<float>& color_grad, const Buffer<float4>& colors,
+                        const Buffer<float>& params, const Buffer<float>& color_grad, const Buffer<float4>* unblended,
                         const Buffer<float>& dfinal, const DiagnoseBuffers& d) const {
     const auto& g = b.data.geometry;
     const auto& w = b.world;
@@ -124,7 +124,8 @@ void DiagnoseStage::run(Stream& stream, const StageBuffers& b, uint32_t view, co
                                                       b.shadow_grid.list)
                   .dispatch(gb.width, gb.height);
     if (!antialias_) return;
-    stream << (*antialias_)(colors, gb.triangle, gb.depth, w.positions.value,
+    if (!unblended) fail("DiagnoseStage::run: antialiasing needs the shaded image before its blends");
+    stream << (*antialias_)(*unblended, gb.triangle, gb.depth, w.positions.value,
                                                               g.triangles, b.tables.opposite, b.tables.neighbor,
                                                               b.views, view, params, d.param_slot, d.directions,
                                                               dfinal, d.out)

@@ -28,8 +28,9 @@ public:
     // After antialiasing's backward (color_grad: the blends' share of the shading's colour gradient, which is
     // dfinal plus it; without antialiasing color_grad is the whole and dfinal the same buffer): each covered
     // pixel's contributions into out (written), then each antialiased pixel pair's (added) and the edge mask.
+    // unblended: with antialiasing, the shaded image before its blends (the pairs' colours); else unused.
     void run(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gbuffer, const Buffer<float>& params,
-             const Buffer<float>& color_grad, const Buffer<float4>& colors, const Buffer<float>& dfinal,
+             const Buffer<float>& color_grad, const Buffer<float4>* unblended, const Buffer<float>& dfinal,
              const DiagnoseBuffers& d) const;
 
 private:

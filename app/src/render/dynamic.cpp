@@ -37,11 +37,12 @@ struct DynamicRenderer::State {
     std::optional<SoftStage> soft;
     std::optional<DiagnoseStage> diagnose;      // compiled on the first diagnose() (hard and antialias)
     std::optional<SoftDiagnoseStage> soft_diagnose;   // compiled on the first diagnose() (soft)
-    // d loss / d the shaded image before antialiasing (grad), and that image where a diagnosis needs it (value:
-    // the antialias stage blends the rendered image in place).
-    DiffBuffer<float4> color;
+    Buffer<float> color_grad;         // d loss / d the shaded image before antialiasing, 4 floats a pixel
+    // The shaded image before antialiasing, only where a diagnosis needs it (the antialias stage blends the rendered
+    // image in place): allocated by the first diagnose() with antialiasing.
+    std::optional<Buffer<float4>> unblended;
     // d loss / d final image, 4 floats a pixel (image_gradient()): without antialiasing, the shaded image's
-    // gradient itself, which the shading's backward reads; with it, its own buffer, and color.grad takes only
+    // gradient itself, which the shading's backward reads; with it, its own buffer, and color_grad takes only
     // the blends' share (antialiasing's backward adds it to a zeroed buffer; the shading reads both: the
     // blends change a few percent of the pixels, so no full copy of dfinal is made).
     Buffer<float> dfinal;
@@ -60,7 +61,7 @@ struct DynamicRenderer::State {
         raster_geometry.normals = world.normals.value;
         raster_geometry.colors = world.colors.value;
         const uint32_t pixels = scene.views[0].width * scene.views[0].height;
-        color = d.create_diff_buffer<float4>(pixels);
+        if (o.visibility != Visibility::soft) color_grad = d.create_buffer<float>(4 * size_t(pixels));
         if (o.visibility == Visibility::soft) {
             soft.emplace(d, sd.shading, o.camera_free, scene.render, pixels, o.soft_candidates, o.soft_part,
                          o.soft_faces_in_memory);
@@ -68,7 +69,7 @@ struct DynamicRenderer::State {
             shade.emplace(d, sd.shading, o.camera_free, o.visibility == Visibility::antialias);
             if (o.visibility == Visibility::antialias) antialias.emplace(d, o.camera_free, pixels);
         }
-        dfinal = o.visibility == Visibility::hard ? color.grad : d.create_buffer<float>(4 * size_t(pixels));
+        dfinal = o.visibility == Visibility::hard ? color_grad : d.create_buffer<float>(4 * size_t(pixels));
         stream << synchronize();   // the view records' host vector goes out of scope
     }
 };
@@ -121,11 +122,11 @@ void DynamicRenderer::backward(Stream& stream, uint32_t view, const DiffBuffer<f
         return;
     }
     if (s.antialias) {
-        stream << s.color.grad.fill_zero();
-        s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color.grad, s.dfinal);
-        s.shade->backward(stream, s.buffers, view, s.gbuffer, params, s.dfinal, &s.color.grad);
+        stream << s.color_grad.fill_zero();
+        s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color_grad, s.dfinal);
+        s.shade->backward(stream, s.buffers, view, s.gbuffer, params, s.dfinal, &s.color_grad);
     } else {
-        s.shade->backward(stream, s.buffers, view, s.gbuffer, params, s.color.grad);
+        s.shade->backward(stream, s.buffers, view, s.gbuffer, params, s.color_grad);
     }
 }
 
@@ -143,11 +144,13 @@ void DynamicRenderer::diagnose(Device& device, Stream& stream, uint32_t view, co
         s.diagnose.emplace(device, s.data.shading, bool(s.antialias), d.geometry);
     if (s.antialias) {
         // The image was blended in place; the diagnosis walks every pair again and blends the shaded colours.
-        s.shade->forward(stream, s.buffers, view, s.gbuffer, params.value, s.color.value);
-        stream << s.color.grad.fill_zero();
-        s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color.grad, s.dfinal);
+        if (!s.unblended) s.unblended = device.create_buffer<float4>(s.color_grad.size() / 4);   // the views' pixels
+        s.shade->forward(stream, s.buffers, view, s.gbuffer, params.value, *s.unblended);
+        stream << s.color_grad.fill_zero();
+        s.antialias->backward(stream, s.buffers, view, s.gbuffer, params, s.color_grad, s.dfinal);
     }
-    s.diagnose->run(stream, s.buffers, view, s.gbuffer, params.value, s.color.grad, s.color.value, s.dfinal, d);
+    s.diagnose->run(stream, s.buffers, view, s.gbuffer, params.value, s.color_grad,
+                    s.antialias ? &*s.unblended : nullptr, s.dfinal, d);
 }
 
 void DynamicRenderer::zero_grad(Stream& stream) {
