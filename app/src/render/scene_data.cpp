@@ -146,12 +146,13 @@ std::vector<TextureDesc> texture_set_descs(const Scene& scene, std::vector<Scene
                                           uint32_t* dfg) {
     std::vector<TextureDesc> textures;
     for (const auto& tex : scene.textures) textures.push_back({tex.width, tex.height, {.wrap = TextureWrap::Repeat}});
+    const std::vector<bool> varies = environments ? free_textures(scene) : std::vector<bool>();
     for (const Light& light : scene.lights)
         if (light.texture >= 0) {
             textures[size_t(light.texture)].options.wrap = TextureWrap::RepeatClamp;
             if (environments)
                 environments->push_back({uint32_t(light.texture), uint32_t(textures.size()),
-                                         bool(free_textures(scene)[size_t(light.texture)])});
+                                         bool(varies[size_t(light.texture)])});
             for (uint32_t width : environment_level_width)
                 textures.push_back({width, width / 2, {.wrap = TextureWrap::RepeatClamp, .mipmaps = false}});
         }

@@ -44,8 +44,6 @@ struct ShadowPlan {
     std::vector<std::string> where, names;   // per light of the light buffer: "lights[i].shadows", its name
 };
 
-// What the shading code bakes in: the material models the scene uses (a scene of one model has no branch on
-// the model) and the light buffer's runs of one type.
 // A material model the scene uses, and bit j set when some material of that model has its texture j. A texture
 // no material has is not sampled at all (MaterialReads::has_texture is false as a constant), so kernels carry no
 // code for it: on lavapipe a branch costs its code whether or not a thread takes it (engine/GUIDE.md, "Branches on
@@ -55,6 +53,8 @@ struct PlannedModel {
     uint32_t textures = 0;
 };
 
+// What the shading code bakes in: the material models the scene uses (a scene of one model has no branch on
+// the model) and the light buffer's runs of one type.
 struct ShadingPlan {
     std::vector<PlannedModel> materials;
     std::vector<LightGroup> lights;
