@@ -15,8 +15,6 @@ namespace adjoint::app {
 // image_loss's threads along a row, each summing a run of render/work_list.h's kRowRun pixels; and over the image.
 inline uint32_t image_loss_runs_x(uint32_t width) { return row_runs(width); }
 inline uint32_t image_loss_runs(uint32_t width, uint32_t height) { return image_loss_runs_x(width) * height; }
-// A buffer of 4 floats a pixel (the renderer's d loss / d image) seen as one float4 a pixel.
-inline Buffer<float4> as_pixels(const Buffer<float>& b) { return Buffer<float4>(b.impl(), b.size() / 4); }
 
 // The outputs: the loss (times nothing: the mean comes from the sums) and the squared error of the clamped
 // colours (for PSNR), at out_base + pixel (image_loss: + run).

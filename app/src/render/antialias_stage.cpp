@@ -27,10 +27,8 @@ constexpr uint32_t kWalks = 0, kBlends = 1;
 constexpr uint32_t kBlendStride = 64;
 
 // The forward kernel's one block (its loops over the list share lavapipe's loop budget: two passes of up to
-// 2 * pixels / kKeepBlock entries a thread, within it for every view check_scene_fits admits).
-constexpr uint32_t kKeepBlock = 256;
-
-uint32_t blend_threads(const GBuffer& g) { return list_threads(size_t(g.width) * g.height, kBlendStride); }
+// 2 * pixels / kForwardBlock entries a thread, within it for every view check_scene_fits admits).
+constexpr uint32_t kForwardBlock = 256;
 
 // The blending pairs' colours take 4 float4 a pixel (two pairs of two pixels) in one buffer: no more than a view's
 // surfaces, which check_scene_fits holds to the device's largest buffer.
@@ -91,7 +89,7 @@ auto walk_kernel() {
     });
 }
 
-// Scatter form, in one block (kKeepBlock threads, a multiple of the SIMD width): its threads first keep each
+// Scatter form, in one block (kForwardBlock threads, a multiple of the SIMD width): its threads first keep each
 // blending pair's two shaded colours, then, once every thread has (sync_block: no colour is read after a blend was
 // added to it), add each pair's blend to the pixel it changes, in the image itself (up to four pairs change a pixel,
 // hence the float atomics). A thread reads back only the colours it kept. Blending in place spares the pairs kernel
@@ -105,7 +103,7 @@ auto forward_kernel() {
                        BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params, BufferVar<uint2> edges,
                        BufferFloat4 originals, BufferUInt blends, BufferUInt count, UInt width,
                        BufferFloat image_floats) noexcept {
-        set_block_size(kKeepBlock);
+        set_block_size(kForwardBlock);
         for_listed(blends, count, kBlends, width, [&](const UInt& id, const UInt2& pa, const UInt2& pb) {
             PairEdge e = decode_edge(edges.read(id), pa, pb, width);
             originals.write(2u * id, image.read(e.ii));
@@ -192,12 +190,10 @@ void AntialiasStage::forward(Stream& stream, const StageBuffers& b, uint32_t vie
                   .dispatch(threads);
     edges_view_ = view;
     edges_gbuffer_ = &gbuffer;
-    // The blends go into the image as floats (4 a pixel) by atomics.
-    const Buffer<float> image_floats(image.impl(), image.size() * 4);
     stream << forward_(image, gbuffer.triangle, gbuffer.depth, b.world.positions.value, b.data.geometry.triangles,
                        b.tables.opposite, b.tables.neighbor, b.views, view, params, edges_, originals_, blends_, count_,
-                       gbuffer.width, image_floats)
-                  .dispatch(kKeepBlock);
+                       gbuffer.width, as_floats(image))   // the blends go in by float atomics
+                  .dispatch(kForwardBlock);
 }
 
 std::vector<uint32_t> AntialiasStage::walked_pairs(Stream& stream) const {
@@ -218,7 +214,7 @@ void AntialiasStage::backward(Stream& stream, const StageBuffers& b, uint32_t vi
     stream << backward_(gbuffer.triangle, gbuffer.depth, b.world.positions, b.world.positions.value,
                         b.data.geometry.triangles, b.tables.opposite, b.tables.neighbor, b.views, view, params,
                         params.value, edges_, originals_, blends_, count_, gbuffer.width, dfinal, color_grad)
-                  .dispatch(blend_threads(gbuffer));
+                  .dispatch(list_threads(size_t(gbuffer.width) * gbuffer.height, kBlendStride));
 }
 
 } // namespace adjoint::app
