@@ -133,6 +133,44 @@ TEST_F(SceneParameters, KindsTargetsSizesAndInits) {
     EXPECT_NEAR(t.init[8], 1, 1e-6);
 }
 
+// A length's default learning rate is 0.01 times the radius of the box it is measured in (where over 1): every
+// mesh's in the world for a translation, a position or the camera's; the mesh's own for its vertices.
+TEST_F(SceneParameters, DefaultLearningRatesOfLengthsFollowTheSceneSize) {
+    const Json parameters = Json::parse(R"({
+        "meshes.cube.translation": {"perturb": 0.1},
+        "lights.key.position": {"perturb": 0.1},
+        "camera.eye": {"perturb": 0.1},
+        "meshes.cube.vertices": {"perturb": 0.01},
+        "meshes.cube.rotation": {"perturb": 5},
+        "materials.base.albedo": {"perturb": 0.1},
+        "meshes.ball.translation": {"perturb": 0.1, "lr": 0.5}
+    })");
+    const float cube = std::sqrt(3.0f);   // the [-1, 1]^3 cube's
+    auto rates = [&](float scale) {
+        Json j = scene_with(parameters);
+        j["meshes"][0]["scale"] = scale;
+        const Scene scene = load(j);
+        std::vector<float> out;
+        for (const Parameter& p : scene.optimize->parameters) out.push_back(p.lr);
+        return out;
+    };
+    // A centimetre-sized world: the cube (100 wide and high) is the box.
+    const std::vector<float> big = rates(50);
+    ASSERT_EQ(big.size(), 7u);
+    for (size_t i = 0; i < 3; ++i) EXPECT_FLOAT_EQ(big[i], 0.01f * 50 * cube) << i;
+    EXPECT_FLOAT_EQ(big[3], 0.01f * cube);   // vertices: in the cube's own coordinates
+    EXPECT_EQ(big[4], 0.01f);
+    EXPECT_EQ(big[5], 0.01f);
+    EXPECT_EQ(big[6], 0.5f);                 // given
+    // At unit size (the unscaled ball is the box) and below, 0.01 of a unit.
+    const std::vector<float> unit = rates(0.25f);
+    for (size_t i = 0; i < 3; ++i) EXPECT_FLOAT_EQ(unit[i], 0.01f * cube) << i;
+    Json small = scene_with(Json::parse(R"({"meshes.cube.translation": {"perturb": 0.1}})"));
+    small["meshes"][0]["scale"] = 0.25;
+    small["meshes"][1]["scale"] = 0.5;
+    EXPECT_EQ(load(small).optimize->parameters[0].lr, 0.01f);
+}
+
 TEST_F(SceneParameters, ValuesRoundTripAndVerticesMoveSharedCorners) {
     Scene scene = load(scene_with({{"lights.key.intensity", {{"init", 3}}}}));
     const auto p = [&](const char* path) {

@@ -13,6 +13,36 @@ using namespace detail;
 
 namespace {
 
+// The radius of the sphere around a bounding box of points (0 without points), each point taken through
+// `placement`: the size that a length's default learning rate follows.
+struct BoundingBox {
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    void add(const std::vector<float3>& points, const float4x4& placement) {
+        for (const float3& p : points)
+            for (size_t r = 0; r < 3; ++r) {
+                const float w = placement[0][r] * p[0] + placement[1][r] * p[1] + placement[2][r] * p[2] + placement[3][r];
+                lo[r] = std::fmin(lo[r], w);
+                hi[r] = std::fmax(hi[r], w);
+            }
+    }
+    float radius() const {
+        if (!(lo[0] <= hi[0])) return 0;
+        const float d[3] = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
+        return 0.5f * std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    }
+};
+
+// The size a parameter's lengths are measured against: a mesh's vertices (in its own coordinates) its own box,
+// a world-space length (a translation, a light's position, the camera's) the box of every mesh in the world.
+float length_scale(const Scene& scene, const Parameter& p) {
+    BoundingBox box;
+    if (p.kind == ParameterKind::mesh_vertices)
+        box.add(scene.meshes[p.target].positions, model_matrix(Transform{}));
+    else
+        for (const Mesh& mesh : scene.meshes) box.add(mesh.positions, model_matrix(mesh.transform));
+    return box.radius();
+}
+
 std::optional<Parameter> refuse(std::string* why, std::string reason) {
     if (why) *why = std::move(reason);
     return std::nullopt;
@@ -162,7 +192,12 @@ std::vector<Parameter> read_parameters(const JsonValue& parameters, const std::f
         }
         if (init) p.init = info.read_init(*init, InitContext{scene, base_dir, resolution.has_value()}, p);
         if (perturb) p.perturb = perturb->number_at_least(0, "a number >= 0");
-        if (auto lr = entry.get("lr")) p.lr = lr->number_above(0, "a number > 0");
+        if (auto lr = entry.get("lr"))
+            p.lr = lr->number_above(0, "a number > 0");
+        else if (std::string_view(info.units) == "scene units")
+            // Adam steps about lr in the value's own units, so a length's default follows the size it is measured
+            // against: a glTF asset in centimetres moves as fast, relative to itself, as a unit-sized one.
+            p.lr *= std::max(1.0f, length_scale(scene, p));
         out.push_back(std::move(p));
     }
     if (out.empty()) parameters.fail("expected at least one parameter");

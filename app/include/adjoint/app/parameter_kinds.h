@@ -64,7 +64,8 @@ struct ParameterKindInfo {
     float lo, hi;             // the valid range of every float (material values: the model property's)
     Perturbation perturbation;
     ErrorMetric metric;
-    const char* units;        // of the value, for tables: "linear RGB", "scene units", "degrees", ...
+    const char* units;        // of the value, for tables: "linear RGB", "scene units", "degrees", ...; "scene units"
+                              // also scales the default learning rate with the scene (read_parameters)
     ParameterStorage storage;
     SlotSpace slot;
 

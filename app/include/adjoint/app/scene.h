@@ -304,6 +304,8 @@ struct Parameter {
     uint32_t texture_width = 0, texture_height = 0; // textures only
     std::vector<float> init;       // the start value (size floats) when the file gives `init`, else empty
     std::optional<float> perturb;  // otherwise: start at the scene's value plus a seeded offset of this size
+    // 0.01 unless the file gives `lr`; a length's (a translation, vertices, a position, the camera's eye or
+    // target) 0.01 times the radius of the box it is measured in, where that is over 1 (scene-format.md).
     float lr = 0.01f;
 };
 
