@@ -482,7 +482,7 @@ TEST_F(StageRig, EveryLossMatchesCentralDifferences) {
     for (const app::LossModel* model : app::loss_models()) {
         app::LossKernels k(device, *model, false, nullptr, false);
         auto f = [&] {
-            stream << (*k.image_loss)(img, target, loss, sqerr, 0u, app::as_pixels(dimage), 1.0f, width)
+            stream << (*k.image_loss)(img, target, loss, sqerr, 0u, dimage.as<float4>(), 1.0f, width)
                           .dispatch(app::image_loss_runs_x(width), height);
             const auto l = read(loss);
             double s = 0;

@@ -1,5 +1,6 @@
 // Data in and out of kernels: ADJOINT_STRUCT buffers (host/GLSL padding), images, and copies both ways.
 #include "support/device_fixture.h"
+#include "support/error_text.h"
 #include "support/host_run.h"
 
 // A float after a float3: C++ puts it at offset 16 (float3 takes 16 bytes), std430 would put it at 12, so
@@ -353,6 +354,40 @@ TEST_F(Data, ImageWrittenInPlaceTwice) {
         auto twice = [](float v) { return (v * 2 + 1) * 2 + 1; };
         EXPECT_EQ(got[i], float4(twice(t.x), twice(t.y), twice(t.z), twice(t.w))) << i;
     }
+}
+
+// One buffer seen as another element type (Buffer::as): a kernel writes float4s that another reads as floats
+// and atomically adds to, in the same memory; the views' sizes count their own elements (what a kernel's
+// size() sees too); a size that is not a whole number of the other type's elements is refused.
+TEST_F(Data, BufferSeenAsAnotherElementType) {
+    Kernel1D pixels = [](BufferFloat4 p) noexcept {
+        Float x = cast<float>(dispatch_id().x);
+        p.write(dispatch_id().x, make_float4(x, x + 0.25f, x + 0.5f, x + 0.75f));
+    };
+    Kernel1D floats = [](BufferFloat f, BufferUInt sizes) noexcept {
+        f.atomic(dispatch_id().x * 4u + 1u).fetch_add(100.0f);
+        sizes.write(dispatch_id().x, f.size());
+    };
+    constexpr uint32_t n = 6;
+    auto px = device.compile(pixels);
+    auto fl = device.compile(floats);
+    auto buffer = device.create_buffer<float>(4 * n);
+    auto sizes = device.create_buffer<uint32_t>(n);
+    const Buffer<float4> as_pixels = buffer.as<float4>();
+    EXPECT_EQ(as_pixels.size(), n);
+    EXPECT_EQ(as_pixels.as<float>().size(), 4 * n);
+    stream << px(as_pixels).dispatch(n) << fl(buffer, sizes).dispatch(n);
+    const std::vector<float> got = download(stream, buffer);
+    const std::vector<uint32_t> got_sizes = download(stream, sizes);
+    for (uint32_t i = 0; i < n; ++i) {
+        EXPECT_EQ(got[4 * i], float(i)) << i;
+        EXPECT_EQ(got[4 * i + 1], float(i) + 100.25f) << i;
+        EXPECT_EQ(got[4 * i + 3], float(i) + 0.75f) << i;
+        EXPECT_EQ(got_sizes[i], 4 * n) << i;
+    }
+    auto odd = device.create_buffer<float>(4 * n + 2);
+    EXPECT_EQ(error_of([&] { (void)odd.as<float4>(); }),
+              "Buffer::as: 26 elements of 4 bytes are not a whole number of 16-byte elements");
 }
 
 TEST_F(Data, BufferCopiesFillZeroAndBufferSize) {

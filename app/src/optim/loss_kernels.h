@@ -30,7 +30,8 @@ struct LossKernels {
     // Dynamic path: a rendered image against its target -> loss, squared error and d loss / d image (times
     // scale, 4 floats a pixel). The loss and squared error come summed over runs of kRowRun pixels of a row, at
     // out_base + run (row-major: image_loss_runs() of them); dispatch (image_loss_runs_x(width), height).
-    // Arguments (image, target, loss_out, sqerr_out, out_base, dimage, scale, width); dimage as float4s (as_pixels).
+    // Arguments (image, target, loss_out, sqerr_out, out_base, dimage, scale, width); dimage as float4s
+    // (Buffer::as: one storage access a pixel, where on lavapipe each is a loop over the SIMD group's lanes).
     std::optional<Shader<2>> image_loss;
 
     // The static path's kernels when `static_shading` is given (the scene's material models and lights, baked

@@ -139,7 +139,7 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
             const uint32_t v = order[j];
             dynamic_->render(stream_, v, views_[v], params.value, final_image_);
             stream_ << (*losses_->image_loss)(final_image_, targets_[v], loss_px_, sqerr_px_, j * pixels_,
-                                              as_pixels(dynamic_->image_gradient()), scale, views_[v].width)
+                                              dynamic_->image_gradient().as<float4>(), scale, views_[v].width)
                            .dispatch(image_loss_runs_x(views_[v].width), views_[v].height);
             dynamic_->backward(stream_, v, params);
         }
@@ -200,7 +200,7 @@ void Objective::diagnose(const DiffBuffer<float>& params, uint32_t v, bool unit,
         }
         stream_ << dimage.copy_from(unit_seed_.data());
     } else {
-        stream_ << (*losses_->image_loss)(final_image_, targets_[v], loss_px_, sqerr_px_, 0u, as_pixels(dimage),
+        stream_ << (*losses_->image_loss)(final_image_, targets_[v], loss_px_, sqerr_px_, 0u, dimage.as<float4>(),
                                           scale, views_[v].width)
                        .dispatch(image_loss_runs_x(views_[v].width), views_[v].height);
     }

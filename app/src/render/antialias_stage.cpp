@@ -192,7 +192,7 @@ void AntialiasStage::forward(Stream& stream, const StageBuffers& b, uint32_t vie
     edges_gbuffer_ = &gbuffer;
     stream << forward_(image, gbuffer.triangle, gbuffer.depth, b.world.positions.value, b.data.geometry.triangles,
                        b.tables.opposite, b.tables.neighbor, b.views, view, params, edges_, originals_, blends_, count_,
-                       gbuffer.width, as_floats(image))   // the blends go in by float atomics
+                       gbuffer.width, image.as<float>())   // the blends go in by float atomics
                   .dispatch(kForwardBlock);
 }
 

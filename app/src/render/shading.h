@@ -121,11 +121,6 @@ inline Var<gpu::Surface> stored_surface(const BufferVar<gpu::SurfaceRecord>& rec
     return s;
 }
 
-// An image's buffer, 4 floats a pixel, seen one float4 a pixel (one access a pixel: on lavapipe each storage
-// access is a loop over the SIMD group's lanes) or one float an element (float atomics add one component).
-inline Buffer<float4> as_pixels(const Buffer<float>& b) { return Buffer<float4>(b.impl(), b.size() / 4); }
-inline Buffer<float> as_floats(const Buffer<float4>& b) { return Buffer<float>(b.impl(), b.size() * 4); }
-
 template <typename P>
 Float3 read3(const P& buf, const UInt& at) {
     return make_float3(buf.read(at), buf.read(at + 1u), buf.read(at + 2u));

@@ -68,6 +68,10 @@ public:
     // size is an Error when the command is made).
     Command copy_to(const Buffer<T>& dst) const;
     Command copy_to(const Buffer<T>& dst, size_t offset, size_t dst_offset, size_t count) const;
+    // The same memory seen as elements of U (LuisaCompute's BufferView::as), size_bytes() / sizeof(U) of them:
+    // an image's floats as float4 pixels, say. A size that is not a whole number of U is an Error.
+    template <typename U>
+    Buffer<U> as() const;
     const std::shared_ptr<detail::BufferImpl>& impl() const { return impl_; }
 
 private:
@@ -387,6 +391,15 @@ template <typename T>
 Command Buffer<T>::copy_to(const Buffer<T>& dst, size_t offset, size_t dst_offset, size_t count) const {
     return detail::buffer_copy(impl_, dst.impl(), {offset, count, count_, stride()},
                                {dst_offset, count, dst.size(), stride()});
+}
+template <typename T>
+template <typename U>
+Buffer<U> Buffer<T>::as() const {
+    static_assert(std::is_trivially_copyable_v<U>, "a buffer is seen as plain values");
+    if (size_bytes() % sizeof(U) != 0)
+        fail("Buffer::as: ", count_, " elements of ", sizeof(T), " bytes are not a whole number of ", sizeof(U),
+             "-byte elements");
+    return Buffer<U>(impl_, size_bytes() / sizeof(U));
 }
 template <typename T>
 uint32_t Image<T>::width() const { return detail::image_width(impl_.get()); }
