@@ -4,9 +4,11 @@
 // Conventions (nvdiffrast's): clip-space positions [B, V, 4], int32 triangles [T, 3], outputs [B, H, W, 4] of
 // (u, v, z/w, triangle_id + 1) with 0 where nothing covers the pixel; row 0 is the bottom row (y = −1), pixel
 // centres at +0.5; (u, v) weigh the triangle's first two vertices, 1 − u − v the third, perspective-correct.
-// Every triangle is tested at every pixel (no binning): meant for small meshes. Triangles crossing w = 0 are
+// A pixel tests the triangles binned into its tile (raster_bins.h) and keeps the nearest, the lowest triangle
+// index among equals, whatever the lists' order. Triangles crossing w = 0 are
 // clipped as nvdiffrast clips them, without cutting them: a pixel sees the point of the triangle's plane that
 // projects to it only where that point has w > 0 and −w <= z <= w (homogeneous rasterization).
+#include "raster_bins.h"
 #include "runtime.h"
 
 #include <algorithm>
@@ -71,10 +73,14 @@ Pixel pixel_of(const UInt& height) {
 }
 
 auto rasterize_kernel() {
-    return Kernel2D([](BufferFloat4 pos, BufferUInt tri, UInt vertices, UInt triangles, UInt height, UInt peel,
+    return Kernel2D([](BufferFloat4 pos, BufferUInt tri, UInt vertices, BufferUInt bin_offset, BufferUInt bin_count,
+                       BufferUInt bins, UInt tile, UInt tiles_x, UInt tiles_y, UInt height, UInt peel,
                        BufferFloat4 previous, BufferFloat4 out, BufferFloat4 db) noexcept {
         Pixel px = pixel_of(height);
         UInt base = px.b * vertices;
+        UInt2 ij = dispatch_id().xy();
+        UInt bin = (px.b * tiles_y + (ij.y % height) / tile) * tiles_x + ij.x / tile;
+        UInt begin = bin_offset.read(bin);
         Float best = 2.0f;
         UInt id = 0u;
         Float2 uv = make_float2(0.0f);
@@ -82,11 +88,13 @@ auto rasterize_kernel() {
         // (the nearest, the lowest id among equals); nothing where the previous layer saw nothing.
         Float4 prev = previous.read(ite(peel > 0u, px.at, 0u));
         Bool open = peel == 0u || prev.w > 0.0f;
-        $for (t, triangles) {
+        $for (k, begin, begin + bin_count.read(bin)) {
+            UInt t = bins.read(k);
             Hit h = hit(vertex(pos, tri, base, t, 0), vertex(pos, tri, base, t, 1), vertex(pos, tri, base, t, 2),
                         px.x, px.y);
             Bool behind = peel == 0u || h.depth > prev.z || (h.depth == prev.z && cast<float>(t + 1u) > prev.w);
-            $if (open && behind && h.inside && h.depth >= -1.0f && h.depth <= 1.0f && h.depth < best) {
+            Bool nearer = h.depth < best || (h.depth == best && t + 1u < id);
+            $if (open && behind && h.inside && h.depth >= -1.0f && h.depth <= 1.0f && nearer) {
                 best = h.depth;
                 id = t + 1u;
                 uv = h.b.xy();
@@ -252,7 +260,9 @@ void bind_raster_ops(py::module_& m) {
         auto out = rt->device.create_buffer<float4>(n), db = rt->device.create_buffer<float4>(n);
         auto prev = previous ? upload<float4>(*rt, stream, *previous, n) : rt->device.create_buffer<float4>(1);
         FArray o(std::vector<py::ssize_t>{batch, height, width, 4}), d(std::vector<py::ssize_t>{batch, height, width, 4});
-        stream << shaders(*rt).rasterize(p, t, vertices, triangles, height, uint32_t(bool(previous)), prev, out, db)
+        const TriangleBins bins = bin_triangles(*rt, stream, p, t, batch, vertices, triangles, width, height);
+        stream << shaders(*rt).rasterize(p, t, vertices, bins.offset, bins.count, bins.list, bins.tile, bins.tiles_x,
+                                         bins.tiles_y, height, uint32_t(bool(previous)), prev, out, db)
                       .dispatch(width, height * batch)
                << out.copy_to(o.mutable_data()) << db.copy_to(d.mutable_data()) << synchronize();
         return py::make_tuple(o, d);

@@ -22,6 +22,7 @@ struct Runtime {
     Context context;
     Device device;
     std::shared_ptr<void> raster_shaders;   // raster_ops.cpp's kernels, compiled on first use, freed before the device
+    std::shared_ptr<void> raster_bin_shaders;   // raster_bins.cpp's, likewise
     std::shared_ptr<void> texture_shaders;  // texture_ops.cpp's, likewise
     std::shared_ptr<void> antialias_shaders;   // antialias_ops.cpp's, likewise
     Runtime();
