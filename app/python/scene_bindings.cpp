@@ -140,6 +140,7 @@ void bind_scene(py::module_& m) {
             app::Parameter p = find_parameter_or_throw(s.scene, path);
             app::set_parameter_value(s.scene, p, array_to_value(p, value));
             s.renderer.reset();
+            s.torch_cache.reset();
         });
 
     py::class_<PyOptimization>(m, "Optimization", "The scene's optimize block run step by step (adjoint-optimize's loop)")

@@ -55,45 +55,83 @@ app::LinearImage target_from(const app::Camera& camera, const py::handle& image,
     return t;
 }
 
-} // namespace
+// One optimizer for a scene, a set of paths and a view, kept in the PyScene between calls (a write to the scene
+// drops it): it is built once (the scene's upload, its pipelines, the static chain's rasterization: most of a
+// call's time when each call built its own), then a call writes the values and, for a gradient, the target. Its
+// scene is the one view, its target the image whose gradient is asked (bind_torch_bridge).
+struct TorchCache {
+    std::vector<std::string> paths;
+    uint32_t view = 0;
+    app::Scene scratch;                      // the values go through it, so that they are the scene's floats
+    std::vector<app::Parameter> parameters;
+    std::unique_ptr<app::Optimizer> optimizer;
+};
 
-void bind_torch_bridge(py::module_& m) {
-    m.def("_render_with", [](const PyScene& s, const std::vector<std::string>& paths, const py::list& values, int view) {
+TorchCache& torch_cache(PyScene& s, const std::vector<std::string>& paths, const py::list& values, uint32_t view) {
+    auto* cache = static_cast<TorchCache*>(s.torch_cache.get());
+    if (cache && cache->paths == paths && cache->view == view) {
+        assign(cache->scratch, paths, values);
+    } else {
+        auto made = std::make_shared<TorchCache>();
+        made->paths = paths;
+        made->view = view;
+        made->scratch = s.scene;
+        Assignment a = assign(made->scratch, paths, values);
         app::Scene scene = s.scene;
-        assign(scene, paths, values);
-        const uint32_t v = s.checked_view(view);
-        app::check_scene_fits(s.rt->device, scene);
-        app::SceneRenderer renderer(s.rt->device, scene);
-        return image_to_array(renderer.render(v));
-    }, py::arg("scene"), py::arg("paths"), py::arg("values"), py::arg("view"));
-
-    m.def("_image_vjp", [](const PyScene& s, const std::vector<std::string>& paths, const py::list& values, int view,
-                           const py::handle& image, const py::handle& grad) {
-        const uint32_t v = s.checked_view(view);
-        app::Scene scene = s.scene;
-        Assignment a = assign(scene, paths, values);
-        // One view (the one rendered), its image the target; the parameters start at the given values.
-        scene.camera = scene.views[v];
-        scene.views = {scene.views[v]};
+        scene.camera = scene.views[view];
+        scene.views = {scene.views[view]};
         scene.view_images.clear();
-        const float scale = 1.0f / (float(scene.camera.width) * float(scene.camera.height) * 3.0f);
         app::Optimization opt;
         opt.target_is_scene = false;
-        opt.target_images = {target_from(scene.camera, image, grad, 1.0f / (2.0f * scale))};
+        app::LinearImage blank;
+        blank.width = scene.camera.width;
+        blank.height = scene.camera.height;
+        blank.texels.assign(size_t(blank.width) * blank.height, float4{0, 0, 0, 1});
+        opt.target_images = {std::move(blank)};
         opt.iterations = 1;
         for (size_t i = 0; i < a.parameters.size(); ++i) {
             a.parameters[i].init = a.values[i];
             opt.parameters.push_back(a.parameters[i]);
         }
         scene.optimize = std::move(opt);
-        std::vector<float> gradient;
-        {
-            app::Optimizer optimizer(s.rt->device, scene);
-            optimizer.evaluate(&gradient);
-        }
+        app::check_scene_fits(s.rt->device, scene);
+        made->parameters = std::move(a.parameters);
+        made->optimizer = std::make_unique<app::Optimizer>(s.rt->device, scene);
+        s.torch_cache = made;
+        cache = made.get();
+    }
+    std::vector<float> floats;
+    for (const auto& p : cache->parameters) {
+        const std::vector<float> v = app::parameter_value(cache->scratch, p);
+        floats.insert(floats.end(), v.begin(), v.end());
+    }
+    cache->optimizer->set_free_values(floats);
+    return *cache;
+}
+
+} // namespace
+
+void bind_torch_bridge(py::module_& m) {
+    m.def("_render_with", [](PyScene& s, const std::vector<std::string>& paths, const py::list& values, int view) {
+        const uint32_t v = s.checked_view(view);
+        if (paths.empty()) return image_to_array(s.ensure_renderer().render(v));
+        return image_to_array(torch_cache(s, paths, values, v).optimizer->render_current(0));
+    }, py::arg("scene"), py::arg("paths"), py::arg("values"), py::arg("view"));
+
+    m.def("_image_vjp", [](PyScene& s, const std::vector<std::string>& paths, const py::list& values, int view,
+                           const py::handle& image, const py::handle& grad) {
+        const uint32_t v = s.checked_view(view);
         py::list out;
+        if (paths.empty()) return out;
+        TorchCache& cache = torch_cache(s, paths, values, v);
+        // The target that makes d loss / d image the caller's gradient (above).
+        const app::Camera& camera = s.scene.views[v];
+        const float scale = 1.0f / (float(camera.width) * float(camera.height) * 3.0f);
+        cache.optimizer->set_target(0, target_from(camera, image, grad, 1.0f / (2.0f * scale)));
+        std::vector<float> gradient;
+        cache.optimizer->evaluate(&gradient);
         size_t at = 0;
-        for (const auto& p : a.parameters) {
+        for (const auto& p : cache.parameters) {
             out.append(value_to_array(p, std::vector<float>(gradient.begin() + at, gradient.begin() + at + p.size)));
             at += p.size;
         }

@@ -102,4 +102,28 @@ TEST_F(StudioHooks, BadLearningRatesAreRefused) {
               "set_learning_rate: lights.key.intensity: the learning rate must be a number > 0, got -1");
 }
 
+// set_target (adjoint.torch's vector-Jacobian products keep one optimizer): with the views' own renders at the
+// current values plus 0.25 in every channel as targets, the l2 loss is 0.25^2 at every pixel, the background's
+// included (the static chain makes its terms again for the new targets); the old targets give the old loss
+// back; an image of another size is refused.
+TEST_F(StudioHooks, SetTargetReplacesAViewsTargetEverywhere) {
+    app::Optimizer opt(device, load(0.03f));
+    const double before = opt.evaluate();
+    ASSERT_GT(before, 1e-4);
+    const app::LinearImage old0 = opt.target(0), old1 = opt.target(1);
+    for (uint32_t view : {0u, 1u}) {
+        app::LinearImage shifted = opt.render_current(view);
+        for (float4& t : shifted.texels) t = float4{t.x + 0.25f, t.y + 0.25f, t.z + 0.25f, t.w};
+        opt.set_target(view, shifted);
+    }
+    EXPECT_NEAR(opt.evaluate(), 0.0625, 1e-6);
+    opt.set_target(0, old0);
+    opt.set_target(1, old1);
+    EXPECT_DOUBLE_EQ(opt.evaluate(), before);
+    app::LinearImage small;
+    small.width = small.height = 2;
+    small.texels.resize(4);
+    EXPECT_EQ(error_of([&] { opt.set_target(1, small); }), "set_target: view 1 is 32x24, the image 2x2");
+}
+
 } // namespace adjoint::test

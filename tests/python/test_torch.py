@@ -24,6 +24,35 @@ def test_render_is_scene_render_and_leaves_the_scene(small_scene):
     assert np.abs(before - small_scene.render()).max() > 0.05   # render() with a tensor did not write the scene
 
 
+def test_calls_reuse_one_optimizer_yet_see_every_value_target_and_scene_write(small_scene):
+    # The optimizer behind render() is kept between calls with the same paths: each call must still render its
+    # own values, each backward use its own image gradient, and a write to the scene must be seen.
+    params = small_scene.parameters
+    for albedo, intensity in [([0.1, 0.6, 0.9], 3.0), ([0.7, 0.2, 0.4], 5.0)]:
+        image = adjoint.torch.render(small_scene, {"materials.ball.albedo": torch.tensor(albedo),
+                                                   "lights.key.intensity": torch.tensor([intensity])})
+        saved = params["materials.ball.albedo"], params["lights.key.intensity"]
+        params["materials.ball.albedo"], params["lights.key.intensity"] = albedo, [intensity]
+        np.testing.assert_array_equal(image.numpy(), small_scene.render())
+        params["materials.ball.albedo"], params["lights.key.intensity"] = saved
+    albedo = torch.tensor([0.5, 0.4, 0.3], requires_grad=True)
+    weights = torch.from_numpy(np.random.default_rng(3).uniform(-1, 1, (32, 32, 3)).astype(np.float32))
+    grads = []
+    for scale in (1.0, -3.0, 1.0):
+        albedo.grad = None
+        (adjoint.torch.render(small_scene, {"materials.ball.albedo": albedo}) * weights * scale).sum().backward()
+        grads.append(albedo.grad.clone())
+    np.testing.assert_allclose(grads[1].numpy(), -3 * grads[0].numpy(), rtol=1e-4)
+    np.testing.assert_allclose(grads[2].numpy(), grads[0].numpy(), rtol=1e-6)   # (sums in any order)
+    assert grads[0].abs().sum() > 0.1
+    # A write to the scene (a value the call does not set) shows in the next call.
+    params["lights.key.intensity"] = [2 * float(params["lights.key.intensity"][0])]
+    image = adjoint.torch.render(small_scene, {"materials.ball.albedo": albedo})
+    params["materials.ball.albedo"] = [0.5, 0.4, 0.3]
+    np.testing.assert_array_equal(image.detach().numpy(), small_scene.render())
+    np.testing.assert_array_equal(adjoint.torch.render(small_scene).numpy(), small_scene.render())
+
+
 def test_gradients_match_central_differences(small_scene):
     values = {"materials.ball.albedo": [0.5, 0.4, 0.3], "lights.key.position": [1.0, 2.2, 1.2],
               "lights.key.intensity": [6.0], "materials.floor.specular": [0.3, 0.25, 0.2]}

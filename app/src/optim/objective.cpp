@@ -118,6 +118,16 @@ void Objective::make_targets(const Scene& truth) {
     }
 }
 
+void Objective::set_target(uint32_t view, const LinearImage& image) {
+    if (view >= targets_.size()) fail("set_target: view ", view, " does not exist (", targets_.size(), " views)");
+    const auto& v = data_.views[view];
+    if (image.width != v.width || image.height != v.height || image.texels.size() != size_t(v.width) * v.height)
+        fail("set_target: view ", view, " is ", v.width, "x", v.height, ", the image ", image.width, "x", image.height);
+    stream_ << targets_[view].copy_from(image.texels.data(), 0, image.texels.size());
+    target_images_[view] = image;
+    slot_view_.assign(slot_view_.size(), ~0u);   // the background losses were made against the old target
+}
+
 void Objective::render(const Buffer<float>& params, uint32_t view, const Buffer<float4>& out) {
     forward_.build_mips(stream_, data_, params);
     if (!dynamic_) {

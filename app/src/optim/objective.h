@@ -46,6 +46,8 @@ public:
     void render(const Buffer<float>& params, uint32_t view, const Buffer<float4>& out);
 
     const LinearImage& target(uint32_t view) const { return target_images_.at(view); }
+    // Records a new target for `view` (its resolution); the static chain's background losses are made again.
+    void set_target(uint32_t view, const LinearImage& image);
     uint32_t pixels() const { return pixels_; }
 
 private:

@@ -256,17 +256,23 @@ std::vector<float> Optimizer::free_values() {
 
 void Optimizer::set_free_values(const std::vector<float>& v) {
     auto& s = *s_;
-    std::vector<float> all(s.params.value.size());
-    s.stream << s.params.value.copy_to(all.data()) << synchronize();
+    size_t total = 0;
+    for (const auto& f : s.free) total += f.p.size;
+    if (v.size() != total)
+        throw Error("set_free_values: " + std::to_string(v.size()) + " floats are too " +
+                    (v.size() < total ? "few" : "many") + " (the free parameters have " + std::to_string(total) + ")");
+    // Each parameter's range alone (copy_from reads v now): nothing read back.
     size_t at = 0;
     for (const auto& f : s.free) {
-        const size_t size = f.p.size;
-        if (at + size > v.size()) throw Error("set_free_values: " + std::to_string(v.size()) + " floats are too few");
-        std::copy(v.begin() + at, v.begin() + at + size, all.begin() + f.offset);
-        at += size;
+        if (f.p.size) s.stream << s.params.value.copy_from(v.data() + at, f.offset, f.p.size);
+        at += f.p.size;
     }
-    if (at != v.size()) throw Error("set_free_values: " + std::to_string(v.size()) + " floats are too many");
-    s.stream << s.params.value.copy_from(all.data()) << synchronize();
+    s.stream << synchronize();
+}
+
+void Optimizer::set_target(uint32_t view, const LinearImage& image) {
+    s_->objective->set_target(view, image);
+    s_->stream << synchronize();
 }
 
 } // namespace adjoint::app

@@ -95,6 +95,9 @@ public:
     double evaluate(std::vector<float>* gradient = nullptr);
     std::vector<float> free_values();
     void set_free_values(const std::vector<float>& values);
+    // Replaces view `view`'s target (an image of the view's resolution; Error otherwise): one optimizer then
+    // serves many evaluations against other targets (adjoint.torch's vector-Jacobian products).
+    void set_target(uint32_t view, const LinearImage& image);
 
     // --diagnose: per free parameter in `parameters` (indices in file order) and pixel, the pixel's own
     // contribution to d loss / d the parameter, its components summed (unit: to d (the image's colour channels
