@@ -8,6 +8,7 @@ namespace adjoint::python {
 struct TriangleBins {
     uint32_t tile = 8;                     // pixels a side
     uint32_t tiles_x = 0, tiles_y = 0;     // an image's
+    uint32_t longest = 0;                  // the longest list's length
     // Per tile of each image (b * tiles_x * tiles_y + ty * tiles_x + tx): where its list begins in `list`, and
     // its length. A list holds triangle indices in no particular order.
     Buffer<uint32_t> offset, count, list;

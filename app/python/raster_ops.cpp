@@ -72,23 +72,37 @@ Pixel pixel_of(const UInt& height) {
             (cast<float>(id.y % height) + 0.5f) * 2.0f / fh - 1.0f};
 }
 
+// Entries of a tile's list one dispatch tests (kRasterPart of lavapipe's 65,535 loop iterations): a longer list
+// (70,000 triangles over one tile) is taken in parts, each going on from the hit the earlier ones kept in `out`.
+constexpr uint32_t kRasterPart = 16384;
+
 auto rasterize_kernel() {
     return Kernel2D([](BufferFloat4 pos, BufferUInt tri, UInt vertices, BufferUInt bin_offset, BufferUInt bin_count,
                        BufferUInt bins, UInt tile, UInt tiles_x, UInt tiles_y, UInt height, UInt peel,
-                       BufferFloat4 previous, BufferFloat4 out, BufferFloat4 db) noexcept {
+                       BufferFloat4 previous, BufferFloat4 out, BufferFloat4 db, UInt first, UInt last) noexcept {
         Pixel px = pixel_of(height);
         UInt base = px.b * vertices;
         UInt2 ij = dispatch_id().xy();
         UInt bin = (px.b * tiles_y + (ij.y % height) / tile) * tiles_x + ij.x / tile;
-        UInt begin = bin_offset.read(bin);
+        UInt n = bin_count.read(bin);
+        UInt begin = bin_offset.read(bin) + min(first, n);
+        UInt end = bin_offset.read(bin) + min(first + kRasterPart, n);
         Float best = 2.0f;
         UInt id = 0u;
         Float2 uv = make_float2(0.0f);
+        $if (first > 0u) {
+            Float4 kept = out.read(px.at);
+            $if (kept.w > 0.0f) {
+                best = kept.z;
+                id = cast<uint32_t>(kept.w);
+                uv = kept.xy();
+            };
+        };
         // Depth peeling: only surfaces behind the previous layer's, (z/w, id) ordered as the first layer picks
         // (the nearest, the lowest id among equals); nothing where the previous layer saw nothing.
         Float4 prev = previous.read(ite(peel > 0u, px.at, 0u));
         Bool open = peel == 0u || prev.w > 0.0f;
-        $for (k, begin, begin + bin_count.read(bin)) {
+        $for (k, begin, end) {
             UInt t = bins.read(k);
             Hit h = hit(vertex(pos, tri, base, t, 0), vertex(pos, tri, base, t, 1), vertex(pos, tri, base, t, 2),
                         px.x, px.y);
@@ -102,14 +116,16 @@ auto rasterize_kernel() {
         };
         out.write(px.at, ite(id > 0u, make_float4(uv, best, cast<float>(id)), make_float4(0.0f)));
         // The barycentrics' derivatives per pixel (du/dX, du/dY, dv/dX, dv/dY); NDC moves 2 / size per pixel.
-        Float4 d = make_float4(0.0f);
-        $if (id > 0u) {
-            UInt t = id - 1u;
-            Float2 scale = make_float2(2.0f / cast<float>(dispatch_size().x), 2.0f / cast<float>(height));
-            d = bary_derivatives(vertex(pos, tri, base, t, 0), vertex(pos, tri, base, t, 1),
-                                 vertex(pos, tri, base, t, 2), px.x, px.y, scale);
+        $if (last != 0u) {
+            Float4 d = make_float4(0.0f);
+            $if (id > 0u) {
+                UInt t = id - 1u;
+                Float2 scale = make_float2(2.0f / cast<float>(dispatch_size().x), 2.0f / cast<float>(height));
+                d = bary_derivatives(vertex(pos, tri, base, t, 0), vertex(pos, tri, base, t, 1),
+                                     vertex(pos, tri, base, t, 2), px.x, px.y, scale);
+            };
+            db.write(px.at, d);
         };
-        db.write(px.at, d);
     });
 }
 
@@ -261,10 +277,13 @@ void bind_raster_ops(py::module_& m) {
         auto prev = previous ? upload<float4>(*rt, stream, *previous, n) : rt->device.create_buffer<float4>(1);
         FArray o(std::vector<py::ssize_t>{batch, height, width, 4}), d(std::vector<py::ssize_t>{batch, height, width, 4});
         const TriangleBins bins = bin_triangles(*rt, stream, p, t, batch, vertices, triangles, width, height);
-        stream << shaders(*rt).rasterize(p, t, vertices, bins.offset, bins.count, bins.list, bins.tile, bins.tiles_x,
-                                         bins.tiles_y, height, uint32_t(bool(previous)), prev, out, db)
-                      .dispatch(width, height * batch)
-               << out.copy_to(o.mutable_data()) << db.copy_to(d.mutable_data()) << synchronize();
+        const uint32_t parts = std::max(1u, (bins.longest + kRasterPart - 1) / kRasterPart);
+        for (uint32_t part = 0; part < parts; ++part)
+            stream << shaders(*rt).rasterize(p, t, vertices, bins.offset, bins.count, bins.list, bins.tile,
+                                             bins.tiles_x, bins.tiles_y, height, uint32_t(bool(previous)), prev, out,
+                                             db, part * kRasterPart, uint32_t(part + 1 == parts))
+                          .dispatch(width, height * batch);
+        stream << out.copy_to(o.mutable_data()) << db.copy_to(d.mutable_data()) << synchronize();
         return py::make_tuple(o, d);
     }, py::arg("pos"), py::arg("tri"), py::arg("height"), py::arg("width"), py::arg("previous") = py::none());
     m.def("_rasterize_backward", [](const FArray& pos, const UArray& tri, const FArray& rast, const FArray& grad,

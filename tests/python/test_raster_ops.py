@@ -238,3 +238,21 @@ def test_binned_triangles_match_every_triangle_at_every_pixel():
             assert (want[sure] > 0).mean() > 0.3
             assert np.isin(want[sure], np.arange(1, 13)).any()    # triangles crossing w = 0 show
             assert np.isin(want[sure], np.arange(31, 61)).any()   # pixels where a copy ties and loses
+
+
+def test_a_tile_list_past_lavapipes_loop_limit_is_taken_in_parts():
+    # 70,000 triangles over one 8x8 tile: more than a dispatch may loop over (65,535 on lavapipe), so its pixels go
+    # through the list in parts, each going on from the hit the earlier parts kept. Copies of one far triangle (the
+    # lowest id wins) and, in the last part, a nearer one over the lower left corner.
+    far = [[-1, -1, 0.5, 1], [3, -1, 0.5, 1], [-1, 3, 0.5, 1]]
+    near = [[-1, -1, -0.5, 1], [0.2, -1, -0.5, 1], [-1, 0.2, -0.5, 1]]
+    pos = torch.tensor([far + near], dtype=torch.float32)
+    n = 70000
+    tri = torch.tensor([[0, 1, 2]] * (n - 1) + [[3, 4, 5]], dtype=torch.int32)
+    rast, db = dr.rasterize(CTX, pos, tri, (8, 8))
+    ids = rast[0, ..., 3].numpy()
+    corner = np.add.outer(np.arange(8), np.arange(8)) <= 3   # pixel centres inside the near triangle (x + y <= -0.8)
+    assert (ids[corner] == n).all() and (ids[~corner] == 1).all()
+    np.testing.assert_allclose(rast[0, 0, 0, 2], -0.5)
+    np.testing.assert_allclose(rast[0, 7, 7, 2], 0.5)
+    assert db[0, 7, 7].abs().sum() > 0   # the last part's barycentric derivatives
