@@ -34,7 +34,7 @@ struct PyScene {
     std::shared_ptr<Runtime> rt;
     app::Scene scene;
     std::unique_ptr<app::SceneRenderer> renderer;   // null after a write: the next render rebuilds it
-    std::shared_ptr<void> torch_cache;   // adjoint.torch.render's optimizer (torch_bridge.cpp); dropped by a write
+    std::shared_ptr<void> torch_cache;   // adjoint.torch.render's optimizers (torch_bridge.cpp); dropped by a write
 
     app::SceneRenderer& ensure_renderer();
     uint32_t checked_view(int view) const;          // IndexError when out of range

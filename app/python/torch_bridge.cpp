@@ -12,6 +12,9 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <list>
+
 namespace adjoint::python {
 
 namespace {
@@ -55,10 +58,10 @@ app::LinearImage target_from(const app::Camera& camera, const py::handle& image,
     return t;
 }
 
-// One optimizer for a scene, a set of paths and a view, kept in the PyScene between calls (a write to the scene
-// drops it): it is built once (the scene's upload, its pipelines, the static chain's rasterization: most of a
-// call's time when each call built its own), then a call writes the values and, for a gradient, the target. Its
-// scene is the one view, its target the image whose gradient is asked (bind_torch_bridge).
+// One optimizer for a scene, a set of paths and a view: built once (the scene's upload, its pipelines, the static
+// chain's rasterization: most of a call's time when each call built its own), then a call writes the values and,
+// for a gradient, the target. Its scene is the one view, its target the image whose gradient is asked
+// (bind_torch_bridge).
 struct TorchCache {
     std::vector<std::string> paths;
     uint32_t view = 0;
@@ -67,16 +70,25 @@ struct TorchCache {
     std::unique_ptr<app::Optimizer> optimizer;
 };
 
+// The PyScene's optimizers, the most recently used first (PyScene::torch_cache; a write to the scene drops them):
+// a loop over a few views keeps one each. Each holds the scene's upload and its view's buffers, so few are kept.
+constexpr size_t kTorchCaches = 4;
+using TorchCaches = std::list<TorchCache>;
+
 TorchCache& torch_cache(PyScene& s, const std::vector<std::string>& paths, const py::list& values, uint32_t view) {
-    auto* cache = static_cast<TorchCache*>(s.torch_cache.get());
-    if (cache && cache->paths == paths && cache->view == view) {
-        assign(cache->scratch, paths, values);
+    if (!s.torch_cache) s.torch_cache = std::make_shared<TorchCaches>();
+    auto& caches = *static_cast<TorchCaches*>(s.torch_cache.get());
+    auto found = std::find_if(caches.begin(), caches.end(),
+                              [&](const TorchCache& c) { return c.paths == paths && c.view == view; });
+    if (found != caches.end()) {
+        caches.splice(caches.begin(), caches, found);
+        assign(caches.front().scratch, paths, values);
     } else {
-        auto made = std::make_shared<TorchCache>();
-        made->paths = paths;
-        made->view = view;
-        made->scratch = s.scene;
-        Assignment a = assign(made->scratch, paths, values);
+        TorchCache made;
+        made.paths = paths;
+        made.view = view;
+        made.scratch = s.scene;
+        Assignment a = assign(made.scratch, paths, values);
         app::Scene scene = s.scene;
         scene.camera = scene.views[view];
         scene.views = {scene.views[view]};
@@ -95,18 +107,19 @@ TorchCache& torch_cache(PyScene& s, const std::vector<std::string>& paths, const
         }
         scene.optimize = std::move(opt);
         app::check_scene_fits(s.rt->device, scene);
-        made->parameters = std::move(a.parameters);
-        made->optimizer = std::make_unique<app::Optimizer>(s.rt->device, scene);
-        s.torch_cache = made;
-        cache = made.get();
+        made.parameters = std::move(a.parameters);
+        made.optimizer = std::make_unique<app::Optimizer>(s.rt->device, scene);
+        if (caches.size() >= kTorchCaches) caches.pop_back();
+        caches.push_front(std::move(made));
     }
+    TorchCache& cache = caches.front();
     std::vector<float> floats;
-    for (const auto& p : cache->parameters) {
-        const std::vector<float> v = app::parameter_value(cache->scratch, p);
+    for (const auto& p : cache.parameters) {
+        const std::vector<float> v = app::parameter_value(cache.scratch, p);
         floats.insert(floats.end(), v.begin(), v.end());
     }
-    cache->optimizer->set_free_values(floats);
-    return *cache;
+    cache.optimizer->set_free_values(floats);
+    return cache;
 }
 
 } // namespace

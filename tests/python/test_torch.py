@@ -53,6 +53,33 @@ def test_calls_reuse_one_optimizer_yet_see_every_value_target_and_scene_write(sm
     np.testing.assert_array_equal(adjoint.torch.render(small_scene).numpy(), small_scene.render())
 
 
+def test_a_loop_over_views_keeps_an_optimizer_for_each_of_the_last_few():
+    # Four optimizers are kept (the most recently used). Each view renders with its own values, its image that of
+    # scene.render (checked first, each check a write that drops them all), and its gradient the same whether its
+    # optimizer was kept (three views in turn) or made again (six in turn, more than are kept).
+    from conftest import SCENES
+    scene = adjoint.Scene(SCENES / "texture-8views.json", resolution=(24, 24))
+    params = scene.parameters
+    weights = torch.from_numpy(np.random.default_rng(5).uniform(-1, 1, (24, 24, 3)).astype(np.float32))
+
+    def gradient(view, check=False):
+        intensity = torch.tensor([0.5 + 0.1 * view], requires_grad=True)
+        image = adjoint.torch.render(scene, {"lights.fill.intensity": intensity}, view=view)
+        (image * weights).sum().backward()
+        if check:
+            saved = params["lights.fill.intensity"]
+            params["lights.fill.intensity"] = [0.5 + 0.1 * view]
+            np.testing.assert_array_equal(image.detach().numpy(), scene.render(view))
+            params["lights.fill.intensity"] = saved
+        return float(intensity.grad)
+
+    views = (0, 3, 5, 1, 6, 2)
+    first = {view: gradient(view, check=True) for view in views}
+    assert len(set(round(g, 3) for g in first.values())) == 6   # six views, six different gradients
+    for view in (0, 3, 5) * 3 + views * 2:
+        assert gradient(view) == pytest.approx(first[view], rel=1e-5), view
+
+
 def test_gradients_match_central_differences(small_scene):
     values = {"materials.ball.albedo": [0.5, 0.4, 0.3], "lights.key.position": [1.0, 2.2, 1.2],
               "lights.key.intensity": [6.0], "materials.floor.specular": [0.3, 0.25, 0.2]}
