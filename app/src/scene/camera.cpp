@@ -7,6 +7,7 @@
 
 namespace adjoint::app {
 
+using detail::BoundingBox;
 using detail::cross;
 using detail::dot;
 using detail::normalize;
@@ -83,12 +84,9 @@ float4x4 view_projection_matrix(const Camera& camera) {
 
 std::string out_of_view(const Mesh& mesh, const Camera& view) {
     if (mesh.positions.empty()) return "";
-    float3 lo = mesh.positions[0], hi = lo;
-    for (const float3& p : mesh.positions)
-        for (size_t i = 0; i < 3; ++i) {
-            lo[i] = std::fmin(lo[i], p[i]);
-            hi[i] = std::fmax(hi[i], p[i]);
-        }
+    BoundingBox box;
+    box.add(mesh.positions);
+    const float3 lo = box.lo, hi = box.hi;
     const float4x4 m = multiply(view_projection_matrix(view), model_matrix(mesh.transform));
     // In clip space the frustum is -w <= x, y, z <= w: the box is outside when all 8 corners are beyond one of
     // its 6 planes (a box across an edge of the frustum may still miss it: then the mesh is taken as showing).

@@ -3,6 +3,7 @@
 #include "scene/json_value.h"
 #include <adjoint/app/plugins.h>
 #include <adjoint/app/scene.h>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <span>
@@ -133,5 +134,14 @@ float3 normalize(float3 a);
 float3 operator-(float3 a, float3 b);
 float3 operator+(float3 a, float3 b);
 float3 operator*(float3 a, float s);
+
+// The axis-aligned box around points, each taken through `placement` (a model matrix; none: as they are). Empty
+// (lo > hi) before any point.
+struct BoundingBox {
+    float3 lo{INFINITY, INFINITY, INFINITY}, hi{-INFINITY, -INFINITY, -INFINITY};
+    void add(const std::vector<float3>& points, const float4x4* placement = nullptr);
+    bool empty() const { return !(lo[0] <= hi[0]); }
+    float radius() const;   // of the sphere through its corners; 0 when empty
+};
 
 } // namespace adjoint::app::detail

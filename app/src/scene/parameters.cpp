@@ -13,33 +13,17 @@ using namespace detail;
 
 namespace {
 
-// The radius of the sphere around a bounding box of points (0 without points), each point taken through
-// `placement`: the size that a length's default learning rate follows.
-struct BoundingBox {
-    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    void add(const std::vector<float3>& points, const float4x4& placement) {
-        for (const float3& p : points)
-            for (size_t r = 0; r < 3; ++r) {
-                const float w = placement[0][r] * p[0] + placement[1][r] * p[1] + placement[2][r] * p[2] + placement[3][r];
-                lo[r] = std::fmin(lo[r], w);
-                hi[r] = std::fmax(hi[r], w);
-            }
-    }
-    float radius() const {
-        if (!(lo[0] <= hi[0])) return 0;
-        const float d[3] = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
-        return 0.5f * std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-    }
-};
-
 // The size a parameter's lengths are measured against: a mesh's vertices (in its own coordinates) its own box,
 // a world-space length (a translation, a light's position, the camera's) the box of every mesh in the world.
 float length_scale(const Scene& scene, const Parameter& p) {
     BoundingBox box;
     if (p.kind == ParameterKind::mesh_vertices)
-        box.add(scene.meshes[p.target].positions, model_matrix(Transform{}));
+        box.add(scene.meshes[p.target].positions);
     else
-        for (const Mesh& mesh : scene.meshes) box.add(mesh.positions, model_matrix(mesh.transform));
+        for (const Mesh& mesh : scene.meshes) {
+            const float4x4 m = model_matrix(mesh.transform);
+            box.add(mesh.positions, &m);
+        }
     return box.radius();
 }
 
