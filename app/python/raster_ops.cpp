@@ -84,9 +84,8 @@ auto rasterize_kernel() {
         UInt base = px.b * vertices;
         UInt2 ij = dispatch_id().xy();
         UInt bin = (px.b * tiles_y + (ij.y % height) / tile) * tiles_x + ij.x / tile;
-        UInt n = bin_count.read(bin);
-        UInt begin = bin_offset.read(bin) + min(first, n);
-        UInt end = bin_offset.read(bin) + min(first + kRasterPart, n);
+        UInt n = bin_count.read(bin), list_begin = bin_offset.read(bin);
+        UInt begin = list_begin + min(first, n), end = list_begin + min(first + kRasterPart, n);
         Float best = 2.0f;
         UInt id = 0u;
         Float2 uv = make_float2(0.0f);
