@@ -118,7 +118,7 @@ void bind_scene(py::module_& m) {
         .def(py::init([](const std::filesystem::path& path, std::optional<std::pair<uint32_t, uint32_t>> resolution) {
                  app::LoadOptions o;
                  if (resolution) o.resolution = app::Resolution{resolution->first, resolution->second};
-                 PyScene s{runtime(), app::load_scene(path, o), nullptr};
+                 PyScene s{runtime(), app::load_scene(path, o), nullptr, nullptr};
                  return s;
              }),
              py::arg("path"), py::arg("resolution") = py::none(),

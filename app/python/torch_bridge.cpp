@@ -68,12 +68,31 @@ struct TorchCache {
     app::Scene scratch;                      // the values go through it, so that they are the scene's floats
     std::vector<app::Parameter> parameters;
     std::unique_ptr<app::Optimizer> optimizer;
+    size_t bytes = 0;                        // the device buffers its construction took
 };
 
 // The PyScene's optimizers, the most recently used first (PyScene::torch_cache; a write to the scene drops them):
-// a loop over a few views keeps one each. Each holds the scene's upload and its view's buffers, so few are kept.
-constexpr size_t kTorchCaches = 4;
+// a loop over views keeps one each. Each holds the scene's upload and its view's buffers (and a host copy of the
+// scene of about that size), so they are weighed by their buffers: kept while those take at most 256 MiB, and at
+// most 64 of them. Eight views of a 128x128 textured scene all stay (a call 15 -> 5 ms when four were kept); a
+// scene with large textures keeps fewer. The most recent one is always kept.
+struct TorchCacheLimits {
+    size_t count = 64;
+    size_t bytes = size_t(256) << 20;
+};
+TorchCacheLimits torch_cache_limits;   // the tests lower them (adjoint._torch_cache_limits)
 using TorchCaches = std::list<TorchCache>;
+
+// Drops the least recently used optimizers until `adding` more bytes and one more optimizer fit.
+void make_room(TorchCaches& caches, size_t adding) {
+    size_t total = adding;
+    for (const TorchCache& c : caches) total += c.bytes;
+    while (!caches.empty() &&
+           (caches.size() + 1 > torch_cache_limits.count || total > torch_cache_limits.bytes)) {
+        total -= caches.back().bytes;
+        caches.pop_back();
+    }
+}
 
 TorchCache& torch_cache(PyScene& s, const std::vector<std::string>& paths, const py::list& values, uint32_t view) {
     if (!s.torch_cache) s.torch_cache = std::make_shared<TorchCaches>();
@@ -108,8 +127,10 @@ TorchCache& torch_cache(PyScene& s, const std::vector<std::string>& paths, const
         scene.optimize = std::move(opt);
         app::check_scene_fits(s.rt->device, scene);
         made.parameters = std::move(a.parameters);
+        const size_t before = s.rt->device.buffer_bytes_in_use();
         made.optimizer = std::make_unique<app::Optimizer>(s.rt->device, scene);
-        if (caches.size() >= kTorchCaches) caches.pop_back();
+        made.bytes = s.rt->device.buffer_bytes_in_use() - std::min(before, s.rt->device.buffer_bytes_in_use());
+        make_room(caches, made.bytes);
         caches.push_front(std::move(made));
     }
     TorchCache& cache = caches.front();
@@ -151,6 +172,22 @@ void bind_torch_bridge(py::module_& m) {
         return out;
     }, py::arg("scene"), py::arg("paths"), py::arg("values"), py::arg("view"), py::arg("image"), py::arg("grad"),
        "Σ grad · d image / d value for each path, from the optimizer's $autodiff gradient");
+
+    // For the tests: the optimizers kept, most recent first, as (view, bytes); and the limits (count, bytes), set
+    // where given, returning the previous ones.
+    m.def("_torch_cache_info", [](PyScene& s) {
+        py::list out;
+        if (s.torch_cache)
+            for (const TorchCache& c : *static_cast<TorchCaches*>(s.torch_cache.get()))
+                out.append(py::make_tuple(c.view, c.bytes));
+        return out;
+    }, py::arg("scene"));
+    m.def("_torch_cache_limits", [](std::optional<size_t> count, std::optional<size_t> bytes) {
+        py::tuple before = py::make_tuple(torch_cache_limits.count, torch_cache_limits.bytes);
+        if (count) torch_cache_limits.count = std::max<size_t>(*count, 1);
+        if (bytes) torch_cache_limits.bytes = *bytes;
+        return before;
+    }, py::arg("count") = py::none(), py::arg("bytes") = py::none());
 }
 
 } // namespace adjoint::python

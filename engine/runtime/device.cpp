@@ -81,6 +81,8 @@ bool Device::int64_atomics() const {
     return info.int64 && info.int64_atomics;
 }
 
+size_t Device::buffer_bytes_in_use() const { return impl_->ctx->buffer_bytes_in_use(); }
+
 Stream Device::create_stream() { return Stream(std::make_shared<detail::StreamImpl>(impl_)); }
 
 uint64_t Device::validation_message_count() const { return impl_->ctx->validation_message_count(); }

@@ -73,6 +73,7 @@ RawBuffer Context::Impl::take_buffer(size_t bytes) {
             RawBuffer raw = std::move(it->second.back());
             it->second.pop_back();
             buffer_pool_bytes -= bytes;
+            buffer_bytes_in_use += bytes;
             return raw;
         }
     }
@@ -82,6 +83,7 @@ RawBuffer Context::Impl::take_buffer(size_t bytes) {
                   false);
     std::lock_guard lock(buffer_pool_mutex);
     ++buffer_allocations;
+    buffer_bytes_in_use += bytes;
     return raw;
 }
 
@@ -90,11 +92,17 @@ uint64_t Context::buffer_allocations() const {
     return impl_->buffer_allocations;
 }
 
+size_t Context::buffer_bytes_in_use() const {
+    std::lock_guard lock(impl_->buffer_pool_mutex);
+    return impl_->buffer_bytes_in_use;
+}
+
 void Context::Impl::keep_buffer(RawBuffer&& raw) {
     if (!raw.buffer)
         return;
     RawBuffer kept = std::move(raw);
     std::lock_guard lock(buffer_pool_mutex);
+    buffer_bytes_in_use -= kept.size;
     if (buffer_pool_bytes + kept.size > kBufferPoolBytes)
         return;   // freed as `kept` goes
     buffer_pool_bytes += kept.size;

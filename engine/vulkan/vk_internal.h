@@ -63,6 +63,7 @@ struct Context::Impl {
     std::unordered_map<size_t, std::vector<RawBuffer>> buffer_pool;
     size_t buffer_pool_bytes = 0;
     uint64_t buffer_allocations = 0;   // under buffer_pool_mutex
+    size_t buffer_bytes_in_use = 0;    // under buffer_pool_mutex: the Buffers alive (taken, not yet kept)
     RawBuffer take_buffer(size_t bytes);   // one of `bytes` kept, else a new one (counted)
     void keep_buffer(RawBuffer&& raw);     // into the pool, or freed when it is full
 

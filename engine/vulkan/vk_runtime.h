@@ -139,6 +139,8 @@ public:
     // Device memory allocations made for Buffers so far: a released Buffer goes to the context's pool and the
     // next Buffer of its size takes it, allocating nothing (vulkan/buffer.cpp).
     uint64_t buffer_allocations() const;
+    // Bytes of the Buffers alive now (rounded to words; the pool's kept ones and images not included).
+    size_t buffer_bytes_in_use() const;
 
     struct Impl;
     Impl& impl() { return *impl_; }

@@ -53,10 +53,11 @@ def test_calls_reuse_one_optimizer_yet_see_every_value_target_and_scene_write(sm
     np.testing.assert_array_equal(adjoint.torch.render(small_scene).numpy(), small_scene.render())
 
 
-def test_a_loop_over_views_keeps_an_optimizer_for_each_of_the_last_few():
-    # Four optimizers are kept (the most recently used). Each view renders with its own values, its image that of
-    # scene.render (checked first, each check a write that drops them all), and its gradient the same whether its
-    # optimizer was kept (three views in turn) or made again (six in turn, more than are kept).
+def test_a_loop_over_views_keeps_an_optimizer_for_each_while_they_fit():
+    # The optimizers kept are the most recently used whose buffers fit the budget (256 MiB, 64 of them: all eight
+    # views of this scene). Each view renders with its own values, its image that of scene.render (checked first,
+    # each check a write that drops them all), and its gradient the same whether its optimizer was kept or, under
+    # a budget of two optimizers' buffers, made again.
     from conftest import SCENES
     scene = adjoint.Scene(SCENES / "texture-8views.json", resolution=(24, 24))
     params = scene.parameters
@@ -73,11 +74,28 @@ def test_a_loop_over_views_keeps_an_optimizer_for_each_of_the_last_few():
             params["lights.fill.intensity"] = saved
         return float(intensity.grad)
 
-    views = (0, 3, 5, 1, 6, 2)
+    views = (0, 3, 5, 1, 6, 2, 7, 4)
     first = {view: gradient(view, check=True) for view in views}
-    assert len(set(round(g, 3) for g in first.values())) == 6   # six views, six different gradients
-    for view in (0, 3, 5) * 3 + views * 2:
+    assert len(set(round(g, 3) for g in first.values())) == 8   # eight views, eight different gradients
+    assert adjoint._adjoint._torch_cache_info(scene) == []   # each check's write dropped them
+    for view in views * 2:
         assert gradient(view) == pytest.approx(first[view], rel=1e-5), view
+    kept = adjoint._adjoint._torch_cache_info(scene)
+    assert [v for v, _ in kept] == list(reversed(views))
+    one = max(b for _, b in kept)
+    assert one > 24 * 24 * 16 and all(b > 0 for _, b in kept)   # each holds at least a view's float4 image
+    before = adjoint._adjoint._torch_cache_limits(bytes=2 * one + one // 2)
+    params["lights.fill.intensity"] = params["lights.fill.intensity"]   # a write: the limits apply as they fill
+    try:
+        for view in views * 2:
+            assert gradient(view) == pytest.approx(first[view], rel=1e-5), view
+        assert [v for v, _ in adjoint._adjoint._torch_cache_info(scene)] == [4, 7]
+        adjoint._adjoint._torch_cache_limits(count=3, bytes=before[1])
+        for view in views:
+            gradient(view)
+        assert [v for v, _ in adjoint._adjoint._torch_cache_info(scene)] == [4, 7, 2]
+    finally:
+        adjoint._adjoint._torch_cache_limits(*before)
 
 
 def test_gradients_match_central_differences(small_scene):

@@ -138,6 +138,18 @@ TEST_F(VulkanRuntime, BufferRoundtrip) {
     EXPECT_THROW(stream.upload(buf, 4, data.data(), data.size() * 4), adjoint::Error);
 }
 
+// Bytes in use count the Buffers alive, rounded to words, whether their memory is new or taken from the pool.
+TEST_F(VulkanRuntime, BytesInUseCountTheBuffersAlive) {
+    const size_t before = ctx->buffer_bytes_in_use();
+    {
+        Buffer a(ctx, 4093), b(ctx, 100);
+        EXPECT_EQ(ctx->buffer_bytes_in_use(), before + 4096 + 100);
+    }
+    EXPECT_EQ(ctx->buffer_bytes_in_use(), before);
+    Buffer again(ctx, 4096);   // takes a's memory from the pool
+    EXPECT_EQ(ctx->buffer_bytes_in_use(), before + 4096);
+}
+
 // A released buffer is taken by the next buffer of its size (rounded to words), so a loop that makes its scratch
 // buffers anew allocates device memory once; buffers of other sizes, or made while the kept one is taken,
 // allocate their own.

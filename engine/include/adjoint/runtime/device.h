@@ -247,6 +247,9 @@ public:
     // Whether kernels may use atomics on uint64 buffers (shaderBufferInt64Atomics; lavapipe and most GPUs have
     // them): a caller picks another algorithm where not, as compiling one is refused.
     bool int64_atomics() const;
+    // Bytes of this device's Buffers alive now, DiffBuffers' gradients and texture sets included (images not):
+    // what a cache of renderers can weigh itself by (adjoint.torch.render's optimizers).
+    size_t buffer_bytes_in_use() const;
 
     template <typename T>
     Buffer<T> create_buffer(size_t count) {
