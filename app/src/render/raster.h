@@ -68,8 +68,8 @@ struct GBuffer {
 };
 
 // The triangles binned to screen tiles (gpu::kTileSize square): tile t's triangles are
-// list[offset[t] .. offset[t] + count[t]). After them the list keeps `own` entries a pixel for the caller, pixel
-// p's from list[reserved_at + p * own] (Rasterizer::bin, OwnLists).
+// list[offset[t] .. offset[t] + count[t]). After them the list keeps `own` entries a pixel for the caller, from
+// list[reserved_at] on (Rasterizer::bin, OwnLists; soft rasterization lays them out by screen tile: soft_own).
 // Each tile's list has its triangles of positive projected area (one winding: for a closed mesh, the side
 // facing the camera or the other) before the rest: `sides` holds how many, and `nearest` per tile and side
 // (2t, 2t + 1) the largest 1 / clip w of their vertices, as float bits (0: none). Soft rasterization's

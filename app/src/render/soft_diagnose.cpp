@@ -38,8 +38,8 @@ Float soft_edge_share(const VertexInputs<BufferFloat3>& in, const BufferVar<uint
                       const SoftSettings& st, const SoftTile& tile, const UInt2& pix, const Float& max_log_weight,
                       const Float& total) {
     Float s = 0.0f;
-    $for (k, tile.begin, tile.end) {
-        UInt tri = tile.list.read(k);
+    $for (i, 0u, tile.count) {
+        UInt tri = tile.list.read(tile.entry(i));
         SoftFragment f = soft_fragment(in, cam, st, tri, pix);
         $if (f.counts) {
             Float lw = soft_log_weight(f, st) - max_log_weight;
@@ -115,7 +115,7 @@ auto diagnose_kernel(const ShadingPlan& groups, bool geometry) {
     ShadingPlan plan = groups;
     plan.material_texture_gradients = plan.light_texture_gradients = false;
     return Kernel2D([plan, geometry](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
-                                     BufferUInt pixel_count, UInt own_base, UInt capacity,
+                                     BufferUInt pixel_count, UInt own_base, UInt capacity, UInt own_stride,
                                      BufferVar<gpu::ViewRec> views, UInt view, BufferFloat3 positions,
                                      BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
                                      BufferVar<uint3> triangles, BufferUInt triangle_material,
@@ -130,7 +130,8 @@ auto diagnose_kernel(const ShadingPlan& groups, bool geometry) {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x, pixels = dispatch_size().x * dispatch_size().y;
         SoftTile part = soft_part(
-            soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity, pix), first, count);
+            soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity, own_stride, pix),
+            first, count);
         auto vr = views.read(view);
         SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
         DslCamera plain_cam = camera_of(params, vr);
@@ -149,7 +150,7 @@ auto diagnose_kernel(const ShadingPlan& groups, bool geometry) {
         Float share = out.read(edge) + soft_edge_share(plain_vin, opposite, plain_cam, st, part, pix, ms.x, total);
         out.write(edge, ite(last != 0u, ite(share > kSoftEdgeShare, 1.0f, 0.0f), share));
         Float4 g = read4(dfinal, 4u * at);
-        $if ((part.end > part.begin) & (dot(abs(g), make_float4(1.0f)) > 0.0f)) {
+        $if ((part.count > 0u) & (dot(abs(g), make_float4(1.0f)) > 0.0f)) {
             SoftSums seed = soft_seed(stored, ms.x, bg, st, g);
             TracedSources x{positions, normals, colors, uvs, triangles, triangle_material, params, param_slot,
                             texture_slot, directions, textures, materials, lights, grid};
@@ -171,7 +172,8 @@ void SoftDiagnoseStage::run(Stream& stream, const StageBuffers& b, uint32_t view
     const auto& t = s.bins;
     stream << d.out.fill_zero();
     for (uint32_t p = 0; p < s.parts; ++p)
-        stream << shader_(t.offset, t.count, t.list, t.tiles_x, s.pixel_count, t.reserved_at, s.capacity, b.views, view,
+        stream << shader_(t.offset, t.count, t.list, t.tiles_x, s.pixel_count, t.reserved_at, s.capacity, s.own_stride,
+                          b.views, view,
                           w.positions.value, w.normals.value, w.colors.value, g.uvs, g.triangles, g.triangle_material,
                           b.tables.opposite, params, d.param_slot, d.texture_slot, d.directions, b.data.textures,
                           b.data.materials, b.data.lights, dfinal, d.out, b.data.background, s.sigma, s.gamma, s.reach2,

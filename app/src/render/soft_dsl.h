@@ -38,21 +38,21 @@ struct SoftSettings {
     Float near, far;
 };
 
-// The triangles a pixel loops over: list[begin .. end), its own candidates (own: the pixel may reorder them)
-// or its tile's (soft_triangles).
+// The triangles a pixel loops over: `count` entries of `list` from `begin`, `stride` apart: its own candidates
+// (own: the pixel may reorder them; soft_own) or its tile's (stride 1; soft_triangles).
 struct SoftTile {
     const BufferUInt& list;
-    UInt begin, end;
+    UInt begin, count, stride;
     Bool own;
+    UInt entry(const UInt& i) const { return begin + i * stride; }   // where the i-th lies in `list`
 };
 
 // The entries [first, first + count) of a pixel's triangles, clamped to their end: what one dispatch visits.
 // Lavapipe ends a group of invocations' loops after 65,535 iterations in all, so a longer list (70,000
 // triangles over one tile) is taken in parts, one a dispatch, whose sums carry over (SoftStage).
 inline SoftTile soft_part(const SoftTile& t, const UInt& first, const UInt& count) {
-    UInt n = t.end - t.begin;
-    UInt skip = min(first, n);
-    return SoftTile{t.list, t.begin + skip, t.begin + skip + min(count, n - skip), t.own};
+    UInt skip = min(first, t.count);
+    return SoftTile{t.list, t.entry(skip), min(count, t.count - skip), t.stride, t.own};
 }
 
 // What pass 2 sums over a pixel's triangles: the blend's weights and weighted colours, and -log prod(1 - D').
@@ -176,22 +176,42 @@ inline Float soft_uncovered(const SoftFragment& f) {
     return max(softplus(f.logit) + std::log1p(-kSoftCutoff), 0.0f);
 }
 
-// Where pixel `at`'s own list begins: the own lists follow the tile lists in `list`, `capacity` entries a pixel.
-inline UInt soft_own_begin(const UInt& own_base, const UInt& at, const UInt& capacity) {
-    return own_base + at * capacity;
+// The own lists follow the tile lists in `list`, `capacity` entries a pixel, a screen tile's pixels together. Exact
+// soft (every candidate) lays them out entry by entry, `own_stride` = kOwnStride: entry j of the tile's 64 pixels,
+// then entry j + 1, so that the selection's writes from a tile's pixels, which run side by side, go to neighbouring
+// words. Laid out a pixel after another, each pixel's up to 256 entries together, those writes (each a scalar store
+// on lavapipe) went to a new cache line and, 1 KiB apart, often a new page each: exact soft's soft_select took 61 ms
+// at 5k/256x256, where the same kernel without its writes took 3, and 17 laid out entry by entry. Reading them
+// back that way is a little slower (soft_forward and soft_backward 1-3 ms of 25-28), so faces_per_pixel's K,
+// which are written once at the end, keep each pixel's entries together (`own_stride` = 1). The room reserved
+// is soft_own_pixels(), whole tiles.
+constexpr uint32_t kOwnStride = gpu::kTileSize * gpu::kTileSize;
+inline uint32_t soft_own_pixels(uint32_t width, uint32_t height) {
+    return ((width + gpu::kTileSize - 1) / gpu::kTileSize) * ((height + gpu::kTileSize - 1) / gpu::kTileSize) *
+           kOwnStride;
+}
+// Where entry 0 of pixel pix's own list lies; entry j lies j * own_stride after it.
+inline UInt soft_own(const UInt& own_base, const UInt& capacity, const UInt& own_stride, const UInt& tiles_x,
+                     const UInt2& pix) {
+    UInt in_tile = (pix.y % gpu::kTileSize) * gpu::kTileSize + pix.x % gpu::kTileSize;
+    return own_base + tile_of(pix, tiles_x) * (capacity * kOwnStride) +
+           ite(own_stride == 1u, in_tile * capacity, in_tile);
+}
+inline SoftTile soft_own_list(const BufferUInt& list, const UInt& own_base, const UInt& capacity,
+                              const UInt& own_stride, const UInt& tiles_x, const UInt2& pix, const UInt& count) {
+    return SoftTile{list, soft_own(own_base, capacity, own_stride, tiles_x, pix), count, own_stride, true};
 }
 
-// The triangles a pixel's passes 1 and 2 loop over: its own candidates where they fitted, else its tile's.
+// The triangles a pixel's passes loop over: its own candidates where they fitted, else its tile's.
 inline SoftTile soft_triangles(const BufferUInt& list, const BufferUInt& tile_offset, const BufferUInt& tile_count,
                                const UInt& tiles_x, const BufferUInt& pixel_count, const UInt& own_base,
-                               const UInt& capacity, const UInt2& pix) {
+                               const UInt& capacity, const UInt& own_stride, const UInt2& pix) {
     UInt at = pix.y * dispatch_size().x + pix.x;
     UInt tile_at = tile_of(pix, tiles_x);
     UInt n = pixel_count.read(at);
-    UInt tile_begin = tile_offset.read(tile_at);
     Bool own = n <= capacity;
-    UInt begin = ite(own, soft_own_begin(own_base, at, capacity), tile_begin);
-    return SoftTile{list, begin, ite(own, begin + n, tile_begin + tile_count.read(tile_at)), own};
+    return SoftTile{list, ite(own, soft_own(own_base, capacity, own_stride, tiles_x, pix), tile_offset.read(tile_at)),
+                    ite(own, n, tile_count.read(tile_at)), ite(own, own_stride, 1u), own};
 }
 
 // Pass 1, on plain values: the largest log weight at the pixel, the background's included, to subtract from
@@ -212,8 +232,8 @@ template <typename PB>
 Float soft_max_log_weight(const VertexInputs<PB>& in, const DslCamera& cam, const SoftSettings& st,
                           const SoftTile& tile, const UInt2& pix, const Float& start) {
     Float m = start;
-    $for (k, tile.begin, tile.end) {
-        UInt tri = tile.list.read(k);
+    $for (i, 0u, tile.count) {
+        UInt tri = tile.list.read(tile.entry(i));
         SoftFragment f = soft_fragment(in, cam, st, tri, pix);
         $if (f.counts & (sigmoid(f.logit) - kSoftCutoff >= kSoftRobust)) { m = max(m, soft_log_weight(f, st)); };
     };
@@ -222,7 +242,8 @@ Float soft_max_log_weight(const VertexInputs<PB>& in, const DslCamera& cam, cons
 
 // Pass 2: adds the fragments of `tile` (a part of the pixel's list) to the sums `s`. Its loop carries
 // accumulators only, so $autodiff's reverse pass recomputes it and stores no tape. `weighed(k, tri)`, where
-// given, is called for each entry whose fragment enters the weights (the others add to `uncovered` only).
+// given, is called for each entry (k: where it lies in the list) whose fragment enters the weights (the others
+// add to `uncovered` only).
 struct NoHook {
     void operator()(const UInt&, const UInt&) const {}
 };
@@ -230,7 +251,8 @@ template <typename PB, typename P, typename Weighed = NoHook>
 void soft_accumulate(const VertexInputs<PB>& in, const ShadeInputs<P>& shade_in, const ShadingPlan& groups,
                      const DslCamera& cam, const SoftSettings& st, const SoftTile& tile, const UInt2& pix,
                      const Float& max_log_weight, SoftSums& s, const Weighed& weighed = {}) {
-    $for (k, tile.begin, tile.end) {
+    $for (i, 0u, tile.count) {
+        UInt k = tile.entry(i);
         UInt tri = tile.list.read(k);
         SoftFragment f = soft_fragment(in, cam, st, tri, pix);
         $if (f.counts) {

@@ -23,6 +23,8 @@ struct SoftQuad {
     std::array<Bool, kSoftQuad> valid;
     std::array<UInt, kSoftQuad> at;         // the pixel's index (y * width + x)
     std::array<UInt, kSoftQuad> n;          // its count
+    std::array<UInt, kSoftQuad> own;        // where its own list begins (soft_own)
+    UInt own_stride;                        // its entries' distance
 };
 
 // Calls within(i, tri, setup, outline) if triangle `tri` is within reach of quad pixel i.
@@ -48,14 +50,13 @@ void soft_scan(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, c
     $for (k, begin, end) { soft_scan_entry(setups, list.read(k), q, reach_px, within); };
 }
 
-// Every candidate: quad pixel i's are written to its own list, list[own_base + at * capacity ..), up to
-// `capacity` of them, and counted on past it (more than `capacity`: the pixel loops over its whole tile instead,
-// see soft_triangles).
+// Every candidate: quad pixel i's are written to its own list (q.own), up to `capacity` of them, and counted on
+// past it (more than `capacity`: the pixel loops over its whole tile instead, see soft_triangles).
 inline void soft_select(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const UInt& begin,
-                        const UInt& end, const UInt& own_base, const UInt& capacity, const Float& reach_px,
+                        const UInt& end, const UInt& capacity, const Float& reach_px,
                         SoftQuad& q) {
     soft_scan(setups, list, begin, end, q, reach_px, [&](uint32_t i, const UInt& tri, const auto&, const Outline&) {
-        $if (q.n[i] < capacity) { list.write(soft_own_begin(own_base, q.at[i], capacity) + q.n[i], tri); };
+        $if (q.n[i] < capacity) { list.write(q.own[i] + q.n[i] * q.own_stride, tri); };
         q.n[i] = q.n[i] + 1u;
     });
 }
@@ -120,13 +121,13 @@ void soft_scan_sides(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& l
 // the nearest K are often the pixel's neighbours rather than the triangle that covers it. Here the key is the
 // log weight of pass 2, log D' + z / gamma, from the binning's projection; ties go to the lower triangle index,
 // so that the set does not depend on the tile list's order. The K are kept unsorted in the pixel's list with
-// their keys at the same place of `key` (from at * K); the least kept is tracked, and a candidate that weighs
+// their keys in `key` (from at * K, in the same order); the least kept is tracked, and a candidate that weighs
 // more replaces it and looks for the new least (K reads): a part's loops take at most (4K + 1) times its
 // entries (SoftStage sizes the parts for it). Fragments behind the near or the far plane at the pixel, which
 // never count, are not kept. The tile list is taken side by side (soft_scan_sides).
 inline void soft_select_heaviest(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list,
                                  const BufferFloat& key, const UInt& begin, const UInt& end,
-                                 const SoftSides& sides, const UInt& own_base,
+                                 const SoftSides& sides,
                                  const UInt& k_max, const Float& reach_px, const SoftSettings& st,
                                  const Float& width, SoftQuad& q) {
     auto lighter = [](const Float& ka, const UInt& ta, const Float& kb, const UInt& tb) {
@@ -141,7 +142,7 @@ inline void soft_select_heaviest(const BufferVar<gpu::TriSetup>& setups, const B
         least_at[i] = 0u;
         $for (j, 0u, q.n[i]) {
             Float kj = key.read(q.at[i] * k_max + j);
-            UInt t = list.read(own_base + q.at[i] * k_max + j);
+            UInt t = list.read(q.own[i] + j * q.own_stride);
             $if (lighter(kj, t, least_key[i], least_tri[i])) {
                 least_key[i] = kj;
                 least_tri[i] = t;
@@ -157,7 +158,7 @@ inline void soft_select_heaviest(const BufferVar<gpu::TriSetup>& setups, const B
         $if (soft_select_key(s, o, st, width, kw)) {
             UInt base = q.at[i] * k_max;
             $if (q.n[i] < k_max) {
-                list.write(own_base + base + q.n[i], tri);
+                list.write(q.own[i] + q.n[i] * q.own_stride, tri);
                 key.write(base + q.n[i], kw);
                 $if (lighter(kw, tri, least_key[i], least_tri[i])) {
                     least_key[i] = kw;
@@ -167,7 +168,7 @@ inline void soft_select_heaviest(const BufferVar<gpu::TriSetup>& setups, const B
                 q.n[i] = q.n[i] + 1u;
             }
             $elif (lighter(least_key[i], least_tri[i], kw, tri)) {
-                list.write(own_base + base + least_at[i], tri);
+                list.write(q.own[i] + least_at[i] * q.own_stride, tri);
                 key.write(base + least_at[i], kw);
                 find_least(i);
             };
@@ -184,7 +185,7 @@ inline void soft_select_heaviest(const BufferVar<gpu::TriSetup>& setups, const B
 // entry, as soft_select. Like soft_select_heaviest it takes the tile list side by side (soft_scan_sides).
 constexpr uint32_t kSoftHeldFaces = 16;
 inline void soft_select_held(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const BufferFloat& key,
-                             const UInt& begin, const UInt& end, const SoftSides& sides, const UInt& own_base,
+                             const UInt& begin, const UInt& end, const SoftSides& sides,
                              uint32_t faces, const Float& reach_px, const SoftSettings& st, const Float& width,
                              SoftQuad& q) {
     auto heavier = [](const Float& ka, const UInt& ta, const Float& kb, const UInt& tb) {
@@ -202,7 +203,7 @@ inline void soft_select_held(const BufferVar<gpu::TriSetup>& setups, const Buffe
             tris[i][j] = ~0u;
             $if (j < q.n[i]) {
                 keys[i][j] = key.read(q.at[i] * faces + j);
-                tris[i][j] = list.read(own_base + q.at[i] * faces + j);
+                tris[i][j] = list.read(q.own[i] + j * q.own_stride);
             };
         }
     }
@@ -228,7 +229,7 @@ inline void soft_select_held(const BufferVar<gpu::TriSetup>& setups, const Buffe
         for (uint32_t j = 0; j < faces; ++j)
             $if (j < q.n[i]) {
                 key.write(q.at[i] * faces + j, keys[i][j]);
-                list.write(own_base + q.at[i] * faces + j, tris[i][j]);
+                list.write(q.own[i] + j * q.own_stride, tris[i][j]);
             };
 }
 

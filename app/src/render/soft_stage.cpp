@@ -29,21 +29,24 @@ auto select_kernel(uint32_t faces, bool held) {
     return Kernel1D([faces, held](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt tile_sides,
                                   BufferUInt tile_nearest, BufferUInt list, UInt tiles_x,
                                   BufferVar<gpu::TriSetup> setups, BufferUInt pixel_count, BufferFloat key,
-                                  UInt own_base, UInt capacity, Float reach_px, BufferVar<gpu::ViewRec> views,
-                                  UInt view, Float sigma, Float gamma, UInt width, UInt height, UInt first,
-                                  UInt count) noexcept {
+                                  UInt own_base, UInt capacity, UInt own_stride, Float reach_px,
+                                  BufferVar<gpu::ViewRec> views, UInt view, Float sigma, Float gamma, UInt width,
+                                  UInt height, UInt first, UInt count) noexcept {
         TileQuad tq = tile_quad(dispatch_id().x, tiles_x);
         UInt2 corner = tq.corner;
         UInt tile_at = tq.tile;
         UInt begin = tile_offset.read(tile_at);
-        SoftTile part = soft_part(SoftTile{list, begin, begin + tile_count.read(tile_at), false}, first, count);
+        SoftTile part = soft_part(SoftTile{list, begin, tile_count.read(tile_at), 1u, false}, first, count);
+        UInt part_end = part.begin + part.count;
         SoftQuad q;
+        q.own_stride = own_stride;
         for (uint32_t i = 0; i < kSoftQuad; ++i) {
             UInt2 pix = corner + make_uint2(i & 1u, i >> 1u);
             q.valid[i] = (pix.x < width) & (pix.y < height);
             q.at[i] = pix.y * width + pix.x;
             q.centre[i] = ite(q.valid[i], pixel_centre(pix), make_float2(-1e9f, -1e9f));
             q.n[i] = 0u;
+            q.own[i] = soft_own(own_base, capacity, own_stride, tiles_x, pix);
             $if ((first > 0u) & q.valid[i]) { q.n[i] = pixel_count.read(q.at[i]); };
         }
         if (faces != 0) {
@@ -53,13 +56,13 @@ auto select_kernel(uint32_t faces, bool held) {
                             {bit_cast<float>(tile_nearest.read(2u * tile_at)),
                              bit_cast<float>(tile_nearest.read(2u * tile_at + 1u))}};
             if (held)
-                soft_select_held(setups, list, key, part.begin, part.end, sides, own_base, faces, reach_px, st,
+                soft_select_held(setups, list, key, part.begin, part_end, sides, faces, reach_px, st,
                                  vr.width, q);
             else
-                soft_select_heaviest(setups, list, key, part.begin, part.end, sides, own_base, capacity, reach_px,
+                soft_select_heaviest(setups, list, key, part.begin, part_end, sides, capacity, reach_px,
                                      st, vr.width, q);
         } else {
-            soft_select(setups, list, part.begin, part.end, own_base, capacity, reach_px, q);
+            soft_select(setups, list, part.begin, part_end, capacity, reach_px, q);
         }
         for (uint32_t i = 0; i < kSoftQuad; ++i) {
             $if (q.valid[i]) { pixel_count.write(q.at[i], q.n[i]); };
@@ -72,7 +75,7 @@ auto select_kernel(uint32_t faces, bool held) {
 // A list of one part takes all three in one dispatch.
 auto forward_kernel(const ShadingPlan& groups) {
     return Kernel2D([groups](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
-                             BufferUInt pixel_count, UInt own_base, UInt capacity,
+                             BufferUInt pixel_count, UInt own_base, UInt capacity, UInt own_stride,
                              BufferVar<gpu::ViewRec> views, UInt view, BufferFloat3 positions,
                              BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
                              BufferVar<uint3> triangles, BufferUInt triangle_material, BufferFloat params,
@@ -83,7 +86,8 @@ auto forward_kernel(const ShadingPlan& groups) {
                              BufferUInt weighed_count, UInt first, UInt count, UInt phase) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
-        SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity, pix);
+        SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity,
+                                       own_stride, pix);
         SoftTile part = soft_part(tile, first, count);
         auto vr = views.read(view);
         SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
@@ -108,16 +112,16 @@ auto forward_kernel(const ShadingPlan& groups) {
             // while they fit (soft_dsl.h, kSoftAllWeighed); counted on over the parts.
             UInt front = 0u;
             $if (first > 0u) { front = weighed_count.read(at); };
-            UInt own_begin = soft_own_begin(own_base, at, capacity);
+            UInt own_begin = soft_own(own_base, capacity, own_stride, tiles_x, pix);
             auto to_front = [&](const UInt& k, const UInt& tri) {
                 $if (tile.own) {
-                    UInt slot = tile.begin + front;
+                    UInt slot = tile.entry(front);
                     $if (slot != k) {
                         list.write(k, list.read(slot));
                         list.write(slot, tri);
                     };
                 }
-                $elif (front < capacity) { list.write(own_begin + front, tri); };
+                $elif (front < capacity) { list.write(own_begin + front * own_stride, tri); };
                 front = front + 1u;
             };
             soft_accumulate(vin, in, groups, cam, st, part, pix, m, s, to_front);
@@ -139,6 +143,7 @@ auto forward_kernel(const ShadingPlan& groups) {
 auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
     return Kernel2D([groups, camera_free](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list,
                                           UInt tiles_x, BufferUInt pixel_count, UInt own_base, UInt capacity,
+                                          UInt own_stride,
                                           BufferVar<gpu::ViewRec> views, UInt view,
                                           DiffBufferFloat3 positions, DiffBufferFloat3 normals,
                                           DiffBufferFloat3 colors, BufferFloat2 uvs,
@@ -154,10 +159,11 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                                           UInt count) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
-        SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity, pix);
+        SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity,
+                                       own_stride, pix);
         SoftTile part = soft_part(tile, first, count);
         Float4 g = read4(dfinal, 4u * at);
-        $if ((part.end > part.begin) & (dot(abs(g), make_float4(1.0f)) > 0.0f)) {
+        $if ((part.count > 0u) & (dot(abs(g), make_float4(1.0f)) > 0.0f)) {
             auto vr = views.read(view);
             SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
             DslCamera plain_cam = camera_of(params_value, vr);
@@ -182,8 +188,10 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
             // have one.
             UInt front = weighed_count.read(at);
             Bool front_only = (seed.uncovered == 0.0f) & (front != kSoftAllWeighed);
-            UInt begin = ite(front_only, soft_own_begin(own_base, at, capacity), tile.begin);
-            SoftTile weighed = soft_part(SoftTile{list, begin, ite(front_only, begin + front, tile.end), tile.own},
+            SoftTile own = soft_own_list(list, own_base, capacity, own_stride, tiles_x, pix, front);
+            SoftTile weighed = soft_part(SoftTile{list, ite(front_only, own.begin, tile.begin),
+                                                  ite(front_only, front, tile.count),
+                                                  ite(front_only, own.stride, tile.stride), tile.own},
                                          first, count);
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
@@ -255,6 +263,8 @@ SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free
     weighed_count_ = device.create_buffer<uint32_t>(std::max(pixels, 1u));
 }
 
+uint32_t SoftStage::own_stride() const { return faces_ ? 1u : kOwnStride; }
+
 void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry& raster_geometry,
                         const StageBuffers& b, uint32_t view, const ViewCamera& camera, const Buffer<float>& params,
                         const Buffer<float4>& out, uint32_t shadow_loops) {
@@ -265,13 +275,14 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
     // the binning's projection and the kernels' (both from the same camera values, about 1e-4 pixels apart):
     // half a pixel for the tiles, a tenth for each pixel's candidates.
     const float reach_px = std::sqrt(reach2_) * 0.5f * float(camera.width);
-    const uint32_t pixels = camera.width * camera.height;
-    bins_ = raster.bin(stream, raster_geometry, camera, reach_px + 0.5f, OwnLists{pixels, room_, fit_});
+    bins_ = raster.bin(stream, raster_geometry, camera, reach_px + 0.5f,
+                       OwnLists{soft_own_pixels(camera.width, camera.height), room_, fit_});
     const uint32_t select_parts = std::max(1u, (bins_.longest + select_part_ - 1) / select_part_);
     for (uint32_t p = 0; p < select_parts; ++p)
         stream << select_(bins_.offset, bins_.count, bins_.sides, bins_.nearest, bins_.list, bins_.tiles_x,
-                          bins_.setups, pixel_count_, key_, bins_.reserved_at, bins_.own, reach_px + 0.1f, b.views,
-                          view, sigma_, gamma_, camera.width, camera.height, p * select_part_, select_part_)
+                          bins_.setups, pixel_count_, key_, bins_.reserved_at, bins_.own, own_stride(),
+                          reach_px + 0.1f, b.views, view, sigma_, gamma_, camera.width, camera.height,
+                          p * select_part_, select_part_)
                       .dispatch(bins_.tiles() * kTileQuads);
     // No pixel's list is longer than its tile's (its own candidates, or the tile's whole list), nor, with
     // faces_per_pixel, than that.
@@ -280,7 +291,7 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
     const auto& g = b.data.geometry;
     auto pass = [&](uint32_t p, uint32_t phase) {
         stream << forward_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, pixel_count_, bins_.reserved_at,
-                           bins_.own, b.views, view, b.world.positions.value, b.world.normals.value,
+                           bins_.own, own_stride(), b.views, view, b.world.positions.value, b.world.normals.value,
                            b.world.colors.value, g.uvs, g.triangles, g.triangle_material, params, b.data.textures,
                            b.data.materials, b.data.lights, out, b.data.background, sigma_, gamma_, reach2_,
                            b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells, b.shadow_grid.list, sums_,
@@ -300,8 +311,9 @@ void SoftStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, c
     const auto& g = b.data.geometry;
     for (uint32_t p = 0; p < parts_; ++p)
         stream << backward_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, pixel_count_, bins_.reserved_at,
-                            bins_.own, b.views, view, b.world.positions, b.world.normals, b.world.colors, g.uvs,
-                            g.triangles, g.triangle_material, params, params.value, b.world.positions.value,
+                            bins_.own, own_stride(), b.views, view, b.world.positions, b.world.normals,
+                            b.world.colors, g.uvs, g.triangles, g.triangle_material, params, params.value,
+                            b.world.positions.value,
                             b.data.textures, b.data.materials, b.data.lights, dfinal, b.data.background, sigma_,
                             gamma_, reach2_, b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells,
                             b.shadow_grid.list, sums_, state_, weighed_count_, p * part_, part_)

@@ -43,12 +43,15 @@ public:
         const Buffer<uint32_t>& pixel_count;
         const Buffer<float4>& sums;
         const Buffer<float2>& state;
-        uint32_t capacity, part, parts;
+        uint32_t capacity, own_stride, part, parts;
         float sigma, gamma, reach2;
     };
     Blend blend() const {
-        return {bins_, pixel_count_, sums_, state_, bins_.own, part_, parts_, sigma_, gamma_, reach2_};
+        return {bins_, pixel_count_, sums_, state_, bins_.own, own_stride(), part_, parts_, sigma_, gamma_, reach2_};
     }
+    // Where a pixel's own list's entries lie apart (soft_own in render/soft_dsl.h): exact soft interleaves the
+    // pixels of a tile, faces_per_pixel keeps each pixel's together.
+    uint32_t own_stride() const;
 
 private:
     bool held_;                      // faces_per_pixel's heaviest held in registers (soft_select_held)
