@@ -97,26 +97,32 @@ void RunPanels::draw_parameter_table(Session& session) {
     std::string id = "params";
     for (float w : widths) id += "_" + std::to_string(int(std::ceil(w)));
     if (!ImGui::BeginTable(id.c_str(), 6, flags)) return;
+    // The learning rate, the one cell that takes input, comes right after the value: in the studio's default
+    // 1280x800 window the middle column is 660 pixels wide, and as the last column it sat past the edge, behind
+    // the sideways scroll, whenever a value was long (a rotation's quaternion and axis-angle).
     ImGui::TableSetupScrollFreeze(1, 1);
-    for (size_t c = 0; c < 5; ++c) ImGui::TableSetupColumn(names[c], ImGuiTableColumnFlags_WidthFixed, widths[c]);
-    ImGui::TableSetupColumn("learning rate", ImGuiTableColumnFlags_WidthFixed, 90.0f);
+    for (size_t c = 0; c < 5; ++c) {
+        ImGui::TableSetupColumn(names[c], ImGuiTableColumnFlags_WidthFixed, widths[c]);
+        if (c == 1) ImGui::TableSetupColumn("learning rate", ImGuiTableColumnFlags_WidthFixed, 90.0f);
+    }
     ImGui::TableHeadersRow();
     for (size_t i = 0; i < params.size(); ++i) {
         ImGui::TableNextRow();
         for (size_t c = 0; c < table_.rows[i].size(); ++c) {
             table_cell(table_.rows[i][c]);
-            if (c == 1) textures.draw_thumbnail(i, kThumbnailHeight);   // under "texture WxH"
+            if (c != 1) continue;
+            textures.draw_thumbnail(i, kThumbnailHeight);   // under "texture WxH"
+            ImGui::TableNextColumn();
+            float lr = params[i].lr;
+            ImGui::PushID(int(i));
+            ImGui::SetNextItemWidth(-FLT_MIN);
+            if (ImGui::InputFloat("##lr", &lr, 0, 0, "%.4g", ImGuiInputTextFlags_EnterReturnsTrue) && lr > 0.0f &&
+                std::isfinite(lr)) {
+                session.set_learning_rate(i, lr);
+                workspace_.edited().optimize->parameters.at(i).lr = lr;
+            }
+            ImGui::PopID();
         }
-        ImGui::TableNextColumn();
-        float lr = params[i].lr;
-        ImGui::PushID(int(i));
-        ImGui::SetNextItemWidth(-FLT_MIN);
-        if (ImGui::InputFloat("##lr", &lr, 0, 0, "%.4g", ImGuiInputTextFlags_EnterReturnsTrue) && lr > 0.0f &&
-            std::isfinite(lr)) {
-            session.set_learning_rate(i, lr);
-            workspace_.edited().optimize->parameters.at(i).lr = lr;
-        }
-        ImGui::PopID();
     }
     ImGui::EndTable();
 }
