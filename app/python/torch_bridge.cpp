@@ -129,7 +129,8 @@ TorchCache& torch_cache(PyScene& s, const std::vector<std::string>& paths, const
         made.parameters = std::move(a.parameters);
         const size_t before = s.rt->device.buffer_bytes_in_use();
         made.optimizer = std::make_unique<app::Optimizer>(s.rt->device, scene);
-        made.bytes = s.rt->device.buffer_bytes_in_use() - std::min(before, s.rt->device.buffer_bytes_in_use());
+        const size_t after = s.rt->device.buffer_bytes_in_use();
+        made.bytes = after > before ? after - before : 0;
         make_room(caches, made.bytes);
         caches.push_front(std::move(made));
     }

@@ -22,7 +22,7 @@ if [ "$what" = test ] || [ "$what" = all ]; then
   # xvfb-run and its helpers (under LeakSanitizer mktemp and xauth exit with 1, which ended xvfb-run before
   # the studio started).
   # The Python package's tests run here too, the interpreter given the ASan runtime (the top-level
-  # CMakeLists.txt, ADJOINT_SANITIZE_PYTHON_TEST_ENVIRONMENT): about 4 minutes on two cores.
+  # CMakeLists.txt, ADJOINT_SANITIZE_PYTHON_TEST_ENVIRONMENT): about 3 minutes on two cores.
   # The demos (whole optimizations, minutes each under ASan) and the package tests (an install and a consumer
   # build: no code of ours that the other tests do not run) run in the normal job only; the code the demos
   # drive runs here through the stage, gradient, renderer and CLI tests. This keeps CI within 30 minutes on

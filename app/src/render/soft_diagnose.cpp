@@ -130,7 +130,8 @@ auto diagnose_kernel(const ShadingPlan& groups, bool geometry) {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x, pixels = dispatch_size().x * dispatch_size().y;
         SoftTile part = soft_part(
-            soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity, own_stride, pix),
+            soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count,
+                           soft_own(own_base, capacity, own_stride, tiles_x, pix), capacity, own_stride, pix),
             first, count);
         auto vr = views.read(view);
         SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};

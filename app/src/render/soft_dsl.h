@@ -197,21 +197,18 @@ inline UInt soft_own(const UInt& own_base, const UInt& capacity, const UInt& own
     return own_base + tile_of(pix, tiles_x) * (capacity * kOwnStride) +
            ite(own_stride == 1u, in_tile * capacity, in_tile);
 }
-inline SoftTile soft_own_list(const BufferUInt& list, const UInt& own_base, const UInt& capacity,
-                              const UInt& own_stride, const UInt& tiles_x, const UInt2& pix, const UInt& count) {
-    return SoftTile{list, soft_own(own_base, capacity, own_stride, tiles_x, pix), count, own_stride, true};
-}
 
-// The triangles a pixel's passes loop over: its own candidates where they fitted, else its tile's.
+// The triangles a pixel's passes loop over: its own candidates where they fitted (from own_begin, soft_own), else
+// its tile's.
 inline SoftTile soft_triangles(const BufferUInt& list, const BufferUInt& tile_offset, const BufferUInt& tile_count,
-                               const UInt& tiles_x, const BufferUInt& pixel_count, const UInt& own_base,
+                               const UInt& tiles_x, const BufferUInt& pixel_count, const UInt& own_begin,
                                const UInt& capacity, const UInt& own_stride, const UInt2& pix) {
     UInt at = pix.y * dispatch_size().x + pix.x;
     UInt tile_at = tile_of(pix, tiles_x);
     UInt n = pixel_count.read(at);
     Bool own = n <= capacity;
-    return SoftTile{list, ite(own, soft_own(own_base, capacity, own_stride, tiles_x, pix), tile_offset.read(tile_at)),
-                    ite(own, n, tile_count.read(tile_at)), ite(own, own_stride, 1u), own};
+    return SoftTile{list, ite(own, own_begin, tile_offset.read(tile_at)), ite(own, n, tile_count.read(tile_at)),
+                    ite(own, own_stride, 1u), own};
 }
 
 // Pass 1, on plain values: the largest log weight at the pixel, the background's included, to subtract from

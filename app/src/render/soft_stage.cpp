@@ -86,7 +86,8 @@ auto forward_kernel(const ShadingPlan& groups) {
                              BufferUInt weighed_count, UInt first, UInt count, UInt phase) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
-        SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity,
+        UInt own_begin = soft_own(own_base, capacity, own_stride, tiles_x, pix);
+        SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_begin, capacity,
                                        own_stride, pix);
         SoftTile part = soft_part(tile, first, count);
         auto vr = views.read(view);
@@ -112,7 +113,6 @@ auto forward_kernel(const ShadingPlan& groups) {
             // while they fit (soft_dsl.h, kSoftAllWeighed); counted on over the parts.
             UInt front = 0u;
             $if (first > 0u) { front = weighed_count.read(at); };
-            UInt own_begin = soft_own(own_base, capacity, own_stride, tiles_x, pix);
             auto to_front = [&](const UInt& k, const UInt& tri) {
                 $if (tile.own) {
                     UInt slot = tile.entry(front);
@@ -159,7 +159,8 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
                                           UInt count) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
-        SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_base, capacity,
+        UInt own_begin = soft_own(own_base, capacity, own_stride, tiles_x, pix);
+        SoftTile tile = soft_triangles(list, tile_offset, tile_count, tiles_x, pixel_count, own_begin, capacity,
                                        own_stride, pix);
         SoftTile part = soft_part(tile, first, count);
         Float4 g = read4(dfinal, 4u * at);
@@ -188,10 +189,9 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
             // have one.
             UInt front = weighed_count.read(at);
             Bool front_only = (seed.uncovered == 0.0f) & (front != kSoftAllWeighed);
-            SoftTile own = soft_own_list(list, own_base, capacity, own_stride, tiles_x, pix, front);
-            SoftTile weighed = soft_part(SoftTile{list, ite(front_only, own.begin, tile.begin),
+            SoftTile weighed = soft_part(SoftTile{list, ite(front_only, own_begin, tile.begin),
                                                   ite(front_only, front, tile.count),
-                                                  ite(front_only, own.stride, tile.stride), tile.own},
+                                                  ite(front_only, own_stride, tile.stride), tile.own},
                                          first, count);
             $autodiff {
                 DslCamera cam = camera_free ? camera_of(params, vr) : plain_cam;
