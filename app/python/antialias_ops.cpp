@@ -213,16 +213,6 @@ AntialiasShaders& shaders(Runtime& rt) {
     return *static_cast<AntialiasShaders*>(rt.antialias_shaders.get());
 }
 
-using FArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
-using UArray = py::array_t<uint32_t, py::array::c_style | py::array::forcecast>;
-
-template <typename T, typename A>
-Buffer<T> upload(Runtime& rt, Stream& stream, const A& a, size_t count) {
-    Buffer<T> b = rt.device.create_buffer<T>(std::max<size_t>(count, 1));
-    if (count) stream << b.copy_from(a.data());
-    return b;
-}
-
 } // namespace
 
 void bind_antialias_ops(py::module_& m) {
@@ -231,16 +221,17 @@ void bind_antialias_ops(py::module_& m) {
     m.def("_antialias", [](const FArray& color, const FArray& rast, const FArray& pos, const UArray& tri,
                            const UArray& topo, bool batched, std::optional<FArray> grad) -> py::object {
         auto rt = runtime();
-        Stream stream = rt->device.create_stream();
+        OpStream op(*rt);
+        Stream& stream = *op;
         const uint32_t batch = uint32_t(color.shape(0)), height = uint32_t(color.shape(1)), width = uint32_t(color.shape(2));
         const uint32_t channels = uint32_t(color.shape(3)), vertices = uint32_t(pos.shape(1));
         const size_t pixels = size_t(batch) * height * width, values = pixels * channels;
-        auto r = upload<float4>(*rt, stream, rast, pixels);
-        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.size()));
-        auto h = upload<uint32_t>(*rt, stream, topo, size_t(topo.size()));
-        auto p = upload<float4>(*rt, stream, pos, size_t(pos.shape(0)) * vertices);
+        auto r = upload<float4>(*rt, stream, rast, pixels, "rast");
+        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.size()), "tri");
+        auto h = upload<uint32_t>(*rt, stream, topo, size_t(topo.size()), "topo");
+        auto p = upload<float4>(*rt, stream, pos, size_t(pos.shape(0)) * vertices, "pos");
         if (!grad) {
-            auto c = upload<float>(*rt, stream, color, values);
+            auto c = upload<float>(*rt, stream, color, values, "color");
             auto o = rt->device.create_buffer<float>(std::max<size_t>(values, 1));
             FArray out(std::vector<py::ssize_t>{batch, height, width, channels});
             stream << shaders(*rt).forward(c, r, p, t, h, channels, height, vertices, uint32_t(batched), o)
@@ -248,10 +239,9 @@ void bind_antialias_ops(py::module_& m) {
                    << o.copy_to(out.mutable_data()) << synchronize();
             return out;
         }
-        auto c = rt->device.create_diff_buffer<float>(std::max<size_t>(values, 1));
-        auto pd = rt->device.create_diff_buffer<float4>(size_t(pos.shape(0)) * vertices);
-        stream << c.value.copy_from(color.data()) << c.zero_grad() << pd.value.copy_from(pos.data()) << pd.zero_grad();
-        auto g = upload<float>(*rt, stream, *grad, values);
+        auto c = upload_diff<float>(*rt, stream, color, values, "color");
+        auto pd = upload_diff<float4>(*rt, stream, pos, size_t(pos.shape(0)) * vertices, "pos");
+        auto g = upload<float>(*rt, stream, *grad, values, "grad");
         FArray gc(std::vector<py::ssize_t>{batch, height, width, channels});
         FArray gp(std::vector<py::ssize_t>{pos.shape(0), vertices, 4});
         stream << shaders(*rt).backward(c, r, pd, p, t, h, channels, height, vertices, uint32_t(batched), g)

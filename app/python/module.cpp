@@ -50,7 +50,19 @@ PYBIND11_MODULE(_adjoint, m) {
         return rt->device.validation_messages();
     }, "The Vulkan validation layer's messages so far (ADJOINT_VALIDATION=1), for tests");
     m.def("device_name", [] { return runtime()->device.name(); });
+    // Per-kernel device time (the engine's timestamps around each dispatch), as adjoint-optimize --profile has it.
+    m.def("_set_kernel_profiling", [](bool on) { adjoint::set_kernel_profiling(runtime()->device, on); });
+    m.def("_kernel_times", [] {
+        auto rt = runtime();
+        py::list out;
+        for (const adjoint::KernelTime& t : adjoint::kernel_times(rt->device))
+            out.append(py::make_tuple(t.kernel, t.dispatches, t.ms));
+        adjoint::clear_kernel_times(rt->device);
+        return out;
+    });
     m.def("_release", &release_runtime);
+    // For tests: whether the array ops' kept stream exists (a call that throws drops it).
+    m.def("_op_stream_alive", [] { return runtime()->stream.has_value(); });
     bind_scene(m);
     bind_torch_bridge(m);
     bind_raster_ops(m);

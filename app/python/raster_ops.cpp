@@ -128,25 +128,43 @@ auto rasterize_kernel() {
     });
 }
 
-// d loss / d (u, v, z/w) and d loss / d rast_db of each covered pixel into the positions of its triangle's
-// vertices.
+// Adds v into b[i] for each active thread. Where the subgroup's active threads all add to one element (a
+// triangle's vertex, seen by a run of pixels), their sum goes in with one atomic: a float atomic is a
+// compare-and-swap on lavapipe, and at a megapixel each vertex is seen by hundreds of pixels.
+void scatter_add(const BufferFloat& b, const UInt& i, const Float& v) {
+    $if (subgroup_all_equal(i)) {
+        Float sum = subgroup_add(v);
+        $if (subgroup_elect()) { b.atomic(i).fetch_add(sum); };
+    }
+    $else { b.atomic(i).fetch_add(v); };
+}
+
+// d loss / d (u, v, z/w) and d loss / d rast_db (when `with_db`) of each covered pixel into the positions of
+// its triangle's vertices, `grad_pos` [B * V * 4] (scatter_add).
 auto rasterize_backward_kernel() {
-    return Kernel2D([](DiffBufferFloat4 pos, BufferUInt tri, UInt vertices, UInt height, BufferFloat4 rast,
-                       BufferFloat4 grad_out, BufferFloat4 grad_db) noexcept {
+    return Kernel2D([](BufferFloat4 pos, BufferUInt tri, UInt vertices, UInt height, BufferFloat4 rast,
+                       BufferFloat4 grad_out, BufferFloat4 grad_db, UInt with_db, BufferFloat grad_pos) noexcept {
         Pixel px = pixel_of(height);
         Float4 r = rast.read(px.at);
         $if (r.w > 0.0f) {
             UInt t = cast<uint32_t>(r.w) - 1u;
             UInt base = px.b * vertices;
-            Float4 g = grad_out.read(px.at), gd = grad_db.read(px.at);
-            UInt i0 = base + tri.read(t * 3u), i1 = base + tri.read(t * 3u + 1u), i2 = base + tri.read(t * 3u + 2u);
+            Float4 g = grad_out.read(px.at);
+            Float4 gd = ite(with_db != 0u, grad_db.read(ite(with_db != 0u, px.at, 0u)), make_float4(0.0f));
+            UInt i[3] = {base + tri.read(t * 3u), base + tri.read(t * 3u + 1u), base + tri.read(t * 3u + 2u)};
             Float2 scale = make_float2(2.0f / cast<float>(dispatch_size().x), 2.0f / cast<float>(height));
+            Float4 p[3] = {pos.read(i[0]), pos.read(i[1]), pos.read(i[2])};
+            Float4 gp[3];
             $autodiff {
-                Float4 p0 = pos.read(i0), p1 = pos.read(i1), p2 = pos.read(i2);
-                Hit h = hit(p0, p1, p2, px.x, px.y);
-                backward(g.x * h.b.x + g.y * h.b.y + g.z * h.depth +
-                         dot(gd, bary_derivatives(p0, p1, p2, px.x, px.y, scale)));
+                requires_grad(p[0], p[1], p[2]);
+                Hit h = hit(p[0], p[1], p[2], px.x, px.y);
+                Float seed = g.x * h.b.x + g.y * h.b.y + g.z * h.depth;
+                $if (with_db != 0u) { seed = seed + dot(gd, bary_derivatives(p[0], p[1], p[2], px.x, px.y, scale)); };
+                backward(seed);
+                for (int k = 0; k < 3; ++k) gp[k] = grad(p[k]);
             };
+            for (int k = 0; k < 3; ++k)
+                for (int c = 0; c < 4; ++c) scatter_add(grad_pos, i[k] * 4u + uint32_t(c), gp[k][c]);
         };
     });
 }
@@ -175,19 +193,35 @@ auto interpolate_kernel() {
     });
 }
 
+// A thread a pixel, looping over the attributes: the pixel's d loss / d (u, v) sums in registers and is written
+// once, and the attributes' gradients go in by scatter_add.
 auto interpolate_backward_kernel() {
-    return Kernel1D([](DiffBufferFloat attr, DiffBufferFloat4 rast, BufferUInt tri, UInt attrs,
-                       UInt pixels_per_image, UInt vertices, UInt batched, BufferFloat grad_out) noexcept {
-        UInt i = dispatch_id().x;
-        UInt p = i / attrs, a = i % attrs;
+    return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferUInt tri, UInt attrs, UInt pixels_per_image,
+                       UInt vertices, UInt batched, BufferFloat grad_out, BufferFloat grad_attr,
+                       BufferFloat4 grad_rast) noexcept {
+        UInt p = dispatch_id().x;
         UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
-        Float g = grad_out.read(i);
-        $if (rast.read(p).w > 0.0f && g != 0.0f) {
-            $autodiff {
-                Float covered = 0.0f;
-                backward(g * interpolated(attr, rast, tri, p, a, attrs, base, covered));
+        Float4 r = rast.read(p);
+        Float2 g_uv = make_float2(0.0f);
+        $if (r.w > 0.0f) {
+            UInt t = cast<uint32_t>(r.w) - 1u;
+            UInt i[3] = {base + tri.read(t * 3u), base + tri.read(t * 3u + 1u), base + tri.read(t * 3u + 2u)};
+            $for (a, attrs) {
+                Float g = grad_out.read(p * attrs + a);
+                Float2 uv = r.xy();
+                Float3 v = make_float3(attr.read(i[0] * attrs + a), attr.read(i[1] * attrs + a),
+                                       attr.read(i[2] * attrs + a));
+                Float3 g_v;
+                $autodiff {
+                    requires_grad(uv, v);
+                    backward(g * (uv.x * v.x + uv.y * v.y + (1.0f - uv.x - uv.y) * v.z));
+                    g_uv = g_uv + grad(uv);
+                    g_v = grad(v);
+                };
+                for (int k = 0; k < 3; ++k) scatter_add(grad_attr, i[k] * attrs + a, g_v[k]);
             };
         };
+        grad_rast.write(p, make_float4(g_uv, 0.0f, 0.0f));
     });
 }
 
@@ -249,16 +283,6 @@ RasterShaders& shaders(Runtime& rt) {
     return *static_cast<RasterShaders*>(rt.raster_shaders.get());
 }
 
-using FArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
-using UArray = py::array_t<uint32_t, py::array::c_style | py::array::forcecast>;
-
-template <typename T, typename A>
-Buffer<T> upload(Runtime& rt, Stream& stream, const A& a, size_t count) {
-    Buffer<T> b = rt.device.create_buffer<T>(std::max<size_t>(count, 1));
-    if (count) stream << b.copy_from(a.data());
-    return b;
-}
-
 } // namespace
 
 void bind_raster_ops(py::module_& m) {
@@ -267,13 +291,14 @@ void bind_raster_ops(py::module_& m) {
     m.def("_rasterize", [](const FArray& pos, const UArray& tri, uint32_t height, uint32_t width,
                            std::optional<FArray> previous) {
         auto rt = runtime();
-        Stream stream = rt->device.create_stream();
+        OpStream op(*rt);
+        Stream& stream = *op;
         const uint32_t batch = uint32_t(pos.shape(0)), vertices = uint32_t(pos.shape(1)), triangles = uint32_t(tri.shape(0));
-        auto p = upload<float4>(*rt, stream, pos, size_t(batch) * vertices);
-        auto t = upload<uint32_t>(*rt, stream, tri, size_t(triangles) * 3);
+        auto p = upload<float4>(*rt, stream, pos, size_t(batch) * vertices, "pos");
+        auto t = upload<uint32_t>(*rt, stream, tri, size_t(triangles) * 3, "tri");
         const size_t n = size_t(batch) * height * width;
         auto out = rt->device.create_buffer<float4>(n), db = rt->device.create_buffer<float4>(n);
-        auto prev = previous ? upload<float4>(*rt, stream, *previous, n) : rt->device.create_buffer<float4>(1);
+        auto prev = previous ? upload<float4>(*rt, stream, *previous, n, "previous") : rt->device.create_buffer<float4>(1);
         FArray o(std::vector<py::ssize_t>{batch, height, width, 4}), d(std::vector<py::ssize_t>{batch, height, width, 4});
         const TriangleBins bins = bin_triangles(*rt, stream, p, t, batch, vertices, triangles, width, height);
         const uint32_t parts = std::max(1u, (bins.longest + kRasterPart - 1) / kRasterPart);
@@ -286,32 +311,36 @@ void bind_raster_ops(py::module_& m) {
         return py::make_tuple(o, d);
     }, py::arg("pos"), py::arg("tri"), py::arg("height"), py::arg("width"), py::arg("previous") = py::none());
     m.def("_rasterize_backward", [](const FArray& pos, const UArray& tri, const FArray& rast, const FArray& grad,
-                                    const FArray& grad_db) {
+                                    std::optional<FArray> grad_db) {
         auto rt = runtime();
-        Stream stream = rt->device.create_stream();
+        OpStream op(*rt);
+        Stream& stream = *op;
         const uint32_t batch = uint32_t(rast.shape(0)), height = uint32_t(rast.shape(1)), width = uint32_t(rast.shape(2));
         const uint32_t vertices = uint32_t(pos.shape(1));
-        auto p = rt->device.create_diff_buffer<float4>(size_t(batch) * vertices);
-        stream << p.value.copy_from(pos.data()) << p.zero_grad();
-        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3);
         const size_t n = size_t(batch) * height * width;
-        auto r = upload<float4>(*rt, stream, rast, n), g = upload<float4>(*rt, stream, grad, n);
-        auto gd = upload<float4>(*rt, stream, grad_db, n);
+        auto p = upload<float4>(*rt, stream, pos, size_t(batch) * vertices, "pos");
+        auto gp = rt->device.create_buffer<float>(size_t(batch) * vertices * 4);
+        stream << gp.fill_zero();
+        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3, "tri");
+        auto r = upload<float4>(*rt, stream, rast, n, "rast"), g = upload<float4>(*rt, stream, grad, n, "grad");
+        auto gd = grad_db ? upload<float4>(*rt, stream, *grad_db, n, "grad_db") : rt->device.create_buffer<float4>(1);
         FArray out(std::vector<py::ssize_t>{batch, vertices, 4});
-        stream << shaders(*rt).rasterize_backward(p, t, vertices, height, r, g, gd).dispatch(width, height * batch)
-               << p.grad.copy_to(out.mutable_data()) << synchronize();
+        stream << shaders(*rt).rasterize_backward(p, t, vertices, height, r, g, gd, uint32_t(bool(grad_db)), gp)
+                      .dispatch(width, height * batch)
+               << gp.copy_to(out.mutable_data()) << synchronize();
         return out;
-    });
+    }, py::arg("pos"), py::arg("tri"), py::arg("rast"), py::arg("grad"), py::arg("grad_db") = py::none());
     // attr [Ba, V, A] (Ba 1: shared), rast [B, H, W, 4] -> [B, H, W, A].
     m.def("_interpolate", [](const FArray& attr, const FArray& rast, const UArray& tri, bool batched) {
         auto rt = runtime();
-        Stream stream = rt->device.create_stream();
+        OpStream op(*rt);
+        Stream& stream = *op;
         const uint32_t vertices = uint32_t(attr.shape(1)), attrs = uint32_t(attr.shape(2));
         const uint32_t batch = uint32_t(rast.shape(0)), height = uint32_t(rast.shape(1)), width = uint32_t(rast.shape(2));
         const size_t pixels = size_t(batch) * height * width;
-        auto a = upload<float>(*rt, stream, attr, size_t(attr.size()));
-        auto r = upload<float4>(*rt, stream, rast, pixels);
-        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3);
+        auto a = upload<float>(*rt, stream, attr, size_t(attr.size()), "attr");
+        auto r = upload<float4>(*rt, stream, rast, pixels, "rast");
+        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3, "tri");
         auto o = rt->device.create_buffer<float>(pixels * attrs);
         FArray out(std::vector<py::ssize_t>{batch, height, width, attrs});
         stream << shaders(*rt).interpolate(a, r, t, attrs, height * width, vertices, uint32_t(batched), o).dispatch(pixels * attrs)
@@ -321,19 +350,23 @@ void bind_raster_ops(py::module_& m) {
     m.def("_interpolate_backward", [](const FArray& attr, const FArray& rast, const UArray& tri, bool batched,
                                       const FArray& grad) {
         auto rt = runtime();
-        Stream stream = rt->device.create_stream();
+        OpStream op(*rt);
+        Stream& stream = *op;
         const uint32_t vertices = uint32_t(attr.shape(1)), attrs = uint32_t(attr.shape(2));
         const uint32_t batch = uint32_t(rast.shape(0)), height = uint32_t(rast.shape(1)), width = uint32_t(rast.shape(2));
         const size_t pixels = size_t(batch) * height * width;
-        auto a = rt->device.create_diff_buffer<float>(size_t(attr.size()));
-        auto r = rt->device.create_diff_buffer<float4>(pixels);
-        stream << a.value.copy_from(attr.data()) << a.zero_grad() << r.value.copy_from(rast.data()) << r.zero_grad();
-        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3);
-        auto g = upload<float>(*rt, stream, grad, pixels * attrs);
+        auto a = upload<float>(*rt, stream, attr, size_t(attr.size()), "attr");
+        auto ga_buffer = rt->device.create_buffer<float>(std::max<size_t>(size_t(attr.size()), 1));
+        stream << ga_buffer.fill_zero();
+        auto r = upload<float4>(*rt, stream, rast, pixels, "rast");
+        auto gr_buffer = rt->device.create_buffer<float4>(pixels);
+        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3, "tri");
+        auto g = upload<float>(*rt, stream, grad, pixels * attrs, "grad");
         FArray ga(std::vector<py::ssize_t>{attr.shape(0), vertices, attrs}), gr(std::vector<py::ssize_t>{batch, height, width, 4});
-        stream << shaders(*rt).interpolate_backward(a, r, t, attrs, height * width, vertices, uint32_t(batched), g)
-                      .dispatch(pixels * attrs)
-               << a.grad.copy_to(ga.mutable_data()) << r.grad.copy_to(gr.mutable_data()) << synchronize();
+        stream << shaders(*rt).interpolate_backward(a, r, t, attrs, height * width, vertices, uint32_t(batched), g,
+                                                    ga_buffer, gr_buffer)
+                      .dispatch(pixels)
+               << ga_buffer.copy_to(ga.mutable_data()) << gr_buffer.copy_to(gr.mutable_data()) << synchronize();
         return py::make_tuple(ga, gr);
     });
 }
@@ -344,17 +377,18 @@ void bind_raster_da(py::module_& m) {
     m.def("_interpolate_da", [](const FArray& attr, const FArray& rast, const FArray& db, const UArray& tri,
                                 const UArray& chosen, bool batched, std::optional<FArray> grad) -> py::object {
         auto rt = runtime();
-        Stream stream = rt->device.create_stream();
+        OpStream op(*rt);
+        Stream& stream = *op;
         const uint32_t vertices = uint32_t(attr.shape(1)), attrs = uint32_t(attr.shape(2)), count = uint32_t(chosen.size());
         const uint32_t batch = uint32_t(rast.shape(0)), height = uint32_t(rast.shape(1)), width = uint32_t(rast.shape(2));
         const size_t pixels = size_t(batch) * height * width;
-        auto r = upload<float4>(*rt, stream, rast, pixels);
-        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3);
-        auto c = upload<uint32_t>(*rt, stream, chosen, count);
+        auto r = upload<float4>(*rt, stream, rast, pixels, "rast");
+        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3, "tri");
+        auto c = upload<uint32_t>(*rt, stream, chosen, count, "chosen");
         const uint32_t per_image = height * width;
         if (!grad) {
-            auto a = upload<float>(*rt, stream, attr, size_t(attr.size()));
-            auto d = upload<float4>(*rt, stream, db, pixels);
+            auto a = upload<float>(*rt, stream, attr, size_t(attr.size()), "attr");
+            auto d = upload<float4>(*rt, stream, db, pixels, "db");
             auto o = rt->device.create_buffer<float2>(pixels * count);
             FArray out(std::vector<py::ssize_t>{batch, height, width, 2 * count});
             stream << shaders(*rt).interpolate_da(a, r, d, t, c, attrs, count, per_image, vertices, uint32_t(batched), o)
@@ -362,10 +396,9 @@ void bind_raster_da(py::module_& m) {
                    << o.copy_to(out.mutable_data()) << synchronize();
             return out;
         }
-        auto a = rt->device.create_diff_buffer<float>(size_t(attr.size()));
-        auto d = rt->device.create_diff_buffer<float4>(pixels);
-        stream << a.value.copy_from(attr.data()) << a.zero_grad() << d.value.copy_from(db.data()) << d.zero_grad();
-        auto g = upload<float2>(*rt, stream, *grad, pixels * count);
+        auto a = upload_diff<float>(*rt, stream, attr, size_t(attr.size()), "attr");
+        auto d = upload_diff<float4>(*rt, stream, db, pixels, "db");
+        auto g = upload<float2>(*rt, stream, *grad, pixels * count, "grad");
         FArray ga(std::vector<py::ssize_t>{attr.shape(0), vertices, attrs}), gd(std::vector<py::ssize_t>{batch, height, width, 4});
         stream << shaders(*rt).interpolate_da_backward(a, r, d, t, c, attrs, count, per_image, vertices, uint32_t(batched), g)
                       .dispatch(pixels * count)

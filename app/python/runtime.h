@@ -9,7 +9,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>   // in every file of the module: the casters must agree across them
 
+#include <algorithm>
+#include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace adjoint::python {
@@ -25,7 +28,30 @@ struct Runtime {
     std::shared_ptr<void> raster_bin_shaders;   // raster_bins.cpp's, likewise
     std::shared_ptr<void> texture_shaders;  // texture_ops.cpp's, likewise
     std::shared_ptr<void> antialias_shaders;   // antialias_ops.cpp's, likewise
+    // The stream the array ops record into (OpStream), kept from call to call so that its staging memory is
+    // allocated (and its pages faulted in) once: a new stream a call spent most of a megapixel backward pass
+    // on that. Declared after the device, so destroyed before it.
+    std::optional<Stream> stream;
     Runtime();
+};
+
+// The runtime's stream for one op call. A call that throws drops the stream, so that nothing it recorded (reads
+// of arrays the unwinding frees, writes into them) runs later; the next call makes a new one.
+class OpStream {
+public:
+    explicit OpStream(Runtime& rt) : rt_(rt) {
+        if (!rt_.stream) rt_.stream.emplace(rt_.device.create_stream());
+    }
+    ~OpStream() {
+        if (std::uncaught_exceptions() > uncaught_) rt_.stream.reset();
+    }
+    OpStream(const OpStream&) = delete;
+    OpStream& operator=(const OpStream&) = delete;
+    Stream& operator*() const { return *rt_.stream; }
+
+private:
+    Runtime& rt_;
+    int uncaught_ = std::uncaught_exceptions();
 };
 std::shared_ptr<Runtime> runtime();
 void release_runtime();
@@ -39,6 +65,36 @@ struct PyScene {
     app::SceneRenderer& ensure_renderer();
     uint32_t checked_view(int view) const;          // IndexError when out of range
 };
+
+// The arrays the ops take: C-contiguous float32 and uint32 (numpy converts what it can).
+using FArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+using UArray = py::array_t<uint32_t, py::array::c_style | py::array::forcecast>;
+
+// A new device buffer of `count` T (at least 1) filled from array `a`, which must hold exactly that many bytes: the
+// ops' callers are this package's Python code, and a wrong shape must be a ValueError, not a read past the array.
+template <typename T, typename A>
+void expect_values(const A& a, size_t count, const char* what) {
+    using V = typename A::value_type;
+    if (size_t(a.size()) * sizeof(V) != count * sizeof(T))
+        throw py::value_error(std::string(what) + ": expected " + std::to_string(count * sizeof(T) / sizeof(V)) +
+                              " values, got " + std::to_string(a.size()));
+}
+template <typename T, typename A>
+Buffer<T> upload(Runtime& rt, Stream& stream, const A& a, size_t count, const char* what) {
+    expect_values<T>(a, count, what);
+    Buffer<T> b = rt.device.create_buffer<T>(std::max<size_t>(count, 1));
+    if (count) stream << b.copy_from(a.data());
+    return b;
+}
+// The same as a differentiable buffer, its gradient zeroed.
+template <typename T, typename A>
+DiffBuffer<T> upload_diff(Runtime& rt, Stream& stream, const A& a, size_t count, const char* what) {
+    expect_values<T>(a, count, what);
+    DiffBuffer<T> b = rt.device.create_diff_buffer<T>(std::max<size_t>(count, 1));
+    if (count) stream << b.value.copy_from(a.data());
+    stream << b.zero_grad();
+    return b;
+}
 
 // The parameter a path addresses (KeyError with the loader's reason when none).
 app::Parameter find_parameter_or_throw(const app::Scene& scene, const std::string& path);

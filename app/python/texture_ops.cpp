@@ -245,9 +245,6 @@ TextureShaders& shaders(Runtime& rt) {
     return *static_cast<TextureShaders*>(rt.texture_shaders.get());
 }
 
-using FArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
-using UArray = py::array_t<uint32_t, py::array::c_style | py::array::forcecast>;
-
 // The level table as uint4 records and the number of floats in each level.
 std::vector<uint4> level_table(const UArray& table, std::vector<uint32_t>& counts, uint32_t per_texel) {
     std::vector<uint4> t(size_t(table.shape(0)));
@@ -262,8 +259,8 @@ std::vector<uint4> level_table(const UArray& table, std::vector<uint32_t>& count
 DiffBuffer<float> diff_upload(Runtime& rt, Stream& stream, const std::optional<FArray>& a) {
     size_t n = a ? std::max<size_t>(size_t(a->size()), 1) : 1;
     auto b = rt.device.create_diff_buffer<float>(n);
-    std::vector<float> zero(n, 0.0f);
-    stream << b.value.copy_from(a && a->size() ? a->data() : zero.data()) << b.zero_grad() << synchronize();
+    const float zero = 0.0f;   // n is 1 where it is read
+    stream << b.value.copy_from(a && a->size() ? a->data() : &zero) << b.zero_grad();   // read as it is recorded
     return b;
 }
 
@@ -283,7 +280,8 @@ void bind_texture_ops(py::module_& m) {
     // faces. Fills levels 1.. with the mip chain and returns the whole stack.
     m.def("_texture_build_mip", [](const FArray& stack, const UArray& table, uint32_t images, uint32_t channels) {
         auto rt = runtime();
-        Stream stream = rt->device.create_stream();
+        OpStream op(*rt);
+        Stream& stream = *op;
         std::vector<uint32_t> counts;
         auto t = level_table(table, counts, images * channels);
         auto s = rt->device.create_buffer<float>(std::max<size_t>(size_t(stack.size()), 1));
@@ -301,7 +299,8 @@ void bind_texture_ops(py::module_& m) {
                          std::optional<FArray> bias, std::array<uint32_t, 4> a0, std::array<uint32_t, 4> a1, bool cube,
                          std::optional<FArray> grad, bool chain) -> py::object {
         auto rt = runtime();
-        Stream stream = rt->device.create_stream();
+        OpStream op(*rt);
+        Stream& stream = *op;
         std::vector<uint32_t> counts;
         auto t = level_table(table, counts, 1);
         auto tb = rt->device.create_buffer<uint4>(t.size());
@@ -319,9 +318,8 @@ void bind_texture_ops(py::module_& m) {
             stream << synchronize();
             return out;
         }
-        auto g = rt->device.create_buffer<float>(std::max<size_t>(n, 1));
-        if (n) stream << g.copy_from(grad->data())
-                      << (cube ? sh.backward_cube : sh.backward2d)(s, tb, u, d, b, c0, c1, g).dispatch(n);
+        auto g = upload<float>(*rt, stream, *grad, n, "grad");
+        if (n) stream << (cube ? sh.backward_cube : sh.backward2d)(s, tb, u, d, b, c0, c1, g).dispatch(n);
         if (chain) {
             for (size_t l = t.size(); l-- > 1;)
                 stream << sh.mip_backward(s.value, s.grad, tb, uint32_t(l - 1), a0[3]).dispatch(

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import adjoint.torch as dr
+from adjoint import _adjoint
 
 CTX = dr.RasterizeCudaContext()
 
@@ -88,6 +89,48 @@ def test_rasterize_gradient_matches_central_differences():
             got = float(p.grad[0, v, c])
             assert abs(got - fd) <= 2e-3 + 1e-2 * abs(fd), f"pos[{v}][{c}]: autograd {got}, differences {fd}"
     assert float(p.grad.abs().sum()) > 1.0
+
+
+def test_rasterize_gradient_through_rast_db_matches_central_differences():
+    # rast_db's backward runs only where the loss uses rast_db (otherwise its gradient is None, and the kernel
+    # skips that part); here it is the only output used.
+    pos, tri = big_triangle()
+    weights = torch.from_numpy(np.random.default_rng(4).uniform(-1, 1, (1, 6, 5, 4)).astype(np.float32))
+    p = pos.clone().requires_grad_(True)
+    _, db = dr.rasterize(CTX, p, tri, (6, 5))
+    (db * weights).sum().backward()
+    h = 1e-2
+    for v in range(3):
+        for c in range(4):
+            plus, minus = pos.clone(), pos.clone()
+            plus[0, v, c] += h
+            minus[0, v, c] -= h
+            up = (dr.rasterize(CTX, plus, tri, (6, 5))[1].double() * weights).sum()
+            down = (dr.rasterize(CTX, minus, tri, (6, 5))[1].double() * weights).sum()
+            fd = float(up - down) / (2 * h)
+            got = float(p.grad[0, v, c])
+            assert abs(got - fd) <= 2e-4 + 1e-2 * abs(fd), f"pos[{v}][{c}]: autograd {got}, differences {fd}"
+    assert float(p.grad.abs().sum()) > 0.05
+
+
+def test_a_call_that_fails_midway_leaves_the_next_one_right():
+    # The ops record into one stream kept between calls; one that throws after recording uploads must drop
+    # them (the next call would otherwise run them, reading arrays already freed).
+    pos, tri = big_triangle()
+    rast, _ = dr.rasterize(CTX, pos, tri, (6, 5))
+    attr = np.arange(9, dtype=np.float32).reshape(1, 3, 3)
+    tri_np = tri.numpy().astype(np.uint32)
+    grad = np.ones((1, 6, 5, 3), np.float32)
+    want_attr, want_rast = _adjoint._interpolate_backward(attr, rast.numpy(), tri_np, False, grad)
+    assert _adjoint._op_stream_alive()
+    with pytest.raises(ValueError, match="grad: expected 90 values, got 89"):
+        _adjoint._interpolate_backward(attr, rast.numpy(), tri_np, False, grad.reshape(-1)[:89])
+    assert not _adjoint._op_stream_alive()   # dropped with the uploads it had recorded
+    got_attr, got_rast = _adjoint._interpolate_backward(attr, rast.numpy(), tri_np, False, grad)
+    np.testing.assert_array_equal(got_attr, want_attr)
+    np.testing.assert_array_equal(got_rast, want_rast)
+    assert _adjoint._op_stream_alive()
+    assert abs(float(want_attr.sum()) - 90.0) < 1e-3   # 30 pixels, barycentrics summing to 1, three attributes
 
 
 def test_interpolate_matches_plain_torch_with_gradients():

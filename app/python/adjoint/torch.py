@@ -116,6 +116,7 @@ class _Rasterize(_torch.autograd.Function):
         if id_offset:
             rast[..., 3] = np.where(rast[..., 3] > 0, rast[..., 3] + id_offset, 0)
         ctx.p, ctx.tri, ctx.rast, ctx.offset, ctx.device, ctx.grad_db = p, tri_np, rast, id_offset, pos.device, grad_db
+        ctx.set_materialize_grads(False)   # an output the loss does not use gets None, not a zero image, in backward
         return _torch.from_numpy(rast).to(pos.device), _torch.from_numpy(db).to(pos.device)
 
     @staticmethod
@@ -124,7 +125,7 @@ class _Rasterize(_torch.autograd.Function):
         if ctx.offset:
             rast[..., 3] = np.where(rast[..., 3] > 0, rast[..., 3] - ctx.offset, 0)
         gr = np.zeros_like(rast) if grad_rast is None else _to_numpy(grad_rast)
-        gd = np.zeros_like(rast) if grad_db is None or not ctx.grad_db else _to_numpy(grad_db)
+        gd = None if grad_db is None or not ctx.grad_db else _to_numpy(grad_db)   # None: rast_db has no gradient
         g = _adjoint._rasterize_backward(ctx.p, ctx.tri, rast, gr, gd)
         return _torch.from_numpy(g).to(ctx.device), None, None, None, None, None, None
 

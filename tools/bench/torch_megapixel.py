@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""adjoint.torch's nvdiffrast ops at a megapixel: rasterize, interpolate and antialias of a 6,400-triangle sphere
+at 1024x1024 (about half the pixels covered), forward and backward, as a user's training step calls them. Prints
+one JSON object: the wall time of each op and of the backward (median of the iterations after a warm-up one)
+and each kernel's device time a call (the engine's timestamps). Run with PYTHONPATH=build/python:
+
+    python3 tools/bench/torch_megapixel.py [iterations] [resolution]
+"""
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+
+import adjoint.torch as dr
+from adjoint import _adjoint
+
+
+def sphere(rings=40):
+    """A UV sphere of radius 1: rings x 2 rings quads, two triangles each, counter-clockwise from outside."""
+    theta = np.linspace(0, np.pi, rings + 1)
+    phi = np.linspace(0, 2 * np.pi, 2 * rings, endpoint=False)
+    v = np.array([[np.sin(t) * np.cos(p), np.cos(t), np.sin(t) * np.sin(p)] for t in theta for p in phi], np.float32)
+    m, f = len(phi), []
+    for i in range(rings):
+        for j in range(m):
+            a, b = i * m + j, i * m + (j + 1) % m
+            f += [[a, a + m, b], [b, a + m, b + m]]
+    return v, np.array(f, np.int32)
+
+
+def main():
+    iters = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    res = int(sys.argv[2]) if len(sys.argv) > 2 else 1024
+    torch.set_num_threads(1)
+    v, f = sphere()
+    proj = torch.tensor([[2.5, 0, 0, 0], [0, 2.5, 0, 0], [0, 0, -1.2, -2.2], [0, 0, -1, 0]])
+    pos = torch.from_numpy(v)
+    pos[:, 2] -= 3.0
+    clip = (torch.cat([pos, torch.ones_like(pos[:, :1])], -1) @ proj.T)[None].contiguous().requires_grad_(True)
+    tri = torch.from_numpy(f)
+    col = torch.rand(1, len(v), 3, generator=torch.Generator().manual_seed(0)).requires_grad_(True)
+    ctx = dr.RasterizeCudaContext()
+    topo = dr.antialias_construct_topology_hash(tri)
+    walls = {k: [] for k in ("rasterize", "interpolate", "antialias", "backward", "total")}
+    for it in range(iters + 1):
+        if it == 1:
+            _adjoint._set_kernel_profiling(True)
+            _adjoint._kernel_times()   # clears
+        t0 = time.perf_counter()
+        rast, _ = dr.rasterize(ctx, clip, tri, [res, res])
+        t1 = time.perf_counter()
+        color, _ = dr.interpolate(col, rast, tri)
+        t2 = time.perf_counter()
+        out = dr.antialias(color.contiguous(), rast, clip, tri, topology_hash=topo)
+        t3 = time.perf_counter()
+        (out ** 2).sum().backward()
+        t4 = time.perf_counter()
+        if it:
+            for k, t in zip(walls, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0)):
+                walls[k].append(t * 1e3)
+    kernels = {name: round(ms / n, 2) for name, n, ms in _adjoint._kernel_times()}
+    _adjoint._set_kernel_profiling(False)
+    covered = float((rast[..., 3] > 0).float().mean())
+    print(json.dumps({"benchmark": f"nvdiffrast ops, {len(f)} triangles at {res}x{res}, forward + backward",
+                      "device": _adjoint.device_name(), "iterations": iters, "covered_fraction": round(covered, 3),
+                      "wall_ms_median": {k: round(statistics.median(t), 1) for k, t in walls.items()},
+                      "kernel_ms_per_call": kernels,
+                      "kernel_ms_total": round(sum(kernels.values()), 1)}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
