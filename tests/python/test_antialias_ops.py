@@ -17,24 +17,42 @@ def quad(x0, x1, y0, y1, z=0.0, w=1.0):
 
 
 @pytest.mark.parametrize("vertical_edge", [True, False])
-def test_a_straight_edge_is_blended_by_its_exact_pixel_coverage(vertical_edge):
+@pytest.mark.parametrize("covered_below", [True, False])
+def test_a_straight_edge_is_blended_by_its_exact_pixel_coverage(vertical_edge, covered_below):
     # A quad past the image on three sides; its fourth edge at pixel coordinate 7.3 (columns, or rows counted
-    # from the bottom). A box filter over each pixel gives coverage clip(7.3 - index, 0, 1).
+    # from the bottom), the quad on the side of the lower indices or of the higher ones (so that the pixel the
+    # blend moves is the upper or the lower one of its pair). A box filter over each pixel gives coverage
+    # clip(7.3 - index, 0, 1), or clip(index + 1 - 7.3, 0, 1).
     H, W, edge = 12, 16, 7.3
-    if vertical_edge:
-        pos, tri = quad(-2, edge / W * 2 - 1, -2, 2, w=2.0)
-    else:
-        pos, tri = quad(-2, 2, -2, edge / H * 2 - 1, w=2.0)
+    at = edge / (W if vertical_edge else H) * 2 - 1
+    lo, hi = (-2, at) if covered_below else (at, 2)
+    pos, tri = quad(lo, hi, -2, 2, w=2.0) if vertical_edge else quad(-2, 2, lo, hi, w=2.0)
     rast, _ = dr.rasterize(CTX, pos[None], tri, (H, W))
     fg, bg = torch.tensor([1.0, 0.5, 0.2]), torch.tensor([0.0, 0.25, 1.0])
     inside = (rast[..., 3:] > 0).float()
     color = (inside * fg + (1 - inside) * bg).contiguous()
     out = dr.antialias(color, rast, pos[None], tri)[0].numpy()
     index = np.arange(W)[None, :] if vertical_edge else np.arange(H)[:, None]
-    coverage = np.broadcast_to(np.clip(edge - index, 0, 1), (H, W))[..., None]
+    coverage = np.clip(edge - index, 0, 1) if covered_below else np.clip(index + 1 - edge, 0, 1)
+    coverage = np.broadcast_to(coverage, (H, W))[..., None]
     expected = coverage * fg.numpy() + (1 - coverage) * bg.numpy()
     np.testing.assert_allclose(out, expected, atol=1e-5)
     assert 0 < coverage.mean() < 1 and ((coverage > 0) & (coverage < 1)).any()
+
+
+def test_the_images_of_a_batch_are_antialiased_apart():
+    # One dispatch stacks the images' rows: the top row of one lies beside the bottom row of the next, and a quad
+    # across its image's top edge must not blend into the next image's bottom row (nor the reverse).
+    pos, tri = quad(-0.6, 0.5, -0.2, 2.0)
+    away = pos + torch.tensor([10.0, 0, 0, 0])   # off the image: the second image sees nothing
+    rast, _ = dr.rasterize(CTX, torch.stack([pos, away, pos]), tri, (10, 10))
+    assert (rast[0, -1, :, 3] > 0).any() and (rast[1, ..., 3] == 0).all()
+    color = torch.rand(3, 10, 10, 3, generator=torch.Generator().manual_seed(5))
+    both = dr.antialias(color, rast, torch.stack([pos, away, pos]), tri)
+    for b in range(3):
+        alone = dr.antialias(color[b:b + 1].contiguous(), rast[b:b + 1].contiguous(), torch.stack([pos, away, pos])[b:b + 1], tri)
+        assert torch.equal(both[b], alone[0]), f"image {b}"
+    assert torch.equal(both[1], color[1]) and not torch.equal(both[0], color[0])
 
 
 def test_interior_edges_and_equal_triangles_leave_the_image_alone():

@@ -54,16 +54,16 @@ class _Antialias(_torch.autograd.Function):
         from .torch import _to_numpy
         c, p = _to_numpy(color), _to_numpy(pos)
         p3 = p if batched else p[None]
-        out = _adjoint._antialias(c, rast_np, p3, tri_np, topo_np, batched)
-        ctx.saved = (c, p3, rast_np, tri_np, topo_np, batched, boost, pos.shape)
+        out, blends = _adjoint._antialias(c, rast_np, p3, tri_np, topo_np, batched)
+        ctx.saved = (c, p3, rast_np, tri_np, topo_np, batched, blends, boost, pos.shape)
         return _torch.from_numpy(out).to(color.device)
 
     @staticmethod
     def backward(ctx, grad_out):
         from .torch import _to_numpy
-        c, p3, rast_np, tri_np, topo_np, batched, boost, shape = ctx.saved
+        c, p3, rast_np, tri_np, topo_np, batched, blends, boost, shape = ctx.saved
         g = _to_numpy(grad_out)
-        gc, gp = _adjoint._antialias(c, rast_np, p3, tri_np, topo_np, batched, g)
+        gc, gp = _adjoint._antialias(c, rast_np, p3, tri_np, topo_np, batched, blends, g)
         device = grad_out.device
         gc = _torch.from_numpy(gc + g).to(device)   # + the pass-through (out = color + blends)
         gp = _torch.from_numpy(gp * np.float32(boost)).reshape(shape).to(device)
