@@ -161,6 +161,29 @@ def test_interpolate_matches_plain_torch_with_gradients():
         assert (r1.grad[..., 2:] == 0).all()
 
 
+def test_interpolate_backward_over_more_attributes_than_one_dispatch_takes():
+    # The backward kernel takes the attributes 1,024 at a time, in dispatches whose d/d(u, v) add up: a loop over
+    # all 70,000 would pass lavapipe's 65,535 iterations (a RuntimeError naming the kernel).
+    pos = torch.tensor([[-0.9, -0.8, 0.0, 1.0], [0.9, -0.7, 0.2, 1.3], [0.0, 0.9, -0.1, 0.8],
+                        [0.95, 0.95, 0.5, 1.0]], dtype=torch.float32)
+    tri = torch.tensor([[0, 1, 2], [1, 3, 2]], dtype=torch.int32)
+    rast, _ = dr.rasterize(CTX, pos[None], tri, (6, 5))
+    attr = torch.randn(4, 70000, generator=torch.Generator().manual_seed(3))
+    a1, r1 = attr.clone().requires_grad_(True), rast.clone().requires_grad_(True)
+    out, _ = dr.interpolate(a1, r1, tri)
+    a2, r2 = attr.clone().requires_grad_(True), rast.clone().requires_grad_(True)
+    t = (r2[..., 3].long() - 1).clamp(min=0)
+    corners = [a2[tri.long()[t, k]] for k in range(3)]
+    u, v = r2[..., 0:1], r2[..., 1:2]
+    ref = (u * corners[0] + v * corners[1] + (1 - u - v) * corners[2]) * (r2[..., 3:] > 0)
+    assert (rast[..., 3] > 0).sum() > 10
+    g = torch.randn(out.shape, generator=torch.Generator().manual_seed(4))
+    (out * g).sum().backward()
+    (ref * g).sum().backward()
+    torch.testing.assert_close(a1.grad, a2.grad, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(r1.grad[..., :2], r2.grad[..., :2], atol=2e-3, rtol=1e-4)
+
+
 def test_bad_inputs_raise_clear_errors():
     pos, tri = big_triangle()
     with pytest.raises(TypeError, match="tri: expected int32, got torch.int64"):
