@@ -187,27 +187,24 @@ auto rasterize_backward_kernel() {
     });
 }
 
-// One attribute of one pixel: u · a0 + v · a1 + (1 − u − v) · a2 of its triangle, 0 where nothing covers it.
-// The backward variant scatters into the attributes and into the pixel's (u, v).
-template <typename Attr, typename Rast>
-Float interpolated(const Attr& attr, const Rast& rast, const BufferUInt& tri, const UInt& p, const UInt& a,
-                   const UInt& attrs, const UInt& base, Float& covered) {
-    Float4 r = rast.read(p);
-    covered = ite(r.w > 0.0f, 1.0f, 0.0f);
-    UInt t = cast<uint32_t>(max(r.w, 1.0f)) - 1u;
-    Float a0 = attr.read((base + tri.read(t * 3u)) * attrs + a), a1 = attr.read((base + tri.read(t * 3u + 1u)) * attrs + a),
-          a2 = attr.read((base + tri.read(t * 3u + 2u)) * attrs + a);
-    return covered * (r.x * a0 + r.y * a1 + (1.0f - r.x - r.y) * a2);
-}
+// Attributes a dispatch of interpolate's kernels takes: a thread's loops stay within lavapipe's budget.
+constexpr uint32_t kAttrChunk = 1024;
 
+// A thread a pixel, for attributes [a_first, a_end): the pixel's rast and triangle read once (a thread a (pixel,
+// attribute) read them for each attribute: py_interpolate 19 ms at 1024x1024 with three).
 auto interpolate_kernel() {
-    return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferUInt tri, UInt attrs, UInt pixels_per_image,
-                       UInt vertices, UInt batched, BufferFloat out) noexcept {
-        UInt i = dispatch_id().x;
-        UInt p = i / attrs, a = i % attrs;
+    return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferUInt tri, UInt attrs, UInt a_first, UInt a_end,
+                       UInt pixels_per_image, UInt vertices, UInt batched, BufferFloat out) noexcept {
+        UInt p = dispatch_id().x;
+        Float4 r = rast.read(p);
+        Float covered = ite(r.w > 0.0f, 1.0f, 0.0f);
         UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
-        Float covered = 0.0f;
-        out.write(i, interpolated(attr, rast, tri, p, a, attrs, base, covered));
+        UInt t = cast<uint32_t>(max(r.w, 1.0f)) - 1u;
+        UInt i[3] = {base + tri.read(t * 3u), base + tri.read(t * 3u + 1u), base + tri.read(t * 3u + 2u)};
+        $for (a, a_first, a_end) {
+            Float a0 = attr.read(i[0] * attrs + a), a1 = attr.read(i[1] * attrs + a), a2 = attr.read(i[2] * attrs + a);
+            out.write(p * attrs + a, covered * (r.x * a0 + r.y * a1 + (1.0f - r.x - r.y) * a2));
+        };
     });
 }
 
@@ -215,10 +212,7 @@ auto interpolate_kernel() {
 // pixel's d loss / d (u, v), summed over those attributes and written once (added to the earlier chunks' sums); then,
 // an attribute at a time, the attributes' gradients summed over the run per vertex triple and added once a triple
 // (where one thread a (pixel, attribute) added into the pixel's rast gradient by float atomics,
-// py_interpolate_backward took 65 ms at 1024x1024). Chunks of kAttrChunk attributes keep a thread's loops within
-// lavapipe's budget.
-constexpr uint32_t kAttrChunk = 1024;
-
+// py_interpolate_backward took 65 ms at 1024x1024).
 auto interpolate_backward_kernel() {
     return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferUInt tri, UInt attrs, UInt a_first, UInt a_end,
                        UInt pixels, UInt pixels_per_image, UInt vertices, UInt batched, BufferFloat grad_out,
@@ -411,8 +405,11 @@ void bind_raster_ops(py::module_& m) {
         auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3, "tri");
         auto o = rt->device.create_buffer<float>(pixels * attrs);
         FArray out(std::vector<py::ssize_t>{batch, height, width, attrs});
-        stream << shaders(*rt).interpolate(a, r, t, attrs, height * width, vertices, uint32_t(batched), o).dispatch(pixels * attrs)
-               << o.copy_to(out.mutable_data()) << synchronize();
+        for (uint32_t first = 0; first < attrs; first += kAttrChunk)
+            stream << shaders(*rt).interpolate(a, r, t, attrs, first, std::min(attrs, first + kAttrChunk), height * width,
+                                               vertices, uint32_t(batched), o)
+                          .dispatch(pixels);
+        stream << o.copy_to(out.mutable_data()) << synchronize();
         return out;
     });
     m.def("_interpolate_backward", [](const FArray& attr, const FArray& rast, const UArray& tri, bool batched,
