@@ -59,72 +59,84 @@ Float4 vertex(const BufferFloat4& pos, const BufferUInt& tri, const UInt& base, 
     return pos.read(base + tri.read(t * 3u + uint32_t(k)));
 }
 
-// The pixel (x, row) of image b: rows stacked, row 0 at the bottom (NDC y = −1).
-struct Pixel {
-    UInt b, at;
-    Float x, y;
-};
-Pixel pixel_of(const UInt& height) {
-    UInt2 id = dispatch_id().xy();
-    UInt width = dispatch_size().x;
-    Float fw = cast<float>(width), fh = cast<float>(height);
-    return {id.y / height, id.y * width + id.x, (cast<float>(id.x) + 0.5f) * 2.0f / fw - 1.0f,
-            (cast<float>(id.y % height) + 0.5f) * 2.0f / fh - 1.0f};
-}
-
 // Entries of a tile's list one dispatch tests (kRasterPart of lavapipe's 65,535 loop iterations): a longer list
 // (70,000 triangles over one tile) is taken in parts, each going on from the hit the earlier ones kept in `out`.
 constexpr uint32_t kRasterPart = 16384;
 
+// A thread a 2x2 quad of pixels, the quads of a tile consecutive threads, so that a SIMD group's lanes loop over one
+// list and each entry's triangle is read once for four pixels (a thread a pixel took 42-44 ms at 1024x1024;
+// the scene renderer's depth test does the same, app/GUIDE.md). Dispatched at batch * tiles * (tile / 2)^2.
 auto rasterize_kernel() {
-    return Kernel2D([](BufferFloat4 pos, BufferUInt tri, UInt vertices, BufferUInt bin_offset, BufferUInt bin_count,
-                       BufferUInt bins, UInt tile, UInt tiles_x, UInt tiles_y, UInt height, UInt peel,
+    return Kernel1D([](BufferFloat4 pos, BufferUInt tri, UInt vertices, BufferUInt bin_offset, BufferUInt bin_count,
+                       BufferUInt bins, UInt tile, UInt tiles_x, UInt tiles_y, UInt width, UInt height, UInt peel,
                        BufferFloat4 previous, BufferFloat4 out, BufferFloat4 db, UInt first, UInt last) noexcept {
-        Pixel px = pixel_of(height);
-        UInt base = px.b * vertices;
-        UInt2 ij = dispatch_id().xy();
-        UInt bin = (px.b * tiles_y + (ij.y % height) / tile) * tiles_x + ij.x / tile;
+        UInt half = tile / 2u, quad = dispatch_id().x;
+        UInt bin = quad / (half * half), q = quad % (half * half);   // bin: (b * tiles_y + ty) * tiles_x + tx
+        UInt b = bin / (tiles_x * tiles_y), tx = bin % tiles_x, ty = bin / tiles_x % tiles_y;
+        UInt x0 = tx * tile + q % half * 2u, y0 = ty * tile + q / half * 2u;
+        UInt base = b * vertices;
         UInt n = bin_count.read(bin), list_begin = bin_offset.read(bin);
         UInt begin = list_begin + min(first, n), end = list_begin + min(first + kRasterPart, n);
-        Float best = 2.0f;
-        UInt id = 0u;
-        Float2 uv = make_float2(0.0f);
-        $if (first > 0u) {
-            Float4 kept = out.read(px.at);
-            $if (kept.w > 0.0f) {
-                best = kept.z;
-                id = cast<uint32_t>(kept.w);
-                uv = kept.xy();
+        Float2 scale = make_float2(2.0f / cast<float>(width), 2.0f / cast<float>(height));
+        constexpr int kQuad = 4;
+        Bool valid[kQuad];
+        UInt at[kQuad], id[kQuad];
+        Float fx[kQuad], fy[kQuad], best[kQuad];
+        Float2 uv[kQuad];
+        Float4 prev[kQuad];
+        Bool open[kQuad];
+        for (int j = 0; j < kQuad; ++j) {
+            UInt x = x0 + uint32_t(j % 2), y = y0 + uint32_t(j / 2);
+            valid[j] = (x < width) & (y < height);
+            at[j] = ite(valid[j], (b * height + y) * width + x, 0u);
+            fx[j] = (cast<float>(x) + 0.5f) * scale.x - 1.0f;
+            fy[j] = (cast<float>(y) + 0.5f) * scale.y - 1.0f;
+            best[j] = 2.0f;
+            id[j] = 0u;
+            uv[j] = make_float2(0.0f);
+            $if (first > 0u) {   // going on from the earlier parts' hit
+                Float4 kept = out.read(at[j]);
+                $if (kept.w > 0.0f) {
+                    best[j] = kept.z;
+                    id[j] = cast<uint32_t>(kept.w);
+                    uv[j] = kept.xy();
+                };
             };
-        };
-        // Depth peeling: only surfaces behind the previous layer's, (z/w, id) ordered as the first layer picks
-        // (the nearest, the lowest id among equals); nothing where the previous layer saw nothing.
-        Float4 prev = previous.read(ite(peel > 0u, px.at, 0u));
-        Bool open = peel == 0u || prev.w > 0.0f;
+            // Depth peeling: only surfaces behind the previous layer's, (z/w, id) ordered as the first layer picks
+            // (the nearest, the lowest id among equals); nothing where the previous layer saw nothing.
+            prev[j] = previous.read(ite(peel > 0u, at[j], 0u));
+            open[j] = valid[j] & (peel == 0u || prev[j].w > 0.0f);
+        }
         $for (k, begin, end) {
             UInt t = bins.read(k);
-            Hit h = hit(vertex(pos, tri, base, t, 0), vertex(pos, tri, base, t, 1), vertex(pos, tri, base, t, 2),
-                        px.x, px.y);
-            Bool behind = peel == 0u || h.depth > prev.z || (h.depth == prev.z && cast<float>(t + 1u) > prev.w);
-            Bool nearer = h.depth < best || (h.depth == best && t + 1u < id);
-            $if (open && behind && h.inside && h.depth >= -1.0f && h.depth <= 1.0f && nearer) {
-                best = h.depth;
-                id = t + 1u;
-                uv = h.b.xy();
-            };
+            Float4 p0 = vertex(pos, tri, base, t, 0), p1 = vertex(pos, tri, base, t, 1), p2 = vertex(pos, tri, base, t, 2);
+            for (int j = 0; j < kQuad; ++j) {
+                Hit h = hit(p0, p1, p2, fx[j], fy[j]);
+                Bool behind = peel == 0u || h.depth > prev[j].z ||
+                              (h.depth == prev[j].z && cast<float>(t + 1u) > prev[j].w);
+                Bool nearer = h.depth < best[j] || (h.depth == best[j] && t + 1u < id[j]);
+                $if (open[j] && behind && h.inside && h.depth >= -1.0f && h.depth <= 1.0f && nearer) {
+                    best[j] = h.depth;
+                    id[j] = t + 1u;
+                    uv[j] = h.b.xy();
+                };
+            }
         };
-        out.write(px.at, ite(id > 0u, make_float4(uv, best, cast<float>(id)), make_float4(0.0f)));
-        // The barycentrics' derivatives per pixel (du/dX, du/dY, dv/dX, dv/dY); NDC moves 2 / size per pixel.
-        $if (last != 0u) {
-            Float4 d = make_float4(0.0f);
-            $if (id > 0u) {
-                UInt t = id - 1u;
-                Float2 scale = make_float2(2.0f / cast<float>(dispatch_size().x), 2.0f / cast<float>(height));
-                d = bary_derivatives(vertex(pos, tri, base, t, 0), vertex(pos, tri, base, t, 1),
-                                     vertex(pos, tri, base, t, 2), px.x, px.y, scale);
+        for (int j = 0; j < kQuad; ++j) {
+            $if (valid[j]) {
+                out.write(at[j], ite(id[j] > 0u, make_float4(uv[j], best[j], cast<float>(id[j])), make_float4(0.0f)));
+                // The barycentrics' derivatives (du/dX, du/dY, dv/dX, dv/dY); NDC moves 2 / size per pixel.
+                $if (last != 0u) {
+                    Float4 d = make_float4(0.0f);
+                    $if (id[j] > 0u) {
+                        UInt t = id[j] - 1u;
+                        d = bary_derivatives(vertex(pos, tri, base, t, 0), vertex(pos, tri, base, t, 1),
+                                             vertex(pos, tri, base, t, 2), fx[j], fy[j], scale);
+                    };
+                    db.write(at[j], d);
+                };
             };
-            db.write(px.at, d);
-        };
+        }
     });
 }
 
@@ -330,7 +342,8 @@ auto interpolate_da_backward_kernel() {
 }
 
 struct RasterShaders {
-    Shader<2> rasterize, rasterize_backward;
+    Shader<1> rasterize;
+    Shader<2> rasterize_backward;
     Shader<1> interpolate, interpolate_backward, interpolate_da, interpolate_da_backward;
 };
 
@@ -366,9 +379,9 @@ void bind_raster_ops(py::module_& m) {
         const uint32_t parts = std::max(1u, (bins.longest + kRasterPart - 1) / kRasterPart);
         for (uint32_t part = 0; part < parts; ++part)
             stream << shaders(*rt).rasterize(p, t, vertices, bins.offset, bins.count, bins.list, bins.tile,
-                                             bins.tiles_x, bins.tiles_y, height, uint32_t(bool(previous)), prev, out,
-                                             db, part * kRasterPart, uint32_t(part + 1 == parts))
-                          .dispatch(width, height * batch);
+                                             bins.tiles_x, bins.tiles_y, width, height, uint32_t(bool(previous)), prev,
+                                             out, db, part * kRasterPart, uint32_t(part + 1 == parts))
+                          .dispatch(batch * bins.tiles_x * bins.tiles_y * (bins.tile / 2) * (bins.tile / 2));
         stream << out.copy_to(o.mutable_data()) << db.copy_to(d.mutable_data()) << synchronize();
         return py::make_tuple(o, d);
     }, py::arg("pos"), py::arg("tri"), py::arg("height"), py::arg("width"), py::arg("previous") = py::none());
