@@ -117,8 +117,8 @@ Float footprint_level(const Float4& j) {
 
 // The texture's value for pixel p, channel ch: the face and (s, t) of uv (a direction on a cube), the level of
 // detail, and one or two filtered levels. Cube is a compile-time choice (uv and uv_da have 3 and 6 floats).
-template <bool IsCube, typename Tex, typename Vec>
-Float texture_value(const Tex& tex, const BufferVar<uint4>& table, const Vec& uv, const Vec& da, const Vec& bias,
+template <bool IsCube, typename Tex, typename Uv, typename Da, typename Bias>
+Float texture_value(const Tex& tex, const BufferVar<uint4>& table, const Uv& uv, const Da& da, const Bias& bias,
                     const UInt4& c0, const UInt4& c1, const UInt& p, const UInt& ch) {
     constexpr uint32_t n = IsCube ? 3u : 2u;
     UInt image = ite(c1.y > 0u, p / c1.x, 0u), face = 0u;
@@ -173,18 +173,65 @@ auto texture_kernel() {
     });
 }
 
-// d loss / d out into the stack (every level read), uv, uv_da and mip_level_bias.
+// A pixel's few floats (its uv, uv_da or mip_level_bias) held in variables and read as texture_value reads a
+// buffer, at first + k for k < N: the backward kernel marks them for $autodiff and writes their gradients once.
+template <int N>
+struct PixelFloats {
+    UInt first;
+    Float v[N];
+    Float read(const UInt& i) const {
+        UInt k = i - first;
+        Float r = v[N - 1];
+        for (int j = N - 2; j >= 0; --j) r = ite(k == uint32_t(j), v[j], r);
+        return r;
+    }
+};
+
+// d loss / d out into the stack (every level read), uv, uv_da and mip_level_bias. A thread a pixel, over its
+// channels: the pixel's uv, uv_da and bias gradients sum in registers and are written once (a thread a (pixel,
+// channel) added them by float atomics, three threads to one element: py_texture_backward took 137 ms for a
+// 512x512 texture magnified onto 1024x1024 pixels); the texels' go in by the stack's atomics.
 template <bool IsCube>
 auto texture_backward_kernel() {
-    return Kernel1D([](DiffBufferFloat tex, BufferVar<uint4> table, DiffBufferFloat uv, DiffBufferFloat da,
-                       DiffBufferFloat bias, UInt4 c0, UInt4 c1, BufferFloat gout) noexcept {
-        UInt i = dispatch_id().x;
-        Float g = gout.read(i);
-        $if (g != 0.0f) {
-            $autodiff {
-                backward(g * texture_value<IsCube>(tex, table, uv, da, bias, c0, c1, i / c0.w, i % c0.w));
+    return Kernel1D([](DiffBufferFloat tex, BufferVar<uint4> table, BufferFloat uv, BufferFloat da, BufferFloat bias,
+                       UInt4 c0, UInt4 c1, BufferFloat gout, BufferFloat guv, BufferFloat gda,
+                       BufferFloat gbias) noexcept {
+        constexpr int n = IsCube ? 3 : 2, nd = IsCube ? 6 : 4;
+        UInt p = dispatch_id().x;
+        Bool has_da = (c1.w & HasDa) != 0u, has_bias = (c1.w & HasBias) != 0u;
+        PixelFloats<n> u{p * uint32_t(n)};
+        PixelFloats<nd> d{p * uint32_t(nd)};
+        PixelFloats<1> b{p};
+        Float gu[n], gd[nd];
+        for (int k = 0; k < n; ++k) {
+            u.v[k] = uv.read(p * uint32_t(n) + uint32_t(k));
+            gu[k] = 0.0f;
+        }
+        for (int k = 0; k < nd; ++k) {
+            d.v[k] = ite(has_da, da.read(ite(has_da, p * uint32_t(nd) + uint32_t(k), 0u)), 0.0f);
+            gd[k] = 0.0f;
+        }
+        b.v[0] = ite(has_bias, bias.read(ite(has_bias, p, 0u)), 0.0f);
+        Float gb = 0.0f;
+        $for (ch, c0.w) {
+            Float g = gout.read(p * c0.w + ch);
+            $if (g != 0.0f) {
+                $autodiff {
+                    for (int k = 0; k < n; ++k) requires_grad(u.v[k]);
+                    for (int k = 0; k < nd; ++k) requires_grad(d.v[k]);
+                    requires_grad(b.v[0]);
+                    backward(g * texture_value<IsCube>(tex, table, u, d, b, c0, c1, p, ch));
+                    for (int k = 0; k < n; ++k) gu[k] = gu[k] + grad(u.v[k]);
+                    for (int k = 0; k < nd; ++k) gd[k] = gd[k] + grad(d.v[k]);
+                    gb = gb + grad(b.v[0]);
+                };
             };
         };
+        for (int k = 0; k < n; ++k) guv.write(p * uint32_t(n) + uint32_t(k), gu[k]);
+        $if (has_da) {
+            for (int k = 0; k < nd; ++k) gda.write(p * uint32_t(nd) + uint32_t(k), gd[k]);
+        };
+        $if (has_bias) { gbias.write(p, gb); };
     });
 }
 
@@ -255,24 +302,6 @@ std::vector<uint4> level_table(const UArray& table, std::vector<uint32_t>& count
     return t;
 }
 
-// A DiffBuffer with the array's floats (one float of zeros for None) and its gradient zeroed.
-DiffBuffer<float> diff_upload(Runtime& rt, Stream& stream, const std::optional<FArray>& a) {
-    size_t n = a ? std::max<size_t>(size_t(a->size()), 1) : 1;
-    auto b = rt.device.create_diff_buffer<float>(n);
-    const float zero = 0.0f;   // n is 1 where it is read
-    stream << b.value.copy_from(a && a->size() ? a->data() : &zero) << b.zero_grad();   // read as it is recorded
-    return b;
-}
-
-FArray grad_array(Stream& stream, const DiffBuffer<float>& b, const std::optional<FArray>& like) {
-    if (!like) return FArray(std::vector<py::ssize_t>{0});
-    FArray out(std::vector<py::ssize_t>(like->shape(), like->shape() + like->ndim()));
-    std::vector<float> all(b.grad.size());
-    stream << b.grad.copy_to(all.data()) << synchronize();
-    std::copy_n(all.begin(), out.size(), out.mutable_data());
-    return out;
-}
-
 } // namespace
 
 void bind_texture_ops(py::module_& m) {
@@ -306,28 +335,44 @@ void bind_texture_ops(py::module_& m) {
         auto tb = rt->device.create_buffer<uint4>(t.size());
         stream << tb.copy_from(t.data());
         const uint4 c0{a0[0], a0[1], a0[2], a0[3]}, c1{a1[0], a1[1], a1[2], a1[3]};
-        const size_t n = size_t(uv.shape(0)) * a0[3];
-        auto s = diff_upload(*rt, stream, stack), u = diff_upload(*rt, stream, uv);
-        auto d = diff_upload(*rt, stream, da), b = diff_upload(*rt, stream, bias);
+        const size_t pixels = size_t(uv.shape(0)), n = pixels * a0[3];
         auto& sh = shaders(*rt);
+        // uv_da and mip_level_bias may be None: a buffer of one float then, never read.
+        auto plain = [&](const std::optional<FArray>& a, const char* what) {
+            return a ? upload<float>(*rt, stream, *a, size_t(a->size()), what) : rt->device.create_buffer<float>(1);
+        };
+        auto u = upload<float>(*rt, stream, uv, size_t(uv.size()), "uv");
+        auto d = plain(da, "uv_da"), b = plain(bias, "mip_level_bias");
         if (!grad) {
+            auto s = upload<float>(*rt, stream, stack, size_t(stack.size()), "stack");
             auto o = rt->device.create_buffer<float>(std::max<size_t>(n, 1));
             FArray out(std::vector<py::ssize_t>{uv.shape(0), py::ssize_t(a0[3])});
-            if (n) stream << (cube ? sh.sample_cube : sh.sample2d)(s.value, tb, u.value, d.value, b.value, c0, c1, o).dispatch(n)
+            if (n) stream << (cube ? sh.sample_cube : sh.sample2d)(s, tb, u, d, b, c0, c1, o).dispatch(n)
                           << o.copy_to(out.mutable_data());
             stream << synchronize();
             return out;
         }
+        auto s = upload_diff<float>(*rt, stream, stack, size_t(stack.size()), "stack");
         auto g = upload<float>(*rt, stream, *grad, n, "grad");
-        if (n) stream << (cube ? sh.backward_cube : sh.backward2d)(s, tb, u, d, b, c0, c1, g).dispatch(n);
+        auto gu = rt->device.create_buffer<float>(std::max<size_t>(size_t(uv.size()), 1));
+        auto gd = rt->device.create_buffer<float>(da ? std::max<size_t>(size_t(da->size()), 1) : 1);
+        auto gb = rt->device.create_buffer<float>(bias ? std::max<size_t>(size_t(bias->size()), 1) : 1);
+        if (pixels) stream << (cube ? sh.backward_cube : sh.backward2d)(s, tb, u, d, b, c0, c1, g, gu, gd, gb).dispatch(pixels);
         if (chain) {
             for (size_t l = t.size(); l-- > 1;)
                 stream << sh.mip_backward(s.value, s.grad, tb, uint32_t(l - 1), a0[3]).dispatch(
                               size_t(t[l].w) * t[l - 1].y * t[l - 1].z * a0[3]);
         }
+        // The gradients straight into arrays shaped as the inputs (empty for None), one synchronize for all.
+        auto out_like = [&](const Buffer<float>& from, const std::optional<FArray>& like) {
+            if (!like) return FArray(std::vector<py::ssize_t>{0});
+            FArray out(std::vector<py::ssize_t>(like->shape(), like->shape() + like->ndim()));
+            if (out.size()) stream << from.copy_to(out.mutable_data(), 0, size_t(out.size()));
+            return out;
+        };
+        FArray g_stack = out_like(s.grad, stack), g_uv = out_like(gu, uv), g_da = out_like(gd, da), g_bias = out_like(gb, bias);
         stream << synchronize();
-        return py::make_tuple(grad_array(stream, s, stack), grad_array(stream, u, uv), grad_array(stream, d, da),
-                              grad_array(stream, b, bias));
+        return py::make_tuple(g_stack, g_uv, g_da, g_bias);
     }, py::arg("stack"), py::arg("table"), py::arg("uv"), py::arg("da"), py::arg("bias"), py::arg("c0"), py::arg("c1"),
        py::arg("cube"), py::arg("grad") = py::none(), py::arg("chain") = false);
 }

@@ -121,8 +121,9 @@ class _Rasterize(_torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_rast, grad_db):
-        rast = ctx.rast.copy()
+        rast = ctx.rast
         if ctx.offset:
+            rast = rast.copy()
             rast[..., 3] = np.where(rast[..., 3] > 0, rast[..., 3] - ctx.offset, 0)
         gr = np.zeros_like(rast) if grad_rast is None else _to_numpy(grad_rast)
         gd = None if grad_db is None or not ctx.grad_db else _to_numpy(grad_db)   # None: rast_db has no gradient
@@ -179,8 +180,7 @@ class _Interpolate(_torch.autograd.Function):
         ga, gr = _adjoint._interpolate_backward(ctx.a, ctx.r, ctx.tri, ctx.batched, _to_numpy(grad_out))
         device = grad_out.device
         ga = _torch.from_numpy(ga).reshape(ctx.shape).to(device)
-        gr = _torch.from_numpy(gr).to(device)
-        gr[..., 2:] = 0   # z/w and the triangle id do not enter the interpolation
+        gr = _torch.from_numpy(gr).to(device)   # z/w and the triangle id get 0: they do not enter the interpolation
         return ga, gr, None, None
 
 
