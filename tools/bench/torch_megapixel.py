@@ -45,8 +45,9 @@ def main():
     ctx = dr.RasterizeCudaContext()
     topo = dr.antialias_construct_topology_hash(tri)
     walls = {k: [] for k in ("rasterize", "interpolate", "antialias", "backward", "total")}
+    profiled = hasattr(_adjoint, "_set_kernel_profiling")   # an older build's module has no kernel times
     for it in range(iters + 1):
-        if it == 1:
+        if it == 1 and profiled:
             _adjoint._set_kernel_profiling(True)
             _adjoint._kernel_times()   # clears
         t0 = time.perf_counter()
@@ -61,8 +62,9 @@ def main():
         if it:
             for k, t in zip(walls, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0)):
                 walls[k].append(t * 1e3)
-    kernels = {name: round(ms / n, 2) for name, n, ms in _adjoint._kernel_times()}
-    _adjoint._set_kernel_profiling(False)
+    kernels = {name: round(ms / n, 2) for name, n, ms in _adjoint._kernel_times()} if profiled else {}
+    if profiled:
+        _adjoint._set_kernel_profiling(False)
     covered = float((rast[..., 3] > 0).float().mean())
     print(json.dumps({"benchmark": f"nvdiffrast ops, {len(f)} triangles at {res}x{res}, forward + backward",
                       "device": _adjoint.device_name(), "iterations": iters, "covered_fraction": round(covered, 3),
