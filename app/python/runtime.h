@@ -70,8 +70,8 @@ struct PyScene {
 using FArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
 using UArray = py::array_t<uint32_t, py::array::c_style | py::array::forcecast>;
 
-// A new device buffer of `count` T (at least 1) filled from array `a`, which must hold exactly that many bytes: the
-// ops' callers are this package's Python code, and a wrong shape must be a ValueError, not a read past the array.
+// Array `a` must hold exactly `count` T: the ops' callers are this package's Python code, and a wrong shape must be a
+// ValueError naming the array (`what`), not a read past its end.
 template <typename T, typename A>
 void expect_values(const A& a, size_t count, const char* what) {
     using V = typename A::value_type;
@@ -79,6 +79,7 @@ void expect_values(const A& a, size_t count, const char* what) {
         throw py::value_error(std::string(what) + ": expected " + std::to_string(count * sizeof(T) / sizeof(V)) +
                               " values, got " + std::to_string(a.size()));
 }
+// A new device buffer of `count` T (at least 1) filled from array `a` (checked by expect_values).
 template <typename T, typename A>
 Buffer<T> upload(Runtime& rt, Stream& stream, const A& a, size_t count, const char* what) {
     expect_values<T>(a, count, what);
