@@ -66,7 +66,7 @@ PYBIND11_MODULE(_adjoint, m) {
     bind_scene(m);
     bind_torch_bridge(m);
     bind_raster_ops(m);
-    bind_raster_da(m);
+    bind_interpolate_ops(m);
     bind_texture_ops(m);
     bind_antialias_ops(m);
 }

@@ -1,5 +1,5 @@
-// nvdiffrast's rasterize and interpolate for adjoint.torch, as engine kernels over host arrays: forward in
-// plain DSL, backward the same DSL inside $autodiff (differentiable buffers scatter the adjoints).
+// nvdiffrast's rasterize for adjoint.torch, as engine kernels over host arrays: forward in plain DSL, backward the
+// same DSL inside $autodiff (interpolate is interpolate_ops.cpp).
 //
 // Conventions (nvdiffrast's): clip-space positions [B, V, 4], int32 triangles [T, 3], outputs [B, H, W, 4] of
 // (u, v, z/w, triangle_id + 1) with 0 where nothing covers the pixel; row 0 is the bottom row (y = −1), pixel
@@ -140,11 +140,10 @@ auto rasterize_kernel() {
     });
 }
 
-// The backward kernels take a run of kGradRun pixels of a row a thread and sum the run's gradients per triangle
+// The backward kernel takes a run of kGradRun pixels of a row a thread and sums the run's gradients per triangle
 // in registers, adding each sum to the vertices once (the run's pixels mostly see one or two triangles at a
-// megapixel): float atomics, a compare-and-swap each on lavapipe, were 30 of rasterize's backward 39 ms at
-// 1024x1024 as 12 a pixel (one atomic a subgroup where its threads shared an element measured no faster).
-constexpr uint32_t kGradRun = 8;
+// megapixel): float atomics, a compare-and-swap each on lavapipe, were 30 of its 39 ms at 1024x1024 as 12 a
+// pixel (one atomic a subgroup where its threads shared an element measured no faster).
 
 // d loss / d (u, v, z/w) and d loss / d rast_db (when `with_db`) of each covered pixel into the positions of
 // its triangle's vertices, `grad_pos` [B * V * 4]. Dispatched (runs of the row, rows of all images).
@@ -199,162 +198,15 @@ auto rasterize_backward_kernel() {
     });
 }
 
-// Attributes a dispatch of interpolate's kernels takes: a thread's loops stay within lavapipe's budget.
-constexpr uint32_t kAttrChunk = 1024;
-
-// A thread a pixel, for attributes [a_first, a_end): the pixel's rast and triangle read once (a thread a (pixel,
-// attribute) read them for each attribute: py_interpolate 19 ms at 1024x1024 with three).
-auto interpolate_kernel() {
-    return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferUInt tri, UInt attrs, UInt a_first, UInt a_end,
-                       UInt pixels_per_image, UInt vertices, UInt batched, BufferFloat out) noexcept {
-        UInt p = dispatch_id().x;
-        Float4 r = rast.read(p);
-        Float covered = ite(r.w > 0.0f, 1.0f, 0.0f);
-        UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
-        UInt t = cast<uint32_t>(max(r.w, 1.0f)) - 1u;
-        UInt i[3] = {base + tri.read(t * 3u), base + tri.read(t * 3u + 1u), base + tri.read(t * 3u + 2u)};
-        $for (a, a_first, a_end) {
-            Float a0 = attr.read(i[0] * attrs + a), a1 = attr.read(i[1] * attrs + a), a2 = attr.read(i[2] * attrs + a);
-            out.write(p * attrs + a, covered * (r.x * a0 + r.y * a1 + (1.0f - r.x - r.y) * a2));
-        };
-    });
-}
-
-// A thread a run of kGradRun pixels (of the images' pixels in order), for attributes [a_first, a_end). First each
-// pixel's d loss / d (u, v), summed over those attributes and written once (added to the earlier chunks' sums); then,
-// an attribute at a time, the attributes' gradients summed over the run per vertex triple and added once a triple
-// (where one thread a (pixel, attribute) added into the pixel's rast gradient by float atomics,
-// py_interpolate_backward took 65 ms at 1024x1024).
-auto interpolate_backward_kernel() {
-    return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferUInt tri, UInt attrs, UInt a_first, UInt a_end,
-                       UInt pixels, UInt pixels_per_image, UInt vertices, UInt batched, BufferFloat grad_out,
-                       BufferFloat grad_attr, BufferFloat4 grad_rast) noexcept {
-        UInt first = dispatch_id().x * kGradRun;
-        // The corners of the triangle pixel p sees (any valid index where none: covered is false there).
-        auto corners = [&](const UInt& p, const Float4& r, UInt (&i)[3]) {
-            UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
-            UInt t = cast<uint32_t>(max(r.w, 1.0f)) - 1u;
-            for (int k = 0; k < 3; ++k) i[k] = base + tri.read(t * 3u + uint32_t(k));
-        };
-        auto value = [](const Float2& uv, const Float3& v) { return uv.x * v.x + uv.y * v.y + (1.0f - uv.x - uv.y) * v.z; };
-        $for (j, 0u, kGradRun) {
-            UInt p = first + j;
-            $if (p < pixels) {
-                Float4 r = rast.read(p);
-                Float2 g_uv = ite(a_first > 0u, grad_rast.read(p).xy(), make_float2(0.0f));
-                $if (r.w > 0.0f) {
-                    UInt i[3];
-                    corners(p, r, i);
-                    $for (a, a_first, a_end) {
-                        Float g = grad_out.read(p * attrs + a);
-                        Float2 uv = r.xy();
-                        Float3 v = make_float3(attr.read(i[0] * attrs + a), attr.read(i[1] * attrs + a),
-                                               attr.read(i[2] * attrs + a));
-                        $autodiff {
-                            requires_grad(uv);
-                            backward(g * value(uv, v));
-                            g_uv = g_uv + grad(uv);
-                        };
-                    };
-                };
-                grad_rast.write(p, make_float4(g_uv, 0.0f, 0.0f));
-            };
-        };
-        $for (a, a_first, a_end) {
-            Bool held = false;
-            UInt held_at[3] = {0u, 0u, 0u};
-            Float3 sum = make_float3(0.0f);
-            auto flush = [&] {
-                $if (held) {
-                    for (int k = 0; k < 3; ++k) grad_attr.atomic(held_at[k] * attrs + a).fetch_add(sum[k]);
-                };
-            };
-            $for (j, 0u, kGradRun) {
-                UInt p = first + j;
-                Float4 r = rast.read(ite(p < pixels, p, 0u));
-                $if ((p < pixels) & (r.w > 0.0f)) {
-                    UInt i[3];
-                    corners(p, r, i);
-                    Float g = grad_out.read(p * attrs + a);
-                    Float2 uv = r.xy();
-                    Float3 v = make_float3(attr.read(i[0] * attrs + a), attr.read(i[1] * attrs + a),
-                                           attr.read(i[2] * attrs + a));
-                    Float3 g_v;
-                    $autodiff {
-                        requires_grad(v);
-                        backward(g * value(uv, v));
-                        g_v = grad(v);
-                    };
-                    $if (!held | (i[0] != held_at[0]) | (i[1] != held_at[1]) | (i[2] != held_at[2])) {
-                        flush();
-                        held = true;
-                        for (int k = 0; k < 3; ++k) held_at[k] = i[k];
-                        sum = make_float3(0.0f);
-                    };
-                    sum = sum + g_v;
-                };
-            };
-            flush();
-        };
-    });
-}
-
-// The image-space derivatives of one chosen attribute at one pixel, (d/dX, d/dY) from the barycentrics' (rast_db):
-// a = a2 + u · (a0 − a2) + v · (a1 − a2), so da/dX = (a0 − a2) · du/dX + (a1 − a2) · dv/dX.
-template <typename Attr, typename Db>
-Float2 attribute_derivatives(const Attr& attr, const BufferFloat4& rast, const Db& db, const BufferUInt& tri,
-                             const UInt& p, const UInt& a, const UInt& attrs, const UInt& base) {
-    Float4 r = rast.read(p);
-    UInt t = cast<uint32_t>(max(r.w, 1.0f)) - 1u;
-    Float a0 = attr.read((base + tri.read(t * 3u)) * attrs + a), a1 = attr.read((base + tri.read(t * 3u + 1u)) * attrs + a),
-          a2 = attr.read((base + tri.read(t * 3u + 2u)) * attrs + a);
-    Float4 d = db.read(p);
-    Float covered = ite(r.w > 0.0f, 1.0f, 0.0f);
-    return covered * make_float2((a0 - a2) * d.x + (a1 - a2) * d.z, (a0 - a2) * d.y + (a1 - a2) * d.w);
-}
-
-// One thread per (pixel, chosen attribute); out_da interleaves (d/dX, d/dY) per chosen attribute.
-auto interpolate_da_kernel() {
-    return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferFloat4 db, BufferUInt tri, BufferUInt chosen,
-                       UInt attrs, UInt count, UInt pixels_per_image, UInt vertices, UInt batched,
-                       BufferFloat2 out) noexcept {
-        UInt i = dispatch_id().x;
-        UInt p = i / count;
-        UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
-        out.write(i, attribute_derivatives(attr, rast, db, tri, p, chosen.read(i % count), attrs, base));
-    });
-}
-
-auto interpolate_da_backward_kernel() {
-    return Kernel1D([](DiffBufferFloat attr, BufferFloat4 rast, DiffBufferFloat4 db, BufferUInt tri,
-                       BufferUInt chosen, UInt attrs, UInt count, UInt pixels_per_image, UInt vertices, UInt batched,
-                       BufferFloat2 grad_out) noexcept {
-        UInt i = dispatch_id().x;
-        UInt p = i / count;
-        UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
-        Float2 g = grad_out.read(i);
-        $if (rast.read(p).w > 0.0f) {
-            $autodiff {
-                backward(dot(g, attribute_derivatives(attr, rast, db, tri, p, chosen.read(i % count), attrs, base)));
-            };
-        };
-    });
-}
-
 struct RasterShaders {
     Shader<1> rasterize;
     Shader<2> rasterize_backward;
-    Shader<1> interpolate, interpolate_backward, interpolate_da, interpolate_da_backward;
 };
 
 RasterShaders& shaders(Runtime& rt) {
     if (!rt.raster_shaders)
         rt.raster_shaders = std::make_shared<RasterShaders>(RasterShaders{rt.device.compile(rasterize_kernel(), {.name = "py_rasterize"}),
-                                rt.device.compile(rasterize_backward_kernel(), {.name = "py_rasterize_backward"}),
-                                rt.device.compile(interpolate_kernel(), {.name = "py_interpolate"}),
-                                rt.device.compile(interpolate_backward_kernel(), {.name = "py_interpolate_backward"}),
-                                rt.device.compile(interpolate_da_kernel(), {.name = "py_interpolate_da"}),
-                                rt.device.compile(interpolate_da_backward_kernel(), {.name = "py_interpolate_da_backward"})});
+                                rt.device.compile(rasterize_backward_kernel(), {.name = "py_rasterize_backward"})});
     return *static_cast<RasterShaders*>(rt.raster_shaders.get());
 }
 
@@ -405,87 +257,6 @@ void bind_raster_ops(py::module_& m) {
                << gp.copy_to(out.mutable_data()) << synchronize();
         return out;
     }, py::arg("pos"), py::arg("tri"), py::arg("rast"), py::arg("grad"), py::arg("grad_db") = py::none());
-    // attr [Ba, V, A] (Ba 1: shared), rast [B, H, W, 4] -> [B, H, W, A].
-    m.def("_interpolate", [](const FArray& attr, const FArray& rast, const UArray& tri, bool batched) {
-        auto rt = runtime();
-        OpStream op(*rt);
-        Stream& stream = *op;
-        const uint32_t vertices = uint32_t(attr.shape(1)), attrs = uint32_t(attr.shape(2));
-        const uint32_t batch = uint32_t(rast.shape(0)), height = uint32_t(rast.shape(1)), width = uint32_t(rast.shape(2));
-        const size_t pixels = size_t(batch) * height * width;
-        auto a = upload<float>(*rt, stream, attr, size_t(attr.size()), "attr");
-        auto r = upload<float4>(*rt, stream, rast, pixels, "rast");
-        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3, "tri");
-        auto o = rt->device.create_buffer<float>(pixels * attrs);
-        FArray out(std::vector<py::ssize_t>{batch, height, width, attrs});
-        for (uint32_t first = 0; first < attrs; first += kAttrChunk)
-            stream << shaders(*rt).interpolate(a, r, t, attrs, first, std::min(attrs, first + kAttrChunk), height * width,
-                                               vertices, uint32_t(batched), o)
-                          .dispatch(pixels);
-        stream << o.copy_to(out.mutable_data()) << synchronize();
-        return out;
-    });
-    m.def("_interpolate_backward", [](const FArray& attr, const FArray& rast, const UArray& tri, bool batched,
-                                      const FArray& grad) {
-        auto rt = runtime();
-        OpStream op(*rt);
-        Stream& stream = *op;
-        const uint32_t vertices = uint32_t(attr.shape(1)), attrs = uint32_t(attr.shape(2));
-        const uint32_t batch = uint32_t(rast.shape(0)), height = uint32_t(rast.shape(1)), width = uint32_t(rast.shape(2));
-        const size_t pixels = size_t(batch) * height * width;
-        auto a = upload<float>(*rt, stream, attr, size_t(attr.size()), "attr");
-        auto ga_buffer = rt->device.create_buffer<float>(std::max<size_t>(size_t(attr.size()), 1));
-        stream << ga_buffer.fill_zero();
-        auto r = upload<float4>(*rt, stream, rast, pixels, "rast");
-        auto gr_buffer = rt->device.create_buffer<float4>(pixels);
-        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3, "tri");
-        auto g = upload<float>(*rt, stream, grad, pixels * attrs, "grad");
-        FArray ga(std::vector<py::ssize_t>{attr.shape(0), vertices, attrs}), gr(std::vector<py::ssize_t>{batch, height, width, 4});
-        for (uint32_t first = 0; first < std::max(attrs, 1u); first += kAttrChunk)
-            stream << shaders(*rt).interpolate_backward(a, r, t, attrs, first, std::min(attrs, first + kAttrChunk),
-                                                        uint32_t(pixels), height * width, vertices, uint32_t(batched),
-                                                        g, ga_buffer, gr_buffer)
-                          .dispatch((pixels + kGradRun - 1) / kGradRun);
-        stream << ga_buffer.copy_to(ga.mutable_data()) << gr_buffer.copy_to(gr.mutable_data()) << synchronize();
-        return py::make_tuple(ga, gr);
-    });
-}
-
-void bind_raster_da(py::module_& m) {
-    // attr [Ba, V, A], rast and db [B, H, W, 4], chosen attribute indices -> [B, H, W, 2 · len(chosen)]; with
-    // grad given, the backward: (d attr [Ba, V, A], d db [B, H, W, 4]).
-    m.def("_interpolate_da", [](const FArray& attr, const FArray& rast, const FArray& db, const UArray& tri,
-                                const UArray& chosen, bool batched, std::optional<FArray> grad) -> py::object {
-        auto rt = runtime();
-        OpStream op(*rt);
-        Stream& stream = *op;
-        const uint32_t vertices = uint32_t(attr.shape(1)), attrs = uint32_t(attr.shape(2)), count = uint32_t(chosen.size());
-        const uint32_t batch = uint32_t(rast.shape(0)), height = uint32_t(rast.shape(1)), width = uint32_t(rast.shape(2));
-        const size_t pixels = size_t(batch) * height * width;
-        auto r = upload<float4>(*rt, stream, rast, pixels, "rast");
-        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3, "tri");
-        auto c = upload<uint32_t>(*rt, stream, chosen, count, "chosen");
-        const uint32_t per_image = height * width;
-        if (!grad) {
-            auto a = upload<float>(*rt, stream, attr, size_t(attr.size()), "attr");
-            auto d = upload<float4>(*rt, stream, db, pixels, "db");
-            auto o = rt->device.create_buffer<float2>(pixels * count);
-            FArray out(std::vector<py::ssize_t>{batch, height, width, 2 * count});
-            stream << shaders(*rt).interpolate_da(a, r, d, t, c, attrs, count, per_image, vertices, uint32_t(batched), o)
-                          .dispatch(pixels * count)
-                   << o.copy_to(out.mutable_data()) << synchronize();
-            return out;
-        }
-        auto a = upload_diff<float>(*rt, stream, attr, size_t(attr.size()), "attr");
-        auto d = upload_diff<float4>(*rt, stream, db, pixels, "db");
-        auto g = upload<float2>(*rt, stream, *grad, pixels * count, "grad");
-        FArray ga(std::vector<py::ssize_t>{attr.shape(0), vertices, attrs}), gd(std::vector<py::ssize_t>{batch, height, width, 4});
-        stream << shaders(*rt).interpolate_da_backward(a, r, d, t, c, attrs, count, per_image, vertices, uint32_t(batched), g)
-                      .dispatch(pixels * count)
-               << a.grad.copy_to(ga.mutable_data()) << d.grad.copy_to(gd.mutable_data()) << synchronize();
-        return py::make_tuple(ga, gd);
-    }, py::arg("attr"), py::arg("rast"), py::arg("db"), py::arg("tri"), py::arg("chosen"), py::arg("batched"),
-       py::arg("grad") = py::none());
 }
 
 } // namespace adjoint::python

@@ -25,6 +25,7 @@ struct Runtime {
     Context context;
     Device device;
     std::shared_ptr<void> raster_shaders;   // raster_ops.cpp's kernels, compiled on first use, freed before the device
+    std::shared_ptr<void> interpolate_shaders;   // interpolate_ops.cpp's, likewise
     std::shared_ptr<void> raster_bin_shaders;   // raster_bins.cpp's, likewise
     std::shared_ptr<void> texture_shaders;  // texture_ops.cpp's, likewise
     std::shared_ptr<void> antialias_shaders;   // antialias_ops.cpp's, likewise
@@ -65,6 +66,10 @@ struct PyScene {
     app::SceneRenderer& ensure_renderer();
     uint32_t checked_view(int view) const;          // IndexError when out of range
 };
+
+// Pixels a thread of rasterize's and interpolate's backward kernels takes (of a row, or of the images' pixels in
+// order), summing their gradients per triangle in registers before adding them by float atomics.
+constexpr uint32_t kGradRun = 8;
 
 // The arrays the ops take: C-contiguous float32 and uint32 (numpy converts what it can).
 using FArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
@@ -108,8 +113,8 @@ py::array_t<float> image_to_array(const app::LinearImage& image);
 
 void bind_scene(py::module_& m);
 void bind_torch_bridge(py::module_& m);
-void bind_raster_ops(py::module_& m);   // raster_ops.cpp: nvdiffrast's rasterize and interpolate
-void bind_raster_da(py::module_& m);    // and interpolate's image-space derivatives (rast_db, diff_attrs)
+void bind_raster_ops(py::module_& m);   // raster_ops.cpp: nvdiffrast's rasterize
+void bind_interpolate_ops(py::module_& m);   // interpolate_ops.cpp: interpolate and its image-space derivatives
 void bind_texture_ops(py::module_& m);  // texture_ops.cpp: nvdiffrast's texture and its mip chain
 void bind_antialias_ops(py::module_& m);   // antialias_ops.cpp: nvdiffrast's antialias
 

@@ -177,6 +177,7 @@ auto texture_kernel() {
 // buffer, at first + k for k < N: the backward kernel marks them for $autodiff and writes their gradients once.
 template <int N>
 struct PixelFloats {
+    explicit PixelFloats(const UInt& at) : first(at) {}
     UInt first;
     Float v[N];
     Float read(const UInt& i) const {
@@ -199,9 +200,9 @@ auto texture_backward_kernel() {
         constexpr int n = IsCube ? 3 : 2, nd = IsCube ? 6 : 4;
         UInt p = dispatch_id().x;
         Bool has_da = (c1.w & HasDa) != 0u, has_bias = (c1.w & HasBias) != 0u;
-        PixelFloats<n> u{p * uint32_t(n)};
-        PixelFloats<nd> d{p * uint32_t(nd)};
-        PixelFloats<1> b{p};
+        PixelFloats<n> u(p * uint32_t(n));
+        PixelFloats<nd> d(p * uint32_t(nd));
+        PixelFloats<1> b(p);
         Float gu[n], gd[nd];
         for (int k = 0; k < n; ++k) {
             u.v[k] = uv.read(p * uint32_t(n) + uint32_t(k));
