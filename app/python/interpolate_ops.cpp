@@ -137,19 +137,34 @@ auto interpolate_da_kernel() {
     });
 }
 
+// A pixel's rast_db held in a variable, read as attribute_derivatives reads the buffer.
+struct HeldFloat4 {
+    Float4 v;
+    Float4 read(const UInt&) const { return v; }
+};
+
+// A thread a pixel, over chosen attributes [c_first, c_end): the pixel's rast_db gradient sums in registers and is
+// written once (added to the earlier chunks'), where a thread a (pixel, chosen attribute) added it by float atomics;
+// the attributes' gradients go in by atomics.
 auto interpolate_da_backward_kernel() {
-    return Kernel1D([](DiffBufferFloat attr, BufferFloat4 rast, DiffBufferFloat4 db, BufferUInt tri,
-                       BufferUInt chosen, UInt attrs, UInt count, UInt pixels_per_image, UInt vertices, UInt batched,
-                       BufferFloat2 grad_out) noexcept {
-        UInt i = dispatch_id().x;
-        UInt p = i / count;
+    return Kernel1D([](DiffBufferFloat attr, BufferFloat4 rast, BufferFloat4 db, BufferUInt tri, BufferUInt chosen,
+                       UInt attrs, UInt count, UInt c_first, UInt c_end, UInt pixels_per_image, UInt vertices,
+                       UInt batched, BufferFloat2 grad_out, BufferFloat4 grad_db) noexcept {
+        UInt p = dispatch_id().x;
         UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
-        Float2 g = grad_out.read(i);
+        HeldFloat4 d{db.read(p)};
+        Float4 gd = ite(c_first > 0u, grad_db.read(p), make_float4(0.0f));
         $if (rast.read(p).w > 0.0f) {
-            $autodiff {
-                backward(dot(g, attribute_derivatives(attr, rast, db, tri, p, chosen.read(i % count), attrs, base)));
+            $for (k, c_first, c_end) {
+                Float2 g = grad_out.read(p * count + k);
+                $autodiff {
+                    requires_grad(d.v);
+                    backward(dot(g, attribute_derivatives(attr, rast, d, tri, p, chosen.read(k), attrs, base)));
+                    gd = gd + grad(d.v);
+                };
             };
         };
+        grad_db.write(p, gd);
     });
 }
 
@@ -239,12 +254,16 @@ void bind_interpolate_ops(py::module_& m) {
             return out;
         }
         auto a = upload_diff<float>(*rt, stream, attr, size_t(attr.size()), "attr");
-        auto d = upload_diff<float4>(*rt, stream, db, pixels, "db");
+        auto d = upload<float4>(*rt, stream, db, pixels, "db");
+        auto gd_buffer = rt->device.create_buffer<float4>(std::max<size_t>(pixels, 1));
         auto g = upload<float2>(*rt, stream, *grad, pixels * count, "grad");
         FArray ga(std::vector<py::ssize_t>{attr.shape(0), vertices, attrs}), gd(std::vector<py::ssize_t>{batch, height, width, 4});
-        stream << shaders(*rt).interpolate_da_backward(a, r, d, t, c, attrs, count, per_image, vertices, uint32_t(batched), g)
-                      .dispatch(pixels * count)
-               << a.grad.copy_to(ga.mutable_data()) << d.grad.copy_to(gd.mutable_data()) << synchronize();
+        for (uint32_t first = 0; first < std::max(count, 1u); first += kAttrChunk)
+            stream << shaders(*rt).interpolate_da_backward(a, r, d, t, c, attrs, count, first,
+                                                           std::min(count, first + kAttrChunk), per_image, vertices,
+                                                           uint32_t(batched), g, gd_buffer)
+                          .dispatch(pixels);
+        stream << a.grad.copy_to(ga.mutable_data()) << gd_buffer.copy_to(gd.mutable_data()) << synchronize();
         return py::make_tuple(ga, gd);
     }, py::arg("attr"), py::arg("rast"), py::arg("db"), py::arg("tri"), py::arg("chosen"), py::arg("batched"),
        py::arg("grad") = py::none());
