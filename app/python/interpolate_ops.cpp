@@ -73,14 +73,7 @@ auto interpolate_backward_kernel() {
             };
         };
         $for (a, a_first, a_end) {
-            Bool held = false;
-            UInt held_at[3] = {0u, 0u, 0u};
-            Float3 sum = make_float3(0.0f);
-            auto flush = [&] {
-                $if (held) {
-                    for (int k = 0; k < 3; ++k) grad_attr.atomic(held_at[k] * attrs + a).fetch_add(sum[k]);
-                };
-            };
+            VertexRunSums<1> sums(grad_attr, attrs, a);
             $for (j, 0u, kGradRun) {
                 UInt p = first + j;
                 Float4 r = rast.read(ite(p < pixels, p, 0u));
@@ -97,16 +90,10 @@ auto interpolate_backward_kernel() {
                         backward(g * value(uv, v));
                         g_v = grad(v);
                     };
-                    $if (!held | (i[0] != held_at[0]) | (i[1] != held_at[1]) | (i[2] != held_at[2])) {
-                        flush();
-                        held = true;
-                        for (int k = 0; k < 3; ++k) held_at[k] = i[k];
-                        sum = make_float3(0.0f);
-                    };
-                    sum = sum + g_v;
+                    sums.add(i, [&](int k, int) { return g_v[k]; });
                 };
             };
-            flush();
+            sums.finish();
         };
     });
 }
@@ -185,8 +172,10 @@ InterpolateShaders& shaders(Runtime& rt) {
 } // namespace
 
 void bind_interpolate_ops(py::module_& m) {
-    // attr [Ba, V, A] (Ba 1: shared), rast [B, H, W, 4] -> [B, H, W, A].
-    m.def("_interpolate", [](const FArray& attr, const FArray& rast, const UArray& tri, bool batched) {
+    // attr [Ba, V, A] (Ba 1: shared), rast [B, H, W, 4] -> [B, H, W, A]; with grad given, the backward:
+    // (d attr [Ba, V, A], d rast [B, H, W, 4]).
+    m.def("_interpolate", [](const FArray& attr, const FArray& rast, const UArray& tri, bool batched,
+                             std::optional<FArray> grad) -> py::object {
         auto rt = runtime();
         OpStream op(*rt);
         Stream& stream = *op;
@@ -196,30 +185,20 @@ void bind_interpolate_ops(py::module_& m) {
         auto a = upload<float>(*rt, stream, attr, size_t(attr.size()), "attr");
         auto r = upload<float4>(*rt, stream, rast, pixels, "rast");
         auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3, "tri");
-        auto o = rt->device.create_buffer<float>(pixels * attrs);
-        FArray out(std::vector<py::ssize_t>{batch, height, width, attrs});
-        for (uint32_t first = 0; first < attrs; first += kAttrChunk)
-            stream << shaders(*rt).interpolate(a, r, t, attrs, first, std::min(attrs, first + kAttrChunk), height * width,
-                                               vertices, uint32_t(batched), o)
-                          .dispatch(pixels);
-        stream << o.copy_to(out.mutable_data()) << synchronize();
-        return out;
-    });
-    m.def("_interpolate_backward", [](const FArray& attr, const FArray& rast, const UArray& tri, bool batched,
-                                      const FArray& grad) {
-        auto rt = runtime();
-        OpStream op(*rt);
-        Stream& stream = *op;
-        const uint32_t vertices = uint32_t(attr.shape(1)), attrs = uint32_t(attr.shape(2));
-        const uint32_t batch = uint32_t(rast.shape(0)), height = uint32_t(rast.shape(1)), width = uint32_t(rast.shape(2));
-        const size_t pixels = size_t(batch) * height * width;
-        auto a = upload<float>(*rt, stream, attr, size_t(attr.size()), "attr");
+        if (!grad) {
+            auto o = rt->device.create_buffer<float>(pixels * attrs);
+            FArray out(std::vector<py::ssize_t>{batch, height, width, attrs});
+            for (uint32_t first = 0; first < attrs; first += kAttrChunk)
+                stream << shaders(*rt).interpolate(a, r, t, attrs, first, std::min(attrs, first + kAttrChunk),
+                                                   height * width, vertices, uint32_t(batched), o)
+                              .dispatch(pixels);
+            stream << o.copy_to(out.mutable_data()) << synchronize();
+            return out;
+        }
+        auto g = upload<float>(*rt, stream, *grad, pixels * attrs, "grad");
         auto ga_buffer = rt->device.create_buffer<float>(std::max<size_t>(size_t(attr.size()), 1));
-        stream << ga_buffer.fill_zero();
-        auto r = upload<float4>(*rt, stream, rast, pixels, "rast");
         auto gr_buffer = rt->device.create_buffer<float4>(pixels);
-        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3, "tri");
-        auto g = upload<float>(*rt, stream, grad, pixels * attrs, "grad");
+        stream << ga_buffer.fill_zero();
         FArray ga(std::vector<py::ssize_t>{attr.shape(0), vertices, attrs}), gr(std::vector<py::ssize_t>{batch, height, width, 4});
         for (uint32_t first = 0; first < std::max(attrs, 1u); first += kAttrChunk)
             stream << shaders(*rt).interpolate_backward(a, r, t, attrs, first, std::min(attrs, first + kAttrChunk),
@@ -228,7 +207,7 @@ void bind_interpolate_ops(py::module_& m) {
                           .dispatch((pixels + kGradRun - 1) / kGradRun);
         stream << ga_buffer.copy_to(ga.mutable_data()) << gr_buffer.copy_to(gr.mutable_data()) << synchronize();
         return py::make_tuple(ga, gr);
-    });
+    }, py::arg("attr"), py::arg("rast"), py::arg("tri"), py::arg("batched"), py::arg("grad") = py::none());
     // attr [Ba, V, A], rast and db [B, H, W, 4], chosen attribute indices -> [B, H, W, 2 · len(chosen)]; with
     // grad given, the backward: (d attr [Ba, V, A], d db [B, H, W, 4]).
     m.def("_interpolate_da", [](const FArray& attr, const FArray& rast, const FArray& db, const UArray& tri,

@@ -154,15 +154,7 @@ auto rasterize_backward_kernel() {
         UInt base = row / height * vertices;
         Float y = (cast<float>(row % height) + 0.5f) * 2.0f / cast<float>(height) - 1.0f;
         Float2 scale = make_float2(2.0f / cast<float>(width), 2.0f / cast<float>(height));
-        UInt held = 0u;   // the triangle (id + 1) whose gradients `sum` holds, 0 for none
-        UInt held_at[3] = {0u, 0u, 0u};
-        Float4 sum[3] = {make_float4(0.0f), make_float4(0.0f), make_float4(0.0f)};
-        auto flush = [&] {
-            $if (held > 0u) {
-                for (int k = 0; k < 3; ++k)
-                    for (int c = 0; c < 4; ++c) grad_pos.atomic(held_at[k] * 4u + uint32_t(c)).fetch_add(sum[k][c]);
-            };
-        };
+        VertexRunSums<4> sums(grad_pos, 4u, 0u);
         $for (j, 0u, kGradRun) {
             UInt x = x0 + j, at = row * width + x;
             Bool inside = x < width;
@@ -183,18 +175,10 @@ auto rasterize_backward_kernel() {
                     backward(seed);
                     for (int k = 0; k < 3; ++k) gp[k] = grad(p[k]);
                 };
-                $if (id != held) {
-                    flush();
-                    held = id;
-                    for (int k = 0; k < 3; ++k) {
-                        held_at[k] = i[k];
-                        sum[k] = make_float4(0.0f);
-                    }
-                };
-                for (int k = 0; k < 3; ++k) sum[k] = sum[k] + gp[k];
+                sums.add(i, [&](int k, int c) { return gp[k][c]; });
             };
         };
-        flush();
+        sums.finish();
     });
 }
 

@@ -177,7 +177,7 @@ class _Interpolate(_torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_out):
-        ga, gr = _adjoint._interpolate_backward(ctx.a, ctx.r, ctx.tri, ctx.batched, _to_numpy(grad_out))
+        ga, gr = _adjoint._interpolate(ctx.a, ctx.r, ctx.tri, ctx.batched, _to_numpy(grad_out))
         device = grad_out.device
         ga = _torch.from_numpy(ga).reshape(ctx.shape).to(device)
         gr = _torch.from_numpy(gr).to(device)   # z/w and the triangle id get 0: they do not enter the interpolation
