@@ -107,6 +107,7 @@ private:
     std::string buffer(const Inst& in) const;   // "b<k>" of a buffer instruction's parameter
     const ArgSlot& slot(const Inst& in) const;  // the binding-layout slot of a buffer instruction's parameter
     void texel_read(ValueId id, const Inst& in, uint32_t words);
+    std::string index(const Inst& in);          // its index operand (operand 1), as GLSL accepts it
 
     // ---- statements.cpp ----
     void line(const std::string& s);

@@ -95,6 +95,21 @@ void Emitter::texel_read(ValueId id, const Inst& in, uint32_t words) {
     define(id, from_words(e, word));
 }
 
+// A memory access's index. GLSL checks a constant index at compile time: glslang refuses one of 2^31 or more into
+// a buffer (it reads it as negative) and one past a shared array's end, where the access can sit in code that never
+// runs (a branch on a run-time value: `$if (n > 0u) { b.write(n - 1u, v); }` with n a constant 0 after folding).
+// Such a constant goes through a variable: where the access runs, it is out of range as any other index would be.
+std::string Emitter::index(const Inst& in) {
+    const ValueId idx = in.operands[1];
+    if (!is_constant(f_, idx)) return name(idx);
+    const bool shared = in.op == Op::SharedRead || in.op == Op::SharedWrite || in.op == Op::SharedAtomic;
+    const uint64_t limit = shared ? uint64_t(f_.type_of(in.operands[0])->dim()) : uint64_t(1) << 31;
+    if (uint64_t(uint32_t(const_int(f_, idx))) < limit) return name(idx);
+    std::string n = "t" + std::to_string(temps_++);
+    line("uint " + n + " = " + name(idx) + ";");
+    return n;
+}
+
 void Emitter::memory(ValueId id, const Inst& in) {
     auto op = [&](size_t k) { return name(in.operands[k]); };
     auto image = [&] { return "img" + std::to_string(f_.inst(in.operands[0]).imm); };
@@ -106,13 +121,13 @@ void Emitter::memory(ValueId id, const Inst& in) {
     switch (in.op) {
     case Op::SharedRead: case Op::BufferRead: {
         if (!shared && slot(in).texel_words) return texel_read(id, in, slot(in).texel_words);
-        std::string e = (shared ? op(0) : buffer(in)) + "[" + op(1) + "]";
+        std::string e = (shared ? op(0) : buffer(in)) + "[" + index(in) + "]";
         define(id, cas ? "uintBitsToFloat(" + e + ")" : e);
         return;
     }
     case Op::SharedWrite: case Op::BufferWrite: {
         std::string v = cas ? "floatBitsToUint(" + op(2) + ")" : op(2);
-        line((shared ? op(0) : buffer(in)) + "[" + op(1) + "] = " + v + ";");
+        line((shared ? op(0) : buffer(in)) + "[" + index(in) + "] = " + v + ";");
         return;
     }
     case Op::SharedAtomic: case Op::BufferAtomic: atomic(id, in); return;
@@ -136,7 +151,7 @@ void Emitter::memory(ValueId id, const Inst& in) {
 
 void Emitter::atomic(ValueId id, const Inst& in) {
     const bool shared = in.op == Op::SharedAtomic;
-    std::string target = (shared ? name(in.operands[0]) : buffer(in)) + "[" + name(in.operands[1]) + "]";
+    std::string target = (shared ? name(in.operands[0]) : buffer(in)) + "[" + index(in) + "]";
     if (shared ? cas_shared_.count(in.operands[0]) > 0 : cas_buffers_.count(f_.inst(in.operands[0]).imm) > 0)
         return cas_loop(id, in, target);
     const std::string value = name(in.operands[2]);

@@ -339,4 +339,27 @@ TEST_F(ControlFlow, LocalArraysWithDynamicIndices) {
     expect_both(k, in, want);
 }
 
+// Accesses at constant indices out of range, in a branch that no thread runs: GLSL checks constant indices at compile
+// time (glslang refused 2^32 - 1 into a buffer, "index out of range '-1'", and 9 into a shared array of 4), and such
+// code is legal where it does not run.
+TEST_F(ControlFlow, ConstantIndicesOutOfRangeInABranchThatDoesNotRun) {
+    Kernel1D k = [](BufferInt in, BufferInt out) noexcept {
+        auto i = dispatch_id().x;
+        Int n = in.read(i);
+        Shared<int> kept(4);
+        $if (n < 0) {
+            UInt last = ~0u;
+            kept.write(9u, n);
+            out.write(last, kept.read(9u));
+            out.atomic(0u - 1u).fetch_add(n);
+            kept.atomic(4u).fetch_add(n);
+        };
+        out.write(i, n * 3);
+    };
+    auto in = iota_ints(40);
+    std::vector<int32_t> want;
+    for (int32_t n : in) want.push_back(n * 3);
+    expect_both(k, in, want);
+}
+
 } // namespace adjoint::test
