@@ -8,168 +8,24 @@
 // Layout: level l starts at table[l].x floats, [tex_minibatch, faces, h_l, w_l, channels]; table[l] = (offset,
 // w, h, tex_minibatch x faces).
 #include "runtime.h"
+#include "texture_lookup.h"
 
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
+#include <string>
 
 namespace adjoint::python {
 
 namespace {
 
-// Kernel settings: c0 = (filter, boundary, levels, channels), c1 = (pixels per image, tex batched, faces, flags).
-enum Filter : uint32_t { Nearest = 0, Linear = 1, MipNearest = 2, MipLinear = 3 };
-enum Boundary : uint32_t { Wrap = 0, Clamp = 1, Zero = 2, Cube = 3 };
-constexpr uint32_t HasDa = 1u, HasBias = 2u;
-
-// Face f's (sc, tc) and its major-axis value m (> 0 on the face) of a direction, OpenGL's cube table.
-Float2 face_sc_tc(const UInt& f, const Float3& d) {
-    Float sc = ite(f == 0u, -d.z, ite(f == 1u, d.z, ite(f == 5u, -d.x, d.x)));
-    Float tc = ite(f == 2u, d.z, ite(f == 3u, -d.z, -d.y));
-    return make_float2(sc, tc);
-}
-Float face_major(const UInt& f, const Float3& d) {
-    return ite(f == 0u, d.x, ite(f == 1u, -d.x, ite(f == 2u, d.y, ite(f == 3u, -d.y, ite(f == 4u, d.z, -d.z)))));
-}
-UInt face_of(const Float3& d) {
-    Float3 a = abs(d);
-    Bool xm = a.x >= a.y && a.x >= a.z, ym = !xm && a.y >= a.z;
-    return ite(xm, ite(d.x < 0.0f, 1u, 0u), ite(ym, ite(d.y < 0.0f, 3u, 2u), ite(d.z < 0.0f, 5u, 4u)));
-}
-// The direction through (sc, tc) of face f (the inverse of face_sc_tc at major value 1).
-Float3 face_direction(const UInt& f, const Float& sc, const Float& tc) {
-    Float x = ite(f == 0u, 1.0f, ite(f == 1u, -1.0f, ite(f == 5u, -sc, sc)));
-    Float y = ite(f == 2u, 1.0f, ite(f == 3u, -1.0f, -tc));
-    Float z = ite(f == 0u, -sc, ite(f == 1u, sc, ite(f == 2u, tc, ite(f == 3u, -tc, ite(f == 4u, 1.0f, -1.0f)))));
-    return make_float3(x, y, z);
-}
-
-// One level's texel at integer coordinates (x, y) of face `face`, after the boundary mode: wrap and clamp
-// fold the coordinate into the level, zero reads 0 outside, cube continues on the neighbouring face (across one
-// edge: corner taps are filtered's).
-template <bool IsCube, typename Tex>
-Float tap(const Tex& tex, const UInt4& lv, const UInt& image, const UInt& faces, const UInt& face, const UInt& ch,
-          const UInt& channels, const UInt& boundary, const Int& x, const Int& y) {
-    Int w = cast<int>(lv.y), h = cast<int>(lv.z);
-    Bool inside = x >= 0 && x < w && y >= 0 && y < h;
-    Int wx = ite(x < 0, x + w, ite(x >= w, x - w, x)), wy = ite(y < 0, y + h, ite(y >= h, y - h, y));
-    Int cx = clamp(x, 0, w - 1), cy = clamp(y, 0, h - 1);
-    Int fx = ite(boundary == uint32_t(Wrap), wx, cx), fy = ite(boundary == uint32_t(Wrap), wy, cy);
-    UInt fface = face;
-    if constexpr (IsCube) {
-        // The texel centre's direction, projected onto the face it lies on.
-        Float sc = (cast<float>(x) + 0.5f) * 2.0f / cast<float>(w) - 1.0f;
-        Float tc = (cast<float>(y) + 0.5f) * 2.0f / cast<float>(h) - 1.0f;
-        Float3 d = face_direction(face, sc, tc);
-        UInt f2 = face_of(d);
-        Float2 st = (face_sc_tc(f2, d) / face_major(f2, d) + 1.0f) * 0.5f;
-        Int qx = cast<int>(floor(st.x * cast<float>(w))), qy = cast<int>(floor(st.y * cast<float>(h)));
-        fx = ite(inside, x, qx);
-        fy = ite(inside, y, qy);
-        fface = ite(inside, face, f2);
-    }
-    UInt at = lv.x + (((image * faces + fface) * lv.z + cast<uint32_t>(clamp(fy, 0, h - 1))) * lv.y +
-                      cast<uint32_t>(clamp(fx, 0, w - 1))) * channels + ch;
-    Float v = tex.read(at);
-    return ite(boundary == uint32_t(Zero) && !inside, 0.0f, v);
-}
-
-// Bilinear (or nearest) filtering of one level at (s, t) in [0, 1]-texture units.
-template <bool IsCube, typename Tex>
-Float filtered(const Tex& tex, const BufferVar<uint4>& table, const UInt& level, const UInt& image, const UInt& faces,
-               const UInt& face, const UInt& ch, const UInt4& c0, const Float2& st) {
-    UInt4 lv = table.read(level);
-    Float2 size = make_float2(cast<float>(lv.y), cast<float>(lv.z));
-    Bool linear = c0.x != uint32_t(Nearest);   // mipmap-nearest picks the nearest level, filters it bilinearly
-    // Wrap folds the coordinate into one period (derivative 1); clamp and zero bound texel space just beyond
-    // the edges, where the value no longer changes, so that the integer coordinates stay small.
-    Float2 folded = ite(c0.y == uint32_t(Wrap), st - floor(st), st);
-    Float2 p = folded * size - ite(linear, 0.5f, 0.0f);
-    p = ite(c0.y == uint32_t(Clamp) || c0.y == uint32_t(Zero), clamp(p, make_float2(-1.0f), size), p);
-    Float2 f = floor(p);
-    Float2 t = ite(linear, p - f, make_float2(0.0f));
-    Int x0 = cast<int>(f.x), y0 = cast<int>(f.y);
-    Float a = tap<IsCube>(tex, lv, image, faces, face, ch, c0.w, c0.y, x0, y0);
-    Float b = tap<IsCube>(tex, lv, image, faces, face, ch, c0.w, c0.y, x0 + 1, y0);
-    Float c = tap<IsCube>(tex, lv, image, faces, face, ch, c0.w, c0.y, x0, y0 + 1);
-    Float d = tap<IsCube>(tex, lv, image, faces, face, ch, c0.w, c0.y, x0 + 1, y0 + 1);
-    if constexpr (IsCube) {
-        // Three faces meet at a cube's corner, so a tap outside the face in both directions has no texel of its
-        // own: it reads the mean of the other three taps (at most one tap is such a corner).
-        Int w = cast<int>(lv.y);
-        Bool out_x0 = x0 < 0 || x0 >= w, out_x1 = x0 + 1 < 0 || x0 + 1 >= w;
-        Bool out_y0 = y0 < 0 || y0 >= w, out_y1 = y0 + 1 < 0 || y0 + 1 >= w;
-        Float ca = ite(out_x0 && out_y0, (b + c + d) / 3.0f, a), cb = ite(out_x1 && out_y0, (a + c + d) / 3.0f, b);
-        Float cc = ite(out_x0 && out_y1, (a + b + d) / 3.0f, c), cd = ite(out_x1 && out_y1, (a + b + c) / 3.0f, d);
-        return lerp(lerp(ca, cb, t.x), lerp(cc, cd, t.x), t.y);
-    }
-    return lerp(lerp(a, b, t.x), lerp(c, d, t.x), t.y);
-}
-
-// The level of detail from the footprint's texel-space derivatives (ds/dX, ds/dY, dt/dX, dt/dY): half the log2
-// of the squared major axis of the footprint ellipse. A degenerate footprint reads level 0.
-Float footprint_level(const Float4& j) {
-    Float a = j.x * j.x + j.z * j.z, b = j.y * j.y + j.w * j.w, c = j.x * j.y + j.z * j.w;
-    Float disc = 0.25f * (a - b) * (a - b) + c * c;
-    Float root = ite(disc > 1e-30f, sqrt(max(disc, 1e-30f)), 0.0f);
-    Float major = 0.5f * (a + b) + root;
-    return ite(major > 1e-30f, 0.5f * log2(max(major, 1e-30f)), -100.0f);
-}
-
-// The texture's value for pixel p, channel ch: the face and (s, t) of uv (a direction on a cube), the level of
-// detail, and one or two filtered levels. Cube is a compile-time choice (uv and uv_da have 3 and 6 floats).
-template <bool IsCube, typename Tex, typename Uv, typename Da, typename Bias>
-Float texture_value(const Tex& tex, const BufferVar<uint4>& table, const Uv& uv, const Da& da, const Bias& bias,
-                    const UInt4& c0, const UInt4& c1, const UInt& p, const UInt& ch) {
-    constexpr uint32_t n = IsCube ? 3u : 2u;
-    UInt image = ite(c1.y > 0u, p / c1.x, 0u), face = 0u;
-    Float2 st;
-    Float4 j = make_float4(0.0f);   // (ds/dX, ds/dY, dt/dX, dt/dY) in level-0 texels
-    UInt4 base = table.read(0u);
-    Float2 size = make_float2(cast<float>(base.y), cast<float>(base.z));
-    if constexpr (IsCube) {
-        Float3 d = make_float3(uv.read(p * n), uv.read(p * n + 1u), uv.read(p * n + 2u));
-        face = face_of(d);
-        Float m = face_major(face, d);
-        Float2 q = face_sc_tc(face, d);
-        st = (q / m + 1.0f) * 0.5f;
-        $if ((c1.w & HasDa) != 0u) {
-            Float3 dx = make_float3(da.read(p * 6u), da.read(p * 6u + 2u), da.read(p * 6u + 4u));
-            Float3 dy = make_float3(da.read(p * 6u + 1u), da.read(p * 6u + 3u), da.read(p * 6u + 5u));
-            Float2 sx = 0.5f * (face_sc_tc(face, dx) * m - q * face_major(face, dx)) / (m * m) * size;
-            Float2 sy = 0.5f * (face_sc_tc(face, dy) * m - q * face_major(face, dy)) / (m * m) * size;
-            j = make_float4(sx.x, sy.x, sx.y, sy.y);
-        };
-    } else {
-        st = make_float2(uv.read(p * n), uv.read(p * n + 1u));
-        $if ((c1.w & HasDa) != 0u) {
-            j = make_float4(da.read(p * 4u) * size.x, da.read(p * 4u + 1u) * size.x, da.read(p * 4u + 2u) * size.y,
-                            da.read(p * 4u + 3u) * size.y);
-        };
-    }
-    Float level = 0.0f;
-    $if (c0.x >= uint32_t(MipNearest)) {
-        Float l = ite((c1.w & HasDa) != 0u, footprint_level(j), 0.0f);
-        $if ((c1.w & HasBias) != 0u) { l = l + bias.read(p); };
-        level = clamp(l, 0.0f, cast<float>(c0.z - 1u));
-    };
-    level = ite(c0.x == uint32_t(MipNearest), floor(level + 0.5f), level);
-    Float whole = floor(level);
-    Float frac = level - whole;
-    UInt l0 = cast<uint32_t>(whole);
-    Float v = filtered<IsCube>(tex, table, l0, image, c1.z, face, ch, c0, st);
-    $if (frac > 0.0f) {
-        Float v1 = filtered<IsCube>(tex, table, min(l0 + 1u, c0.z - 1u), image, c1.z, face, ch, c0, st);
-        v = lerp(v, v1, frac);
-    };
-    return v;
-}
-
-template <bool IsCube>
+// A thread a group of W channels of a pixel.
+template <bool IsCube, int W>
 auto texture_kernel() {
     return Kernel1D([](BufferFloat tex, BufferVar<uint4> table, BufferFloat uv, BufferFloat da, BufferFloat bias,
                        UInt4 c0, UInt4 c1, BufferFloat out) noexcept {
-        UInt i = dispatch_id().x;
-        out.write(i, texture_value<IsCube>(tex, table, uv, da, bias, c0, c1, i / c0.w, i % c0.w));
+        UInt i = dispatch_id().x * uint32_t(W);   // the group's first float of out
+        write_channels<W>(out, i, texture_value<IsCube, W>(tex, table, uv, da, bias, c0, c1, i / c0.w, i % c0.w));
     });
 }
 
@@ -188,51 +44,142 @@ struct PixelFloats {
     }
 };
 
-// d loss / d out into the stack (every level read), uv, uv_da and mip_level_bias. A thread a pixel, over its
-// channels: the pixel's uv, uv_da and bias gradients sum in registers and are written once (a thread a (pixel,
-// channel) added them by float atomics, three threads to one element: py_texture_backward took 137 ms for a
-// 512x512 texture magnified onto 1024x1024 pixels); the texels' go in by the stack's atomics.
-template <bool IsCube>
+// In the backward kernel, the texel reads of one lookup: each tap (a call of read_channels, in trace order: at most
+// two levels of four) reads its W channels into a variable marked for $autodiff and keeps its address beside it, so
+// that the kernel adds the taps' gradients itself (TapRunSums). A tap the lookup did not reach keeps kNoTap.
+constexpr uint32_t kNoTap = ~0u;
+template <int W>
+class HeldTaps {
+public:
+    static constexpr int kMax = 8;
+    explicit HeldTaps(const BufferFloat& values) : values_(values) {
+        for (int k = 0; k < kMax; ++k) {
+            at[k] = kNoTap;
+            v[k] = spread<W>(0.0f);
+        }
+    }
+    Chan<W> read(const UInt& a) const {
+        if (used_ == kMax)
+            throw std::logic_error("HeldTaps: a lookup read more than " + std::to_string(kMax) + " taps");
+        const int k = used_++;
+        at[k] = a;
+        v[k] = read_channels<W>(values_, a);
+        requires_grad(v[k]);
+        return v[k];
+    }
+    int used() const { return used_; }
+    mutable UInt at[kMax];
+    mutable Chan<W> v[kMax];
+
+private:
+    const BufferFloat& values_;
+    mutable int used_ = 0;
+};
+// texture_lookup.h's taps read through this (found by argument-dependent lookup), the buffers' through that one.
+using python::read_channels;
+template <int W, int V>
+Chan<W> read_channels(const HeldTaps<V>& taps, const UInt& at) {
+    static_assert(W == V, "a lookup reads its taps' channels as one group");
+    return taps.read(at);
+}
+
+// A run of lookups' tap gradients, summed per tap while its address stays the same and added into `grad` by float
+// atomics (one a channel) when it moves on, and at the end (finish). A float atomic is a compare-and-swap on lavapipe:
+// a lookup's 4 or 8 taps of W channels each took 56 of py_texture_backward's 100 ms at 1024x1024 pixels (a 512x512
+// texture, three channels), and neighbouring pixels mostly read the same texels where a texture is magnified (a
+// quarter to a half of them at about a texel a pixel).
+template <int W>
+class TapRunSums {
+public:
+    explicit TapRunSums(const BufferFloat& grad) : grad_(grad) {
+        for (int k = 0; k < HeldTaps<W>::kMax; ++k) {
+            at_[k] = kNoTap;
+            sum_[k] = spread<W>(0.0f);
+        }
+    }
+    // Inside the $autodiff block that read `taps`, after its backward.
+    void add(const HeldTaps<W>& taps) {
+        for (int k = 0; k < taps.used(); ++k) {
+            Chan<W> g = grad(taps.v[k]);
+            $if (taps.at[k] != at_[k]) {
+                flush(k);
+                at_[k] = taps.at[k];
+                sum_[k] = g;
+            }
+            $else { sum_[k] = sum_[k] + g; };
+        }
+    }
+    void finish() {
+        for (int k = 0; k < HeldTaps<W>::kMax; ++k) flush(k);
+    }
+
+private:
+    void flush(int k) {
+        $if (at_[k] != kNoTap) {
+            if constexpr (W == 1) {
+                grad_.atomic(at_[k]).fetch_add(sum_[k]);
+            } else {
+                for (int i = 0; i < W; ++i) grad_.atomic(at_[k] + uint32_t(i)).fetch_add(sum_[k][i]);
+            }
+        };
+    }
+    const BufferFloat& grad_;
+    UInt at_[HeldTaps<W>::kMax];
+    Chan<W> sum_[HeldTaps<W>::kMax];
+};
+
+// d loss / d out into the stack's gradient (every level read), uv, uv_da and mip_level_bias. A thread a run of
+// kGradRun pixels (the images' pixels in order), each pixel's channels W at a time: its uv, uv_da and bias gradients
+// sum in registers and are written once (a thread a (pixel, channel) added them by float atomics, three threads to one
+// element: py_texture_backward took 137 ms for a 512x512 texture magnified onto 1024x1024 pixels), its taps' into the
+// run's sums (TapRunSums).
+template <bool IsCube, int W>
 auto texture_backward_kernel() {
-    return Kernel1D([](DiffBufferFloat tex, BufferVar<uint4> table, BufferFloat uv, BufferFloat da, BufferFloat bias,
-                       UInt4 c0, UInt4 c1, BufferFloat gout, BufferFloat guv, BufferFloat gda,
-                       BufferFloat gbias) noexcept {
+    return Kernel1D([](BufferFloat tex, BufferFloat tex_grad, BufferVar<uint4> table, BufferFloat uv, BufferFloat da,
+                       BufferFloat bias, UInt4 c0, UInt4 c1, UInt pixels, BufferFloat gout, BufferFloat guv,
+                       BufferFloat gda, BufferFloat gbias) noexcept {
         constexpr int n = IsCube ? 3 : 2, nd = IsCube ? 6 : 4;
-        UInt p = dispatch_id().x;
+        UInt first = dispatch_id().x * kGradRun;
         Bool has_da = (c1.w & HasDa) != 0u, has_bias = (c1.w & HasBias) != 0u;
-        PixelFloats<n> u(p * uint32_t(n));
-        PixelFloats<nd> d(p * uint32_t(nd));
-        PixelFloats<1> b(p);
-        Float gu[n], gd[nd];
-        for (int k = 0; k < n; ++k) {
-            u.v[k] = uv.read(p * uint32_t(n) + uint32_t(k));
-            gu[k] = 0.0f;
-        }
-        for (int k = 0; k < nd; ++k) {
-            d.v[k] = ite(has_da, da.read(ite(has_da, p * uint32_t(nd) + uint32_t(k), 0u)), 0.0f);
-            gd[k] = 0.0f;
-        }
-        b.v[0] = ite(has_bias, bias.read(ite(has_bias, p, 0u)), 0.0f);
-        Float gb = 0.0f;
-        $for (ch, c0.w) {
-            Float g = gout.read(p * c0.w + ch);
-            $if (g != 0.0f) {
-                $autodiff {
-                    for (int k = 0; k < n; ++k) requires_grad(u.v[k]);
-                    for (int k = 0; k < nd; ++k) requires_grad(d.v[k]);
-                    requires_grad(b.v[0]);
-                    backward(g * texture_value<IsCube>(tex, table, u, d, b, c0, c1, p, ch));
-                    for (int k = 0; k < n; ++k) gu[k] = gu[k] + grad(u.v[k]);
-                    for (int k = 0; k < nd; ++k) gd[k] = gd[k] + grad(d.v[k]);
-                    gb = gb + grad(b.v[0]);
+        TapRunSums<W> sums(tex_grad);
+        $for (p, first, min(first + kGradRun, pixels)) {
+            PixelFloats<n> u(p * uint32_t(n));
+            PixelFloats<nd> d(p * uint32_t(nd));
+            PixelFloats<1> b(p);
+            Float gu[n], gd[nd];
+            for (int k = 0; k < n; ++k) {
+                u.v[k] = uv.read(p * uint32_t(n) + uint32_t(k));
+                gu[k] = 0.0f;
+            }
+            for (int k = 0; k < nd; ++k) {
+                d.v[k] = ite(has_da, da.read(ite(has_da, p * uint32_t(nd) + uint32_t(k), 0u)), 0.0f);
+                gd[k] = 0.0f;
+            }
+            b.v[0] = ite(has_bias, bias.read(ite(has_bias, p, 0u)), 0.0f);
+            Float gb = 0.0f;
+            $for (ch, 0u, c0.w, uint32_t(W)) {
+                Chan<W> g = read_channels<W>(gout, p * c0.w + ch);
+                $if (sum_channels<W>(abs(g)) != 0.0f) {
+                    HeldTaps<W> taps(tex);
+                    $autodiff {
+                        for (int k = 0; k < n; ++k) requires_grad(u.v[k]);
+                        for (int k = 0; k < nd; ++k) requires_grad(d.v[k]);
+                        requires_grad(b.v[0]);
+                        backward(sum_channels<W>(g * texture_value<IsCube, W>(taps, table, u, d, b, c0, c1, p, ch)));
+                        for (int k = 0; k < n; ++k) gu[k] = gu[k] + grad(u.v[k]);
+                        for (int k = 0; k < nd; ++k) gd[k] = gd[k] + grad(d.v[k]);
+                        gb = gb + grad(b.v[0]);
+                        sums.add(taps);
+                    };
                 };
             };
+            for (int k = 0; k < n; ++k) guv.write(p * uint32_t(n) + uint32_t(k), gu[k]);
+            $if (has_da) {
+                for (int k = 0; k < nd; ++k) gda.write(p * uint32_t(nd) + uint32_t(k), gd[k]);
+            };
+            $if (has_bias) { gbias.write(p, gb); };
         };
-        for (int k = 0; k < n; ++k) guv.write(p * uint32_t(n) + uint32_t(k), gu[k]);
-        $if (has_da) {
-            for (int k = 0; k < nd; ++k) gda.write(p * uint32_t(nd) + uint32_t(k), gd[k]);
-        };
-        $if (has_bias) { gbias.write(p, gb); };
+        sums.finish();
     });
 }
 
@@ -277,19 +224,44 @@ auto mip_backward_kernel() {
     });
 }
 
+// The mip kernels, and the lookups compiled on first use for each kind (2D or cube) and group width: a call
+// compiles only what it runs.
 struct TextureShaders {
-    Shader<1> sample2d, sample_cube, backward2d, backward_cube, mip, mip_backward;
+    Shader<1> mip, mip_backward;
+    std::optional<Shader<1>> lookup[2][2][4];   // [backward][cube][W - 1]
+
+    template <bool Backward, bool IsCube, int W>
+    Shader<1>& get(Device& device) {
+        auto& s = lookup[Backward][IsCube][W - 1];
+        if (!s) {
+            const std::string name = std::string(IsCube ? "py_texture_cube" : "py_texture") +
+                                     (Backward ? "_backward" : "") + (W > 1 ? "_" + std::to_string(W) : "");
+            if constexpr (Backward)
+                s.emplace(device.compile(texture_backward_kernel<IsCube, W>(), {.name = name}));
+            else
+                s.emplace(device.compile(texture_kernel<IsCube, W>(), {.name = name}));
+        }
+        return *s;
+    }
+    template <bool Backward>
+    Shader<1>& lookup_for(Device& device, bool cube, uint32_t w) {
+        auto pick = [&]<bool IsCube>() -> Shader<1>& {
+            switch (w) {
+            case 1: return get<Backward, IsCube, 1>(device);
+            case 2: return get<Backward, IsCube, 2>(device);
+            case 3: return get<Backward, IsCube, 3>(device);
+            default: return get<Backward, IsCube, 4>(device);
+            }
+        };
+        return cube ? pick.template operator()<true>() : pick.template operator()<false>();
+    }
 };
 
 TextureShaders& shaders(Runtime& rt) {
     if (!rt.texture_shaders)
         rt.texture_shaders = std::make_shared<TextureShaders>(TextureShaders{
-            rt.device.compile(texture_kernel<false>(), {.name = "py_texture"}),
-            rt.device.compile(texture_kernel<true>(), {.name = "py_texture_cube"}),
-            rt.device.compile(texture_backward_kernel<false>(), {.name = "py_texture_backward"}),
-            rt.device.compile(texture_backward_kernel<true>(), {.name = "py_texture_cube_backward"}),
             rt.device.compile(mip_kernel(), {.name = "py_texture_mip"}),
-            rt.device.compile(mip_backward_kernel(), {.name = "py_texture_mip_backward"})});
+            rt.device.compile(mip_backward_kernel(), {.name = "py_texture_mip_backward"}), {}});
     return *static_cast<TextureShaders*>(rt.texture_shaders.get());
 }
 
@@ -337,6 +309,7 @@ void bind_texture_ops(py::module_& m) {
         stream << tb.copy_from(t.data());
         const uint4 c0{a0[0], a0[1], a0[2], a0[3]}, c1{a1[0], a1[1], a1[2], a1[3]};
         const size_t pixels = size_t(uv.shape(0)), n = pixels * a0[3];
+        const uint32_t w = group_width(a0[3]);
         auto& sh = shaders(*rt);
         // uv_da and mip_level_bias may be None: a buffer of one float then, never read.
         auto plain = [&](const std::optional<FArray>& a, const char* what) {
@@ -348,7 +321,7 @@ void bind_texture_ops(py::module_& m) {
             auto s = upload<float>(*rt, stream, stack, size_t(stack.size()), "stack");
             auto o = rt->device.create_buffer<float>(std::max<size_t>(n, 1));
             FArray out(std::vector<py::ssize_t>{uv.shape(0), py::ssize_t(a0[3])});
-            if (n) stream << (cube ? sh.sample_cube : sh.sample2d)(s, tb, u, d, b, c0, c1, o).dispatch(n)
+            if (n) stream << sh.lookup_for<false>(rt->device, cube, w)(s, tb, u, d, b, c0, c1, o).dispatch(n / w)
                           << o.copy_to(out.mutable_data());
             stream << synchronize();
             return out;
@@ -358,7 +331,10 @@ void bind_texture_ops(py::module_& m) {
         auto gu = rt->device.create_buffer<float>(std::max<size_t>(size_t(uv.size()), 1));
         auto gd = rt->device.create_buffer<float>(da ? std::max<size_t>(size_t(da->size()), 1) : 1);
         auto gb = rt->device.create_buffer<float>(bias ? std::max<size_t>(size_t(bias->size()), 1) : 1);
-        if (pixels) stream << (cube ? sh.backward_cube : sh.backward2d)(s, tb, u, d, b, c0, c1, g, gu, gd, gb).dispatch(pixels);
+        if (pixels)
+            stream << sh.lookup_for<true>(rt->device, cube, w)(s.value, s.grad, tb, u, d, b, c0, c1,
+                                                                 uint32_t(pixels), g, gu, gd, gb)
+                          .dispatch((pixels + kGradRun - 1) / kGradRun);
         if (chain) {
             for (size_t l = t.size(); l-- > 1;)
                 stream << sh.mip_backward(s.value, s.grad, tb, uint32_t(l - 1), a0[3]).dispatch(

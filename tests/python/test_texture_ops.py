@@ -1,7 +1,8 @@
 # adjoint.torch.texture (nvdiffrast's conventions) against an independent numpy computation: nearest and
 # bilinear lookups per boundary mode, mip pyramids by reshaped means, trilinear blends with the level from the
 # footprint's largest singular value, cube maps by OpenGL's face table; gradients of tex, uv, uv_da and
-# mip_level_bias against central differences; bad inputs.
+# mip_level_bias against central differences, and whole gradients against torch's autograd of a bilinear lookup;
+# bad inputs.
 import numpy as np
 import pytest
 import torch
@@ -250,6 +251,44 @@ def test_custom_mip_levels_receive_their_gradients():
     out.sum().backward()
     assert float(tex.grad.abs().sum()) == 0.0                      # level 1 alone is read
     np.testing.assert_allclose(float(level1.grad.sum()), 1.0, atol=1e-6)   # bilinear weights sum to 1
+
+
+def torch_bilinear_wrap(tex, uv):
+    """An independent bilinear lookup with wrap in torch (float64): tex [1, H, W, C], uv [1, h, w, 2]."""
+    h, w = tex.shape[1], tex.shape[2]
+    p = (uv - torch.floor(uv)) * torch.tensor([w, h], dtype=uv.dtype) - 0.5
+    f = torch.floor(p)
+    t = p - f
+    x0, y0 = f[..., 0].long(), f[..., 1].long()
+
+    def at(x, y):
+        return tex[0][y % h, x % w]
+    tx, ty = t[..., :1], t[..., 1:]
+    top = at(x0, y0) * (1 - tx) + at(x0 + 1, y0) * tx
+    bottom = at(x0, y0 + 1) * (1 - tx) + at(x0 + 1, y0 + 1) * tx
+    return top * (1 - ty) + bottom * ty
+
+
+@pytest.mark.parametrize("channels", [1, 3, 4, 5, 8])
+def test_whole_gradients_of_a_magnified_texture_match_torch_autograd(channels):
+    # Neighbouring pixels share taps (about 4 pixels a texel), so the backward pass's sums over a run of pixels and
+    # its channel groups (all of 1-4 channels at once, 5 one at a time, 8 four at a time) are all exercised; every
+    # texel's and every pixel's gradient is compared.
+    tex = RNG.random((1, 6, 10, channels))
+    ys, xs = np.meshgrid(np.arange(24), np.arange(40), indexing="ij")
+    uv = np.stack([(xs + 0.5) / 40 * 1.3 - 0.1, (ys + 0.5) / 24 * 1.2 - 0.05], -1)[None]
+    uv = uv + RNG.normal(0, 0.004, uv.shape)
+    weights = RNG.normal(size=(1, 24, 40, channels))
+    got_tex, got_uv = t32(tex).requires_grad_(True), t32(uv).requires_grad_(True)
+    out = dr.texture(got_tex, got_uv, filter_mode="linear", boundary_mode="wrap")
+    (out * t32(weights)).sum().backward()
+    ref_tex = torch.tensor(tex, requires_grad=True)
+    ref_uv = torch.tensor(uv, requires_grad=True)
+    ref = torch_bilinear_wrap(ref_tex, ref_uv)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), atol=2e-5)
+    (ref * torch.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(got_tex.grad.numpy(), ref_tex.grad.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got_uv.grad.numpy(), ref_uv.grad.numpy(), rtol=1e-3, atol=2e-3)
 
 
 # ---- bad input --------------------------------------------------------------------------------------------

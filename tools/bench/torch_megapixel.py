@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """adjoint.torch's nvdiffrast ops at a megapixel: rasterize, interpolate and antialias of a 6,400-triangle sphere
-at 1024x1024 (about half the pixels covered), forward and backward, as a user's training step calls them. Prints
-one JSON object: the wall time of each op and of the backward (median of the iterations after a warm-up one)
-and each kernel's device time a call (the engine's timestamps). Run with PYTHONPATH=build/python:
+at 1024x1024 (about half the pixels covered), forward and backward, as a user's training step calls them; then
+texture: a 512x512 RGB texture magnified onto the same pixels, bilinear and trilinear (uv_da given: level 0 and 1
+blended), forward and backward. Prints one JSON object: the wall time of each op and of the backward (median of the
+iterations after a warm-up one) and each kernel's device time a call (the engine's timestamps). Run with
+PYTHONPATH=build/python:
 
     python3 tools/bench/torch_megapixel.py [iterations] [resolution]
 """
@@ -63,6 +65,7 @@ def main():
             for k, t in zip(walls, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0)):
                 walls[k].append(t * 1e3)
     kernels = {name: round(ms / n, 2) for name, n, ms in _adjoint._kernel_times()} if profiled else {}
+    textures = texture_times(iters, res, profiled)
     if profiled:
         _adjoint._set_kernel_profiling(False)
     covered = float((rast[..., 3] > 0).float().mean())
@@ -70,7 +73,41 @@ def main():
                       "device": _adjoint.device_name(), "iterations": iters, "covered_fraction": round(covered, 3),
                       "wall_ms_median": {k: round(statistics.median(t), 1) for k, t in walls.items()},
                       "kernel_ms_per_call": kernels,
-                      "kernel_ms_total": round(sum(kernels.values()), 1)}, indent=1))
+                      "kernel_ms_total": round(sum(kernels.values()), 1),
+                      "texture": textures}, indent=1))
+
+
+def texture_times(iters, res, profiled):
+    """texture of a 512x512x3 map over res x res pixels (uv a slightly warped grid, so neighbouring pixels share
+    texels): each filter's forward and backward wall time (median) and kernel times a call (mip levels summed)."""
+    gen = torch.Generator().manual_seed(1)
+    tex = torch.rand(1, 512, 512, 3, generator=gen).requires_grad_(True)
+    ys, xs = torch.meshgrid(torch.arange(res), torch.arange(res), indexing="ij")
+    uv = torch.stack([(xs + 0.5) / res, (ys + 0.5) / res], -1)[None].float() * 0.9 + 0.05
+    uv = (uv + 0.01 * torch.sin(uv * 40)).contiguous().requires_grad_(True)
+    # Level 0.5: 0.9 * 512 / res texels a pixel, times 2**0.5 * res / 512 / 0.9.
+    da = torch.zeros(1, res, res, 4)
+    da[..., 0] = da[..., 3] = 2 ** 0.5 / 512
+    weights = torch.rand(1, res, res, 3, generator=gen)
+    result = {}
+    for mode in ("linear", "linear-mipmap-linear"):
+        fw, bw = [], []
+        for it in range(iters + 1):
+            if it == 1 and profiled:
+                _adjoint._kernel_times()   # clears
+            t0 = time.perf_counter()
+            out = dr.texture(tex, uv, uv_da=da if "mipmap" in mode else None, filter_mode=mode)
+            t1 = time.perf_counter()
+            (out * weights).sum().backward()
+            t2 = time.perf_counter()
+            tex.grad = uv.grad = None
+            if it:
+                fw.append((t1 - t0) * 1e3)
+                bw.append((t2 - t1) * 1e3)
+        kernels = {name: round(ms / iters, 2) for name, _, ms in _adjoint._kernel_times()} if profiled else {}
+        result[mode] = {"forward_ms": round(statistics.median(fw), 1), "backward_ms": round(statistics.median(bw), 1),
+                        "kernel_ms_per_call": kernels}
+    return result
 
 
 if __name__ == "__main__":
