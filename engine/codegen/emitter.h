@@ -107,7 +107,7 @@ private:
     std::string buffer(const Inst& in) const;   // "b<k>" of a buffer instruction's parameter
     const ArgSlot& slot(const Inst& in) const;  // the binding-layout slot of a buffer instruction's parameter
     void texel_read(ValueId id, const Inst& in, uint32_t words);
-    std::string index(const Inst& in);          // its index operand (operand 1), as GLSL accepts it
+    std::string index(const Inst& in);          // a memory access's index operand, as GLSL accepts it
 
     // ---- statements.cpp ----
     void line(const std::string& s);
@@ -115,7 +115,8 @@ private:
     std::string decl(ValueId id) const;
     void define(ValueId id, const std::string& expr);
     std::string arg(ValueId v, const Type* want) const;
-    std::string access(const Type* t, const std::vector<ValueId>& path, size_t first) const;
+    std::string access(const Type* t, const std::vector<ValueId>& path, size_t first);
+    std::string index(ValueId idx, int64_t limit);   // an index in [0, limit) as is, any other constant by a variable
     void block(const ir::Block& b);
     void nested(const ir::Block& b);
     void inst(ValueId id);

@@ -95,19 +95,11 @@ void Emitter::texel_read(ValueId id, const Inst& in, uint32_t words) {
     define(id, from_words(e, word));
 }
 
-// A memory access's index. GLSL checks a constant index at compile time: glslang refuses one of 2^31 or more into
-// a buffer (it reads it as negative) and one past a shared array's end, where the access can sit in code that never
-// runs (a branch on a run-time value: `$if (n > 0u) { b.write(n - 1u, v); }` with n a constant 0 after folding).
-// Such a constant goes through a variable: where the access runs, it is out of range as any other index would be.
+// A memory access's index operand (operand 1), as GLSL accepts it (index()): shared arrays have a length, buffers
+// none (2^31 is where glslang's check starts).
 std::string Emitter::index(const Inst& in) {
-    const ValueId idx = in.operands[1];
-    if (!is_constant(f_, idx)) return name(idx);
     const bool shared = in.op == Op::SharedRead || in.op == Op::SharedWrite || in.op == Op::SharedAtomic;
-    const uint64_t limit = shared ? uint64_t(f_.type_of(in.operands[0])->dim()) : uint64_t(1) << 31;
-    if (uint64_t(uint32_t(const_int(f_, idx))) < limit) return name(idx);
-    std::string n = "t" + std::to_string(temps_++);
-    line("uint " + n + " = " + name(idx) + ";");
-    return n;
+    return index(in.operands[1], shared ? int64_t(f_.type_of(in.operands[0])->dim()) : int64_t(1) << 31);
 }
 
 void Emitter::memory(ValueId id, const Inst& in) {

@@ -35,7 +35,7 @@ std::string Emitter::arg(ValueId v, const Type* want) const {
 }
 
 // The access path path[first..] into a value of type t: struct members, constant vector lanes, indices.
-std::string Emitter::access(const Type* t, const std::vector<ValueId>& path, size_t first) const {
+std::string Emitter::access(const Type* t, const std::vector<ValueId>& path, size_t first) {
     std::string s;
     for (size_t k = first; k < path.size(); ++k) {
         ValueId idx = path[k];
@@ -43,15 +43,29 @@ std::string Emitter::access(const Type* t, const std::vector<ValueId>& path, siz
             auto m = size_t(const_int(f_, idx));
             s += "." + member_name(t, m);
             t = t->members()[m];
-        } else if (t->is_vector() && is_constant(f_, idx) && const_int(f_, idx) >= 0 && const_int(f_, idx) < 4) {
+        } else if (t->is_vector() && is_constant(f_, idx) && const_int(f_, idx) >= 0 &&
+                   const_int(f_, idx) < int64_t(t->dim())) {
             s += std::string(".") + "xyzw"[const_int(f_, idx)];
             t = t->element();
         } else {
-            s += "[" + name(idx) + "]";
+            s += "[" + index(idx, t->dim()) + "]";
             t = t->element();
         }
     }
     return s;
+}
+
+// An index operand. GLSL checks a constant index at compile time and refuses one out of range (glslang reads a
+// uint of 2^31 or more as negative), where the access can sit in code that never runs: a branch on a run-time
+// value, `$if (n > 0u) { b.write(n - 1u, v); }`, with n a constant 0 after folding. Such a constant goes through a
+// variable; where the access runs, it is out of range as any other index would be.
+std::string Emitter::index(ValueId idx, int64_t limit) {
+    if (!is_constant(f_, idx)) return name(idx);
+    const int64_t v = const_int(f_, idx);
+    if (v >= 0 && v < limit) return name(idx);
+    std::string n = "t" + std::to_string(temps_++);
+    line(glsl_type(f_.type_of(idx)) + " " + n + " = " + name(idx) + ";");
+    return n;
 }
 
 void Emitter::block(const Block& b) {

@@ -340,21 +340,30 @@ TEST_F(ControlFlow, LocalArraysWithDynamicIndices) {
 }
 
 // Accesses at constant indices out of range, in a branch that no thread runs: GLSL checks constant indices at compile
-// time (glslang refused 2^32 - 1 into a buffer, "index out of range '-1'", and 9 into a shared array of 4), and such
-// code is legal where it does not run.
+// time (glslang refused 2^32 - 1 into a buffer, "index out of range '-1'", 9 into a shared array of 4, 7 into a local
+// array of 4, lane 3 of a 3-vector as .w), and such code is legal where it does not run.
 TEST_F(ControlFlow, ConstantIndicesOutOfRangeInABranchThatDoesNotRun) {
     Kernel1D k = [](BufferInt in, BufferInt out) noexcept {
         auto i = dispatch_id().x;
         Int n = in.read(i);
         Shared<int> kept(4);
+        ArrayInt<4> a;
+        $for (j, 4) { a[j] = n; };
+        Int3 v = make_int3(n, n, n);
+        Float4 col = make_float4(1.0f);
+        Float4x4 m = make_float4x4(col, col, col, col);
         $if (n < 0) {
-            UInt last = ~0u;
+            UInt last = ~0u, seven = 7u, three = 3u;
             kept.write(9u, n);
             out.write(last, kept.read(9u));
             out.atomic(0u - 1u).fetch_add(n);
             kept.atomic(4u).fetch_add(n);
+            a[seven] = n;
+            a[last] = n;
+            v[three] = n;
+            out.write(i, a[seven] + v[three] + v[last] + cast<int>(m[seven].x));
         };
-        out.write(i, n * 3);
+        out.write(i, a[3] * 3);
     };
     auto in = iota_ints(40);
     std::vector<int32_t> want;
