@@ -8,24 +8,25 @@ namespace adjoint::test {
 
 namespace {
 
-// Records the kernel built by `make` and returns the error message (empty when none).
+// Records the kernel built by `make`, which must raise an error that says `what` and names line `line` of this file
+// (set while recording).
 template <typename F>
-std::string record_error(F&& make) {
+void expect_misuse(F&& make, const std::string& what, const int& line) {
+    std::string msg;
     try {
         make();
     } catch (const Error& e) {
-        return e.what();
+        msg = e.what();
     }
-    return {};
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+    EXPECT_NE(msg.find("misuse_test.cpp:" + std::to_string(line)), std::string::npos) << msg;
 }
-
-std::string at(int line) { return "misuse_test.cpp:" + std::to_string(line); }
 
 } // namespace
 
 TEST(AutodiffMisuse, RequiresGradOnANonFloatValue) {
     int line = 0;
-    auto msg = record_error([&] {
+    expect_misuse([&] {
         Kernel1D k = [&](BufferFloat out) noexcept {
             Int n = 3;
             $autodiff {
@@ -33,14 +34,12 @@ TEST(AutodiffMisuse, RequiresGradOnANonFloatValue) {
                 backward(Float(1.0f));
             };
         };
-    });
-    EXPECT_NE(msg.find("requires_grad on a value of type int"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(at(line)), std::string::npos) << msg;
+    }, "requires_grad on a value of type int", line);
 }
 
 TEST(AutodiffMisuse, GradOfAnUnmarkedValue) {
     int line = 0;
-    auto msg = record_error([&] {
+    expect_misuse([&] {
         Kernel1D k = [&](BufferFloat out) noexcept {
             Float x = 1.0f, y = 2.0f;
             $autodiff {
@@ -49,14 +48,12 @@ TEST(AutodiffMisuse, GradOfAnUnmarkedValue) {
                 line = __LINE__; out.write(0u, grad(y));
             };
         };
-    });
-    EXPECT_NE(msg.find("grad of a value not marked with requires_grad"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(at(line)), std::string::npos) << msg;
+    }, "grad of a value not marked with requires_grad", line);
 }
 
 TEST(AutodiffMisuse, SecondBackward) {
     int line = 0;
-    auto msg = record_error([&] {
+    expect_misuse([&] {
         Kernel1D k = [&](BufferFloat out) noexcept {
             Float x = 1.0f;
             $autodiff {
@@ -65,42 +62,34 @@ TEST(AutodiffMisuse, SecondBackward) {
                 line = __LINE__; backward(x);
             };
         };
-    });
-    EXPECT_NE(msg.find("a second backward"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(at(line)), std::string::npos) << msg;
+    }, "a second backward", line);
 }
 
 TEST(AutodiffMisuse, BackwardAndGradOutsideAutodiff) {
     int line = 0;
-    auto msg = record_error([&] {
+    expect_misuse([&] {
         Kernel1D k = [&](BufferFloat out) noexcept {
             Float x = 1.0f;
             line = __LINE__; backward(x);
         };
-    });
-    EXPECT_NE(msg.find("backward outside an $autodiff block"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(at(line)), std::string::npos) << msg;
-    msg = record_error([&] {
+    }, "backward outside an $autodiff block", line);
+    expect_misuse([&] {
         Kernel1D k = [&](BufferFloat out) noexcept {
             Float x = 1.0f;
             line = __LINE__; out.write(0u, grad(x));
         };
-    });
-    EXPECT_NE(msg.find("grad outside an $autodiff block"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(at(line)), std::string::npos) << msg;
-    msg = record_error([&] {
+    }, "grad outside an $autodiff block", line);
+    expect_misuse([&] {
         Kernel1D k = [&](BufferFloat out) noexcept {
             Float x = 1.0f;
             line = __LINE__; requires_grad(x);
         };
-    });
-    EXPECT_NE(msg.find("requires_grad outside an $autodiff block"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(at(line)), std::string::npos) << msg;
+    }, "requires_grad outside an $autodiff block", line);
 }
 
 TEST(AutodiffMisuse, GradBeforeBackward) {
     int line = 0;
-    auto msg = record_error([&] {
+    expect_misuse([&] {
         Kernel1D k = [&](BufferFloat out) noexcept {
             Float x = 1.0f;
             $autodiff {
@@ -109,14 +98,12 @@ TEST(AutodiffMisuse, GradBeforeBackward) {
                 backward(x * x);
             };
         };
-    });
-    EXPECT_NE(msg.find("grad before backward"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(at(line)), std::string::npos) << msg;
+    }, "grad before backward", line);
 }
 
 TEST(AutodiffMisuse, NestedBlocksAndMissingBackward) {
     int line = 0;
-    auto msg = record_error([&] {
+    expect_misuse([&] {
         Kernel1D k = [&](BufferFloat out) noexcept {
             Float x = 1.0f;
             $autodiff {
@@ -125,22 +112,18 @@ TEST(AutodiffMisuse, NestedBlocksAndMissingBackward) {
                 backward(x);
             };
         };
-    });
-    EXPECT_NE(msg.find("nested $autodiff"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(at(line)), std::string::npos) << msg;
-    msg = record_error([&] {
+    }, "nested $autodiff", line);
+    expect_misuse([&] {
         Kernel1D k = [&](BufferFloat out) noexcept {
             Float x = 1.0f;
             line = __LINE__; $autodiff { requires_grad(x); };
         };
-    });
-    EXPECT_NE(msg.find("has no backward"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(at(line)), std::string::npos) << msg;
+    }, "has no backward", line);
 }
 
 TEST(AutodiffMisuse, BackwardInsideABranch) {
     int line = 0;
-    auto msg = record_error([&] {
+    expect_misuse([&] {
         Kernel1D k = [&](BufferFloat out) noexcept {
             Float x = 1.0f;
             $autodiff {
@@ -150,9 +133,7 @@ TEST(AutodiffMisuse, BackwardInsideABranch) {
                 };
             };
         };
-    });
-    EXPECT_NE(msg.find("backward inside a branch or loop"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(at(line)), std::string::npos) << msg;
+    }, "backward inside a branch or loop", line);
 }
 
 } // namespace adjoint::test
