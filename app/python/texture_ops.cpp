@@ -129,20 +129,20 @@ private:
 };
 
 // d loss / d out into the stack's gradient (every level read), uv, uv_da and mip_level_bias. A thread a run of
-// kGradRun pixels (the images' pixels in order), each pixel's channels W at a time: its uv, uv_da and bias gradients
+// `run` pixels (the images' pixels in order; backward_run), each pixel's channels W at a time: its uv, uv_da and bias gradients
 // sum in registers and are written once (a thread a (pixel, channel) added them by float atomics, three threads to one
 // element: py_texture_backward took 137 ms for a 512x512 texture magnified onto 1024x1024 pixels), its taps' into the
 // run's sums (TapRunSums).
 template <bool IsCube, int W>
 auto texture_backward_kernel() {
     return Kernel1D([](BufferFloat tex, BufferFloat tex_grad, BufferVar<uint4> table, BufferFloat uv, BufferFloat da,
-                       BufferFloat bias, UInt4 c0, UInt4 c1, UInt pixels, BufferFloat gout, BufferFloat guv,
-                       BufferFloat gda, BufferFloat gbias) noexcept {
+                       BufferFloat bias, UInt4 c0, UInt4 c1, UInt pixels, UInt run, BufferFloat gout,
+                       BufferFloat guv, BufferFloat gda, BufferFloat gbias) noexcept {
         constexpr int n = IsCube ? 3 : 2, nd = IsCube ? 6 : 4;
-        UInt first = dispatch_id().x * kGradRun;
+        UInt first = dispatch_id().x * run;
         Bool has_da = (c1.w & HasDa) != 0u, has_bias = (c1.w & HasBias) != 0u;
         TapRunSums<W> sums(tex_grad);
-        $for (p, first, min(first + kGradRun, pixels)) {
+        $for (p, first, min(first + run, pixels)) {
             PixelFloats<n> u(p * uint32_t(n));
             PixelFloats<nd> d(p * uint32_t(nd));
             PixelFloats<1> b(p);
@@ -265,6 +265,10 @@ TextureShaders& shaders(Runtime& rt) {
     return *static_cast<TextureShaders*>(rt.texture_shaders.get());
 }
 
+// The backward kernel's pixels a thread: kGradRun, fewer where a pixel's channel groups are so many that the run's
+// loop iterations (a run's pixels times its groups) would pass lavapipe's 65,535 (thousands of channels).
+uint32_t backward_run(uint32_t groups) { return std::clamp(60000u / (groups + 1u), 1u, kGradRun); }
+
 // The level table as uint4 records and the number of floats in each level.
 std::vector<uint4> level_table(const UArray& table, std::vector<uint32_t>& counts, uint32_t per_texel) {
     std::vector<uint4> t(size_t(table.shape(0)));
@@ -331,10 +335,11 @@ void bind_texture_ops(py::module_& m) {
         auto gu = rt->device.create_buffer<float>(std::max<size_t>(size_t(uv.size()), 1));
         auto gd = rt->device.create_buffer<float>(da ? std::max<size_t>(size_t(da->size()), 1) : 1);
         auto gb = rt->device.create_buffer<float>(bias ? std::max<size_t>(size_t(bias->size()), 1) : 1);
+        const uint32_t run = backward_run(a0[3] / w);
         if (pixels)
             stream << sh.lookup_for<true>(rt->device, cube, w)(s.value, s.grad, tb, u, d, b, c0, c1,
-                                                                 uint32_t(pixels), g, gu, gd, gb)
-                          .dispatch((pixels + kGradRun - 1) / kGradRun);
+                                                                 uint32_t(pixels), run, g, gu, gd, gb)
+                          .dispatch((pixels + run - 1) / run);
         if (chain) {
             for (size_t l = t.size(); l-- > 1;)
                 stream << sh.mip_backward(s.value, s.grad, tb, uint32_t(l - 1), a0[3]).dispatch(

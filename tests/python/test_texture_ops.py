@@ -291,6 +291,21 @@ def test_whole_gradients_of_a_magnified_texture_match_torch_autograd(channels):
     np.testing.assert_allclose(got_uv.grad.numpy(), ref_uv.grad.numpy(), rtol=1e-3, atol=2e-3)
 
 
+def test_thousands_of_channels_stay_within_lavapipes_loop_limit():
+    # 8,209 channels (prime: looked up one at a time) over a run of 8 pixels would be 65,672 loop iterations a thread,
+    # past the 65,535 lavapipe runs; the backward takes fewer pixels a thread there.
+    channels = 8209
+    tex = RNG.random((1, 3, 5, channels))
+    uv = RNG.uniform(0, 1, (1, 2, 6, 2))
+    weights = RNG.normal(size=(1, 2, 6, channels))
+    got_tex, got_uv = t32(tex).requires_grad_(True), t32(uv).requires_grad_(True)
+    (dr.texture(got_tex, got_uv, filter_mode="linear") * t32(weights)).sum().backward()
+    ref_tex, ref_uv = torch.tensor(tex, requires_grad=True), torch.tensor(uv, requires_grad=True)
+    (torch_bilinear_wrap(ref_tex, ref_uv) * torch.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(got_tex.grad.numpy(), ref_tex.grad.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got_uv.grad.numpy(), ref_uv.grad.numpy(), rtol=1e-3, atol=2e-2)
+
+
 # ---- bad input --------------------------------------------------------------------------------------------
 
 def test_bad_inputs_raise_clear_errors():
