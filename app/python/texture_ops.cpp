@@ -114,8 +114,9 @@ public:
     }
 
 private:
+    // A sum of zeros adds nothing: nearest filtering's three unweighted taps, zero boundary's taps outside.
     void flush(int k) {
-        $if (at_[k] != kNoTap) {
+        $if ((at_[k] != kNoTap) & (sum_channels<W>(abs(sum_[k])) != 0.0f)) {
             if constexpr (W == 1) {
                 grad_.atomic(at_[k]).fetch_add(sum_[k]);
             } else {

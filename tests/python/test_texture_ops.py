@@ -253,12 +253,12 @@ def test_custom_mip_levels_receive_their_gradients():
     np.testing.assert_allclose(float(level1.grad.sum()), 1.0, atol=1e-6)   # bilinear weights sum to 1
 
 
-def torch_bilinear_wrap(tex, uv):
-    """An independent bilinear lookup with wrap in torch (float64): tex [1, H, W, C], uv [1, h, w, 2]."""
+def torch_bilinear_wrap(tex, uv, nearest=False):
+    """An independent bilinear (or nearest) lookup with wrap in torch (float64): tex [1, H, W, C], uv [1, h, w, 2]."""
     h, w = tex.shape[1], tex.shape[2]
-    p = (uv - torch.floor(uv)) * torch.tensor([w, h], dtype=uv.dtype) - 0.5
+    p = (uv - torch.floor(uv)) * torch.tensor([w, h], dtype=uv.dtype) - (0.0 if nearest else 0.5)
     f = torch.floor(p)
-    t = p - f
+    t = torch.zeros_like(p) if nearest else p - f
     x0, y0 = f[..., 0].long(), f[..., 1].long()
 
     def at(x, y):
@@ -269,26 +269,28 @@ def torch_bilinear_wrap(tex, uv):
     return top * (1 - ty) + bottom * ty
 
 
-@pytest.mark.parametrize("channels", [1, 3, 4, 5, 8])
-def test_whole_gradients_of_a_magnified_texture_match_torch_autograd(channels):
+@pytest.mark.parametrize("channels,mode", [(1, "linear"), (3, "linear"), (4, "linear"), (5, "linear"), (8, "linear"),
+                                           (3, "nearest")])
+def test_whole_gradients_of_a_magnified_texture_match_torch_autograd(channels, mode):
     # Neighbouring pixels share taps (about 4 pixels a texel), so the backward pass's sums over a run of pixels and
-    # its channel groups (all of 1-4 channels at once, 5 one at a time, 8 four at a time) are all exercised; every
-    # texel's and every pixel's gradient is compared.
+    # its channel groups (all of 1-4 channels at once, 5 one at a time, 8 four at a time) are all exercised, and with
+    # nearest filtering the taps it skips (weight 0); every texel's and every pixel's gradient is compared.
     tex = RNG.random((1, 6, 10, channels))
     ys, xs = np.meshgrid(np.arange(24), np.arange(40), indexing="ij")
     uv = np.stack([(xs + 0.5) / 40 * 1.3 - 0.1, (ys + 0.5) / 24 * 1.2 - 0.05], -1)[None]
     uv = uv + RNG.normal(0, 0.004, uv.shape)
     weights = RNG.normal(size=(1, 24, 40, channels))
     got_tex, got_uv = t32(tex).requires_grad_(True), t32(uv).requires_grad_(True)
-    out = dr.texture(got_tex, got_uv, filter_mode="linear", boundary_mode="wrap")
+    out = dr.texture(got_tex, got_uv, filter_mode=mode, boundary_mode="wrap")
     (out * t32(weights)).sum().backward()
     ref_tex = torch.tensor(tex, requires_grad=True)
     ref_uv = torch.tensor(uv, requires_grad=True)
-    ref = torch_bilinear_wrap(ref_tex, ref_uv)
+    ref = torch_bilinear_wrap(ref_tex, ref_uv, nearest=mode == "nearest")
     np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), atol=2e-5)
     (ref * torch.tensor(weights)).sum().backward()
     np.testing.assert_allclose(got_tex.grad.numpy(), ref_tex.grad.numpy(), rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(got_uv.grad.numpy(), ref_uv.grad.numpy(), rtol=1e-3, atol=2e-3)
+    want_uv = np.zeros(uv.shape) if ref_uv.grad is None else ref_uv.grad.numpy()   # nearest: uv has none
+    np.testing.assert_allclose(got_uv.grad.numpy(), want_uv, rtol=1e-3, atol=2e-3)
 
 
 def test_thousands_of_channels_stay_within_lavapipes_loop_limit():
