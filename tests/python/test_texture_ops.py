@@ -175,8 +175,9 @@ def random_directions(n, rng):
 
 
 @pytest.mark.parametrize("mode", ["nearest", "linear", "linear-mipmap-linear"])
-def test_cube_lookups_match_numpy(mode):
-    faces = RNG.random((1, 6, 8, 8, 3))
+@pytest.mark.parametrize("channels", [3, 8])
+def test_cube_lookups_match_numpy(mode, channels):
+    faces = RNG.random((1, 6, 8, 8, channels))
     dirs = random_directions(40, RNG)
     dirs[:6] = [[1, 0.3, -0.2], [-1, 0.95, 0.1], [0.2, 1, 0.97], [0.1, -1, -0.4], [-0.3, 0.2, 1], [0.5, -0.7, -1]]
     bias = RNG.uniform(0, 3, (1, 1, 40))
@@ -236,9 +237,11 @@ def test_gradients_of_tex_uv_uv_da_and_bias_trilinear():
                     {"tex": 1e-2, "uv": 1e-4, "uv_da": 1e-4, "mip_level_bias": 1e-3}, rtol=3e-2, atol=3e-3)
 
 
-def test_gradients_of_a_cube_map_and_its_directions():
+@pytest.mark.parametrize("channels", [1, 4])
+def test_gradients_of_a_cube_map_and_its_directions(channels):
     dirs = random_directions(12, RNG).reshape(1, 3, 4, 3)
-    inputs = {"tex": RNG.random((1, 6, 4, 4, 1)), "uv": dirs, "mip_level_bias": RNG.uniform(0.1, 0.9, (1, 3, 4))}
+    inputs = {"tex": RNG.random((1, 6, 4, 4, channels)), "uv": dirs,
+              "mip_level_bias": RNG.uniform(0.1, 0.9, (1, 3, 4))}
     check_gradients(lambda tex, uv, mip_level_bias: dr.texture(tex, uv, mip_level_bias=mip_level_bias,
                                                                boundary_mode="cube"), inputs,
                     {"tex": 1e-2, "uv": 1e-4, "mip_level_bias": 1e-3}, rtol=3e-2, atol=3e-3)
