@@ -2,10 +2,12 @@
 // kernels over host arrays, forward in plain DSL, backward the same DSL inside $autodiff. Conventions as
 // raster_ops.cpp's: rast [B, H, W, 4] = (u, v, z/w, triangle_id + 1), (u, v) weighing the triangle's first two
 // vertices and 1 − u − v the third; attributes [Ba, V, A], Ba 1 for one set shared by every image.
+#include "channels.h"
 #include "runtime.h"
 
 #include <algorithm>
 #include <optional>
+#include <string>
 
 namespace adjoint::python {
 
@@ -32,65 +34,50 @@ auto interpolate_kernel() {
     });
 }
 
-// A thread a run of kGradRun pixels (of the images' pixels in order), for attributes [a_first, a_end). First each
-// pixel's d loss / d (u, v), summed over those attributes and written once (added to the earlier chunks' sums); then,
-// an attribute at a time, the attributes' gradients summed over the run per vertex triple and added once a triple
-// (where one thread a (pixel, attribute) added into the pixel's rast gradient by float atomics,
-// py_interpolate_backward took 65 ms at 1024x1024).
+// A thread a run of kGradRun pixels (of the images' pixels in order), for attributes [a_first, a_end) W at a time
+// (channels.h; a chunk's bounds are multiples of W). For each group, each pixel's d loss / d (u, v) from it goes into
+// the pixel's rast gradient (written by the very first group, added to after), and the group's attribute gradients
+// are summed over the run per vertex triple and added once a triple (VertexRunSums). Up to four attributes are one
+// group: a pixel's rast, triangle and corners are read once for them. (A first pass for d (u, v) and then one an
+// attribute took py_interpolate_backward 29 ms at 1024x1024 with three, now 15; a thread a (pixel, attribute),
+// adding into the pixel's rast gradient by float atomics, 65 ms.)
+template <int W>
 auto interpolate_backward_kernel() {
     return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferUInt tri, UInt attrs, UInt a_first, UInt a_end,
                        UInt pixels, UInt pixels_per_image, UInt vertices, UInt batched, BufferFloat grad_out,
                        BufferFloat grad_attr, BufferFloat4 grad_rast) noexcept {
         UInt first = dispatch_id().x * kGradRun;
-        // The corners of the triangle pixel p sees (any valid index where none: covered is false there).
-        auto corners = [&](const UInt& p, const Float4& r, UInt (&i)[3]) {
-            UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
-            UInt t = cast<uint32_t>(max(r.w, 1.0f)) - 1u;
-            for (int k = 0; k < 3; ++k) i[k] = base + tri.read(t * 3u + uint32_t(k));
-        };
-        auto value = [](const Float2& uv, const Float3& v) { return uv.x * v.x + uv.y * v.y + (1.0f - uv.x - uv.y) * v.z; };
-        $for (j, 0u, kGradRun) {
-            UInt p = first + j;
-            $if (p < pixels) {
-                Float4 r = rast.read(p);
-                Float2 g_uv = ite(a_first > 0u, grad_rast.read(p).xy(), make_float2(0.0f));
-                $if (r.w > 0.0f) {
-                    UInt i[3];
-                    corners(p, r, i);
-                    $for (a, a_first, a_end) {
-                        Float g = grad_out.read(p * attrs + a);
-                        Float2 uv = r.xy();
-                        Float3 v = make_float3(attr.read(i[0] * attrs + a), attr.read(i[1] * attrs + a),
-                                               attr.read(i[2] * attrs + a));
-                        $autodiff {
-                            requires_grad(uv);
-                            backward(g * value(uv, v));
-                            g_uv = g_uv + grad(uv);
-                        };
-                    };
-                };
-                grad_rast.write(p, make_float4(g_uv, 0.0f, 0.0f));
-            };
-        };
-        $for (a, a_first, a_end) {
-            VertexRunSums<1> sums(grad_attr, attrs, a);
+        $for (a, a_first, a_end, uint32_t(W)) {
+            VertexRunSums<W> sums(grad_attr, attrs, a);
             $for (j, 0u, kGradRun) {
                 UInt p = first + j;
-                Float4 r = rast.read(ite(p < pixels, p, 0u));
-                $if ((p < pixels) & (r.w > 0.0f)) {
-                    UInt i[3];
-                    corners(p, r, i);
-                    Float g = grad_out.read(p * attrs + a);
-                    Float2 uv = r.xy();
-                    Float3 v = make_float3(attr.read(i[0] * attrs + a), attr.read(i[1] * attrs + a),
-                                           attr.read(i[2] * attrs + a));
-                    Float3 g_v;
-                    $autodiff {
-                        requires_grad(v);
-                        backward(g * value(uv, v));
-                        g_v = grad(v);
+                $if (p < pixels) {
+                    Float4 r = rast.read(p);
+                    Float2 g_uv = make_float2(0.0f);
+                    $if (r.w > 0.0f) {
+                        // The corners of the triangle the pixel sees.
+                        UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
+                        UInt t = cast<uint32_t>(max(r.w, 1.0f)) - 1u;
+                        UInt i[3];
+                        for (int k = 0; k < 3; ++k) i[k] = base + tri.read(t * 3u + uint32_t(k));
+                        Chan<W> g = read_channels<W>(grad_out, p * attrs + a);
+                        Float2 uv = r.xy();
+                        Chan<W> v0 = read_channels<W>(attr, i[0] * attrs + a);
+                        Chan<W> v1 = read_channels<W>(attr, i[1] * attrs + a);
+                        Chan<W> v2 = read_channels<W>(attr, i[2] * attrs + a);
+                        Chan<W> gv[3];
+                        $autodiff {
+                            requires_grad(uv, v0, v1, v2);
+                            backward(sum_channels<W>(g * (v0 * uv.x + v1 * uv.y + v2 * (1.0f - uv.x - uv.y))));
+                            g_uv = grad(uv);
+                            gv[0] = grad(v0);
+                            gv[1] = grad(v1);
+                            gv[2] = grad(v2);
+                        };
+                        sums.add(i, [&](int k, int c) { return channel<W>(gv[k], c); });
                     };
-                    sums.add(i, [&](int k, int) { return g_v[k]; });
+                    $if (a == 0u) { grad_rast.write(p, make_float4(g_uv, 0.0f, 0.0f)); }
+                    $else { grad_rast.write(p, grad_rast.read(p) + make_float4(g_uv, 0.0f, 0.0f)); };
                 };
             };
             sums.finish();
@@ -155,17 +142,35 @@ auto interpolate_da_backward_kernel() {
     });
 }
 
+// The kernels; the backward compiled on first use for each group width (a call compiles only what it runs).
 struct InterpolateShaders {
-    Shader<1> interpolate, interpolate_backward, interpolate_da, interpolate_da_backward;
+    Shader<1> interpolate, interpolate_da, interpolate_da_backward;
+    std::optional<Shader<1>> backward[4];   // [W - 1]
+
+    template <int W>
+    Shader<1>& get_backward(Device& device) {
+        if (!backward[W - 1])
+            backward[W - 1].emplace(device.compile(interpolate_backward_kernel<W>(),
+                                                   {.name = "py_interpolate_backward" +
+                                                            (W > 1 ? "_" + std::to_string(W) : std::string())}));
+        return *backward[W - 1];
+    }
+    Shader<1>& backward_for(Device& device, uint32_t w) {
+        switch (w) {
+        case 1: return get_backward<1>(device);
+        case 2: return get_backward<2>(device);
+        case 3: return get_backward<3>(device);
+        default: return get_backward<4>(device);
+        }
+    }
 };
 
 InterpolateShaders& shaders(Runtime& rt) {
     if (!rt.interpolate_shaders)
         rt.interpolate_shaders = std::make_shared<InterpolateShaders>(InterpolateShaders{
             rt.device.compile(interpolate_kernel(), {.name = "py_interpolate"}),
-            rt.device.compile(interpolate_backward_kernel(), {.name = "py_interpolate_backward"}),
             rt.device.compile(interpolate_da_kernel(), {.name = "py_interpolate_da"}),
-            rt.device.compile(interpolate_da_backward_kernel(), {.name = "py_interpolate_da_backward"})});
+            rt.device.compile(interpolate_da_backward_kernel(), {.name = "py_interpolate_da_backward"}), {}});
     return *static_cast<InterpolateShaders*>(rt.interpolate_shaders.get());
 }
 
@@ -200,10 +205,13 @@ void bind_interpolate_ops(py::module_& m) {
         auto gr_buffer = rt->device.create_buffer<float4>(pixels);
         stream << ga_buffer.fill_zero();
         FArray ga(std::vector<py::ssize_t>{attr.shape(0), vertices, attrs}), gr(std::vector<py::ssize_t>{batch, height, width, 4});
-        for (uint32_t first = 0; first < std::max(attrs, 1u); first += kAttrChunk)
-            stream << shaders(*rt).interpolate_backward(a, r, t, attrs, first, std::min(attrs, first + kAttrChunk),
-                                                        uint32_t(pixels), height * width, vertices, uint32_t(batched),
-                                                        g, ga_buffer, gr_buffer)
+        // Chunks of whole groups; without attributes rast's gradient is 0.
+        const uint32_t w = group_width(attrs), chunk = kAttrChunk / w * w;
+        if (attrs == 0) stream << gr_buffer.fill_zero();
+        for (uint32_t first = 0; first < attrs; first += chunk)
+            stream << shaders(*rt).backward_for(rt->device, w)(a, r, t, attrs, first, std::min(attrs, first + chunk),
+                                                               uint32_t(pixels), height * width, vertices,
+                                                               uint32_t(batched), g, ga_buffer, gr_buffer)
                           .dispatch((pixels + kGradRun - 1) / kGradRun);
         stream << ga_buffer.copy_to(ga.mutable_data()) << gr_buffer.copy_to(gr.mutable_data()) << synchronize();
         return py::make_tuple(ga, gr);

@@ -2,10 +2,9 @@
 // backward ones the same code inside $autodiff over taps they hold (HeldTaps). See texture_ops.cpp for the conventions
 // and the stack's layout.
 #pragma once
-#include <adjoint/adjoint.h>
+#include "channels.h"
 
-#include <algorithm>
-#include <type_traits>
+#include <adjoint/adjoint.h>
 
 namespace adjoint::python {
 
@@ -13,48 +12,6 @@ namespace adjoint::python {
 enum Filter : uint32_t { Nearest = 0, Linear = 1, MipNearest = 2, MipLinear = 3 };
 enum Boundary : uint32_t { Wrap = 0, Clamp = 1, Zero = 2, Cube = 3 };
 constexpr uint32_t HasDa = 1u, HasBias = 2u;
-
-// A lookup filters a group of W channels at once (W = 1..4, a compile-time choice: group_width), so that the pixel's
-// face, footprint, level, taps and weights are worked out once for them, not once a channel: the channels of a tap
-// lie side by side. Chan<W> is their DSL type.
-template <int W>
-using Chan = std::conditional_t<W == 1, Float,
-                                std::conditional_t<W == 2, Float2, std::conditional_t<W == 3, Float3, Float4>>>;
-template <int W>
-Chan<W> spread(const Float& v) {
-    if constexpr (W == 1) return v;
-    else if constexpr (W == 2) return make_float2(v);
-    else if constexpr (W == 3) return make_float3(v);
-    else return make_float4(v);
-}
-// W floats of `buf` from `at`.
-template <int W, typename B>
-Chan<W> read_channels(const B& buf, const UInt& at) {
-    if constexpr (W == 1) return buf.read(at);
-    else if constexpr (W == 2) return make_float2(buf.read(at), buf.read(at + 1u));
-    else if constexpr (W == 3) return make_float3(buf.read(at), buf.read(at + 1u), buf.read(at + 2u));
-    else return make_float4(buf.read(at), buf.read(at + 1u), buf.read(at + 2u), buf.read(at + 3u));
-}
-template <int W>
-void write_channels(const BufferFloat& buf, const UInt& at, const Chan<W>& v) {
-    if constexpr (W == 1) {
-        buf.write(at, v);
-    } else {
-        for (int i = 0; i < W; ++i) buf.write(at + uint32_t(i), v[i]);
-    }
-}
-template <int W>
-Float sum_channels(const Chan<W>& v) {
-    if constexpr (W == 1) return v;
-    else return dot(v, spread<W>(1.0f));
-}
-// The group width for `channels`: all of them up to 4, else the widest of 4, 3, 2 that divides them.
-inline uint32_t group_width(uint32_t channels) {
-    if (channels <= 4) return std::max(channels, 1u);
-    for (uint32_t w : {4u, 3u, 2u})
-        if (channels % w == 0) return w;
-    return 1;
-}
 
 // Face f's (sc, tc) and its major-axis value m (> 0 on the face) of a direction, OpenGL's cube table.
 inline Float2 face_sc_tc(const UInt& f, const Float3& d) {
@@ -152,7 +109,9 @@ inline Float footprint_level(const Float4& j) {
 }
 
 // The texture's value for pixel p, channels [ch, ch + W): the face and (s, t) of uv (a direction on a cube), the
-// level of detail, and one or two filtered levels. Cube is a compile-time choice (uv and uv_da have 3 and 6 floats).
+// level of detail, and one or two filtered levels. Cube is a compile-time choice (uv and uv_da have 3 and 6 floats),
+// and so is W (1..4, group_width in channels.h): the face, footprint, level, taps and weights are worked out once for
+// the group, not once a channel, whose values lie side by side in each tap.
 template <bool IsCube, int W, typename Tex, typename Uv, typename Da, typename Bias>
 Chan<W> texture_value(const Tex& tex, const BufferVar<uint4>& table, const Uv& uv, const Da& da, const Bias& bias,
                     const UInt4& c0, const UInt4& c1, const UInt& p, const UInt& ch) {

@@ -127,20 +127,21 @@ def test_a_call_that_fails_midway_leaves_the_next_one_right():
     assert abs(float(want_attr.sum()) - 90.0) < 1e-3   # 30 pixels, barycentrics summing to 1, three attributes
 
 
-def test_interpolate_matches_plain_torch_with_gradients():
+@pytest.mark.parametrize("attrs", [1, 2, 3, 4, 5, 6])   # every group width the backward takes (1-4 at once, 5 one by one)
+def test_interpolate_matches_plain_torch_with_gradients(attrs):
     pos = torch.tensor([[-0.9, -0.8, 0.0, 1.0], [0.9, -0.7, 0.2, 1.3], [0.0, 0.9, -0.1, 0.8],
                         [0.95, 0.95, 0.5, 1.0]], dtype=torch.float32)
     tri = torch.tensor([[0, 1, 2], [1, 3, 2]], dtype=torch.int32)
     rast, _ = dr.rasterize(CTX, torch.stack([pos, pos * 1.1]), tri, (12, 10))
-    attr = torch.randn(2, 4, 5, generator=torch.Generator().manual_seed(1))
+    attr = torch.randn(2, 4, attrs, generator=torch.Generator().manual_seed(1))
     for a in (attr, attr[0]):   # batched, and one attribute set for every image
         a1 = a.clone().requires_grad_(True)
         r1 = rast.clone().requires_grad_(True)
         out, out_da = dr.interpolate(a1, r1, tri)
-        assert out.shape == (2, 12, 10, 5) and out_da.shape == (2, 12, 10, 0)
+        assert out.shape == (2, 12, 10, attrs) and out_da.shape == (2, 12, 10, 0)
         a2 = a.clone().requires_grad_(True)
         r2 = rast.clone().requires_grad_(True)
-        ab = a2 if a2.dim() == 3 else a2.expand(2, 4, 5)
+        ab = a2 if a2.dim() == 3 else a2.expand(2, 4, attrs)
         t = (r2[..., 3].long() - 1).clamp(min=0)
         corners = [torch.stack([ab[b][tri.long()[t[b], k]] for b in range(2)]) for k in range(3)]
         u, v = r2[..., 0:1], r2[..., 1:2]
@@ -155,14 +156,16 @@ def test_interpolate_matches_plain_torch_with_gradients():
         assert (r1.grad[..., 2:] == 0).all()
 
 
-def test_interpolate_backward_over_more_attributes_than_one_dispatch_takes():
-    # The backward kernel takes the attributes 1,024 at a time, in dispatches whose d/d(u, v) add up: a loop over
-    # all 70,000 would pass lavapipe's 65,535 iterations (a RuntimeError naming the kernel).
+@pytest.mark.parametrize("attrs", [70000, 1029])
+def test_interpolate_backward_over_more_attributes_than_one_dispatch_takes(attrs):
+    # The backward kernel takes the attributes about 1,024 at a time, in dispatches whose d/d(u, v) add up: a loop over
+    # all 70,000 would pass lavapipe's 65,535 iterations (a RuntimeError naming the kernel). 1,029 attributes are
+    # taken three at a time, in chunks of 1,023 (whole groups) and 6.
     pos = torch.tensor([[-0.9, -0.8, 0.0, 1.0], [0.9, -0.7, 0.2, 1.3], [0.0, 0.9, -0.1, 0.8],
                         [0.95, 0.95, 0.5, 1.0]], dtype=torch.float32)
     tri = torch.tensor([[0, 1, 2], [1, 3, 2]], dtype=torch.int32)
     rast, _ = dr.rasterize(CTX, pos[None], tri, (6, 5))
-    attr = torch.randn(4, 70000, generator=torch.Generator().manual_seed(3))
+    attr = torch.randn(4, attrs, generator=torch.Generator().manual_seed(3))
     a1, r1 = attr.clone().requires_grad_(True), rast.clone().requires_grad_(True)
     out, _ = dr.interpolate(a1, r1, tri)
     a2, r2 = attr.clone().requires_grad_(True), rast.clone().requires_grad_(True)
