@@ -53,5 +53,15 @@ inline uint32_t group_width(uint32_t channels) {
         if (channels % w == 0) return w;
     return 1;
 }
+// f.template operator()<W>() for the run-time width w (1..4): picks a kernel compiled for that width.
+template <typename F>
+decltype(auto) with_group_width(uint32_t w, F&& f) {
+    switch (w) {
+    case 1: return f.template operator()<1>();
+    case 2: return f.template operator()<2>();
+    case 3: return f.template operator()<3>();
+    default: return f.template operator()<4>();
+    }
+}
 
 } // namespace adjoint::python

@@ -156,12 +156,7 @@ struct InterpolateShaders {
         return *backward[W - 1];
     }
     Shader<1>& backward_for(Device& device, uint32_t w) {
-        switch (w) {
-        case 1: return get_backward<1>(device);
-        case 2: return get_backward<2>(device);
-        case 3: return get_backward<3>(device);
-        default: return get_backward<4>(device);
-        }
+        return with_group_width(w, [&]<int W>() -> Shader<1>& { return get_backward<W>(device); });
     }
 };
 

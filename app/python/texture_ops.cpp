@@ -246,15 +246,9 @@ struct TextureShaders {
     }
     template <bool Backward>
     Shader<1>& lookup_for(Device& device, bool cube, uint32_t w) {
-        auto pick = [&]<bool IsCube>() -> Shader<1>& {
-            switch (w) {
-            case 1: return get<Backward, IsCube, 1>(device);
-            case 2: return get<Backward, IsCube, 2>(device);
-            case 3: return get<Backward, IsCube, 3>(device);
-            default: return get<Backward, IsCube, 4>(device);
-            }
-        };
-        return cube ? pick.template operator()<true>() : pick.template operator()<false>();
+        return with_group_width(w, [&]<int W>() -> Shader<1>& {
+            return cube ? get<Backward, true, W>(device) : get<Backward, false, W>(device);
+        });
     }
 };
 

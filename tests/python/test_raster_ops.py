@@ -127,6 +127,18 @@ def test_a_call_that_fails_midway_leaves_the_next_one_right():
     assert abs(float(want_attr.sum()) - 90.0) < 1e-3   # 30 pixels, barycentrics summing to 1, three attributes
 
 
+def interpolated(rast, corners):
+    """Plain torch: the attributes at each pixel from its triangle's three corners' (rast's u, v; 0 uncovered)."""
+    u, v = rast[..., 0:1], rast[..., 1:2]
+    return (u * corners[0] + v * corners[1] + (1 - u - v) * corners[2]) * (rast[..., 3:] > 0)
+
+
+def derivatives(c, db):
+    """Plain torch: the attributes' (d/dX, d/dY) per pixel from the corners c and rast_db, interleaved."""
+    return torch.stack([(c[0] - c[2]) * db[..., 0:1] + (c[1] - c[2]) * db[..., 2:3],
+                        (c[0] - c[2]) * db[..., 1:2] + (c[1] - c[2]) * db[..., 3:4]], -1).flatten(-2)
+
+
 @pytest.mark.parametrize("attrs", [1, 2, 3, 4, 5, 6])   # every group width the backward takes (1-4 at once, 5 one by one)
 def test_interpolate_matches_plain_torch_with_gradients(attrs):
     pos = torch.tensor([[-0.9, -0.8, 0.0, 1.0], [0.9, -0.7, 0.2, 1.3], [0.0, 0.9, -0.1, 0.8],
@@ -144,8 +156,7 @@ def test_interpolate_matches_plain_torch_with_gradients(attrs):
         ab = a2 if a2.dim() == 3 else a2.expand(2, 4, attrs)
         t = (r2[..., 3].long() - 1).clamp(min=0)
         corners = [torch.stack([ab[b][tri.long()[t[b], k]] for b in range(2)]) for k in range(3)]
-        u, v = r2[..., 0:1], r2[..., 1:2]
-        ref = (u * corners[0] + v * corners[1] + (1 - u - v) * corners[2]) * (r2[..., 3:] > 0)
+        ref = interpolated(r2, corners)
         assert (rast[..., 3] > 0).sum() > 100 and (rast[..., 3] == 0).sum() > 10
         torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5)
         g = torch.randn(out.shape, generator=torch.Generator().manual_seed(2))
@@ -171,8 +182,7 @@ def test_interpolate_backward_over_more_attributes_than_one_dispatch_takes(attrs
     a2, r2 = attr.clone().requires_grad_(True), rast.clone().requires_grad_(True)
     t = (r2[..., 3].long() - 1).clamp(min=0)
     corners = [a2[tri.long()[t, k]] for k in range(3)]
-    u, v = r2[..., 0:1], r2[..., 1:2]
-    ref = (u * corners[0] + v * corners[1] + (1 - u - v) * corners[2]) * (r2[..., 3:] > 0)
+    ref = interpolated(r2, corners)
     assert (rast[..., 3] > 0).sum() > 10
     g = torch.randn(out.shape, generator=torch.Generator().manual_seed(4))
     (out * g).sum().backward()
@@ -222,8 +232,7 @@ def test_attribute_derivatives_match_pixel_differences_and_plain_torch():
     a2, d2 = attr.clone().requires_grad_(True), db.clone().requires_grad_(True)
     _, got = dr.interpolate(a1, rast, tri, rast_db=d1, diff_attrs=[0, 1])
     c = [a2[k, :2] for k in range(3)]
-    ref = torch.stack([(c[0] - c[2]) * d2[..., 0:1] + (c[1] - c[2]) * d2[..., 2:3],
-                       (c[0] - c[2]) * d2[..., 1:2] + (c[1] - c[2]) * d2[..., 3:4]], -1).flatten(-2)
+    ref = derivatives(c, d2)
     torch.testing.assert_close(got, ref, atol=1e-6, rtol=1e-5)
     g = torch.randn(got.shape, generator=torch.Generator().manual_seed(4))
     (got * g).sum().backward()
@@ -244,8 +253,7 @@ def test_rast_db_gradient_over_more_chosen_attributes_than_one_dispatch_takes():
     d1, d2 = db.clone().requires_grad_(True), db.clone().requires_grad_(True)
     _, got = dr.interpolate(attr, rast, tri, rast_db=d1, diff_attrs="all")
     c = [attr[k] for k in range(3)]
-    ref = torch.stack([(c[0] - c[2]) * d2[..., 0:1] + (c[1] - c[2]) * d2[..., 2:3],
-                       (c[0] - c[2]) * d2[..., 1:2] + (c[1] - c[2]) * d2[..., 3:4]], -1).flatten(-2)
+    ref = derivatives(c, d2)
     torch.testing.assert_close(got, ref, atol=1e-5, rtol=1e-5)
     g = torch.randn(got.shape, generator=torch.Generator().manual_seed(7))
     (got * g).sum().backward()
