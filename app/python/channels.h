@@ -4,6 +4,7 @@
 #include <adjoint/adjoint.h>
 
 #include <algorithm>
+#include <array>
 #include <type_traits>
 
 namespace adjoint::python {
@@ -63,5 +64,56 @@ decltype(auto) with_group_width(uint32_t w, F&& f) {
     default: return f.template operator()<4>();
     }
 }
+
+// A slot of RunSums that holds nothing (a tap a texture lookup did not reach, too).
+constexpr uint32_t kNoSlot = ~0u;
+
+// A thread's run of gradients (over the pixels it takes), summed in variables per slot while the slot's address
+// stays the same, and added into `grad` by float atomics, one a float, when it moves on and at the end (finish).
+// Float c of the group at address `at` lies at at + offset[c] (c by default: the W floats side by side). Slots are
+// what a pixel scatters to: its triangle's three vertices, a texture lookup's taps. A float atomic is a
+// compare-and-swap on lavapipe, and neighbouring pixels mostly see the same vertices and read the same texels.
+template <int S, int W>
+class RunSums {
+public:
+    explicit RunSums(const BufferFloat& grad) : grad_(grad) {
+        for (int c = 0; c < W; ++c) offset_[c] = uint32_t(c);
+        clear();
+    }
+    RunSums(const BufferFloat& grad, const std::array<UInt, W>& offset) : grad_(grad) {
+        for (int c = 0; c < W; ++c) offset_[c] = offset[c];
+        clear();
+    }
+    // Adds g to slot k's sum, first adding that sum where it belongs if the slot held another address.
+    void add(int k, const UInt& at, const Chan<W>& g) {
+        $if (at != at_[k]) {
+            flush(k);
+            at_[k] = at;
+            sum_[k] = g;
+        }
+        $else { sum_[k] = sum_[k] + g; };
+    }
+    void finish() {
+        for (int k = 0; k < S; ++k) flush(k);
+    }
+
+private:
+    void clear() {
+        for (int k = 0; k < S; ++k) {
+            at_[k] = kNoSlot;
+            sum_[k] = spread<W>(0.0f);
+        }
+    }
+    // A sum of zeros adds nothing (nearest filtering's three unweighted taps, a zero boundary's taps outside).
+    void flush(int k) {
+        $if ((at_[k] != kNoSlot) & (sum_channels<W>(abs(sum_[k])) != 0.0f)) {
+            for (int c = 0; c < W; ++c) grad_.atomic(at_[k] + offset_[c]).fetch_add(channel<W>(sum_[k], c));
+        };
+    }
+    const BufferFloat& grad_;
+    UInt offset_[W];
+    UInt at_[S];
+    Chan<W> sum_[S];
+};
 
 } // namespace adjoint::python

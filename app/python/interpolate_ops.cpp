@@ -16,6 +16,12 @@ namespace {
 // Attributes a dispatch of interpolate's kernels takes: a thread's loops stay within lavapipe's budget.
 constexpr uint32_t kAttrChunk = 1024;
 
+// The corners of the triangle a covered pixel sees (rast r), among the image's vertices (from `base`).
+inline void corners(const BufferUInt& tri, const Float4& r, const UInt& base, UInt (&i)[3]) {
+    UInt t = cast<uint32_t>(max(r.w, 1.0f)) - 1u;
+    for (int k = 0; k < 3; ++k) i[k] = base + tri.read(t * 3u + uint32_t(k));
+}
+
 // A thread a pixel, for attributes [a_first, a_end): the pixel's rast and triangle read once (a thread a (pixel,
 // attribute) read them for each attribute: py_interpolate 19 ms at 1024x1024 with three).
 auto interpolate_kernel() {
@@ -24,9 +30,8 @@ auto interpolate_kernel() {
         UInt p = dispatch_id().x;
         Float4 r = rast.read(p);
         Float covered = ite(r.w > 0.0f, 1.0f, 0.0f);
-        UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
-        UInt t = cast<uint32_t>(max(r.w, 1.0f)) - 1u;
-        UInt i[3] = {base + tri.read(t * 3u), base + tri.read(t * 3u + 1u), base + tri.read(t * 3u + 2u)};
+        UInt i[3];
+        corners(tri, r, ite(batched > 0u, p / pixels_per_image * vertices, 0u), i);
         $for (a, a_first, a_end) {
             Float a0 = attr.read(i[0] * attrs + a), a1 = attr.read(i[1] * attrs + a), a2 = attr.read(i[2] * attrs + a);
             out.write(p * attrs + a, covered * (r.x * a0 + r.y * a1 + (1.0f - r.x - r.y) * a2));
@@ -37,7 +42,7 @@ auto interpolate_kernel() {
 // A thread a run of kGradRun pixels (of the images' pixels in order), for attributes [a_first, a_end) W at a time
 // (channels.h; a chunk's bounds are multiples of W). For each group, each pixel's d loss / d (u, v) from it goes into
 // the pixel's rast gradient (written by the very first group, added to after), and the group's attribute gradients
-// are summed over the run per vertex triple and added once a triple (VertexRunSums). Up to four attributes are one
+// are summed over the run per vertex and added once a vertex (RunSums). Up to four attributes are one
 // group: a pixel's rast, triangle and corners are read once for them. (A first pass for d (u, v) and then one an
 // attribute took py_interpolate_backward 29 ms at 1024x1024 with three, now 15; a thread a (pixel, attribute),
 // adding into the pixel's rast gradient by float atomics, 65 ms.)
@@ -48,18 +53,15 @@ auto interpolate_backward_kernel() {
                        BufferFloat grad_attr, BufferFloat4 grad_rast) noexcept {
         UInt first = dispatch_id().x * kGradRun;
         $for (a, a_first, a_end, uint32_t(W)) {
-            VertexRunSums<W> sums(grad_attr, attrs, a);
+            RunSums<3, W> sums(grad_attr);
             $for (j, 0u, kGradRun) {
                 UInt p = first + j;
                 $if (p < pixels) {
                     Float4 r = rast.read(p);
                     Float2 g_uv = make_float2(0.0f);
                     $if (r.w > 0.0f) {
-                        // The corners of the triangle the pixel sees.
-                        UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
-                        UInt t = cast<uint32_t>(max(r.w, 1.0f)) - 1u;
                         UInt i[3];
-                        for (int k = 0; k < 3; ++k) i[k] = base + tri.read(t * 3u + uint32_t(k));
+                        corners(tri, r, ite(batched > 0u, p / pixels_per_image * vertices, 0u), i);
                         Chan<W> g = read_channels<W>(grad_out, p * attrs + a);
                         Float2 uv = r.xy();
                         Chan<W> v0 = read_channels<W>(attr, i[0] * attrs + a);
@@ -74,7 +76,7 @@ auto interpolate_backward_kernel() {
                             gv[1] = grad(v1);
                             gv[2] = grad(v2);
                         };
-                        sums.add(i, [&](int k, int c) { return channel<W>(gv[k], c); });
+                        for (int k = 0; k < 3; ++k) sums.add(k, i[k] * attrs + a, gv[k]);
                     };
                     $if (a == 0u) { grad_rast.write(p, make_float4(g_uv, 0.0f, 0.0f)); }
                     $else { grad_rast.write(p, grad_rast.read(p) + make_float4(g_uv, 0.0f, 0.0f)); };
@@ -85,78 +87,129 @@ auto interpolate_backward_kernel() {
     });
 }
 
-// The image-space derivatives of one chosen attribute at one pixel, (d/dX, d/dY) from the barycentrics' (rast_db):
-// a = a2 + u · (a0 − a2) + v · (a1 − a2), so da/dX = (a0 − a2) · du/dX + (a1 − a2) · dv/dX.
-template <typename Attr, typename Db>
-Float2 attribute_derivatives(const Attr& attr, const BufferFloat4& rast, const Db& db, const BufferUInt& tri,
-                             const UInt& p, const UInt& a, const UInt& attrs, const UInt& base) {
-    Float4 r = rast.read(p);
-    UInt t = cast<uint32_t>(max(r.w, 1.0f)) - 1u;
-    Float a0 = attr.read((base + tri.read(t * 3u)) * attrs + a), a1 = attr.read((base + tri.read(t * 3u + 1u)) * attrs + a),
-          a2 = attr.read((base + tri.read(t * 3u + 2u)) * attrs + a);
-    Float4 d = db.read(p);
-    Float covered = ite(r.w > 0.0f, 1.0f, 0.0f);
-    return covered * make_float2((a0 - a2) * d.x + (a1 - a2) * d.z, (a0 - a2) * d.y + (a1 - a2) * d.w);
+// The image-space derivatives (d/dX, d/dY) of a group of attributes at a pixel whose triangle's corners hold v0, v1,
+// v2, from the barycentrics' (rast_db d = (du/dX, du/dY, dv/dX, dv/dY)): a = v2 + u · (v0 − v2) + v · (v1 − v2), so
+// da/dX = (v0 − v2) · du/dX + (v1 − v2) · dv/dX.
+template <int W>
+struct Derivatives {
+    Chan<W> dx, dy;
+};
+template <int W>
+Derivatives<W> attribute_derivatives(const Chan<W>& v0, const Chan<W>& v1, const Chan<W>& v2, const Float4& d) {
+    Chan<W> e0 = v0 - v2, e1 = v1 - v2;
+    return {e0 * d.x + e1 * d.z, e0 * d.y + e1 * d.w};
 }
 
-// One thread per (pixel, chosen attribute); out_da interleaves (d/dX, d/dY) per chosen attribute.
+// W floats of `buf`, float c at at + offset[c]: a group of chosen attributes, which need not lie side by side.
+template <int W>
+Chan<W> gather_channels(const BufferFloat& buf, const UInt& at, const std::array<UInt, W>& offset) {
+    Float v[W];
+    for (int c = 0; c < W; ++c) v[c] = buf.read(at + offset[c]);
+    if constexpr (W == 1) return v[0];
+    else if constexpr (W == 2) return make_float2(v[0], v[1]);
+    else if constexpr (W == 3) return make_float3(v[0], v[1], v[2]);
+    else return make_float4(v[0], v[1], v[2], v[3]);
+}
+
+// A thread a pixel, for chosen attributes [c_first, c_end): the pixel's rast, rast_db and triangle read once (a
+// thread a (pixel, chosen attribute) read them for each: py_interpolate_da 12 ms at 1024x1024 with two, now 10-12);
+// out interleaves (d/dX, d/dY) per chosen attribute.
 auto interpolate_da_kernel() {
     return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferFloat4 db, BufferUInt tri, BufferUInt chosen,
-                       UInt attrs, UInt count, UInt pixels_per_image, UInt vertices, UInt batched,
-                       BufferFloat2 out) noexcept {
-        UInt i = dispatch_id().x;
-        UInt p = i / count;
-        UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
-        out.write(i, attribute_derivatives(attr, rast, db, tri, p, chosen.read(i % count), attrs, base));
+                       UInt attrs, UInt count, UInt c_first, UInt c_end, UInt pixels_per_image, UInt vertices,
+                       UInt batched, BufferFloat2 out) noexcept {
+        UInt p = dispatch_id().x;
+        Float4 r = rast.read(p), d = db.read(p);
+        Float covered = ite(r.w > 0.0f, 1.0f, 0.0f);
+        UInt i[3];
+        corners(tri, r, ite(batched > 0u, p / pixels_per_image * vertices, 0u), i);
+        $for (k, c_first, c_end) {
+            UInt a = chosen.read(k);
+            Derivatives<1> e = attribute_derivatives<1>(attr.read(i[0] * attrs + a), attr.read(i[1] * attrs + a),
+                                                        attr.read(i[2] * attrs + a), d);
+            out.write(p * count + k, covered * make_float2(e.dx, e.dy));
+        };
     });
 }
 
-// A pixel's rast_db held in a variable, read as attribute_derivatives reads the buffer.
-struct HeldFloat4 {
-    Float4 v;
-    Float4 read(const UInt&) const { return v; }
-};
-
-// A thread a pixel, over chosen attributes [c_first, c_end): the pixel's rast_db gradient sums in registers and is
-// written once (added to the earlier chunks'), where a thread a (pixel, chosen attribute) added it by float atomics;
-// the attributes' gradients go in by atomics.
+// A thread a run of kGradRun pixels (the images' pixels in order), over chosen attributes [c_first, c_end) W at a time
+// (a chunk's bounds are multiples of W): each pixel's rast_db gradient (written by the very first group, added to
+// after), and the group's attribute gradients summed over the run per vertex and added once a vertex (RunSums). A
+// thread a pixel, adding each chosen attribute's three vertex gradients by float atomics, took
+// py_interpolate_da_backward 26 ms at 1024x1024 with two, now 15.
+template <int W>
 auto interpolate_da_backward_kernel() {
-    return Kernel1D([](DiffBufferFloat attr, BufferFloat4 rast, BufferFloat4 db, BufferUInt tri, BufferUInt chosen,
-                       UInt attrs, UInt count, UInt c_first, UInt c_end, UInt pixels_per_image, UInt vertices,
-                       UInt batched, BufferFloat2 grad_out, BufferFloat4 grad_db) noexcept {
-        UInt p = dispatch_id().x;
-        UInt base = ite(batched > 0u, p / pixels_per_image * vertices, 0u);
-        HeldFloat4 d{db.read(p)};
-        Float4 gd = ite(c_first > 0u, grad_db.read(p), make_float4(0.0f));
-        $if (rast.read(p).w > 0.0f) {
-            $for (k, c_first, c_end) {
-                Float2 g = grad_out.read(p * count + k);
-                $autodiff {
-                    requires_grad(d.v);
-                    backward(dot(g, attribute_derivatives(attr, rast, d, tri, p, chosen.read(k), attrs, base)));
-                    gd = gd + grad(d.v);
+    return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferFloat4 db, BufferUInt tri, BufferUInt chosen,
+                       UInt attrs, UInt count, UInt c_first, UInt c_end, UInt pixels, UInt pixels_per_image,
+                       UInt vertices, UInt batched, BufferFloat grad_out, BufferFloat grad_attr,
+                       BufferFloat4 grad_db) noexcept {
+        UInt first = dispatch_id().x * kGradRun;
+        $for (k, c_first, c_end, uint32_t(W)) {
+            std::array<UInt, W> a, offset;   // the group's attributes, and where each lies from the first
+            for (int c = 0; c < W; ++c) {
+                a[c] = chosen.read(k + uint32_t(c));
+                offset[c] = a[c] - a[0];
+            }
+            RunSums<3, W> sums(grad_attr, offset);
+            $for (j, 0u, kGradRun) {
+                UInt p = first + j;
+                $if (p < pixels) {
+                    Float4 r = rast.read(p);
+                    Float4 gd = make_float4(0.0f);
+                    $if (r.w > 0.0f) {
+                        UInt i[3];
+                        corners(tri, r, ite(batched > 0u, p / pixels_per_image * vertices, 0u), i);
+                        Float4 d = db.read(p);
+                        Chan<W> v[3], gv[3];
+                        for (int n = 0; n < 3; ++n) v[n] = gather_channels<W>(attr, i[n] * attrs + a[0], offset);
+                        std::array<UInt, W> ox, oy;   // d loss / d (d/dX, d/dY) interleave per chosen attribute
+                        for (int c = 0; c < W; ++c) {
+                            ox[c] = 2u * uint32_t(c);
+                            oy[c] = 2u * uint32_t(c) + 1u;
+                        }
+                        Chan<W> gx = gather_channels<W>(grad_out, (p * count + k) * 2u, ox),
+                                gy = gather_channels<W>(grad_out, (p * count + k) * 2u, oy);
+                        $autodiff {
+                            requires_grad(d, v[0], v[1], v[2]);
+                            Derivatives<W> e = attribute_derivatives<W>(v[0], v[1], v[2], d);
+                            backward(sum_channels<W>(gx * e.dx + gy * e.dy));
+                            gd = grad(d);
+                            for (int n = 0; n < 3; ++n) gv[n] = grad(v[n]);
+                        };
+                        for (int n = 0; n < 3; ++n) sums.add(n, i[n] * attrs + a[0], gv[n]);
+                    };
+                    $if (k == 0u) { grad_db.write(p, gd); }
+                    $else { grad_db.write(p, grad_db.read(p) + gd); };
                 };
             };
+            sums.finish();
         };
-        grad_db.write(p, gd);
     });
 }
 
 // The kernels; the backward compiled on first use for each group width (a call compiles only what it runs).
 struct InterpolateShaders {
-    Shader<1> interpolate, interpolate_da, interpolate_da_backward;
-    std::optional<Shader<1>> backward[4];   // [W - 1]
+    Shader<1> interpolate, interpolate_da;
+    std::optional<Shader<1>> backward[4], da_backward[4];   // [W - 1]
 
-    template <int W>
-    Shader<1>& get_backward(Device& device) {
-        if (!backward[W - 1])
-            backward[W - 1].emplace(device.compile(interpolate_backward_kernel<W>(),
-                                                   {.name = "py_interpolate_backward" +
-                                                            (W > 1 ? "_" + std::to_string(W) : std::string())}));
-        return *backward[W - 1];
-    }
     Shader<1>& backward_for(Device& device, uint32_t w) {
-        return with_group_width(w, [&]<int W>() -> Shader<1>& { return get_backward<W>(device); });
+        return with_group_width(w, [&]<int W>() -> Shader<1>& {
+            return get(device, backward[W - 1], interpolate_backward_kernel<W>(), "py_interpolate_backward", W);
+        });
+    }
+    Shader<1>& da_backward_for(Device& device, uint32_t w) {
+        return with_group_width(w, [&]<int W>() -> Shader<1>& {
+            return get(device, da_backward[W - 1], interpolate_da_backward_kernel<W>(), "py_interpolate_da_backward",
+                       W);
+        });
+    }
+
+private:
+    template <typename K>
+    static Shader<1>& get(Device& device, std::optional<Shader<1>>& slot, const K& kernel, const std::string& name,
+                          int w) {
+        if (!slot) slot.emplace(device.compile(kernel, {.name = name + (w > 1 ? "_" + std::to_string(w) : "")}));
+        return *slot;
     }
 };
 
@@ -164,8 +217,7 @@ InterpolateShaders& shaders(Runtime& rt) {
     if (!rt.interpolate_shaders)
         rt.interpolate_shaders = std::make_shared<InterpolateShaders>(InterpolateShaders{
             rt.device.compile(interpolate_kernel(), {.name = "py_interpolate"}),
-            rt.device.compile(interpolate_da_kernel(), {.name = "py_interpolate_da"}),
-            rt.device.compile(interpolate_da_backward_kernel(), {.name = "py_interpolate_da_backward"}), {}});
+            rt.device.compile(interpolate_da_kernel(), {.name = "py_interpolate_da"}), {}, {}});
     return *static_cast<InterpolateShaders*>(rt.interpolate_shaders.get());
 }
 
@@ -230,22 +282,31 @@ void bind_interpolate_ops(py::module_& m) {
             auto d = upload<float4>(*rt, stream, db, pixels, "db");
             auto o = rt->device.create_buffer<float2>(pixels * count);
             FArray out(std::vector<py::ssize_t>{batch, height, width, 2 * count});
-            stream << shaders(*rt).interpolate_da(a, r, d, t, c, attrs, count, per_image, vertices, uint32_t(batched), o)
-                          .dispatch(pixels * count)
-                   << o.copy_to(out.mutable_data()) << synchronize();
+            for (uint32_t first = 0; first < count; first += kAttrChunk)
+                stream << shaders(*rt).interpolate_da(a, r, d, t, c, attrs, count, first,
+                                                      std::min(count, first + kAttrChunk), per_image, vertices,
+                                                      uint32_t(batched), o)
+                              .dispatch(pixels);
+            stream << o.copy_to(out.mutable_data()) << synchronize();
             return out;
         }
-        auto a = upload_diff<float>(*rt, stream, attr, size_t(attr.size()), "attr");
+        auto a = upload<float>(*rt, stream, attr, size_t(attr.size()), "attr");
         auto d = upload<float4>(*rt, stream, db, pixels, "db");
+        auto ga_buffer = rt->device.create_buffer<float>(std::max<size_t>(size_t(attr.size()), 1));
         auto gd_buffer = rt->device.create_buffer<float4>(std::max<size_t>(pixels, 1));
-        auto g = upload<float2>(*rt, stream, *grad, pixels * count, "grad");
+        auto g = upload<float>(*rt, stream, *grad, pixels * count * 2, "grad");
+        stream << ga_buffer.fill_zero();
         FArray ga(std::vector<py::ssize_t>{attr.shape(0), vertices, attrs}), gd(std::vector<py::ssize_t>{batch, height, width, 4});
-        for (uint32_t first = 0; first < std::max(count, 1u); first += kAttrChunk)
-            stream << shaders(*rt).interpolate_da_backward(a, r, d, t, c, attrs, count, first,
-                                                           std::min(count, first + kAttrChunk), per_image, vertices,
-                                                           uint32_t(batched), g, gd_buffer)
-                          .dispatch(pixels);
-        stream << a.grad.copy_to(ga.mutable_data()) << gd_buffer.copy_to(gd.mutable_data()) << synchronize();
+        // Chunks of whole groups; without chosen attributes rast_db's gradient is 0.
+        const uint32_t w = group_width(count), chunk = kAttrChunk / w * w;
+        if (count == 0) stream << gd_buffer.fill_zero();
+        for (uint32_t first = 0; first < count; first += chunk)
+            stream << shaders(*rt).da_backward_for(rt->device, w)(a, r, d, t, c, attrs, count, first,
+                                                                  std::min(count, first + chunk), uint32_t(pixels),
+                                                                  per_image, vertices, uint32_t(batched), g,
+                                                                  ga_buffer, gd_buffer)
+                          .dispatch((pixels + kGradRun - 1) / kGradRun);
+        stream << ga_buffer.copy_to(ga.mutable_data()) << gd_buffer.copy_to(gd.mutable_data()) << synchronize();
         return py::make_tuple(ga, gd);
     }, py::arg("attr"), py::arg("rast"), py::arg("db"), py::arg("tri"), py::arg("chosen"), py::arg("batched"),
        py::arg("grad") = py::none());

@@ -8,6 +8,7 @@
 // index among equals, whatever the lists' order. Triangles crossing w = 0 are
 // clipped as nvdiffrast clips them, without cutting them: a pixel sees the point of the triangle's plane that
 // projects to it only where that point has w > 0 and −w <= z <= w (homogeneous rasterization).
+#include "channels.h"
 #include "raster_bins.h"
 #include "runtime.h"
 
@@ -154,7 +155,7 @@ auto rasterize_backward_kernel() {
         UInt base = row / height * vertices;
         Float y = (cast<float>(row % height) + 0.5f) * 2.0f / cast<float>(height) - 1.0f;
         Float2 scale = make_float2(2.0f / cast<float>(width), 2.0f / cast<float>(height));
-        VertexRunSums<4> sums(grad_pos, 4u, 0u);
+        RunSums<3, 4> sums(grad_pos);
         $for (j, 0u, kGradRun) {
             UInt x = x0 + j, at = row * width + x;
             Bool inside = x < width;
@@ -175,7 +176,7 @@ auto rasterize_backward_kernel() {
                     backward(seed);
                     for (int k = 0; k < 3; ++k) gp[k] = grad(p[k]);
                 };
-                sums.add(i, [&](int k, int c) { return gp[k][c]; });
+                for (int k = 0; k < 3; ++k) sums.add(k, i[k] * 4u, gp[k]);
             };
         };
         sums.finish();

@@ -68,51 +68,8 @@ struct PyScene {
 };
 
 // Pixels a thread of rasterize's and interpolate's backward kernels takes (of a row, or of the images' pixels in
-// order), summing their gradients per triangle in registers before adding them by float atomics (VertexRunSums).
+// order), summing their gradients per vertex in registers before adding them by float atomics (RunSums, channels.h).
 constexpr uint32_t kGradRun = 8;
-
-// In a kernel: a run of pixels' gradients for the three vertices of the triangle they see, summed in variables and
-// added into `grad` (component c of vertex v at v * stride + offset + c, N components a vertex) when the run moves
-// on to other vertices, and at its end (finish). A float atomic is a compare-and-swap on lavapipe, and at a
-// megapixel a run's pixels mostly see one or two triangles.
-template <int N>
-class VertexRunSums {
-public:
-    VertexRunSums(const BufferFloat& grad, const UInt& stride, const UInt& offset)
-        : grad_(grad), stride_(stride), offset_(offset) {
-        for (int k = 0; k < 3; ++k) {
-            at_[k] = 0u;
-            for (int c = 0; c < N; ++c) sum_[k][c] = 0.0f;
-        }
-    }
-    // Adds g(k, c), component c of vertex k's gradient, for vertices `vertex`.
-    template <typename G>
-    void add(const UInt (&vertex)[3], G&& g) {
-        $if (!held_ | (vertex[0] != at_[0]) | (vertex[1] != at_[1]) | (vertex[2] != at_[2])) {
-            finish();
-            held_ = true;
-            for (int k = 0; k < 3; ++k) {
-                at_[k] = vertex[k];
-                for (int c = 0; c < N; ++c) sum_[k][c] = 0.0f;
-            }
-        };
-        for (int k = 0; k < 3; ++k)
-            for (int c = 0; c < N; ++c) sum_[k][c] = sum_[k][c] + g(k, c);
-    }
-    void finish() {
-        $if (held_) {
-            for (int k = 0; k < 3; ++k)
-                for (int c = 0; c < N; ++c) grad_.atomic(at_[k] * stride_ + offset_ + uint32_t(c)).fetch_add(sum_[k][c]);
-        };
-    }
-
-private:
-    const BufferFloat& grad_;
-    UInt stride_, offset_;
-    Bool held_ = false;
-    UInt at_[3];
-    Float sum_[3][N];
-};
 
 // The arrays the ops take: C-contiguous float32 and uint32 (numpy converts what it can).
 using FArray = py::array_t<float, py::array::c_style | py::array::forcecast>;

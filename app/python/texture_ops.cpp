@@ -46,15 +46,14 @@ struct PixelFloats {
 
 // In the backward kernel, the texel reads of one lookup: each tap (a call of read_channels, in trace order: at most
 // two levels of four) reads its W channels into a variable marked for $autodiff and keeps its address beside it, so
-// that the kernel adds the taps' gradients itself (TapRunSums). A tap the lookup did not reach keeps kNoTap.
-constexpr uint32_t kNoTap = ~0u;
+// that the kernel adds the taps' gradients itself (TapRunSums). A tap the lookup did not reach keeps kNoSlot.
 template <int W>
 class HeldTaps {
 public:
     static constexpr int kMax = 8;
     explicit HeldTaps(const BufferFloat& values) : values_(values) {
         for (int k = 0; k < kMax; ++k) {
-            at[k] = kNoTap;
+            at[k] = kNoSlot;
             v[k] = spread<W>(0.0f);
         }
     }
@@ -83,51 +82,18 @@ Chan<W> read_channels(const HeldTaps<V>& taps, const UInt& at) {
     return taps.read(at);
 }
 
-// A run of lookups' tap gradients, summed per tap while its address stays the same and added into `grad` by float
-// atomics (one a channel) when it moves on, and at the end (finish). A float atomic is a compare-and-swap on lavapipe:
+// A run of lookups' tap gradients (RunSums, channels.h), summed per tap while its address stays the same and added
+// by float atomics (one a channel) when it moves on. A float atomic is a compare-and-swap on lavapipe:
 // a lookup's 4 or 8 taps of W channels each took 56 of py_texture_backward's 100 ms at 1024x1024 pixels (a 512x512
 // texture, three channels), and neighbouring pixels mostly read the same texels where a texture is magnified (a
 // quarter to a half of them at about a texel a pixel).
 template <int W>
-class TapRunSums {
-public:
-    explicit TapRunSums(const BufferFloat& grad) : grad_(grad) {
-        for (int k = 0; k < HeldTaps<W>::kMax; ++k) {
-            at_[k] = kNoTap;
-            sum_[k] = spread<W>(0.0f);
-        }
-    }
-    // Inside the $autodiff block that read `taps`, after its backward.
-    void add(const HeldTaps<W>& taps) {
-        for (int k = 0; k < taps.used(); ++k) {
-            Chan<W> g = grad(taps.v[k]);
-            $if (taps.at[k] != at_[k]) {
-                flush(k);
-                at_[k] = taps.at[k];
-                sum_[k] = g;
-            }
-            $else { sum_[k] = sum_[k] + g; };
-        }
-    }
-    void finish() {
-        for (int k = 0; k < HeldTaps<W>::kMax; ++k) flush(k);
-    }
-
-private:
-    // A sum of zeros adds nothing: nearest filtering's three unweighted taps, zero boundary's taps outside.
-    void flush(int k) {
-        $if ((at_[k] != kNoTap) & (sum_channels<W>(abs(sum_[k])) != 0.0f)) {
-            if constexpr (W == 1) {
-                grad_.atomic(at_[k]).fetch_add(sum_[k]);
-            } else {
-                for (int i = 0; i < W; ++i) grad_.atomic(at_[k] + uint32_t(i)).fetch_add(sum_[k][i]);
-            }
-        };
-    }
-    const BufferFloat& grad_;
-    UInt at_[HeldTaps<W>::kMax];
-    Chan<W> sum_[HeldTaps<W>::kMax];
-};
+using TapRunSums = RunSums<HeldTaps<W>::kMax, W>;
+// Inside the $autodiff block that read `taps`, after its backward: their gradients into the run's sums, a slot a tap.
+template <int W>
+void add_taps(TapRunSums<W>& sums, const HeldTaps<W>& taps) {
+    for (int k = 0; k < taps.used(); ++k) sums.add(k, taps.at[k], grad(taps.v[k]));
+}
 
 // d loss / d out into the stack's gradient (every level read), uv, uv_da and mip_level_bias. A thread a run of
 // `run` pixels (the images' pixels in order; backward_run), each pixel's channels W at a time: its uv, uv_da and bias gradients
@@ -170,7 +136,7 @@ auto texture_backward_kernel() {
                         for (int k = 0; k < n; ++k) gu[k] = gu[k] + grad(u.v[k]);
                         for (int k = 0; k < nd; ++k) gd[k] = gd[k] + grad(d.v[k]);
                         gb = gb + grad(b.v[0]);
-                        sums.add(taps);
+                        add_taps(sums, taps);
                     };
                 };
             };

@@ -245,6 +245,32 @@ def test_attribute_derivatives_match_pixel_differences_and_plain_torch():
         dr.interpolate(attr, rast, tri, rast_db=db, diff_attrs=[3])
 
 
+# Chosen attributes in groups of one to four, side by side or not, out of order, one twice: the backward gathers a
+# group's values and adds its gradients where each chosen attribute lies.
+@pytest.mark.parametrize("chosen", [[4], [3, 0], [4, 1, 2], [5, 0, 3, 1], [1, 1], [0, 2, 4, 1, 3]])
+def test_attribute_derivatives_of_chosen_groups_match_plain_torch(chosen):
+    pos = torch.tensor([[-0.9, -0.8, 0.0, 1.0], [0.9, -0.7, 0.2, 1.3], [0.0, 0.9, -0.1, 0.8],
+                        [0.95, 0.95, 0.5, 1.0]], dtype=torch.float32)
+    tri = torch.tensor([[0, 1, 2], [1, 3, 2]], dtype=torch.int32)
+    rast, db = dr.rasterize(CTX, torch.stack([pos, pos * 1.1]), tri, (12, 10))
+    attr = torch.randn(2, 4, 6, generator=torch.Generator().manual_seed(8))
+    for a in (attr, attr[0]):   # batched, and one attribute set for every image
+        a1, d1 = a.clone().requires_grad_(True), db.clone().requires_grad_(True)
+        a2, d2 = a.clone().requires_grad_(True), db.clone().requires_grad_(True)
+        _, got = dr.interpolate(a1, rast, tri, rast_db=d1, diff_attrs=chosen)
+        ab = a2 if a2.dim() == 3 else a2.expand(2, 4, 6)
+        t = (rast[..., 3].long() - 1).clamp(min=0)
+        c = [torch.stack([ab[b][tri.long()[t[b], k]][..., chosen] for b in range(2)]) for k in range(3)]
+        ref = derivatives(c, d2) * (rast[..., 3:] > 0)
+        assert (rast[..., 3] > 0).sum() > 100 and len(set(t[rast[..., 3] > 0].tolist())) == 2
+        torch.testing.assert_close(got, ref, atol=1e-5, rtol=1e-5)
+        g = torch.randn(got.shape, generator=torch.Generator().manual_seed(9))
+        (got * g).sum().backward()
+        (ref * g).sum().backward()
+        torch.testing.assert_close(a1.grad, a2.grad, atol=1e-4, rtol=1e-4)
+        torch.testing.assert_close(d1.grad, d2.grad, atol=1e-4, rtol=1e-4)
+
+
 def test_rast_db_gradient_over_more_chosen_attributes_than_one_dispatch_takes():
     # The backward takes the chosen attributes 1,024 a dispatch; each pixel's rast_db gradient adds up over them.
     pos, tri = big_triangle()

@@ -2,9 +2,10 @@
 """adjoint.torch's nvdiffrast ops at a megapixel: rasterize, interpolate and antialias of a 6,400-triangle sphere
 at 1024x1024 (about half the pixels covered), forward and backward, as a user's training step calls them; then
 texture: a 512x512 RGB texture magnified onto the same pixels, bilinear and trilinear (uv_da given: level 0 and 1
-blended), forward and backward. Prints one JSON object: the wall time of each op and of the backward (median of the
-iterations after a warm-up one) and each kernel's device time a call (the engine's timestamps). Run with
-PYTHONPATH=build/python:
+blended), forward and backward; then interpolate's image-space derivatives: the sphere's uv with rast_db and
+diff_attrs='all', as nvdiffrast's textured pipeline takes them for its uv_da, forward and backward. Prints one JSON
+object: the wall time of each op and of the backward (median of the iterations after a warm-up one) and each
+kernel's device time a call (the engine's timestamps). Run with PYTHONPATH=build/python:
 
     python3 tools/bench/torch_megapixel.py [iterations] [resolution]
 """
@@ -66,6 +67,7 @@ def main():
                 walls[k].append(t * 1e3)
     kernels = {name: round(ms / n, 2) for name, n, ms in _adjoint._kernel_times()} if profiled else {}
     textures = texture_times(iters, res, profiled)
+    derivatives = derivative_times(iters, res, profiled, clip.detach(), tri, ctx)
     if profiled:
         _adjoint._set_kernel_profiling(False)
     covered = float((rast[..., 3] > 0).float().mean())
@@ -74,7 +76,7 @@ def main():
                       "wall_ms_median": {k: round(statistics.median(t), 1) for k, t in walls.items()},
                       "kernel_ms_per_call": kernels,
                       "kernel_ms_total": round(sum(kernels.values()), 1),
-                      "texture": textures}, indent=1))
+                      "texture": textures, "interpolate_derivatives": derivatives}, indent=1))
 
 
 def texture_times(iters, res, profiled):
@@ -108,6 +110,33 @@ def texture_times(iters, res, profiled):
         result[mode] = {"forward_ms": round(statistics.median(fw), 1), "backward_ms": round(statistics.median(bw), 1),
                         "kernel_ms_per_call": kernels}
     return result
+
+
+def derivative_times(iters, res, profiled, clip, tri, ctx):
+    """interpolate of the sphere's (u, v) with rast_db and diff_attrs='all' (nvdiffrast's textured pipeline's uv_da):
+    the forward (rasterize with grad_db, interpolate) and backward wall times (median) and kernel times a call."""
+    v = clip[0, :, :3] / clip[0, :, 3:]
+    uv = torch.stack([torch.atan2(v[:, 2], v[:, 0]), v[:, 1]], -1)[None].contiguous().requires_grad_(True)
+    pos = clip.clone().requires_grad_(True)
+    gen = torch.Generator().manual_seed(2)
+    weights = torch.rand(1, res, res, 2, generator=gen), torch.rand(1, res, res, 4, generator=gen)
+    fw, bw = [], []
+    for it in range(iters + 1):
+        if it == 1 and profiled:
+            _adjoint._kernel_times()   # clears
+        t0 = time.perf_counter()
+        rast, rast_db = dr.rasterize(ctx, pos, tri, [res, res], grad_db=True)
+        texc, texd = dr.interpolate(uv, rast, tri, rast_db=rast_db, diff_attrs="all")
+        t1 = time.perf_counter()
+        ((texc * weights[0]).sum() + (texd * weights[1]).sum()).backward()
+        t2 = time.perf_counter()
+        uv.grad = pos.grad = None
+        if it:
+            fw.append((t1 - t0) * 1e3)
+            bw.append((t2 - t1) * 1e3)
+    kernels = {name: round(ms / iters, 2) for name, _, ms in _adjoint._kernel_times()} if profiled else {}
+    return {"forward_ms": round(statistics.median(fw), 1), "backward_ms": round(statistics.median(bw), 1),
+            "kernel_ms_per_call": kernels}
 
 
 if __name__ == "__main__":
