@@ -349,10 +349,10 @@ void bind_antialias_ops(py::module_& m) {
         // never fewer than a blend a pixel where rast itself fits).
         const size_t pairs = std::max<size_t>(2 * pixels, 1);
         const size_t capacity = std::min<size_t>(pairs, rt->device.max_buffer_bytes() / sizeof(uint4));
-        auto walks = rt->device.create_buffer<uint32_t>(pairs);
+        auto walks = device_buffer<uint32_t>(*rt, pairs, "the pixel pairs");
         auto list = rt->device.create_buffer<uint4>(capacity);
         auto count = rt->device.create_buffer<uint32_t>(2);
-        auto weights = rt->device.create_buffer<float>(pairs);
+        auto weights = device_buffer<float>(*rt, pairs, "the pixel pairs' weights");
         uint32_t counts[2] = {0, 0};
         stream << count.fill_zero() << weights.fill_zero()
                << sh.pairs(r, width, height, walks, count).dispatch((width + kRun - 1) / kRun, height * batch)
@@ -363,7 +363,7 @@ void bind_antialias_ops(py::module_& m) {
             throw py::value_error("antialias: " + std::to_string(counts[1]) + " silhouette pairs, more than the " +
                                   std::to_string(capacity) + " the device's largest buffer lists; antialias fewer images at once");
         UArray found(std::vector<py::ssize_t>{py::ssize_t(counts[1]), 4});
-        auto o = rt->device.create_buffer<float>(std::max<size_t>(values, 1));
+        auto o = device_buffer<float>(*rt, values, "out");
         FArray out(std::vector<py::ssize_t>{batch, height, width, channels});
         stream << c.copy_to(o);
         if (counts[1])

@@ -238,7 +238,7 @@ void bind_interpolate_ops(py::module_& m) {
         auto r = upload<float4>(*rt, stream, rast, pixels, "rast");
         auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3, "tri");
         if (!grad) {
-            auto o = rt->device.create_buffer<float>(pixels * attrs);
+            auto o = device_buffer<float>(*rt, pixels * attrs, "out");
             FArray out(std::vector<py::ssize_t>{batch, height, width, attrs});
             for (uint32_t first = 0; first < attrs; first += kAttrChunk)
                 stream << shaders(*rt).interpolate(a, r, t, attrs, first, std::min(attrs, first + kAttrChunk),
@@ -248,8 +248,8 @@ void bind_interpolate_ops(py::module_& m) {
             return out;
         }
         auto g = upload<float>(*rt, stream, *grad, pixels * attrs, "grad");
-        auto ga_buffer = rt->device.create_buffer<float>(std::max<size_t>(size_t(attr.size()), 1));
-        auto gr_buffer = rt->device.create_buffer<float4>(pixels);
+        auto ga_buffer = device_buffer<float>(*rt, size_t(attr.size()), "attr gradient");
+        auto gr_buffer = device_buffer<float4>(*rt, pixels, "rast gradient");
         stream << ga_buffer.fill_zero();
         FArray ga(std::vector<py::ssize_t>{attr.shape(0), vertices, attrs}), gr(std::vector<py::ssize_t>{batch, height, width, 4});
         // Chunks of whole groups; without attributes rast's gradient is 0.
@@ -280,7 +280,7 @@ void bind_interpolate_ops(py::module_& m) {
         if (!grad) {
             auto a = upload<float>(*rt, stream, attr, size_t(attr.size()), "attr");
             auto d = upload<float4>(*rt, stream, db, pixels, "db");
-            auto o = rt->device.create_buffer<float2>(pixels * count);
+            auto o = device_buffer<float2>(*rt, pixels * count, "out_da");
             FArray out(std::vector<py::ssize_t>{batch, height, width, 2 * count});
             for (uint32_t first = 0; first < count; first += kAttrChunk)
                 stream << shaders(*rt).interpolate_da(a, r, d, t, c, attrs, count, first,
@@ -292,8 +292,8 @@ void bind_interpolate_ops(py::module_& m) {
         }
         auto a = upload<float>(*rt, stream, attr, size_t(attr.size()), "attr");
         auto d = upload<float4>(*rt, stream, db, pixels, "db");
-        auto ga_buffer = rt->device.create_buffer<float>(std::max<size_t>(size_t(attr.size()), 1));
-        auto gd_buffer = rt->device.create_buffer<float4>(std::max<size_t>(pixels, 1));
+        auto ga_buffer = device_buffer<float>(*rt, size_t(attr.size()), "attr gradient");
+        auto gd_buffer = device_buffer<float4>(*rt, pixels, "rast_db gradient");
         auto g = upload<float>(*rt, stream, *grad, pixels * count * 2, "grad");
         stream << ga_buffer.fill_zero();
         FArray ga(std::vector<py::ssize_t>{attr.shape(0), vertices, attrs}), gd(std::vector<py::ssize_t>{batch, height, width, 4});

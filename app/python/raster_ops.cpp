@@ -209,7 +209,7 @@ void bind_raster_ops(py::module_& m) {
         auto p = upload<float4>(*rt, stream, pos, size_t(batch) * vertices, "pos");
         auto t = upload<uint32_t>(*rt, stream, tri, size_t(triangles) * 3, "tri");
         const size_t n = size_t(batch) * height * width;
-        auto out = rt->device.create_buffer<float4>(n), db = rt->device.create_buffer<float4>(n);
+        auto out = device_buffer<float4>(*rt, n, "rast"), db = device_buffer<float4>(*rt, n, "rast_db");
         auto prev = previous ? upload<float4>(*rt, stream, *previous, n, "previous") : rt->device.create_buffer<float4>(1);
         FArray o(std::vector<py::ssize_t>{batch, height, width, 4}), d(std::vector<py::ssize_t>{batch, height, width, 4});
         const TriangleBins bins = bin_triangles(*rt, stream, p, t, batch, vertices, triangles, width, height);
@@ -231,7 +231,7 @@ void bind_raster_ops(py::module_& m) {
         const uint32_t vertices = uint32_t(pos.shape(1));
         const size_t n = size_t(batch) * height * width;
         auto p = upload<float4>(*rt, stream, pos, size_t(batch) * vertices, "pos");
-        auto gp = rt->device.create_buffer<float>(size_t(batch) * vertices * 4);
+        auto gp = device_buffer<float>(*rt, size_t(batch) * vertices * 4, "pos gradient");
         stream << gp.fill_zero();
         auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3, "tri");
         auto r = upload<float4>(*rt, stream, rast, n, "rast"), g = upload<float4>(*rt, stream, grad, n, "grad");

@@ -84,11 +84,28 @@ void expect_values(const A& a, size_t count, const char* what) {
         throw py::value_error(std::string(what) + ": expected " + std::to_string(count * sizeof(T) / sizeof(V)) +
                               " values, got " + std::to_string(a.size()));
 }
+// `count` T for array `what` on the device: a ValueError naming it where they would pass what one kernel argument may
+// cover (Device::max_buffer_bytes, 128 MiB on lavapipe). The engine refuses that too, but names a kernel's argument
+// by number, or the Vulkan call that failed, which a caller of the op cannot act on.
+template <typename T>
+void expect_fits(const Runtime& rt, size_t count, const char* what) {
+    const uint64_t bytes = uint64_t(count) * sizeof(T), limit = rt.device.max_buffer_bytes();
+    if (bytes > limit)
+        throw py::value_error(std::string(what) + ": " + std::to_string(bytes) + " bytes on the device, more than the " +
+                              std::to_string(limit) + " one buffer of " + rt.device.name() +
+                              " holds; take a smaller resolution or batch, or fewer channels, at a time");
+}
+// A new device buffer of `count` T (at least 1: a kernel argument cannot be empty) for array `what` (expect_fits).
+template <typename T>
+Buffer<T> device_buffer(Runtime& rt, size_t count, const char* what) {
+    expect_fits<T>(rt, count, what);
+    return rt.device.create_buffer<T>(std::max<size_t>(count, 1));
+}
 // A new device buffer of `count` T (at least 1) filled from array `a` (checked by expect_values).
 template <typename T, typename A>
 Buffer<T> upload(Runtime& rt, Stream& stream, const A& a, size_t count, const char* what) {
     expect_values<T>(a, count, what);
-    Buffer<T> b = rt.device.create_buffer<T>(std::max<size_t>(count, 1));
+    Buffer<T> b = device_buffer<T>(rt, count, what);
     if (count) stream << b.copy_from(a.data());
     return b;
 }
@@ -96,6 +113,7 @@ Buffer<T> upload(Runtime& rt, Stream& stream, const A& a, size_t count, const ch
 template <typename T, typename A>
 DiffBuffer<T> upload_diff(Runtime& rt, Stream& stream, const A& a, size_t count, const char* what) {
     expect_values<T>(a, count, what);
+    expect_fits<T>(rt, count, what);
     DiffBuffer<T> b = rt.device.create_diff_buffer<T>(std::max<size_t>(count, 1));
     if (count) stream << b.value.copy_from(a.data());
     stream << b.zero_grad();

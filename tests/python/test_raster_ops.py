@@ -210,6 +210,15 @@ def test_bad_inputs_raise_clear_errors():
         dr.interpolate(torch.zeros(2, 3, 1), rast, tri)
     with pytest.raises(ValueError, match="rast_db: expected shape"):
         dr.interpolate(torch.zeros(3, 1), rast, tri, rast_db=torch.zeros(4, 4, 4), diff_attrs="all")
+    # More than any device's buffer holds (Vulkan counts a storage buffer's range in 32 bits): a ValueError naming
+    # the array, where the engine's error named a kernel's argument by number or the Vulkan call that failed.
+    with pytest.raises(ValueError, match=r"rast: 25600000000 bytes on the device, more than the \d+ one buffer of"):
+        dr.rasterize(CTX, pos, tri, (40000, 40000))
+    rast, _ = dr.rasterize(CTX, pos, tri, (64, 64))
+    with pytest.raises(ValueError, match=r"out: 4294983680 bytes on the device, more than"):
+        dr.interpolate(torch.zeros(3, 262145), rast, tri)
+    with pytest.raises(ValueError, match=r"out: 4299161600 bytes on the device, more than"):
+        dr.texture(torch.zeros(1, 4, 4, 1025), torch.zeros(1, 1024, 1024, 2))
 
 
 def test_attribute_derivatives_match_pixel_differences_and_plain_torch():
