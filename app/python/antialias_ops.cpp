@@ -340,7 +340,9 @@ void bind_antialias_ops(py::module_& m) {
             FArray gp(std::vector<py::ssize_t>{pos.shape(0), vertices, 4});
             if (n) stream << sh.backward(c, r, pd, p, t, h, channels, width, height, vertices, bat, b, n, g)
                                  .dispatch(list_threads(n));
-            stream << c.grad.copy_to(gc.mutable_data()) << pd.grad.copy_to(gp.mutable_data()) << synchronize();
+            copy_out(stream, c.grad, gc);
+            copy_out(stream, pd.grad, gp);
+            stream << synchronize();
             return py::make_tuple(gc, gp);
         }
         auto p = upload<float4>(*rt, stream, pos, size_t(pos.shape(0)) * vertices, "pos");
@@ -363,7 +365,7 @@ void bind_antialias_ops(py::module_& m) {
             throw py::value_error("antialias: " + std::to_string(counts[1]) + " silhouette pairs, more than the " +
                                   std::to_string(capacity) + " the device's largest buffer lists; antialias fewer images at once");
         UArray found(std::vector<py::ssize_t>{py::ssize_t(counts[1]), 4});
-        auto o = device_buffer<float>(*rt, values, "out");
+        auto o = device_buffer<float>(*rt, std::max<size_t>(values, 1), "out");
         FArray out(std::vector<py::ssize_t>{batch, height, width, channels});
         stream << c.copy_to(o);
         if (counts[1])
@@ -371,7 +373,8 @@ void bind_antialias_ops(py::module_& m) {
                           .dispatch(list_threads(counts[1]))
                    << sh.gather(c, weights, channels, width, height, list, counts[1], o).dispatch(list_threads(counts[1]))
                    << list.copy_to(found.mutable_data(), 0, counts[1]);
-        stream << o.copy_to(out.mutable_data()) << synchronize();
+        copy_out(stream, o, out);
+        stream << synchronize();
         return py::make_tuple(out, found);
     }, py::arg("color"), py::arg("rast"), py::arg("pos"), py::arg("tri"), py::arg("topo"), py::arg("batched"),
        py::arg("blends") = py::none(), py::arg("grad") = py::none());

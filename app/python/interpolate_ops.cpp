@@ -244,11 +244,12 @@ void bind_interpolate_ops(py::module_& m) {
                 stream << shaders(*rt).interpolate(a, r, t, attrs, first, std::min(attrs, first + kAttrChunk),
                                                    height * width, vertices, uint32_t(batched), o)
                               .dispatch(pixels);
-            stream << o.copy_to(out.mutable_data()) << synchronize();
+            copy_out(stream, o, out);
+            stream << synchronize();
             return out;
         }
         auto g = upload<float>(*rt, stream, *grad, pixels * attrs, "grad");
-        auto ga_buffer = device_buffer<float>(*rt, size_t(attr.size()), "attr gradient");
+        auto ga_buffer = device_buffer<float>(*rt, std::max<size_t>(size_t(attr.size()), 1), "attr gradient");
         auto gr_buffer = device_buffer<float4>(*rt, pixels, "rast gradient");
         stream << ga_buffer.fill_zero();
         FArray ga(std::vector<py::ssize_t>{attr.shape(0), vertices, attrs}), gr(std::vector<py::ssize_t>{batch, height, width, 4});
@@ -260,7 +261,9 @@ void bind_interpolate_ops(py::module_& m) {
                                                                uint32_t(pixels), height * width, vertices,
                                                                uint32_t(batched), g, ga_buffer, gr_buffer)
                           .dispatch((pixels + kGradRun - 1) / kGradRun);
-        stream << ga_buffer.copy_to(ga.mutable_data()) << gr_buffer.copy_to(gr.mutable_data()) << synchronize();
+        copy_out(stream, ga_buffer, ga);
+        copy_out(stream, gr_buffer, gr);
+        stream << synchronize();
         return py::make_tuple(ga, gr);
     }, py::arg("attr"), py::arg("rast"), py::arg("tri"), py::arg("batched"), py::arg("grad") = py::none());
     // attr [Ba, V, A], rast and db [B, H, W, 4], chosen attribute indices -> [B, H, W, 2 · len(chosen)]; with
@@ -287,13 +290,14 @@ void bind_interpolate_ops(py::module_& m) {
                                                       std::min(count, first + kAttrChunk), per_image, vertices,
                                                       uint32_t(batched), o)
                               .dispatch(pixels);
-            stream << o.copy_to(out.mutable_data()) << synchronize();
+            copy_out(stream, o, out);
+            stream << synchronize();
             return out;
         }
         auto a = upload<float>(*rt, stream, attr, size_t(attr.size()), "attr");
         auto d = upload<float4>(*rt, stream, db, pixels, "db");
-        auto ga_buffer = device_buffer<float>(*rt, size_t(attr.size()), "attr gradient");
-        auto gd_buffer = device_buffer<float4>(*rt, pixels, "rast_db gradient");
+        auto ga_buffer = device_buffer<float>(*rt, std::max<size_t>(size_t(attr.size()), 1), "attr gradient");
+        auto gd_buffer = device_buffer<float4>(*rt, std::max<size_t>(pixels, 1), "rast_db gradient");
         auto g = upload<float>(*rt, stream, *grad, pixels * count * 2, "grad");
         stream << ga_buffer.fill_zero();
         FArray ga(std::vector<py::ssize_t>{attr.shape(0), vertices, attrs}), gd(std::vector<py::ssize_t>{batch, height, width, 4});
@@ -306,7 +310,9 @@ void bind_interpolate_ops(py::module_& m) {
                                                                   per_image, vertices, uint32_t(batched), g,
                                                                   ga_buffer, gd_buffer)
                           .dispatch((pixels + kGradRun - 1) / kGradRun);
-        stream << ga_buffer.copy_to(ga.mutable_data()) << gd_buffer.copy_to(gd.mutable_data()) << synchronize();
+        copy_out(stream, ga_buffer, ga);
+        copy_out(stream, gd_buffer, gd);
+        stream << synchronize();
         return py::make_tuple(ga, gd);
     }, py::arg("attr"), py::arg("rast"), py::arg("db"), py::arg("tri"), py::arg("chosen"), py::arg("batched"),
        py::arg("grad") = py::none());

@@ -219,7 +219,9 @@ void bind_raster_ops(py::module_& m) {
                                              bins.tiles_x, bins.tiles_y, width, height, uint32_t(bool(previous)), prev,
                                              out, db, part * kRasterPart, uint32_t(part + 1 == parts))
                           .dispatch(batch * bins.tiles_x * bins.tiles_y * (bins.tile / 2) * (bins.tile / 2));
-        stream << out.copy_to(o.mutable_data()) << db.copy_to(d.mutable_data()) << synchronize();
+        copy_out(stream, out, o);
+        copy_out(stream, db, d);
+        stream << synchronize();
         return py::make_tuple(o, d);
     }, py::arg("pos"), py::arg("tri"), py::arg("height"), py::arg("width"), py::arg("previous") = py::none());
     m.def("_rasterize_backward", [](const FArray& pos, const UArray& tri, const FArray& rast, const FArray& grad,
@@ -238,8 +240,9 @@ void bind_raster_ops(py::module_& m) {
         auto gd = grad_db ? upload<float4>(*rt, stream, *grad_db, n, "grad_db") : rt->device.create_buffer<float4>(1);
         FArray out(std::vector<py::ssize_t>{batch, vertices, 4});
         stream << shaders(*rt).rasterize_backward(p, t, vertices, width, height, r, g, gd, uint32_t(bool(grad_db)), gp)
-                      .dispatch((width + kGradRun - 1) / kGradRun, height * batch)
-               << gp.copy_to(out.mutable_data()) << synchronize();
+                      .dispatch((width + kGradRun - 1) / kGradRun, height * batch);
+        copy_out(stream, gp, out);
+        stream << synchronize();
         return out;
     }, py::arg("pos"), py::arg("tri"), py::arg("rast"), py::arg("grad"), py::arg("grad_db") = py::none());
 }

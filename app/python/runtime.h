@@ -95,17 +95,25 @@ void expect_fits(const Runtime& rt, size_t count, const char* what) {
                               std::to_string(limit) + " one buffer of " + rt.device.name() +
                               " holds; take a smaller resolution or batch, or fewer channels, at a time");
 }
-// A new device buffer of `count` T (at least 1: a kernel argument cannot be empty) for array `what` (expect_fits).
+// A new device buffer of exactly `count` T for array `what` (expect_fits): a buffer copied out whole into an array
+// of `count` must not be longer. A kernel argument cannot be empty: pass std::max(count, 1) for one.
 template <typename T>
 Buffer<T> device_buffer(Runtime& rt, size_t count, const char* what) {
     expect_fits<T>(rt, count, what);
-    return rt.device.create_buffer<T>(std::max<size_t>(count, 1));
+    return rt.device.create_buffer<T>(count);
+}
+// Copies the first values of `b` into array `a`, as many as `a` holds (none for an empty array): a buffer may be
+// longer than its array, as a kernel argument holds at least one element where an array may be empty.
+template <typename T, typename A>
+void copy_out(Stream& stream, const Buffer<T>& b, A& a) {
+    const size_t count = size_t(a.size()) * sizeof(typename A::value_type) / sizeof(T);
+    if (count) stream << b.copy_to(a.mutable_data(), 0, count);
 }
 // A new device buffer of `count` T (at least 1) filled from array `a` (checked by expect_values).
 template <typename T, typename A>
 Buffer<T> upload(Runtime& rt, Stream& stream, const A& a, size_t count, const char* what) {
     expect_values<T>(a, count, what);
-    Buffer<T> b = device_buffer<T>(rt, count, what);
+    Buffer<T> b = device_buffer<T>(rt, std::max<size_t>(count, 1), what);
     if (count) stream << b.copy_from(a.data());
     return b;
 }

@@ -251,12 +251,13 @@ void bind_texture_ops(py::module_& m) {
         Stream& stream = *op;
         std::vector<uint32_t> counts;
         auto t = level_table(table, counts, images * channels);
-        auto s = device_buffer<float>(*rt, size_t(stack.size()), "the mip stack");
+        auto s = device_buffer<float>(*rt, std::max<size_t>(size_t(stack.size()), 1), "the mip stack");
         auto tb = rt->device.create_buffer<uint4>(t.size());
         stream << s.copy_from(stack.data()) << tb.copy_from(t.data());
         for (uint32_t l = 0; l + 1 < t.size(); ++l) stream << shaders(*rt).mip(s, tb, l, channels).dispatch(counts[l + 1]);
         FArray out(std::vector<py::ssize_t>{stack.size()});
-        stream << s.copy_to(out.mutable_data()) << synchronize();
+        copy_out(stream, s, out);
+        stream << synchronize();
         return out;
     });
     // The lookup: c0 = (filter, boundary, levels, channels), c1 = (pixels per image, tex batched, faces, flags);
@@ -284,18 +285,19 @@ void bind_texture_ops(py::module_& m) {
         auto d = plain(da, "uv_da"), b = plain(bias, "mip_level_bias");
         if (!grad) {
             auto s = upload<float>(*rt, stream, stack, size_t(stack.size()), "stack");
-            auto o = device_buffer<float>(*rt, n, "out");
+            auto o = device_buffer<float>(*rt, std::max<size_t>(n, 1), "out");
             FArray out(std::vector<py::ssize_t>{uv.shape(0), py::ssize_t(a0[3])});
-            if (n) stream << sh.lookup_for<false>(rt->device, cube, w)(s, tb, u, d, b, c0, c1, o).dispatch(n / w)
-                          << o.copy_to(out.mutable_data());
+            if (n) stream << sh.lookup_for<false>(rt->device, cube, w)(s, tb, u, d, b, c0, c1, o).dispatch(n / w);
+            copy_out(stream, o, out);
             stream << synchronize();
             return out;
         }
         auto s = upload_diff<float>(*rt, stream, stack, size_t(stack.size()), "stack");
         auto g = upload<float>(*rt, stream, *grad, n, "grad");
-        auto gu = device_buffer<float>(*rt, size_t(uv.size()), "uv gradient");
-        auto gd = device_buffer<float>(*rt, da ? size_t(da->size()) : 1, "uv_da gradient");
-        auto gb = device_buffer<float>(*rt, bias ? size_t(bias->size()) : 1, "mip_level_bias gradient");
+        auto gu = device_buffer<float>(*rt, std::max<size_t>(size_t(uv.size()), 1), "uv gradient");
+        auto gd = device_buffer<float>(*rt, da ? std::max<size_t>(size_t(da->size()), 1) : 1, "uv_da gradient");
+        auto gb = device_buffer<float>(*rt, bias ? std::max<size_t>(size_t(bias->size()), 1) : 1,
+                                       "mip_level_bias gradient");
         const uint32_t run = backward_run(a0[3] / w);
         if (pixels)
             stream << sh.lookup_for<true>(rt->device, cube, w)(s.value, s.grad, tb, u, d, b, c0, c1,
@@ -310,7 +312,7 @@ void bind_texture_ops(py::module_& m) {
         auto out_like = [&](const Buffer<float>& from, const std::optional<FArray>& like) {
             if (!like) return FArray(std::vector<py::ssize_t>{0});
             FArray out(std::vector<py::ssize_t>(like->shape(), like->shape() + like->ndim()));
-            if (out.size()) stream << from.copy_to(out.mutable_data(), 0, size_t(out.size()));
+            copy_out(stream, from, out);
             return out;
         };
         FArray g_stack = out_like(s.grad, stack), g_uv = out_like(gu, uv), g_da = out_like(gd, da), g_bias = out_like(gb, bias);

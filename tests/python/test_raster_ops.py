@@ -221,6 +221,38 @@ def test_bad_inputs_raise_clear_errors():
         dr.texture(torch.zeros(1, 4, 4, 1025), torch.zeros(1, 1024, 1024, 2))
 
 
+def test_empty_batches_and_attribute_sets_go_through_every_op():
+    # Device buffers hold at least one element where arrays may hold none: each op copies out only what its array
+    # holds (under the sanitizer job, a copy of the whole buffer into an empty array is a heap overflow).
+    pos, tri = big_triangle()
+    rast, db = dr.rasterize(CTX, pos, tri, (8, 8))
+    p0 = pos[:0].clone().requires_grad_(True)
+    r0, d0 = dr.rasterize(CTX, p0, tri, (8, 8))
+    assert r0.shape == (0, 8, 8, 4) and d0.shape == (0, 8, 8, 4)
+    (r0.sum() + d0.sum()).backward()
+    assert p0.grad.shape == (0, 3, 4)
+    a = torch.ones(3, 2, requires_grad=True)
+    out, out_da = dr.interpolate(a, rast[:0], tri, rast_db=db[:0], diff_attrs="all")
+    assert out.shape == (0, 8, 8, 2) and out_da.shape == (0, 8, 8, 4)
+    (out.sum() + out_da.sum()).backward()
+    assert (a.grad == 0).all()
+    empty = torch.zeros(3, 0, requires_grad=True)
+    out, _ = dr.interpolate(empty, rast, tri)
+    assert out.shape == (1, 8, 8, 0)
+    out.sum().backward()
+    assert empty.grad.shape == (3, 0)
+    tex = torch.rand(1, 4, 4, 3, requires_grad=True)
+    t = dr.texture(tex, torch.zeros(0, 8, 8, 2))
+    assert t.shape == (0, 8, 8, 3)
+    t.sum().backward()
+    assert (tex.grad == 0).all()
+    color = torch.zeros(0, 8, 8, 3, requires_grad=True)
+    aa = dr.antialias(color, rast[:0], pos[:0], tri)
+    assert aa.shape == (0, 8, 8, 3)
+    aa.sum().backward()
+    assert color.grad.shape == (0, 8, 8, 3)
+
+
 def test_attribute_derivatives_match_pixel_differences_and_plain_torch():
     pos, tri = big_triangle()
     rast, db = dr.rasterize(CTX, pos, tri, (16, 16))
