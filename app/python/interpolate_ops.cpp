@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <sstream>
 #include <string>
 
 namespace adjoint::python {
@@ -16,22 +17,33 @@ namespace {
 // Attributes a dispatch of interpolate's kernels takes: a thread's loops stay within lavapipe's budget.
 constexpr uint32_t kAttrChunk = 1024;
 
-// The corners of the triangle a covered pixel sees (rast r), among the image's vertices (from `base`).
-inline void corners(const BufferUInt& tri, const Float4& r, const UInt& base, UInt (&i)[3]) {
-    UInt t = cast<uint32_t>(max(r.w, 1.0f)) - 1u;
+// The corners of the triangle a covered pixel sees (`id`: rast's triangle id + 1), among the image's vertices (from
+// `base`); triangle 0's where the pixel sees none (tri holds at least one: InterpolateShaders::triangles).
+inline void corners(const BufferUInt& tri, const Float& id, const UInt& base, UInt (&i)[3]) {
+    UInt t = cast<uint32_t>(max(id, 1.0f)) - 1u;
     for (int k = 0; k < 3; ++k) i[k] = base + tri.read(t * 3u + uint32_t(k));
+}
+
+// rast's id at pixel p, 0 (none) where it is not one of tri's `triangles` (or NaN), which would read past tri: such a
+// pixel's ~p goes into `bad` by atomic max (0: none; the op then raises, naming the first).
+inline Float checked_id(const Float4& r, const UInt& triangles, const BufferUInt& bad, const UInt& p) {
+    Bool valid = (r.w >= 0.0f) & (r.w <= cast<float>(triangles));   // NaN fails both
+    $if (!valid) { bad.atomic(0u).fetch_max(~p); };
+    return ite(valid, r.w, 0.0f);
 }
 
 // A thread a pixel, for attributes [a_first, a_end): the pixel's rast and triangle read once (a thread a (pixel,
 // attribute) read them for each attribute: py_interpolate 19 ms at 1024x1024 with three).
 auto interpolate_kernel() {
-    return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferUInt tri, UInt attrs, UInt a_first, UInt a_end,
-                       UInt pixels_per_image, UInt vertices, UInt batched, BufferFloat out) noexcept {
+    return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferUInt tri, UInt triangles, UInt attrs, UInt a_first,
+                       UInt a_end, UInt pixels_per_image, UInt vertices, UInt batched, BufferFloat out,
+                       BufferUInt bad) noexcept {
         UInt p = dispatch_id().x;
         Float4 r = rast.read(p);
-        Float covered = ite(r.w > 0.0f, 1.0f, 0.0f);
+        Float id = checked_id(r, triangles, bad, p);
+        Float covered = ite(id > 0.0f, 1.0f, 0.0f);
         UInt i[3];
-        corners(tri, r, ite(batched > 0u, p / pixels_per_image * vertices, 0u), i);
+        corners(tri, id, ite(batched > 0u, p / pixels_per_image * vertices, 0u), i);
         $for (a, a_first, a_end) {
             Float a0 = attr.read(i[0] * attrs + a), a1 = attr.read(i[1] * attrs + a), a2 = attr.read(i[2] * attrs + a);
             out.write(p * attrs + a, covered * (r.x * a0 + r.y * a1 + (1.0f - r.x - r.y) * a2));
@@ -61,7 +73,7 @@ auto interpolate_backward_kernel() {
                     Float2 g_uv = make_float2(0.0f);
                     $if (r.w > 0.0f) {
                         UInt i[3];
-                        corners(tri, r, ite(batched > 0u, p / pixels_per_image * vertices, 0u), i);
+                        corners(tri, r.w, ite(batched > 0u, p / pixels_per_image * vertices, 0u), i);
                         Chan<W> g = read_channels<W>(grad_out, p * attrs + a);
                         Float2 uv = r.xy();
                         Chan<W> v0 = read_channels<W>(attr, i[0] * attrs + a);
@@ -115,14 +127,15 @@ Chan<W> gather_channels(const BufferFloat& buf, const UInt& at, const std::array
 // thread a (pixel, chosen attribute) read them for each: py_interpolate_da 12 ms at 1024x1024 with two, now 10-12);
 // out interleaves (d/dX, d/dY) per chosen attribute.
 auto interpolate_da_kernel() {
-    return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferFloat4 db, BufferUInt tri, BufferUInt chosen,
-                       UInt attrs, UInt count, UInt c_first, UInt c_end, UInt pixels_per_image, UInt vertices,
-                       UInt batched, BufferFloat2 out) noexcept {
+    return Kernel1D([](BufferFloat attr, BufferFloat4 rast, BufferFloat4 db, BufferUInt tri, UInt triangles,
+                       BufferUInt chosen, UInt attrs, UInt count, UInt c_first, UInt c_end, UInt pixels_per_image,
+                       UInt vertices, UInt batched, BufferFloat2 out, BufferUInt bad) noexcept {
         UInt p = dispatch_id().x;
         Float4 r = rast.read(p), d = db.read(p);
-        Float covered = ite(r.w > 0.0f, 1.0f, 0.0f);
+        Float id = checked_id(r, triangles, bad, p);
+        Float covered = ite(id > 0.0f, 1.0f, 0.0f);
         UInt i[3];
-        corners(tri, r, ite(batched > 0u, p / pixels_per_image * vertices, 0u), i);
+        corners(tri, id, ite(batched > 0u, p / pixels_per_image * vertices, 0u), i);
         $for (k, c_first, c_end) {
             UInt a = chosen.read(k);
             Derivatives<1> e = attribute_derivatives<1>(attr.read(i[0] * attrs + a), attr.read(i[1] * attrs + a),
@@ -158,7 +171,7 @@ auto interpolate_da_backward_kernel() {
                     Float4 gd = make_float4(0.0f);
                     $if (r.w > 0.0f) {
                         UInt i[3];
-                        corners(tri, r, ite(batched > 0u, p / pixels_per_image * vertices, 0u), i);
+                        corners(tri, r.w, ite(batched > 0u, p / pixels_per_image * vertices, 0u), i);
                         Float4 d = db.read(p);
                         Chan<W> v[3], gv[3];
                         for (int n = 0; n < 3; ++n) v[n] = gather_channels<W>(attr, i[n] * attrs + a[0], offset);
@@ -221,6 +234,26 @@ InterpolateShaders& shaders(Runtime& rt) {
     return *static_cast<InterpolateShaders*>(rt.interpolate_shaders.get());
 }
 
+// tri on the device, with at least one triangle (zeros where it has none): the kernels read a pixel's corners
+// whatever it sees, triangle 0's where it sees none.
+Buffer<uint32_t> upload_triangles(Runtime& rt, Stream& stream, const UArray& tri) {
+    const size_t n = size_t(tri.shape(0)) * 3;
+    if (n) return upload<uint32_t>(rt, stream, tri, n, "tri");
+    auto t = device_buffer<uint32_t>(rt, 3, "tri");
+    stream << t.fill_zero();
+    return t;
+}
+
+// After the forward kernels (checked_id): a ValueError naming the first pixel whose triangle id is not one of tri's.
+void expect_triangle_ids(uint32_t bad, const FArray& rast, size_t triangles) {
+    if (!bad) return;
+    const uint32_t p = ~bad;
+    std::ostringstream m;
+    m << "rast: pixel " << p << " holds triangle id + 1 = " << rast.data()[4 * size_t(p) + 3] << ", where tri has "
+      << triangles << " triangles";
+    throw py::value_error(m.str());
+}
+
 } // namespace
 
 void bind_interpolate_ops(py::module_& m) {
@@ -236,16 +269,22 @@ void bind_interpolate_ops(py::module_& m) {
         const size_t pixels = size_t(batch) * height * width;
         auto a = upload<float>(*rt, stream, attr, size_t(attr.size()), "attr");
         auto r = upload<float4>(*rt, stream, rast, pixels, "rast");
-        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3, "tri");
+        auto t = upload_triangles(*rt, stream, tri);
+        const uint32_t triangles = uint32_t(tri.shape(0));
         if (!grad) {
             auto o = device_buffer<float>(*rt, pixels * attrs, "out");
+            auto bad = device_buffer<uint32_t>(*rt, 1, "bad");
+            uint32_t flag = 0;
             FArray out(std::vector<py::ssize_t>{batch, height, width, attrs});
+            stream << bad.fill_zero();
             for (uint32_t first = 0; first < attrs; first += kAttrChunk)
-                stream << shaders(*rt).interpolate(a, r, t, attrs, first, std::min(attrs, first + kAttrChunk),
-                                                   height * width, vertices, uint32_t(batched), o)
+                stream << shaders(*rt).interpolate(a, r, t, triangles, attrs, first,
+                                                   std::min(attrs, first + kAttrChunk), height * width, vertices,
+                                                   uint32_t(batched), o, bad)
                               .dispatch(pixels);
             copy_out(stream, o, out);
-            stream << synchronize();
+            stream << bad.copy_to(&flag) << synchronize();
+            expect_triangle_ids(flag, rast, triangles);
             return out;
         }
         auto g = upload<float>(*rt, stream, *grad, pixels * attrs, "grad");
@@ -277,21 +316,26 @@ void bind_interpolate_ops(py::module_& m) {
         const uint32_t batch = uint32_t(rast.shape(0)), height = uint32_t(rast.shape(1)), width = uint32_t(rast.shape(2));
         const size_t pixels = size_t(batch) * height * width;
         auto r = upload<float4>(*rt, stream, rast, pixels, "rast");
-        auto t = upload<uint32_t>(*rt, stream, tri, size_t(tri.shape(0)) * 3, "tri");
+        auto t = upload_triangles(*rt, stream, tri);
+        const uint32_t triangles = uint32_t(tri.shape(0));
         auto c = upload<uint32_t>(*rt, stream, chosen, count, "chosen");
         const uint32_t per_image = height * width;
         if (!grad) {
             auto a = upload<float>(*rt, stream, attr, size_t(attr.size()), "attr");
             auto d = upload<float4>(*rt, stream, db, pixels, "db");
             auto o = device_buffer<float2>(*rt, pixels * count, "out_da");
+            auto bad = device_buffer<uint32_t>(*rt, 1, "bad");
+            uint32_t flag = 0;
             FArray out(std::vector<py::ssize_t>{batch, height, width, 2 * count});
+            stream << bad.fill_zero();
             for (uint32_t first = 0; first < count; first += kAttrChunk)
-                stream << shaders(*rt).interpolate_da(a, r, d, t, c, attrs, count, first,
+                stream << shaders(*rt).interpolate_da(a, r, d, t, triangles, c, attrs, count, first,
                                                       std::min(count, first + kAttrChunk), per_image, vertices,
-                                                      uint32_t(batched), o)
+                                                      uint32_t(batched), o, bad)
                               .dispatch(pixels);
             copy_out(stream, o, out);
-            stream << synchronize();
+            stream << bad.copy_to(&flag) << synchronize();
+            expect_triangle_ids(flag, rast, triangles);
             return out;
         }
         auto a = upload<float>(*rt, stream, attr, size_t(attr.size()), "attr");

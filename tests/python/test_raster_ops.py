@@ -210,6 +210,19 @@ def test_bad_inputs_raise_clear_errors():
         dr.interpolate(torch.zeros(2, 3, 1), rast, tri)
     with pytest.raises(ValueError, match="rast_db: expected shape"):
         dr.interpolate(torch.zeros(3, 1), rast, tri, rast_db=torch.zeros(4, 4, 4), diff_attrs="all")
+    # A triangle id past tri (or NaN) in a rast that rasterize did not make would read past tri on the device: the
+    # kernels check each pixel's as they read it.
+    for bad, shown in ((5.0, "5"), (float("nan"), "nan")):
+        r = rast.clone()
+        r[0, 1, 2, 3] = bad
+        said = f"rast: pixel 6 holds triangle id \\+ 1 = {shown}, where tri has 1 triangles"
+        with pytest.raises(ValueError, match=said):
+            dr.interpolate(torch.zeros(3, 1), r, tri)
+        with pytest.raises(ValueError, match=said):
+            dr.interpolate(torch.zeros(3, 1), r, tri, rast_db=torch.zeros(1, 4, 4, 4), diff_attrs="all")
+    # No triangles: every pixel sees none, and interpolate reads no corner past tri.
+    empty_rast, _ = dr.rasterize(CTX, pos, tri[:0], (4, 4))
+    assert (dr.interpolate(torch.ones(3, 2), empty_rast, tri[:0])[0] == 0).all()
     # More than any device's buffer holds (Vulkan counts a storage buffer's range in 32 bits): a ValueError naming
     # the array, where the engine's error named a kernel's argument by number or the Vulkan call that failed.
     with pytest.raises(ValueError, match=r"rast: 25600000000 bytes on the device, more than the \d+ one buffer of"):
