@@ -127,6 +127,20 @@ def test_a_call_that_fails_midway_leaves_the_next_one_right():
     assert abs(float(want_attr.sum()) - 90.0) < 1e-3   # 30 pixels, barycentrics summing to 1, three attributes
 
 
+def two_triangles():
+    """Two triangles in perspective sharing an edge (4 vertices), a gap and the background around them."""
+    pos = torch.tensor([[-0.9, -0.8, 0.0, 1.0], [0.9, -0.7, 0.2, 1.3], [0.0, 0.9, -0.1, 0.8],
+                        [0.95, 0.95, 0.5, 1.0]], dtype=torch.float32)
+    return pos, torch.tensor([[0, 1, 2], [1, 3, 2]], dtype=torch.int32)
+
+
+def backward_alike(got, ref, seed):
+    """The backward of got and of its plain-torch reference ref, weighted by the same random gradient."""
+    g = torch.randn(got.shape, generator=torch.Generator().manual_seed(seed))
+    (got * g).sum().backward()
+    (ref * g).sum().backward()
+
+
 def interpolated(rast, corners):
     """Plain torch: the attributes at each pixel from its triangle's three corners' (rast's u, v; 0 uncovered)."""
     u, v = rast[..., 0:1], rast[..., 1:2]
@@ -141,9 +155,7 @@ def derivatives(c, db):
 
 @pytest.mark.parametrize("attrs", [1, 2, 3, 4, 5, 6])   # every group width the backward takes (1-4 at once, 5 one by one)
 def test_interpolate_matches_plain_torch_with_gradients(attrs):
-    pos = torch.tensor([[-0.9, -0.8, 0.0, 1.0], [0.9, -0.7, 0.2, 1.3], [0.0, 0.9, -0.1, 0.8],
-                        [0.95, 0.95, 0.5, 1.0]], dtype=torch.float32)
-    tri = torch.tensor([[0, 1, 2], [1, 3, 2]], dtype=torch.int32)
+    pos, tri = two_triangles()
     rast, _ = dr.rasterize(CTX, torch.stack([pos, pos * 1.1]), tri, (12, 10))
     attr = torch.randn(2, 4, attrs, generator=torch.Generator().manual_seed(1))
     for a in (attr, attr[0]):   # batched, and one attribute set for every image
@@ -159,9 +171,7 @@ def test_interpolate_matches_plain_torch_with_gradients(attrs):
         ref = interpolated(r2, corners)
         assert (rast[..., 3] > 0).sum() > 100 and (rast[..., 3] == 0).sum() > 10
         torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5)
-        g = torch.randn(out.shape, generator=torch.Generator().manual_seed(2))
-        (out * g).sum().backward()
-        (ref * g).sum().backward()
+        backward_alike(out, ref, 2)
         torch.testing.assert_close(a1.grad, a2.grad, atol=1e-4, rtol=1e-4)
         torch.testing.assert_close(r1.grad[..., :2], r2.grad[..., :2], atol=1e-4, rtol=1e-4)
         assert (r1.grad[..., 2:] == 0).all()
@@ -172,9 +182,7 @@ def test_interpolate_backward_over_more_attributes_than_one_dispatch_takes(attrs
     # The backward kernel takes the attributes about 1,024 at a time, in dispatches whose d/d(u, v) add up: a loop over
     # all 70,000 would pass lavapipe's 65,535 iterations (a RuntimeError naming the kernel). 1,029 attributes are
     # taken three at a time, in chunks of 1,023 (whole groups) and 6.
-    pos = torch.tensor([[-0.9, -0.8, 0.0, 1.0], [0.9, -0.7, 0.2, 1.3], [0.0, 0.9, -0.1, 0.8],
-                        [0.95, 0.95, 0.5, 1.0]], dtype=torch.float32)
-    tri = torch.tensor([[0, 1, 2], [1, 3, 2]], dtype=torch.int32)
+    pos, tri = two_triangles()
     rast, _ = dr.rasterize(CTX, pos[None], tri, (6, 5))
     attr = torch.randn(4, attrs, generator=torch.Generator().manual_seed(3))
     a1, r1 = attr.clone().requires_grad_(True), rast.clone().requires_grad_(True)
@@ -184,9 +192,7 @@ def test_interpolate_backward_over_more_attributes_than_one_dispatch_takes(attrs
     corners = [a2[tri.long()[t, k]] for k in range(3)]
     ref = interpolated(r2, corners)
     assert (rast[..., 3] > 0).sum() > 10
-    g = torch.randn(out.shape, generator=torch.Generator().manual_seed(4))
-    (out * g).sum().backward()
-    (ref * g).sum().backward()
+    backward_alike(out, ref, 4)
     torch.testing.assert_close(a1.grad, a2.grad, atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(r1.grad[..., :2], r2.grad[..., :2], atol=2e-3, rtol=1e-4)
 
@@ -288,9 +294,7 @@ def test_attribute_derivatives_match_pixel_differences_and_plain_torch():
     c = [a2[k, :2] for k in range(3)]
     ref = derivatives(c, d2)
     torch.testing.assert_close(got, ref, atol=1e-6, rtol=1e-5)
-    g = torch.randn(got.shape, generator=torch.Generator().manual_seed(4))
-    (got * g).sum().backward()
-    (ref * g).sum().backward()
+    backward_alike(got, ref, 4)
     torch.testing.assert_close(a1.grad, a2.grad, atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(d1.grad, d2.grad, atol=1e-4, rtol=1e-4)
     with pytest.raises(ValueError, match="diff_attrs needs rast_db"):
@@ -303,9 +307,7 @@ def test_attribute_derivatives_match_pixel_differences_and_plain_torch():
 # group's values and adds its gradients where each chosen attribute lies.
 @pytest.mark.parametrize("chosen", [[4], [3, 0], [4, 1, 2], [5, 0, 3, 1], [1, 1], [0, 2, 4, 1, 3]])
 def test_attribute_derivatives_of_chosen_groups_match_plain_torch(chosen):
-    pos = torch.tensor([[-0.9, -0.8, 0.0, 1.0], [0.9, -0.7, 0.2, 1.3], [0.0, 0.9, -0.1, 0.8],
-                        [0.95, 0.95, 0.5, 1.0]], dtype=torch.float32)
-    tri = torch.tensor([[0, 1, 2], [1, 3, 2]], dtype=torch.int32)
+    pos, tri = two_triangles()
     rast, db = dr.rasterize(CTX, torch.stack([pos, pos * 1.1]), tri, (12, 10))
     attr = torch.randn(2, 4, 6, generator=torch.Generator().manual_seed(8))
     for a in (attr, attr[0]):   # batched, and one attribute set for every image
@@ -318,9 +320,7 @@ def test_attribute_derivatives_of_chosen_groups_match_plain_torch(chosen):
         ref = derivatives(c, d2) * (rast[..., 3:] > 0)
         assert (rast[..., 3] > 0).sum() > 100 and len(set(t[rast[..., 3] > 0].tolist())) == 2
         torch.testing.assert_close(got, ref, atol=1e-5, rtol=1e-5)
-        g = torch.randn(got.shape, generator=torch.Generator().manual_seed(9))
-        (got * g).sum().backward()
-        (ref * g).sum().backward()
+        backward_alike(got, ref, 9)
         torch.testing.assert_close(a1.grad, a2.grad, atol=1e-4, rtol=1e-4)
         torch.testing.assert_close(d1.grad, d2.grad, atol=1e-4, rtol=1e-4)
 
@@ -335,9 +335,7 @@ def test_rast_db_gradient_over_more_chosen_attributes_than_one_dispatch_takes():
     c = [attr[k] for k in range(3)]
     ref = derivatives(c, d2)
     torch.testing.assert_close(got, ref, atol=1e-5, rtol=1e-5)
-    g = torch.randn(got.shape, generator=torch.Generator().manual_seed(7))
-    (got * g).sum().backward()
-    (ref * g).sum().backward()
+    backward_alike(got, ref, 7)
     torch.testing.assert_close(d1.grad, d2.grad, atol=1e-3, rtol=1e-4)
     assert float(d1.grad.abs().min()) > 0   # every pixel is covered and gets a gradient
 

@@ -79,6 +79,28 @@ def main():
                       "texture": textures, "interpolate_derivatives": derivatives}, indent=1))
 
 
+def timed_passes(iters, profiled, forward, loss, clear):
+    """forward() (the ops), then loss(its outputs) and its backward, then clear() (the leaves' gradients), iters + 1
+    times: the median wall ms of the forward and of the loss with its backward after the first (a warm-up), and each
+    kernel's device ms a call."""
+    fw, bw = [], []
+    for it in range(iters + 1):
+        if it == 1 and profiled:
+            _adjoint._kernel_times()   # clears
+        t0 = time.perf_counter()
+        out = forward()
+        t1 = time.perf_counter()
+        loss(out).backward()
+        t2 = time.perf_counter()
+        clear()
+        if it:
+            fw.append((t1 - t0) * 1e3)
+            bw.append((t2 - t1) * 1e3)
+    kernels = {name: round(ms / iters, 2) for name, _, ms in _adjoint._kernel_times()} if profiled else {}
+    return {"forward_ms": round(statistics.median(fw), 1), "backward_ms": round(statistics.median(bw), 1),
+            "kernel_ms_per_call": kernels}
+
+
 def texture_times(iters, res, profiled):
     """texture of a 512x512x3 map over res x res pixels (uv a slightly warped grid, so neighbouring pixels share
     texels): each filter's forward and backward wall time (median) and kernel times a call (mip levels summed)."""
@@ -93,22 +115,12 @@ def texture_times(iters, res, profiled):
     weights = torch.rand(1, res, res, 3, generator=gen)
     result = {}
     for mode in ("linear", "linear-mipmap-linear"):
-        fw, bw = [], []
-        for it in range(iters + 1):
-            if it == 1 and profiled:
-                _adjoint._kernel_times()   # clears
-            t0 = time.perf_counter()
-            out = dr.texture(tex, uv, uv_da=da if "mipmap" in mode else None, filter_mode=mode)
-            t1 = time.perf_counter()
-            (out * weights).sum().backward()
-            t2 = time.perf_counter()
+        def forward():
+            return dr.texture(tex, uv, uv_da=da if "mipmap" in mode else None, filter_mode=mode)
+
+        def clear():
             tex.grad = uv.grad = None
-            if it:
-                fw.append((t1 - t0) * 1e3)
-                bw.append((t2 - t1) * 1e3)
-        kernels = {name: round(ms / iters, 2) for name, _, ms in _adjoint._kernel_times()} if profiled else {}
-        result[mode] = {"forward_ms": round(statistics.median(fw), 1), "backward_ms": round(statistics.median(bw), 1),
-                        "kernel_ms_per_call": kernels}
+        result[mode] = timed_passes(iters, profiled, forward, lambda out: (out * weights).sum(), clear)
     return result
 
 
@@ -120,23 +132,16 @@ def derivative_times(iters, res, profiled, clip, tri, ctx):
     pos = clip.clone().requires_grad_(True)
     gen = torch.Generator().manual_seed(2)
     weights = torch.rand(1, res, res, 2, generator=gen), torch.rand(1, res, res, 4, generator=gen)
-    fw, bw = [], []
-    for it in range(iters + 1):
-        if it == 1 and profiled:
-            _adjoint._kernel_times()   # clears
-        t0 = time.perf_counter()
+
+    def forward():
         rast, rast_db = dr.rasterize(ctx, pos, tri, [res, res], grad_db=True)
-        texc, texd = dr.interpolate(uv, rast, tri, rast_db=rast_db, diff_attrs="all")
-        t1 = time.perf_counter()
-        ((texc * weights[0]).sum() + (texd * weights[1]).sum()).backward()
-        t2 = time.perf_counter()
+        return dr.interpolate(uv, rast, tri, rast_db=rast_db, diff_attrs="all")
+
+    def clear():
         uv.grad = pos.grad = None
-        if it:
-            fw.append((t1 - t0) * 1e3)
-            bw.append((t2 - t1) * 1e3)
-    kernels = {name: round(ms / iters, 2) for name, _, ms in _adjoint._kernel_times()} if profiled else {}
-    return {"forward_ms": round(statistics.median(fw), 1), "backward_ms": round(statistics.median(bw), 1),
-            "kernel_ms_per_call": kernels}
+    def loss(out):
+        return (out[0] * weights[0]).sum() + (out[1] * weights[1]).sum()
+    return timed_passes(iters, profiled, forward, loss, clear)
 
 
 if __name__ == "__main__":
