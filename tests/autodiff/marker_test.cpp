@@ -33,6 +33,31 @@ TEST_F(Markers, InsideABranchMarksTheBranchValue) {
     }
 }
 
+TEST_F(Markers, InsideABranchThatNeverRunsGivesZero) {
+    // A branch whose condition is a constant is pruned before autodiff; grad() of the value marked in the branch
+    // that never runs is +0.0 (it once named a marker the pruning had removed: "not defined before this use").
+    auto xs = random_floats(64, -2, 2, 73);
+    Kernel1D k = [](BufferFloat in, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = in.read(i), z = in.read(i);
+        $autodiff {
+            Float y = x * 3.0f;
+            $if (UInt(2u) == 3u) {
+                requires_grad(x);
+                y = x * x;
+            };
+            $if (UInt(2u) == 2u) {
+                requires_grad(z);
+                y = y + z * z;
+            };
+            backward(y);
+            out.write(i, grad(x) + 10.0f * grad(z));
+        };
+    };
+    auto g = run_unary(device, stream, k, xs);
+    for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(g[i], 20.0f * xs[i], 1e-5f * (1 + std::fabs(xs[i]))) << xs[i];
+}
+
 TEST_F(Markers, InsideALoopMarksTheLastIterationsValue) {
     // grad(x) is the derivative with respect to x as marked in the last iteration that ran the mark
     // (values marked in earlier iterations held fixed). Here that value is v = x0 * 2^(n-1), and y depends

@@ -1,5 +1,5 @@
 // Constant folding with the host evaluator (the interpreter's own semantics), and pruning of branches
-// whose condition is constant.
+// whose condition is constant (a grad() of a value marked in a pruned branch becomes 0).
 #include <adjoint/ir/eval.h>
 #include <adjoint/ir/passes.h>
 
@@ -13,6 +13,29 @@ struct Folder {
     Function& f;
     std::vector<ValueId> repl;
     bool changed = false;
+    std::vector<bool> pruned_marks;   // requires_grad markers of branches that never run
+
+    // The markers in a branch that is dropped: a grad() of one is exactly 0 (its branch never ran).
+    void note_marks(const Block& b) {
+        for (ValueId id : b.insts) {
+            const Inst& in = f.inst(id);
+            if (in.op == Op::RequiresGrad) pruned_marks[id] = true;
+            for (const auto& r : in.regions) note_marks(*r);
+        }
+    }
+    void zero_pruned_grads(Block& b) {
+        for (ValueId id : b.insts) {
+            Inst& in = f.inst(id);
+            for (auto& r : in.regions) zero_pruned_grads(*r);
+            if (in.op == Op::Grad && pruned_marks[in.operands[0]]) {
+                in.op = Op::Const;
+                in.operands.clear();
+                in.words.assign(in.type->lanes(), 0u);
+                in.imm = 0;
+                changed = true;
+            }
+        }
+    }
 
     bool foldable(const Inst& in) {
         if (in.operands.empty() || info(in.op).effect != Effect::Pure) return false;
@@ -49,7 +72,9 @@ struct Folder {
             }
             if (in.op == Op::If && f.inst(in.operands[0]).op == Op::Const) {
                 // Splice the chosen branch in place of the if; its instructions keep their ids.
-                Block& chosen = *in.regions[f.inst(in.operands[0]).words[0] ? 0 : 1];
+                const bool then = f.inst(in.operands[0]).words[0] != 0;
+                Block& chosen = *in.regions[then ? 0 : 1];
+                note_marks(*in.regions[then ? 1 : 0]);
                 block(chosen);
                 out.insert(out.end(), chosen.insts.begin(), chosen.insts.end());
                 chosen.insts.clear();
@@ -88,8 +113,9 @@ bool hoist_constants(Function& f) {
 } // namespace
 
 bool fold_constants(Function& f) {
-    Folder folder{f, std::vector<ValueId>(f.inst_count(), kNoValue)};
+    Folder folder{f, std::vector<ValueId>(f.inst_count(), kNoValue), false, std::vector<bool>(f.inst_count(), false)};
     folder.block(f.body());
+    folder.zero_pruned_grads(f.body());
     replace_uses(f, folder.repl);
     bool hoisted = hoist_constants(f);
     return folder.changed || hoisted;
