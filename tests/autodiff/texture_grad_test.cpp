@@ -1,6 +1,7 @@
 // Gradients of texture samples: with respect to the texels (through the generated atomics, and through the
 // mip chain back to level 0 by backward_mips) and with respect to uv and the level of detail, each against
 // central finite differences of the forward kernels on the device.
+#include "support/error_text.h"
 #include "support.h"
 
 #include <cmath>
@@ -262,6 +263,114 @@ TEST_F(TextureGradients, SetGradientsReachOnlyTheSampledTexture) {
            << set.copy_grad_to(1, gb.data()) << synchronize();
     for (float x : ga) EXPECT_EQ(x, 0.0f);
     for (size_t i = 0; i < gb.size(); ++i) EXPECT_EQ(gb[i], i / 4 == 2 ? float(i % 4 + 1) : 0.0f) << i;
+}
+
+TEST_F(TextureGradients, HeldTexelsSummedOverRunsGiveTheScattersGradients) {
+    // The same trilinear samples over a set of two textures, differentiated twice: each texel read scattering its
+    // adjoint (the generated atomics), and each thread taking a run of 8 samples whose reads are held (HeldTexels)
+    // and added by the kernel, one atomic a float of a tap that was read. Every texel's gradient at every level,
+    // and each sample's uv gradient, agree. The footprints reach from magnified (one level read: taps 4..7 keep
+    // kNoSlot) to beyond the last level.
+    auto set = device.create_texture_set<float3>({{8, 6, {.wrap = TextureWrap::Repeat}}, {5, 7, {.wrap = TextureWrap::Mirror}}});
+    const uint32_t N = 200, kRun = 8;
+    auto r = random_floats(N * 6, 0, 1, 77);
+    std::vector<float4> q(N);
+    std::vector<float3> w(N);
+    for (uint32_t i = 0; i < N; ++i) {
+        float texels = 0.2f * std::pow(60.0f, r[i * 6 + 2]);
+        q[i] = float4(0.013f * float(i) + 0.02f * r[i * 6], 0.3f + 0.05f * r[i * 6 + 1], texels / 8, texels / 6);
+        w[i] = float3(r[i * 6 + 3] - 0.5f, r[i * 6 + 4] - 0.5f, r[i * 6 + 5] - 0.5f);
+    }
+    auto sample = [](const TextureSetFloat3& s, const UInt& i) { return s.texture(i % 2u); };
+    Kernel1D scattered = [&](TextureSetFloat3 s, BufferFloat4 qs, BufferFloat3 ws, BufferFloat2 duv) noexcept {
+        auto i = dispatch_id().x;
+        Float4 a = qs.read(i);
+        Float2 uv = a.xy();
+        $autodiff {
+            requires_grad(uv);
+            Float3 c = sample(s, i).sample_grad(uv, make_float2(a.z, 0.0f), make_float2(0.0f, a.w));
+            backward(dot(ws.read(i), c * c));
+            duv.write(i, grad(uv));
+        };
+    };
+    int used = 0;
+    Kernel1D held = [&](TextureSetFloat3 s, BufferFloat texel_grad, BufferFloat4 qs, BufferFloat3 ws, BufferFloat2 duv) noexcept {
+        $for (i, dispatch_id().x * kRun, min(dispatch_id().x * kRun + kRun, N)) {
+            Float4 a = qs.read(i);
+            Float2 uv = a.xy();
+            $autodiff {
+                HeldTexels<float3> taps(8);
+                requires_grad(uv);
+                Float3 c = sample(s, i).held(taps).sample_grad(uv, make_float2(a.z, 0.0f), make_float2(0.0f, a.w));
+                backward(dot(ws.read(i), c * c));
+                duv.write(i, grad(uv));
+                used = taps.used();
+                for (int k = 0; k < taps.used(); ++k) {
+                    Float3 g = grad(taps.value(k));
+                    $if (taps.at(k) != kNoSlot) {
+                        for (uint32_t ch = 0; ch < 3; ++ch) texel_grad.atomic(taps.at(k) + ch).fetch_add(g[ch]);
+                    };
+                }
+            };
+        };
+    };
+    auto a = device.compile(scattered), b = device.compile(held);
+    EXPECT_EQ(used, 8);   // two levels of four taps
+    auto qb = device.create_buffer<float4>(N);
+    auto wb = device.create_buffer<float3>(N);
+    auto duv_a = device.create_buffer<float2>(N), duv_b = device.create_buffer<float2>(N);
+    auto t0 = random_floats(8 * 6 * 3, 0, 1, 78), t1 = random_floats(5 * 7 * 3, 0, 1, 79);
+    stream << qb.copy_from(q.data()) << wb.copy_from(w.data()) << set.copy_from(0, t0.data())
+           << set.copy_from(1, t1.data()) << set.build_mips();
+    const size_t floats = set.texels().grad.size();
+    std::vector<float> ga(floats), gb(floats);
+    std::vector<float2> ua(N), ub(N);
+    stream << set.zero_grad() << a(set, qb, wb, duv_a).dispatch(N) << set.texels().grad.copy_to(ga.data())
+           << duv_a.copy_to(ua.data()) << set.zero_grad() << b(set, set.texels().grad, qb, wb, duv_b).dispatch((N + kRun - 1) / kRun)
+           << set.texels().grad.copy_to(gb.data()) << duv_b.copy_to(ub.data()) << synchronize();
+    double largest = 0;
+    for (size_t k = 0; k < floats; ++k) {
+        largest = std::max(largest, double(std::abs(ga[k])));
+        EXPECT_NEAR(gb[k], ga[k], 1e-5 + 1e-5 * std::abs(ga[k])) << "texel float " << k;
+    }
+    EXPECT_GT(largest, 0.1);
+    for (uint32_t i = 0; i < N; ++i) {
+        EXPECT_EQ(ub[i].x, ua[i].x) << i;
+        EXPECT_EQ(ub[i].y, ua[i].y) << i;
+    }
+}
+
+TEST_F(TextureGradients, HeldTexelsRefuseReadsTheyCannotHold) {
+    // A read in a loop nested deeper than the holder would keep only the last iteration's; a read past the
+    // capacity has no slot; outside $autodiff there is no gradient to hold. Each names its line.
+    auto refused = [&](int capacity, bool in_loop, bool outside) {
+        return error_of([&] {
+            Kernel1D k = [&](TextureFloat3 t, BufferFloat out) noexcept {
+                HeldTexels<float3> outer(capacity);
+                if (outside) {
+                    out.write(0u, t.held(outer).sample(make_float2(0.5f)).x);
+                    return;
+                }
+                $autodiff {
+                    HeldTexels<float3> taps(capacity);
+                    Float3 c = make_float3(0.0f);
+                    if (in_loop) {
+                        $for (j, 0u, 2u) { c = c + t.held(taps).sample(make_float2(0.5f)); };
+                    } else {
+                        c = t.held(taps).sample(make_float2(0.5f));
+                    }
+                    backward(c.x);
+                };
+            };
+            (void)device.compile(k);
+        });
+    };
+    std::string loop = refused(8, true, false), full = refused(3, false, false), outside = refused(4, false, true);
+    EXPECT_NE(loop.find("held texels: a texel read in a loop nested deeper than its holder's"), std::string::npos) << loop;
+    EXPECT_NE(full.find("past its holder's capacity (capacity 3)"), std::string::npos) << full;
+    EXPECT_NE(outside.find("outside $autodiff"), std::string::npos) << outside;
+    for (const std::string* m : {&loop, &full, &outside})
+        EXPECT_NE(m->find("texture_grad_test.cpp:"), std::string::npos) << *m;
 }
 
 } // namespace adjoint::test

@@ -2,7 +2,10 @@
 // filtering and repeat, clamp-to-edge or mirrored-repeat wrapping; inside $autodiff a sample is
 // differentiable with respect to the texels (a differentiable buffer) and the texture coordinates.
 #pragma once
+#include <adjoint/dsl/autodiff.h>
 #include <adjoint/dsl/kernel.h>
+
+#include <vector>
 
 namespace adjoint {
 
@@ -110,6 +113,66 @@ inline Expr<uint2> wrap_tap(const Expr<int2>& x, const Expr<uint2>& n, const Exp
 
 } // namespace detail
 
+// The address of a texel a held sample did not read (HeldTexels).
+constexpr uint32_t kNoSlot = ~0u;
+
+// Texel reads held for the caller. A texture sampled through held(h) inside $autodiff reads each texel as a plain
+// value into variable h.value(k), marked requires_grad, and keeps its address (its first float in the texels) in
+// h.at(k), k counting the reads as they are recorded; a read that does not run (the second level of a trilinear
+// sample whose fraction is 0) keeps kNoSlot. After backward grad(h.value(k)) is that read's gradient, for the
+// caller to add where it likes (the app lists each pixel's taps once and gathers their gradients per texel),
+// where each read would have added its adjoint by float atomics, a compare-and-swap each on lavapipe. The holder is made in the block (or in a loop body inside it) and
+// takes reads at the same loop depth: one in a loop nested deeper would keep only the last iteration's read, and
+// is an error naming its line, as is a read past the capacity.
+template <typename T>
+class HeldTexels {
+public:
+    explicit HeldTexels(int capacity, std::source_location loc = std::source_location::current())
+        : recorder_(&detail::Recorder::current(loc)), loops_(recorder_->loops.size()) {
+        at_.reserve(size_t(capacity));   // reserved first: a Var copied on reallocation would be a new variable
+        value_.reserve(size_t(capacity));
+        for (int k = 0; k < capacity; ++k) {
+            at_.emplace_back(kNoSlot);
+            value_.emplace_back(detail::splat<T>(Expr<float>(0.0f), loc));
+        }
+    }
+    HeldTexels(const HeldTexels&) = delete;
+    HeldTexels& operator=(const HeldTexels&) = delete;
+
+    int capacity() const { return int(at_.size()); }
+    int used() const { return used_; }
+    const Var<uint32_t>& at(int k) const { return at_.at(size_t(k)); }
+    const Var<T>& value(int k) const { return value_.at(size_t(k)); }
+
+    // TextureRef's read of the texel whose first float is `at`.
+    Expr<T> read(const DiffBufferVar<float>& texels, const Expr<uint32_t>& at, const std::source_location& loc) {
+        detail::Recorder& r = detail::Recorder::current(loc);
+        Expr<T> v = detail::call_op<T>(ir::Op::Detach, loc, detail::read_texel<T>(texels, at, loc));
+        const char* wrong = &r != recorder_          ? "in another kernel or callable than its holder"
+                            : r.loops.size() != loops_ ? "in a loop nested deeper than its holder's"
+                            : !r.autodiff              ? "outside $autodiff"
+                            : used_ == capacity()      ? "past its holder's capacity"
+                                                       : nullptr;
+        if (wrong) {
+            detail::defer_error(std::string("held texels: a texel read ") + wrong + " (capacity " +
+                                std::to_string(capacity()) + ") at " + format_location(loc));
+            return v;
+        }
+        const int k = used_++;
+        at_[size_t(k)] = at;
+        value_[size_t(k)] = v;
+        requires_grad_at(loc, value_[size_t(k)]);
+        return value_[size_t(k)];
+    }
+
+private:
+    const detail::Recorder* recorder_;
+    size_t loops_;
+    std::vector<Var<uint32_t>> at_;
+    std::vector<Var<T>> value_;
+    int used_ = 0;
+};
+
 template <typename T>
 class TextureLevelRef;
 
@@ -132,6 +195,14 @@ public:
     TextureRef detached() const {
         TextureRef r = *this;
         r.detached_ = true;
+        return r;
+    }
+
+    // The same texture with its texel reads held in `h` (HeldTexels): the caller adds their gradients. A detached
+    // texture's reads stay constants.
+    TextureRef held(HeldTexels<T>& h) const {
+        TextureRef r = *this;
+        r.held_ = &h;
         return r;
     }
 
@@ -204,6 +275,7 @@ protected:
 
 private:
     bool detached_ = false;
+    HeldTexels<T>* held_ = nullptr;
     Expr<uint4> header(const std::source_location& loc) const {
         detail::Recorder::current(loc).at(loc);
         return table_.read(record_, loc);
@@ -213,6 +285,7 @@ private:
     }
     Expr<T> texel(const Expr<uint4>& lv, const Expr<uint32_t>& x, const Expr<uint32_t>& y,
                   const std::source_location& loc) const {
+        if (held_ && !detached_) return held_->read(texels_, lv.x + (y * lv.y + x) * channels, loc);
         return detail::level_texel<T>(texels_, lv, x, y, detached_, loc);
     }
     Var<T> bilinear(const Expr<uint4>& h, const Expr<uint4>& lv, const Expr<float2>& uv,
