@@ -31,31 +31,55 @@ Float pixel_loss(const LossModel& loss, bool mask_alpha, const Float4& rendered,
 // where no lane takes it, so a dispatch over every pixel would shade the background too. P is the parameter
 // buffer's type: DiffBufferFloat scatters the gradients of the values it holds; BufferFloat reads them as
 // constants, for when only textures are free (their gradients come from the texture set), which spares every
-// pixel atomics into the few fixed values all pixels share.
+// pixel atomics into the few fixed values all pixels share. With `samples` (the texel gather, texel_gather.h)
+// the material texture samples are read detached and their gradients written to dsample, `samples` an entry;
+// without, each texel read scatters its adjoint into the texture set's gradient.
 template <typename P>
-auto shade_loss_backward_kernel(const LossModel& loss, bool mask, const ShadingPlan& groups) {
-    return Kernel1D([&loss, mask, groups](BufferUInt covered, BufferVar<gpu::SurfaceRecord> surfaces,
-                                    BufferFloat4 tangents, P params,
-                                    TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
-                                    BufferVar<LightSlots> lights, BufferFloat4 target, BufferFloat sums,
-                                    UInt loss_at, UInt sqerr_at, Float3 eye, Float scale) noexcept {
-        UInt at = covered.read(dispatch_id().x);
+auto shade_loss_backward_kernel(const LossModel& loss, bool mask, const ShadingPlan& groups, uint32_t samples) {
+    return Kernel1D([&loss, mask, groups, samples](BufferUInt covered, BufferVar<gpu::SurfaceRecord> surfaces,
+                                                   BufferFloat4 tangents, P params, TextureSetFloat3 textures,
+                                                   BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights,
+                                                   BufferFloat4 target, BufferFloat sums, UInt loss_at,
+                                                   UInt sqerr_at, Float3 eye, Float scale,
+                                                   BufferFloat4 dsample) noexcept {
+        UInt e = dispatch_id().x;
+        UInt at = covered.read(e);
         auto s = stored_surface(surfaces, tangents, at, groups).load();
         Float4 t = target.read(at);
         Float3 c;
         Float l;
         $autodiff {
+            // Declared here, assigned where a sample is taken (inside the material's branches): grad() of one
+            // whose branch did not run is 0. Reserved: a Var copied on reallocation would be a new variable.
+            std::vector<Var<float3>> sampled;
+            sampled.reserve(samples);
+            for (uint32_t j = 0; j < samples; ++j) sampled.emplace_back(make_float3(0.0f));
+            uint32_t taken = 0;
             ShadeInputs<P> in{params, textures, materials, lights};
+            if (samples > 0)
+                in.material_sample = [&](const Float3& v) -> Float3 {
+                    if (taken == samples) {   // the gather's taps kernel counted them, recording the same shading
+                        adjoint::detail::defer_error("shade_loss_backward: more material samples than " +
+                                                     std::to_string(samples));
+                        return v;
+                    }
+                    Var<float3>& x = sampled[taken++];
+                    x = v;
+                    requires_grad(x);
+                    return x;
+                };
             Float3 col = shade_surface(in, groups, s, eye);
             Float value = pixel_loss(loss, mask, make_float4(col, 1.0f), t);
             backward(value * scale);
             c = col;
             l = value;
+            for (uint32_t j = 0; j < sampled.size(); ++j)
+                dsample.write(e * samples + j, make_float4(grad(sampled[j]), 0.0f));
         };
         // Chunk k of the list's sums, kSumChunk entries, is whole subgroups: one atomic per subgroup and sum.
         Float subgroup_loss = subgroup_add(l), subgroup_sqerr = subgroup_add(squared_error(c, t.xyz()));
         $if (subgroup_elect()) {
-            UInt k = dispatch_id().x / kSumChunk;
+            UInt k = e / kSumChunk;
             sums.atomic(loss_at + k).fetch_add(subgroup_loss);
             sums.atomic(sqerr_at + k).fetch_add(subgroup_sqerr);
         };
@@ -118,17 +142,19 @@ auto image_loss_kernel(const LossModel& loss, bool mask) {
 } // namespace
 
 LossKernels::LossKernels(Device& device, const LossModel& loss, bool mask_alpha, const ShadingPlan* static_shading,
-                         bool textures_only) {
+                         bool textures_only, uint32_t gathered_samples) {
     if (!static_shading) {
         image_loss = device.compile(image_loss_kernel(loss, mask_alpha), {.name = "image_loss"});
         return;
     }
+    const uint32_t n = gathered_samples;
     if (textures_only)
-        shade_loss_backward = device.compile(
-            shade_loss_backward_kernel<BufferFloat>(loss, mask_alpha, *static_shading), {.name = "shade_loss_backward"});
-    else
-        shade_loss_backward = device.compile(shade_loss_backward_kernel<DiffBufferFloat>(loss, mask_alpha, *static_shading),
+        shade_loss_backward = device.compile(shade_loss_backward_kernel<BufferFloat>(loss, mask_alpha, *static_shading, n),
                                              {.name = "shade_loss_backward"});
+    else
+        shade_loss_backward = device.compile(
+            shade_loss_backward_kernel<DiffBufferFloat>(loss, mask_alpha, *static_shading, n),
+            {.name = "shade_loss_backward"});
     background_loss = device.compile(background_loss_kernel(loss, mask_alpha, *static_shading), {.name = "loss_background"});
 }
 

@@ -22,7 +22,8 @@ struct LossKernels {
     // Static path, over a list of covered pixels: shade, loss, backward(loss * scale) into the parameter
     // buffer and the textures; the loss and squared error added up per kSumChunk entries of the list into
     // sums[loss_at + k], sums[sqerr_at + k]. Two variants: parameters as a differentiable buffer, or plain
-    // (textures only).
+    // (textures only). Its last argument takes the material samples' gradients when they are gathered
+    // (optim/texel_gather.h), else a buffer it does not write.
     std::optional<Shader<1>> shade_loss_backward;
     // Static path, every pixel: the background's loss at uncovered ones (constant while the targets are), 0 at
     // covered ones.
@@ -36,8 +37,9 @@ struct LossKernels {
 
     // The static path's kernels when `static_shading` is given (the scene's material models and lights, baked
     // into the shading), else the dynamic path's. mask_alpha: pixels whose target alpha is 0 weigh nothing.
+    // gathered_samples: the material samples a pixel records when the texel gather takes their gradients (0: none).
     LossKernels(Device& device, const LossModel& loss, bool mask_alpha, const ShadingPlan* static_shading,
-                bool textures_only);
+                bool textures_only, uint32_t gathered_samples = 0);
 };
 
 } // namespace adjoint::app

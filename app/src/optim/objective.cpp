@@ -50,10 +50,12 @@ Objective::Objective(Device& device, Stream& stream, const Scene& truth, const S
     const bool textures_only = std::all_of(opt_.parameters.begin(), opt_.parameters.end(), [](const Parameter& p) {
         return kind_info(p.kind).storage == ParameterStorage::texture;
     });
+    if (!dynamic_ && TexelGather::applies(data.shading)) gather_ = std::make_unique<TexelGather>(device, data.shading);
     losses_.emplace(device, loss_model(opt_.loss), opt_.mask_alpha, dynamic_ ? nullptr : &data.shading,
-                    textures_only);
+                    textures_only, gather_ ? gather_->samples() : 0);
     if (!dynamic_) {
-        rasterize_once();
+        no_samples_ = device.create_buffer<float4>(1);
+        rasterize_once(current);
         covered_partials_ = device.create_buffer<float>(partials_.size());
     }
     make_targets(truth);
@@ -64,8 +66,9 @@ Objective::~Objective() = default;
 
 // Visibility once per view (the geometry is the same in truth and current scenes), and the list of covered
 // pixels, which alone are shaded for the gradient.
-void Objective::rasterize_once() {
+void Objective::rasterize_once(const Scene& current) {
     Rasterizer raster(device_);
+    const auto params = upload_floats(device_, stream_, gather_values(current, data_.layout));   // for the gather
     std::vector<gpu::SurfaceRecord> host_surfaces(pixels_);
     for (uint32_t v = 0; v < data_.views.size(); ++v) {
         auto gb = raster.rasterize(stream_, data_.geometry, data_.views[v]);
@@ -77,6 +80,7 @@ void Objective::rasterize_once() {
             if (host_surfaces[i].material != gpu::kNone) list.push_back(i);
         covered_count_.push_back(uint32_t(list.size()));
         covered_.push_back(upload(device_, stream_, list));
+        if (gather_) gather_->add_view(stream_, data_, v, surfaces_.back(), covered_.back(), covered_count_.back(), params);
         stream_ << synchronize();
     }
     slot_view_.assign(data_.views.size(), ~0u);
@@ -179,8 +183,10 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
                                                            surfaces_[view].tangents, params, data_.textures,
                                                            data_.materials, data_.lights, targets_[view],
                                                            covered_partials_, 2 * j * partials_per_view_,
-                                                           (2 * j + 1) * partials_per_view_, v.eye, scale)
+                                                           (2 * j + 1) * partials_per_view_, v.eye, scale,
+                                                           gather_ ? gather_->dsample() : no_samples_)
                                .dispatch(covered_count_[view]);
+            if (gather_ && covered_count_[view] > 0) gather_->gather(stream_, view, data_.textures.texels().grad);
         }
     }
     // Every texture's gradient down its mip chain to level 0 and into the parameter buffer.

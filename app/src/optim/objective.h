@@ -10,6 +10,7 @@
 #include "optim/kernels.h"
 #include "optim/loss_kernels.h"
 #include "optim/regularizers.h"
+#include "optim/texel_gather.h"
 #include "render/dynamic.h"
 #include "render/forward.h"
 
@@ -51,7 +52,7 @@ public:
     uint32_t pixels() const { return pixels_; }
 
 private:
-    void rasterize_once();
+    void rasterize_once(const Scene& current);
     void make_targets(const Scene& truth);
 
     Device& device_;
@@ -66,8 +67,10 @@ private:
     // The mesh regularizers, with the dynamic chain (free vertices always take it).
     std::optional<Regularizers> regularizers_;
     std::optional<LossKernels> losses_;
+    std::unique_ptr<TexelGather> gather_;     // the static chain's texel gradients, when it gathers them
     uint32_t pixels_ = 0, partials_per_view_ = 0, reg_terms_ = 0, reg_chunks_ = 0;
     Buffer<float4> final_image_;              // the dynamic chain's output, one view at a time
+    Buffer<float4> no_samples_;               // shade_loss_backward's material samples' gradients, not gathered
     Buffer<float> reg_loss_, loss_px_, sqerr_px_, partials_;
     // The static chain's covered pixels' sums, laid out as partials_ (added: zeroed each record); partials_
     // then holds the backgrounds' sums, made when a slot's view changes.

@@ -99,7 +99,19 @@ struct ShadeInputs {
     ShadowHook visibility = {};
     // --diagnose (render/diagnose_dsl.h): each texture sample (its texture, the value) passes through it.
     std::function<Float3(const UInt&, const Float3&)> texture_probe = {};
+    // The static chain's texel gather (optim/texel_gather.h): each material texture sample's value passes through
+    // material_sample (read detached, marked requires_grad there), or its texel reads are held in `held`.
+    std::function<Float3(const Float3&)> material_sample = {};
+    HeldTexels<float3>* held = nullptr;
 };
+
+// At most the material texture samples a pixel's shading records: one per texture each material model declares,
+// in every model's branch (taken or not; a texture no material has is recorded in a branch that never runs).
+inline int material_texture_samples(const ShadingPlan& plan) {
+    int samples = 0;
+    for (const PlannedModel& m : plan.materials) samples += int(m.model->textures.size());
+    return samples;
+}
 
 // A stored surface (SurfaceBuffers) as the shading reads it: its record and, when the plan reads tangent frames,
 // its tangent.
@@ -129,9 +141,11 @@ Float3 read3(const P& buf, const UInt& at) {
 // Trilinear sampling; the level of detail comes from the surface's UV derivatives (a constant for the
 // gradient: it depends on geometry only). Magnified pixels read level 0 alone.
 inline Float3 sample_texture(const TextureSetFloat3& textures, const UInt& texture, const Expr<gpu::Surface>& s,
-                             bool gradients) {
+                             bool gradients, HeldTexels<float3>* held = nullptr) {
     auto t = textures.texture(texture);
-    return (gradients ? t : t.detached()).sample_grad(s.uv, s.duv_dx, s.duv_dy);
+    if (!gradients) return t.detached().sample_grad(s.uv, s.duv_dx, s.duv_dy);
+    if (held) return t.held(*held).sample_grad(s.uv, s.duv_dx, s.duv_dy);
+    return t.sample_grad(s.uv, s.duv_dx, s.duv_dy);
 }
 
 // The reads of a material's properties and textures for its model's evaluate().
@@ -152,7 +166,9 @@ MaterialReads material_reads(const ShadeInputs<P>& in, const ShadingPlan& plan, 
         return read3(in.params, first);
     };
     r.texture = [&in, texture_of, s, grads = plan.material_texture_gradients](uint32_t j) -> Float3 {
-        Float3 c = sample_texture(in.textures, texture_of(j), s, grads);
+        // Sampled detached where material_sample takes the gradient, held where `held` takes the texels'.
+        Float3 c = sample_texture(in.textures, texture_of(j), s, grads && (in.held || !in.material_sample), in.held);
+        if (in.material_sample) c = in.material_sample(c);
         return in.texture_probe ? in.texture_probe(texture_of(j), c) : c;
     };
     const uint32_t used = planned.textures;
