@@ -78,6 +78,7 @@ inline double ms_since(Clock::time_point t0) {
 class Samples {
 public:
     void add(double ms) { ms_.push_back(ms); }
+    void add(const Samples& s) { ms_.insert(ms_.end(), s.ms_.begin(), s.ms_.end()); }
     double median() const;
     double min() const;
     double max() const;
