@@ -65,8 +65,8 @@ decltype(auto) with_group_width(uint32_t w, F&& f) {
     }
 }
 
-// A slot of RunSums that holds nothing (a tap a texture lookup did not reach, too).
-constexpr uint32_t kNoSlot = ~0u;
+// A slot of RunSums that holds nothing is at the engine's kNoSlot, the address of a tap a held texture lookup did
+// not reach (HeldTexels).
 
 // A thread's run of gradients (over the pixels it takes), summed in variables per slot while the slot's address
 // stays the same, and added into `grad` by float atomics, one a float, when it moves on and at the end (finish).

@@ -44,35 +44,21 @@ struct PixelFloats {
     }
 };
 
-// In the backward kernel, the texel reads of one lookup: each tap (a call of read_channels, in trace order: at most
-// two levels of four) reads its W channels into a variable marked for $autodiff and keeps its address beside it, so
-// that the kernel adds the taps' gradients itself (TapRunSums). A tap the lookup did not reach keeps kNoSlot.
+// In the backward kernel, the texel reads of one lookup, held by the engine's HeldTexels over this module's own
+// stack: each tap (a call of read_channels, in trace order: at most two levels of four) is a variable marked for
+// $autodiff with its address beside it (kNoSlot for a tap the lookup did not reach), so that the kernel adds the
+// taps' gradients itself (TapRunSums). This class only gives texture_lookup.h's reads a type of this namespace.
 template <int W>
 class HeldTaps {
 public:
     static constexpr int kMax = 8;
-    explicit HeldTaps(const BufferFloat& values) : values_(values) {
-        for (int k = 0; k < kMax; ++k) {
-            at[k] = kNoSlot;
-            v[k] = spread<W>(0.0f);
-        }
-    }
-    Chan<W> read(const UInt& a) const {
-        if (used_ == kMax)
-            throw std::logic_error("HeldTaps: a lookup read more than " + std::to_string(kMax) + " taps");
-        const int k = used_++;
-        at[k] = a;
-        v[k] = read_channels<W>(values_, a);
-        requires_grad(v[k]);
-        return v[k];
-    }
-    int used() const { return used_; }
-    mutable UInt at[kMax];
-    mutable Chan<W> v[kMax];
+    explicit HeldTaps(const BufferFloat& values) : values_(values), held_(kMax) {}
+    Chan<W> read(const UInt& at) const { return held_.hold(read_channels<W>(values_, at).load(), at.load()); }
+    const auto& held() const { return held_; }
 
 private:
     const BufferFloat& values_;
-    mutable int used_ = 0;
+    mutable HeldTexels<typename Chan<W>::value_type> held_;
 };
 // texture_lookup.h's taps read through this (found by argument-dependent lookup), the buffers' through that one.
 using python::read_channels;
@@ -92,7 +78,7 @@ using TapRunSums = RunSums<HeldTaps<W>::kMax, W>;
 // Inside the $autodiff block that read `taps`, after its backward: their gradients into the run's sums, a slot a tap.
 template <int W>
 void add_taps(TapRunSums<W>& sums, const HeldTaps<W>& taps) {
-    for (int k = 0; k < taps.used(); ++k) sums.add(k, taps.at[k], grad(taps.v[k]));
+    for (int k = 0; k < taps.held().used(); ++k) sums.add(k, taps.held().at(k), grad(taps.held().value(k)));
 }
 
 // d loss / d out into the stack's gradient (every level read), uv, uv_da and mip_level_bias. A thread a run of

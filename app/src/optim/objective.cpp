@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace adjoint::app {
 
@@ -68,7 +69,8 @@ Objective::~Objective() = default;
 // pixels, which alone are shaded for the gradient.
 void Objective::rasterize_once(const Scene& current) {
     Rasterizer raster(device_);
-    const auto params = upload_floats(device_, stream_, gather_values(current, data_.layout));   // for the gather
+    std::optional<Buffer<float>> params;   // the start values, for the gather's taps
+    if (gather_) params.emplace(upload_floats(device_, stream_, gather_values(current, data_.layout)));
     std::vector<gpu::SurfaceRecord> host_surfaces(pixels_);
     for (uint32_t v = 0; v < data_.views.size(); ++v) {
         auto gb = raster.rasterize(stream_, data_.geometry, data_.views[v]);
@@ -80,7 +82,7 @@ void Objective::rasterize_once(const Scene& current) {
             if (host_surfaces[i].material != gpu::kNone) list.push_back(i);
         covered_count_.push_back(uint32_t(list.size()));
         covered_.push_back(upload(device_, stream_, list));
-        if (gather_) gather_->add_view(stream_, data_, v, surfaces_.back(), covered_.back(), covered_count_.back(), params);
+        if (gather_) gather_->add_view(stream_, data_, v, surfaces_.back(), covered_.back(), covered_count_.back(), *params);
         stream_ << synchronize();
     }
     slot_view_.assign(data_.views.size(), ~0u);

@@ -48,12 +48,18 @@ Expr<T> read_texel(const B& buf, const Expr<uint32_t>& at, const std::source_loc
                            loc);
 }
 
-// The texel at (x, y) of the level whose record is `lv` (first float, width, height): TextureRef's taps and
-// TextureLevelRef's reads address it alike; a detached texture's texels are constants.
+// Where the texel at (x, y) of the level whose record is `lv` (first float, width, height) starts: TextureRef's
+// taps, held or not, and TextureLevelRef's reads address it alike.
+template <typename T>
+Expr<uint32_t> texel_address(const Expr<uint4>& lv, const Expr<uint32_t>& x, const Expr<uint32_t>& y) {
+    return lv.x + (y * lv.y + x) * texel_channels<T>;
+}
+
+// The texel at (x, y) of the level whose record is `lv`; a detached texture's texels are constants.
 template <typename T, typename B>
 Expr<T> level_texel(const B& buf, const Expr<uint4>& lv, const Expr<uint32_t>& x, const Expr<uint32_t>& y,
                     bool detached, const std::source_location& loc) {
-    Expr<T> v = read_texel<T>(buf, lv.x + (y * lv.y + x) * texel_channels<T>, loc);
+    Expr<T> v = read_texel<T>(buf, texel_address<T>(lv, x, y), loc);
     return detached ? call_op<T>(ir::Op::Detach, loc, v) : v;
 }
 
@@ -144,10 +150,13 @@ public:
     const Var<uint32_t>& at(int k) const { return at_.at(size_t(k)); }
     const Var<T>& value(int k) const { return value_.at(size_t(k)); }
 
-    // TextureRef's read of the texel whose first float is `at`.
-    Expr<T> read(const DiffBufferVar<float>& texels, const Expr<uint32_t>& at, const std::source_location& loc) {
+    // Holds `texel`, read from where its first float is `at` (by TextureRef, or by a caller over its own texel
+    // layout: the Python module's texture op): returns it as a plain value marked requires_grad. A read it cannot
+    // hold defers an error naming `loc` and returns the texel detached.
+    Expr<T> hold(const Expr<T>& texel, const Expr<uint32_t>& at,
+                 const std::source_location& loc = std::source_location::current()) {
         detail::Recorder& r = detail::Recorder::current(loc);
-        Expr<T> v = detail::call_op<T>(ir::Op::Detach, loc, detail::read_texel<T>(texels, at, loc));
+        Expr<T> v = detail::call_op<T>(ir::Op::Detach, loc, texel);
         const char* wrong = &r != recorder_          ? "in another kernel or callable than its holder"
                             : r.loops.size() != loops_ ? "in a loop nested deeper than its holder's"
                             : !r.autodiff              ? "outside $autodiff"
@@ -285,8 +294,9 @@ private:
     }
     Expr<T> texel(const Expr<uint4>& lv, const Expr<uint32_t>& x, const Expr<uint32_t>& y,
                   const std::source_location& loc) const {
-        if (held_ && !detached_) return held_->read(texels_, lv.x + (y * lv.y + x) * channels, loc);
-        return detail::level_texel<T>(texels_, lv, x, y, detached_, loc);
+        if (!held_ || detached_) return detail::level_texel<T>(texels_, lv, x, y, detached_, loc);
+        const Expr<uint32_t> at = detail::texel_address<T>(lv, x, y);
+        return held_->hold(detail::read_texel<T>(texels_, at, loc), at, loc);
     }
     Var<T> bilinear(const Expr<uint4>& h, const Expr<uint4>& lv, const Expr<float2>& uv,
                     const std::source_location& loc) const {
