@@ -317,6 +317,36 @@ TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {
         EXPECT_NEAR(gx_fixed[i], gx[i], 1e-5 * std::max(std::fabs(gx[i]), 1.0f)) << "world position float " << i;
 }
 
+// Without an environment drawn, the shading stage copies an image of the background colour under the shaded pixels
+// (ShadeStage::plain_): every pixel no triangle covers is that colour with alpha 0, every covered one has alpha 1,
+// and a new colour (or size) makes a new image.
+TEST_F(StageRig, ShadeStageWritesThePlainBackgroundWhereNoTriangleCovers) {
+    ASSERT_EQ(data.shading.background, nullptr);
+    const app::GBuffer gb = rasterize();
+    const std::vector<uint32_t> tri = read(gb.triangle);
+    app::ShadeStage shade(device, data.shading, false);
+    Buffer<float4> out = image();
+    for (const float3 c : {float3(0.1f, 0.12f, 0.15f), float3(0.7f, 0.2f, 0.9f)}) {
+        data.background = c;
+        shade.forward(stream, buffers, 0, gb, params.value, out);
+        const std::vector<float4> rgba = read(out);
+        size_t uncovered = 0;
+        for (size_t i = 0; i < rgba.size(); ++i) {
+            if (tri[i] != app::gpu::kNone) {
+                EXPECT_EQ(rgba[i].w, 1.0f) << "pixel " << i;
+                continue;
+            }
+            ++uncovered;
+            EXPECT_EQ(rgba[i].x, c.x) << "pixel " << i;
+            EXPECT_EQ(rgba[i].y, c.y) << "pixel " << i;
+            EXPECT_EQ(rgba[i].z, c.z) << "pixel " << i;
+            EXPECT_EQ(rgba[i].w, 0.0f) << "pixel " << i;
+        }
+        EXPECT_GT(uncovered, rgba.size() / 4);
+        EXPECT_LT(uncovered, rgba.size());
+    }
+}
+
 // A texture that no material of a model has is not sampled at all, nor are vertex colours that no mesh has (the
 // kernels carry no code for them), which must change nothing: the shading stage's image and gradients with the
 // scene's plan equal those of a plan that samples every texture slot wherever a material has one and reads

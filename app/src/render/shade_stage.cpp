@@ -7,6 +7,8 @@
 #include "render/shadow_dsl.h"
 #include "render/work_list.h"
 
+#include <vector>
+
 namespace adjoint::app {
 
 using gpu::kNone;
@@ -99,21 +101,35 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free, bool share) {
 } // namespace
 
 ShadeStage::ShadeStage(Device& device, const ShadingPlan& groups, bool camera_free, bool blend_share)
-    : background_(device.compile(background_kernel(groups), {.name = "dynamic_shade_background"})),
+    : plain_background_(!groups.background),
+      background_(plain_background_ ? std::nullopt
+                                    : std::optional(device.compile(background_kernel(groups),
+                                                                   {.name = "dynamic_shade_background"}))),
       forward_(device.compile(forward_kernel(groups), {.name = "dynamic_shade_forward"})),
       backward_(device.compile(backward_kernel(groups, camera_free, blend_share), {.name = "dynamic_shade_backward"})),
       blend_share_(blend_share),
       // A shadowing light's test loops over a grid cell of up to the loop budget's triangles for one pixel
       // (render/shadow_grid.cpp): then one pixel a thread.
-      stride_(groups.shadow.any ? 1 : kListStride) {}
+      stride_(groups.shadow.any ? 1 : kListStride), device_(device) {}
 
 void ShadeStage::forward(Stream& stream, const StageBuffers& b, uint32_t view, const GBuffer& gb,
                          const Buffer<float>& params, const Buffer<float4>& out) const {
     const auto& g = b.data.geometry;
-    stream << background_(gb.triangle, b.views, view, params, b.data.textures, b.data.materials, b.data.lights, out,
-                          b.data.background)
-                  .dispatch(gb.width, gb.height)
-           << forward_(gb.covered, gb.covered_count, gb.width, gb.triangle, b.views, view, b.world.positions.value,
+    const size_t pixels = size_t(gb.width) * gb.height;
+    const float3 c = b.data.background;
+    if (!plain_background_) {
+        stream << (*background_)(gb.triangle, b.views, view, params, b.data.textures, b.data.materials, b.data.lights,
+                              out, c)
+                      .dispatch(gb.width, gb.height);
+    } else {
+        if (plain_.size() != pixels || plain_color_.x != c.x || plain_color_.y != c.y || plain_color_.z != c.z) {
+            plain_ = device_.create_buffer<float4>(pixels);
+            plain_color_ = c;
+            stream << plain_.copy_from(std::vector<float4>(pixels, float4(c.x, c.y, c.z, 0.0f)).data());
+        }
+        stream << plain_.copy_to(out, 0, 0, pixels);
+    }
+    stream << forward_(gb.covered, gb.covered_count, gb.width, gb.triangle, b.views, view, b.world.positions.value,
                        b.world.normals.value, b.world.colors.value, g.uvs, g.triangles, g.triangle_material, params,
                        b.data.textures, b.data.materials, b.data.lights, out, b.shadow_grid.head,
                        b.shadow_grid.slot, b.shadow_grid.cells, b.shadow_grid.list)
