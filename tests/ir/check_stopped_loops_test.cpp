@@ -17,12 +17,13 @@ const Type* u32buf() { return Type::buffer(Type::u32()); }
 
 // out[0] = number of iterations of `for (j = 0; j < n; ++j) { if (j % 3 == 1) continue; s += j; }`, out[1]
 // = s, with n = out[0] on entry; the loop is written as the DSL records a $for.
+// With `own_break`, the body also leaves once s exceeds 1000 (a $break: not an exit test).
 struct ForLoop {
     Fn k{{u32buf()}};
     ValueId loop = kNoValue;
     ValueId out = kNoValue;
 
-    ForLoop() {
+    explicit ForLoop(bool own_break = false) {
         auto& b = *k.b;
         out = k.arg(0);
         auto n = b.emit(Op::BufferRead, {out, b.u32(0)}, Type::u32());
@@ -44,17 +45,35 @@ struct ForLoop {
             });
             b.store(s, b.binary(Op::Add, b.load(s), b.load(j)));
             b.store(j, b.binary(Op::Add, b.load(j), b.u32(1)));
+            if (own_break) {
+                auto enough = b.if_(b.binary(Op::Gt, b.load(s), b.u32(1000)));
+                k.in(enough, 0, [&] { b.break_(); });
+            }
         });
         b.emit(Op::BufferWrite, {out, b.u32(0), b.load(count)}, Type::void_type());
         b.emit(Op::BufferWrite, {out, b.u32(1), b.load(s)}, Type::void_type());
     }
 };
 
-uint32_t sum_skipping(uint32_t n) {
-    uint32_t s = 0;
-    for (uint32_t j = 0; j < n; ++j)
-        if (j % 3 != 1) s += j;
-    return s;
+// ForLoop's out[0] and out[1] for n.
+std::vector<uint32_t> for_loop_result(uint32_t n, bool own_break) {
+    uint32_t s = 0, count = 0;
+    for (uint32_t j = 0; j < n; ++j) {
+        ++count;
+        if (j % 3 == 1) continue;
+        s += j;
+        if (own_break && s > 1000) break;
+    }
+    return {count, s};
+}
+
+// The trap's message in f (one trap).
+std::string the_trap(const Function& f) {
+    uint32_t code = 0;
+    walk(f, f.body(), [&](ValueId id) {
+        if (f.inst(id).op == Op::Trap) code = uint32_t(const_int(f, f.inst(id).operands[0]));
+    });
+    return trap_message(f.traps, code);
 }
 
 } // namespace
@@ -66,14 +85,44 @@ TEST(CheckStoppedLoops, DoesNothingWithoutALimit) {
     EXPECT_EQ(l.k.text(), before);
 }
 
-TEST(CheckStoppedLoops, MarksEveryExitAndRepeatsTheExitTest) {
+TEST(CheckStoppedLoops, ALoopLeftOnlyByItsExitTestsIsCheckedByThemAfterIt) {
     ForLoop l;
     ASSERT_TRUE(check_stopped_loops(*l.k.f, kLavapipe));
     EXPECT_EQ(l.k.verify(), "") << l.k.text();
-    // Cleared before the loop, set by its breaks (the test at the top, the copy before the continue and
-    // the copy at the end), exchanged after it.
-    EXPECT_EQ(count_op(*l.k.f, Op::LoopMark), 5u) << l.k.text();
+    // No marks: the test at the top, its copy before the continue and its copy at the end leave by plain breaks.
+    EXPECT_EQ(count_op(*l.k.f, Op::LoopMark), 0u) << l.k.text();
     EXPECT_EQ(count_op(*l.k.f, Op::Break), 3u) << l.k.text();
+    EXPECT_EQ(count_op(*l.k.f, Op::Trap), 1u);
+    const Block& body = l.k.f->body();
+    const Block& loop_body = *l.k.f->inst(l.loop).regions[0];
+    // The last statement of the body is the repeated exit test.
+    const Inst& last = l.k.f->inst(loop_body.insts.back());
+    ASSERT_EQ(last.op, Op::If);
+    ASSERT_EQ(last.regions[0]->insts.size(), 1u) << l.k.text();
+    EXPECT_EQ(l.k.f->inst(last.regions[0]->insts[0]).op, Op::Break);
+    // After the loop: a flag, the test once more (setting it where it holds), the trap where none held.
+    size_t at = 0;
+    while (body.insts[at] != l.loop) ++at;
+    EXPECT_EQ(l.k.f->inst(body.insts[at + 1]).op, Op::Local);
+    size_t ifs = 0;
+    for (size_t k = at + 1; k < body.insts.size() && l.k.f->inst(body.insts[k]).op != Op::BufferWrite; ++k)
+        ifs += l.k.f->inst(body.insts[k]).op == Op::If;
+    EXPECT_EQ(ifs, 2u) << l.k.text();
+    const std::string message = the_trap(*l.k.f);
+    EXPECT_NE(message.find("loop iteration limit in kernel 'k'"), std::string::npos) << message;
+    EXPECT_NE(message.find("lavapipe stopped the loop at ir/check_stopped_loops_test.cpp:"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("65535"), std::string::npos) << message;
+}
+
+TEST(CheckStoppedLoops, ALoopWithABreakOfItsOwnMarksEveryExit) {
+    ForLoop l(true);
+    ASSERT_TRUE(check_stopped_loops(*l.k.f, kLavapipe));
+    EXPECT_EQ(l.k.verify(), "") << l.k.text();
+    // Cleared before the loop, set by its breaks (the test at the top, the copy before the continue, its own
+    // break and the copy at the end), exchanged after it.
+    EXPECT_EQ(count_op(*l.k.f, Op::LoopMark), 6u) << l.k.text();
+    EXPECT_EQ(count_op(*l.k.f, Op::Break), 4u) << l.k.text();
     EXPECT_EQ(count_op(*l.k.f, Op::Trap), 1u);
     const Block& body = l.k.f->body();
     const Block& loop_body = *l.k.f->inst(l.loop).regions[0];
@@ -84,34 +133,68 @@ TEST(CheckStoppedLoops, MarksEveryExitAndRepeatsTheExitTest) {
     ASSERT_EQ(then.insts.size(), 3u) << l.k.text();   // the mark's constant, the mark, the break
     EXPECT_EQ(l.k.f->inst(then.insts[1]).op, Op::LoopMark);
     EXPECT_EQ(l.k.f->inst(then.insts[2]).op, Op::Break);
-    // After the loop: exchange the mark, trap if it was clear; the trap names the kernel and the loop.
+    // After the loop: exchange the mark, trap if it was clear.
     size_t at = 0;
     while (body.insts[at] != l.loop) ++at;
-    const Inst& exchange = l.k.f->inst(body.insts[at + 2]);
-    EXPECT_EQ(exchange.op, Op::LoopMark);
-    uint32_t code = 0;
-    walk(*l.k.f, l.k.f->body(), [&](ValueId id) {
-        if (l.k.f->inst(id).op == Op::Trap) code = uint32_t(const_int(*l.k.f, l.k.f->inst(id).operands[0]));
-    });
-    std::string message = trap_message(l.k.f->traps, code);
-    EXPECT_NE(message.find("loop iteration limit in kernel 'k'"), std::string::npos) << message;
-    EXPECT_NE(message.find("lavapipe stopped the loop at ir/check_stopped_loops_test.cpp:"), std::string::npos)
-        << message;
-    EXPECT_NE(message.find("65535"), std::string::npos) << message;
+    EXPECT_EQ(l.k.f->inst(body.insts[at + 2]).op, Op::LoopMark);
+    EXPECT_NE(the_trap(*l.k.f).find("lavapipe stopped the loop at ir/check_stopped_loops_test.cpp:"),
+              std::string::npos);
 }
 
 TEST(CheckStoppedLoops, KeepsWhatTheLoopComputes) {
-    for (uint32_t n : {0u, 1u, 2u, 7u, 100u}) {
-        ForLoop plain, checked;
-        ASSERT_TRUE(check_stopped_loops(*checked.k.f, kLavapipe));
-        auto want = run(*plain.k.f, {{n, 0}});
-        auto got = run(*checked.k.f, {{n, 0}});
-        EXPECT_EQ(want.buffers[0], (std::vector<uint32_t>{n, sum_skipping(n)}));
-        EXPECT_EQ(got.buffers[0], want.buffers[0]) << "n = " << n;
-        EXPECT_EQ(got.trap, 0u) << "n = " << n;
-        // After optimization, too.
-        optimize(*checked.k.f);
-        EXPECT_EQ(run(*checked.k.f, {{n, 0}}).buffers[0], want.buffers[0]);
+    for (bool own_break : {false, true}) {
+        for (uint32_t n : {0u, 1u, 2u, 7u, 100u}) {
+            ForLoop plain(own_break), checked(own_break);
+            ASSERT_TRUE(check_stopped_loops(*checked.k.f, kLavapipe));
+            auto want = run(*plain.k.f, {{n, 0}});
+            auto got = run(*checked.k.f, {{n, 0}});
+            EXPECT_EQ(want.buffers[0], for_loop_result(n, own_break));
+            EXPECT_EQ(got.buffers[0], want.buffers[0]) << "n = " << n;
+            EXPECT_EQ(got.trap, 0u) << "n = " << n;
+            // After optimization, too.
+            optimize(*checked.k.f);
+            EXPECT_EQ(run(*checked.k.f, {{n, 0}}).buffers[0], want.buffers[0]);
+        }
+    }
+}
+
+// `while (j < n && data[j] != 0) s += data[j++]`: two exit tests with a read between them that only the first
+// one's failing keeps in range. After the loop the tests are evaluated as in it: the read not where the first
+// holds (the interpreter fails on a read out of range), and no trap whichever test ended the loop.
+TEST(CheckStoppedLoops, TheTestsAfterTheLoopStopWhereOneHolds) {
+    auto build = [](Fn& k) {
+        auto& b = *k.b;
+        auto buf = k.arg(0);
+        auto n = b.emit(Op::BufferRead, {buf, b.u32(0)}, Type::u32());
+        auto j = b.local(Type::u32());
+        auto s = b.local(Type::u32());
+        b.store(j, b.u32(0));
+        b.store(s, b.u32(0));
+        auto loop = b.loop();
+        k.in(loop, 0, [&] {
+            auto first = b.if_(b.unary(Op::Not, b.binary(Op::Lt, b.load(j), n)));
+            k.in(first, 0, [&] { b.break_(); });
+            auto v = b.emit(Op::BufferRead, {buf, b.binary(Op::Add, b.load(j), b.u32(2))}, Type::u32());
+            auto second = b.if_(b.binary(Op::Eq, v, b.u32(0)));
+            k.in(second, 0, [&] { b.break_(); });
+            b.store(s, b.binary(Op::Add, b.load(s), v));
+            b.store(j, b.binary(Op::Add, b.load(j), b.u32(1)));
+        });
+        b.emit(Op::BufferWrite, {buf, b.u32(1), b.load(s)}, Type::void_type());
+    };
+    // n data values after out[0] = n and out[1] = the sum: ended by the first test, then by the second.
+    for (const auto& data : {std::vector<uint32_t>{3, 0, 5, 6, 7}, std::vector<uint32_t>{4, 0, 5, 6, 0, 9}}) {
+        Fn plain({u32buf()}), checked({u32buf()});
+        build(plain);
+        build(checked);
+        ASSERT_TRUE(check_stopped_loops(*checked.f, kLavapipe));
+        EXPECT_EQ(checked.verify(), "") << checked.text();
+        EXPECT_EQ(count_op(*checked.f, Op::LoopMark), 0u) << checked.text();
+        auto want = run(*plain.f, {data});
+        auto got = run(*checked.f, {data});
+        EXPECT_EQ(want.buffers[0][1], data.size() == 5 ? 18u : 11u);
+        EXPECT_EQ(got.buffers[0], want.buffers[0]);
+        EXPECT_EQ(got.trap, 0u);
     }
 }
 

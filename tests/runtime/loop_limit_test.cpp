@@ -17,7 +17,8 @@ bool is_lavapipe(const Device& d) { return d.name().find("llvmpipe") != std::str
 std::string here(int line) { return "runtime/loop_limit_test.cpp:" + std::to_string(line); }
 
 // The lines of the loops below, set while the kernels are recorded (a statement on the loop's own line).
-int first_loop_line = 0, second_loop_line = 0, inner_loop_line = 0, endless_line = 0, autodiff_line = 0;
+int first_loop_line = 0, second_loop_line = 0, inner_loop_line = 0, endless_line = 0, autodiff_line = 0,
+    break_loop_line = 0;
 
 // s counts n iterations, then t counts m (both read from buffers, so that no compiler unrolls them).
 Kernel1D two_loops = [](BufferUInt ns, BufferUInt ms, BufferUInt out) noexcept {
@@ -39,6 +40,20 @@ Kernel1D nested = [](BufferUInt ns, BufferUInt ms, BufferUInt out) noexcept {
     UInt s = 0u;
     $for (a, n) {
         $for (b, m) { s += 1u; }; inner_loop_line = __LINE__;
+    };
+    out.write(i, s);
+};
+
+// s counts up to n, leaving by a $break of its own once it reaches m: a loop checked by marks at its exits (the
+// others, left only by their exit tests, are checked by those tests after them).
+Kernel1D own_break = [](BufferUInt ns, BufferUInt ms, BufferUInt out) noexcept {
+    auto i = dispatch_id().x;
+    UInt n = ns.read(i);
+    UInt m = ms.read(i);
+    UInt s = 0u;
+    break_loop_line = __LINE__; $for (a, n) {
+        s += 1u;
+        $if (s == m) { $break; };
     };
     out.write(i, s);
 };
@@ -143,6 +158,15 @@ TEST_F(LoopLimit, EveryLoopThatTheDeviceWouldStopIsReported) {
         EXPECT_NE(e.find("loop iteration limit"), std::string::npos) << n << ", " << m << ": " << e;
         EXPECT_NE(e.find(here(n > 65535 ? first_loop_line : second_loop_line)), std::string::npos) << e;
     }
+}
+
+TEST_F(LoopLimit, ALoopWithABreakOfItsOwnIsCheckedToo) {
+    using V = std::vector<uint32_t>;
+    EXPECT_EQ(run_pair(device, stream, own_break, 100000, 40000, 1), (V{40000}));   // its own break
+    EXPECT_EQ(run_pair(device, stream, own_break, 65535, 0, 1), (V{65535}));        // its exit test, at the last
+    std::string e = error_of([&] { run_pair(device, stream, own_break, 100000, 0, 1); });
+    EXPECT_NE(e.find("loop iteration limit in kernel '" + own_break.name() + "'"), std::string::npos) << e;
+    EXPECT_NE(e.find(here(break_loop_line)), std::string::npos) << e;
 }
 
 TEST_F(LoopLimit, Nested300By300IsAnError) {
