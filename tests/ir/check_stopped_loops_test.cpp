@@ -100,10 +100,11 @@ TEST(CheckStoppedLoops, ALoopLeftOnlyByItsExitTestsIsCheckedByThemAfterIt) {
     ASSERT_EQ(last.op, Op::If);
     ASSERT_EQ(last.regions[0]->insts.size(), 1u) << l.k.text();
     EXPECT_EQ(l.k.f->inst(last.regions[0]->insts[0]).op, Op::Break);
-    // After the loop: a flag, the test once more (setting it where it holds), the trap where none held.
+    // A flag cleared before the loop; after it, the test once more (setting the flag where it holds), and the
+    // trap where none held.
     size_t at = 0;
     while (body.insts[at] != l.loop) ++at;
-    EXPECT_EQ(l.k.f->inst(body.insts[at + 1]).op, Op::Local);
+    EXPECT_EQ(l.k.f->inst(body.insts[at - 1]).op, Op::Store) << l.k.text();
     size_t ifs = 0;
     for (size_t k = at + 1; k < body.insts.size() && l.k.f->inst(body.insts[k]).op != Op::BufferWrite; ++k)
         ifs += l.k.f->inst(body.insts[k]).op == Op::If;
@@ -115,28 +116,38 @@ TEST(CheckStoppedLoops, ALoopLeftOnlyByItsExitTestsIsCheckedByThemAfterIt) {
     EXPECT_NE(message.find("65535"), std::string::npos) << message;
 }
 
-TEST(CheckStoppedLoops, ALoopWithABreakOfItsOwnMarksEveryExit) {
+TEST(CheckStoppedLoops, ALoopWithABreakOfItsOwnSetsTheFlagThere) {
     ForLoop l(true);
     ASSERT_TRUE(check_stopped_loops(*l.k.f, kLavapipe));
     EXPECT_EQ(l.k.verify(), "") << l.k.text();
-    // Cleared before the loop, set by its breaks (the test at the top, the copy before the continue, its own
-    // break and the copy at the end), exchanged after it.
-    EXPECT_EQ(count_op(*l.k.f, Op::LoopMark), 6u) << l.k.text();
+    // No marks: its own break sets the flag, the tests' breaks (top, before the continue, at the end) do not.
+    EXPECT_EQ(count_op(*l.k.f, Op::LoopMark), 0u) << l.k.text();
     EXPECT_EQ(count_op(*l.k.f, Op::Break), 4u) << l.k.text();
     EXPECT_EQ(count_op(*l.k.f, Op::Trap), 1u);
     const Block& body = l.k.f->body();
     const Block& loop_body = *l.k.f->inst(l.loop).regions[0];
-    // The last statement of the body is the repeated exit test, which leaves through a marked break.
+    // Its own break's test stores true before the break (the only break in the body that does), and the body
+    // ends with the repeated exit test.
+    size_t storing = 0;
+    for (ValueId id : loop_body.insts) {
+        const Inst& in = l.k.f->inst(id);
+        if (in.op != Op::If || in.regions[0]->insts.empty()) continue;
+        const Block& then = *in.regions[0];
+        if (l.k.f->inst(then.insts.back()).op != Op::Break || then.insts.size() < 2) continue;
+        ++storing;
+        EXPECT_EQ(l.k.f->inst(then.insts[then.insts.size() - 2]).op, Op::Store) << l.k.text();
+    }
+    EXPECT_EQ(storing, 1u) << l.k.text();
     const Inst& last = l.k.f->inst(loop_body.insts.back());
     ASSERT_EQ(last.op, Op::If);
-    const Block& then = *last.regions[0];
-    ASSERT_EQ(then.insts.size(), 3u) << l.k.text();   // the mark's constant, the mark, the break
-    EXPECT_EQ(l.k.f->inst(then.insts[1]).op, Op::LoopMark);
-    EXPECT_EQ(l.k.f->inst(then.insts[2]).op, Op::Break);
-    // After the loop: exchange the mark, trap if it was clear.
+    ASSERT_EQ(last.regions[0]->insts.size(), 1u) << l.k.text();
+    // After the loop: where the flag is clear, the test once more; then the trap where it is still clear.
     size_t at = 0;
     while (body.insts[at] != l.loop) ++at;
-    EXPECT_EQ(l.k.f->inst(body.insts[at + 2]).op, Op::LoopMark);
+    size_t ifs = 0;
+    for (size_t k = at + 1; k < body.insts.size() && l.k.f->inst(body.insts[k]).op != Op::BufferWrite; ++k)
+        ifs += l.k.f->inst(body.insts[k]).op == Op::If;
+    EXPECT_EQ(ifs, 2u) << l.k.text();   // the tests inside the first
     EXPECT_NE(the_trap(*l.k.f).find("lavapipe stopped the loop at ir/check_stopped_loops_test.cpp:"),
               std::string::npos);
 }

@@ -8,7 +8,7 @@
 // threads); its stop is observable instead: an IR loop leaves only through one of its own breaks, so a
 // loop left without one was stopped.
 //
-// So, for each loop with a break of its own (a $break, or none at all: an endless $loop): the thread's mark
+// So, for each loop without leading exit tests (an endless $loop, with or without $break): the thread's mark
 // word is cleared before it (LoopMark 0) and set by each of its breaks (LoopMark 1); after it, a mark still
 // clear means the device stopped it, and the loop traps with a message naming the kernel and its C++ line.
 // The mark is the thread's word of shared memory, which no compiler reasons away (a flag in a variable set by
@@ -21,10 +21,11 @@
 // therefore evaluated again at the end of each iteration and before each continue, leaving right there:
 // an iteration the device cuts off is then always one that would have done work.
 //
-// A loop whose only breaks are those exit tests (every $for and $while without a $break) needs no mark: it
+// A loop with leading exit tests (every $for and $while) needs no mark: where it has no break of its own, it
 // ended by itself exactly where one of its tests holds after it, since the tests only read what the loop
-// left. So the tests are evaluated once more after the loop (in a flag; what follows a test that holds is not
-// evaluated, as in the loop), and a loop after which none holds was stopped. The compilers before lavapipe's
+// left. So the tests are evaluated once more after the loop into a flag (what follows a test that holds is not
+// evaluated, as in the loop), and a loop after which none holds was stopped. A $break of its own sets the flag
+// itself, and the tests after the loop run only where it is clear. The compilers before lavapipe's
 // own do not carry a test's outcome past the loop (it left from two places, the top and the end), and
 // lavapipe's sees its stop as one more exit; tests/runtime/loop_limit_test.cpp shows the check still sees
 // every stop. The marks cost every iteration a load and a store of shared
@@ -35,6 +36,9 @@
 #include <adjoint/ir/trap.h>
 
 #include <adjoint/core/error.h>
+
+#include <algorithm>
+#include <vector>
 
 namespace adjoint::ir {
 
@@ -60,16 +64,15 @@ bool is_exit_test(const Function& f, const Inst& in) {
     return breaks;
 }
 
-// Breaks in b (and its ifs and switches, not nested loops) that leave the loop b belongs to.
-size_t loop_breaks(const Function& f, const Block& b, size_t from = 0, bool in_switch = false) {
-    size_t n = 0;
+// The breaks in b from `from` on (and in its ifs and switches, not nested loops) that leave the loop b belongs to.
+void loop_breaks(const Function& f, const Block& b, std::vector<ValueId>& out, size_t from = 0,
+                 bool in_switch = false) {
     for (size_t k = from; k < b.insts.size(); ++k) {
         const Inst& in = f.inst(b.insts[k]);
-        if (in.op == Op::Break && !in_switch) ++n;
+        if (in.op == Op::Break && !in_switch) out.push_back(b.insts[k]);
         else if (in.op == Op::If || in.op == Op::Switch)
-            for (auto& r : in.regions) n += loop_breaks(f, *r, 0, in_switch || in.op == Op::Switch);
+            for (auto& r : in.regions) loop_breaks(f, *r, out, 0, in_switch || in.op == Op::Switch);
     }
-    return n;
 }
 
 struct Checker {
@@ -77,7 +80,9 @@ struct Checker {
     const LoopLimit& limit;
     bool changed = false;
     size_t breaks = 0;    // of the loop being rewritten
-    bool marking = true;  // whether its breaks set the mark (not where its exit tests are its only breaks)
+    bool marking = true;  // whether its breaks set the mark (not where it has leading exit tests)
+    std::vector<ValueId> own{};   // without marks: its breaks other than its tests', which set `left`
+    ValueId left = kNoValue;
 
     void block(Block& b) {
         for (size_t i = 0; i < b.insts.size(); ++i) {
@@ -93,6 +98,16 @@ struct Checker {
         Builder b(f);
         b.push(out);
         b.emit(Op::LoopMark, {b.u32(value, loc)}, Type::u32(), 0, loc);
+        b.pop();
+        return out;
+    }
+
+    // `left` = true, before a break of the loop's own.
+    Block set_left(const std::source_location& loc) {
+        Block out;
+        Builder b(f);
+        b.push(out);
+        b.store(left, b.boolean(true, loc), {}, loc);
         b.pop();
         return out;
     }
@@ -118,6 +133,7 @@ struct Checker {
             Block extra;
             if (in.op == Op::Break && !in_switch) {
                 if (marking) extra = mark(1, loc);
+                else if (std::find(own.begin(), own.end(), b.insts[k]) != own.end()) extra = set_left(loc);
                 ++breaks;
             } else if (in.op == Op::Continue && !in_switch) {   // in a switch, the tests' breaks would leave it
                 extra = exit_tests(leading);
@@ -186,26 +202,42 @@ struct Checker {
         original.insts.assign(body.insts.begin(), body.insts.begin() + long(lead));
         Block leading = exit_tests(original);   // unplaced: the rewrite below marks the originals' breaks
         breaks = 0;
-        // Without breaks of its own the loop is checked by its tests after it (top of file), without marks.
-        marking = lead == 0 || loop_breaks(f, body, lead) > 0;
+        // With leading exit tests the loop is checked by them after it (top of file), without marks.
+        marking = lead == 0;
+        own.clear();
+        Block before;
+        Builder builder(f);
+        if (!marking) {
+            loop_breaks(f, body, own, lead);
+            builder.push(before);
+            left = builder.local(Type::boolean(), loc);
+            builder.store(left, builder.boolean(false, loc), {}, loc);
+            builder.pop();
+        }
         rewrite(body, leading, true, loc);
         discard(leading);
         if (!marking) {
+            // left: set by a break of its own, else by a test that holds after it.
             Block after;
-            Builder builder(f);
             builder.push(after);
-            const ValueId flag = builder.local(Type::boolean(), loc);
-            builder.store(flag, builder.boolean(false, loc), {}, loc);
             ValueMap map(f.inst_count());
-            tests_after(original, 0, builder, map, flag, loc);
-            const ValueId ended = builder.if_(builder.load(flag, {}, loc), loc);
+            if (own.empty()) {
+                tests_after(original, 0, builder, map, left, loc);
+            } else {
+                const ValueId by_tests = builder.if_(builder.load(left, {}, loc), loc);
+                builder.push(*f.inst(by_tests).regions[1]);
+                tests_after(original, 0, builder, map, left, loc);
+                builder.pop();
+            }
+            const ValueId ended = builder.if_(builder.load(left, {}, loc), loc);
             builder.push(*f.inst(ended).regions[1]);
             builder.emit(Op::Trap, {builder.u32(add_trap(f, message(loc)), loc)}, Type::void_type(), 0, loc);
             builder.pop();
             builder.pop();
             b.insts.insert(b.insts.begin() + long(index) + 1, after.insts.begin(), after.insts.end());
+            b.insts.insert(b.insts.begin() + long(index), before.insts.begin(), before.insts.end());
             changed = true;
-            return after.insts.size();
+            return before.insts.size() + after.insts.size();
         }
         if (breaks == 0) {
             // A loop without a break never ends, so compilers drop the code after it, check included. A
@@ -222,9 +254,8 @@ struct Checker {
             body.insts.insert(body.insts.begin(), exit.insts.begin(), exit.insts.end());
         }
 
-        Block before = mark(0, loc);
+        before = mark(0, loc);
         Block after;
-        Builder builder(f);
         builder.push(after);
         ValueId was = builder.emit(Op::LoopMark, {builder.u32(0, loc)}, Type::u32(), 0, loc);
         ValueId stopped = builder.if_(builder.binary(Op::Eq, was, builder.u32(0, loc), loc), loc);
