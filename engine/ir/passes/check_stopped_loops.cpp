@@ -8,7 +8,7 @@
 // threads); its stop is observable instead: an IR loop leaves only through one of its own breaks, so a
 // loop left without one was stopped.
 //
-// So, for each loop without leading exit tests (an endless $loop, with or without $break): the thread's mark
+// So, for each loop that does not begin with exit tests (a $loop whose body does not start with one): the thread's mark
 // word is cleared before it (LoopMark 0) and set by each of its breaks (LoopMark 1); after it, a mark still
 // clear means the device stopped it, and the loop traps with a message naming the kernel and its C++ line.
 // The mark is the thread's word of shared memory, which no compiler reasons away (a flag in a variable set by
@@ -25,12 +25,12 @@
 // ended by itself exactly where one of its tests holds after it, since the tests only read what the loop
 // left. So the tests are evaluated once more after the loop into a flag (what follows a test that holds is not
 // evaluated, as in the loop), and a loop after which none holds was stopped. A $break of its own sets the flag
-// itself, and the tests after the loop run only where it is clear. The compilers before lavapipe's
-// own do not carry a test's outcome past the loop (it left from two places, the top and the end), and
-// lavapipe's sees its stop as one more exit; tests/runtime/loop_limit_test.cpp shows the check still sees
-// every stop. The marks cost every iteration a load and a store of shared
-// memory per thread at each test, which lavapipe runs under a mask whether or not a thread leaves: a third of
-// a short gather loop's time (texel_gather: 0.49-0.55 -> 0.32-0.33 ms with the marks taken out).
+// itself, and the tests after the loop run only where it is clear. The compilers before lavapipe's own do not
+// carry a test's outcome past the loop (it left from two places, the top and the end), and lavapipe's sees its
+// stop as one more exit; tests/runtime/loop_limit_test.cpp shows the check still sees every stop. The marks
+// cost every iteration a load and a store of shared memory per thread at each test, which lavapipe runs under a
+// mask whether or not a thread leaves: a third of a short gather loop's time (texel_gather: 0.49-0.55 -> 0.32-0.33
+// ms with the marks taken out).
 #include <adjoint/ir/clone.h>
 #include <adjoint/ir/passes.h>
 #include <adjoint/ir/trap.h>
