@@ -319,7 +319,7 @@ TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {
 
 // Without an environment drawn, the shading stage copies an image of the background colour under the shaded pixels
 // (ShadeStage::plain_): every pixel no triangle covers is that colour with alpha 0, every covered one has alpha 1,
-// and a new colour (or size) makes a new image.
+// and a new colour makes a new image.
 TEST_F(StageRig, ShadeStageWritesThePlainBackgroundWhereNoTriangleCovers) {
     ASSERT_EQ(data.shading.background, nullptr);
     const app::GBuffer gb = rasterize();

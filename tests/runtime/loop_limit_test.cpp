@@ -44,8 +44,8 @@ Kernel1D nested = [](BufferUInt ns, BufferUInt ms, BufferUInt out) noexcept {
     out.write(i, s);
 };
 
-// s counts up to n, leaving by a $break of its own once it reaches m: a loop checked by marks at its exits (the
-// others, left only by their exit tests, are checked by those tests after them).
+// s counts up to n, leaving by a $break of its own once it reaches m: the break sets the check's flag, where the
+// loops above are checked by their exit tests alone after them.
 Kernel1D own_break = [](BufferUInt ns, BufferUInt ms, BufferUInt out) noexcept {
     auto i = dispatch_id().x;
     UInt n = ns.read(i);
