@@ -216,9 +216,9 @@ struct Checker {
         }
         rewrite(body, leading, true, loc);
         discard(leading);
+        Block after;
         if (!marking) {
             // left: set by a break of its own, else by a test that holds after it.
-            Block after;
             builder.push(after);
             ValueMap map(f.inst_count());
             if (own.empty()) {
@@ -229,45 +229,40 @@ struct Checker {
                 tests_after(original, 0, builder, map, left, loc);
                 builder.pop();
             }
-            const ValueId ended = builder.if_(builder.load(left, {}, loc), loc);
-            builder.push(*f.inst(ended).regions[1]);
-            builder.emit(Op::Trap, {builder.u32(add_trap(f, message(loc)), loc)}, Type::void_type(), 0, loc);
+            trap_where(builder, builder.load(left, {}, loc), 1, loc);
             builder.pop();
+        } else {
+            if (breaks == 0) {
+                // A loop without a break never ends, so compilers drop the code after it, check included. A
+                // break they cannot rule out keeps it: the mark is 0 inside the loop, never 2.
+                Block exit;
+                builder.push(exit);
+                ValueId never = builder.emit(Op::LoopMark, {builder.u32(0, loc)}, Type::u32(), 0, loc);
+                ValueId branch = builder.if_(builder.binary(Op::Eq, never, builder.u32(2, loc), loc), loc);
+                builder.push(*f.inst(branch).regions[0]);
+                builder.break_(loc);
+                builder.pop();
+                builder.pop();
+                body.insts.insert(body.insts.begin(), exit.insts.begin(), exit.insts.end());
+            }
+            before = mark(0, loc);
+            builder.push(after);
+            ValueId was = builder.emit(Op::LoopMark, {builder.u32(0, loc)}, Type::u32(), 0, loc);
+            trap_where(builder, builder.binary(Op::Eq, was, builder.u32(0, loc), loc), 0, loc);
             builder.pop();
-            b.insts.insert(b.insts.begin() + long(index) + 1, after.insts.begin(), after.insts.end());
-            b.insts.insert(b.insts.begin() + long(index), before.insts.begin(), before.insts.end());
-            changed = true;
-            return before.insts.size() + after.insts.size();
         }
-        if (breaks == 0) {
-            // A loop without a break never ends, so compilers drop the code after it, check included. A
-            // break they cannot rule out keeps it: the mark is 0 inside the loop, never 2.
-            Block exit;
-            Builder builder(f);
-            builder.push(exit);
-            ValueId never = builder.emit(Op::LoopMark, {builder.u32(0, loc)}, Type::u32(), 0, loc);
-            ValueId branch = builder.if_(builder.binary(Op::Eq, never, builder.u32(2, loc), loc), loc);
-            builder.push(*f.inst(branch).regions[0]);
-            builder.break_(loc);
-            builder.pop();
-            builder.pop();
-            body.insts.insert(body.insts.begin(), exit.insts.begin(), exit.insts.end());
-        }
-
-        before = mark(0, loc);
-        Block after;
-        builder.push(after);
-        ValueId was = builder.emit(Op::LoopMark, {builder.u32(0, loc)}, Type::u32(), 0, loc);
-        ValueId stopped = builder.if_(builder.binary(Op::Eq, was, builder.u32(0, loc), loc), loc);
-        builder.push(*f.inst(stopped).regions[0]);
-        builder.emit(Op::Trap, {builder.u32(add_trap(f, message(loc)), loc)}, Type::void_type(), 0, loc);
-        builder.pop();
-        builder.pop();
-
         b.insts.insert(b.insts.begin() + long(index) + 1, after.insts.begin(), after.insts.end());
         b.insts.insert(b.insts.begin() + long(index), before.insts.begin(), before.insts.end());
         changed = true;
         return before.insts.size() + after.insts.size();
+    }
+
+    // The loop's trap, in region `side` of an if on `cond` (0: where cond holds, 1: where it does not).
+    void trap_where(Builder& builder, ValueId cond, size_t side, const std::source_location& loc) {
+        const ValueId branch = builder.if_(cond, loc);
+        builder.push(*f.inst(branch).regions[side]);
+        builder.emit(Op::Trap, {builder.u32(add_trap(f, message(loc)), loc)}, Type::void_type(), 0, loc);
+        builder.pop();
     }
 
     std::string message(const std::source_location& loc) {
