@@ -55,6 +55,26 @@ struct ForLoop {
     }
 };
 
+// out[1] = s after `j = 0, s = 0; loop { if (!(j < out[0])) break; <body> }`, as the DSL records a $for over out[0];
+// `body(out, j, s)` adds the rest of the loop's body (it moves j and s on).
+template <typename Body>
+void counting_loop(Fn& k, Body&& body) {
+    auto& b = *k.b;
+    auto out = k.arg(0);
+    auto n = b.emit(Op::BufferRead, {out, b.u32(0)}, Type::u32());
+    auto j = b.local(Type::u32());
+    auto s = b.local(Type::u32());
+    b.store(j, b.u32(0));
+    b.store(s, b.u32(0));
+    auto loop = b.loop();
+    k.in(loop, 0, [&] {
+        auto exit = b.if_(b.unary(Op::Not, b.binary(Op::Lt, b.load(j), n)));
+        k.in(exit, 0, [&] { b.break_(); });
+        body(out, j, s);
+    });
+    b.emit(Op::BufferWrite, {out, b.u32(1), b.load(s)}, Type::void_type());
+}
+
 // ForLoop's out[0] and out[1] for n.
 std::vector<uint32_t> for_loop_result(uint32_t n, bool own_break) {
     uint32_t s = 0, count = 0;
@@ -175,23 +195,13 @@ TEST(CheckStoppedLoops, KeepsWhatTheLoopComputes) {
 TEST(CheckStoppedLoops, TheTestsAfterTheLoopStopWhereOneHolds) {
     auto build = [](Fn& k) {
         auto& b = *k.b;
-        auto buf = k.arg(0);
-        auto n = b.emit(Op::BufferRead, {buf, b.u32(0)}, Type::u32());
-        auto j = b.local(Type::u32());
-        auto s = b.local(Type::u32());
-        b.store(j, b.u32(0));
-        b.store(s, b.u32(0));
-        auto loop = b.loop();
-        k.in(loop, 0, [&] {
-            auto first = b.if_(b.unary(Op::Not, b.binary(Op::Lt, b.load(j), n)));
-            k.in(first, 0, [&] { b.break_(); });
+        counting_loop(k, [&](ValueId buf, ValueId j, ValueId s) {
             auto v = b.emit(Op::BufferRead, {buf, b.binary(Op::Add, b.load(j), b.u32(2))}, Type::u32());
             auto second = b.if_(b.binary(Op::Eq, v, b.u32(0)));
             k.in(second, 0, [&] { b.break_(); });
             b.store(s, b.binary(Op::Add, b.load(s), v));
             b.store(j, b.binary(Op::Add, b.load(j), b.u32(1)));
         });
-        b.emit(Op::BufferWrite, {buf, b.u32(1), b.load(s)}, Type::void_type());
     };
     // n data values after out[0] = n and out[1] = the sum: ended by the first test, then by the second.
     for (const auto& data : {std::vector<uint32_t>{3, 0, 5, 6, 7}, std::vector<uint32_t>{4, 0, 5, 6, 0, 9}}) {
@@ -214,16 +224,7 @@ TEST(CheckStoppedLoops, TheTestsAfterTheLoopStopWhereOneHolds) {
 TEST(CheckStoppedLoops, SwitchesKeepTheirBreaks) {
     auto build = [](Fn& k) {
         auto& b = *k.b;
-        auto out = k.arg(0);
-        auto n = b.emit(Op::BufferRead, {out, b.u32(0)}, Type::u32());
-        auto j = b.local(Type::u32());
-        auto s = b.local(Type::u32());
-        b.store(j, b.u32(0));
-        b.store(s, b.u32(0));
-        auto loop = b.loop();
-        k.in(loop, 0, [&] {
-            auto exit = b.if_(b.unary(Op::Not, b.binary(Op::Lt, b.load(j), n)));
-            k.in(exit, 0, [&] { b.break_(); });
+        counting_loop(k, [&](ValueId, ValueId j, ValueId s) {
             auto jj = b.load(j);
             b.store(j, b.binary(Op::Add, jj, b.u32(1)));
             auto sw = b.switch_(b.binary(Op::Mod, jj, b.u32(3)));
@@ -236,7 +237,6 @@ TEST(CheckStoppedLoops, SwitchesKeepTheirBreaks) {
             b.pop();
             b.store(s, b.binary(Op::Add, b.load(s), b.u32(1)));
         });
-        b.emit(Op::BufferWrite, {out, b.u32(1), b.load(s)}, Type::void_type());
     };
     for (uint32_t n : {0u, 1u, 5u, 10u}) {
         Fn plain({u32buf()}), checked({u32buf()});
