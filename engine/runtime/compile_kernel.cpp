@@ -85,6 +85,7 @@ std::shared_ptr<detail::ShaderImpl> Device::compile_function(const std::shared_p
     auto s = std::make_shared<detail::ShaderImpl>();
     s->device = impl_;
     s->bundles = f->bundles;
+    s->disjoint_views = options.disjoint_views;
     if (auto cached = impl_->kernels.get(key)) {
         s->kernel = *cached;
         s->cache_hit = true;

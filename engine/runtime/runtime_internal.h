@@ -66,6 +66,7 @@ public:
     std::shared_ptr<DeviceImpl> device;
     std::shared_ptr<const CompiledKernel> kernel;
     bool cache_hit = false;
+    bool disjoint_views = false;   // ShaderOptions::disjoint_views: the aliasing check is off
     // The kernel's bundled arguments (textures), from the recorded function: kept here, not in the compiled
     // kernel, which kernels with the same IR share whatever their C++ parameter types.
     std::vector<ir::ArgBundle> bundles;

@@ -87,8 +87,11 @@ TEST_F(RendererGradients, EveryParameterKindMatchesCentralDifferences) {
 // One step against the host: every free float moved by Adam's first step from the gradient evaluate() gives
 // (m / (1 - b1) = g, v / (1 - b2) = g^2: lr * g / (|g| + eps)) and kept in its parameter's range, each
 // parameter with its own rate; the step's loss is evaluate()'s and each parameter's gradient norm (from the
-// step's per-chunk sums) the host's. Every parameter kind free (parameters as a differentiable buffer), and the
-// texture alone (the textures-only kernel); the texture has several chunks.
+// step's per-chunk sums) the host's. Then a second step from both moments, as the host computes them. Every
+// parameter kind free (parameters as a differentiable buffer), and the texture alone (the textures-only
+// kernel); the texture has several chunks and starts at float 14 of the parameter buffer, so the step's float4s
+// (optim/kernels.cpp) leave two floats before them and two after in each chunk, and several small parameters
+// share a float4.
 TEST_F(RendererGradients, OneStepIsAdamsFirstStepAndItsSumsAreTheHosts) {
     for (bool texture_only : {false, true}) {
         std::string text = kScene;
@@ -123,6 +126,23 @@ TEST_F(RendererGradients, OneStepIsAdamsFirstStepAndItsSumsAreTheHosts) {
             at += p.size;
         }
         EXPECT_GT(moved, x1.size() / 4) << "most floats move (the check is not passing on zeros)";
+
+        std::vector<float> g1;
+        opt.evaluate(&g1);
+        opt.step();
+        const std::vector<float> x2 = opt.free_values();
+        const double b1 = 0.9, b2 = 0.999;
+        at = 0;
+        for (const app::Parameter& p : scene.optimize->parameters) {
+            for (size_t i = at; i < at + p.size; ++i) {
+                const double m = b1 * (1 - b1) * g[i] + (1 - b1) * g1[i];
+                const double v = b2 * (1 - b2) * double(g[i]) * g[i] + (1 - b2) * double(g1[i]) * g1[i];
+                const double step = p.lr * (m / (1 - b1 * b1)) / (std::sqrt(v / (1 - b2 * b2)) + 1e-8);
+                const double want = std::clamp(double(x1[i]) - step, double(p.lo), double(p.hi));
+                EXPECT_NEAR(x2[i], want, 1e-4 * p.lr + 1e-5 * std::fabs(want)) << p.path << " float " << i - at;
+            }
+            at += p.size;
+        }
     }
 }
 

@@ -131,6 +131,27 @@ TEST_F(DispatchErrors, OneBufferStoredThroughOneParameterAndBoundToAnotherIsRefu
     EXPECT_EQ(got, (std::vector<float>{2, 4, 6, 8}));
 }
 
+TEST_F(DispatchErrors, OneBufferWrittenThroughTwoViewsRunsWhereTheKernelDeclaresThemDisjoint) {
+    // Floats 0..3 as one float4 (doubled), floats 4 and 5 one by one (plus 10): disjoint elements of one buffer.
+    Kernel1D k = [](BufferFloat4 quads, BufferFloat floats) noexcept {
+        $if (dispatch_id().x == 0u) { quads.write(0u, quads.read(0u) * 2.0f); };
+        $if (dispatch_id().x > 0u) {
+            UInt i = 3u + dispatch_id().x;
+            floats.write(i, floats.read(i) + 10.0f);
+        };
+    };
+    auto b = device.create_buffer<float>(8);
+    std::vector<float> host{1, 2, 3, 4, 5, 6, 7, 8}, got(8);
+    // Undeclared, it is the hazard of the test above.
+    auto plain = device.compile(k, {.name = "two_views"});
+    EXPECT_TRUE(throws_error([&] { (void)plain(b.as<float4>(), b); },
+                             "kernel 'two_views' is given one buffer as argument 0 and argument 1, and writes"));
+    auto declared = device.compile(k, {.name = "two_views", .disjoint_views = true});
+    stream << b.copy_from(host.data()) << declared(b.as<float4>(), b).dispatch(3) << b.copy_to(got.data())
+           << synchronize();
+    EXPECT_EQ(got, (std::vector<float>{2, 4, 6, 8, 15, 16, 7, 8}));
+}
+
 TEST_F(DispatchErrors, OneBufferAddedToByAtomicsThroughTwoParametersRuns) {
     // Atomics through both bindings (what a scatter into its own input does) are coherent: allowed, and exact.
     Kernel1D k = [](BufferFloat a, BufferFloat b) noexcept {

@@ -16,8 +16,9 @@ struct ErrorChunk {
 
 struct OptimKernels {
     // Per chunk of the free parameters, one subgroup: its sums (p - truth)^2, truth^2, g^2 and the count of
-    // non-finite gradient elements (of the values before the step) into sums[chunk], and the step. Dispatched
-    // over chunks * lanes threads.
+    // non-finite gradient elements (of the values before the step) into sums[chunk], and the step. Its arrays
+    // (parameters, gradient, the two state arrays, truth) come twice, as floats and then as float4s
+    // (Buffer::as<float4>(): each holds a whole number of float4s). Dispatched over chunks * lanes threads.
     Shader<1> step;
     uint32_t lanes;   // threads per chunk: the device's subgroup size
     OptimKernels(Device& device, const OptimizerModel& optimizer);

@@ -39,22 +39,23 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene, bool dynamic)
     const std::vector<ErrorChunk>& h_chunks = tables.chunks;
     chunk_count = uint32_t(h_chunks.size());
 
-    auto make = [&](const std::vector<float>& v) {
-        auto b = d.create_buffer<float>(std::max<size_t>(v.size(), 1));
-        if (!v.empty()) stream << b.copy_from(v.data());
-        return b;
-    };
-    size_t n = std::max<size_t>(values.size(), 1);
+    // The arrays the step reads as float4s too (optim/kernels.cpp) hold a whole number of them: zeros after the
+    // layout's floats, which no chunk covers.
+    floats = values.size();
+    const size_t n = (std::max<size_t>(floats, 1) + 3) / 4 * 4;
+    values.resize(n, 0.0f);
+    tables.truth.resize(n, 0.0f);
     params = d.create_diff_buffer<float>(n);
     stream << params.value.copy_from(values.data());
     for (size_t i = 0; i < 2; ++i) {
-        state.push_back(d.create_buffer<float>(i < optimizer.state.size() ? n : 1));
+        state.push_back(d.create_buffer<float>(i < optimizer.state.size() ? n : 4));
         stream << state.back().fill_zero();
     }
     const std::vector<float4> h_rates = parameter_rates(free);
     rates = d.create_buffer<float4>(std::max<size_t>(h_rates.size(), 1));
     if (!h_rates.empty()) stream << rates.copy_from(h_rates.data());
-    truth_values = make(tables.truth);
+    truth_values = d.create_buffer<float>(n);
+    stream << truth_values.copy_from(tables.truth.data());
     chunks = d.create_buffer<ErrorChunk>(std::max<size_t>(h_chunks.size(), 1));
     if (!h_chunks.empty()) stream << chunks.copy_from(h_chunks.data());
     chunk_sums = d.create_buffer<float4>(std::max<size_t>(h_chunks.size(), 1));
@@ -98,8 +99,9 @@ IterationReport Optimizer::step() {
     const std::array<float, 4>& settings = s.opt.optimizer_settings;
     const std::array<float, 4> per = s.optimizer.host_constants(settings, s.iteration);
     if (s.chunk_count > 0)
-        s.stream << s.kernels.step(s.chunks, s.params.value, s.params.grad, s.state[0], s.state[1], s.rates,
-                                   s.truth_values, s.chunk_sums, lr_scale,
+        s.stream << s.kernels.step(s.chunks, s.params.value, s.params.grad, s.state[0], s.state[1], s.truth_values,
+                                   s.params.value.as<float4>(), s.params.grad.as<float4>(), s.state[0].as<float4>(),
+                                   s.state[1].as<float4>(), s.truth_values.as<float4>(), s.rates, s.chunk_sums, lr_scale,
                                    float4(settings[0], settings[1], settings[2], settings[3]),
                                    float4(per[0], per[1], per[2], per[3]))
                         .dispatch(s.chunk_count * s.kernels.lanes);
@@ -188,13 +190,13 @@ OptimizerState Optimizer::save_state() {
     OptimizerState st;
     st.iteration = s.iteration;
     st.rng = s.rng.s;
-    const size_t n = s.params.value.size();
+    const size_t n = s.floats;
     st.params.resize(n);
-    s.stream << s.params.value.copy_to(st.params.data());
+    s.stream << s.params.value.copy_to(st.params.data(), 0, n);
     st.arrays.reserve(s.optimizer.state.size());   // no reallocation: copy_to writes at the next synchronize
     for (size_t i = 0; i < s.optimizer.state.size(); ++i) {
         st.arrays.emplace_back(std::string(s.optimizer.state[i]), std::vector<float>(n));
-        s.stream << s.state[i].copy_to(st.arrays.back().second.data());
+        s.stream << s.state[i].copy_to(st.arrays.back().second.data(), 0, n);
     }
     s.stream << synchronize();
     return st;
@@ -202,7 +204,7 @@ OptimizerState Optimizer::save_state() {
 
 void Optimizer::load_state(const OptimizerState& st) {
     auto& s = *s_;
-    const size_t n = s.params.value.size();
+    const size_t n = s.floats;
     if (st.params.size() != n)
         throw Error("the checkpoint holds " + std::to_string(st.params.size()) + " parameter floats, this scene " +
                     std::to_string(n));
@@ -221,8 +223,8 @@ void Optimizer::load_state(const OptimizerState& st) {
     }
     s.iteration = st.iteration;
     s.rng.s = st.rng;
-    s.stream << s.params.value.copy_from(st.params.data());
-    for (size_t i = 0; i < arrays.size(); ++i) s.stream << s.state[i].copy_from(arrays[i]->data());
+    s.stream << s.params.value.copy_from(st.params.data(), 0, n);
+    for (size_t i = 0; i < arrays.size(); ++i) s.stream << s.state[i].copy_from(arrays[i]->data(), 0, n);
     s.stream << synchronize();
 }
 

@@ -231,6 +231,10 @@ struct ShaderOptions {
     // The kernel's block (work-group) size; {0, 0, 0} keeps the kernel's own: set_block_size() in the kernel,
     // else 256 (1D), 16 x 16 (2D), 8 x 8 x 4 (3D). A kernel that calls set_block_size() takes no other.
     std::array<uint32_t, 3> block{0, 0, 0};
+    // The kernel may be given one buffer through several parameters and write it through some: it promises to
+    // touch disjoint elements through each (a buffer's float4s beside its other floats, say), so no access
+    // through one can be reordered past a write through another. Without it such a dispatch is refused.
+    bool disjoint_views = false;
 };
 
 // Thread-safe: buffers, images, streams and kernels may be created and compiled from several threads at once.
