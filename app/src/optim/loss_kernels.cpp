@@ -49,32 +49,18 @@ auto shade_loss_backward_kernel(const LossModel& loss, bool mask, const ShadingP
         Float3 c;
         Float l;
         $autodiff {
-            // Declared here, assigned where a sample is taken (inside the material's branches): grad() of one
-            // whose branch did not run is 0. Reserved: a Var copied on reallocation would be a new variable.
-            std::vector<Var<float3>> sampled;
-            sampled.reserve(samples);
-            for (uint32_t j = 0; j < samples; ++j) sampled.emplace_back(make_float3(0.0f));
-            uint32_t taken = 0;
+            // Held where a sample is taken (inside the material's branches): grad() of one whose branch did not
+            // run is 0. The gather's taps kernel counted them, recording the same shading.
+            HeldValues<float3> sampled(int(samples), "shade_loss_backward", "a material sample");
             ShadeInputs<P> in{params, textures, materials, lights};
-            if (samples > 0)
-                in.material_sample = [&](const Float3& v) -> Float3 {
-                    if (taken == samples) {   // the gather's taps kernel counted them, recording the same shading
-                        adjoint::detail::defer_error("shade_loss_backward: more material samples than " +
-                                                     std::to_string(samples));
-                        return v;
-                    }
-                    Var<float3>& x = sampled[taken++];
-                    x = v;
-                    requires_grad(x);
-                    return x;
-                };
+            if (samples > 0) in.material_sample = [&](const Float3& v) -> Float3 { return sampled.hold(v.load()); };
             Float3 col = shade_surface(in, groups, s, eye);
             Float value = pixel_loss(loss, mask, make_float4(col, 1.0f), t);
             backward(value * scale);
             c = col;
             l = value;
-            for (uint32_t j = 0; j < sampled.size(); ++j)
-                dsample.write(e * samples + j, make_float4(grad(sampled[j]), 0.0f));
+            for (int j = 0; j < sampled.capacity(); ++j)
+                dsample.write(e * samples + uint32_t(j), make_float4(grad(sampled.value(j)), 0.0f));
         };
         // Chunk k of the list's sums, kSumChunk entries, is whole subgroups: one atomic per subgroup and sum.
         Float subgroup_loss = subgroup_add(l), subgroup_sqerr = subgroup_add(squared_error(c, t.xyz()));

@@ -2,6 +2,9 @@
 #pragma once
 #include <adjoint/dsl/kernel.h>
 
+#include <string>
+#include <vector>
+
 namespace adjoint {
 
 namespace detail {
@@ -71,6 +74,58 @@ template <typename X>
 auto detach(const X& x, std::source_location loc = std::source_location::current()) {
     return detail::call_op<detail::value_t<X>>(ir::Op::Detach, loc, detail::as_expr(x));
 }
+
+// Values held for the caller inside $autodiff: hold(v) takes the next of `capacity` variables, assigns it v
+// detached, marks it requires_grad and returns it; after backward(), grad(value(k)) is the k-th held value's
+// gradient (0 where that hold did not run: a branch not taken), for the caller to add where it likes. The
+// holder is made in the block (or in a loop body inside it) and takes values at the same loop depth: one in a
+// loop nested deeper would keep only the last iteration's. A hold there, in another kernel, outside $autodiff or
+// past the capacity defers an error ("<name>: <item> ..." and the hold's line) and returns v detached. The
+// variables are made up front (a Var copied on reallocation would be a new variable). HeldTexels (texture.h)
+// adds each read's address.
+template <typename T>
+class HeldValues {
+public:
+    explicit HeldValues(int capacity, std::string name = "held values", std::string item = "a value held",
+                        std::source_location loc = std::source_location::current())
+        : recorder_(&detail::Recorder::current(loc)), loops_(recorder_->loops.size()), name_(std::move(name)),
+          item_(std::move(item)) {
+        value_.reserve(size_t(capacity));
+        for (int k = 0; k < capacity; ++k) value_.emplace_back(loc);   // a Var starts at zero
+    }
+    HeldValues(const HeldValues&) = delete;
+    HeldValues& operator=(const HeldValues&) = delete;
+
+    int capacity() const { return int(value_.size()); }
+    int used() const { return used_; }
+    const Var<T>& value(int k) const { return value_.at(size_t(k)); }
+
+    Expr<T> hold(const Expr<T>& v, const std::source_location& loc = std::source_location::current()) {
+        detail::Recorder& r = detail::Recorder::current(loc);
+        Expr<T> plain = detail::call_op<T>(ir::Op::Detach, loc, v);
+        const char* wrong = &r != recorder_          ? "in another kernel or callable than its holder"
+                            : r.loops.size() != loops_ ? "in a loop nested deeper than its holder's"
+                            : !r.autodiff              ? "outside $autodiff"
+                            : used_ == capacity()      ? "past its holder's capacity"
+                                                       : nullptr;
+        if (wrong) {
+            detail::defer_error(name_ + ": " + item_ + " " + wrong + " (capacity " + std::to_string(capacity()) +
+                                ") at " + format_location(loc));
+            return plain;
+        }
+        Var<T>& x = value_[size_t(used_++)];
+        x = plain;
+        requires_grad_at(loc, x);
+        return x;
+    }
+
+private:
+    const detail::Recorder* recorder_;
+    size_t loops_;
+    std::string name_, item_;
+    std::vector<Var<T>> value_;
+    int used_ = 0;
+};
 
 } // namespace adjoint
 

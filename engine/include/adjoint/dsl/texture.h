@@ -122,64 +122,44 @@ inline Expr<uint2> wrap_tap(const Expr<int2>& x, const Expr<uint2>& n, const Exp
 // The address of a texel a held sample did not read (HeldTexels).
 constexpr uint32_t kNoSlot = ~0u;
 
-// Texel reads held for the caller. A texture sampled through held(h) inside $autodiff reads each texel as a plain
-// value into variable h.value(k), marked requires_grad, and keeps its address (its first float in the texels) in
-// h.at(k), k counting the reads as they are recorded; a read that does not run (the second level of a trilinear
-// sample whose fraction is 0) keeps kNoSlot. After backward grad(h.value(k)) is that read's gradient, for the
-// caller to add where it likes (the app lists each pixel's taps once and gathers their gradients per texel),
-// where each read would have added its adjoint by float atomics, a compare-and-swap each on lavapipe. The holder is made in the block (or in a loop body inside it) and
-// takes reads at the same loop depth: one in a loop nested deeper would keep only the last iteration's read, and
-// is an error naming its line, as is a read past the capacity.
+// Texel reads held for the caller (HeldValues, autodiff.h, with each read's address). A texture sampled through
+// held(h) inside $autodiff reads each texel as a plain value into variable h.value(k), marked requires_grad, and
+// keeps its address (its first float in the texels) in h.at(k), k counting the reads as they are recorded; a read
+// that does not run (the second level of a trilinear sample whose fraction is 0) keeps kNoSlot. After backward
+// grad(h.value(k)) is that read's gradient, for the caller to add where it likes (the app lists each pixel's taps
+// once and gathers their gradients per texel), where each read would have added its adjoint by float atomics, a
+// compare-and-swap each on lavapipe. Reads are taken as HeldValues takes values: at the holder's loop depth, within
+// its capacity, or an error naming the read's line.
 template <typename T>
 class HeldTexels {
 public:
     explicit HeldTexels(int capacity, std::source_location loc = std::source_location::current())
-        : recorder_(&detail::Recorder::current(loc)), loops_(recorder_->loops.size()) {
+        : values_(capacity, "held texels", "a texel read", loc) {
         at_.reserve(size_t(capacity));   // reserved first: a Var copied on reallocation would be a new variable
-        value_.reserve(size_t(capacity));
-        for (int k = 0; k < capacity; ++k) {
-            at_.emplace_back(kNoSlot);
-            value_.emplace_back(detail::splat<T>(Expr<float>(0.0f), loc));
-        }
+        for (int k = 0; k < capacity; ++k) at_.emplace_back(kNoSlot);
     }
     HeldTexels(const HeldTexels&) = delete;
     HeldTexels& operator=(const HeldTexels&) = delete;
 
-    int capacity() const { return int(at_.size()); }
-    int used() const { return used_; }
+    int capacity() const { return values_.capacity(); }
+    int used() const { return values_.used(); }
     const Var<uint32_t>& at(int k) const { return at_.at(size_t(k)); }
-    const Var<T>& value(int k) const { return value_.at(size_t(k)); }
+    const Var<T>& value(int k) const { return values_.value(k); }
 
     // Holds `texel`, read from where its first float is `at` (by TextureRef, or by a caller over its own texel
-    // layout: the Python module's texture op): returns it as a plain value marked requires_grad. A read it cannot
-    // hold defers an error naming `loc` and returns the texel detached.
+    // layout: the Python module's texture op): returns it as a plain value marked requires_grad, or detached
+    // where it cannot be held.
     Expr<T> hold(const Expr<T>& texel, const Expr<uint32_t>& at,
                  const std::source_location& loc = std::source_location::current()) {
-        detail::Recorder& r = detail::Recorder::current(loc);
-        Expr<T> v = detail::call_op<T>(ir::Op::Detach, loc, texel);
-        const char* wrong = &r != recorder_          ? "in another kernel or callable than its holder"
-                            : r.loops.size() != loops_ ? "in a loop nested deeper than its holder's"
-                            : !r.autodiff              ? "outside $autodiff"
-                            : used_ == capacity()      ? "past its holder's capacity"
-                                                       : nullptr;
-        if (wrong) {
-            detail::defer_error(std::string("held texels: a texel read ") + wrong + " (capacity " +
-                                std::to_string(capacity()) + ") at " + format_location(loc));
-            return v;
-        }
-        const int k = used_++;
-        at_[size_t(k)] = at;
-        value_[size_t(k)] = v;
-        requires_grad_at(loc, value_[size_t(k)]);
-        return value_[size_t(k)];
+        const int k = values_.used();
+        Expr<T> v = values_.hold(texel, loc);
+        if (values_.used() > k) at_[size_t(k)] = at;
+        return v;
     }
 
 private:
-    const detail::Recorder* recorder_;
-    size_t loops_;
+    HeldValues<T> values_;
     std::vector<Var<uint32_t>> at_;
-    std::vector<Var<T>> value_;
-    int used_ = 0;
 };
 
 template <typename T>
