@@ -171,7 +171,9 @@ void check_scratch(const CompiledKernel& k, const DeviceImpl& device, std::array
 // one binding (a read-only buffer goes through the texel cache) across the other's writes: the H200 gave wrong
 // mip-chain gradients when those kernels read a buffer through one binding and wrote it through another
 // (README). Reads beside atomics, or atomics through both, are left alone: a scatter into its own input adds
-// by atomics; so is a kernel compiled with ShaderOptions::disjoint_views, which touches disjoint elements. `user_of[i]`: the user's argument that flat argument i came from (a texture binds several).
+// by atomics; so is a kernel compiled with ShaderOptions::disjoint_views, which touches disjoint elements (its
+// caller skips this check). `user_of[i]`: the user's argument that flat argument i came from (a texture binds
+// several).
 void check_aliasing(const CompiledKernel& k, const std::vector<DispatchArg>& flat, const std::vector<size_t>& user_of) {
     struct Bound {
         const void* resource;   // a BufferImpl or an ImageImpl

@@ -101,7 +101,8 @@ IterationReport Optimizer::step() {
     if (s.chunk_count > 0)
         s.stream << s.kernels.step(s.chunks, s.params.value, s.params.grad, s.state[0], s.state[1], s.truth_values,
                                    s.params.value.as<float4>(), s.params.grad.as<float4>(), s.state[0].as<float4>(),
-                                   s.state[1].as<float4>(), s.truth_values.as<float4>(), s.rates, s.chunk_sums, lr_scale,
+                                   s.state[1].as<float4>(), s.truth_values.as<float4>(), s.rates, s.chunk_sums,
+                                   lr_scale,
                                    float4(settings[0], settings[1], settings[2], settings[3]),
                                    float4(per[0], per[1], per[2], per[3]))
                         .dispatch(s.chunk_count * s.kernels.lanes);

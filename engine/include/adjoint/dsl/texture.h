@@ -353,7 +353,8 @@ private:
 template <typename T>
 class TextureVar : public TextureRef<T> {
 public:
-    TextureVar(DiffBufferVar<float> texels, BufferVar<uint4> table) : TextureRef<T>(texels, table, Expr<uint32_t>(1u)) {}
+    TextureVar(DiffBufferVar<float> texels, BufferVar<uint4> table)
+        : TextureRef<T>(texels, table, Expr<uint32_t>(1u)) {}
     std::array<ir::ValueId, 2> ids() const { return {this->texels_.id(), this->table_.id()}; }
 };
 
