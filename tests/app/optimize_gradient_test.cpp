@@ -146,6 +146,38 @@ TEST_F(RendererGradients, OneStepIsAdamsFirstStepAndItsSumsAreTheHosts) {
     }
 }
 
+// SGD with momentum (one state array: the step binds a stand-in for the second) over the same floats, two steps
+// against the host: v = momentum v + g, x -= lr v, kept in range.
+TEST_F(RendererGradients, TwoSgdStepsAreTheHosts) {
+    std::string text = kScene;
+    const std::string at = "\"target\": \"scene\",";
+    text.replace(text.find(at), at.size(), at + " \"optimizer\": \"sgd\", \"momentum\": 0.5,");
+    auto scene = app::load_scene_from_string(text, std::filesystem::path(ADJOINT_SOURCE_DIR) / "assets", "sgd.json");
+    app::Optimizer opt(device, scene);
+    std::vector<float> g0, g1;
+    opt.evaluate(&g0);
+    const std::vector<float> x0 = opt.free_values();
+    opt.step();
+    const std::vector<float> x1 = opt.free_values();
+    opt.evaluate(&g1);
+    opt.step();
+    const std::vector<float> x2 = opt.free_values();
+    ASSERT_EQ(x2.size(), x0.size());
+    size_t at_float = 0, moved = 0;
+    for (const app::Parameter& p : scene.optimize->parameters) {
+        for (size_t i = at_float; i < at_float + p.size; ++i) {
+            const double want1 = std::clamp(double(x0[i]) - p.lr * double(g0[i]), double(p.lo), double(p.hi));
+            const double v = 0.5 * g0[i] + double(g1[i]);
+            const double want2 = std::clamp(double(x1[i]) - p.lr * v, double(p.lo), double(p.hi));
+            EXPECT_NEAR(x1[i], want1, 1e-6 * std::max(1.0, std::fabs(want1))) << p.path << " float " << i - at_float;
+            EXPECT_NEAR(x2[i], want2, 1e-6 * std::max(1.0, std::fabs(want2))) << p.path << " float " << i - at_float;
+            moved += x2[i] != x1[i];
+        }
+        at_float += p.size;
+    }
+    EXPECT_GT(moved, x0.size() / 4) << "most floats move (the check is not passing on zeros)";
+}
+
 // The static chain gathers its texture gradients (optim/texel_gather.h: the taps listed by texel once, summed per
 // texel each iteration); the dynamic chain, which rasterizes every iteration, scatters each texel read's adjoint by
 // atomics. The two give the same gradient for every texel of three free textures: a phong ball's albedo and a pbr
