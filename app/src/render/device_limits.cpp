@@ -62,7 +62,9 @@ void check_scene_fits(const Device& device, const Scene& scene) {
                          "the textures need " + mib(needed) + " with their mip chains, the free ones at their "
                          "resolutions (" + free_sizes + ")" + over + "; use smaller resolutions");
     }
-    // Below the texture set's (which holds the textures' level 0 and more), unless other values are many.
+    // Below the texture set's (which holds the textures' level 0 and more), unless other values are many. The
+    // optimizer pads its arrays to whole float4s (optim/optimization.cpp).
+    parameter_floats = (parameter_floats + 3) / 4 * 4;
     if (parameter_floats * 4 > limit)
         throw SceneError(scene.display_name, "meshes",
                          "the scene's values (vertices, textures, materials, lights) need " +
