@@ -210,7 +210,12 @@ Command TextureStorage::build_mips_from(uint32_t texture, const Buffer<float>& s
     const Kernels& k = kernels();
     const auto& chain = levels_[texture];
     auto list = std::make_shared<std::vector<Command>>();
-    if (even_base(chain)) {
+    if (chain.size() > 2 && l.width % 4 == 0 && l.height % 4 == 0) {   // levels 1 and 2 with level 0's copy
+        list->push_back(k.even_base_and_levels12(src, uint32_t(offset), texels_, l.offset, l.width, chain[1].offset,
+                                                 chain[2].offset)
+                            .dispatch(chain[2].width, chain[2].height));
+        append_levels(*list, k, texture, 3);
+    } else if (even_base(chain)) {
         list->push_back(k.even_base_and_level1(src, uint32_t(offset), texels_, l.offset, l.width, chain[1].offset)
                             .dispatch(chain[1].width, chain[1].height));
         append_levels(*list, k, texture, 2);

@@ -109,6 +109,35 @@ const auto& even_base_and_level1_kernel() {
     return k;
 }
 
+// For a level 0 whose width and height are multiples of 4 (level 1 even too): level 0 copied and levels 1 and 2
+// built in one dispatch, one thread per texel of level 2: its four texels of level 1, each from the four of level 0
+// under it (copied on the way), then their mean. The same additions in the same order as box() level by level
+// (the tests compare bit for bit); the levels above start from level 2, so a chain's tail has a quarter of the work.
+template <typename T>
+const auto& even_base_and_levels12_kernel() {
+    static const Kernel2D k = [](BufferFloat src, UInt from_at, BufferFloat texels, UInt base, UInt w0, UInt level1,
+                                 UInt level2) noexcept {
+        constexpr uint32_t c = texel_channels<T>;
+        const std::source_location loc = std::source_location::current();
+        UInt2 p = dispatch_id().xy();
+        std::vector<Expr<T>> one;   // level 1's (x0, y0), (x1, y0), (x0, y1), (x1, y1), as box() adds them
+        for (uint32_t j = 0; j < 4; ++j) {
+            Expr<uint32_t> x1 = 2u * p.x + j % 2, y1 = 2u * p.y + j / 2;
+            std::vector<Expr<T>> v;
+            for (uint32_t k = 0; k < 4; ++k) {
+                Expr<uint32_t> at = ((2u * y1 + k / 2) * w0 + 2u * x1 + k % 2) * c;
+                v.push_back(read_texel<T>(src, from_at + at, loc));
+                write_texel<T>(texels, base + at, v[k]);
+            }
+            one.push_back((v[0] + v[1] + v[2] + v[3]) * 0.25f);
+            write_texel<T>(texels, level1 + (y1 * (w0 >> 1u) + x1) * c, one[j]);
+        }
+        write_texel<T>(texels, level2 + (p.y * dispatch_size().x + p.x) * c,
+                       (one[0] + one[1] + one[2] + one[3]) * 0.25f);
+    };
+    return k;
+}
+
 // The reverse of the mip chain, gathered. Level l + 1 reads level l's columns 2x and 2x + 1 (column 0 twice at
 // a width of 1; the last column of an odd width not at all), rows alike, so a texel has at most one texel
 // above it: its chain (x >> k, y >> k), up to where a level no longer reads it. Adding each level's gradient
@@ -215,6 +244,7 @@ std::shared_ptr<const TextureStorage::Kernels> compile_kernels(Device& d, uint32
         d.compile(add_kernel(), {.name = "texture_add_base_grad"}),
         d.compile(downsample_kernel<T>(), {.name = "texture_mip_downsample_" + t}),
         d.compile(even_base_and_level1_kernel<T>(), {.name = "texture_base_and_level1_" + t}),
+        d.compile(even_base_and_levels12_kernel<T>(), {.name = "texture_base_and_levels12_" + t}),
         d.compile(mip_gradient_kernel<T>(levels), {.name = "texture_mip_gradient_" + t}),
         d.compile(even_mip_gradient_kernel<T>(levels), {.name = "texture_even_mip_gradient_" + t}),
         d.compile(mip_tail_kernel<T>(), {.name = "texture_mip_tail_" + t})});

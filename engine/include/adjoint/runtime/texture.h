@@ -141,7 +141,8 @@ public:
     // the one above it). The other levels keep theirs. One dispatch per texture.
     Command backward_mips() const { return get().backward_mips(); }
     // For a texture that is a range of a parameter buffer, what copy_base_from(src, offset) + build_mips()
-    // make for it, in one dispatch fewer (level 0 is copied while level 1 is built).
+    // make for it, in one dispatch fewer (level 0 is copied while level 1 is built, and level 2 where level 0's
+    // width and height are multiples of 4).
     Command build_mips_from(uint32_t texture, const Buffer<float>& src, size_t offset) const {
         return get().build_mips_from(texture, src, offset);
     }
