@@ -65,7 +65,7 @@ auto pairs_kernel() {
             n = n + take_right + take_down;
             t = right;
         });
-        append_flagged(walks, count, kWalks, flags, n, 2 * kRowRun, [&](const UInt& b) { return 2u * first + b; });
+        append_flagged(walks, count, kWalks, flags, n, [&](const UInt& b) { return 2u * first + b; });
     });
 }
 

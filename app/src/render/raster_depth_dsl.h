@@ -132,7 +132,7 @@ auto raster_kernel() {
             flags = flags | (take << q);
             listed = listed + take;
         }
-        append_flagged(covered, covered_count, 0u, flags, listed, 4u, [&](const UInt& q) {
+        append_flagged(covered, covered_count, 0u, flags, listed, [&](const UInt& q) {
             return (quad.y + (q >> 1u)) * width + quad.x + (q & 1u);
         });
     });

@@ -37,7 +37,7 @@ inline void append_listed(const BufferUInt& list, const BufferUInt& count, uint3
     $if (take) { list.write(count.atomic(which).fetch_add(1u), entry); };
 }
 
-// Appends entry(b) for each set bit b < bits of `flags` (n of them: the thread counted them as it set them), in
+// Appends entry(b) for each set bit b of `flags` (n of them: the thread counted them as it set them), in
 // ascending order, taking their slots with one atomic. A thread with several entries (raster_depth's quad of
 // pixels, the antialias pairs' run of a row) does this, which measured faster on lavapipe than an atomic an entry
 // (there an atomic costs a thread what a read does, app/GUIDE.md). The loop visits the set bits only (n
@@ -45,8 +45,7 @@ inline void append_listed(const BufferUInt& list, const BufferUInt& count, uint3
 // of two, exact).
 template <typename F>
 void append_flagged(const BufferUInt& list, const BufferUInt& count, uint32_t which, const UInt& flags,
-                    const UInt& n, uint32_t bits, F&& entry) {
-    (void)bits;
+                    const UInt& n, F&& entry) {
     $if (n > 0u) {
         UInt slot = count.atomic(which).fetch_add(n);
         UInt rest = flags;
