@@ -88,6 +88,21 @@ const auto& mip_tail_kernel() {
     return k;
 }
 
+// Texel (x, y) of level 1 over an even level 0 taken from src (from from_at, w0 wide): the four level-0 texels
+// under it, each read once and copied into the texels at base, averaged as box() adds them.
+template <typename T>
+Expr<T> copied_box(const BufferFloat& src, const UInt& from_at, const BufferFloat& texels, const UInt& base,
+                   const UInt& w0, const Expr<uint32_t>& x, const Expr<uint32_t>& y) {
+    const std::source_location loc = std::source_location::current();
+    std::vector<Expr<T>> v;
+    for (uint32_t k = 0; k < 4; ++k) {   // (x0, y0), (x1, y0), (x0, y1), (x1, y1), as box() adds them
+        Expr<uint32_t> at = ((2u * y + k / 2) * w0 + 2u * x + k % 2) * texel_channels<T>;
+        v.push_back(read_texel<T>(src, from_at + at, loc));
+        write_texel<T>(texels, base + at, v[k]);
+    }
+    return (v[0] + v[1] + v[2] + v[3]) * 0.25f;
+}
+
 // For a level 0 of even width and height taken from a range of another buffer: level 0 copied and level 1
 // built in one dispatch, one thread per texel of level 1, which copies the four texels its box reads (each
 // level-0 texel is read by exactly one) and averages them as box() does.
@@ -95,16 +110,9 @@ template <typename T>
 const auto& even_base_and_level1_kernel() {
     static const Kernel2D k = [](BufferFloat src, UInt from_at, BufferFloat texels, UInt base, UInt w0,
                                  UInt level1) noexcept {
-        constexpr uint32_t c = texel_channels<T>;
-        const std::source_location loc = std::source_location::current();
         UInt2 p = dispatch_id().xy();
-        std::vector<Expr<T>> v;
-        for (uint32_t k = 0; k < 4; ++k) {   // (x0, y0), (x1, y0), (x0, y1), (x1, y1), as box() adds them
-            Expr<uint32_t> at = ((2u * p.y + k / 2) * w0 + 2u * p.x + k % 2) * c;
-            v.push_back(read_texel<T>(src, from_at + at, loc));
-            write_texel<T>(texels, base + at, v[k]);
-        }
-        write_texel<T>(texels, level1 + (p.y * dispatch_size().x + p.x) * c, (v[0] + v[1] + v[2] + v[3]) * 0.25f);
+        write_texel<T>(texels, level1 + (p.y * dispatch_size().x + p.x) * texel_channels<T>,
+                       copied_box<T>(src, from_at, texels, base, w0, p.x, p.y));
     };
     return k;
 }
@@ -118,18 +126,11 @@ const auto& even_base_and_levels12_kernel() {
     static const Kernel2D k = [](BufferFloat src, UInt from_at, BufferFloat texels, UInt base, UInt w0, UInt level1,
                                  UInt level2) noexcept {
         constexpr uint32_t c = texel_channels<T>;
-        const std::source_location loc = std::source_location::current();
         UInt2 p = dispatch_id().xy();
         std::vector<Expr<T>> one;   // level 1's (x0, y0), (x1, y0), (x0, y1), (x1, y1), as box() adds them
         for (uint32_t j = 0; j < 4; ++j) {
             Expr<uint32_t> x1 = 2u * p.x + j % 2, y1 = 2u * p.y + j / 2;
-            std::vector<Expr<T>> v;
-            for (uint32_t k = 0; k < 4; ++k) {
-                Expr<uint32_t> at = ((2u * y1 + k / 2) * w0 + 2u * x1 + k % 2) * c;
-                v.push_back(read_texel<T>(src, from_at + at, loc));
-                write_texel<T>(texels, base + at, v[k]);
-            }
-            one.push_back((v[0] + v[1] + v[2] + v[3]) * 0.25f);
+            one.push_back(copied_box<T>(src, from_at, texels, base, w0, x1, y1));
             write_texel<T>(texels, level1 + (y1 * (w0 >> 1u) + x1) * c, one[j]);
         }
         write_texel<T>(texels, level2 + (p.y * dispatch_size().x + p.x) * c,
