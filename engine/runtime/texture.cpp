@@ -12,9 +12,11 @@ namespace adjoint {
 
 uint64_t texture_set_floats(const std::vector<TextureDesc>& textures, uint32_t channels) {
     uint64_t floats = 0;
-    for (const TextureDesc& d : textures)
+    for (const TextureDesc& d : textures) {
+        floats = detail::chain_start(floats);
         detail::for_each_level(d, [&](uint32_t w, uint32_t h) { floats += uint64_t(w) * h * channels; });
-    return floats;
+    }
+    return detail::chain_start(floats);   // whole float4s, as the mip kernels see them
 }
 
 } // namespace adjoint
@@ -47,6 +49,7 @@ TextureStorage::TextureStorage(Device device, uint32_t channels, std::vector<Tex
         if (uint32_t(d.options.wrap) > uint32_t(TextureWrap::RepeatClamp))
             fail("create_texture: ", kind_, " with an unknown wrap mode ", uint32_t(d.options.wrap));
         std::vector<TextureLevel> chain;
+        floats = chain_start(floats);
         for_each_level(d, [&](uint32_t w, uint32_t h) {
             chain.push_back({uint32_t(std::min<uint64_t>(floats, ~0u)), w, h});
             floats += uint64_t(w) * h * channels_;
@@ -55,6 +58,7 @@ TextureStorage::TextureStorage(Device device, uint32_t channels, std::vector<Tex
         for (const auto& l : chain) table.push_back(uint4(l.offset, l.width, l.height, 0));
         levels_.push_back(std::move(chain));
     }
+    floats = chain_start(floats);   // whole float4s, as the mip kernels see them
     if (floats > std::numeric_limits<uint32_t>::max())
         fail("create_texture: ", kind_, " of ", floats, " floats with its mip levels; at most 2^32 - 1 fit");
     texels_ = device_.create_diff_buffer<float>(size_t(floats));
@@ -168,11 +172,23 @@ static bool even_base(const std::vector<TextureLevel>& chain) {
     return chain.size() > 1 && chain[0].width % 2 == 0 && chain[0].height % 2 == 0;
 }
 
+// Level 0 with rows of whole float4s in the texels and in `other` from float `at` (a parameter buffer: levels 1 and
+// 2 built with its copy, its gradient put there, a float4 at a time, one thread per texel of level 2): width and
+// height multiples of 4, and `other` seen as float4s.
+static bool aligned_base(const std::vector<TextureLevel>& chain, size_t other_size, size_t at) {
+    return chain.size() > 2 && chain[0].width % 4 == 0 && chain[0].height % 4 == 0 && chain[0].offset % 4 == 0 &&
+           at % 4 == 0 && other_size % 4 == 0;
+}
+
 Command TextureStorage::mip_gradient(const Kernels& k, uint32_t texture, const Buffer<float>& dst, uint32_t dst_at,
                                      bool add) const {
     const auto& chain = levels_[texture];
     const TextureLevel &l0 = chain[0], &l1 = chain[std::min<size_t>(1, chain.size() - 1)];
     const uint32_t levels = uint32_t(chain.size());
+    if (aligned_base(chain, dst.size(), dst_at))
+        return k.aligned_mip_gradient(texels_.grad, texels_.grad.as<float4>(), l0.offset / 4, levels, dst.as<float4>(),
+                                      dst_at / 4, uint32_t(add))
+            .dispatch(chain[2].width, chain[2].height);
     if (even_base(chain))
         return k.even_mip_gradient(texels_.grad, l0.offset, levels, dst, dst_at, uint32_t(add))
             .dispatch(l1.width, l1.height);
@@ -189,7 +205,8 @@ Command TextureStorage::backward_mips() const {
         size_t most = 0;
         for (const auto& chain : levels_) most = std::max(most, size_t(chain[0].width) * chain[0].height * channels_);
         Device device = device_;   // a handle: create_buffer is not const
-        Buffer<float> gathered = device.create_buffer<float>(most);   // the commands keep it
+        // Whole float4s, so that the aligned kernel may put level 0 there.
+        Buffer<float> gathered = device.create_buffer<float>((most + 3) / 4 * 4);   // the commands keep it
         auto list = std::make_shared<std::vector<Command>>();
         for (uint32_t t = 0; t < levels_.size(); ++t) {
             const TextureLevel& l0 = levels_[t][0];
@@ -210,9 +227,9 @@ Command TextureStorage::build_mips_from(uint32_t texture, const Buffer<float>& s
     const Kernels& k = kernels();
     const auto& chain = levels_[texture];
     auto list = std::make_shared<std::vector<Command>>();
-    if (chain.size() > 2 && l.width % 4 == 0 && l.height % 4 == 0) {   // levels 1 and 2 with level 0's copy
-        list->push_back(k.even_base_and_levels12(src, uint32_t(offset), texels_, l.offset, l.width, chain[1].offset,
-                                                 chain[2].offset)
+    if (aligned_base(chain, src.size(), offset)) {   // levels 1 and 2 with level 0's copy, by float4s
+        list->push_back(k.aligned_base_and_levels12(src.as<float4>(), uint32_t(offset / 4), texels_.value.as<float4>(),
+                                                    texels_, l.offset / 4, l.width, chain[1].offset, chain[2].offset)
                             .dispatch(chain[2].width, chain[2].height));
         append_levels(*list, k, texture, 3);
     } else if (even_base(chain)) {

@@ -117,20 +117,67 @@ const auto& even_base_and_level1_kernel() {
     return k;
 }
 
-// For a level 0 whose width and height are multiples of 4 (level 1 even too): level 0 copied and levels 1 and 2
-// built in one dispatch, one thread per texel of level 2: its four texels of level 1, each from the four of level 0
-// under it (copied on the way), then their mean. The same additions in the same order as box() level by level
-// (the tests compare bit for bit); the levels above start from level 2, so a chain's tail has a quarter of the work.
+// A row of four texels of T (c floats each) as the c float4s that hold them, and back: the mip kernels below
+// read and write a level 0 whose rows are whole float4s (width a multiple of 4, the chain on a whole float4)
+// a float4 at a time, lavapipe's cost per access being about the same for a float4 as for a float.
 template <typename T>
-const auto& even_base_and_levels12_kernel() {
-    static const Kernel2D k = [](BufferFloat src, UInt from_at, BufferFloat texels, UInt base, UInt w0, UInt level1,
-                                 UInt level2) noexcept {
+std::vector<Expr<T>> texels_of(const std::vector<Expr<float4>>& q) {
+    constexpr uint32_t c = texel_channels<T>;
+    auto f = [&](uint32_t i) -> Expr<float> { return q[i / 4][i % 4]; };
+    std::vector<Expr<T>> t;
+    for (uint32_t k = 0; k < 4; ++k) {
+        if constexpr (c == 1) t.push_back(f(k));
+        else if constexpr (c == 2) t.push_back(make_float2(f(2 * k), f(2 * k + 1)));
+        else if constexpr (c == 3) t.push_back(make_float3(f(3 * k), f(3 * k + 1), f(3 * k + 2)));
+        else t.push_back(q[k]);
+    }
+    return t;
+}
+template <typename T>
+std::vector<Expr<float4>> float4s_of(const std::vector<Expr<T>>& t) {
+    constexpr uint32_t c = texel_channels<T>;
+    auto f = [&](uint32_t i) -> Expr<float> {
+        if constexpr (c == 1) return t[i];
+        else return t[i / c][i % c];
+    };
+    std::vector<Expr<float4>> q;
+    for (uint32_t j = 0; j < c; ++j) q.push_back(make_float4(f(4 * j), f(4 * j + 1), f(4 * j + 2), f(4 * j + 3)));
+    return q;
+}
+
+// The float4 where row r of the 4x4 level-0 texels under level-2 texel p starts, counted from level 0's first
+// float4: (4 p.y + r) * w0 + 4 p.x texels of c floats, a multiple of 4 floats when w0 is.
+inline Expr<uint32_t> block_row(const Expr<uint2>& p, uint32_t r, const Expr<uint32_t>& w0, uint32_t c) {
+    return ((4u * p.y + r) * (w0 >> 2u) + p.x) * c;
+}
+
+// For a level 0 whose width and height are multiples of 4 (level 1 even too), on a whole float4 both in src
+// (from float4 from4) and in the texels (float4 base4): level 0 copied and levels 1 and 2 built in one dispatch,
+// one thread per texel of level 2: its 4x4 texels of level 0 copied a float4 at a time, its four texels of level 1
+// each from the four under it, then their mean. The same additions in the same order as box() level by level (the
+// tests compare bit for bit); the levels above start from level 2, so a chain's tail has a quarter of the work. The
+// texels are written as float4s (level 0) and as floats (levels 1 and 2), disjoint ranges of one buffer.
+template <typename T>
+const auto& aligned_base_and_levels12_kernel() {
+    static const Kernel2D k = [](BufferFloat4 src, UInt from4, BufferFloat4 texels4, BufferFloat texels, UInt base4,
+                                 UInt w0, UInt level1, UInt level2) noexcept {
         constexpr uint32_t c = texel_channels<T>;
         UInt2 p = dispatch_id().xy();
+        std::vector<std::vector<Expr<T>>> zero;   // [row][column] of the 4x4 texels of level 0
+        for (uint32_t r = 0; r < 4; ++r) {
+            Expr<uint32_t> row = block_row(p, r, w0, c);
+            std::vector<Expr<float4>> q;
+            for (uint32_t j = 0; j < c; ++j) {
+                q.push_back(src.read(from4 + row + j));
+                texels4.write(base4 + row + j, q[j]);
+            }
+            zero.push_back(texels_of<T>(q));
+        }
         std::vector<Expr<T>> one;   // level 1's (x0, y0), (x1, y0), (x0, y1), (x1, y1), as box() adds them
         for (uint32_t j = 0; j < 4; ++j) {
+            const uint32_t r = 2 * (j / 2), col = 2 * (j % 2);
+            one.push_back((zero[r][col] + zero[r][col + 1] + zero[r + 1][col] + zero[r + 1][col + 1]) * 0.25f);
             Expr<uint32_t> x1 = 2u * p.x + j % 2, y1 = 2u * p.y + j / 2;
-            one.push_back(copied_box<T>(src, from_at, texels, base, w0, x1, y1));
             write_texel<T>(texels, level1 + (y1 * (w0 >> 1u) + x1) * c, one[j]);
         }
         write_texel<T>(texels, level2 + (p.y * dispatch_size().x + p.x) * c,
@@ -230,6 +277,43 @@ auto even_mip_gradient_kernel(uint32_t max_levels) {
     });
 }
 
+// The same for a level 0 as aligned_base_and_levels12 takes it (width and height multiples of 4, on a whole
+// float4 in the gradients, from float4 offset4, and in dst, from float4 dst4_at), one thread per texel of level 2:
+// its chain once, its four texels of level 1, then its 4x4 texels of level 0 read and put a float4 at a time.
+// The same additions in the same order as even_mip_gradient, level by level.
+template <typename T>
+auto aligned_mip_gradient_kernel(uint32_t max_levels) {
+    return Kernel2D([max_levels](BufferFloat grad, BufferFloat4 grad4, UInt offset4, UInt levels, BufferFloat4 dst4,
+                                 UInt dst4_at, UInt add) noexcept {
+        constexpr uint32_t c = texel_channels<T>;
+        UInt2 p = dispatch_id().xy();
+        UInt2 size = dispatch_size().xy();
+        UInt offset0 = offset4 * 4u;
+        MipChain<T> chain(max_levels, offset0, size.x * 4u, size.y * 4u, levels);
+        Expr<T> above = chain.total(grad, levels, 2, p.x, p.y);
+        std::vector<Expr<T>> one;   // the whole gradients of level 1's (x0, y0), (x1, y0), (x0, y1), (x1, y1)
+        for (uint32_t j = 0; j < 4; ++j) {
+            Expr<uint32_t> x1 = 2u * p.x + j % 2, y1 = 2u * p.y + j / 2;
+            Expr<T> own = read_texel<T>(grad, chain.offset[1] + (y1 * chain.width[1] + x1) * c,
+                                        std::source_location::current());
+            one.push_back(chain.with_quarters(own, above, 1));
+        }
+        for (uint32_t r = 0; r < 4; ++r) {
+            Expr<uint32_t> row = block_row(p, r, chain.width[0], c);
+            std::vector<Expr<float4>> q;
+            for (uint32_t j = 0; j < c; ++j) q.push_back(grad4.read(offset4 + row + j));
+            std::vector<Expr<T>> own = texels_of<T>(q), whole;
+            for (uint32_t col = 0; col < 4; ++col)
+                whole.push_back(chain.with_quarters(own[col], one[2 * (r / 2) + col / 2], 0));
+            std::vector<Expr<float4>> out = float4s_of<T>(whole);
+            for (uint32_t j = 0; j < c; ++j) {
+                Expr<uint32_t> at = dst4_at + row + j;
+                dst4.write(at, ite(add != 0u, dst4.read(at) + out[j], out[j]));
+            }
+        }
+    });
+}
+
 const auto& add_kernel() {
     static const Kernel1D k = [](BufferFloat from, BufferFloat to, UInt from_at, UInt to_at) noexcept {
         UInt i = dispatch_id().x;
@@ -245,9 +329,12 @@ std::shared_ptr<const TextureStorage::Kernels> compile_kernels(Device& d, uint32
         d.compile(add_kernel(), {.name = "texture_add_base_grad"}),
         d.compile(downsample_kernel<T>(), {.name = "texture_mip_downsample_" + t}),
         d.compile(even_base_and_level1_kernel<T>(), {.name = "texture_base_and_level1_" + t}),
-        d.compile(even_base_and_levels12_kernel<T>(), {.name = "texture_base_and_levels12_" + t}),
+        d.compile(aligned_base_and_levels12_kernel<T>(),
+                  {.name = "texture_base_and_levels12_" + t, .disjoint_views = true}),
         d.compile(mip_gradient_kernel<T>(levels), {.name = "texture_mip_gradient_" + t}),
         d.compile(even_mip_gradient_kernel<T>(levels), {.name = "texture_even_mip_gradient_" + t}),
+        // Unrolled for at least the three levels it reads below the chain (a set of shorter chains never runs it).
+        d.compile(aligned_mip_gradient_kernel<T>(std::max(levels, 3u)), {.name = "texture_aligned_mip_gradient_" + t}),
         d.compile(mip_tail_kernel<T>(), {.name = "texture_mip_tail_" + t})});
 }
 

@@ -10,7 +10,8 @@ constexpr uint32_t kTailFloats = 4096, kTailBlock = 8;
 
 struct TextureStorage::Kernels {
     Shader<1> add;
-    Shader<2> downsample, even_base_and_level1, even_base_and_levels12, mip_gradient, even_mip_gradient, mip_tail;
+    Shader<2> downsample, even_base_and_level1, aligned_base_and_levels12, mip_gradient, even_mip_gradient,
+        aligned_mip_gradient, mip_tail;
 };
 
 // The kernels for texels of `channels` floats, the gradient's chains unrolled for `levels` levels.

@@ -2,6 +2,7 @@
 // parameter kind the hard renderer optimizes: texture texels (through the mip chain), albedo, specular,
 // shininess, light position, direction, colour and intensity; several triangles and lights.
 #include "finite_difference.h"
+#include "render/scene_data.h"
 #include "support/device_fixture.h"
 
 #include <adjoint/app/optimization.h>
@@ -89,9 +90,9 @@ TEST_F(RendererGradients, EveryParameterKindMatchesCentralDifferences) {
 // parameter with its own rate; the step's loss is evaluate()'s and each parameter's gradient norm (from the
 // step's per-chunk sums) the host's. Then a second step from both moments, as the host computes them. Every
 // parameter kind free (parameters as a differentiable buffer), and the texture alone (the textures-only
-// kernel); the texture has several chunks and starts at float 14 of the parameter buffer, so the step's float4s
-// (optim/kernels.cpp) leave two floats before them and two after in each chunk, and several small parameters
-// share a float4.
+// kernel); the texture has several chunks and starts on a whole float4 (float 16 of the parameter buffer,
+// ParamLayout), and several small parameters share float4s, so the step (optim/kernels.cpp) takes both its
+// float4s and the floats before and after them one by one.
 TEST_F(RendererGradients, OneStepIsAdamsFirstStepAndItsSumsAreTheHosts) {
     for (bool texture_only : {false, true}) {
         std::string text = kScene;
@@ -111,6 +112,7 @@ TEST_F(RendererGradients, OneStepIsAdamsFirstStepAndItsSumsAreTheHosts) {
         const std::vector<app::ParameterState> states = opt.parameters();
         ASSERT_EQ(states.size(), scene.optimize->parameters.size());
         ASSERT_EQ(x1.size(), texture_only ? 16u * 16u * 3u : 16u * 16u * 3u + 18u);
+        EXPECT_EQ(app::make_layout(scene).at(app::ParameterKind::material_texture, 0), 16u);
         size_t at = 0, moved = 0;
         for (size_t k = 0; k < states.size(); ++k) {
             const app::Parameter& p = scene.optimize->parameters[k];

@@ -1,5 +1,7 @@
 // The Optimizer's studio hooks: render_current into a device buffer is the host render_current, bit for bit;
-// a learning rate set during a run acts exactly as the same rate given in the scene file.
+// a learning rate set during a run acts exactly as the same rate given in the scene file; the saved state holds the
+// parameter slots' floats without the layout's gaps.
+#include "render/scene_data.h"
 #include "support/device_fixture.h"
 #include "support/error_text.h"
 
@@ -90,6 +92,29 @@ TEST_F(StudioHooks, ALearningRateSetMidRunActsAsTheFilesRate) {
     EXPECT_LT(max_diff(pa[0].value, pb[0].value), 1e-5f);
     EXPECT_LT(max_diff(pa[1].value, pb[1].value), 1e-5f);
     EXPECT_GT(max_diff(pa[0].value, pc[0].value), 1e-2f);   // the new rate moved the texture further
+}
+
+// The state a checkpoint saves holds the slots' floats back to back (ParamLayout::pack), not the gaps before texture
+// slots on the device: the same floats as before the slots were aligned, so older checkpoints load. It loads back
+// exactly, and a state of another length is refused.
+TEST_F(StudioHooks, SavedStateHoldsTheSlotsFloatsWithoutTheLayoutsGaps) {
+    const app::Scene scene = load(0.03f);
+    app::Optimizer a(device, scene), b(device, scene);
+    const app::ParamLayout layout = app::make_layout(a.current_scene());   // the texture at its 8x8
+    ASSERT_LT(layout.packed_size(), layout.size) << "a gap before the texture's slot (the material's 7 floats)";
+    a.step();
+    a.step();
+    app::OptimizerState st = a.save_state();
+    EXPECT_EQ(st.params.size(), layout.packed_size());
+    ASSERT_EQ(st.arrays.size(), 2u);
+    for (const auto& [name, data] : st.arrays) EXPECT_EQ(data.size(), layout.packed_size()) << name;
+    b.load_state(st);
+    EXPECT_EQ(b.free_values(), a.free_values());
+    EXPECT_EQ(b.save_state().arrays, st.arrays);
+    st.params.resize(layout.size);
+    EXPECT_EQ(error_of([&] { b.load_state(st); }), "the checkpoint holds " + std::to_string(layout.size) +
+                                                     " parameter floats, this scene " +
+                                                     std::to_string(layout.packed_size()));
 }
 
 TEST_F(StudioHooks, BadLearningRatesAreRefused) {

@@ -189,14 +189,28 @@ TEST_F(ParameterKinds, TheIntrinsicsAreTheCamerasFourNumbers) {
 TEST_F(ParameterKinds, TheLayoutHasOneSlotPerKindAndElement) {
     const Scene scene = every_kind_scene();
     const ParamLayout layout = make_layout(scene);
-    uint32_t at = 0;
-    for (const ParamLayout::Slot& slot : layout.slots) { // in buffer order, back to back
-        EXPECT_EQ(slot.offset, at);
-        EXPECT_EQ(layout.at(slot.kind, slot.element), slot.offset);
-        at += slot.size;
-    }
-    EXPECT_EQ(at, layout.size);
+    // In buffer order, back to back, but that a texture's slot starts on the next whole float4 (its rows are
+    // read as float4s) and the buffer ends on one; the floats between are zeros. Packed (what checkpoints hold),
+    // the slots are back to back.
+    uint32_t at = 0, gaps = 0;
+    std::vector<float> packed;
     const std::vector<float> values = gather_values(scene, layout);
+    for (const ParamLayout::Slot& slot : layout.slots) {
+        const bool texture = kind_info(slot.kind).slot == SlotSpace::textures;
+        const uint32_t start = texture ? (at + 3) / 4 * 4 : at;
+        for (uint32_t i = at; i < start; ++i) EXPECT_EQ(values[i], 0.0f) << "float " << i;
+        gaps += start - at;
+        EXPECT_EQ(slot.offset, start);
+        EXPECT_EQ(layout.at(slot.kind, slot.element), slot.offset);
+        packed.insert(packed.end(), values.begin() + slot.offset, values.begin() + slot.offset + slot.size);
+        at = start + slot.size;
+    }
+    EXPECT_GT(gaps, 0u);   // the scene's textures follow slots of other sizes
+    EXPECT_EQ(layout.size, (at + 3) / 4 * 4);
+    EXPECT_EQ(layout.packed_size(), packed.size());
+    EXPECT_EQ(layout.pack(values), packed);
+    EXPECT_EQ(layout.unpack(packed), values);
+    EXPECT_THROW((void)layout.unpack(values), adjoint::Error);
     for (const auto& [kind, params] : every_parameter(scene))
         for (const Parameter& p : params) {
             SCOPED_TRACE(p.path);

@@ -63,19 +63,26 @@ void reference_build(std::vector<float>& t, const std::vector<HostLevel>& lv, ui
 struct Size {
     uint32_t w, h;
 };
-// Even (with odd levels above), with rows of one texel above, odd, one texel wide or high, one texel.
-const std::vector<Size> kSizes = {{8, 6}, {16, 4}, {4, 16}, {7, 5}, {13, 10}, {6, 1}, {1, 9}, {2, 2}, {1, 1}};
+// Even (with odd levels above), with rows of one texel above, multiples of 4 (the aligned kernels) with odd
+// levels above, odd, one texel wide or high, one texel.
+const std::vector<Size> kSizes = {{8, 6}, {16, 4}, {4, 16}, {12, 8}, {7, 5}, {13, 10}, {6, 1}, {1, 9}, {2, 2}, {1, 1}};
 
 } // namespace
 
 class TextureMips : public DeviceTest {
 protected:
     // Texture 1 of a set whose texture 0 is 3 x 2, so its levels start past another texture's.
+    // From float 7 texel by texel; from float 8 of a buffer of whole float4s a float4 at a time where level 0's
+    // width and height are multiples of 4 (the aligned kernel).
     template <typename T>
     void check_build_from(Size size) {
+        for (size_t at : {7, 8}) check_build_from<T>(size, at);
+    }
+    template <typename T>
+    void check_build_from(Size size, size_t at) {
         constexpr uint32_t C = TextureRef<T>::channels;
-        const size_t n = size_t(size.w) * size.h * C, at = 7;
-        auto params = device.create_buffer<float>(n + at + 5);
+        const size_t n = size_t(size.w) * size.h * C;
+        auto params = device.create_buffer<float>(n + at + 4);
         auto values = random_floats(params.size(), -1, 1, size.w * 31 + size.h);
         auto a = device.create_texture_set<T>({{3, 2}, {size.w, size.h}});
         auto b = device.create_texture_set<T>({{3, 2}, {size.w, size.h}});
@@ -85,7 +92,7 @@ protected:
             std::vector<float> want(size_t(a.width(1, l)) * a.height(1, l) * C), got(want.size());
             stream << a.copy_to(1, want.data(), l) << b.copy_to(1, got.data(), l) << synchronize();
             for (size_t i = 0; i < want.size(); ++i)
-                ASSERT_EQ(got[i], want[i]) << size.w << "x" << size.h << " level " << l << " float " << i;
+                ASSERT_EQ(got[i], want[i]) << size.w << "x" << size.h << " at " << at << " level " << l << " float " << i;
         }
         // Texture 0 was left alone (its texels are still zero).
         std::vector<float> other(3 * 2 * C, 1.0f);
@@ -100,12 +107,15 @@ protected:
         constexpr uint32_t C = TextureRef<T>::channels;
         auto set = device.create_texture_set<T>({{3, 2}, {size.w, size.h}});
         auto lv0 = host_levels(3, 2, C), lv = host_levels(size.w, size.h, C);
-        const size_t first = lv0.back().offset + C;   // texture 0: 3x2 and 1x1
+        // Texture 0 (3x2 and 1x1), texture 1 on the next whole float4, the set padded to whole float4s.
+        auto float4s = [](size_t n) { return (n + 3) / 4 * 4; };
+        const size_t first = float4s(lv0.back().offset + C);
         ASSERT_EQ(set.levels(1), lv.size());
-        const size_t total = first + lv.back().offset + C;
+        const size_t total = float4s(first + lv.back().offset + C);
         ASSERT_EQ(set.texels().grad.size(), total);
         auto seeded = random_floats(total, -1, 1, size.w * 17 + size.h);
-        std::vector<float> want0(seeded.begin(), seeded.begin() + first), want(seeded.begin() + first, seeded.end());
+        std::vector<float> want0(seeded.begin(), seeded.begin() + first),
+            want(seeded.begin() + first, seeded.begin() + first + lv.back().offset + C);
         reference_backward(want0, lv0, C);
         reference_backward(want, lv, C);
         const size_t n0 = size_t(size.w) * size.h * C;
@@ -129,19 +139,23 @@ protected:
         }
         ASSERT_EQ(wrong, 0u) << size.w << "x" << size.h << " (" << C << " channels): floats wrong";
 
-        // backward_mips_to: the same added into a range of another buffer; the texture's gradients untouched.
-        const size_t at = 5;
-        auto dst = device.create_buffer<float>(n0 + at + 3);
-        auto before = random_floats(dst.size(), -1, 1, 99);
-        std::vector<float> after(dst.size());
-        stream << set.texels().grad.copy_from(seeded.data()) << dst.copy_from(before.data())
-               << set.backward_mips_to(1, dst, at) << dst.copy_to(after.data())
-               << set.texels().grad.copy_to(got.data()) << synchronize();
-        for (size_t i = 0; i < dst.size(); ++i) {
-            bool in = i >= at && i < at + n0;
-            ASSERT_EQ(after[i], in ? before[i] + want[i - at] : before[i]) << size.w << "x" << size.h << " float " << i;
+        // backward_mips_to: the same added into a range of another buffer; the texture's gradients untouched. At
+        // float 5 texel by texel; at float 8 of a buffer of whole float4s a float4 at a time where level 0's
+        // width and height are multiples of 4 (the aligned kernel).
+        for (size_t at : {5, 8}) {
+            auto dst = device.create_buffer<float>(n0 + at + 4);
+            auto before = random_floats(dst.size(), -1, 1, 99);
+            std::vector<float> after(dst.size());
+            stream << set.texels().grad.copy_from(seeded.data()) << dst.copy_from(before.data())
+                   << set.backward_mips_to(1, dst, at) << dst.copy_to(after.data())
+                   << set.texels().grad.copy_to(got.data()) << synchronize();
+            for (size_t i = 0; i < dst.size(); ++i) {
+                bool in = i >= at && i < at + n0;
+                ASSERT_EQ(after[i], in ? before[i] + want[i - at] : before[i])
+                    << size.w << "x" << size.h << " at " << at << " float " << i;
+            }
+            EXPECT_EQ(got, seeded);
         }
-        EXPECT_EQ(got, seeded);
     }
 };
 
@@ -175,7 +189,8 @@ TEST_F(TextureMips, ChainsWithTheirLastLevelsInOneDispatchEqualTheBoxLevelByLeve
         auto params = device.create_buffer<float>(base.size());
         auto a = device.create_texture_set<T>({{size.w, size.h}});
         stream << params.copy_from(base.data()) << a.build_mips_from(0, params, 0) << synchronize();
-        std::vector<float> got(want.size());
+        std::vector<float> got(a.texels().value.size());   // the chain, then up to 3 floats to a whole float4
+        ASSERT_EQ(got.size(), (want.size() + 3) / 4 * 4);
         stream << a.texels().value.copy_to(got.data()) << synchronize();
         for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << size.w << "x" << size.h << " float " << i;
     };

@@ -39,8 +39,8 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene, bool dynamic)
     const std::vector<ErrorChunk>& h_chunks = tables.chunks;
     chunk_count = uint32_t(h_chunks.size());
 
-    // The arrays the step reads as float4s too (optim/kernels.cpp) hold a whole number of them: zeros after the
-    // layout's floats, which no chunk covers.
+    // The arrays the step reads as float4s too (optim/kernels.cpp) hold a whole number of them, as the layout
+    // does (ParamLayout; at least one float4 for a layout of none).
     floats = values.size();
     const size_t n = (std::max<size_t>(floats, 1) + 3) / 4 * 4;
     values.resize(n, 0.0f);
@@ -200,15 +200,18 @@ OptimizerState Optimizer::save_state() {
         s.stream << s.state[i].copy_to(st.arrays.back().second.data(), 0, n);
     }
     s.stream << synchronize();
+    // The slots' floats, without the layout's alignment (ParamLayout::pack).
+    st.params = s.data.layout.pack(st.params);
+    for (auto& [name, data] : st.arrays) data = s.data.layout.pack(data);
     return st;
 }
 
 void Optimizer::load_state(const OptimizerState& st) {
     auto& s = *s_;
-    const size_t n = s.floats;
-    if (st.params.size() != n)
+    const size_t n = s.floats, packed = s.data.layout.packed_size();
+    if (st.params.size() != packed)
         throw Error("the checkpoint holds " + std::to_string(st.params.size()) + " parameter floats, this scene " +
-                    std::to_string(n));
+                    std::to_string(packed));
     std::vector<const std::vector<float>*> arrays;
     for (std::string_view name : s.optimizer.state) {
         const std::vector<float>* found = nullptr;
@@ -217,15 +220,18 @@ void Optimizer::load_state(const OptimizerState& st) {
         if (!found)
             throw Error("the checkpoint has no " + std::string(name) + " array (the " + std::string(s.optimizer.name) +
                         " optimizer's state)");
-        if (found->size() != n)
+        if (found->size() != packed)
             throw Error("the checkpoint's " + std::string(name) + " holds " + std::to_string(found->size()) +
-                        " floats, this scene " + std::to_string(n));
+                        " floats, this scene " + std::to_string(packed));
         arrays.push_back(found);
     }
     s.iteration = st.iteration;
     s.rng.s = st.rng;
-    s.stream << s.params.value.copy_from(st.params.data(), 0, n);
-    for (size_t i = 0; i < arrays.size(); ++i) s.stream << s.state[i].copy_from(arrays[i]->data(), 0, n);
+    const std::vector<float> params = s.data.layout.unpack(st.params);
+    std::vector<std::vector<float>> state;
+    for (const std::vector<float>* a : arrays) state.push_back(s.data.layout.unpack(*a));
+    s.stream << s.params.value.copy_from(params.data(), 0, n);
+    for (size_t i = 0; i < state.size(); ++i) s.stream << s.state[i].copy_from(state[i].data(), 0, n);
     s.stream << synchronize();
 }
 

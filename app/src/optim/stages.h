@@ -62,7 +62,7 @@ struct OptimizerStages {
     std::vector<size_t> rotation_params;
     std::vector<float> rotation_values;
     std::vector<FreeParam> free;
-    size_t floats = 0;          // the layout's floats: params and the state arrays hold up to 3 more (zeros)
+    size_t floats = 0;          // the layout's floats (whole float4s, or 0: params and the state arrays hold 4)
     DiffBuffer<float> params;
     // The optimizer's named state arrays beside the parameters (Adam's moments, SGD's velocity); the kernel
     // binds two, so an optimizer with fewer gets one-element stand-ins.

@@ -83,12 +83,40 @@ ParamLayout make_layout(const Scene& scene) {
         for (uint32_t e = 0; e < n; ++e) {
             if (k.slot == SlotSpace::targets && !k.refusal(scene, e, kWholeElement).empty()) continue;
             const uint32_t size = uint32_t(k.size(scene, e));
+            if (k.slot == SlotSpace::textures) l.size = whole_float4s(l.size);
             offsets[e] = l.size;
             l.slots.push_back({k.kind, e, l.size, size});
             l.size += size;
         }
     }
+    l.size = whole_float4s(l.size);
     return l;
+}
+
+uint32_t ParamLayout::packed_size() const {
+    uint32_t n = 0;
+    for (const Slot& s : slots) n += s.size;
+    return n;
+}
+
+std::vector<float> ParamLayout::pack(const std::vector<float>& values) const {
+    if (values.size() != size) fail("ParamLayout::pack: ", values.size(), " floats, the layout has ", size);
+    std::vector<float> out;
+    out.reserve(packed_size());
+    for (const Slot& s : slots) out.insert(out.end(), values.begin() + s.offset, values.begin() + s.offset + s.size);
+    return out;
+}
+
+std::vector<float> ParamLayout::unpack(const std::vector<float>& packed) const {
+    if (packed.size() != packed_size())
+        fail("ParamLayout::unpack: ", packed.size(), " floats, the slots hold ", packed_size());
+    std::vector<float> out(size, 0.0f);
+    size_t at = 0;
+    for (const Slot& s : slots) {
+        std::copy(packed.begin() + at, packed.begin() + at + s.size, out.begin() + s.offset);
+        at += s.size;
+    }
+    return out;
 }
 
 uint32_t ParamLayout::find(ParameterKind kind, uint32_t element) const {

@@ -20,6 +20,8 @@ namespace adjoint::app {
 // space (the targets it applies to, every texture, every view) of the kind's size there. Every value has a
 // place, free or not, so one set of kernels serves every choice of free parameters. Rotations are stored as
 // raw quaternions [w, x, y, z] that the kernels renormalize; camera values per view (only view 0's can be free).
+// Texture slots start on a whole float4 and the buffer ends on one (up to 3 unused zeros before each and at the
+// end), so that kernels read and write a texture's rows and the optimizer's arrays a float4 at a time.
 struct ParamLayout {
     static constexpr uint32_t kNoSlot = ~0u;
     struct Slot {
@@ -39,7 +41,15 @@ struct ParamLayout {
     uint32_t elements(ParameterKind kind) const { return uint32_t(offsets[size_t(kind)].size()); }
     // A parameter's first float: its target's element's slot (camera parameters: view 0's).
     uint32_t of(const Scene& scene, const Parameter& p) const;
+    // The slots' floats one after another, without the unused floats between them: what checkpoints hold, so
+    // that they do not depend on the buffer's alignment (checkpoints written before texture slots were aligned,
+    // which held the layout's floats unpadded, load as they are). pack takes `size` floats, unpack gives them.
+    uint32_t packed_size() const;
+    std::vector<float> pack(const std::vector<float>& values) const;
+    std::vector<float> unpack(const std::vector<float>& packed) const;
 };
+
+inline uint32_t whole_float4s(uint32_t floats) { return (floats + 3) / 4 * 4; }
 
 ParamLayout make_layout(const Scene& scene);
 

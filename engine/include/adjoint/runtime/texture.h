@@ -44,6 +44,11 @@ void for_each_level(const TextureDesc& d, F&& level) {
     }
 }
 
+// Where a texture's chain starts in the set's texels, the floats before it being `used`: on a whole float4, so
+// that a level 0 whose rows are whole float4s (a width that is a multiple of 4) is read and written as float4s
+// by the mip kernels (lavapipe accesses memory lane by lane, a float4 for about the cost of a float).
+inline uint64_t chain_start(uint64_t used) { return (used + 3) / 4 * 4; }
+
 struct TextureLevel {
     uint32_t offset = 0;   // of its first float in the texels
     uint32_t width = 0, height = 0;
@@ -101,7 +106,8 @@ const TextureStorage& texture_storage(const std::shared_ptr<TextureStorage>& s);
 // Several 2D textures of any sizes (each with its own wrap mode and mip chain) with texels of type T (float,
 // float2, float3 or float4), in one differentiable buffer; a TextureSetVar<T> kernel parameter picks one by
 // index. Texels are `channels` floats each, tightly packed (a float3 texel is 3 floats), rows of `width`
-// texels, row 0 first. Level l is max(1, width >> l) x max(1, height >> l); the chain ends at 1 x 1.
+// texels, row 0 first; each texture's chain starts on a whole float4, and the set ends on one (up to 3 unused
+// floats before each chain and at the end). Level l is max(1, width >> l) x max(1, height >> l); the chain ends at 1 x 1.
 // Commands read and write device memory when the stream runs them, like a Buffer's.
 template <typename T>
 class TextureSet {
