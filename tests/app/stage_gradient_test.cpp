@@ -241,6 +241,45 @@ TEST_F(StageRig, VertexStageMatchesCentralDifferences) {
     }
 }
 
+// A mesh whose normals the loader computed from its faces, its vertices fixed (a pose optimization), reads its
+// normals as a file's own, computed once from its positions as they are (here moved away from the file's, as
+// params.json may): the vertex stage loops over none of its faces, and its world normals are those the stage with
+// free vertices recomputes from the same positions each render.
+TEST_F(StageRig, FixedVerticesReadNormalsComputedFromTheirPositions) {
+    std::string text = kScene;
+    text.replace(text.find("ico_sphere"), std::string("ico_sphere").size(), "blob");   // an OBJ without normals
+    const app::Scene free = app::load_scene_from_string(text, std::filesystem::path(ADJOINT_SOURCE_DIR) / "assets",
+                                                        "blob.json");
+    ASSERT_TRUE(free.meshes[0].normals_computed);
+    app::Scene pose = free;
+    std::erase_if(pose.optimize->parameters,
+                  [](const app::Parameter& p) { return p.kind == app::ParameterKind::mesh_vertices; });
+    for (float3& p : pose.meshes[0].obj_positions) p = float3(p.x * 1.4f, p.y, p.z + 0.3f * p.x * p.x);
+    const app::ParamLayout layout = app::make_layout(free);
+    app::GeometryStage recompute(device, stream, free, layout), fixed(device, stream, pose, layout);
+    EXPECT_GT(recompute.tables().faces.size(), 3 * free.meshes[0].triangles.size() - 1);
+    EXPECT_LE(fixed.tables().faces.size(), 1u) << "no faces listed (one element: a buffer cannot be empty)";
+    const uint32_t n = recompute.vertex_count();
+    app::WorldVertices out{device.create_diff_buffer<float3>(n), device.create_diff_buffer<float3>(n),
+                           device.create_diff_buffer<float3>(n)};
+    auto normals = [&](const app::GeometryStage& stage, const app::Scene& values_of) {
+        const std::vector<float> v = app::gather_values(values_of, layout);
+        auto p = device.create_buffer<float>(v.size());
+        stream << p.copy_from(v.data());
+        stage.forward(stream, p, out);
+        return flat(read(out.normals.value));
+    };
+    const std::vector<float> before = normals(recompute, free), recomputed = normals(recompute, pose),
+                             read_back = normals(fixed, pose);
+    ASSERT_EQ(read_back.size(), recomputed.size());
+    double largest_change = 0.0;
+    for (size_t i = 0; i < recomputed.size(); ++i) {
+        EXPECT_NEAR(read_back[i], recomputed[i], 2e-6f) << "normal float " << i;
+        largest_change = std::max(largest_change, double(std::fabs(recomputed[i] - before[i])));
+    }
+    EXPECT_GT(largest_change, 0.1) << "the moved positions turn the normals (the check is not passing on the file's)";
+}
+
 TEST_F(StageRig, ShadeStageMatchesCentralDifferences) {
     const app::GBuffer gb = rasterize();   // visibility held fixed: the stage's input
     // Every material and light float is checked below, as if free (the rig's scene frees only vertices, which

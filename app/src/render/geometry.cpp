@@ -4,6 +4,7 @@
 
 #include "diagnose_dsl.h"
 #include "geometry_dsl.h"
+#include "scene/loading.h"
 
 #include <algorithm>
 #include <array>
@@ -177,7 +178,17 @@ GeometryTables build_geometry_tables(Device& device, Stream& stream, const Scene
         h.meshes.push_back({layout.at(ParameterKind::mesh_translation, m), layout.at(ParameterKind::mesh_rotation, m),
                             layout.at(ParameterKind::mesh_scale, m)});
         const bool free_vertices = vertices_free(scene, mi);
-        add_vertices(mesh, m, layout, mesh.normals_computed || free_vertices, h);
+        if (mesh.normals_computed && !free_vertices) {
+            // Normals the loader computed from the faces, on vertices that do not move: computed again here from
+            // the positions as they are now (params.json may have set them) and read as a file's own, so that the
+            // vertex stage loops over no faces (the loop, nine reads a face, was most of vertex_forward's and
+            // vertex_backward's time in a pose optimization).
+            Mesh fixed = mesh;
+            detail::compute_normals(fixed);
+            add_vertices(fixed, m, layout, false, h);
+        } else {
+            add_vertices(mesh, m, layout, free_vertices, h);
+        }
         add_neighbours(mesh, edges_by_position(mesh), h);
         h.vertex_base += uint32_t(mesh.positions.size());
         h.triangle_base += uint32_t(mesh.triangles.size());
