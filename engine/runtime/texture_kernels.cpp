@@ -333,7 +333,7 @@ std::shared_ptr<const TextureStorage::Kernels> compile_kernels(Device& d, uint32
                   {.name = "texture_base_and_levels12_" + t, .disjoint_views = true}),
         d.compile(mip_gradient_kernel<T>(levels), {.name = "texture_mip_gradient_" + t}),
         d.compile(even_mip_gradient_kernel<T>(levels), {.name = "texture_even_mip_gradient_" + t}),
-        // Unrolled for at least the three levels it reads below the chain (a set of shorter chains never runs it).
+        // Unrolled for at least three levels: it reads levels 0, 1 and 2 itself (shorter chains never run it).
         d.compile(aligned_mip_gradient_kernel<T>(std::max(levels, 3u)), {.name = "texture_aligned_mip_gradient_" + t}),
         d.compile(mip_tail_kernel<T>(), {.name = "texture_mip_tail_" + t})});
 }

@@ -92,7 +92,8 @@ protected:
             std::vector<float> want(size_t(a.width(1, l)) * a.height(1, l) * C), got(want.size());
             stream << a.copy_to(1, want.data(), l) << b.copy_to(1, got.data(), l) << synchronize();
             for (size_t i = 0; i < want.size(); ++i)
-                ASSERT_EQ(got[i], want[i]) << size.w << "x" << size.h << " at " << at << " level " << l << " float " << i;
+                ASSERT_EQ(got[i], want[i])
+                    << size.w << "x" << size.h << " at " << at << " level " << l << " float " << i;
         }
         // Texture 0 was left alone (its texels are still zero).
         std::vector<float> other(3 * 2 * C, 1.0f);

@@ -107,7 +107,8 @@ const TextureStorage& texture_storage(const std::shared_ptr<TextureStorage>& s);
 // float2, float3 or float4), in one differentiable buffer; a TextureSetVar<T> kernel parameter picks one by
 // index. Texels are `channels` floats each, tightly packed (a float3 texel is 3 floats), rows of `width`
 // texels, row 0 first; each texture's chain starts on a whole float4, and the set ends on one (up to 3 unused
-// floats before each chain and at the end). Level l is max(1, width >> l) x max(1, height >> l); the chain ends at 1 x 1.
+// floats before each chain and at the end). Level l is max(1, width >> l) x max(1, height >> l); the chain ends
+// at 1 x 1.
 // Commands read and write device memory when the stream runs them, like a Buffer's.
 template <typename T>
 class TextureSet {
