@@ -180,6 +180,50 @@ TEST_F(RendererGradients, TwoSgdStepsAreTheHosts) {
     EXPECT_GT(moved, x0.size() / 4) << "most floats move (the check is not passing on zeros)";
 }
 
+// The step over a parameter of many chunks that starts off a whole float4 (a mesh's vertices after the small
+// parameters' slots): each chunk of 256 floats then has floats before its first whole float4 and after its last,
+// which the step takes one by one (optim/kernels.cpp). Two SGD-with-momentum steps against the host, as above.
+TEST_F(RendererGradients, StepsOverAParameterOffAFloat4AreTheHosts) {
+    const char* text = R"({
+      "format": 1,
+      "camera": { "eye": [0, 0.9, 3.6], "target": [0, 0, 0], "fov_y": 40, "resolution": [40, 40] },
+      "materials": { "clay": { "albedo": [0.8, 0.5, 0.3], "specular": [0.2, 0.2, 0.2], "shininess": 20 } },
+      "meshes": [ { "name": "ball", "file": "meshes/ico_sphere.obj", "material": "clay", "scale": 0.8 } ],
+      "lights": [ { "name": "key", "type": "point", "position": [1.5, 2.5, 2], "intensity": 9 },
+                  { "name": "sun", "type": "directional", "direction": [-0.5, -1, -0.3], "intensity": 0.5 },
+                  { "name": "fill", "type": "ambient", "intensity": 0.2 } ],
+      "render": { "visibility": "antialias" },
+      "optimize": { "target": "scene", "optimizer": "sgd", "momentum": 0.5, "seed": 3,
+                    "parameters": { "meshes.ball.vertices": { "perturb": 0.02, "lr": 0.5 } } }
+    })";
+    auto scene = app::load_scene_from_string(text, std::filesystem::path(ADJOINT_SOURCE_DIR) / "assets", "off.json");
+    const app::ParamLayout layout = app::make_layout(scene);
+    const uint32_t first = layout.at(app::ParameterKind::mesh_vertices, 0);
+    ASSERT_NE(first % 4, 0u) << "the vertices' slot starts off a whole float4: " << first;
+    ASSERT_GT(scene.meshes[0].obj_positions.size() * 3, 4u * 256u) << "several chunks";
+    app::Optimizer opt(device, scene);
+    std::vector<float> g0, g1;
+    opt.evaluate(&g0);
+    const std::vector<float> x0 = opt.free_values();
+    opt.step();
+    const std::vector<float> x1 = opt.free_values();
+    opt.evaluate(&g1);
+    opt.step();
+    const std::vector<float> x2 = opt.free_values();
+    ASSERT_EQ(x0.size(), scene.meshes[0].obj_positions.size() * 3);
+    const app::Parameter& p = scene.optimize->parameters[0];
+    size_t moved = 0;
+    for (size_t i = 0; i < x0.size(); ++i) {
+        const double want1 = std::clamp(double(x0[i]) - p.lr * double(g0[i]), double(p.lo), double(p.hi));
+        const double want2 =
+            std::clamp(double(x1[i]) - p.lr * (0.5 * g0[i] + double(g1[i])), double(p.lo), double(p.hi));
+        EXPECT_NEAR(x1[i], want1, 1e-6 * std::max(1.0, std::fabs(want1))) << "float " << i;
+        EXPECT_NEAR(x2[i], want2, 1e-6 * std::max(1.0, std::fabs(want2))) << "float " << i;
+        moved += x2[i] != x1[i];
+    }
+    EXPECT_GT(moved, x0.size() / 4) << "most floats move (the check is not passing on zeros)";
+}
+
 // The static chain gathers its texture gradients (optim/texel_gather.h: the taps listed by texel once, summed per
 // texel each iteration); the dynamic chain, which rasterizes every iteration, scatters each texel read's adjoint by
 // atomics. The two give the same gradient for every texel of three free textures: a phong ball's albedo and a pbr
