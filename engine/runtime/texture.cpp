@@ -206,7 +206,7 @@ Command TextureStorage::backward_mips() const {
         for (const auto& chain : levels_) most = std::max(most, size_t(chain[0].width) * chain[0].height * channels_);
         Device device = device_;   // a handle: create_buffer is not const
         // Whole float4s, so that the aligned kernel may put level 0 there.
-        Buffer<float> gathered = device.create_buffer<float>((most + 3) / 4 * 4);   // the commands keep it
+        Buffer<float> gathered = device.create_buffer<float>(chain_start(most));   // the commands keep it
         auto list = std::make_shared<std::vector<Command>>();
         for (uint32_t t = 0; t < levels_.size(); ++t) {
             const TextureLevel& l0 = levels_[t][0];

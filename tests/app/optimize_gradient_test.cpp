@@ -49,6 +49,37 @@ const char* kScene = R"({
   }
 })";
 
+// Two steps of SGD with momentum 0.5 (the scene's optimizer) against the host: v = 0.5 v + g, x -= lr v, kept in
+// range, every free float of every parameter; most floats must move. Gives the free floats' count (0 after a failed
+// assertion on their count).
+size_t expect_two_sgd_steps(Device& device, const app::Scene& scene) {
+    app::Optimizer opt(device, scene);
+    std::vector<float> g0, g1;
+    opt.evaluate(&g0);
+    const std::vector<float> x0 = opt.free_values();
+    opt.step();
+    const std::vector<float> x1 = opt.free_values();
+    opt.evaluate(&g1);
+    opt.step();
+    const std::vector<float> x2 = opt.free_values();
+    EXPECT_EQ(x2.size(), x0.size());
+    if (x2.size() != x0.size()) return 0;
+    size_t at_float = 0, moved = 0;
+    for (const app::Parameter& p : scene.optimize->parameters) {
+        for (size_t i = at_float; i < at_float + p.size; ++i) {
+            const double want1 = std::clamp(double(x0[i]) - p.lr * double(g0[i]), double(p.lo), double(p.hi));
+            const double v = 0.5 * g0[i] + double(g1[i]);
+            const double want2 = std::clamp(double(x1[i]) - p.lr * v, double(p.lo), double(p.hi));
+            EXPECT_NEAR(x1[i], want1, 1e-6 * std::max(1.0, std::fabs(want1))) << p.path << " float " << i - at_float;
+            EXPECT_NEAR(x2[i], want2, 1e-6 * std::max(1.0, std::fabs(want2))) << p.path << " float " << i - at_float;
+            moved += x2[i] != x1[i];
+        }
+        at_float += p.size;
+    }
+    EXPECT_GT(moved, x0.size() / 4) << "most floats move (the check is not passing on zeros)";
+    return x0.size();
+}
+
 } // namespace
 
 class RendererGradients : public DeviceTest {};
@@ -155,29 +186,7 @@ TEST_F(RendererGradients, TwoSgdStepsAreTheHosts) {
     const std::string at = "\"target\": \"scene\",";
     text.replace(text.find(at), at.size(), at + " \"optimizer\": \"sgd\", \"momentum\": 0.5,");
     auto scene = app::load_scene_from_string(text, std::filesystem::path(ADJOINT_SOURCE_DIR) / "assets", "sgd.json");
-    app::Optimizer opt(device, scene);
-    std::vector<float> g0, g1;
-    opt.evaluate(&g0);
-    const std::vector<float> x0 = opt.free_values();
-    opt.step();
-    const std::vector<float> x1 = opt.free_values();
-    opt.evaluate(&g1);
-    opt.step();
-    const std::vector<float> x2 = opt.free_values();
-    ASSERT_EQ(x2.size(), x0.size());
-    size_t at_float = 0, moved = 0;
-    for (const app::Parameter& p : scene.optimize->parameters) {
-        for (size_t i = at_float; i < at_float + p.size; ++i) {
-            const double want1 = std::clamp(double(x0[i]) - p.lr * double(g0[i]), double(p.lo), double(p.hi));
-            const double v = 0.5 * g0[i] + double(g1[i]);
-            const double want2 = std::clamp(double(x1[i]) - p.lr * v, double(p.lo), double(p.hi));
-            EXPECT_NEAR(x1[i], want1, 1e-6 * std::max(1.0, std::fabs(want1))) << p.path << " float " << i - at_float;
-            EXPECT_NEAR(x2[i], want2, 1e-6 * std::max(1.0, std::fabs(want2))) << p.path << " float " << i - at_float;
-            moved += x2[i] != x1[i];
-        }
-        at_float += p.size;
-    }
-    EXPECT_GT(moved, x0.size() / 4) << "most floats move (the check is not passing on zeros)";
+    expect_two_sgd_steps(device, scene);
 }
 
 // The step over a parameter of many chunks that starts off a whole float4 (a mesh's vertices after the small
@@ -201,27 +210,7 @@ TEST_F(RendererGradients, StepsOverAParameterOffAFloat4AreTheHosts) {
     const uint32_t first = layout.at(app::ParameterKind::mesh_vertices, 0);
     ASSERT_NE(first % 4, 0u) << "the vertices' slot starts off a whole float4: " << first;
     ASSERT_GT(scene.meshes[0].obj_positions.size() * 3, 4u * 256u) << "several chunks";
-    app::Optimizer opt(device, scene);
-    std::vector<float> g0, g1;
-    opt.evaluate(&g0);
-    const std::vector<float> x0 = opt.free_values();
-    opt.step();
-    const std::vector<float> x1 = opt.free_values();
-    opt.evaluate(&g1);
-    opt.step();
-    const std::vector<float> x2 = opt.free_values();
-    ASSERT_EQ(x0.size(), scene.meshes[0].obj_positions.size() * 3);
-    const app::Parameter& p = scene.optimize->parameters[0];
-    size_t moved = 0;
-    for (size_t i = 0; i < x0.size(); ++i) {
-        const double want1 = std::clamp(double(x0[i]) - p.lr * double(g0[i]), double(p.lo), double(p.hi));
-        const double want2 =
-            std::clamp(double(x1[i]) - p.lr * (0.5 * g0[i] + double(g1[i])), double(p.lo), double(p.hi));
-        EXPECT_NEAR(x1[i], want1, 1e-6 * std::max(1.0, std::fabs(want1))) << "float " << i;
-        EXPECT_NEAR(x2[i], want2, 1e-6 * std::max(1.0, std::fabs(want2))) << "float " << i;
-        moved += x2[i] != x1[i];
-    }
-    EXPECT_GT(moved, x0.size() / 4) << "most floats move (the check is not passing on zeros)";
+    EXPECT_EQ(expect_two_sgd_steps(device, scene), scene.meshes[0].obj_positions.size() * 3);
 }
 
 // The static chain gathers its texture gradients (optim/texel_gather.h: the taps listed by texel once, summed per

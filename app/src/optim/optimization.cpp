@@ -42,7 +42,7 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene, bool dynamic)
     // The arrays the step reads as float4s too (optim/kernels.cpp) hold a whole number of them, as the layout
     // does (ParamLayout; at least one float4 for a layout of none).
     floats = values.size();
-    const size_t n = (std::max<size_t>(floats, 1) + 3) / 4 * 4;
+    const size_t n = whole_float4s(std::max<uint32_t>(uint32_t(floats), 1));
     values.resize(n, 0.0f);
     tables.truth.resize(n, 0.0f);
     params = d.create_diff_buffer<float>(n);
