@@ -1,6 +1,7 @@
 // Shadows (`"shadows": true` on point and directional lights): the scene key, the shadowed pixels against a
-// ray caster on the host, closed meshes leaking no light, and the gradients of the shadowed image (light
-// position and direction, occluder translation and vertices, antialias and soft) against central differences.
+// ray caster on the host, closed meshes leaking no light, a flat surface casting none on itself, and the
+// gradients of the shadowed image (light position and direction, occluder translation and vertices, antialias
+// and soft) against central differences.
 #include "finite_difference.h"
 #include "support/device_fixture.h"
 
@@ -184,6 +185,37 @@ TEST_F(Shadows, ClosedMeshesLeakNoLight) {
             }
         EXPECT_GT(deep, 40) << render;
         EXPECT_LT(brightest, 1e-6f) << render;
+    }
+}
+
+// A flat surface does not shadow itself: the floor quad alone (two triangles sharing a diagonal) under a low
+// sun and a point light renders the same with shadows as without, in antialias and soft (hard has no band).
+// The soft band of the triangle beside a point is weighed by that triangle's height along the ray where the ray
+// meets its plane (0 here); the height at the outline's point nearest to the point, which is up to a pixel's
+// width away on the floor, darkened a line along the diagonal (0.43 of the colour at 64x64).
+TEST_F(Shadows, AFlatSurfaceCastsNoShadowOnItself) {
+    const int n = 64;
+    auto scene = [&](const char* render, bool shadows) {
+        const std::string on = shadows ? "true" : "false";
+        return load(R"({
+  "format": 1,
+  "camera": { "eye": [0.3, 3.6, 2.4], "target": [0, 0, 0], "fov_y": 50, "resolution": [64, 64] },
+  "materials": { "floor": { "albedo": [0.6, 0.6, 0.6] } },
+  "meshes": [ { "name": "floor", "file": "meshes/quad.obj", "material": "floor" } ],
+  "lights": [ { "name": "sun", "type": "directional", "direction": [-0.5, -0.6, -0.35], "intensity": 1.2,
+                "shadows": )" + on + R"( },
+              { "name": "lamp", "type": "point", "position": [1.5, 0.8, -1], "intensity": 3, "shadows": )" +
+                    on + R"( } ],
+  "render": )" + render + "\n}");
+    };
+    for (const char* render : {R"({ "visibility": "antialias" })",
+                               R"({ "visibility": "soft", "soft": { "sigma": 1e-4, "gamma": 1e-4 } })"}) {
+        app::SceneRenderer with(device, scene(render, true)), without(device, scene(render, false));
+        const app::LinearImage a = with.render(0), b = without.render(0);
+        float worst = 0;
+        for (int i = 0; i < n * n; ++i)
+            for (int c = 0; c < 3; ++c) worst = std::max(worst, std::fabs(a.texels[i][c] - b.texels[i][c]));
+        EXPECT_LT(worst, 1e-5f) << render;
     }
 }
 

@@ -4,10 +4,10 @@
 // For a point p and a light (a sun's direction, or a point light's position), each triangle is projected onto
 // the plane through p perpendicular to the ray p -> light (orthographically along a sun's rays, centrally from
 // a point light), p at the origin. The triangle covers p when p's projection lies inside it and the triangle
-// lies between p and the light: its height above p along the ray, interpolated where the ray meets it (or at
-// its outline's point nearest to p), is more than `bias` (and, for a point light, less than the light's
-// distance minus `bias`; in antialias and soft a ramp over one more `bias`, so that nothing jumps). Its
-// coverage c:
+// lies between p and the light: its height above p along the ray where the ray meets the triangle's plane
+// (inside its outline or, for the band below, beside it) is more than `bias` (and, for a point light, less
+// than the light's distance minus `bias`; in antialias and soft a ramp over one more `bias`, so that nothing
+// jumps). Its coverage c:
 //   hard:      1 inside, 0 outside (no boundary gradients);
 //   antialias, soft: 1 inside, and outside a band that falls to 0 with the distance d from p's projection to
 //              the outline, measured in the view's NDC units at p (the soft rasterizer's units): the soft edge
@@ -69,8 +69,7 @@ inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& s
     Bool valid = t.front & (abs(area) > 1e-7f * extent);   // not seen edge-on from the light
     Float safe_area = ite(valid, area, 1.0f);
     Outline o = outline_seen_from(make_float2(0.0f), t.q[0], t.q[1], t.q[2], safe_area);
-    Float3 lc = ite(o.inside, o.l, o.nearest);
-    Float h = lc.x * t.h[0] + lc.y * t.h[1] + lc.z * t.h[2];
+    Float h = o.l.x * t.h[0] + o.l.y * t.h[1] + o.l.z * t.h[2];
     Float c;
     if (st.mode == Visibility::hard) {
         Bool between = h > st.bias;
@@ -81,7 +80,10 @@ inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& s
         Float band = max((sigmoid(-x) - kSoftCutoff) / (0.5f - kSoftCutoff), 0.0f);
         // Between p and the light: a ramp from 0 at `bias` to 1 at twice that (and back to 0 at the light),
         // not a step: the soft band of a triangle beside p (a convex edge's neighbour, whose outline passes
-        // by p) reaches p at heights near the bias, and a step there would make the image jump.
+        // by p) reaches p at heights near the bias, and a step there would make the image jump. The height is
+        // the plane's, not the height at the outline's point nearest to p: that point lies up to the band's
+        // width away, so a neighbour in p's own plane (a flat floor's other triangle) stood above p along an
+        // oblique ray and darkened a line along their shared edge.
         Float between = clamp((h - st.bias) / st.bias, 0.0f, 1.0f);
         if (point) between = between * clamp((dist - st.bias - h) / st.bias, 0.0f, 1.0f);
         c = ite(o.inside, 1.0f, band) * between;
