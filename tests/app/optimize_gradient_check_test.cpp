@@ -131,8 +131,10 @@ TEST_F(GradientCheck, AntialiasedSquarePoseAndCameraPass) {
 }
 
 // The pose demo with its antialias visibility, reduced: a 5k-triangle knot whose silhouettes are slivers
-// thinner than a pixel, seen edge-on. Every row passes, the geometry's mostly on the slope fitted over
-// about half a pixel of silhouette motion (at 1e-4 the image's jumps swamp the difference). While the
+// thinner than a pixel, seen edge-on. Every row passes, some of the geometry's on the slope fitted over about
+// half a pixel of silhouette motion (at 1e-4 the image's jumps swamp the difference). Most of them did while
+// the shading normal was turned by its own lean rather than by the side of the triangle seen (facing_viewer):
+// its flips at the silhouette were jumps of their own; one row still needs the fit. While the
 // antialias walk gave up after 4 triangles, 5 of the 7 pose rows failed at 128x128 (translation [1]:
 // gradient 0.014 against a slope of 0.024, noise 3e-4). A negated translation fails its rows: the noise
 // admitted stays below the gradient.
@@ -148,7 +150,7 @@ TEST_F(GradientCheck, PoseDemoWithAntialiasPasses) {
         fitted += r.noise > 0;
         EXPECT_LT(app::kCheckNoiseFactor * r.noise, std::fabs(r.analytic)) << r.path << "[" << r.component << "]";
     }
-    EXPECT_GE(fitted, 4u);
+    EXPECT_GE(fitted, 1u);
 
     app::GradientCheckOptions broken;
     broken.break_parameter = "meshes.knot.translation";

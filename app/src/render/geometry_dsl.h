@@ -134,14 +134,27 @@ VertexInputs<PB> vertex_inputs(const ShadingPlan& plan, const PB& positions, con
                             plan.tangents, plan.vertex_color_gradients, plan.vertex_colors};
 }
 
+// The shading normal n at `position` on the triangle w0 w1 w2, turned to the side of the triangle the camera
+// (at eye) sees: negated where n and the eye lie on opposite sides of the triangle's plane. Whether the
+// triangle's winding agrees with its normals does not matter (the product of the two sides), and a smooth
+// normal that leans away from the eye on a triangle the camera sees from n's side is kept: turning it by its
+// own facing, as before, mirrored the lighting of the few pixels at a smooth mesh's silhouette where the
+// interpolated normal leans past the view direction (lit pixels on the dark side, dark ones on the lit side).
+inline Float3 facing_viewer(const Float3& n, const Float3& position, const Float3& w0, const Float3& w1,
+                            const Float3& w2, const Float3& eye) {
+    Float3 g = cross(w1 - w0, w2 - w0);
+    return ite(dot(g, n) * dot(g, eye - position) < 0.0f, -n, n);
+}
+
 // The attributes of triangle `tri` (vertices t, world positions w) at perspective-correct barycentrics b.
 // bd, bx, by: the barycentrics of the triangle's plane at the pixel centre and one pixel right and down:
 // the texture level of detail comes from them, and trilinear filtering blends two levels linearly in it, so
 // the image moves with the footprint too (a camera that comes closer to a textured floor reads finer
 // levels): differentiated, as nvdiffrast's uv_da. Leaving them out lost 12-17% of camera.json's gradient
-// in height (eye.y, target.y) against central differences. two_sided: the normal is turned towards the camera (the rasterizers' shading of the surface
-// a pixel sees); soft rasterization keeps it as interpolated, since it shades triangles seen edge-on too,
-// where turning it would make the image jump.
+// in height (eye.y, target.y) against central differences. two_sided: the normal is turned to the side of the
+// triangle the camera sees (facing_viewer: the rasterizers' shading of the surface a pixel sees); soft
+// rasterization keeps it as interpolated, since it shades triangles seen edge-on too, where turning it would
+// make the image jump.
 template <typename PB>
 Var<gpu::Surface> interpolate_surface(const VertexInputs<PB>& in, const DslCamera& cam, const UInt& tri, const UInt3& t,
                                       const Float3 (&w)[3], const Float3& b, const Float3& bd, const Float3& bx,
@@ -150,7 +163,7 @@ Var<gpu::Surface> interpolate_surface(const VertexInputs<PB>& in, const DslCamer
     s.position = w[0] * b.x + w[1] * b.y + w[2] * b.z;
     Float3 n = normalize(in.normals.read(t.x) * b.x + in.normals.read(t.y) * b.y + in.normals.read(t.z) * b.z);
     if (two_sided)
-        s.normal = ite(dot(n, cam.eye - s.position) < 0.0f, -n, n);
+        s.normal = facing_viewer(n, s.position, w[0], w[1], w[2], cam.eye);
     else
         s.normal = n;
     auto color = [&](const UInt& v) { return detached_unless(in.color_gradients, Float3(in.colors.read(v))); };

@@ -157,9 +157,10 @@ inline auto interpolate_kernel() {
             Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
             Float2 b = perspective_bary(st, cover(st, p).l);
             Float b0 = 1.0f - b.x - b.y;
-            s.position = positions.read(t.x) * b0 + positions.read(t.y) * b.x + positions.read(t.z) * b.y;
+            Float3 w0 = positions.read(t.x), w1 = positions.read(t.y), w2 = positions.read(t.z);
+            s.position = w0 * b0 + w1 * b.x + w2 * b.y;
             Float3 n = normalize(normals.read(t.x) * b0 + normals.read(t.y) * b.x + normals.read(t.z) * b.y);
-            s.normal = ite(dot(n, eye - s.position) < 0.0f, -n, n);
+            s.normal = facing_viewer(n, s.position, w0, w1, w2, eye);
             s.color = colors.read(t.x) * b0 + colors.read(t.y) * b.x + colors.read(t.z) * b.y;
             Float2 uv0 = uvs.read(t.x), uv1 = uvs.read(t.y), uv2 = uvs.read(t.z);
             s.uv = uv0 * b0 + uv1 * b.x + uv2 * b.y;
