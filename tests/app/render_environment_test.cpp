@@ -2,7 +2,7 @@
 // metal or not, from a map and from a colour), the split sum against a brute-force integral of the same
 // smooth map with glTF's BRDF, the map's orientation (u, v and rotation as the format says), gradients of
 // its texels, rotation, intensity and of the material against central differences, a uniform sky made a map
-// when its texture is free, and the loader's refusals.
+// when its texture is free, maps smaller than the prefiltered levels, and the loader's refusals.
 #include "finite_difference.h"
 #include "support/device_fixture.h"
 
@@ -113,6 +113,35 @@ TEST_F(Environment, WhiteFurnaceAtEveryRoughness) {
                 EXPECT_GT(covered, 100);
                 EXPECT_LT(worst, 0.03) << light.dump() << " metallic " << metallic << " roughness " << roughness;
             }
+}
+
+// A map narrower than the prefiltered levels lights as the same picture finely sampled: piecewise-constant skies
+// (halves at 2x1, quadrants at 4x2) against the same pictures at 64x32, where every texel of the small map
+// is 32x32 or 16x16 of the large one's, for the irradiance (phong) and the GGX levels (rough enough not to reach
+// the mirror end, which reads the map itself, bilinearly: a smooth picture at 2x1). Sampled once at each
+// texel's centre, a 2x1 map's two antipodal samples split every irradiance texel into one or the other (0.7 off
+// here) and a lobe near a pole saw neither (black).
+TEST_F(Environment, ASmallMapLightsAsTheSamePictureFinelySampled) {
+    auto halves = [](V3 d) { return d.x < 0 ? V3{0.2, 0.3, 1.0} : V3{1.0, 0.2, 0.8}; };
+    auto quadrants = [](V3 d) {
+        const V3 side = d.x < 0 ? V3{0.2, 0.3, 1.0} : V3{1.0, 0.2, 0.8};
+        return d.y > 0 ? side : side * 0.3;
+    };
+    const Json materials[] = {Json{{"albedo", {1, 1, 1}}}, pbr(1, 1, 0.6), pbr(0.8, 0, 0.5)};
+    for (auto [picture, small] : {std::pair<Radiance, int>{halves, 2}, std::pair<Radiance, int>{quadrants, 4}}) {
+        const std::string coarse = write_map(dir, "small.hdr", small, picture);
+        const std::string fine = write_map(dir, "fine.hdr", 64, picture);
+        for (const Json& material : materials) {
+            auto render = [&](const std::string& map) {
+                return app::SceneRenderer(device, load(scene(material, {{"file", map}}, 24))).render(0);
+            };
+            const app::LinearImage a = render(coarse), b = render(fine);
+            double worst = 0;
+            for (size_t i = 0; i < a.texels.size(); ++i)
+                for (int c = 0; c < 3; ++c) worst = std::max(worst, double(std::fabs(a.texels[i][c] - b.texels[i][c])));
+            EXPECT_LT(worst, 2e-3) << small << "x" << small / 2 << " " << material.dump();
+        }
+    }
 }
 
 // glTF 2.0's specular lobe times the cosine, from the specification (GGX, height-correlated Smith), with the

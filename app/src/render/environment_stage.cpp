@@ -17,25 +17,28 @@ constexpr float kNegligible = 1e-4f;
 constexpr uint32_t source_width_for(uint32_t level_width) { return std::max(level_width, 32u); }
 
 // The prefiltered value at output texel `pix` of a width x height map, as the sum over the source level's
-// texels: `add(weight, x, y)` once per texel that counts, to be normalised by the sum of the weights.
+// texels: `add(weight, x, y)` once per sample that counts, to be normalised by the sum of the weights. Each
+// texel is `sub` x `sub` samples (its value constant over its cell): one sample per texel at its centre is no
+// quadrature for a map narrower than the level wants (a 2x1 map's two centres are antipodal, so every
+// irradiance texel saw exactly one of them: a hard split; a narrow lobe near a pole saw none: black).
 // Irradiance (roughness < 0): the clamped cosine over π times the solid angle; a GGX level: glTF's specular
 // lobe seen along the direction (N = V = R, the split sum's assumption): D·V·(n·l) times the solid angle.
 // (Karis weights by D·(n·l) alone; with V the level is exact for a view along the normal.)
 template <typename Add>
 void for_each_weight(const UInt2& pix, const UInt& width, const UInt& height, const UInt& source_width,
-                     const UInt& source_height, const Float& roughness, Add add) {
+                     const UInt& source_height, const UInt& sub, const Float& roughness, Add add) {
     Float2 uv = make_float2((cast<float>(pix.x) + 0.5f) / cast<float>(width),
                             (cast<float>(pix.y) + 0.5f) / cast<float>(height));
     Float3 r = equirect_direction(uv);
     Float alpha = roughness * roughness;
     Float a2 = max(alpha * alpha, 1e-8f);
     Float peak = 1.0f / (kPi * a2);
-    Float sw = cast<float>(source_width), sh = cast<float>(source_height);
+    Float sw = cast<float>(source_width * sub), sh = cast<float>(source_height * sub);
     Float column_angle = 2.0f * kPi / sw;
-    $for (y, source_height) {
+    $for (y, source_height * sub) {
         Float fy = cast<float>(y);
         Float band = cos(fy * kPi / sh) - cos((fy + 1.0f) * kPi / sh);   // the row's solid angle over its width
-        $for (x, source_width) {
+        $for (x, source_width * sub) {
             Float3 d = equirect_direction(make_float2((cast<float>(x) + 0.5f) / sw, (fy + 0.5f) / sh));
             Float c = dot(r, d);
             Float area = column_angle * band;
@@ -47,14 +50,14 @@ void for_each_weight(const UInt2& pix, const UInt& width, const UInt& height, co
             Float vis = 0.5f / (cp + sqrt(cp * cp * (1.0f - a2) + a2));   // height-correlated Smith at n·v = 1
             Float weight = ite(roughness < 0.0f, c * area / kPi, ggx * vis * c * area);
             Bool counts = (c > 0.0f) & ((roughness < 0.0f) | (ggx > kNegligible * peak));
-            $if (counts) { add(weight, x, y); };
+            $if (counts) { add(weight, x / sub, y / sub); };
         };
     };
 }
 
 auto forward_kernel() {
     return Kernel2D([](TextureSetFloat3 textures, UInt map, UInt level, UInt source_width, UInt source_height,
-                       Float roughness, BufferFloat out, UInt offset) noexcept {
+                       UInt sub, Float roughness, BufferFloat out, UInt offset) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x, height = dispatch_size().y;
         // The level's records read once, and its texels without the wrap's arithmetic (TextureLevelRef): the
@@ -62,7 +65,7 @@ auto forward_kernel() {
         auto source = textures.texture(map).level(level);
         Float3 sum = make_float3(0.0f);
         Float total = 0.0f;
-        for_each_weight(pix, width, height, source_width, source_height, roughness,
+        for_each_weight(pix, width, height, source_width, source_height, sub, roughness,
                         [&](const Float& w, const UInt& x, const UInt& y) {
                             sum = sum + source.read(x, y) * w;
                             total = total + w;
@@ -81,20 +84,20 @@ auto forward_kernel() {
 // before the differentiated block.
 auto backward_kernel() {
     return Kernel2D([](TextureSetFloat3 textures, UInt map, UInt level, UInt source_width, UInt source_height,
-                       Float roughness, BufferFloat grads, UInt offset) noexcept {
+                       UInt sub, Float roughness, BufferFloat grads, UInt offset) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt width = dispatch_size().x, height = dispatch_size().y;
         UInt at = offset + 3u * (pix.y * width + pix.x);
         Float3 g = make_float3(grads.read(at), grads.read(at + 1u), grads.read(at + 2u));
         $if ((g.x != 0.0f) | (g.y != 0.0f) | (g.z != 0.0f)) {
             Float total = 0.0f;
-            for_each_weight(pix, width, height, source_width, source_height, roughness,
+            for_each_weight(pix, width, height, source_width, source_height, sub, roughness,
                             [&](const Float& w, const UInt&, const UInt&) { total = total + w; });
             total = max(total, 1e-30f);
             auto source = textures.texture(map).level(level);
             $autodiff {
                 Float3 sum = make_float3(0.0f);
-                for_each_weight(pix, width, height, source_width, source_height, roughness,
+                for_each_weight(pix, width, height, source_width, source_height, sub, roughness,
                                 [&](const Float& w, const UInt& x, const UInt& y) {
                                     sum = sum + source.read(x, y) * w;
                                 });
@@ -129,6 +132,9 @@ EnvironmentStage::EnvironmentStage(Device& device, const SceneData& scene) {
                 ++l.source_level;
             l.source_width = scene.textures.width(e.map, l.source_level);
             l.source_height = scene.textures.height(e.map, l.source_level);
+            // A map narrower than `want` is sampled as finely as one `want` wide (a 2x1 map: 32 x 32 samples a
+            // texel for the 64-wide level, 16 x 16 for the others).
+            l.sub = (want + l.source_width - 1) / l.source_width;
             l.offset = floats;
             floats += l.width * l.height * 3;
             levels_.push_back(l);
@@ -151,7 +157,7 @@ float roughness_of(uint32_t index) {
 void EnvironmentStage::forward(Stream& stream, const SceneData& scene) const {
     for (const Level& l : levels_)
         if (!done_ || l.varies)
-            stream << k_->forward(scene.textures, l.map, l.source_level, l.source_width, l.source_height,
+            stream << k_->forward(scene.textures, l.map, l.source_level, l.source_width, l.source_height, l.sub,
                               roughness_of(l.index), values_, l.offset)
                       .dispatch(l.width, l.height)
                    << scene.textures.copy_base_from(l.texture, values_, l.offset);
@@ -166,7 +172,7 @@ void EnvironmentStage::backward(Stream& stream, const SceneData& scene) const {
         if (l.varies) stream << scene.textures.add_base_grad_to(l.texture, grads_, l.offset);
     for (const Level& l : levels_)
         if (l.varies)
-            stream << k_->backward(scene.textures, l.map, l.source_level, l.source_width, l.source_height,
+            stream << k_->backward(scene.textures, l.map, l.source_level, l.source_width, l.source_height, l.sub,
                                roughness_of(l.index), grads_, l.offset)
                       .dispatch(l.width, l.height);
 }

@@ -25,6 +25,7 @@ public:
     struct Level {
         uint32_t index, texture, width, height;
         uint32_t map, source_level, source_width, source_height;
+        uint32_t sub;      // samples per source texel along each axis (> 1 for a map narrower than the level wants)
         uint32_t offset;   // its floats in the scratch buffers
         bool varies;       // its map is a free parameter: filtered every time, and differentiated
     };
