@@ -1,6 +1,7 @@
 // PLY meshes: the same quad-faced cube in ASCII, binary little-endian and binary big-endian reads into the same
 // mesh (positions, fan-triangulated faces, sRGB-decoded 8-bit colours, flipped texture coordinates, computed
-// normals), extra elements and properties are read past, and broken files are refused naming the file.
+// normals), 16-bit colours span their range, extra elements and properties are read past, and broken files are
+// refused naming the file.
 #include "app/scene_fixture.h"
 
 #include <adjoint/app/image_io.h>
@@ -132,6 +133,25 @@ TEST_F(PlyMeshes, GivenNormalsAreKeptAndVerticesAreParameters) {
     EXPECT_EQ(scene.optimize->parameters[0].size, 9u);   // one OBJ position per PLY vertex
 }
 
+// Integer colours span their type's range: a ushort colour of 65535 is full (it was divided by 255: every
+// colour above 255 came out white), 32768 is half of it before the sRGB decoding; `diffuse_red` and its kin
+// (assimp's pond.0.ply) are colours too.
+TEST_F(PlyMeshes, IntegerColoursSpanTheirTypesRange) {
+    for (const char* name : {"", "diffuse_"}) {
+        const std::string n = name;
+        const Mesh m = load_ply("ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+                                "property float z\nproperty ushort " + n + "red\nproperty ushort " + n + "green\n"
+                                "property ushort " + n + "blue\nelement face 1\nproperty list uchar int vertex_indices\n"
+                                "end_header\n0 0 0 65535 0 32768\n1 0 0 255 65535 0\n0 1 0 0 0 0\n3 0 1 2\n");
+        SCOPED_TRACE(n + "red");
+        ASSERT_TRUE(m.has_colors);
+        EXPECT_FLOAT_EQ(m.colors[0].x, 1.0f);
+        EXPECT_FLOAT_EQ(m.colors[0].z, srgb_to_linear(32768.0f / 65535.0f));
+        EXPECT_FLOAT_EQ(m.colors[1].x, srgb_to_linear(255.0f / 65535.0f));
+        EXPECT_FLOAT_EQ(m.colors[1].y, 1.0f);
+    }
+}
+
 TEST_F(PlyMeshes, BrokenFilesAreNamed) {
     const std::string at = "scene.json: meshes[0].file: meshes/bad.ply: ";
     EXPECT_EQ(error_of_ply("plx\n"), at + "not a PLY file (it does not start with \"ply\")");
@@ -143,6 +163,10 @@ TEST_F(PlyMeshes, BrokenFilesAreNamed) {
                             "property float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n";
     EXPECT_EQ(error_of_ply(xyz + "0 0 0\n1 0 0\n0 1 0\n3 0 1 7\n"), at + "face 0 refers to vertex 7 of 3");
     EXPECT_EQ(error_of_ply(xyz + "0 0 0\n1 0 0\n0 1 0\n2 0 1\n"), at + "face 0 has 2 corners (3 or more)");
+    EXPECT_EQ(error_of_ply("ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+                           "property float z\nelement tristrips 1\nproperty list int int vertex_indices\nend_header\n"
+                           "0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n"),
+              "scene.json: meshes[0].file: meshes/bad.ply has no faces (its tristrips element is not read: faces only)");
     EXPECT_EQ(error_of_ply(xyz + "0 0 0\n1 nan 0\n0 1 0\n3 0 1 2\n"),
               at + "vertex 1 has a position that is not a finite float");
     const std::string body = "0 0 0\n1 0 0\n0 1 z\n";

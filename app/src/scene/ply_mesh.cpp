@@ -181,18 +181,24 @@ Header read_header(const std::string& bytes, const std::string& file, const Json
 // The PLY vertex properties the mesh takes, by name; -1 where absent.
 struct VertexColumns {
     int x = -1, y = -1, z = -1, nx = -1, ny = -1, nz = -1, r = -1, g = -1, b = -1, u = -1, v = -1;
-    bool uchar_colors = false;
+    // Integer colours are display values over their type's full range (255 for uchar, 65535 for ushort); 0 for
+    // float colours, which are linear.
+    double integer_full = 0;
 
     explicit VertexColumns(const Element& e) {
         for (int i = 0; i < int(e.properties.size()); ++i) {
             const std::string& n = e.properties[size_t(i)].name;
             int* slot = n == "x" ? &x : n == "y" ? &y : n == "z" ? &z : n == "nx" ? &nx : n == "ny" ? &ny
-                      : n == "nz" ? &nz : n == "red" ? &r : n == "green" ? &g : n == "blue" ? &b
+                      : n == "nz" ? &nz : (n == "red" || n == "diffuse_red") ? &r
+                      : (n == "green" || n == "diffuse_green") ? &g : (n == "blue" || n == "diffuse_blue") ? &b
                       : (n == "u" || n == "s" || n == "texture_u") ? &u
                       : (n == "v" || n == "t" || n == "texture_v") ? &v : nullptr;
             if (slot) *slot = i;
         }
-        uchar_colors = r >= 0 && !e.properties[size_t(r)].type.is_float;
+        if (r >= 0 && !e.properties[size_t(r)].type.is_float) {
+            const ScalarType& t = e.properties[size_t(r)].type;
+            integer_full = std::ldexp(1.0, 8 * t.bytes - (t.is_signed ? 1 : 0)) - 1;
+        }
     }
 };
 
@@ -224,10 +230,10 @@ void read_vertices(const Element& e, Body& body, Mesh& mesh, std::vector<bool>& 
         normal_given.push_back(normals && std::isfinite(length(n)) && length(n) > 0);
         mesh.normals.push_back(normal_given.back() ? normalize(n) : float3(0, 0, 1));
         float3 color(1.0f);
-        if (mesh.has_colors) {   // 8-bit colours are display (sRGB) values; float colours are linear
+        if (mesh.has_colors) {   // integer colours are display (sRGB) values; float colours are linear
             for (int k = 0; k < 3; ++k) {
                 const double x = row[size_t(k == 0 ? c.r : k == 1 ? c.g : c.b)];
-                color[k] = c.uchar_colors ? srgb_to_linear(float(x / 255.0)) : float(x);
+                color[k] = c.integer_full > 0 ? srgb_to_linear(float(x / c.integer_full)) : float(x);
             }
             if (!(color.x >= 0 && color.y >= 0 && color.z >= 0))
                 body.fail("vertex " + std::to_string(i) + " has a colour below 0 or not a number");
@@ -305,7 +311,11 @@ void load_ply_mesh(const JsonValue& entry, const std::filesystem::path& base_dir
             skip_element(e, body);
         }
     }
-    if (mesh.triangles.empty()) file_json.fail(mesh.file + " has no faces");
+    if (mesh.triangles.empty()) {
+        const bool strips = std::any_of(header.elements.begin(), header.elements.end(),
+                                        [](const Element& e) { return e.name == "tristrips"; });
+        file_json.fail(mesh.file + " has no faces" + (strips ? " (its tristrips element is not read: faces only)" : ""));
+    }
     // One vertex per PLY vertex: the "OBJ positions" the vertex parameters address are the PLY's vertices.
     mesh.positions = mesh.obj_positions;
     mesh.colors = mesh.obj_colors;
