@@ -122,6 +122,14 @@ TEST_F(ParameterKinds, RangesAreTheFormats) {
     EXPECT_EQ(kind_info(ParameterKind::mesh_rotation).perturbation, Perturbation::rotation);
     EXPECT_EQ(kind_info(ParameterKind::material_texture).storage, ParameterStorage::texture);
     EXPECT_STREQ(error_units(ErrorMetric::geodesic_angle), "radians");
+    // A light's rotation is an angle in degrees, off the shorter way round: 355 against 0 is 5, 725 against 0 is 5.
+    const ParameterKindInfo& turn = kind_info(ParameterKind::light_rotation);
+    EXPECT_EQ(turn.metric, ErrorMetric::wrapped_degrees);
+    EXPECT_EQ(error_unit(turn), ErrorUnit::degrees);
+    const float zero = 0, near_full = 355, twice = 725, minus = -190;
+    EXPECT_NEAR(error_in_units(turn, &near_full, &zero, 1), 5.0, 1e-9);
+    EXPECT_NEAR(error_in_units(turn, &twice, &zero, 1), 5.0, 1e-9);
+    EXPECT_NEAR(error_in_units(turn, &minus, &zero, 1), 170.0, 1e-9);
 }
 
 TEST_F(ParameterKinds, EveryKindReadsAndWritesItsValue) {

@@ -68,6 +68,12 @@ double geodesic_angle(const float* a, const float* b) {
     return 2.0 * std::acos(c);
 }
 
+// The worst error's units: relative L2, or radians for an angle.
+double error_from_sums(const ParameterKindInfo& kind, double d2, double t2) {
+    if (kind.metric == ErrorMetric::wrapped_degrees) return wrap_degrees(std::sqrt(d2)) * M_PI / 180.0;
+    return std::sqrt(d2) / std::max(std::sqrt(t2), 1.0);
+}
+
 double parameter_error(const ParameterKindInfo& kind, const float* value, const float* truth, size_t n) {
     if (kind.metric == ErrorMetric::geodesic_angle) return geodesic_angle(value, truth);
     double d2 = 0, t2 = 0;
@@ -75,7 +81,7 @@ double parameter_error(const ParameterKindInfo& kind, const float* value, const 
         d2 += double(value[i] - truth[i]) * (value[i] - truth[i]);
         t2 += double(truth[i]) * truth[i];
     }
-    return std::sqrt(d2) / std::max(std::sqrt(t2), 1.0);
+    return error_from_sums(kind, d2, t2);
 }
 
 // The start values: `init`, or the scene's value plus a seeded offset of size `perturb` (perturbed_value).
@@ -130,14 +136,14 @@ std::optional<double> worst_parameter_error(const OptimizerStages& s) {
         worst = std::max(worst, parameter_error(kind_info(f.p.kind), &s.rotation_values[4 * i], t.data(), t.size()));
         any = true;
     }
-    for (const auto& f : s.free) {   // relative L2 from the chunk sums: |p - t|^2 in x, |t|^2 in y
-        if (!f.has_truth || kind_info(f.p.kind).metric != ErrorMetric::relative_l2) continue;
+    for (const auto& f : s.free) {   // from the chunk sums: |p - t|^2 in x, |t|^2 in y
+        if (!f.has_truth || kind_info(f.p.kind).metric == ErrorMetric::geodesic_angle) continue;
         double d2 = 0, t2 = 0;
         for (uint32_t c = 0; c < f.chunks; ++c) {
             d2 += s.last_chunk_sums[f.first_chunk + c].x;
             t2 += s.last_chunk_sums[f.first_chunk + c].y;
         }
-        worst = std::max(worst, std::sqrt(d2) / std::max(std::sqrt(t2), 1.0));
+        worst = std::max(worst, error_from_sums(kind_info(f.p.kind), d2, t2));
         any = true;
     }
     return any ? std::optional<double>(worst) : std::nullopt;
@@ -153,7 +159,7 @@ std::vector<std::optional<double>> parameter_errors_in_units(const OptimizerStag
     }
     for (size_t i = 0; i < s.free.size(); ++i) {
         const FreeParam& f = s.free[i];
-        if (!f.has_truth || kind_info(f.p.kind).metric != ErrorMetric::relative_l2) continue;
+        if (!f.has_truth || kind_info(f.p.kind).metric == ErrorMetric::geodesic_angle) continue;
         double d2 = 0, t2 = 0;
         for (uint32_t c = 0; c < f.chunks; ++c) {
             d2 += s.last_chunk_sums[f.first_chunk + c].x;

@@ -8,7 +8,7 @@
 namespace adjoint::app {
 
 ErrorUnit error_unit(const ParameterKindInfo& kind) {
-    if (kind.metric == ErrorMetric::geodesic_angle) return ErrorUnit::degrees;
+    if (kind.metric != ErrorMetric::relative_l2) return ErrorUnit::degrees;
     return std::string_view(kind.units) == "scene units" ? ErrorUnit::scene_units : ErrorUnit::relative;
 }
 
@@ -16,7 +16,14 @@ const char* error_unit_name(ErrorUnit unit) {
     return unit == ErrorUnit::degrees ? "deg" : unit == ErrorUnit::scene_units ? "scene_units" : "relative";
 }
 
+// |d| in degrees the shorter way round the circle: a light's rotation of 355 against 0 is 5 degrees off.
+double wrap_degrees(double d) {
+    const double e = std::fmod(std::abs(d), 360.0);
+    return std::min(e, 360.0 - e);
+}
+
 double error_in_units_from_sums(const ParameterKindInfo& kind, double d2, double t2, size_t size) {
+    if (kind.metric == ErrorMetric::wrapped_degrees) return wrap_degrees(std::sqrt(d2));
     // Points of 3 floats: a translation's error is its distance, a vertex list's the RMS over its vertices.
     if (error_unit(kind) == ErrorUnit::scene_units) return std::sqrt(d2 / std::max(double(size) / 3.0, 1.0));
     return std::sqrt(d2) / std::max(std::sqrt(t2), 1.0);

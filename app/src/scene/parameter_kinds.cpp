@@ -361,7 +361,7 @@ constexpr ParameterKindInfo table[] = {
     {K::light_coefficients, C::lights, "coefficients", false, -inf, inf, P::direction, M::relative_l2, "linear RGB",
      S::value, Slot::targets, light_with<kCoefficients>, itself, coefficients_size, read_list<light_coefficients>,
      write_list<light_coefficients>, any_value, init_coefficients},
-    {K::light_rotation, C::lights, "rotation", false, -inf, inf, P::direction, M::relative_l2, "degrees",
+    {K::light_rotation, C::lights, "rotation", false, -inf, inf, P::direction, M::wrapped_degrees, "degrees",
      S::value, Slot::targets, environment_light, itself, floats<1>, read<light_rotation>, write<light_rotation>,
      any_value, init_number},
     {K::light_texture, C::lights, "texture", false, 0, inf, P::per_element, M::relative_l2, "linear RGB",
@@ -424,6 +424,6 @@ const char* collection_name(ParameterCollection collection) {
     return "?";
 }
 
-const char* error_units(ErrorMetric metric) { return metric == ErrorMetric::geodesic_angle ? "radians" : "relative"; }
+const char* error_units(ErrorMetric metric) { return metric == ErrorMetric::relative_l2 ? "relative" : "radians"; }
 
 } // namespace adjoint::app

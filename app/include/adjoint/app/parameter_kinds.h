@@ -41,6 +41,7 @@ enum class Perturbation : uint8_t {
 enum class ErrorMetric : uint8_t {
     relative_l2,    // ‖p − p_true‖ / max(‖p_true‖, 1)
     geodesic_angle, // the angle between the two rotations, radians
+    wrapped_degrees,  // a scalar angle in degrees: |p − p_true| the shorter way round (radians, as the above)
 };
 
 // How params.json and the report store a value: numbers, or an sRGB PNG beside params.json.
@@ -100,13 +101,15 @@ const char* collection_name(ParameterCollection collection);
 const char* error_units(ErrorMetric metric);
 
 // A parameter's error as people read it (loss.csv's error columns, the progress line, report.png): rotations
-// in degrees, positions ("scene units" kinds) as the RMS distance per point in scene units, anything else
+// and angles (a light's rotation, the shorter way round) in degrees, positions ("scene units" kinds) as the RMS distance per point in scene units, anything else
 // as the relative error of its metric. From the sums the optimizer keeps: d2 = |p - p_true|^2, t2 =
 // |p_true|^2 over `size` floats; a rotation's from its geodesic angle in radians.
 enum class ErrorUnit : uint8_t { degrees, scene_units, relative };
 ErrorUnit error_unit(const ParameterKindInfo& kind);
 const char* error_unit_name(ErrorUnit unit);   // "deg", "scene_units", "relative": column names, labels
 double error_in_units_from_sums(const ParameterKindInfo& kind, double d2, double t2, size_t size);
+// |d| degrees the shorter way round the circle (ErrorMetric::wrapped_degrees).
+double wrap_degrees(double d);
 double error_in_units(const ParameterKindInfo& kind, const float* value, const float* truth, size_t size);
 
 } // namespace adjoint::app
