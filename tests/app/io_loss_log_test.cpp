@@ -37,7 +37,7 @@ TEST(IoLossLog, ParseInvertsFormatExactly) {
         double ms = std::round(std::abs(u(rng)) * 1000.0) / 1000.0;
         std::optional<double> err;
         if (i % 3) err = std::pow(10.0, u(rng));
-        rows.push_back(row(i * 2, std::pow(10.0, u(rng)), u(rng) * 5, err, ms));
+        rows.push_back(row(i, std::pow(10.0, u(rng)), u(rng) * 5, err, ms));
     }
     std::vector<LossRow> back = LossLog::parse(LossLog::format(rows), "mem");
     ASSERT_EQ(back.size(), rows.size());
@@ -109,7 +109,16 @@ TEST(IoLossLog, ParseErrorsNameLineAndColumn) {
     EXPECT_EQ(error_of([&] { LossLog::parse(h + "0,abc,2,,3\n", "loss.csv"); }),
               "loss.csv: line 2: column loss: 'abc' is not a number");
     EXPECT_EQ(error_of([&] { LossLog::parse(h + "0,1,2,,3\n0,1,2,,3\n", "loss.csv"); }),
-              "loss.csv: line 3: iteration 0 follows iteration 0");
+              "loss.csv: line 3: iteration 0 where iteration 1 belongs");
+    // Every iteration from 0, in order: a row cut out or a file that starts late is damage, as is a NaN.
+    EXPECT_EQ(error_of([&] { LossLog::parse(h + "0,1,2,,3\n2,1,2,,3\n", "loss.csv"); }),
+              "loss.csv: line 3: iteration 2 where iteration 1 belongs");
+    EXPECT_EQ(error_of([&] { LossLog::parse(h + "1,1,2,,3\n", "loss.csv"); }),
+              "loss.csv: line 2: iteration 1 where iteration 0 belongs");
+    for (const char* bad : {"0,nan,2,,3\n", "0,inf,2,,3\n", "0,-1,2,,3\n", "0,1,nan,,3\n", "0,1,2,nan,3\n"})
+        EXPECT_EQ(error_of([&] { LossLog::parse(h + bad, "loss.csv"); }),
+                  "loss.csv: line 2: a value that is not a number, or a loss that is not finite and >= 0") << bad;
+    EXPECT_EQ(LossLog::parse(h + "0,0,inf,,3\n", "loss.csv").size(), 1u);   // an exact match's PSNR
     EXPECT_EQ(error_of([&] { LossLog::parse(h + "0,1,2,,3x\n", "loss.csv"); }),
               "loss.csv: line 2: column ms: '3x' is not a number");
     // A damaged file's bytes are not copied raw into the message (issue 21: stderr was not even UTF-8).

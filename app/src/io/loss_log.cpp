@@ -3,7 +3,9 @@
 #include <adjoint/app/loss_log.h>
 #include <adjoint/core/error.h>
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -257,8 +259,15 @@ std::vector<LossRow> LossLog::parse(const std::string& text, const std::string& 
             row.errors.push_back(f[5 + c].empty() ? std::nullopt
                                                   : std::optional<double>(parse_number<double>(
                                                         f[5 + c], what, line, std::string(columns[c]).c_str())));
-        if (!rows.empty() && row.iteration <= rows.back().iteration)
-            fail(what, ": line ", line, ": iteration ", row.iteration, " follows iteration ", rows.back().iteration);
+        // Rows are every iteration from 0 in order: a gap (a row lost or cut out) would carry into a resumed run.
+        const int64_t expected = rows.empty() ? 0 : rows.back().iteration + 1;
+        if (row.iteration != expected)
+            fail(what, ": line ", line, ": iteration ", row.iteration, " where iteration ", expected, " belongs");
+        // A run stops at a loss that is not finite, before its row: NaN is damage. (PSNR may be inf: no error.)
+        if (!std::isfinite(row.loss) || row.loss < 0 || std::isnan(row.image_psnr) || !std::isfinite(row.ms) ||
+            (row.param_error && std::isnan(*row.param_error)) ||
+            std::any_of(row.errors.begin(), row.errors.end(), [](const auto& e) { return e && std::isnan(*e); }))
+            fail(what, ": line ", line, ": a value that is not a number, or a loss that is not finite and >= 0");
         rows.push_back(row);
     }
     return rows;
