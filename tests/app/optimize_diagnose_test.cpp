@@ -261,6 +261,10 @@ TEST(DiagnoseProgram, WritesItsFilesAndExits) {
               std::string("Pf\n24 24\n-1.0\n").size() + 24 * 24 * 4);
 
     EXPECT_EQ(shell(base + " --force --diagnose-parameter lights.key.nothing 2> /dev/null"), 2);
+    EXPECT_EQ(shell(base + " --force --diagnose-parameter lights.key.intensity --diagnose-parameter "
+                    "lights.key.intensity 2> " + (tmp / "stderr.txt").string()), 2);
+    EXPECT_NE(app::read_file(tmp / "stderr.txt").find("--diagnose-parameter: lights.key.intensity is given twice"),
+              std::string::npos) << app::read_file(tmp / "stderr.txt");
     EXPECT_EQ(shell(kOptimize + " --scene x.json --out " + (tmp / "o").string() +
                     " --diagnose-parameter lights.key.intensity 2> /dev/null"),
               2);

@@ -103,6 +103,9 @@ std::vector<size_t> chosen(const std::vector<ParameterState>& ps, const Optimize
     for (const auto& path : o.diagnose_parameters) {
         auto it = std::find_if(ps.begin(), ps.end(), [&](const ParameterState& p) { return p.path == path; });
         if (it == ps.end()) throw SceneError(scene.display_name, "--diagnose-parameter", path + " is not a free parameter");
+        // Twice, its second run read the sums the first had consumed: an all-zero sensitivity, exit 0.
+        if (std::find(which.begin(), which.end(), size_t(it - ps.begin())) != which.end())
+            throw SceneError(scene.display_name, "--diagnose-parameter", path + " is given twice");
         which.push_back(size_t(it - ps.begin()));
     }
     if (o.diagnose_parameters.empty())
