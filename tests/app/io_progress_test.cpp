@@ -66,9 +66,23 @@ TEST(IoProgress, SummaryOmitsUnknownMeasuresAndSaysInterrupted) {
     now = 2.0;
     progress.update(4, ProgressSample{0.5, std::nullopt, std::nullopt});  // below 5%: no line
     progress.update(5, ProgressSample{0.5, std::nullopt, std::nullopt});
-    progress.finish(true);
+    progress.finish(Progress::End::interrupted);
     EXPECT_EQ(out.str(), "iter 5/100 (5%)  loss 5.000e-01  2.5 it/s  ETA 0:38\n"
                          "interrupted: 5/100 iterations in 2.0 s (2.5 it/s), loss 5.000e-01\n");
+}
+
+// A run an error ends says "stopped" (its message follows), not "interrupted", which a signal's is; a resumed
+// run already past its --iters has done them all.
+TEST(IoProgress, AnErrorStopsAndARunPastItsTotalIsDone) {
+    std::ostringstream out;
+    double now = 0.0;
+    Progress progress(out, ProgressMode::Quiet, 3, 0, [&] { return now; });
+    progress.finish(Progress::End::stopped);
+    EXPECT_EQ(out.str(), "stopped: 0/3 iterations in 0.0 s\n");
+    std::ostringstream past;
+    Progress resumed(past, ProgressMode::Quiet, 2, 6, [&] { return now; });
+    resumed.finish();
+    EXPECT_EQ(past.str(), "done: 6/6 iterations in 0.0 s\n");
 }
 
 TEST(IoProgress, TerminalBarRedrawsInPlace) {
@@ -94,7 +108,7 @@ TEST(IoProgress, TerminalBarIsThrottledButShowsTheLastState) {
         now += 0.001;  // 1000 it/s: at most 10 redraws a second
         progress.update(i, ProgressSample{0.25, std::nullopt, std::nullopt});
     }
-    progress.finish(true);
+    progress.finish(Progress::End::interrupted);
     std::string text = out.str();
     std::string bar = text.substr(0, text.find('\n'));
     size_t redraws = size_t(std::count(bar.begin(), bar.end(), '\r'));
@@ -115,7 +129,7 @@ TEST(IoProgress, ErrorsShowInTheirUnits) {
     Progress p(out, ProgressMode::Lines, 10, 0, [&] { return now; });
     now = 1.0;
     p.update(10, sample);
-    p.finish(false);
+    p.finish(Progress::End::done);
     EXPECT_NE(out.str().find("done: 10/10 iterations in 1.0 s (10.0 it/s), loss 1.000e-02, psnr 20.00 dB, error 1.23 deg, "
                              "3.10e-03 scene_units\n"), std::string::npos) << out.str();
 }

@@ -105,15 +105,17 @@ void Progress::draw_bar(double rate) {
     drawn_ = true;
 }
 
-void Progress::finish(bool interrupted) {
+void Progress::finish(End how) {
     const double elapsed = now_s_() - start_s_;
     const int64_t ran = done_ - first_;
     if (mode_ == ProgressMode::Bar && ran > 0) {
         if (!drawn_) draw_bar(elapsed > 0.0 ? double(ran) / elapsed : 0.0);
         out_ << '\n';
     }
-    std::string text = printf_string("%s: %lld/%lld iterations in %.1f s", interrupted ? "interrupted" : "done",
-                                     (long long)done_, (long long)total_, elapsed);
+    const char* word = how == End::done ? "done" : how == End::interrupted ? "interrupted" : "stopped";
+    // A resumed run already past its --iters has done them all.
+    std::string text = printf_string("%s: %lld/%lld iterations in %.1f s", word, (long long)done_,
+                                     (long long)std::max(total_, done_), elapsed);
     if (ran > 0 && elapsed > 0.0) text += printf_string(" (%.1f it/s)", double(ran) / elapsed);
     if (done_ > 0 && ran > 0) {
         text += printf_string(", loss %.3e", last_.loss);

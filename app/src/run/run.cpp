@@ -216,14 +216,14 @@ int iterate(const OptimizeOptions& o, Optimizer& opt, RunOutputs& out, std::ostr
             }
         }
         if (!interrupted && interrupt_requested()) interrupted = true;
-        progress.finish(interrupted);
+        progress.finish(interrupted ? Progress::End::interrupted : Progress::End::done);
         if (o.profile) {
             set_kernel_profiling(device, false);
             write_profile(device, opt.iteration() - first, o.out, err);
         }
         out.finish();
     } catch (const Error& e) {   // a non-finite loss or gradient (NonFiniteError), a device failure, ...
-        progress.finish(true);
+        progress.finish(Progress::End::stopped);
         return report_error(err, e, exit_failure);
     }
     return interrupted ? exit_interrupted : exit_ok;

@@ -40,10 +40,13 @@ public:
     // Reports that `done` iterations are now complete (first < done <= total).
     void update(int64_t done, const ProgressSample& sample);
 
+    // How a run ended: all its iterations, a signal, or an error (whose message follows the summary).
+    enum class End { done, interrupted, stopped };
+
     // Ends the bar's line and prints one summary line in every mode, e.g.
     //   "done: 100/100 iterations in 12.3 s (8.1 it/s), loss 1.234e-03, psnr 31.20 dB, param error 2.1e-03"
-    // with "interrupted" instead of "done" when `interrupted`.
-    void finish(bool interrupted = false);
+    // with "interrupted" or "stopped" instead of "done".
+    void finish(End how = End::done);
 
     // The text of one progress line (also the bar's text after its gauge), for tests and the studio:
     //   "iter 57/100 (57%)  loss 1.234e-03  psnr 31.20 dB  param err 2.1e-03  8.1 it/s  ETA 0:05"
