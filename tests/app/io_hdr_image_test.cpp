@@ -249,14 +249,22 @@ TEST(IoHdrImage, PngIsSrgbDecodedWithOpaqueAlpha) {
         }
 }
 
-TEST(IoHdrImage, NegativesBecomeZeroAndNonFiniteValuesAreRefused) {
+// Small negatives (a lossy compression's noise: Blender's maps go down to -0.004) become 0; a negative below
+// -max(0.01, 1e-3 of the largest value) is not noise and is refused, as NaN and infinity are.
+TEST(IoHdrImage, SmallNegativesBecomeZeroAndOtherBadValuesAreRefused) {
     TempDir dir;
     write_exr(dir / "negative.exr", {.w = 2, .h = 2, .type = Imf::FLOAT, .value = [](int x, int, int) {
-                                         return x == 0 ? -0.25f : 2.0f;
+                                         return x == 0 ? -0.004f : 20.0f;
                                      }});
     const Image image = read_hdr_image(dir / "negative.exr", kMaxSide);
     EXPECT_EQ(image.at(0, 1, 0), 0.0f);
-    EXPECT_EQ(image.at(1, 1, 0), 2.0f);
+    EXPECT_EQ(image.at(1, 1, 0), 20.0f);
+    write_exr(dir / "below.exr", {.w = 2, .h = 2, .type = Imf::FLOAT, .value = [](int x, int y, int c) {
+                                      return x == 1 && y == 0 && c == 0 ? -5.0f : 1.0f;
+                                  }});
+    const std::string below = error_of([&] { read_hdr_image(dir / "below.exr", kMaxSide); });
+    EXPECT_TRUE(starts_with(below, (dir / "below.exr").string() + ": texel (1, 0) channel R is -5; radiance cannot be "
+                                                                   "negative")) << below;
     write_exr(dir / "nan.exr",
               {.w = 3, .h = 2, .type = Imf::FLOAT, .value = [](int x, int y, int c) {
                    return x == 2 && y == 1 && c == 1 ? std::numeric_limits<float>::quiet_NaN() : 1.0f;

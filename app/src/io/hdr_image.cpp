@@ -249,12 +249,17 @@ Image read_srgb(const std::string& bytes, const std::string& shown, uint32_t max
 
 // The decision on values the file should not hold (see the header).
 void sanitize(Image& image, const std::string& shown) {
+    float largest = 0;
+    for (float v : image.pixels) largest = std::max(largest, v);   // NaN compares false: not taken
+    const float noise = -std::max(0.01f, 1e-3f * largest);
     for (size_t i = 0; i < image.pixels.size(); ++i) {
         float& v = image.pixels[i];
-        if (!std::isfinite(v)) {
+        if (!std::isfinite(v) || v < noise) {
             const size_t texel = i / 4;
             fail(shown, ": texel (", texel % size_t(image.width), ", ", texel / size_t(image.width),
-                 ") channel ", "RGBA"[i % 4], " is ", v, "; radiance must be finite");
+                 ") channel ", "RGBA"[i % 4], " is ", v,
+                 std::isfinite(v) ? "; radiance cannot be negative (beyond a lossy compression's noise)"
+                                  : "; radiance must be finite");
         }
         v = std::max(v, 0.0f);
     }

@@ -14,8 +14,9 @@ namespace adjoint::app {
 //   luminance (Y, RY, BY) and no R, G, B goes through OpenEXR's RGBA interface;
 // - `.hdr`: Radiance RGBE (stb_image, linear as stored);
 // - `.png`, `.jpg`, `.jpeg`: sRGB-decoded to linear, alpha kept linear (decode_image_linear).
-// Values: negatives become 0 (lossy DWA/B44 compression and gamut conversions leave small negatives, and
-// radiance cannot be negative); a NaN or infinity is an error naming the texel.
+// Values: small negatives become 0 (lossy DWA/B44 compression and gamut conversions leave them: down to -0.004
+// in Blender's studio lights, whose largest values are 55 to 34,000); a negative below -max(0.01, 1e-3 times
+// the image's largest value), a NaN or an infinity is an error naming the texel (radiance cannot be negative).
 // adjoint::Error naming the file when the file cannot be read, its extension is none
 // of the above, its content is not of the kind the extension says or is corrupt, or a side is over
 // `max_side` (checked from the header, before the pixels are allocated). The aspect is not checked here.
