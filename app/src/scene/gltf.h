@@ -23,8 +23,13 @@ struct Source {
 };
 
 // The file parsed: its buffers loaded (external files relative to its folder), images kept encoded. Refused:
-// another version than 2.x, a required extension other than KHR_mesh_quantization, whatever tinygltf refuses.
+// another version than 2.x, a required extension other than KHR_mesh_quantization, a schema break (check_schema),
+// whatever tinygltf refuses.
 tinygltf::Model parse_file(const std::filesystem::path& path, Source& source);
+// The raw JSON (of a .gltf, or a .glb's JSON chunk) against glTF 2.0's schema, for the members that reach the
+// mesh or its materials: a wrong type or a missing required member fails naming its JSON path
+// ("materials[0].pbrMetallicRoughness: expected an object"). gltf_schema.cpp.
+void check_schema(const Json& json, const Source& source);
 
 // `count` elements of `element` bytes, `stride` apart, from byte `offset` of buffer view `view`: the first byte,
 // after checking that the view lies inside its buffer and the last element inside the view.

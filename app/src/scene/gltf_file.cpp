@@ -80,8 +80,8 @@ std::string json_text(const std::string& bytes, bool binary) {
 }
 
 // What must be refused before tinygltf parses: a file it would half-read or misreport (a Draco-compressed
-// mesh has accessors without buffer views) because it needs an extension Adjoint does not read, or another
-// major version.
+// mesh has accessors without buffer views) because it needs an extension Adjoint does not read, another
+// major version, or a member of the wrong type (which tinygltf reads as absent).
 void check_before_parsing(const std::string& bytes, bool binary, Source& source) {
     const Json json = Json::parse(json_text(bytes, binary), nullptr, /*allow_exceptions=*/false);
     if (!json.is_object()) return;   // tinygltf names the parse error
@@ -92,15 +92,17 @@ void check_before_parsing(const std::string& bytes, bool binary, Source& source)
             if (v.rfind("2.", 0) != 0) source.fail("glTF version " + v + " (Adjoint reads glTF 2.0)");
         }
     }
-    const auto required = json.find("extensionsRequired");
-    if (required == json.end() || !required->is_array()) return;
-    for (const Json& e : *required) {
-        if (!e.is_string()) source.fail("extensionsRequired holds something other than a name");
-        const std::string name = e.get<std::string>();
-        if (std::find(std::begin(readable_required), std::end(readable_required), name) == std::end(readable_required))
-            source.fail("requires the extension " + name +
-                        ", which Adjoint does not read (of required extensions it reads KHR_mesh_quantization)");
-    }
+    if (const auto required = json.find("extensionsRequired"); required != json.end() && required->is_array())
+        for (const Json& e : *required) {
+            if (!e.is_string()) source.fail("extensionsRequired holds something other than a name");
+            const std::string name = e.get<std::string>();
+            if (std::find(std::begin(readable_required), std::end(readable_required), name) ==
+                std::end(readable_required))
+                source.fail("requires the extension " + name +
+                            ", which Adjoint does not read (of required extensions it reads KHR_mesh_quantization)");
+        }
+    // After the version (glTF 1.0's schema differs) and the extensions (a Draco file is refused as such).
+    check_schema(json, source);
 }
 
 } // namespace
