@@ -1,5 +1,6 @@
 // Meshes that no view shows: out_of_view names where a mesh's box lies against a view's frustum; adjoint-render
-// warns, and an optimization that would see nothing move is refused as bad input, naming the field and why.
+// warns, and an optimization that would see nothing move (at the scene's values or its start values) is refused
+// as bad input, naming the field and why.
 #include "io_test_util.h"
 
 #include <adjoint/app/cli.h>
@@ -89,6 +90,23 @@ TEST(MeshesInView, NoMeshInAnyViewIsRefusedWithWhyTheFirstIsHidden) {
     EXPECT_NE(e.find("camera: no view shows any mesh (meshes[0] 'near' lies "), std::string::npos) << e;
     EXPECT_NE(empty_view_warning(scene, 0).find("view 0 shows no mesh: meshes[0] 'near' lies"), std::string::npos);
     EXPECT_EQ(empty_view_warning(load(two_balls(-3, R"("lights.key.intensity": { "init": 10 })")), 0), "");
+}
+
+// The start values (init, or a seeded perturbation) make the first pictures: a mesh moved out of every view,
+// a camera started at its target or looking along its up, is refused as the scene's own values would be.
+TEST(MeshesInView, StartValuesThatShowNothingOrCannotLookAreRefused) {
+    const std::string e = refusal(load(two_balls(-3, R"("meshes.near.translation": { "init": [0, 0, -500] })")));
+    EXPECT_NE(e.find("optimize.parameters.meshes.near.translation: no view shows the mesh it moves at the start "
+                     "values (meshes[0] 'near' lies beyond camera.far (100)"), std::string::npos) << e;
+    EXPECT_EQ(refusal(load(two_balls(-3, R"("meshes.near.translation": { "init": [0, 0.2, 0] })"))), "");
+    const std::string same = refusal(load(two_balls(-3, R"("camera.eye": { "init": [0, 0, 0] })")));
+    EXPECT_NE(same.find("balls.json: optimize.parameters: at the start values, view 0's camera cannot look: its eye "
+                        "and target are the same point"), std::string::npos) << same;
+    const std::string up = refusal(load(two_balls(-3, R"("camera.eye": { "init": [0, 5, 0] })")));
+    EXPECT_NE(up.find("view 0's camera cannot look: its up is parallel to the viewing direction"), std::string::npos)
+        << up;
+    const std::string away = refusal(load(two_balls(-3, R"("camera.target": { "init": [0, 0, 9] })")));
+    EXPECT_NE(away.find("camera: no view shows any mesh at the start values"), std::string::npos) << away;
 }
 
 struct Result {

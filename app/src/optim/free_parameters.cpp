@@ -85,10 +85,11 @@ double parameter_error(const ParameterKindInfo& kind, const float* value, const 
 }
 
 // The start values: `init`, or the scene's value plus a seeded offset of size `perturb` (perturbed_value).
-Scene OptimizerStages::prepare_current(const Scene& scene) {
+Scene start_scene(const Scene& scene) {
+    if (!scene.optimize) return scene;
     Scene s = scene;
-    Rng init_rng(opt.seed ^ 0x5eedf00dull);
-    for (const auto& p : opt.parameters) {
+    Rng init_rng(scene.optimize->seed ^ 0x5eedf00dull);
+    for (const auto& p : scene.optimize->parameters) {
         if (!p.init.empty()) {
             set_parameter_value(s, p, p.init);
             continue;
@@ -98,6 +99,8 @@ Scene OptimizerStages::prepare_current(const Scene& scene) {
     }
     return s;
 }
+
+Scene OptimizerStages::prepare_current(const Scene& scene) { return start_scene(scene); }
 
 FreeParameterTables free_parameter_tables(const Optimization& opt, const Scene& current, const Scene* truth,
                                           const ParamLayout& layout, const std::vector<float>& values) {

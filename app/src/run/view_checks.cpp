@@ -1,7 +1,11 @@
 // What the programs say before rendering a scene whose meshes a view cannot show (out_of_view): adjoint-render
-// warns, and an optimization, which would see nothing move, is refused.
+// warns, and an optimization, which would see nothing move at its scene's values or at its start values, is
+// refused.
+#include <adjoint/app/optimization.h>
 #include <adjoint/app/parameter_kinds.h>
 #include <adjoint/app/run.h>
+
+#include <cmath>
 
 namespace adjoint::app {
 
@@ -26,8 +30,11 @@ std::string empty_view_warning(const Scene& scene, uint32_t view) {
            (scene.meshes.size() > 1 ? " (and the others are out of it too)" : "") + "\n";
 }
 
-void check_meshes_in_view(const Scene& scene) {
-    if (!scene.optimize || scene.meshes.empty()) return;
+namespace {
+
+// The meshes `scene` shows and the free parameters that move them, as check_meshes_in_view says; `when` says
+// which values are judged ("" for the scene's own, or " at the start values").
+void check_shown(const Scene& scene, const std::string& when) {
     // Per mesh, why the first view cannot show it, or "" when some view may.
     std::vector<std::string> hidden(scene.meshes.size());
     bool any_shown = false;
@@ -44,14 +51,39 @@ void check_meshes_in_view(const Scene& scene) {
     }
     if (!any_shown)
         throw SceneError(scene.display_name, "camera",
-                         "no view shows any mesh (" + mesh_reason(scene, 0, hidden[0]) +
+                         "no view shows any mesh" + when + " (" + mesh_reason(scene, 0, hidden[0]) +
                              "): the images would hold the background alone and nothing would move");
     for (const Parameter& p : scene.optimize->parameters)
         if (kind_info(p.kind).collection == ParameterCollection::meshes && p.target < hidden.size() &&
             !hidden[p.target].empty())
             throw SceneError(scene.display_name, "optimize.parameters." + p.path,
-                             "no view shows the mesh it moves (" + mesh_reason(scene, p.target, hidden[p.target]) +
-                                 "): it would get no gradient");
+                             "no view shows the mesh it moves" + when + " (" +
+                                 mesh_reason(scene, p.target, hidden[p.target]) + "): it would get no gradient");
+}
+
+} // namespace
+
+void check_meshes_in_view(const Scene& scene) {
+    if (!scene.optimize || scene.meshes.empty()) return;
+    check_shown(scene, "");
+    // The start values (init, or a seeded perturbation) make the first pictures, and the loader checked only the
+    // scene's own: a free camera started at its target, or a mesh perturbed out of every view (a translation's
+    // perturb is in scene units: 0.1 is 10,000 radii of a mesh scaled by 1e-5), would run and never move.
+    const Scene start = start_scene(scene);
+    for (size_t v = 0; v < start.views.size(); ++v) {
+        const Camera& c = start.views[v];
+        const double f[3] = {double(c.target.x) - c.eye.x, double(c.target.y) - c.eye.y, double(c.target.z) - c.eye.z};
+        const double u[3] = {c.up.x, c.up.y, c.up.z};
+        const double x[3] = {f[1] * u[2] - f[2] * u[1], f[2] * u[0] - f[0] * u[2], f[0] * u[1] - f[1] * u[0]};
+        auto norm = [](const double (&a)[3]) { return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); };
+        std::string what;   // the loader's tests (camera_loader.cpp) on the start values
+        if (!(norm(f) > 0)) what = "its eye and target are the same point";
+        else if (!(norm(x) >= 1e-6 * norm(f) * norm(u))) what = "its up is parallel to the viewing direction";
+        if (!what.empty())
+            throw SceneError(scene.display_name, "optimize.parameters",
+                             "at the start values, view " + std::to_string(v) + "'s camera cannot look: " + what);
+    }
+    check_shown(start, " at the start values");
 }
 
 } // namespace adjoint::app

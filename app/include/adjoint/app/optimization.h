@@ -68,6 +68,10 @@ struct PixelAttribution {
     std::vector<float> edges;
 };
 
+// The scene at its start values: each free parameter's `init`, or its value plus the seeded offset of size
+// `perturb` (what the optimizer starts from, and start.png shows).
+Scene start_scene(const Scene& scene);
+
 class Optimizer {
 public:
     // The scene must have an `optimize` block (else SceneError). Geometry parameters, antialias and soft

@@ -63,8 +63,9 @@ int run_diagnose(const OptimizeOptions& options, std::ostream& out, std::ostream
 // naming them and what to set; "" otherwise.
 std::string hard_geometry_warning(const Scene& scene);
 // Refuses (SceneError) an optimization that would see nothing move: no mesh that any view shows, or a mesh with
-// free parameters that no view shows (they would get no gradient). Judged from the meshes' world bounding
-// boxes (out_of_view, scene.h); the programs and the studio call it after loading.
+// free parameters that no view shows (they would get no gradient), at the scene's values or at the start values
+// (start_scene), where a camera that cannot look (eye at its target, up along the view) is refused too. Judged
+// from the meshes' world bounding boxes (out_of_view, scene.h); the programs and the studio call it after loading.
 void check_meshes_in_view(const Scene& scene);
 // One line for stderr when view `view` shows no mesh (naming why the first cannot show), "" otherwise.
 std::string empty_view_warning(const Scene& scene, uint32_t view);
