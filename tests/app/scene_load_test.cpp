@@ -1,7 +1,13 @@
 // Scene loading, good paths: the contract's example scene, views, meshes, materials, textures, matrices.
 #include "app/scene_fixture.h"
+#include <algorithm>
+#include <array>
+#include <chrono>
 #include <cmath>
+#include <fstream>
+#include <iomanip>
 #include <numbers>
+#include <sstream>
 
 namespace adjoint::app::test {
 namespace {
@@ -478,6 +484,179 @@ TEST_F(SceneFiles, TargetImagesExpandPerView) {
     ASSERT_EQ(o.target_images.size(), 3u);
     EXPECT_NEAR(o.target_images[2].texels[63].x, 0.5029f, 1e-4);
     EXPECT_EQ(o.parameters[0].init, std::vector<float>{2});
+}
+
+// OBJ polygons of more than 3 corners, triangulated by the loader (tinyobjloader clipped concave ones wrongly).
+using ObjPolygons = SceneFiles;
+
+using Point3 = std::array<double, 3>;
+
+Point3 cross3(const Point3& a, const Point3& b) {
+    return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+double dot3(const Point3& a, const Point3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+Point3 minus3(const Point3& a, const Point3& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+Point3 point3(float3 p) { return {p.x, p.y, p.z}; }
+
+// The mesh's triangles against the one polygon they come from (its corners in order): n - 2 of them, each facing
+// the way the polygon winds (Newell's normal) with its centroid inside the polygon, their areas summing to the
+// polygon's: together they cover it exactly.
+void expect_triangles_cover(const Mesh& mesh, const std::vector<Point3>& polygon) {
+    Point3 normal{0, 0, 0};
+    for (size_t i = 0; i < polygon.size(); ++i) {
+        const Point3 c = cross3(polygon[i], polygon[(i + 1) % polygon.size()]);
+        for (size_t k = 0; k < 3; ++k) normal[k] += c[k];
+    }
+    const double area = std::sqrt(dot3(normal, normal)) / 2;
+    // Inside, in the plane of the two axes the normal is least along (even-odd rule).
+    const double nx = std::abs(normal[0]), ny = std::abs(normal[1]), nz = std::abs(normal[2]);
+    const size_t drop = nx >= ny && nx >= nz ? 0 : ny >= nz ? 1 : 2;
+    const size_t x = drop == 0 ? 1 : 0, y = drop == 2 ? 1 : 2;
+    const auto inside = [&](const Point3& p) {
+        bool in = false;
+        for (size_t i = 0, j = polygon.size() - 1; i < polygon.size(); j = i++) {
+            const Point3 &a = polygon[i], &b = polygon[j];
+            if ((a[y] > p[y]) != (b[y] > p[y]) && p[x] < (b[x] - a[x]) * (p[y] - a[y]) / (b[y] - a[y]) + a[x])
+                in = !in;
+        }
+        return in;
+    };
+    ASSERT_EQ(mesh.triangles.size(), polygon.size() - 2);
+    double sum = 0;
+    for (size_t t = 0; t < mesh.triangles.size(); ++t) {
+        const uint3 tri = mesh.triangles[t];
+        const Point3 a = point3(mesh.positions[tri.x]), b = point3(mesh.positions[tri.y]);
+        const Point3 c = point3(mesh.positions[tri.z]);
+        const Point3 n = cross3(minus3(b, a), minus3(c, a));
+        EXPECT_GT(dot3(n, normal), 0) << "triangle " << t << " faces away from the polygon";
+        sum += std::sqrt(dot3(n, n)) / 2;
+        EXPECT_TRUE(inside({(a[0] + b[0] + c[0]) / 3, (a[1] + b[1] + c[1]) / 3, (a[2] + b[2] + c[2]) / 3}))
+            << "triangle " << t << "'s centroid is outside the polygon";
+    }
+    EXPECT_NEAR(sum, area, 1e-4 * area);
+}
+
+// An OBJ of one face: the 2-D corners placed in a tilted plane (so that the loader finds the plane itself), each
+// with its own texture coordinate (its 2-D point / 4); `reversed` lists them the other way round.
+std::string polygon_obj(const std::vector<std::array<double, 2>>& corners, bool reversed, std::vector<Point3>& placed) {
+    const Point3 u{0.6, 0.0, 0.8}, v{0.48, 0.6, -0.36}, origin{0.25, -0.5, 1};
+    std::ostringstream text;
+    text << std::setprecision(9);
+    placed.clear();
+    for (const auto& c : corners) {
+        // As the float the loader reads.
+        placed.push_back({float(origin[0] + c[0] * u[0] + c[1] * v[0]), float(origin[1] + c[0] * u[1] + c[1] * v[1]),
+                          float(origin[2] + c[0] * u[2] + c[1] * v[2])});
+        text << "v " << placed.back()[0] << " " << placed.back()[1] << " " << placed.back()[2] << "\n";
+    }
+    for (const auto& c : corners) text << "vt " << c[0] / 4 << " " << c[1] / 4 << "\n";
+    text << "f";
+    for (size_t k = 0; k < corners.size(); ++k) {
+        const size_t i = reversed ? corners.size() - k : k + 1;
+        text << " " << i << "/" << i;
+    }
+    text << "\n";
+    if (reversed) std::reverse(placed.begin(), placed.end());
+    return text.str();
+}
+
+TEST_F(ObjPolygons, AConcavePolygonIsCoveredExactlyFacingItsWay) {
+    Json j = minimal_scene();
+    j["meshes"][0]["file"] = "meshes/polygon.obj";
+    const std::vector<std::vector<std::array<double, 2>>> shapes = {
+        {{0, 0}, {3, 0}, {3, 3}, {2, 3}, {2, 1}, {1, 1}, {1, 3}, {0, 3}},   // a U: two reflex corners, area 7
+        {{0, 0}, {3, 0}, {3, 1}, {1, 1}, {1, 3}, {0, 3}},                   // an L
+        {{0, 0}, {0.5, 0.1}, {1, 0}, {0.5, 10}},    // a dart: the shorter diagonal (tinyobjloader's) is outside it
+        {{0, 0}, {1, 0}, {2, 0}, {2, 2}, {1, 1}, {0, 2}},   // a straight corner beside a reflex one
+    };
+    std::vector<Point3> placed;
+    for (size_t s = 0; s < shapes.size(); ++s) {
+        for (bool reversed : {false, true}) {
+            SCOPED_TRACE("shape " + std::to_string(s) + (reversed ? " reversed" : ""));
+            write("meshes/polygon.obj", polygon_obj(shapes[s], reversed, placed));
+            const Mesh mesh = load(j).meshes[0];
+            expect_triangles_cover(mesh, placed);
+            // Each corner keeps its own texture coordinate: a vertex's is its position's.
+            ASSERT_TRUE(mesh.has_texcoords);
+            for (size_t v = 0; v < mesh.positions.size(); ++v) {
+                const auto& c = shapes[s][mesh.position_ids[v]];
+                EXPECT_NEAR(mesh.texcoords[v].x, c[0] / 4, 1e-6);
+                EXPECT_NEAR(mesh.texcoords[v].y, 1 - c[1] / 4, 1e-6);
+            }
+        }
+    }
+    // A spiky star of 1000 corners is covered too, in well under a second.
+    std::vector<std::array<double, 2>> star;
+    for (int i = 0; i < 1000; ++i) {
+        const double a = 2 * pi * i / 1000, r = i % 2 ? 0.2 + 0.0005 * i : 1;
+        star.push_back({r * std::cos(a), r * std::sin(a)});
+    }
+    write("meshes/polygon.obj", polygon_obj(star, false, placed));
+    const auto start = std::chrono::steady_clock::now();
+    const Mesh mesh = load(j).meshes[0];
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+    expect_triangles_cover(mesh, placed);
+}
+
+TEST_F(ObjPolygons, ConvexQuadsKeepTinyobjloadersSplitAndDegenerateFacesStillLoad) {
+    Json j = minimal_scene();
+    j["meshes"][0]["file"] = "meshes/polygon.obj";
+    // Split along the shorter diagonal as tinyobjloader split them: 2-4, (1, 2, 4) and (2, 3, 4), then 1-3,
+    // (1, 2, 3) and (1, 3, 4) (the cube's tie goes to 2-4: CubeCornersAreUnifiedPerIndexTriple).
+    write("meshes/polygon.obj", "v 0 0 0\nv 2 0 0\nv 2.5 1 0\nv 0 1 0\nf 1 2 3 4\n");
+    const Mesh quad = load(j).meshes[0];
+    ASSERT_EQ(quad.triangles.size(), 2u);
+    EXPECT_EQ(quad.triangles[0], uint3(0, 1, 2));
+    EXPECT_EQ(quad.triangles[1], uint3(1, 3, 2));   // vertices are numbered in first use: vertex 2 is position 4
+    EXPECT_EQ(quad.position_ids[2], 3u);
+    write("meshes/polygon.obj", "v 0 0 0\nv 2.5 0 0\nv 2 1 0\nv 0 1 0\nf 1 2 3 4\n");
+    const Mesh other = load(j).meshes[0];
+    ASSERT_EQ(other.triangles.size(), 2u);
+    EXPECT_EQ(other.triangles[0], uint3(0, 1, 2));
+    EXPECT_EQ(other.triangles[1], uint3(0, 2, 3));
+    EXPECT_EQ(other.position_ids[3], 3u);
+    // A convex polygon: a fan from its first corner.
+    write("meshes/polygon.obj", "v 0 0 0\nv 1 0 0\nv 2 1 0\nv 1 2 0\nv 0 2 0\nv -1 1 0\nf 1 2 3 4 5 6\n");
+    const Mesh hexagon = load(j).meshes[0];
+    ASSERT_EQ(hexagon.triangles.size(), 4u);
+    for (uint32_t t = 0; t < 4; ++t) EXPECT_EQ(hexagon.triangles[t], uint3(0, t + 1, t + 2));
+    // No area (corners in a line) or crossing itself (a pentagram): no triangles cover it exactly, and the
+    // face loads as n - 2 triangles rather than refusing the file.
+    write("meshes/polygon.obj", "v 0 0 0\nv 1 0 0\nv 2 0 0\nv 3 0 0\nv 4 0 0\nf 1 2 3 4 5\nf 1 3 5 2 4\n");
+    EXPECT_EQ(load(j).meshes[0].triangles.size(), 6u);
+    std::ostringstream pentagram;
+    for (int i = 0; i < 5; ++i) pentagram << "v " << std::cos(0.4 * pi * i) << " " << std::sin(0.4 * pi * i) << " 0\n";
+    pentagram << "f 1 3 5 2 4\nf 1 2 1 2 1 2 1\n";
+    write("meshes/polygon.obj", pentagram.str());
+    EXPECT_EQ(load(j).meshes[0].triangles.size(), 8u);
+    // A face over 255 corners (tinyobjloader counts corners in a byte): all its triangles, none of the next.
+    std::ostringstream big;
+    for (int i = 0; i < 300; ++i)
+        big << "v " << std::cos(2 * pi * i / 300) << " " << std::sin(2 * pi * i / 300) << " 0\n";
+    big << "f";
+    for (int i = 1; i <= 300; ++i) big << " " << i;
+    big << "\nf 1 2 3 4\n";
+    write("meshes/polygon.obj", big.str());
+    EXPECT_EQ(load(j).meshes[0].triangles.size(), 298u + 2u);
+}
+
+// assimp's test model: a ring as one polygon of 66 corners, cut by a keyhole (its bridge's two corners repeat).
+TEST_F(ObjPolygons, AssimpsKeyholeRingIsCoveredExactly) {
+    const std::filesystem::path file = "/usr/share/assimp/models/OBJ/concave_polygon.obj";
+    if (!std::filesystem::exists(file)) GTEST_SKIP() << file << " is not installed (assimp-testmodels)";
+    Json j = minimal_scene();
+    j["meshes"][0]["file"] = file.string();
+    const Mesh mesh = load(j).meshes[0];
+    std::ifstream in(file);
+    std::string line;
+    std::vector<Point3> polygon;
+    while (std::getline(in, line)) {
+        if (line.rfind("f ", 0) != 0) continue;
+        std::istringstream words(line.substr(2));
+        for (std::string word; words >> word;) polygon.push_back(point3(mesh.obj_positions[std::stoul(word) - 1]));
+    }
+    ASSERT_EQ(polygon.size(), 66u);
+    expect_triangles_cover(mesh, polygon);
 }
 } // namespace
 } // namespace adjoint::app::test

@@ -1,5 +1,5 @@
 // PLY meshes: the same quad-faced cube in ASCII, binary little-endian and binary big-endian reads into the same
-// mesh (positions, fan-triangulated faces, sRGB-decoded 8-bit colours, flipped texture coordinates, computed
+// mesh (positions, faces triangulated as OBJ's are, sRGB-decoded 8-bit colours, flipped texture coordinates, computed
 // normals), 16-bit colours span their range, extra elements and properties are read past, and broken files are
 // refused naming the file.
 #include "app/scene_fixture.h"
@@ -90,9 +90,10 @@ protected:
 TEST_F(PlyMeshes, AsciiAndBothBinariesReadTheSameCube) {
     const Mesh ascii = load_ply(ascii_cube());
     ASSERT_EQ(ascii.positions.size(), 8u);
-    ASSERT_EQ(ascii.triangles.size(), 12u);   // 6 quads as fans
-    EXPECT_EQ(ascii.triangles[0], uint3(0, 3, 2));
-    EXPECT_EQ(ascii.triangles[1], uint3(0, 2, 1));
+    // 6 quads, each split along a diagonal as an OBJ quad is (a square's tie: its corners 1 and 3, counting from 0).
+    ASSERT_EQ(ascii.triangles.size(), 12u);
+    EXPECT_EQ(ascii.triangles[0], uint3(0, 3, 1));
+    EXPECT_EQ(ascii.triangles[1], uint3(3, 2, 1));
     EXPECT_TRUE(ascii.has_colors && ascii.has_texcoords && ascii.normals_computed);
     for (size_t i = 0; i < 8; ++i) {
         EXPECT_EQ(ascii.positions[i], float3(kCube[i].x, kCube[i].y, kCube[i].z));
@@ -100,7 +101,7 @@ TEST_F(PlyMeshes, AsciiAndBothBinariesReadTheSameCube) {
         EXPECT_FLOAT_EQ(ascii.colors[i].z, srgb_to_linear(kCube[i].b / 255.0f));
         EXPECT_EQ(ascii.texcoords[i], float2(kCube[i].s, 1.0f - kCube[i].t));
         EXPECT_EQ(ascii.position_ids[i], i);
-        // A cube corner's area-weighted normal is unit and points out, near its diagonal (the fans split the
+        // A cube corner's area-weighted normal is unit and points out, near its diagonal (the diagonals split the
         // quads unevenly around a corner).
         const float3 n = ascii.normals[i];
         EXPECT_NEAR(length3(n), 1.0f, 1e-6f);
@@ -152,6 +153,27 @@ TEST_F(PlyMeshes, IntegerColoursSpanTheirTypesRange) {
     }
 }
 
+// A concave face is triangulated in its plane as an OBJ face is (it was a fan from its first corner, which covers
+// area outside a U and misses some inside): the U of area 7 gives 6 triangles of total area 7, facing +z.
+TEST_F(PlyMeshes, AConcaveFaceIsCoveredExactly) {
+    const float u[8][2] = {{0, 0}, {3, 0}, {3, 3}, {2, 3}, {2, 1}, {1, 1}, {1, 3}, {0, 3}};
+    std::string ply = "ply\nformat ascii 1.0\nelement vertex 8\nproperty float x\nproperty float y\n"
+                      "property float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n";
+    for (const auto& c : u) ply += std::to_string(c[0]) + " " + std::to_string(c[1]) + " 0\n";
+    const Mesh m = load_ply(ply + "8 0 1 2 3 4 5 6 7\n");
+    ASSERT_EQ(m.triangles.size(), 6u);
+    double area = 0;
+    for (const uint3& t : m.triangles) {
+        const float3 a = m.positions[t.x], b = m.positions[t.y], c = m.positions[t.z];
+        const double z = double(b.x - a.x) * (c.y - a.y) - double(b.y - a.y) * (c.x - a.x);
+        EXPECT_GT(z, 0.0);   // facing +z, as the face winds
+        area += z / 2;
+        const float cx = (a.x + b.x + c.x) / 3, cy = (a.y + b.y + c.y) / 3;
+        EXPECT_FALSE(cx > 1 && cx < 2 && cy > 1) << "a triangle covers the U's gap";
+    }
+    EXPECT_NEAR(area, 7.0, 1e-5);
+}
+
 TEST_F(PlyMeshes, BrokenFilesAreNamed) {
     const std::string at = "scene.json: meshes[0].file: meshes/bad.ply: ";
     EXPECT_EQ(error_of_ply("plx\n"), at + "not a PLY file (it does not start with \"ply\")");
@@ -163,6 +185,10 @@ TEST_F(PlyMeshes, BrokenFilesAreNamed) {
                             "property float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n";
     EXPECT_EQ(error_of_ply(xyz + "0 0 0\n1 0 0\n0 1 0\n3 0 1 7\n"), at + "face 0 refers to vertex 7 of 3");
     EXPECT_EQ(error_of_ply(xyz + "0 0 0\n1 0 0\n0 1 0\n2 0 1\n"), at + "face 0 has 2 corners (3 or more)");
+    std::string long_face = "2000";
+    for (int i = 0; i < 2000; ++i) long_face += " " + std::to_string(i % 3);
+    EXPECT_EQ(error_of_ply(xyz + "0 0 0\n1 0 0\n0 1 0\n" + long_face + "\n"),
+              at + "face 0 has 2000 corners (at most 1024)");
     EXPECT_EQ(error_of_ply("ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
                            "property float z\nelement tristrips 1\nproperty list int int vertex_indices\nend_header\n"
                            "0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n"),

@@ -54,12 +54,19 @@ extern const MeshFormat gltf_mesh_format;  // gltf_mesh.cpp
 // on `file`). scene_material: the index of the scene material its faces use, or mtl_materials / gltf_materials.
 void load_mesh_geometry(const JsonValue& entry, const std::filesystem::path& base_dir, int scene_material,
                         Mesh& mesh, Scene& scene);
-// A face has at most this many corners (tinyobjloader's triangulation takes time faster than linear in them).
+// A face has at most this many corners (triangulating one takes time faster than linear in them).
 inline constexpr size_t max_face_corners = 1024;
 // OBJ text refused before tinyobjloader reads it (SceneError at `where`, "<shown> line N: <what>"): a `v`, `vt`
 // or `vn` line without its coordinates as finite numbers, a face over max_face_corners, a face index past the
-// positions, texture coordinates or normals.
-void check_obj_text(std::string_view text, const std::string& shown, const JsonValue& where);
+// positions, texture coordinates or normals. Returns the corner count of each face of 3 corners or more, in
+// the file's order: tinyobjloader keeps a face's count in a byte, which a face over 255 corners overflows.
+std::vector<uint32_t> check_obj_text(std::string_view text, const std::string& shown, const JsonValue& where);
+// A polygon's triangles, as indices of its corners (a mesh file's face of 3 or more corners, in order), appended
+// to `triangles`: ears clipped in the plane that fits it best (Newell's normal), each triangle winding as the
+// polygon does. A convex quad is split as tinyobjloader split it, any other convex polygon is a fan from its first
+// corner; a polygon with no area is such a fan too, and one that crosses itself is fanned where no ear is left
+// (n - 2 triangles whatever the shape: the faces of a file that loaded before still load).
+void triangulate_polygon(std::span<const float3> corners, std::vector<uint3>& triangles);
 // MTL text's first problem ("<shown> line N: <what>"), or "": a Kd, Ks, Ka or Ke that is not one or three
 // finite numbers >= 0, an Ns that is not one, a material name given twice by newmtl.
 std::string check_mtl_text(std::string_view text, const std::string& shown);

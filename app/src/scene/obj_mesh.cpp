@@ -157,7 +157,7 @@ void load_obj_mesh(const JsonValue& entry, const std::filesystem::path& base_dir
     const std::filesystem::path obj_folder = obj_path.parent_path();
     const std::string shown_folder = std::filesystem::path(mesh.file).parent_path().string();
     const std::string text = read_file(obj_path, mesh.file, file_json);
-    check_obj_text(text, mesh.file, file_json);
+    const std::vector<uint32_t> face_corners = check_obj_text(text, mesh.file, file_json);
 
     if (scene_material == gltf_materials)
         material_json.fail("\"gltf\" names a glTF file's materials; " + mesh.file +
@@ -169,8 +169,10 @@ void load_obj_mesh(const JsonValue& entry, const std::filesystem::path& base_dir
     std::vector<tinyobj::material_t> mtl;
     std::string warn, err;
     std::istringstream stream(obj_text_for_tinyobj(text));
-    // No white fallback: colours count only when every `v` line has them.
-    if (!tinyobj::LoadObj(&attrib, &shapes, &mtl, &warn, &err, &stream, &reader, /*triangulate=*/true,
+    // No white fallback: colours count only when every `v` line has them. Faces are read whole and triangulated
+    // below: tinyobjloader clips a polygon of more than 4 corners that is not convex into triangles that miss
+    // parts of it or cover more, and splits a quad along its shorter diagonal, which may be outside a concave one.
+    if (!tinyobj::LoadObj(&attrib, &shapes, &mtl, &warn, &err, &stream, &reader, /*triangulate=*/false,
                           /*default_vcols_fallback=*/false)) {
         while (!err.empty() && (err.back() == '\n' || err.back() == '\r')) err.pop_back();
         file_json.fail("cannot parse " + mesh.file + ": " + err);
@@ -193,15 +195,20 @@ void load_obj_mesh(const JsonValue& entry, const std::filesystem::path& base_dir
             mesh.obj_colors[p] = float3(attrib.colors[3 * p], attrib.colors[3 * p + 1], attrib.colors[3 * p + 2]);
     }
 
-    // Check every corner and decide which attributes the whole mesh has.
-    size_t face_count = 0;
+    // Check every corner and decide which attributes the whole mesh has. A face's corner count is the text's
+    // (face_corners, in the order tinyobjloader keeps faces across shapes): tinyobjloader's own is a byte.
+    size_t face_count = 0, face = 0;   // triangles; faces so far
     bool all_normals = true, all_texcoords = true;
     std::vector<bool> mtl_used(mtl.size(), false);
     for (const tinyobj::shape_t& shape : shapes) {
         const tinyobj::mesh_t& m = shape.mesh;
-        for (size_t f = 0; f < m.num_face_vertices.size(); ++f) {
-            if (m.num_face_vertices[f] != 3) continue;
-            ++face_count;
+        size_t corners = 0;
+        for (size_t f = 0; f < m.num_face_vertices.size(); ++f, ++face) {
+            if (face >= face_corners.size() || (face_corners[face] & 0xFF) != m.num_face_vertices[f])
+                file_json.fail(mesh.file + ": tinyobjloader read face " + std::to_string(face + 1) +
+                               " with other corners than the text has");
+            corners += face_corners[face];
+            face_count += face_corners[face] - 2;
             if (want_mtl) {
                 const int id = m.material_ids[f];
                 if (id < 0 || static_cast<size_t>(id) >= mtl.size()) {
@@ -213,6 +220,8 @@ void load_obj_mesh(const JsonValue& entry, const std::filesystem::path& base_dir
                 mtl_used[static_cast<size_t>(id)] = true;
             }
         }
+        if (corners != m.indices.size())
+            file_json.fail(mesh.file + ": tinyobjloader read faces with other corners than the text has");
         for (const tinyobj::index_t& i : m.indices) {
             if (i.vertex_index < 0 || static_cast<size_t>(i.vertex_index) >= position_count)
                 file_json.fail(mesh.file + ": a face refers to position " + std::to_string(i.vertex_index + 1) +
@@ -242,40 +251,49 @@ void load_obj_mesh(const JsonValue& entry, const std::filesystem::path& base_dir
 
     // Unify corners: one vertex per distinct (position, normal, texcoord) triple, in first-use order.
     std::unordered_map<CornerKey, uint32_t, CornerHash> unified;
+    const auto vertex = [&](const tinyobj::index_t& i) {
+        const CornerKey key{i.vertex_index, mesh.normals_computed ? -1 : i.normal_index,
+                            mesh.has_texcoords ? i.texcoord_index : -1};
+        auto [it, inserted] = unified.try_emplace(key, static_cast<uint32_t>(mesh.positions.size()));
+        if (inserted) {
+            const size_t p = static_cast<size_t>(key.v);
+            mesh.positions.push_back(mesh.obj_positions[p]);
+            mesh.colors.push_back(mesh.obj_colors[p]);
+            mesh.position_ids.push_back(static_cast<uint32_t>(p));
+            if (!mesh.normals_computed) {
+                const float* n = &attrib.normals[3 * static_cast<size_t>(key.vn)];
+                mesh.normals.push_back(normalize(float3(n[0], n[1], n[2])));
+            }
+            if (mesh.has_texcoords) {
+                const float* t = &attrib.texcoords[2 * static_cast<size_t>(key.vt)];
+                mesh.texcoords.push_back(float2(t[0], 1.0f - t[1]));
+            } else {
+                mesh.texcoords.push_back(float2(0.0f, 0.0f));
+            }
+        }
+        return it->second;
+    };
+    // Each face's triangles keep its corners' own position, normal and texture coordinate indices.
     mesh.triangles.reserve(face_count);
     mesh.triangle_materials.reserve(face_count);
+    std::vector<float3> polygon;
+    std::vector<uint3> pieces;
+    face = 0;
     for (const tinyobj::shape_t& shape : shapes) {
         const tinyobj::mesh_t& m = shape.mesh;
         size_t first = 0;
-        for (size_t f = 0; f < m.num_face_vertices.size(); first += m.num_face_vertices[f], ++f) {
-            if (m.num_face_vertices[f] != 3) continue;
-            uint32_t corner[3];
-            for (size_t k = 0; k < 3; ++k) {
-                const tinyobj::index_t& i = m.indices[first + k];
-                const CornerKey key{i.vertex_index, mesh.normals_computed ? -1 : i.normal_index,
-                                    mesh.has_texcoords ? i.texcoord_index : -1};
-                auto [it, inserted] = unified.try_emplace(key, static_cast<uint32_t>(mesh.positions.size()));
-                if (inserted) {
-                    const size_t p = static_cast<size_t>(key.v);
-                    mesh.positions.push_back(mesh.obj_positions[p]);
-                    mesh.colors.push_back(mesh.obj_colors[p]);
-                    mesh.position_ids.push_back(static_cast<uint32_t>(p));
-                    if (!mesh.normals_computed) {
-                        const float* n = &attrib.normals[3 * static_cast<size_t>(key.vn)];
-                        mesh.normals.push_back(normalize(float3(n[0], n[1], n[2])));
-                    }
-                    if (mesh.has_texcoords) {
-                        const float* t = &attrib.texcoords[2 * static_cast<size_t>(key.vt)];
-                        mesh.texcoords.push_back(float2(t[0], 1.0f - t[1]));
-                    } else {
-                        mesh.texcoords.push_back(float2(0.0f, 0.0f));
-                    }
-                }
-                corner[k] = it->second;
+        for (size_t f = 0; f < m.num_face_vertices.size(); first += face_corners[face], ++f, ++face) {
+            polygon.clear();
+            pieces.clear();
+            for (size_t k = 0; k < face_corners[face]; ++k)
+                polygon.push_back(mesh.obj_positions[static_cast<size_t>(m.indices[first + k].vertex_index)]);
+            triangulate_polygon(polygon, pieces);
+            for (const uint3& piece : pieces) {
+                const uint32_t a = vertex(m.indices[first + piece.x]), b = vertex(m.indices[first + piece.y]);
+                mesh.triangles.push_back(uint3(a, b, vertex(m.indices[first + piece.z])));
+                mesh.triangle_materials.push_back(static_cast<uint32_t>(
+                    want_mtl ? material_index[static_cast<size_t>(m.material_ids[f])] : scene_material));
             }
-            mesh.triangles.push_back(uint3(corner[0], corner[1], corner[2]));
-            mesh.triangle_materials.push_back(static_cast<uint32_t>(
-                want_mtl ? material_index[static_cast<size_t>(m.material_ids[f])] : scene_material));
         }
     }
     if (mesh.normals_computed) compute_normals(mesh);

@@ -1,7 +1,7 @@
 // OBJ and MTL text checked and rewritten line by line before tinyobjloader reads it: tinyobjloader reads a
-// missing or non-numeric coordinate as 0, drops a polygon with an index past the vertices, and triangulates a
-// face in time that grows faster than its corner count; each of those is refused here, naming the file and
-// line. It also reads one word as a usemtl name and one number as a red colour: those lines are rewritten.
+// missing or non-numeric coordinate as 0 and drops a polygon with an index past the vertices, and a face takes
+// time to triangulate that grows faster than its corner count; each of those is refused here, naming the file
+// and line. It also reads one word as a usemtl name and one number as a red colour: those lines are rewritten.
 #include "scene/loading.h"
 
 #include <algorithm>
@@ -136,8 +136,9 @@ std::string check_corner(std::string_view corner, size_t line, ObjCounts& counts
 
 } // namespace
 
-void check_obj_text(std::string_view text, const std::string& shown, const JsonValue& where) {
+std::vector<uint32_t> check_obj_text(std::string_view text, const std::string& shown, const JsonValue& where) {
     ObjCounts counts;
+    std::vector<uint32_t> face_corners;
     std::vector<std::string_view> words;
     const auto fail_at = [&](size_t line, const std::string& what) {
         where.fail(shown + " line " + std::to_string(line) + ": " + what);
@@ -164,6 +165,8 @@ void check_obj_text(std::string_view text, const std::string& shown, const JsonV
                 const std::string reason = check_corner(words[w], line, counts);
                 if (!reason.empty()) fail_at(line, reason);
             }
+            // tinyobjloader drops a face of fewer corners.
+            if (words.size() - 1 >= 3) face_corners.push_back(static_cast<uint32_t>(words.size() - 1));
         }
     });
     for (int a = 0; a < 3; ++a)
@@ -171,6 +174,7 @@ void check_obj_text(std::string_view text, const std::string& shown, const JsonV
             fail_at(counts.largest_line[a], "a face refers to " + std::string(attribute_name[a]) + " " +
                                                 std::to_string(counts.largest[a]) + " of " +
                                                 std::to_string(counts.count[a]));
+    return face_corners;
 }
 
 std::string check_mtl_text(std::string_view text, const std::string& shown) {

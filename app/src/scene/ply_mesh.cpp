@@ -244,7 +244,8 @@ void read_vertices(const Element& e, Body& body, Mesh& mesh, std::vector<bool>& 
     }
 }
 
-// Faces as fans of triangles; every other property of the element (and every other element) is read past.
+// Faces as triangles (triangulate_polygon); every other property of the element (and every other element) is read
+// past.
 void read_faces(const Element& e, Body& body, Mesh& mesh, uint32_t material) {
     int indices = -1;
     for (int i = 0; i < int(e.properties.size()); ++i) {
@@ -253,6 +254,8 @@ void read_faces(const Element& e, Body& body, Mesh& mesh, uint32_t material) {
     }
     if (indices < 0) body.fail("the face element has no vertex_indices list");
     std::vector<uint32_t> corners;
+    std::vector<float3> polygon;
+    std::vector<uint3> pieces;
     for (size_t f = 0; f < e.count; ++f) {
         for (int k = 0; k < int(e.properties.size()); ++k) {
             const Property& p = e.properties[size_t(k)];
@@ -262,6 +265,9 @@ void read_faces(const Element& e, Body& body, Mesh& mesh, uint32_t material) {
                 continue;
             }
             if (n < 3) body.fail("face " + std::to_string(f) + " has " + std::to_string(n) + " corners (3 or more)");
+            if (n > max_face_corners)
+                body.fail("face " + std::to_string(f) + " has " + std::to_string(n) + " corners (at most " +
+                          std::to_string(max_face_corners) + ")");
             corners.clear();
             for (size_t i = 0; i < n; ++i) {
                 const double v = body.read(p.type);
@@ -270,8 +276,13 @@ void read_faces(const Element& e, Body& body, Mesh& mesh, uint32_t material) {
                               std::to_string(mesh.obj_positions.size()));
                 corners.push_back(uint32_t(v));
             }
-            for (size_t i = 1; i + 1 < n; ++i) {
-                mesh.triangles.push_back(uint3(corners[0], corners[i], corners[i + 1]));
+            // In the face's own plane, concave ones too (triangulate_polygon), as OBJ faces are.
+            polygon.clear();
+            pieces.clear();
+            for (uint32_t c : corners) polygon.push_back(mesh.obj_positions[c]);
+            triangulate_polygon(polygon, pieces);
+            for (const uint3& t : pieces) {
+                mesh.triangles.push_back(uint3(corners[t.x], corners[t.y], corners[t.z]));
                 mesh.triangle_materials.push_back(material);
             }
         }
