@@ -266,6 +266,18 @@ TEST_F(SceneParameters, ParamsFileOntoTheScene) {
               file + ": parameters[\"materials.skin.albedo_texture\"].texture: cannot read gone.png: No such file or directory");
     EXPECT_EQ(error_applying(R"({"parameters": {"lights.key.color": {"true_value": [1, 1, 1]}}})"),
               file + ": parameters[\"lights.key.color\"]: needs either \"value\" or \"texture\"");
+    // Values the scene's own loader would refuse are refused here too (they were rendered: a negative light, a
+    // mesh flattened to nothing, a camera with no field of view or at its target), as is a key given twice.
+    EXPECT_EQ(error_applying(R"({"parameters": {"lights.key.intensity": {"value": -5}}})"),
+              file + ": parameters[\"lights.key.intensity\"].value: expected numbers >= 0");
+    EXPECT_EQ(error_applying(R"({"parameters": {"meshes.cube.scale": {"value": [1, 0, 1]}}})"),
+              file + ": parameters[\"meshes.cube.scale\"].value: expected no scale component 0");
+    EXPECT_EQ(error_applying(R"({"parameters": {"camera.fov_y": {"value": 0}}})"),
+              file + ": parameters[\"camera.fov_y\"].value: expected numbers in [1, 179]");
+    EXPECT_EQ(error_applying(R"({"parameters": {"camera.eye": {"value": [0, 0, 0]}}})"),
+              file + ": parameters[\"camera.eye\"].value: eye and target are the same point");
+    EXPECT_EQ(error_applying(R"({"parameters": {"lights.key.intensity": {"value": 2}, "lights.key.intensity": {"value": 3}}})"),
+              file + ": the key \"lights.key.intensity\" is given twice in one object");
     EXPECT_EQ(error_applying("{\"parameters\": [}"), file + ": not valid JSON: line 1, column 17: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal");
 }
 

@@ -100,10 +100,10 @@ TEST(MeshesInView, StartValuesThatShowNothingOrCannotLookAreRefused) {
                      "values (meshes[0] 'near' lies beyond camera.far (100)"), std::string::npos) << e;
     EXPECT_EQ(refusal(load(two_balls(-3, R"("meshes.near.translation": { "init": [0, 0.2, 0] })"))), "");
     const std::string same = refusal(load(two_balls(-3, R"("camera.eye": { "init": [0, 0, 0] })")));
-    EXPECT_NE(same.find("balls.json: optimize.parameters: at the start values, view 0's camera cannot look: its eye "
-                        "and target are the same point"), std::string::npos) << same;
+    EXPECT_NE(same.find("balls.json: optimize.parameters: at the start values, view 0's camera cannot look: eye and "
+                        "target are the same point"), std::string::npos) << same;
     const std::string up = refusal(load(two_balls(-3, R"("camera.eye": { "init": [0, 5, 0] })")));
-    EXPECT_NE(up.find("view 0's camera cannot look: its up is parallel to the viewing direction"), std::string::npos)
+    EXPECT_NE(up.find("view 0's camera cannot look: up is zero or parallel to the viewing direction"), std::string::npos)
         << up;
     const std::string away = refusal(load(two_balls(-3, R"("camera.target": { "init": [0, 0, 9] })")));
     EXPECT_NE(away.find("camera: no view shows any mesh at the start values"), std::string::npos) << away;

@@ -147,8 +147,17 @@ void write_params_json(const std::filesystem::path& params_json, const std::vect
 std::vector<ParamRecord> read_params_json(const std::filesystem::path& params_json) {
     const std::string what = params_json.string();
     Json root;
+    // A key given twice in one object (the scene loader refuses it too): JSON keeps the last, silently.
+    std::vector<std::set<std::string>> keys;
+    const Json::parser_callback_t track = [&](int, Json::parse_event_t event, Json& parsed) {
+        if (event == Json::parse_event_t::object_start) keys.emplace_back();
+        if (event == Json::parse_event_t::object_end) keys.pop_back();
+        if (event == Json::parse_event_t::key && !keys.back().insert(parsed.get<std::string>()).second)
+            fail(what, ": the key \"", parsed.get<std::string>(), "\" is given twice in one object");
+        return true;
+    };
     try {
-        root = Json::parse(read_file(params_json));
+        root = Json::parse(read_file(params_json), track);
     } catch (const nlohmann::json::parse_error& e) {
         // "[json.exception.parse_error.101] parse error at line 3, column 5: ..." without nlohmann's prefix.
         const std::string message = e.what(), marker = "parse error at ";

@@ -5,8 +5,6 @@
 #include <adjoint/app/parameter_kinds.h>
 #include <adjoint/app/run.h>
 
-#include <cmath>
-
 namespace adjoint::app {
 
 namespace {
@@ -71,14 +69,7 @@ void check_meshes_in_view(const Scene& scene) {
     // perturb is in scene units: 0.1 is 10,000 radii of a mesh scaled by 1e-5), would run and never move.
     const Scene start = start_scene(scene);
     for (size_t v = 0; v < start.views.size(); ++v) {
-        const Camera& c = start.views[v];
-        const double f[3] = {double(c.target.x) - c.eye.x, double(c.target.y) - c.eye.y, double(c.target.z) - c.eye.z};
-        const double u[3] = {c.up.x, c.up.y, c.up.z};
-        const double x[3] = {f[1] * u[2] - f[2] * u[1], f[2] * u[0] - f[0] * u[2], f[0] * u[1] - f[1] * u[0]};
-        auto norm = [](const double (&a)[3]) { return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); };
-        std::string what;   // the loader's tests (camera_loader.cpp) on the start values
-        if (!(norm(f) > 0)) what = "its eye and target are the same point";
-        else if (!(norm(x) >= 1e-6 * norm(f) * norm(u))) what = "its up is parallel to the viewing direction";
+        const std::string what = camera_problem(start.views[v]);
         if (!what.empty())
             throw SceneError(scene.display_name, "optimize.parameters",
                              "at the start values, view " + std::to_string(v) + "'s camera cannot look: " + what);

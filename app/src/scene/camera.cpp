@@ -82,6 +82,16 @@ float4x4 view_projection_matrix(const Camera& camera) {
     return multiply(projection_matrix(camera), view_matrix(camera));
 }
 
+std::string camera_problem(const Camera& c) {
+    const double f[3] = {double(c.target.x) - c.eye.x, double(c.target.y) - c.eye.y, double(c.target.z) - c.eye.z};
+    const double u[3] = {c.up.x, c.up.y, c.up.z};
+    const double x[3] = {f[1] * u[2] - f[2] * u[1], f[2] * u[0] - f[0] * u[2], f[0] * u[1] - f[1] * u[0]};
+    auto norm = [](const double (&a)[3]) { return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); };
+    if (!(norm(f) > 0)) return "eye and target are the same point";
+    if (!(norm(x) >= 1e-6 * norm(f) * norm(u))) return "up is zero or parallel to the viewing direction";
+    return "";
+}
+
 std::string out_of_view(const Mesh& mesh, const Camera& view) {
     if (mesh.positions.empty()) return "";
     BoundingBox box;

@@ -215,6 +215,10 @@ const char* nonzero_quaternion(std::span<const float> v) {
 const char* nonzero_direction(std::span<const float> v) {
     return v[0] == 0 && v[1] == 0 && v[2] == 0 ? "expected a non-zero direction" : nullptr;
 }
+// A scale of 0 along an axis flattens the mesh to nothing there (the scene's `scale` refuses it too).
+const char* nonzero_scale(std::span<const float> v) {
+    return v[0] == 0 || v[1] == 0 || v[2] == 0 ? "expected no scale component 0" : nullptr;
+}
 
 // ---- `init` readers ------------------------------------------------------------------------------------
 using Init = std::vector<float>;
@@ -378,7 +382,7 @@ constexpr ParameterKindInfo table[] = {
      S::value, Slot::targets, everywhere, itself, floats<4>, read_rotation_value, write_rotation, nonzero_quaternion,
      init_rotation},
     {K::mesh_scale, C::meshes, "scale", true, -inf, inf, P::direction, M::relative_l2, "factor", S::value,
-     Slot::targets, everywhere, itself, floats<3>, read<scale>, write<scale>, any_value, init_scale},
+     Slot::targets, everywhere, itself, floats<3>, read<scale>, write<scale>, nonzero_scale, init_scale},
     {K::mesh_vertices, C::meshes, "vertices", true, -inf, inf, P::per_element, M::relative_l2, "scene units",
      S::value, Slot::targets, everywhere, itself, list_size<obj_positions>, read_list<obj_positions>,
      write_positions<obj_positions>, any_value, init_per_position<false>},

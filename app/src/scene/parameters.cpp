@@ -7,6 +7,9 @@
 
 #include "scene/loading.h"
 
+#include <cmath>
+#include <sstream>
+
 namespace adjoint::app {
 
 using namespace detail;
@@ -190,6 +193,16 @@ std::vector<Parameter> read_parameters(const JsonValue& parameters, const std::f
 
 } // namespace detail
 
+namespace {
+
+std::string format_number(float x) {
+    std::ostringstream s;
+    s << x;
+    return s.str();
+}
+
+} // namespace
+
 void apply_params_file(Scene& scene, const std::filesystem::path& params_json) {
     const std::string file = params_json.string();
     std::vector<ParamRecord> records;
@@ -222,8 +235,18 @@ void apply_params_file(Scene& scene, const std::filesystem::path& params_json) {
         } else {
             if (value.size() != p.size) throw SceneError(file, at + ".value", "expected " + std::to_string(p.size) + " numbers");
             if (const char* invalid = info.invalid(value)) throw SceneError(file, at + ".value", invalid);
+            // The format's range (the optimizer keeps values in it): a negative intensity, a field of view of 0.
+            for (float x : value)
+                if (!(x >= p.lo && x <= p.hi))
+                    throw SceneError(file, at + ".value",
+                                     std::isinf(p.hi) ? "expected numbers >= " + format_number(p.lo)
+                                                      : "expected numbers in [" + format_number(p.lo) + ", " +
+                                                            format_number(p.hi) + "]");
         }
         set_parameter_value(scene, p, value);
+        if (info.collection == ParameterCollection::camera)
+            for (const Camera& view : scene.views)
+                if (const std::string why = camera_problem(view); !why.empty()) throw SceneError(file, at + ".value", why);
     }
 }
 

@@ -144,6 +144,10 @@ float4x4 view_matrix(const Camera& camera);
 // coordinates (x, y, z) (z < 0 in front) lands on pixel (cx + fx·x/−z, cy − fy·y/−z) (y down).
 float4x4 projection_matrix(const Camera& camera);
 float4x4 view_projection_matrix(const Camera& camera); // projection · view
+// Why the camera cannot look (the loader's tests on eye, target and up, for values set after loading: start
+// values, params.json): "eye and target are the same point", "up is zero or parallel to the viewing
+// direction"; "" when it can.
+std::string camera_problem(const Camera& camera);
 struct Mesh;
 // Why `mesh` cannot show in `view`, judged from its world-space bounding box: "" when part of the box lies
 // inside the view's frustum (the mesh may show), else where all of it lies: "beyond camera.far (100): its
