@@ -99,6 +99,7 @@ TEST(IoAtomicFile, EnsureDirectoryMakesParentsAndRefusesAFile) {
     write_file_atomic(dir / "file", std::string_view("x"));
     std::string message = error_of([&] { ensure_directory(dir / "file"); });
     EXPECT_NE(message.find("cannot create folder " + (dir / "file").string()), std::string::npos) << message;
+    EXPECT_EQ(error_of([&] { ensure_directory(""); }), "the folder's name is empty");   // --out ""
 }
 
 // Issue 21: temp-and-rename replaced a symlink, a FIFO or a device named as an output. Now refused, the link

@@ -360,6 +360,8 @@ TEST(IoHdrImage, BadFilesAreNamed) {
     error_starts("garbage.png", (dir / "garbage.png").string() + ": cannot decode the image: ");
     write_file_atomic(dir / "sky.tga", "x");
     error_starts("sky.tga", (dir / "sky.tga").string() + ": unsupported image extension \".tga\"");
+    std::filesystem::create_directories(dir / "sky.exr");
+    error_starts("sky.exr", (dir / "sky.exr").string() + ": is a folder, not an image file");
     write_exr(dir / "layers.exr", {.w = 2, .h = 2, .layer = "diffuse."});
     error_starts("layers.exr", (dir / "layers.exr").string() +
                                    ": the OpenEXR file has no R, G, B or Y channel (it has "

@@ -220,8 +220,9 @@ TEST_F(SceneErrors, OptimizeSettingsOutOfRange) {
         j["optimize"][key] = std::move(value);
         EXPECT_EQ(error_of(j), message) << key;
     };
-    expect("iterations", -1, "scene.json: optimize.iterations: expected an integer >= 0");
-    expect("iterations", 2.5, "scene.json: optimize.iterations: expected an integer >= 0");
+    expect("iterations", -1, "scene.json: optimize.iterations: expected an integer in [0, 1000000000]");
+    expect("iterations", 2.5, "scene.json: optimize.iterations: expected an integer in [0, 1000000000]");
+    expect("iterations", 2e9, "scene.json: optimize.iterations: expected an integer in [0, 1000000000]");
     expect("views_per_iteration", 0, "scene.json: optimize.views_per_iteration: expected an integer in [1, 8] (the number of views)");
     expect("views_per_iteration", 9, "scene.json: optimize.views_per_iteration: expected an integer in [1, 8] (the number of views)");
     expect("loss", "l3", "scene.json: optimize.loss: expected one of \"l2\", \"l1\", \"silhouette\"");

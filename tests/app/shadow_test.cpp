@@ -113,7 +113,7 @@ TEST_F(Shadows, TheKeyIsReadAndRefusedOnLightsThatCastNone) {
         load(box_scene(R"({ "name": "fill", "type": "ambient", "shadows": true })", R"({ "visibility": "hard" })"));
         FAIL() << "an ambient light with shadows was accepted";
     } catch (const app::SceneError& e) {
-        EXPECT_NE(std::string(e.what()).find("shadow.json: lights[0].shadows: a ambient light casts no shadows"),
+        EXPECT_NE(std::string(e.what()).find("shadow.json: lights[0].shadows: an ambient light casts no shadows"),
                   std::string::npos) << e.what();
     }
     try {

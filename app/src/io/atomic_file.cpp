@@ -247,6 +247,7 @@ std::vector<ReadRecorder::Entry> ReadRecorder::entries() const {
 }
 
 void ensure_directory(const std::filesystem::path& dir) {
+    if (dir.empty()) fail("the folder's name is empty");
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) fail("cannot create folder ", dir.string(), ": ", ec.message());

@@ -270,6 +270,8 @@ void sanitize(Image& image, const std::string& shown) {
 Image read_hdr_image(const std::filesystem::path& path, uint32_t max_side) {
     const std::string shown = path.string();
     const std::string ext = lowercase_extension(path);
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) fail(shown, ": is a folder, not an image file");
     const bool srgb = ext == ".png" || ext == ".jpg" || ext == ".jpeg";
     if (ext != ".exr" && ext != ".hdr" && !srgb)
         fail(shown, ": unsupported image extension \"", ext, "\" (expected .exr, .hdr, .png, .jpg or .jpeg)");

@@ -83,6 +83,10 @@ std::string json_text(const std::string& bytes, bool binary) {
 // mesh has accessors without buffer views) because it needs an extension Adjoint does not read, another
 // major version, or a member of the wrong type (which tinygltf reads as absent).
 void check_before_parsing(const std::string& bytes, bool binary, Source& source) {
+    // A glTF 1.0 .glb (KHR_binary_glTF) has container version 1, which tinygltf calls "Invalid glTF binary".
+    if (binary && bytes.size() >= 8 && le32(bytes, 4) != 2)
+        source.fail("a glTF binary of container version " + std::to_string(le32(bytes, 4)) +
+                    " (Adjoint reads glTF 2.0, version 2)");
     const Json json = Json::parse(json_text(bytes, binary), nullptr, /*allow_exceptions=*/false);
     if (!json.is_object()) return;   // tinygltf names the parse error
     if (const auto asset = json.find("asset"); asset != json.end() && asset->is_object()) {

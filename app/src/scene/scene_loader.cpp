@@ -104,7 +104,8 @@ void read_lights(const JsonValue& value, const std::filesystem::path& base_dir, 
         keys.insert(keys.end(), {"color", "intensity"});
         if (model.shadow_source) keys.push_back("shadows");
         else if (auto shadows = entry.get("shadows"))
-            shadows->fail("a " + light.type + " light casts no shadows (point and directional lights do)");
+            shadows->fail(std::string(light.type == "ambient" || light.type == "environment" ? "an " : "a ") +
+                          light.type + " light casts no shadows (point and directional lights do)");
         entry.expect_object(keys);
         const JsonValue name = entry.require("name");
         light.name = name.nonempty_string();
@@ -281,7 +282,8 @@ Optimization read_optimize(const JsonValue& value, const std::filesystem::path& 
     read_optimizer_keys(value, optimizer_model(optimize.optimizer), optimize);
     if (auto decay = value.get("lr_decay")) optimize.lr_decay = decay->number_above(0, "a number > 0");
     if (auto iterations = value.get("iterations"))
-        optimize.iterations = static_cast<uint32_t>(iterations->integer(0, 1'000'000'000, "an integer >= 0"));
+        optimize.iterations =
+            static_cast<uint32_t>(iterations->integer(0, 1'000'000'000, "an integer in [0, 1000000000]"));
     if (auto per = value.get("views_per_iteration")) {
         const std::string what = "an integer in [1, " + std::to_string(scene.views.size()) + "] (the number of views)";
         optimize.views_per_iteration = static_cast<uint32_t>(per->integer(1, scene.views.size(), what.c_str()));
