@@ -144,7 +144,13 @@ TEST(CliPrograms, RenderExitsTwoWhenItCannotWriteItsOutput) {
     const auto render_to = [&](const fs::path& out) {
         return run(kRender, {"--scene", (tmp / "s.json").string(), "--out", out.string()});
     };
-    Result r = render_to(tmp / "missing" / "x.png");
+    // Another extension would hold PNG bytes under a wrong name (a .jpg that is not a JPEG).
+    Result r = render_to(tmp / "view.jpg");
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "adjoint: error: --out: " + (tmp / "view.jpg").string() +
+                         ": adjoint-render writes PNG images: name the file .png\n");
+    EXPECT_FALSE(fs::exists(tmp / "view.jpg"));
+    r = render_to(tmp / "missing" / "x.png");
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_EQ(r.err, "adjoint: error: --out: cannot write " + (tmp / "missing" / "x.png").string() +
                          ": No such file or directory\n");
