@@ -36,6 +36,30 @@ std::optional<Parameter> refuse(std::string* why, std::string reason) {
 }
 
 // The index of a collection's entry by name, or -1.
+// "unknown parameter <path>": quoted where it holds a space or a character that does not show (a trailing space
+// read as a valid-looking name), with the names the collection has where the name is not one of them (a glTF's
+// materials renamed <mesh>/<material>#2 for a second of one name).
+std::string unknown_parameter(const Scene& scene, std::string_view path, ParameterCollection collection,
+                              const std::string& name, bool name_missing) {
+    const bool plain = std::all_of(path.begin(), path.end(), [](char c) { return c > ' ' && c < 127; });
+    std::string text = "unknown parameter " + (plain ? std::string(path) : "\"" + std::string(path) + "\"");
+    if (!name_missing) return text;
+    std::vector<std::string> names;
+    if (collection == ParameterCollection::materials)
+        for (const Material& m : scene.materials) names.push_back(m.name);
+    if (collection == ParameterCollection::lights)
+        for (const Light& l : scene.lights) names.push_back(l.name);
+    if (collection == ParameterCollection::meshes)
+        for (const Mesh& m : scene.meshes) names.push_back(m.name);
+    const char* kind = collection == ParameterCollection::materials ? "material"
+                       : collection == ParameterCollection::lights  ? "light"
+                                                                    : "mesh";
+    text += std::string(" (no ") + kind + " is named \"" + name + "\"; the scene's: ";
+    for (size_t i = 0; i < names.size() && i < 8; ++i) text += (i ? ", " : "") + names[i];
+    if (names.size() > 8) text += ", ... (" + std::to_string(names.size()) + " in all)";
+    return text + ")";
+}
+
 int find_target(const Scene& scene, ParameterCollection collection, const std::string& name) {
     switch (collection) {
     case ParameterCollection::materials: return scene.find_material(name);
@@ -94,7 +118,7 @@ bool is_geometry_parameter(ParameterKind kind) { return kind_info(kind).geometry
 const char* parameter_property(ParameterKind kind) { return kind_info(kind).property; }
 
 std::optional<Parameter> find_parameter(const Scene& scene, std::string_view path, std::string* why) {
-    const std::string unknown = "unknown parameter " + std::string(path);
+    const std::string unknown = unknown_parameter(scene, path, ParameterCollection::camera, "", false);
     // collection.name.property; names may hold dots (the property never does).
     const size_t first = path.find('.'), last = path.rfind('.');
     if (first == std::string_view::npos) return refuse(why, unknown);
@@ -105,7 +129,7 @@ std::optional<Parameter> find_parameter(const Scene& scene, std::string_view pat
     Parameter p;
     if (collection == collection_name(ParameterCollection::materials)) {
         const int index = scene.find_material(name);
-        if (index < 0) return refuse(why, unknown);
+        if (index < 0) return refuse(why, unknown_parameter(scene, path, ParameterCollection::materials, name, true));
         std::optional<Parameter> found = material_parameter(scene, uint32_t(index), property, why, unknown);
         if (!found) return found;
         p = std::move(*found);
@@ -113,7 +137,7 @@ std::optional<Parameter> find_parameter(const Scene& scene, std::string_view pat
         const ParameterKindInfo* found = find_kind(collection, property);
         if (!found) return refuse(why, unknown);
         const int index = find_target(scene, found->collection, name);
-        if (index < 0) return refuse(why, unknown);
+        if (index < 0) return refuse(why, unknown_parameter(scene, path, found->collection, name, true));
         p.kind = found->kind;
         p.target = static_cast<uint32_t>(index);
         p.lo = found->lo;
