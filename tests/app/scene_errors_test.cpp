@@ -163,6 +163,12 @@ TEST_F(SceneErrors, BadObjFiles) {
     EXPECT_EQ(error_of(j), "scene.json: meshes[0].file: meshes/cube.obj has no faces");
     write("meshes/cube.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n");
     EXPECT_EQ(error_of(j), "scene.json: meshes[0].file: meshes/cube.obj line 4: a face refers to position 7 of 3");
+    // UTF-16 text (here without a byte-order mark) read as nothing but empty lines: "has no faces".
+    std::string utf16;
+    for (char c : std::string("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n")) utf16 += std::string{c, '\0'};
+    write("meshes/cube.obj", utf16);
+    EXPECT_EQ(error_of(j), "scene.json: meshes[0].file: meshes/cube.obj is UTF-16 or binary, not text: OBJ is read "
+                           "as ASCII or UTF-8");
     write("meshes/cube.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 0\n");
     EXPECT_EQ(error_of(j).rfind("scene.json: meshes[0].file: cannot parse meshes/cube.obj: Failed parse `f' line", 0), 0u)
         << error_of(j);

@@ -137,6 +137,10 @@ std::string check_corner(std::string_view corner, size_t line, ObjCounts& counts
 } // namespace
 
 std::vector<uint32_t> check_obj_text(std::string_view text, const std::string& shown, const JsonValue& where) {
+    // UTF-16 (a byte-order mark, or zero bytes between ASCII ones) reads as lines of nothing: "has no faces".
+    const std::string_view head = text.substr(0, 4096);
+    if (head.rfind("\xFF\xFE", 0) == 0 || head.rfind("\xFE\xFF", 0) == 0 || head.find('\0') != std::string_view::npos)
+        where.fail(shown + " is UTF-16 or binary, not text: OBJ is read as ASCII or UTF-8");
     ObjCounts counts;
     std::vector<uint32_t> face_corners;
     std::vector<std::string_view> words;
