@@ -337,8 +337,8 @@ TEST_F(GltfMeshes, BrokenFilesAreNamed) {
               "scene.json: meshes[0].file: meshes/bad.glb: Too short data size for glTF Binary.");
     // glTF 1.0's binary container (KHR_binary_glTF) is version 1: tinygltf said "Invalid glTF binary."
     EXPECT_EQ(error_of_gltf(std::string("glTF\x01\0\0\0\x14\0\0\0\0\0\0\0\0\0\0\0", 20), "meshes/bad.glb"),
-              "scene.json: meshes[0].file: meshes/bad.glb: a glTF binary of container version 1 (Adjoint reads glTF 2.0, "
-              "version 2)");
+              "scene.json: meshes[0].file: meshes/bad.glb: a glTF binary of container version 1 (Adjoint reads glTF "
+              "2.0, version 2)");
 }
 
 // Schema breaks (a member of the wrong type, a required member missing) named by their JSON path in the glTF,

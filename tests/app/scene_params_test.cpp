@@ -266,7 +266,8 @@ TEST_F(SceneParameters, ParamsFileOntoTheScene) {
         return std::string("no error");
     };
     EXPECT_EQ(error_applying(R"({"parameters": {"lights.kye.color": {"value": [1, 1, 1]}}})"),
-              file + ": parameters: unknown parameter lights.kye.color (no light is named \"kye\"; the scene's: key, sun)");
+              file + ": parameters: unknown parameter lights.kye.color (no light is named \"kye\"; the scene's: key, "
+                     "sun)");
     EXPECT_EQ(error_applying(R"({"parameters": {"lights.key.color": {"value": [1, 1]}}})"),
               file + ": parameters[\"lights.key.color\"].value: expected 3 numbers");
     EXPECT_EQ(error_applying(R"({"parameters": {"lights.key.color": {"value": 1}}})"),
@@ -285,7 +286,8 @@ TEST_F(SceneParameters, ParamsFileOntoTheScene) {
               file + ": parameters[\"camera.fov_y\"].value: expected numbers in [1, 179]");
     EXPECT_EQ(error_applying(R"({"parameters": {"camera.eye": {"value": [0, 0, 0]}}})"),
               file + ": parameters[\"camera.eye\"].value: eye and target are the same point");
-    EXPECT_EQ(error_applying(R"({"parameters": {"lights.key.intensity": {"value": 2}, "lights.key.intensity": {"value": 3}}})"),
+    EXPECT_EQ(error_applying(R"({"parameters": {"lights.key.intensity": {"value": 2},
+                                               "lights.key.intensity": {"value": 3}}})"),
               file + ": the key \"lights.key.intensity\" is given twice in one object");
     EXPECT_EQ(error_applying("{\"parameters\": [}"), file + ": not valid JSON: line 1, column 17: syntax error while parsing value - unexpected '}'; expected '[', '{', or a literal");
 }

@@ -142,7 +142,8 @@ TEST_F(PlyMeshes, IntegerColoursSpanTheirTypesRange) {
         const std::string n = name;
         const Mesh m = load_ply("ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
                                 "property float z\nproperty ushort " + n + "red\nproperty ushort " + n + "green\n"
-                                "property ushort " + n + "blue\nelement face 1\nproperty list uchar int vertex_indices\n"
+                                "property ushort " + n + "blue\nelement face 1\n"
+                                "property list uchar int vertex_indices\n"
                                 "end_header\n0 0 0 65535 0 32768\n1 0 0 255 65535 0\n0 1 0 0 0 0\n3 0 1 2\n");
         SCOPED_TRACE(n + "red");
         ASSERT_TRUE(m.has_colors);
@@ -192,7 +193,8 @@ TEST_F(PlyMeshes, BrokenFilesAreNamed) {
     EXPECT_EQ(error_of_ply("ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
                            "property float z\nelement tristrips 1\nproperty list int int vertex_indices\nend_header\n"
                            "0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n"),
-              "scene.json: meshes[0].file: meshes/bad.ply has no faces (its tristrips element is not read: faces only)");
+              "scene.json: meshes[0].file: meshes/bad.ply has no faces (its tristrips element is not read: faces "
+              "only)");
     EXPECT_EQ(error_of_ply(xyz + "0 0 0\n1 nan 0\n0 1 0\n3 0 1 2\n"),
               at + "vertex 1 has a position that is not a finite float");
     const std::string body = "0 0 0\n1 0 0\n0 1 z\n";

@@ -103,8 +103,8 @@ TEST(MeshesInView, StartValuesThatShowNothingOrCannotLookAreRefused) {
     EXPECT_NE(same.find("balls.json: optimize.parameters: at the start values, view 0's camera cannot look: eye and "
                         "target are the same point"), std::string::npos) << same;
     const std::string up = refusal(load(two_balls(-3, R"("camera.eye": { "init": [0, 5, 0] })")));
-    EXPECT_NE(up.find("view 0's camera cannot look: up is zero or parallel to the viewing direction"), std::string::npos)
-        << up;
+    EXPECT_NE(up.find("view 0's camera cannot look: up is zero or parallel to the viewing direction"),
+              std::string::npos) << up;
     const std::string away = refusal(load(two_balls(-3, R"("camera.target": { "init": [0, 0, 9] })")));
     EXPECT_NE(away.find("camera: no view shows any mesh at the start values"), std::string::npos) << away;
 }

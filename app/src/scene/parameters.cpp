@@ -270,7 +270,8 @@ void apply_params_file(Scene& scene, const std::filesystem::path& params_json) {
         set_parameter_value(scene, p, value);
         if (info.collection == ParameterCollection::camera)
             for (const Camera& view : scene.views)
-                if (const std::string why = camera_problem(view); !why.empty()) throw SceneError(file, at + ".value", why);
+                if (const std::string why = camera_problem(view); !why.empty())
+                    throw SceneError(file, at + ".value", why);
     }
 }
 

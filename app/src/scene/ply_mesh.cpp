@@ -325,7 +325,8 @@ void load_ply_mesh(const JsonValue& entry, const std::filesystem::path& base_dir
     if (mesh.triangles.empty()) {
         const bool strips = std::any_of(header.elements.begin(), header.elements.end(),
                                         [](const Element& e) { return e.name == "tristrips"; });
-        file_json.fail(mesh.file + " has no faces" + (strips ? " (its tristrips element is not read: faces only)" : ""));
+        file_json.fail(mesh.file + " has no faces" +
+                       (strips ? " (its tristrips element is not read: faces only)" : ""));
     }
     // One vertex per PLY vertex: the "OBJ positions" the vertex parameters address are the PLY's vertices.
     mesh.positions = mesh.obj_positions;

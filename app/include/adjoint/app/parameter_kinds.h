@@ -101,9 +101,10 @@ const char* collection_name(ParameterCollection collection);
 const char* error_units(ErrorMetric metric);
 
 // A parameter's error as people read it (loss.csv's error columns, the progress line, report.png): rotations
-// and angles (a light's rotation, the shorter way round) in degrees, positions ("scene units" kinds) as the RMS distance per point in scene units, anything else
-// as the relative error of its metric. From the sums the optimizer keeps: d2 = |p - p_true|^2, t2 =
-// |p_true|^2 over `size` floats; a rotation's from its geodesic angle in radians.
+// and angles (a light's rotation, the shorter way round) in degrees, positions ("scene units" kinds) as the RMS
+// distance per point in scene units, anything else as the relative error of its metric. From the sums the
+// optimizer keeps: d2 = |p - p_true|^2, t2 = |p_true|^2 over `size` floats; a rotation's from its geodesic angle
+// in radians.
 enum class ErrorUnit : uint8_t { degrees, scene_units, relative };
 ErrorUnit error_unit(const ParameterKindInfo& kind);
 const char* error_unit_name(ErrorUnit unit);   // "deg", "scene_units", "relative": column names, labels
