@@ -353,6 +353,12 @@ TEST(IoHdrImage, BadFilesAreNamed) {
     }
     write_file_atomic(dir / "garbage.hdr", "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 4 +X 8\n\x02\x02");
     error_starts("garbage.hdr", (dir / "garbage.hdr").string() + ": cannot decode the Radiance file: ");
+    // A layout other than the standard one (here flipped vertically): stb said "unknown image type".
+    write_file_atomic(dir / "flipped.hdr",
+                      "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n+Y 1 +X 2\n\x80\x80\x80\x81\x80\x80\x80\x81");
+    error_starts("flipped.hdr", (dir / "flipped.hdr").string() + ": the Radiance file is laid out \"+Y 1 +X 2\"; "
+                                                                 "Adjoint reads the standard layout \"-Y height +X "
+                                                                 "width\"");
     write_png(dir / "ldr.png", Image(2, 1, 3, 0.5f));
     write_file_atomic(dir / "ldr.hdr", read_file(dir / "ldr.png"));
     error_starts("ldr.hdr", (dir / "ldr.hdr").string() + ": not a Radiance .hdr file");

@@ -219,9 +219,19 @@ Image read_radiance(const std::string& bytes, const std::string& shown, uint32_t
     if (!stbi_is_hdr_from_memory(data, len))
         fail(shown, ": not a Radiance .hdr file (no #?RADIANCE or #?RGBE header)");
     int w = 0, h = 0, n = 0;
-    if (!stbi_info_from_memory(data, len, &w, &h, &n))
+    if (!stbi_info_from_memory(data, len, &w, &h, &n)) {
+        // The resolution line follows the header's blank line; stb reads only the standard "-Y H +X W" and calls
+        // any other layout (a flipped or rotated picture) an "unknown image type".
+        const size_t blank = bytes.find("\n\n");
+        const std::string layout =
+            blank == std::string::npos ? "" : bytes.substr(blank + 2, bytes.find('\n', blank + 2) - blank - 2);
+        const bool shown_as_is = std::all_of(layout.begin(), layout.end(), [](char c) { return c >= ' ' && c < 127; });
+        if (!layout.empty() && layout.size() < 40 && shown_as_is && layout.rfind("-Y ", 0) != 0)
+            fail(shown, ": the Radiance file is laid out \"", layout,
+                 "\"; Adjoint reads the standard layout \"-Y height +X width\"");
         fail(shown, ": cannot decode the Radiance file: ",
              stbi_failure_reason() ? stbi_failure_reason() : "unknown error");
+    }
     check_size(w, h, max_side, shown);
     float* raw = stbi_loadf_from_memory(data, len, &w, &h, &n, 4); // 4: stb fills alpha with 1
     if (!raw)
