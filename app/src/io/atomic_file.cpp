@@ -3,7 +3,9 @@
 #include <adjoint/core/error.h>
 #include <adjoint/core/hash.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -199,6 +201,12 @@ std::optional<std::string> try_read_file(const std::filesystem::path& path, cons
     }
     ::close(fd);
     return result;
+}
+
+std::string lowercase_extension(const std::filesystem::path& path) {
+    std::string ext = path.extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return ext;
 }
 
 std::string read_file(const std::filesystem::path& path) {

@@ -50,13 +50,6 @@ private:
     uint64_t position_ = 0;
 };
 
-std::string lowercase_extension(const std::filesystem::path& path) {
-    std::string ext = path.extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(),
-                   [](unsigned char c) { return char(std::tolower(c)); });
-    return ext;
-}
-
 // Before any allocation of pixels: a corrupt or hostile header must not make us reserve gigabytes.
 void check_size(int64_t width, int64_t height, uint32_t max_side, const std::string& shown) {
     if (width <= 0 || height <= 0)

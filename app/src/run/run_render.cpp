@@ -7,7 +7,6 @@
 
 #include "run/report_error.h"
 
-#include <cctype>
 #include <iostream>
 
 namespace adjoint::app {
@@ -65,9 +64,7 @@ int run_render(const RenderOptions& o, std::ostream& err) {
                         check_replaceable(*o.all_views / ("view_" + std::to_string(v) + suffix));
             } else {
                 // The file is PNG whatever its name: another extension would hold PNG bytes under a wrong name.
-                std::string ext = o.out.extension().string();
-                for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-                if (ext != ".png")
+                if (lowercase_extension(o.out) != ".png")
                     fail(o.out.string(), ": adjoint-render writes PNG images: name the file .png");
                 check_writable(o.out);
             }

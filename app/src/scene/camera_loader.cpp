@@ -46,10 +46,9 @@ void read_pose(const JsonValue& value, const Camera* base, bool pose_optional, C
     if (!pose_optional || value.has("eye")) camera.eye = value.require("eye").vec3();
     if ((!base && !pose_optional) || value.has("target")) camera.target = value.require("target").vec3();
     if (auto up = value.get("up")) camera.up = up->vec3();
-    const float3 forward = camera.target - camera.eye;
-    if (length(forward) == 0) value.require("eye").fail("eye and target are the same point");
-    if (length(camera.up) == 0 || length(cross(normalize(forward), normalize(camera.up))) < 1e-6f)
-        (value.has("up") ? value.require("up") : value).fail("up is zero or parallel to the viewing direction");
+    // camera_problem: the same tests as on values set after loading (start values, params.json).
+    if (const std::string why = camera_problem(camera); !why.empty())
+        (why.rfind("eye", 0) == 0 ? value.require("eye") : value.has("up") ? value.require("up") : value).fail(why);
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 // The mesh formats a scene's `meshes[i].file` may name, one line each; the loader picks one by extension.
 #include "scene/loading.h"
+#include <adjoint/app/atomic_file.h>
 
 #include <algorithm>
 #include <cctype>
@@ -14,9 +15,7 @@ std::span<const MeshFormat* const> mesh_formats() { return formats; }
 
 void load_mesh_geometry(const JsonValue& entry, const std::filesystem::path& base_dir, int scene_material,
                         Mesh& mesh, Scene& scene) {
-    std::string extension = std::filesystem::path(mesh.file).extension().string();
-    std::transform(extension.begin(), extension.end(), extension.begin(),
-                   [](unsigned char c) { return char(std::tolower(c)); });
+    const std::string extension = lowercase_extension(mesh.file);
     std::string known;
     for (const MeshFormat* format : mesh_formats())
         for (std::string_view e : format->extensions) {

@@ -41,6 +41,9 @@ void check_writable(const std::filesystem::path& path);
 // The whole content of a file; adjoint::Error with try_read_file's reason (naming `path`) when it cannot be read.
 std::string read_file(const std::filesystem::path& path);
 
+// `path`'s extension in lower case, dot included ("" when none): formats are chosen by it in any case.
+std::string lowercase_extension(const std::filesystem::path& path);
+
 // Throws the adjoint::Error write_file_atomic(path, ...) would for an existing `path` that is not a regular
 // file ("cannot write <path>: it is a symbolic link" / "it is a folder" / "it is not a regular file"): an
 // output never replaces a symlink, a FIFO or a device (the rename would put a file where the user's link was).
