@@ -339,6 +339,30 @@ TEST_F(SceneFiles, AMeshWithASceneMaterialIgnoresItsMtl) {
     EXPECT_EQ(scene.meshes[0].triangle_materials, std::vector<uint32_t>(12, 0u));
 }
 
+// What the phong material does not take from an MTL file is named on stderr, once a material; what it takes
+// (Kd, Ks, Ns, and Ka, which exporters write everywhere) is not.
+TEST_F(SceneFiles, MtlPartsThatAreIgnoredAreNoted) {
+    Json j = minimal_scene();
+    j["meshes"][0]["material"] = "mtl";
+    write("meshes/cube.obj", std::string("mtllib cube.mtl\nusemtl glass\n") + cube_obj);
+    write("meshes/cube.mtl", "newmtl glass\nKa 0.2 0.2 0.2\nKd 0.5 0.5 0.5\nKs 1 1 1\nNs 50\nd 0.4\nKe 0.1 0 0\n"
+                             "map_Bump bumps.png\nmap_Ka ambient.png\n\nnewmtl plain\nKa 1 1 1\nKd 1 1 1\n");
+    testing::internal::CaptureStderr();
+    load(j);
+    const std::string notes = testing::internal::GetCapturedStderr();
+    const std::string prefix = "adjoint: note: scene.json: meshes[0].file: meshes/cube.obj: "
+                               "MTL material glass: ";
+    EXPECT_EQ(notes, prefix + "bump map (map_Bump, bump) ignored\n" +
+                     prefix + "emission (Ke, map_Ke) ignored: phong materials do not emit\n" +
+                     prefix + "map_Ka ignored\n" +
+                     prefix + "transparency (d, Tr, map_d) ignored: materials are opaque\n");
+
+    write("meshes/cube.obj", std::string("mtllib cube.mtl\nusemtl plain\n") + cube_obj);
+    testing::internal::CaptureStderr();
+    load(j);
+    EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
 TEST_F(SceneFiles, VertexColoursComeFromTheObj) {
     Json j = minimal_scene();
     write("meshes/tri.obj", "v 0 0 0 1 0 0\nv 1 0 0 0 1 0\nv 0 1 0 0 0 0.5\nf 1 2 3\n");

@@ -5,7 +5,6 @@
 #include <array>
 #include <bit>
 #include <cmath>
-#include <iostream>
 #include <unordered_map>
 
 namespace adjoint::app::detail {
@@ -314,9 +313,7 @@ void load_gltf_mesh(const JsonValue& entry, const std::filesystem::path& base_di
             if (scene.materials[id].has_textures())
                 material_json.fail(mesh.file + " has no texture coordinates (TEXCOORD_0) on every primitive, which the "
                                    "textured material " + scene.materials[id].name + " needs");
-    for (const std::string& note : source.notes)
-        std::cerr << "adjoint: note: " << file_json.file() << ": " << shown_path(file_json.path()) << ": " << mesh.file
-                  << ": " << note << "\n";
+    note_mesh_file(file_json, mesh.file, source.notes);
 }
 
 constexpr std::string_view gltf_extensions[] = {".gltf", ".glb"};

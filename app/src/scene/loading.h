@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -54,6 +55,9 @@ extern const MeshFormat gltf_mesh_format;  // gltf_mesh.cpp
 // on `file`). scene_material: the index of the scene material its faces use, or mtl_materials / gltf_materials.
 void load_mesh_geometry(const JsonValue& entry, const std::filesystem::path& base_dir, int scene_material,
                         Mesh& mesh, Scene& scene);
+// Prints what a mesh file's reader left out ("adjoint: note: <scene>: <json path>: <mesh file>: <note>", on
+// stderr): the file loads, but not all of it.
+void note_mesh_file(const JsonValue& file_json, const std::string& mesh_file, const std::set<std::string>& notes);
 // A face has at most this many corners (triangulating one takes time faster than linear in them).
 inline constexpr size_t max_face_corners = 1024;
 // OBJ text refused before tinyobjloader reads it (SceneError at `where`, "<shown> line N: <what>"): a `v`, `vt`

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iostream>
 
 namespace adjoint::app::detail {
 
@@ -23,6 +24,12 @@ void load_mesh_geometry(const JsonValue& entry, const std::filesystem::path& bas
             known += (known.empty() ? "" : ", ") + std::string(e);
         }
     entry.require("file").fail(mesh.file + ": not a mesh format Adjoint reads (by its extension: " + known + ")");
+}
+
+void note_mesh_file(const JsonValue& file_json, const std::string& mesh_file, const std::set<std::string>& notes) {
+    for (const std::string& note : notes)
+        std::cerr << "adjoint: note: " << file_json.file() << ": " << shown_path(file_json.path()) << ": " << mesh_file
+                  << ": " << note << "\n";
 }
 
 } // namespace adjoint::app::detail

@@ -94,11 +94,29 @@ struct CornerHash {
     }
 };
 
+// What of an MTL material the phong material does not take (Kd or map_Kd, Ks, Ns), for a note: a look that
+// differs from the file's other viewers should not come as a surprise. Ka is not named: exporters write it
+// for every material, and under the scene's own lights it has no part.
+std::vector<std::string> mtl_ignored(const tinyobj::material_t& m) {
+    std::vector<std::string> ignored;
+    if (m.dissolve < 1 || !m.alpha_texname.empty()) ignored.push_back("transparency (d, Tr, map_d) ignored: materials are opaque");
+    if (m.emission[0] > 0 || m.emission[1] > 0 || m.emission[2] > 0 || !m.emissive_texname.empty())
+        ignored.push_back("emission (Ke, map_Ke) ignored: phong materials do not emit");
+    const std::pair<const std::string*, const char*> textures[] = {
+        {&m.ambient_texname, "map_Ka"}, {&m.specular_texname, "map_Ks"}, {&m.specular_highlight_texname, "map_Ns"},
+        {&m.bump_texname, "bump map (map_Bump, bump)"}, {&m.normal_texname, "normal map (norm)"},
+        {&m.displacement_texname, "displacement (disp)"}, {&m.reflection_texname, "reflection map (refl)"},
+        {&m.roughness_texname, "map_Pr"}, {&m.metallic_texname, "map_Pm"}, {&m.sheen_texname, "map_Ps"}};
+    for (const auto& [name, what] : textures)
+        if (!name->empty()) ignored.push_back(std::string(what) + " ignored");
+    return ignored;
+}
+
 // Adds the MTL materials that faces use (in MTL order) as `<mesh>/<name>`; returns MTL id → scene index.
 std::vector<int> add_mtl_materials(const std::vector<tinyobj::material_t>& mtl, const std::vector<bool>& used,
                                    const MtlReader& reader, const std::filesystem::path& obj_folder,
                                    const std::string& shown_folder, const JsonValue& where, Mesh& mesh,
-                                   Scene& scene) {
+                                   Scene& scene, std::set<std::string>& notes) {
     std::vector<int> index(mtl.size(), -1);
     for (size_t m = 0; m < mtl.size(); ++m) {
         if (!used[m]) continue;
@@ -123,6 +141,7 @@ std::vector<int> add_mtl_materials(const std::vector<tinyobj::material_t>& mtl, 
         }
         if (presence.ks) std::copy_n(source.specular, 3, material.value("specular").begin());
         if (presence.ns) material.value("shininess")[0] = source.shininess;
+        for (const std::string& what : mtl_ignored(source)) notes.insert("MTL material " + name + ": " + what);
         scene.materials.push_back(std::move(material));
         index[m] = static_cast<int>(scene.materials.size() - 1);
     }
@@ -246,8 +265,10 @@ void load_obj_mesh(const JsonValue& entry, const std::filesystem::path& base_dir
     mesh.has_texcoords = all_texcoords;
 
     std::vector<int> material_index;
+    std::set<std::string> notes;
     if (want_mtl)
-        material_index = add_mtl_materials(mtl, mtl_used, reader, obj_folder, shown_folder, material_json, mesh, scene);
+        material_index = add_mtl_materials(mtl, mtl_used, reader, obj_folder, shown_folder, material_json, mesh, scene,
+                                           notes);
 
     // Unify corners: one vertex per distinct (position, normal, texcoord) triple, in first-use order.
     std::unordered_map<CornerKey, uint32_t, CornerHash> unified;
@@ -306,6 +327,7 @@ void load_obj_mesh(const JsonValue& entry, const std::filesystem::path& base_dir
                                    material.name + " needs");
         }
     }
+    note_mesh_file(file_json, mesh.file, notes);
 }
 
 namespace {
