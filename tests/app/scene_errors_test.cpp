@@ -218,6 +218,32 @@ TEST_F(SceneErrors, ResolutionZeroOrTooLarge) {
     }
 }
 
+// A count written as a float with no fraction (Python's json writes 300.0 for a count computed with `/`) is that
+// integer; a fraction, or a float past 2^53 (not exactly an integer any more), is not.
+TEST_F(SceneErrors, WholeFloatsAreIntegers) {
+    Json j = minimal_scene();
+    j["format"] = 1.0;
+    j["camera"]["resolution"] = {64.0, 48.0};
+    j["views"] = {{"orbit", {{"count", 4.0}}}};
+    j["optimize"] = {{"parameters", {{"lights.key.intensity", {{"init", 2}}}}}, {"iterations", 300.0},
+                     {"views_per_iteration", 2.0}, {"seed", 7.0}};
+    const Scene scene = load(j);
+    EXPECT_EQ(scene.camera.width, 64u);
+    EXPECT_EQ(scene.camera.height, 48u);
+    EXPECT_EQ(scene.views.size(), 4u);
+    EXPECT_EQ(scene.optimize->iterations, 300u);
+    EXPECT_EQ(scene.optimize->views_per_iteration, 2u);
+    EXPECT_EQ(scene.optimize->seed, 7u);
+    j["format"] = 1.5;
+    EXPECT_EQ(error_of(j), "scene.json: format: expected 1 (the scene format this program reads)");
+    j["format"] = 1;
+    j["camera"]["resolution"] = {64.5, 48};
+    EXPECT_EQ(error_of(j), "scene.json: camera.resolution: expected [width, height] of positive integers");
+    j["camera"]["resolution"] = {64, 48};
+    j["optimize"]["seed"] = 1e17;
+    EXPECT_EQ(error_of(j), "scene.json: optimize.seed: expected an integer >= 0");
+}
+
 TEST_F(SceneErrors, OptimizeSettingsOutOfRange) {
     const auto expect = [&](const char* key, Json value, const std::string& message) {
         Json j = minimal_scene();

@@ -91,14 +91,22 @@ float JsonValue::number_at_least(float lo, const char* what) const {
     return v;
 }
 
-uint64_t JsonValue::integer(uint64_t lo, uint64_t hi, const char* what) const {
-    if (json_->is_number_unsigned()) {
-        const uint64_t v = json_->get<uint64_t>();
-        if (v >= lo && v <= hi) return v;
-    } else if (json_->is_number_integer()) {
-        const int64_t v = json_->get<int64_t>();
-        if (v >= 0 && static_cast<uint64_t>(v) >= lo && static_cast<uint64_t>(v) <= hi) return static_cast<uint64_t>(v);
+namespace {
+// A whole number >= 0 as written: an integer, or a float with no fraction up to 2^53 (`300.0`, as Python's json
+// writes a count computed with `/`), which is exactly that integer.
+std::optional<uint64_t> whole_number(const Json& e) {
+    if (e.is_number_unsigned()) return e.get<uint64_t>();
+    if (e.is_number_integer()) return e.get<int64_t>() >= 0 ? std::optional<uint64_t>(e.get<int64_t>()) : std::nullopt;
+    if (e.is_number_float()) {
+        const double d = e.get<double>();
+        if (d >= 0 && d <= 0x1p53 && std::floor(d) == d) return static_cast<uint64_t>(d);
     }
+    return std::nullopt;
+}
+} // namespace
+
+uint64_t JsonValue::integer(uint64_t lo, uint64_t hi, const char* what) const {
+    if (const std::optional<uint64_t> v = whole_number(*json_); v && *v >= lo && *v <= hi) return *v;
     fail(std::string("expected ") + what);
 }
 
@@ -140,9 +148,9 @@ Resolution JsonValue::resolution() const {
     uint64_t side[2];
     for (size_t i = 0; i < 2; ++i) {
         const Json& e = (*json_)[i];
-        if (!e.is_number_integer() || (e.is_number_unsigned() ? e.get<uint64_t>() == 0 : e.get<int64_t>() <= 0))
-            fail(shape);
-        side[i] = e.get<uint64_t>();
+        const std::optional<uint64_t> v = whole_number(e);
+        if (!v || *v == 0) fail(shape);
+        side[i] = *v;
     }
     if (side[0] > max_resolution || side[1] > max_resolution) {
         std::ostringstream os;

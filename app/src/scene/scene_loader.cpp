@@ -319,9 +319,7 @@ Scene load_scene_from_string(std::string_view json_text, const std::filesystem::
     root.expect_object({"format", "camera", "views", "background", "materials", "meshes", "lights", "render", "optimize"});
     Scene scene;
     scene.display_name = display_name;
-    const JsonValue format = root.require("format");
-    if (!format.json().is_number_integer() || format.json().get<int64_t>() != 1)
-        format.fail("expected 1 (the scene format this program reads)");
+    root.require("format").integer(1, 1, "1 (the scene format this program reads)");
 
     // Views read at the file's resolution (their intrinsics are in its pixels), then all scaled to the option's.
     const auto views = root.get("views");
