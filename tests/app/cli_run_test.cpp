@@ -159,6 +159,33 @@ TEST(OptimizeCli, ARunWritesEveryOutput) {
     EXPECT_GT(psnr(read_png_linear(tmp / "again.png"), read_png_linear(out / "final.png")), 35.0);
 }
 
+// camera.intrinsics in params.json are in pixels at the scene file's resolution, whatever --resolution the run took:
+// a run at twice the file's resolution writes its start and truth as the file gives them, and adjoint-render applies
+// them at the file's resolution as the start renders there.
+TEST(OptimizeCli, IntrinsicsInParamsJsonAreInTheFilesPixels) {
+    TempDir tmp;
+    write(tmp / "s.json", R"({"format": 1,
+      "camera": { "eye": [0, 0.8, 4.2], "target": [0, 0, 0], "resolution": [32, 24],
+                  "intrinsics": { "fx": 40, "fy": 40, "cx": 16, "cy": 12 } },
+      "materials": { "red": { "albedo": [0.8, 0.2, 0.1] } },
+      "meshes": [ { "name": "ball", "file": ")" + (kAssets / "meshes" / "uv_sphere.obj").string() + R"(", "material": "red" } ],
+      "lights": [ { "name": "key", "type": "point", "position": [2, 3, 3], "intensity": 14 } ],
+      "optimize": { "parameters": { "camera.intrinsics": { "init": [36, 44, 17, 11] } }, "iterations": 0 } })");
+    auto r = run(kOptimize, {"--scene", (tmp / "s.json").string(), "--out", (tmp / "out").string(), "--resolution",
+                             "64x48", "--quiet"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    auto params = read_params_json(tmp / "out" / "params.json");
+    ASSERT_EQ(params.size(), 1u);
+    EXPECT_EQ(params[0].value, (std::vector<float>{36, 44, 17, 11}));
+    EXPECT_EQ(*params[0].true_value, (std::vector<float>{40, 40, 16, 12}));
+    auto start = run(kOptimize, {"--scene", (tmp / "s.json").string(), "--out", (tmp / "small").string(), "--quiet"});
+    ASSERT_EQ(start.code, 0) << start.err;
+    auto rr = run(kRender, {"--scene", (tmp / "s.json").string(), "--out", (tmp / "again.png").string(), "--params",
+                            (tmp / "out" / "params.json").string()});
+    ASSERT_EQ(rr.code, 0) << rr.err;
+    EXPECT_GT(psnr(read_png_linear(tmp / "again.png"), read_png_linear(tmp / "small" / "start.png")), 50.0);
+}
+
 // --all-views DIR: every view of a NeRF dataset as view_<i>.png, and beside each its photo (view_<i>_side.png,
 // twice as wide, the photo on the right); a scene without a dataset target writes no side images.
 TEST(RenderCli, AllViewsWritesEveryViewAndItsPhoto) {

@@ -403,6 +403,15 @@ TEST_F(Colmap, DistortionAndBrokenFilesAreRefused) {
     write("sparse/1/images.bin", images);
     EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/1/images.bin: image 0: the file ends early");
     write_text("sparse/0");
+    write("sparse/0/cameras.txt", "1 FOO 16 12 20 22 7.5 6.5\n");
+    scene["views"]["colmap"] = "sparse/0";
+    EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/cameras.txt line 1: unknown camera model FOO (expected "
+                               "SIMPLE_PINHOLE or PINHOLE, or one of COLMAP's other models, which have lens distortion)");
+    write_text("sparse/0");
+    // Each image takes two lines: images on consecutive lines would lose every second one.
+    write("sparse/0/images.txt", "1 1 0 0 0 0 0 5 1 b.png\n2 1 0 0 0 0 0 5 2 a.png\n3 1 0 0 0 0 0 6 2 a.png\n");
+    EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/images.txt line 2: expected the 2D points of the "
+                               "image on line 1 (X Y POINT3D_ID triplets, or an empty line): each image takes two lines");
     write("sparse/0/images.txt", "1 1 0 0 0 0 0 5 9 a.png\n\n");
     scene["views"]["colmap"] = "sparse/0";
     EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/images.txt line 1: no camera 9");
@@ -490,6 +499,57 @@ TEST_F(Cameras, TargetViewsReadTheDatasetsImages) {
     EXPECT_EQ(s.optimize->target_images[1].texels[15], float4(0, 1, 0, 1));
     std::filesystem::remove(dir() / "r_1.png");
     EXPECT_EQ(error_of(scene).rfind("scene.json: optimize.target: cannot read r_1.png", 0), 0u) << error_of(scene);
+    // Without w and h the field of view is in the views' square pixels: an image of another aspect is refused.
+    write_solid_png("r_1.png", 4, 3, 0, 255, 0);
+    EXPECT_EQ(error_of(scene), "scene.json: optimize.target: r_1.png is 4x3, another aspect than the views' 4x4, and "
+                               "the dataset gives no image size (w, h) for its field of view: give w and h, or a "
+                               "camera.resolution of the images' aspect");
+}
+
+// camera_angle_x with w and h: square pixels of the dataset's images, scaled to the views as fl_x would be, so that
+// views of another aspect stretch as the resampled images do (the same intrinsics as fl_x = fl_y for that angle).
+TEST_F(Cameras, NerfFieldOfViewIsInTheImagesPixels) {
+    Json scene = minimal_scene();
+    scene["camera"] = Json::parse(R"({"resolution": [8, 6]})");
+    const double m0[4][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 4}, {0, 0, 0, 1}};
+    const double angle = 0.8, f = 0.5 * 16 / std::tan(angle / 2);
+    Json transforms = {{"camera_angle_x", angle}, {"w", 16}, {"h", 16},
+                       {"frames", {{{"file_path", "a.png"}, {"transform_matrix", matrix_json(m0)}}}}};
+    write("transforms.json", transforms.dump());
+    scene["views"] = {{"nerf", "transforms.json"}};
+    const Scene s = load(scene);
+    ASSERT_TRUE(s.views[0].intrinsics);
+    EXPECT_NEAR(s.views[0].intrinsics->fx, f * 8 / 16, 1e-4);
+    EXPECT_NEAR(s.views[0].intrinsics->fy, f * 6 / 16, 1e-4);
+    transforms.erase("camera_angle_x");
+    transforms["fl_x"] = f;
+    write("transforms.json", transforms.dump());
+    const Scene same = load(scene);
+    EXPECT_NEAR(same.views[0].intrinsics->fx, s.views[0].intrinsics->fx, 1e-4);
+    EXPECT_NEAR(same.views[0].intrinsics->fy, s.views[0].intrinsics->fy, 1e-4);
+}
+
+// camera.intrinsics' init and params.json's values are in pixels at the file's camera.resolution, as the camera's
+// own intrinsics: --resolution (the load option, or override_resolution) scales them as it scales the camera's.
+TEST_F(Cameras, IntrinsicsValuesScaleWithTheResolution) {
+    Json scene = minimal_scene();
+    scene["camera"]["resolution"] = {96, 64};
+    scene["camera"]["intrinsics"] = {{"fx", 95.6}, {"fy", 95.6}, {"cx", 48}, {"cy", 32}};
+    scene["optimize"] = {{"parameters", {{"camera.intrinsics", {{"init", {90, 100, 52, 35}}}}}}};
+    LoadOptions options;
+    options.resolution = Resolution{192, 128};
+    Scene s = load_scene_from_string(scene.dump(), dir(), "scene.json", options);
+    EXPECT_EQ(s.file_resolution, (Resolution{96, 64}));
+    EXPECT_EQ(s.optimize->parameters[0].init, (std::vector<float>{180, 200, 104, 70}));
+    override_resolution(s, {48, 32});
+    EXPECT_EQ(s.optimize->parameters[0].init, (std::vector<float>{45, 50, 26, 17.5f}));
+    EXPECT_EQ(value_in_file_units(s, ParameterKind::camera_intrinsics, {45, 50, 26, 17.5f}),
+              (std::vector<float>{90, 100, 52, 35}));
+    EXPECT_EQ(value_in_file_units(s, ParameterKind::camera_fov_y, {45}), (std::vector<float>{45}));
+    write("params.json", R"({"parameters": {"camera.intrinsics": {"value": [90, 100, 52, 35]}}})");
+    apply_params_file(s, dir() / "params.json");
+    EXPECT_EQ(*s.camera.intrinsics, (Intrinsics{45, 50, 26, 17.5f}));
+    EXPECT_EQ(*s.views[0].intrinsics, (Intrinsics{45, 50, 26, 17.5f}));
 }
 
 } // namespace adjoint::app::test

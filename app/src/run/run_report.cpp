@@ -92,7 +92,7 @@ ReportInputs report_inputs(Optimizer& opt, const std::vector<ParameterState>& pa
     return in;
 }
 
-std::vector<ParamRecord> param_records(Optimizer& opt, const std::vector<ParameterState>& parameters) {
+std::vector<ParamRecord> param_records(Optimizer& opt, const std::vector<ParameterState>& parameters, const Scene& scene) {
     std::vector<ParamRecord> records;
     std::vector<float> value, gradient;
     for (size_t i = 0; i < parameters.size(); ++i) {
@@ -107,8 +107,8 @@ std::vector<ParamRecord> param_records(Optimizer& opt, const std::vector<Paramet
             opt.parameter_now(i, value, gradient);
             r.gradient_picture = gradient_picture(texture_image(p, gradient));
         } else {
-            r.value = p.value;
-            r.true_value = p.true_value;
+            r.value = value_in_file_units(scene, p.kind, p.value);
+            if (p.true_value) r.true_value = value_in_file_units(scene, p.kind, *p.true_value);
         }
         records.push_back(std::move(r));
     }

@@ -19,8 +19,9 @@ std::vector<ReportCurve> report_curves(const std::vector<ParameterState>& parame
 ReportInputs report_inputs(Optimizer& opt, const std::vector<ParameterState>& parameters, const Image& target,
                            const Image& start, const Image& final, const std::vector<LossRow>& rows);
 
-// params.json's records: values, truths, errors; textures with their gradient pictures.
-std::vector<ParamRecord> param_records(Optimizer& opt, const std::vector<ParameterState>& parameters);
+// params.json's records: values, truths, errors (values and truths in the scene file's units, value_in_file_units);
+// textures with their gradient pictures.
+std::vector<ParamRecord> param_records(Optimizer& opt, const std::vector<ParameterState>& parameters, const Scene& scene);
 
 // The worst error of each unit among these errors (file order of `parameters`), for the progress line.
 std::vector<std::pair<std::string, double>> unit_errors(const std::vector<ParameterState>& parameters,

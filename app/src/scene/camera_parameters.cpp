@@ -63,3 +63,27 @@ std::vector<float> init_intrinsics(const JsonValue& init, const InitContext&, Pa
 }
 
 } // namespace adjoint::app::detail
+
+namespace adjoint::app {
+namespace {
+// The run's pixels per file pixel, across and down (1 where the scene was not loaded from a file).
+std::pair<float, float> run_pixels_per_file_pixel(const Scene& s) {
+    if (s.file_resolution.width == 0 || s.file_resolution.height == 0) return {1.0f, 1.0f};
+    return {float(s.camera.width) / float(s.file_resolution.width), float(s.camera.height) / float(s.file_resolution.height)};
+}
+std::vector<float> scaled_intrinsics(ParameterKind kind, std::vector<float> v, float sx, float sy) {
+    if (kind == ParameterKind::camera_intrinsics && v.size() == 4) v = {v[0] * sx, v[1] * sy, v[2] * sx, v[3] * sy};
+    return v;
+}
+} // namespace
+
+std::vector<float> value_in_file_units(const Scene& scene, ParameterKind kind, std::vector<float> value) {
+    const auto [sx, sy] = run_pixels_per_file_pixel(scene);
+    return scaled_intrinsics(kind, std::move(value), 1.0f / sx, 1.0f / sy);
+}
+std::vector<float> value_in_run_units(const Scene& scene, ParameterKind kind, std::vector<float> value) {
+    const auto [sx, sy] = run_pixels_per_file_pixel(scene);
+    return scaled_intrinsics(kind, std::move(value), sx, sy);
+}
+
+} // namespace adjoint::app

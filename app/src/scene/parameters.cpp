@@ -267,7 +267,7 @@ void apply_params_file(Scene& scene, const std::filesystem::path& params_json) {
                                                       : "expected numbers in [" + format_number(p.lo) + ", " +
                                                             format_number(p.hi) + "]");
         }
-        set_parameter_value(scene, p, value);
+        set_parameter_value(scene, p, value_in_run_units(scene, p.kind, std::move(value)));
         if (info.collection == ParameterCollection::camera)
             for (const Camera& view : scene.views)
                 if (const std::string why = camera_problem(view); !why.empty())

@@ -176,6 +176,15 @@ void read_target(const JsonValue& value, const std::filesystem::path& base_dir, 
             if (view.size.width > 0 && (image.width != view.size.width || image.height != view.size.height))
                 value.fail(view.file + " is " + size_text(image.width, image.height) +
                            ", but the dataset gives its camera " + size_text(view.size.width, view.size.height));
+            // Without a size the dataset's field of view is taken in square pixels of the views: an image of
+            // another aspect (by over half a pixel) would be stretched to them, and would not be the picture
+            // they render.
+            const double rows = double(image.height) * scene.camera.width / image.width;
+            if (view.size.width == 0 && std::abs(rows - scene.camera.height) > 0.5)
+                value.fail(view.file + " is " + size_text(image.width, image.height) +
+                           ", another aspect than the views' " + size_text(scene.camera.width, scene.camera.height) +
+                           ", and the dataset gives no image size (w, h) for its field of view: give w and h, or a "
+                           "camera.resolution of the images' aspect");
             optimize.target_images.push_back(as_target(std::move(image), scene));
         }
         return;
@@ -340,6 +349,7 @@ Scene load_scene_from_string(std::string_view json_text, const std::filesystem::
             scene.camera.intrinsics = first.intrinsics;
         }
     }
+    scene.file_resolution = {scene.camera.width, scene.camera.height};
     if (options.resolution) {
         set_resolution(scene.camera, *options.resolution);
         for (Camera& view : scene.views) set_resolution(view, *options.resolution);
@@ -364,6 +374,9 @@ Scene load_scene_from_string(std::string_view json_text, const std::filesystem::
     if (auto optimize = root.get("optimize")) {
         free_sky_maps(*optimize, scene);
         scene.optimize = read_optimize(*optimize, base_dir, scene);
+        // camera.intrinsics' init is in pixels at the file's camera.resolution, as the camera's own intrinsics
+        // are: it scales with --resolution as they do, so that the run starts where the file says.
+        for (Parameter& p : scene.optimize->parameters) p.init = value_in_run_units(scene, p.kind, std::move(p.init));
     }
     if (scene.optimize && scene.background_light >= 0) {
         // The renderer draws the environment behind the scene but does not differentiate it: refuse what
@@ -423,8 +436,12 @@ void override_resolution(Scene& scene, Resolution resolution) {
                              size_text(resolution.width, resolution.height) + " differs from the target image " +
                                  image.source + " (" + size_text(image.width, image.height) + ")");
     }
+    if (scene.optimize)   // inits in the run's units, as the loader left them, at the new resolution
+        for (Parameter& p : scene.optimize->parameters) p.init = value_in_file_units(scene, p.kind, std::move(p.init));
     set_resolution(scene.camera, resolution);
     for (Camera& view : scene.views) set_resolution(view, resolution);
+    if (scene.optimize)
+        for (Parameter& p : scene.optimize->parameters) p.init = value_in_run_units(scene, p.kind, std::move(p.init));
 }
 
 } // namespace adjoint::app

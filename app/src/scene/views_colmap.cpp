@@ -60,6 +60,11 @@ void check_pinhole(const ColmapCamera& c, const std::string& where) {
             bad(where, "expected a width and height in 1..1048576");
         return;
     }
+    bool known = false;
+    for (const ModelInfo& m : models) known = known || c.model == m.name;
+    if (!known)
+        bad(where, "unknown camera model " + c.model + " (expected SIMPLE_PINHOLE or PINHOLE, or one of COLMAP's other "
+                   "models, which have lens distortion)");
     bad(where, "camera model " + c.model + " has lens distortion, which Adjoint does not undo (SIMPLE_PINHOLE and "
                "PINHOLE only: undistort the images first, e.g. with colmap image_undistorter)");
 }
@@ -133,8 +138,20 @@ void read_images_text(const std::string& text, const std::string& shown, Model& 
         image.name = line.substr(starts[9]);
         while (!image.name.empty() && std::isspace(static_cast<unsigned char>(image.name.back()))) image.name.pop_back();
         model.images.push_back(std::move(image));
-        std::getline(in, line);   // POINTS2D[] as (X, Y, POINT3D_ID): not needed
+        // POINTS2D[] as (X, Y, POINT3D_ID): not needed, but it must be that line: a file that leaves it out
+        // (its images on consecutive lines) would otherwise lose every second image without a word.
+        if (!std::getline(in, line)) break;
         ++number;
+        const std::vector<std::string> points = tokens_of(line);
+        bool ok_points = points.size() % 3 == 0;
+        for (size_t i = 0; ok_points && i < points.size(); ++i) {
+            double v = 0;
+            ok_points = parse(points[i], v);
+        }
+        if (!ok_points)
+            bad(shown + " line " + std::to_string(number),
+                "expected the 2D points of the image on line " + std::to_string(number - 1) +
+                    " (X Y POINT3D_ID triplets, or an empty line): each image takes two lines");
     }
 }
 

@@ -55,13 +55,17 @@ struct Lens {
             k.fx = float(*fl_x * sx);
             k.fy = float((fl_y ? *fl_y : *fl_x) * sy);
         } else if (angle_x) {
+            // Square pixels in the dataset's images (w x h when given, else the views'), then scaled as a focal
+            // length in pixels is: views of another aspect stretch the picture as the resampled photo is.
             if (!(*angle_x > 0 && *angle_x < 3.14159)) where.fail("expected camera_angle_x in (0, pi) radians");
-            k.fx = float(0.5 * W / std::tan(0.5 * *angle_x));
-            k.fy = k.fx;   // square pixels at the views' resolution
+            const double Wd = sized ? *w : W, Hd = sized ? *h : H;
+            double fx = 0.5 * Wd / std::tan(0.5 * *angle_x), fy = fx;
             if (angle_y) {
                 if (!(*angle_y > 0 && *angle_y < 3.14159)) where.fail("expected camera_angle_y in (0, pi) radians");
-                k.fy = float(0.5 * H / std::tan(0.5 * *angle_y));
+                fy = 0.5 * Hd / std::tan(0.5 * *angle_y);
             }
+            k.fx = float(fx * sx);
+            k.fy = float(fy * sy);
         } else {
             where.fail("expected camera_angle_x, or fl_x with w and h");
         }

@@ -349,6 +349,7 @@ struct Scene {
     std::string display_name;          // how errors name it
     Camera camera;
     std::vector<Camera> views;         // at least one; each with the camera's resolution
+    Resolution file_resolution{};      // camera.resolution as the file gives it, before --resolution ({0, 0}: the camera's)
     std::vector<ViewImage> view_images; // views from a dataset: each view's image
     float3 background{};               // linear RGB
     int32_t background_light = -1;     // `background: "environment"`: the light drawn behind the scene, or −1
@@ -391,5 +392,9 @@ void set_parameter_value(Scene& scene, const Parameter& parameter, std::span<con
 // Applies the values an optimization wrote (see the header comment) onto the scene; SceneError naming the
 // file and the JSON path of any problem.
 void apply_params_file(Scene& scene, const std::filesystem::path& params_json);
+// A value in the units of the scene file and params.json from the run's, and back: camera.intrinsics are pixels at
+// the file's camera.resolution there and at camera.resolution (--resolution's) in a run; others are the same.
+std::vector<float> value_in_file_units(const Scene& scene, ParameterKind kind, std::vector<float> value);
+std::vector<float> value_in_run_units(const Scene& scene, ParameterKind kind, std::vector<float> value);
 
 } // namespace adjoint::app
