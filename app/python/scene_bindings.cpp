@@ -115,9 +115,16 @@ struct PyOptimization {
 
 void bind_scene(py::module_& m) {
     py::class_<PyScene>(m, "Scene", "A scene file loaded (meshes, textures, lights, camera, optimize block)")
-        .def(py::init([](const std::filesystem::path& path, std::optional<std::pair<uint32_t, uint32_t>> resolution) {
+        .def(py::init([](const std::filesystem::path& path, std::optional<std::pair<int64_t, int64_t>> resolution) {
                  app::LoadOptions o;
-                 if (resolution) o.resolution = app::Resolution{resolution->first, resolution->second};
+                 if (resolution) {   // signed, so that (-1, 4) is named as load_scene names (0, 4), not by pybind
+                     const auto [w, h] = *resolution;
+                     const int64_t most = app::max_resolution;
+                     if (w < 1 || h < 1 || w > most || h > most)
+                         throw py::value_error("resolution: expected each side in 1.." + std::to_string(most) +
+                                               ", got (" + std::to_string(w) + ", " + std::to_string(h) + ")");
+                     o.resolution = app::Resolution{uint32_t(w), uint32_t(h)};
+                 }
                  PyScene s{runtime(), app::load_scene(path, o), nullptr, nullptr};
                  return s;
              }),
@@ -138,7 +145,10 @@ void bind_scene(py::module_& m) {
         })
         .def("_set", [](PyScene& s, const std::string& path, const py::handle& value) {
             app::Parameter p = find_parameter_or_throw(s.scene, path);
-            app::set_parameter_value(s.scene, p, array_to_value(p, value));
+            const std::vector<float> v = array_to_value(p, value);
+            if (const std::string why = app::parameter_value_problem(s.scene, p, v); !why.empty())
+                throw py::value_error(path + ": " + why);
+            app::set_parameter_value(s.scene, p, v);
             s.renderer.reset();
             s.torch_cache.reset();
         });

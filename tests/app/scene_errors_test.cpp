@@ -292,6 +292,14 @@ TEST_F(SceneErrors, TargetImages) {
     LoadOptions options;
     options.resolution = Resolution{4, 4};
     EXPECT_EQ(load_scene_from_string(j.dump(), dir(), "scene.json", options).optimize->target_images.at(0).width, 4u);
+    // A side of 0 (the Python package's Scene(resolution=...) passes it on) left the renderer no pixel.
+    options.resolution = Resolution{0, 4};
+    try {
+        load_scene_from_string(j.dump(), dir(), "scene.json", options);
+        ADD_FAILURE();
+    } catch (const SceneError& e) {
+        EXPECT_EQ(std::string(e.what()), "resolution: expected each side in 1..8192, got 0x4");
+    }
 }
 
 } // namespace

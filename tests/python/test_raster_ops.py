@@ -423,3 +423,48 @@ def test_a_tile_list_past_lavapipes_loop_limit_is_taken_in_parts():
     np.testing.assert_allclose(rast[0, 0, 0, 2], -0.5)
     np.testing.assert_allclose(rast[0, 7, 7, 2], 0.5)
     assert db[0, 7, 7].abs().sum() > 0   # the last part's barycentric derivatives
+
+
+def test_nvdiffrasts_calling_conventions():
+    pos, tri = big_triangle(2)
+    # output_db=False in the context: rast_db is empty, as nvdiffrast's.
+    rast, db = dr.rasterize(dr.RasterizeGLContext(output_db=False), pos, tri, (4, 6))
+    assert rast.shape == (2, 4, 6, 4) and db.shape == (2, 4, 6, 0)
+    full_rast, full_db = dr.rasterize(CTX, pos, tri, (4, 6))
+    assert torch.equal(rast, full_rast) and full_db.shape == (2, 4, 6, 4)
+    # Attributes of minibatch 1 broadcast over the rast's minibatch; their gradient sums over it.
+    a = torch.rand(1, 3, 2, requires_grad=True)
+    b = a.detach().expand(2, 3, 2).clone().requires_grad_(True)
+    out_a, _ = dr.interpolate(a, rast, tri)
+    out_b, _ = dr.interpolate(b, rast, tri)
+    assert torch.equal(out_a, out_b)
+    weights = torch.rand(out_a.shape)
+    (out_a * weights).sum().backward()
+    (out_b * weights).sum().backward()
+    torch.testing.assert_close(a.grad[0], b.grad.sum(0))
+    # resolution: two integers (numpy's too), nothing else.
+    assert dr.rasterize(CTX, pos, tri, np.array([4, 6]))[0].shape == (2, 4, 6, 4)
+    for bad in ([8, 8, 8], [8.7, 8], [0, 4], [2**32 + 1, 1], (True, 4), "88"):
+        with pytest.raises(ValueError, match=r"resolution: expected \[height, width\], two integers > 0"):
+            dr.rasterize(CTX, pos, tri, bad)
+    # Range mode with no ranges: a minibatch of none.
+    r0, d0 = dr.rasterize(CTX, pos[0], tri, (4, 6), ranges=torch.zeros(0, 2, dtype=torch.int32))
+    assert r0.shape == (0, 4, 6, 4) and d0.shape == (0, 4, 6, 4)
+    # diff_attrs: 'all' or indices (numpy's too).
+    _, da = dr.interpolate(torch.rand(3, 2), full_rast, tri, rast_db=full_db, diff_attrs=np.array([1]))
+    assert da.shape == (2, 4, 6, 2)
+    for bad in ("All", 1, [0.5]):
+        with pytest.raises(ValueError, match="diff_attrs: expected 'all' or a list of attribute indices"):
+            dr.interpolate(torch.rand(3, 2), full_rast, tri, rast_db=full_db, diff_attrs=bad)
+
+
+def test_second_order_gradients_are_refused():
+    pos, tri = big_triangle()
+    pos.requires_grad_(True)
+    rast, _ = dr.rasterize(CTX, pos, tri, (4, 4))
+    attr = torch.rand(3, 2, requires_grad=True)
+    out, _ = dr.interpolate(attr, rast, tri)
+    with pytest.raises(RuntimeError, match=r"adjoint.torch.interpolate: second-order gradients \(create_graph=True\)"):
+        torch.autograd.grad((out ** 2).sum(), attr, create_graph=True)
+    (grad,) = torch.autograd.grad((out ** 2).sum(), attr)   # first order as before
+    assert grad.abs().sum() > 0

@@ -167,6 +167,12 @@ def test_max_mip_level_and_constructed_or_custom_mips():
     custom = dr.texture(t32(tex), t32(uv), mip_level_bias=bias, mip=[t32(l[None]) for l in mip_levels(tex[0])[1:]])
     np.testing.assert_allclose(built.numpy(), plain.numpy(), atol=1e-6)
     np.testing.assert_allclose(custom.numpy(), plain.numpy(), atol=1e-6)
+    # max_mip_level as numpy's integer; a level past 1x1 in a custom list is refused (it would never be read).
+    numpy_capped = dr.texture(t32(tex), t32(uv), mip_level_bias=t32(np.full((1, 3, 3), 5.0)), max_mip_level=np.int64(1))
+    np.testing.assert_array_equal(numpy_capped.numpy(), capped)
+    too_many = [t32(l[None]) for l in mip_levels(tex[0])[1:]] + [t32(np.zeros((1, 1, 1, 3)))]
+    with pytest.raises(ValueError, match=r"mip: 4 levels, but a 8x8 texture has 3 above its base"):
+        dr.texture(t32(tex), t32(uv), mip_level_bias=bias, mip=too_many)
 
 
 def random_directions(n, rng):

@@ -129,6 +129,36 @@ def test_gradients_match_central_differences(small_scene):
     assert float(tensors["materials.ball.albedo"].grad.abs().sum()) > 1.0   # not a test of zeros
 
 
+def test_gradients_of_a_loss_scaled_small_are_scaled_not_lost(small_scene):
+    # The image gradient reaches the engine as an l2 target; one of 1e-9 of a pixel's value was below its rounding
+    # and came back 0.
+    target = torch.from_numpy(small_scene.render())
+    grads = []
+    for scale in (1.0, 1e-9):
+        albedo = torch.tensor([0.5, 0.4, 0.3], requires_grad=True)
+        loss = scale * ((adjoint.torch.render(small_scene, {"materials.ball.albedo": albedo}) - target) ** 2).mean()
+        loss.backward()
+        grads.append(albedo.grad / scale)
+    assert grads[0].abs().min() > 1e-3
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-4, atol=0)
+
+
+def test_scene_values_the_loader_refuses_are_refused(small_scene):
+    params = small_scene.parameters
+    for path, value, said in (("camera.fov_y", 0, r"expected numbers in \[1, 179\]"),
+                              ("camera.fov_y", 180, r"expected numbers in \[1, 179\]"),
+                              ("camera.eye", list(params["camera.target"]), "eye and target are the same point"),
+                              ("lights.key.position", [0, float("nan"), 0], "expected finite numbers, got nan"),
+                              ("lights.key.intensity", -1, "expected numbers >= 0")):
+        before = params[path]
+        with pytest.raises(ValueError, match=f"{path}: {said}"):
+            params[path] = value
+        np.testing.assert_array_equal(params[path], before)
+    for resolution in ((0, 0), (-1, 4), (8193, 4)):
+        with pytest.raises(ValueError, match=r"resolution: expected each side in 1..8192, got"):
+            adjoint.Scene(small_scene.name, resolution=resolution)
+
+
 def test_bad_tensors_raise(small_scene):
     with pytest.raises(TypeError, match="floating-point"):
         adjoint.torch.render(small_scene, {"materials.ball.albedo": torch.tensor([1, 2, 3])})

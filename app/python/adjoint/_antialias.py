@@ -7,6 +7,7 @@ import numpy as np
 import torch as _torch
 
 from . import _adjoint
+from ._common import _first_order, _to_numpy
 
 _NONE = 0xFFFFFFFF
 
@@ -51,7 +52,6 @@ def antialias_construct_topology_hash(tri):
 class _Antialias(_torch.autograd.Function):
     @staticmethod
     def forward(ctx, color, pos, rast_np, tri_np, topo_np, batched, boost):
-        from .torch import _to_numpy
         c, p = _to_numpy(color), _to_numpy(pos)
         p3 = p if batched else p[None]
         out, blends = _adjoint._antialias(c, rast_np, p3, tri_np, topo_np, batched)
@@ -59,8 +59,8 @@ class _Antialias(_torch.autograd.Function):
         return _torch.from_numpy(out).to(color.device)
 
     @staticmethod
+    @_first_order("antialias")
     def backward(ctx, grad_out):
-        from .torch import _to_numpy
         c, p3, rast_np, tri_np, topo_np, batched, blends, boost, shape = ctx.saved
         g = _to_numpy(grad_out)
         gc, gp = _adjoint._antialias(c, rast_np, p3, tri_np, topo_np, batched, blends, g)

@@ -10,19 +10,18 @@ differentiable with respect to tex, uv, uv_da and mip_level_bias (the last two t
 Cube maps: a bilinear tap past a face's edge reads the neighbouring face's texel; a tap past a corner (outside
 in both directions, where three faces meet) reads the mean of the quad's other three taps.
 """
+import operator
+
 import numpy as np
 import torch as _torch
 
 from . import _adjoint
+from ._common import _first_order, _to_numpy
 
 __all__ = ["texture", "texture_construct_mip", "TextureMipWrapper"]
 
 _FILTERS = {"nearest": 0, "linear": 1, "linear-mipmap-nearest": 2, "linear-mipmap-linear": 3}
 _BOUNDARIES = {"wrap": 0, "clamp": 1, "zero": 2, "cube": 3}
-
-
-def _to_numpy(t):
-    return t.detach().to("cpu", _torch.float32).contiguous().numpy()
 
 
 def _check(name, t, ndim, last=None, lead=None):
@@ -85,14 +84,22 @@ class TextureMipWrapper:
 
 
 def _check_max_level(max_mip_level):
-    if max_mip_level is not None and (not isinstance(max_mip_level, int) or max_mip_level < 0):
-        raise ValueError(f"max_mip_level: expected None or an int >= 0, got {max_mip_level!r}")
+    """max_mip_level as an int (numpy's and torch's integers too), or None."""
+    if max_mip_level is None:
+        return None
+    try:
+        level = operator.index(max_mip_level)
+    except TypeError:
+        level = -1
+    if isinstance(max_mip_level, bool) or level < 0:
+        raise ValueError(f"max_mip_level: expected None or an integer >= 0, got {max_mip_level!r}")
+    return level
 
 
 def texture_construct_mip(tex, max_mip_level=None, cube_mode=False):
     """nvdiffrast.torch.texture_construct_mip: the mip stack of tex ([minibatch, H, W, C], or a cube map with
     cube_mode), each level the 2x2 mean of the one below, for texture(..., mip=...)."""
-    _check_max_level(max_mip_level)
+    max_mip_level = _check_max_level(max_mip_level)
     b, f, h, w, c = _tex_layout(tex, cube_mode)
     sizes = _mip_sizes(h, w, max_mip_level)
     table, total = _table(sizes, b * f, c)
@@ -121,6 +128,7 @@ class _Texture(_torch.autograd.Function):
         return _torch.from_numpy(out.reshape(*uv.shape[:3], cfg["channels"])).to(uv.device)
 
     @staticmethod
+    @_first_order("texture")
     def backward(ctx, grad_out):
         cfg = ctx.cfg
         chain = cfg["source"] in ("build", "wrapper")   # tex reaches every level through the mip chain
@@ -159,9 +167,11 @@ def _mip_source(mip, layout, cube, sizes):
         return "wrapper", mip.stack, []
     if not isinstance(mip, (list, tuple)):
         raise TypeError(f"mip: expected a TextureMipWrapper or a list of tensors, got {type(mip).__name__}")
-    b, f, _, _, c = layout
+    b, f, h0, w0, c = layout
+    if len(mip) > len(sizes) - 1:   # a level past 1x1 would never be read
+        raise ValueError(f"mip: {len(mip)} levels, but a {h0}x{w0} texture has {len(sizes) - 1} above its base")
     for k, level in enumerate(mip):
-        h, w = sizes[k + 1] if k + 1 < len(sizes) else (max(1, sizes[-1][0] // 2), max(1, sizes[-1][1] // 2))
+        h, w = sizes[k + 1]
         _check(f"mip[{k}]", level, 5 if cube else 4, c, [b, 6] if cube else [b])
         if tuple(level.shape[-3:-1]) != (h, w):
             raise ValueError(f"mip[{k}]: expected level {k + 1} of size {h}x{w}, got {list(level.shape)}")
@@ -178,7 +188,7 @@ def texture(tex, uv, uv_da=None, mip_level_bias=None, mip=None, filter_mode="aut
         raise ValueError(f"filter_mode: expected one of auto, {', '.join(_FILTERS)}, got {filter_mode!r}")
     if boundary_mode not in _BOUNDARIES:
         raise ValueError(f"boundary_mode: expected one of {', '.join(_BOUNDARIES)}, got {boundary_mode!r}")
-    _check_max_level(max_mip_level)
+    max_mip_level = _check_max_level(max_mip_level)
     cube = boundary_mode == "cube"
     b, f, h, w, c = _check_inputs(tex, uv, uv_da, mip_level_bias, cube)
     if filter_mode == "auto":

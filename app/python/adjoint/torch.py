@@ -9,19 +9,18 @@
 The backward pass is the engine's own gradient (its $autodiff of the renderer), applied to d loss / d image.
 Tensors on another device (CUDA) are copied through the host and the results returned to it.
 """
+import operator
+
 import numpy as np
 import torch as _torch
 
 from . import _adjoint
+from ._common import _first_order, _to_numpy
 from ._texture import texture, texture_construct_mip, TextureMipWrapper  # noqa: F401 (re-exported)
 
 __all__ = ["render", "rasterize", "interpolate", "texture", "texture_construct_mip", "antialias",
            "antialias_construct_topology_hash", "DepthPeeler",
            "RasterizeContext", "RasterizeCudaContext", "RasterizeGLContext"]
-
-
-def _to_numpy(t):
-    return t.detach().to("cpu", _torch.float32).contiguous().numpy()
 
 
 class _Render(_torch.autograd.Function):
@@ -35,13 +34,22 @@ class _Render(_torch.autograd.Function):
         return _torch.from_numpy(image).to(device)
 
     @staticmethod
+    @_first_order("render")
     def backward(ctx, grad_image):
         if not any(ctx.needs_input_grad[3:]):
             return (None, None, None) + (None,) * len(ctx.arrays)
-        grads = _adjoint._image_vjp(ctx.scene, ctx.paths, ctx.arrays, ctx.view, ctx.image, _to_numpy(grad_image))
+        g_image = _to_numpy(grad_image)
+        # The bridge passes the gradient G as an l2 target T = I - k * G (k = H * W * 3 / 2) in float32, which
+        # keeps no more of G than T's rounding at I leaves: a loss scaled by 1e-9 had gradient 0. The vjp is
+        # linear in G, so G goes in scaled to |k * G| <= 1 and the gradients come back scaled by the inverse.
+        peak = float(np.abs(g_image).max()) if g_image.size else 0.0
+        norm = peak * g_image.shape[0] * g_image.shape[1] * 1.5 if np.isfinite(peak) and peak > 0 else 1.0
+        grads = _adjoint._image_vjp(ctx.scene, ctx.paths, ctx.arrays, ctx.view, ctx.image,
+                                    (g_image / norm).astype(np.float32))
         out = []
         for g, (shape, dtype, device), needed in zip(grads, ctx.shapes, ctx.needs_input_grad[3:]):
-            out.append(_torch.from_numpy(np.ascontiguousarray(g)).reshape(shape).to(device, dtype) if needed else None)
+            g = np.ascontiguousarray(g, np.float64) * norm
+            out.append(_torch.from_numpy(g).reshape(shape).to(device, dtype) if needed else None)
         return (None, None, None) + tuple(out)
 
 
@@ -120,6 +128,7 @@ class _Rasterize(_torch.autograd.Function):
         return _torch.from_numpy(rast).to(pos.device), _torch.from_numpy(db).to(pos.device)
 
     @staticmethod
+    @_first_order("rasterize")
     def backward(ctx, grad_rast, grad_db):
         rast = ctx.rast
         if ctx.offset:
@@ -135,15 +144,28 @@ def rasterize(glctx, pos, tri, resolution, ranges=None, grad_db=True):
     """nvdiffrast.torch.rasterize: pos [B, V, 4] clip space (instanced mode) or [V, 4] with ranges [B, 2]
     (int32 start, count; range mode); tri int32 [T, 3]; resolution [height, width]. Returns (rast_out,
     rast_db), each float32 [B, height, width, 4]; rast_out is differentiable with respect to pos (through u, v
-    and z/w) and rast_db with respect to pos unless grad_db is False. Triangles crossing w = 0 are clipped."""
-    return _rasterize(pos, tri, resolution, ranges, grad_db)
+    and z/w) and rast_db with respect to pos unless grad_db is False; with the context's output_db False, rast_db
+    is empty ([B, height, width, 0]), as nvdiffrast's. Triangles crossing w = 0 are clipped."""
+    rast, db = _rasterize(pos, tri, resolution, ranges, grad_db)
+    if not getattr(glctx, "output_db", True):
+        db = _torch.empty(list(rast.shape[:3]) + [0], device=rast.device)
+    return rast, db
+
+
+def _resolution(resolution):
+    """[height, width] as two integers (Python's, numpy's or torch's) in 1..2^31 - 1, as nvdiffrast takes it."""
+    try:
+        sides = [operator.index(v) for v in resolution]
+    except TypeError:
+        sides = []
+    if len(sides) != 2 or any(isinstance(v, bool) for v in resolution) or not all(0 < v < 2**31 for v in sides):
+        raise ValueError(f"resolution: expected [height, width], two integers > 0, got {resolution!r}")
+    return sides
 
 
 def _rasterize(pos, tri, resolution, ranges, grad_db, previous=None):
     """rasterize, or with `previous` (a layer's rast_out as numpy) the next depth layer (DepthPeeler)."""
-    height, width = int(resolution[0]), int(resolution[1])
-    if height <= 0 or width <= 0:
-        raise ValueError(f"resolution: expected [height, width] > 0, got {list(resolution)}")
+    height, width = _resolution(resolution)
     if ranges is None:
         _check_float("pos", pos, 4, (3,))
         tri_np = _check_tri(tri, pos.shape[1])
@@ -154,6 +176,9 @@ def _rasterize(pos, tri, resolution, ranges, grad_db, previous=None):
     if not isinstance(ranges, _torch.Tensor) or ranges.dtype != _torch.int32 or ranges.dim() != 2 or ranges.shape[1] != 2:
         raise TypeError("ranges: expected an int32 tensor [minibatch, 2] (start, count)")
     tri_np = _check_tri(tri, pos.shape[0])
+    if ranges.shape[0] == 0:   # a minibatch of none
+        empty = _torch.zeros((0, height, width, 4), device=pos.device)
+        return empty, empty.clone()
     outs = []
     for i, (start, count) in enumerate(ranges.cpu().tolist()):
         if start < 0 or count < 0 or start + count > tri_np.shape[0]:
@@ -176,6 +201,7 @@ class _Interpolate(_torch.autograd.Function):
         return _torch.from_numpy(out).to(attr.device)
 
     @staticmethod
+    @_first_order("interpolate")
     def backward(ctx, grad_out):
         ga, gr = _adjoint._interpolate(ctx.a, ctx.r, ctx.tri, ctx.batched, _to_numpy(grad_out))
         device = grad_out.device
@@ -195,6 +221,7 @@ class _InterpolateDerivatives(_torch.autograd.Function):
         return _torch.from_numpy(out).to(attr.device)
 
     @staticmethod
+    @_first_order("interpolate")
     def backward(ctx, grad_out):
         a3, r, d, tri_np, chosen, batched, shape = ctx.saved
         ga, gd = _adjoint._interpolate_da(a3, r, d, tri_np, chosen, batched, _to_numpy(grad_out))
@@ -213,7 +240,14 @@ def interpolate(attr, rast, tri, rast_db=None, diff_attrs=None):
     _check_float("rast", rast, 4, (4,))
     batched = attr.dim() == 3
     if batched and attr.shape[0] != rast.shape[0]:
-        raise ValueError(f"attr: minibatch {attr.shape[0]} differs from rast's {rast.shape[0]}")
+        if attr.shape[0] != 1:
+            raise ValueError(f"attr: minibatch {attr.shape[0]} differs from rast's {rast.shape[0]} (nor is it 1)")
+        attr = attr.expand(rast.shape[0], -1, -1).contiguous()   # broadcast, as nvdiffrast; its gradient sums back
+    if diff_attrs is not None and diff_attrs != "all":
+        try:
+            diff_attrs = [operator.index(i) for i in diff_attrs]
+        except TypeError:
+            raise ValueError(f"diff_attrs: expected 'all' or a list of attribute indices, got {diff_attrs!r}") from None
     tri_np = _check_tri(tri, attr.shape[-2])
     out = _Interpolate.apply(attr, rast, tri_np, batched)
     if diff_attrs is None:
@@ -224,7 +258,7 @@ def interpolate(attr, rast, tri, rast_db=None, diff_attrs=None):
     if rast_db.shape != rast.shape:
         raise ValueError(f"rast_db: shape {list(rast_db.shape)} differs from rast's {list(rast.shape)}")
     count = attr.shape[-1]
-    chosen = list(range(count)) if diff_attrs == "all" else [int(i) for i in diff_attrs]
+    chosen = list(range(count)) if diff_attrs == "all" else diff_attrs
     if any(i < 0 or i >= count for i in chosen):
         raise ValueError(f"diff_attrs: indices must be in [0, {count}), got {chosen}")
     if not chosen:

@@ -258,21 +258,33 @@ void apply_params_file(Scene& scene, const std::filesystem::path& params_json) {
                 for (int c = 0; c < 3; ++c) value.push_back(image.pixels[t * size_t(image.channels) + size_t(c)]);
         } else {
             if (value.size() != p.size) throw SceneError(file, at + ".value", "expected " + std::to_string(p.size) + " numbers");
-            if (const char* invalid = info.invalid(value)) throw SceneError(file, at + ".value", invalid);
-            // The format's range (the optimizer keeps values in it): a negative intensity, a field of view of 0.
-            for (float x : value)
-                if (!(x >= p.lo && x <= p.hi))
-                    throw SceneError(file, at + ".value",
-                                     std::isinf(p.hi) ? "expected numbers >= " + format_number(p.lo)
-                                                      : "expected numbers in [" + format_number(p.lo) + ", " +
-                                                            format_number(p.hi) + "]");
+            value = value_in_run_units(scene, p.kind, std::move(value));
+            if (const std::string why = parameter_value_problem(scene, p, value); !why.empty())
+                throw SceneError(file, at + ".value", why);
         }
-        set_parameter_value(scene, p, value_in_run_units(scene, p.kind, std::move(value)));
-        if (info.collection == ParameterCollection::camera)
-            for (const Camera& view : scene.views)
-                if (const std::string why = camera_problem(view); !why.empty())
-                    throw SceneError(file, at + ".value", why);
+        set_parameter_value(scene, p, value);
     }
+}
+
+std::string parameter_value_problem(const Scene& scene, const Parameter& p, std::span<const float> value) {
+    const ParameterKindInfo& info = kind_info(p.kind);
+    if (const char* invalid = info.invalid ? info.invalid(value) : nullptr) return invalid;
+    // The format's range (the optimizer keeps values in it): a negative intensity, a field of view of 0, a NaN.
+    for (float x : value) {
+        if (!std::isfinite(x)) return "expected finite numbers, got " + format_number(x);
+        if (!(x >= p.lo && x <= p.hi))
+            return std::isinf(p.hi) ? "expected numbers >= " + format_number(p.lo)
+                                    : "expected numbers in [" + format_number(p.lo) + ", " + format_number(p.hi) + "]";
+    }
+    if (info.collection == ParameterCollection::camera) {
+        Scene cameras;   // the cameras alone, as the value would leave them: an eye at its target shows nothing
+        cameras.camera = scene.camera;
+        cameras.views = scene.views;
+        set_parameter_value(cameras, p, value);
+        for (const Camera& view : cameras.views)
+            if (std::string why = camera_problem(view); !why.empty()) return why;
+    }
+    return {};
 }
 
 } // namespace adjoint::app

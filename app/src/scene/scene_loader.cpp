@@ -323,6 +323,7 @@ int Scene::find_light(std::string_view name) const { return find_by_name(lights,
 
 Scene load_scene_from_string(std::string_view json_text, const std::filesystem::path& base_dir,
                              const std::string& display_name, const LoadOptions& options) {
+    if (options.resolution) check_resolution(*options.resolution);
     const Json document = parse_json(json_text, display_name);
     const JsonValue root(document, "", display_name);
     root.expect_object({"format", "camera", "views", "background", "materials", "meshes", "lights", "render", "optimize"});
@@ -428,7 +429,14 @@ Resolution parse_resolution(std::string_view text) {
     return {static_cast<uint32_t>(side[0]), static_cast<uint32_t>(side[1])};
 }
 
+void check_resolution(Resolution r) {
+    if (r.width == 0 || r.height == 0 || r.width > max_resolution || r.height > max_resolution)
+        throw SceneError("", "resolution", "expected each side in 1.." + std::to_string(max_resolution) + ", got " +
+                                               size_text(r.width, r.height));
+}
+
 void override_resolution(Scene& scene, Resolution resolution) {
+    check_resolution(resolution);
     if (scene.optimize && !scene.optimize->target_is_scene) {
         const LinearImage& image = scene.optimize->target_images.front();
         if (image.width != resolution.width || image.height != resolution.height)

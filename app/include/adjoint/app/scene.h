@@ -377,6 +377,9 @@ Scene load_scene_from_string(std::string_view json_text, const std::filesystem::
 
 // "WxH" (e.g. "512x384"), each side 1..max_resolution; otherwise SceneError naming `--resolution`.
 Resolution parse_resolution(std::string_view text);
+// SceneError naming `resolution` unless each side is in 1..max_resolution (the load option and override_resolution
+// check it: a side of 0 leaves the renderer no pixel).
+void check_resolution(Resolution resolution);
 // Gives the camera and every view this resolution; SceneError if target images have another one.
 void override_resolution(Scene& scene, Resolution resolution);
 
@@ -392,6 +395,9 @@ void set_parameter_value(Scene& scene, const Parameter& parameter, std::span<con
 // Applies the values an optimization wrote (see the header comment) onto the scene; SceneError naming the
 // file and the JSON path of any problem.
 void apply_params_file(Scene& scene, const std::filesystem::path& params_json);
+// Why `value` (in the run's units) cannot be the parameter's in this scene, or "": its kind's refusal, a number
+// outside the format's range [lo, hi] or not finite, or cameras it would leave without a picture (eye at target).
+std::string parameter_value_problem(const Scene& scene, const Parameter& parameter, std::span<const float> value);
 // A value in the units of the scene file and params.json from the run's, and back: camera.intrinsics are pixels at
 // the file's camera.resolution there and at camera.resolution (--resolution's) in a run; others are the same.
 std::vector<float> value_in_file_units(const Scene& scene, ParameterKind kind, std::vector<float> value);
