@@ -168,7 +168,8 @@ TEST(OptimizeCli, IntrinsicsInParamsJsonAreInTheFilesPixels) {
       "camera": { "eye": [0, 0.8, 4.2], "target": [0, 0, 0], "resolution": [32, 24],
                   "intrinsics": { "fx": 40, "fy": 40, "cx": 16, "cy": 12 } },
       "materials": { "red": { "albedo": [0.8, 0.2, 0.1] } },
-      "meshes": [ { "name": "ball", "file": ")" + (kAssets / "meshes" / "uv_sphere.obj").string() + R"(", "material": "red" } ],
+      "meshes": [ { "name": "ball", "file": ")" + (kAssets / "meshes" / "uv_sphere.obj").string() +
+                R"(", "material": "red" } ],
       "lights": [ { "name": "key", "type": "point", "position": [2, 3, 3], "intensity": 14 } ],
       "optimize": { "parameters": { "camera.intrinsics": { "init": [36, 44, 17, 11] } }, "iterations": 0 } })");
     auto r = run(kOptimize, {"--scene", (tmp / "s.json").string(), "--out", (tmp / "out").string(), "--resolution",

@@ -405,13 +405,21 @@ TEST_F(Colmap, DistortionAndBrokenFilesAreRefused) {
     write_text("sparse/0");
     write("sparse/0/cameras.txt", "1 FOO 16 12 20 22 7.5 6.5\n");
     scene["views"]["colmap"] = "sparse/0";
-    EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/cameras.txt line 1: unknown camera model FOO (expected "
-                               "SIMPLE_PINHOLE or PINHOLE, or one of COLMAP's other models, which have lens distortion)");
+    EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/cameras.txt line 1: unknown camera model FOO "
+                               "(expected SIMPLE_PINHOLE or PINHOLE, or one of COLMAP's other models, which have "
+                               "lens distortion)");
     write_text("sparse/0");
     // Each image takes two lines: images on consecutive lines would lose every second one.
     write("sparse/0/images.txt", "1 1 0 0 0 0 0 5 1 b.png\n2 1 0 0 0 0 0 5 2 a.png\n3 1 0 0 0 0 0 6 2 a.png\n");
-    EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/images.txt line 2: expected the 2D points of the "
-                               "image on line 1 (X Y POINT3D_ID triplets, or an empty line): each image takes two lines");
+    EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/images.txt line 2: expected the 2D points of "
+                               "the image on line 1 (X Y POINT3D_ID triplets, or an empty line): each image takes "
+                               "two lines");
+    write("sparse/0/images.txt", "1 1 0 0 0 0 0 5 1 b.png\n\n1 1 0 0 0 0 0 5 2 a.png\n\n");
+    EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/images.txt line 3: image id 1 is also "
+                               "sparse/0/images.txt line 1's");
+    write("sparse/0/images.txt", "1 1 0 0 0 0 0 5 1 b.png\n\n2 1 0 0 0 0 0 5 2 b.png\n\n");
+    EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/images.txt line 3: image b.png is also "
+                               "sparse/0/images.txt line 1's");
     write("sparse/0/images.txt", "1 1 0 0 0 0 0 5 9 a.png\n\n");
     scene["views"]["colmap"] = "sparse/0";
     EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/images.txt line 1: no camera 9");

@@ -92,7 +92,8 @@ ReportInputs report_inputs(Optimizer& opt, const std::vector<ParameterState>& pa
     return in;
 }
 
-std::vector<ParamRecord> param_records(Optimizer& opt, const std::vector<ParameterState>& parameters, const Scene& scene) {
+std::vector<ParamRecord> param_records(Optimizer& opt, const std::vector<ParameterState>& parameters,
+                                       const Scene& scene) {
     std::vector<ParamRecord> records;
     std::vector<float> value, gradient;
     for (size_t i = 0; i < parameters.size(); ++i) {

@@ -21,7 +21,8 @@ ReportInputs report_inputs(Optimizer& opt, const std::vector<ParameterState>& pa
 
 // params.json's records: values, truths, errors (values and truths in the scene file's units, value_in_file_units);
 // textures with their gradient pictures.
-std::vector<ParamRecord> param_records(Optimizer& opt, const std::vector<ParameterState>& parameters, const Scene& scene);
+std::vector<ParamRecord> param_records(Optimizer& opt, const std::vector<ParameterState>& parameters,
+                                       const Scene& scene);
 
 // The worst error of each unit among these errors (file order of `parameters`), for the progress line.
 std::vector<std::pair<std::string, double>> unit_errors(const std::vector<ParameterState>& parameters,

@@ -69,7 +69,8 @@ namespace {
 // The run's pixels per file pixel, across and down (1 where the scene was not loaded from a file).
 std::pair<float, float> run_pixels_per_file_pixel(const Scene& s) {
     if (s.file_resolution.width == 0 || s.file_resolution.height == 0) return {1.0f, 1.0f};
-    return {float(s.camera.width) / float(s.file_resolution.width), float(s.camera.height) / float(s.file_resolution.height)};
+    return {float(s.camera.width) / float(s.file_resolution.width),
+            float(s.camera.height) / float(s.file_resolution.height)};
 }
 std::vector<float> scaled_intrinsics(ParameterKind kind, std::vector<float> v, float sx, float sy) {
     if (kind == ParameterKind::camera_intrinsics && v.size() == 4) v = {v[0] * sx, v[1] * sy, v[2] * sx, v[3] * sy};

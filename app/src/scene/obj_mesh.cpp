@@ -99,7 +99,8 @@ struct CornerHash {
 // for every material, and under the scene's own lights it has no part.
 std::vector<std::string> mtl_ignored(const tinyobj::material_t& m) {
     std::vector<std::string> ignored;
-    if (m.dissolve < 1 || !m.alpha_texname.empty()) ignored.push_back("transparency (d, Tr, map_d) ignored: materials are opaque");
+    if (m.dissolve < 1 || !m.alpha_texname.empty())
+        ignored.push_back("transparency (d, Tr, map_d) ignored: materials are opaque");
     if (m.emission[0] > 0 || m.emission[1] > 0 || m.emission[2] > 0 || !m.emissive_texname.empty())
         ignored.push_back("emission (Ke, map_Ke) ignored: phong materials do not emit");
     const std::pair<const std::string*, const char*> textures[] = {

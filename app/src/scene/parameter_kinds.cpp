@@ -210,7 +210,9 @@ void write_light_map(Scene& s, const Parameter& p, std::span<const float> v) {
 
 const char* any_value(std::span<const float>) { return nullptr; }
 const char* nonzero_quaternion(std::span<const float> v) {
-    return v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3] > 0 ? nullptr : "expected a non-zero quaternion [w, x, y, z]";
+    // A NaN fails the test too (it was let through, to be refused later as a "zero quaternion").
+    const float norm2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3];
+    return norm2 > 0 ? nullptr : "expected a non-zero quaternion [w, x, y, z]";
 }
 const char* nonzero_direction(std::span<const float> v) {
     return v[0] == 0 && v[1] == 0 && v[2] == 0 ? "expected a non-zero direction" : nullptr;

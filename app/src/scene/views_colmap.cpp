@@ -23,7 +23,7 @@ struct ColmapCamera {
 struct ColmapImage {
     double q[4] = {1, 0, 0, 0}; // world-to-camera rotation (w, x, y, z)
     double t[3] = {0, 0, 0};    // world-to-camera translation
-    uint32_t camera = 0;
+    uint32_t id = 0, camera = 0;
     std::string name;
     std::string where;          // "images.txt line 7", for messages
 };
@@ -129,8 +129,7 @@ void read_images_text(const std::string& text, const std::string& shown, Model& 
         if (t.empty() || t[0][0] == '#') continue;
         ColmapImage image;
         image.where = shown + " line " + std::to_string(number);
-        uint32_t id = 0;
-        bool ok = t.size() >= 10 && parse(t[0], id) && parse(t[8], image.camera);
+        bool ok = t.size() >= 10 && parse(t[0], image.id) && parse(t[8], image.camera);
         for (size_t i = 0; ok && i < 4; ++i) ok = parse(t[1 + i], image.q[i]);
         for (size_t i = 0; ok && i < 3; ++i) ok = parse(t[5 + i], image.t[i]);
         if (!ok) bad(image.where, "expected IMAGE_ID QW QX QY QZ TX TY TZ CAMERA_ID NAME");
@@ -216,12 +215,12 @@ void read_images_binary(const std::string& bytes, const std::string& shown, Mode
     for (uint64_t i = 0; i < count; ++i) {
         const std::string what = "image " + std::to_string(i);
         ColmapImage image;
-        const auto id = in.next<uint32_t>(what);   // COLMAP's image_t
+        image.id = in.next<uint32_t>(what);   // COLMAP's image_t
         for (double& q : image.q) q = in.next<double>(what);
         for (double& t : image.t) t = in.next<double>(what);
         image.camera = in.next<uint32_t>(what);
         image.name = in.name(what);
-        image.where = shown + ": image " + std::to_string(id) + " (" + image.name + ")";
+        image.where = shown + ": image " + std::to_string(image.id) + " (" + image.name + ")";
         const auto points = in.next<uint64_t>(what);
         in.skip(points, 24, what);   // x, y (doubles) and a point id (int64) per 2D point
         model.images.push_back(std::move(image));
@@ -285,8 +284,17 @@ void read_colmap(const JsonValue& value, const std::filesystem::path& base_dir, 
     Model model;
     try {
         model = read_model(base_dir / shown, shown);
-        std::sort(model.images.begin(), model.images.end(),
-                  [](const ColmapImage& a, const ColmapImage& b) { return a.name < b.name; });
+        // An id or a name given twice is a broken model: two poses for one photo, or one pose's id twice.
+        std::map<uint32_t, const ColmapImage*> ids;
+        for (const ColmapImage& image : model.images)
+            if (const auto [at, fresh] = ids.emplace(image.id, &image); !fresh)
+                bad(image.where, "image id " + std::to_string(image.id) + " is also " + at->second->where + "'s");
+        std::stable_sort(model.images.begin(), model.images.end(),
+                         [](const ColmapImage& a, const ColmapImage& b) { return a.name < b.name; });
+        for (size_t i = 1; i < model.images.size(); ++i)
+            if (model.images[i].name == model.images[i - 1].name)
+                bad(model.images[i].where,
+                    "image " + model.images[i].name + " is also " + model.images[i - 1].where + "'s");
         for (const ColmapImage& image : model.images) {
             const auto c = model.cameras.find(image.camera);
             if (c == model.cameras.end()) bad(image.where, "no camera " + std::to_string(image.camera));

@@ -349,7 +349,7 @@ struct Scene {
     std::string display_name;          // how errors name it
     Camera camera;
     std::vector<Camera> views;         // at least one; each with the camera's resolution
-    Resolution file_resolution{};      // camera.resolution as the file gives it, before --resolution ({0, 0}: the camera's)
+    Resolution file_resolution{};      // camera.resolution as the file gives it, before --resolution ({0, 0}: none)
     std::vector<ViewImage> view_images; // views from a dataset: each view's image
     float3 background{};               // linear RGB
     int32_t background_light = -1;     // `background: "environment"`: the light drawn behind the scene, or −1
