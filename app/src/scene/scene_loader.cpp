@@ -408,33 +408,6 @@ Scene load_scene(const std::filesystem::path& file, const LoadOptions& options) 
     return scene;
 }
 
-Resolution parse_resolution(std::string_view text) {
-    const auto bad = [&] {
-        std::ostringstream os;
-        os << "expected WxH with each side in 1.." << max_resolution << ", got \"" << text << "\"";
-        throw SceneError("", "--resolution", os.str());
-    };
-    const size_t x = text.find('x');
-    if (x == std::string_view::npos) bad();
-    uint64_t side[2] = {0, 0};
-    const std::string_view parts[2] = {text.substr(0, x), text.substr(x + 1)};
-    for (size_t i = 0; i < 2; ++i) {
-        if (parts[i].empty() || parts[i].size() > 5) bad();
-        for (char c : parts[i]) {
-            if (c < '0' || c > '9') bad();
-            side[i] = side[i] * 10 + static_cast<uint64_t>(c - '0');
-        }
-        if (side[i] == 0 || side[i] > max_resolution) bad();
-    }
-    return {static_cast<uint32_t>(side[0]), static_cast<uint32_t>(side[1])};
-}
-
-void check_resolution(Resolution r) {
-    if (r.width == 0 || r.height == 0 || r.width > max_resolution || r.height > max_resolution)
-        throw SceneError("", "resolution", "expected each side in 1.." + std::to_string(max_resolution) + ", got " +
-                                               size_text(r.width, r.height));
-}
-
 void override_resolution(Scene& scene, Resolution resolution) {
     check_resolution(resolution);
     if (scene.optimize && !scene.optimize->target_is_scene) {
