@@ -70,6 +70,7 @@ public:
 
     // ---- parameters ----
     const std::vector<app::ParameterState>& parameters();   // read back at most ~4 times a second
+    void read_parameters_next() { parameters_read_at_ = -1e300; }   // the next parameters() reads (a last frame)
     void set_learning_rate(size_t parameter, float lr);      // live, and kept by reset()
     // A free parameter's current value and the last iteration's gradient (Optimizer::parameter_now), read from
     // the device once an iteration: a free environment map is both the texture panel's and the environment

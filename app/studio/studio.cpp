@@ -93,6 +93,9 @@ bool Studio::step(uint32_t frame) {
     const bool minimized = size.width == 0 || size.height == 0;
     screen_->workspace.catch_up({frame, ran, run_.running, quit, minimized});
     const bool capture = quit && config_.options.screenshot.has_value();
+    // The last frame (the screenshot's, the layout's) shows the values the run ended at, not those of the last
+    // read a quarter second before.
+    if (Session* session = screen_->workspace.session(); quit && session) session->read_parameters_next();
     const bool drawn = draw(capture, size);
     stats_.frames += drawn;
     stats_.frame_ms_total += drawn ? now_ms() - t0 : 0;

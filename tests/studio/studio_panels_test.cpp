@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
 namespace {
 
 using namespace studio_test;
@@ -94,6 +98,35 @@ TEST(StudioPanels, ASmallSceneAsANewUserReadsIt) {
         EXPECT_GT(share_equal(current, target, 0), 0.999);
     else
         EXPECT_LT(share_equal(current, target, 4), 0.9);
+}
+
+// The table at exit shows the values the run ended at (it is read back at most 4 times a second while the run
+// goes on, and a run shorter than that showed its start): the cells of a colour after 10 quick iterations are the
+// values params.json holds.
+TEST(StudioPanels, TheLastFrameShowsTheValuesTheRunEndedAt) {
+    ASSERT_EQ(std::system("command -v xvfb-run > /dev/null"), 0) << "xvfb-run is missing (Debian package xvfb)";
+    const fs::path dir = fresh_dir("last-values");
+    nlohmann::json scene = nlohmann::json::parse(read_text(kSource / "assets/scenes/material-light.json"));
+    scene["camera"]["resolution"] = {48, 32};
+    for (auto& mesh : scene["meshes"])
+        mesh["file"] = (kSource / "assets/scenes" / mesh["file"].get<std::string>()).string();
+    scene["optimize"]["parameters"] = {{"materials.ball.albedo", {{"init", {0.5, 0.5, 0.5}}, {"lr", 0.05}}}};
+    std::ofstream(dir / "scene.json") << scene.dump(2);
+    const Result r =
+        run(dir, xvfb(""), "--scene scene.json --run --quit-after-iters 10 --out out --test-layout layout.json");
+    ASSERT_EQ(r.code, 0) << r.err << r.out;
+    const nlohmann::json layout = nlohmann::json::parse(read_text(dir / "layout.json"));
+    const nlohmann::json params = nlohmann::json::parse(read_text(dir / "out" / "params.json"));
+    const nlohmann::json& value = params["parameters"]["materials.ball.albedo"]["value"];
+    std::string cell = layout["parameter_table"][0][1].get<std::string>();   // "[0.854, 0.404, 0.146]"
+    for (char& c : cell) c = (c == '[' || c == ']' || c == ',') ? ' ' : c;
+    std::istringstream numbers(cell);
+    for (size_t i = 0; i < 3; ++i) {
+        double shown = -1;
+        numbers >> shown;
+        EXPECT_NEAR(shown, value[i].get<double>(), 6e-4) << cell;
+        EXPECT_GT(std::abs(shown - 0.5), 0.05) << "the start value: " << cell;
+    }
 }
 
 } // namespace
