@@ -24,6 +24,14 @@ void Differentiator::run() {
     for (size_t i = 0; i < region.insts.size(); ++i)
         if (f_.inst(region.insts[i]).op == Op::Backward) bw = i;
     if (bw == region.insts.size()) fail("$autodiff block at ", where(f_.inst(scope)), " has no backward");
+    // The recorder refuses a block written inside another; one recorded in a callable reaches here inlined.
+    // The reverse pass has no rule for it (its grad() would be a constant), so refuse it too.
+    walk(f_, region, [&](ValueId id) {
+        if (f_.inst(id).op == Op::Autodiff)
+            fail("nested $autodiff: the block at ", where(f_.inst(id)), " (in a callable) is called inside the ",
+                 "$autodiff block at ", where(f_.inst(scope)), " in kernel '", f_.name(),
+                 "'; one block cannot contain another (its grad() would be taken as a constant)");
+    });
     forward_.insts.assign(region.insts.begin(), region.insts.begin() + long(bw));
     backward_ = region.insts[bw];
     std::vector<ValueId> after(region.insts.begin() + long(bw) + 1, region.insts.end());

@@ -155,9 +155,14 @@ constexpr void piecewise_rules(RuleTable& table) {
         ValueId u = r.div(r.sub(v, e0), w);
         ValueId t = r.b.ternary(Op::Clamp, u, r.zero(u), r.k(u, 1));
         ValueId d = r.mul(g, r.mul(r.k(t, 6), r.mul(t, r.sub(r.k(t, 1), t))));   // g * dr/du inside [0, 1]
-        if (r.wants(2)) r.give(2, r.div(d, w));
-        if (r.wants(0)) r.give(0, r.div(r.mul(d, r.sub(v, e1)), r.mul(w, w)));
-        if (r.wants(1)) r.give(1, r.neg(r.div(r.mul(d, r.sub(v, e0)), r.mul(w, w))));
+        // Where t is clamped the value is flat: exactly 0. So at e0 == e1 (a step), where the general rule would be
+        // 0 / 0, decided by w itself: lavapipe's u = (v - e0) / 0 is not reliably the infinity that clamps.
+        ValueId z = r.zero(d);
+        ValueId flat = r.b.binary(Op::Or, r.cmp(Op::Eq, w, r.zero(w)),
+                                  r.b.unary(Op::Not, r.land(r.cmp(Op::Gt, u, r.zero(u)), r.cmp(Op::Lt, u, r.k(u, 1)))));
+        if (r.wants(2)) r.give(2, r.sel(flat, z, r.div(d, w)));
+        if (r.wants(0)) r.give(0, r.sel(flat, z, r.div(r.mul(d, r.sub(v, e1)), r.mul(w, w))));
+        if (r.wants(1)) r.give(1, r.sel(flat, z, r.neg(r.div(r.mul(d, r.sub(v, e0)), r.mul(w, w)))));
     });
 }
 

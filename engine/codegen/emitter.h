@@ -132,6 +132,7 @@ private:
     std::string columns(const Inst& in);
     std::string special(const Inst& in, int column);
     std::string round(const std::string& x, const Type* t) const;
+    std::string defined_everywhere(const Inst& in, int column);
     std::string sigmoid_softplus(Op op, const std::string& x, const Type* t);
     std::string temp(const std::string& type, const std::string& expr, bool precise);
 

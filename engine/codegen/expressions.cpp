@@ -100,12 +100,44 @@ std::string Emitter::special(const Inst& in, int column) {
     case Op::Saturate: return "clamp(" + op(0) + ", 0.0, 1.0)";
     case Op::Fmod: return a(0) + " - " + a(1) + " * trunc(" + a(0) + " / " + a(1) + ")";
     case Op::LengthSquared: return "dot(" + op(0) + ", " + op(0) + ")";
+    case Op::Pow: case Op::Atan2: return defined_everywhere(in, column);
+    case Op::Smoothstep: {   // GLSL's is undefined for e0 >= e1 (reversed edges, a step): its formula instead
+        const std::string type = glsl_type(column >= 0 ? in.type->element() : in.type);
+        std::string t = temp(type, "clamp((" + a(2) + " - " + a(0) + ") / (" + a(1) + " - " + a(0) + "), 0.0, 1.0)", true);
+        return t + " * " + t + " * (3.0 - 2.0 * " + t + ")";
+    }
     // GLSL's any/all take bool vectors only; of one bool they are that bool.
     case Op::Any: return vec ? call(in, "any", column) : op(0);
     case Op::All: return vec ? call(in, "all", column) : op(0);
     default: break;
     }
     fail("internal: no GLSL spelling for '", ir::name(in.op), "'");
+}
+
+// pow and atan2 where GLSL leaves them undefined, as the interpreter defines them (engine/ir/eval_lanes.cpp):
+// pow(x, 0) = 1, NaN for x < 0, 0^y = 0 or +inf; atan2 at the origin as C's (±0, or ±pi where x is -0). A vector is
+// written component by component.
+std::string Emitter::defined_everywhere(const Inst& in, int column) {
+    const Type* t = column >= 0 ? in.type->element() : in.type;
+    auto component = [&](size_t k, int c) {   // operand k's component c (c < 0: a scalar operand as it is)
+        const Type* ot = f_.type_of(in.operands[k]);
+        const bool vector = ot->is_matrix() ? column >= 0 : ot->is_vector();
+        std::string s = operand(in, k, column);
+        return c >= 0 && vector ? s + "." + "xyzw"[c] : s;
+    };
+    const std::string nan = "uintBitsToFloat(0x7fc00000u)", inf = "uintBitsToFloat(0x7f800000u)";
+    auto scalar = [&](int c) {
+        const std::string a = component(0, c), b = component(1, c);
+        if (in.op == Op::Pow)
+            return "(" + b + " == 0.0 ? 1.0 : " + a + " < 0.0 ? " + nan + " : " + a + " == 0.0 ? (" + b + " > 0.0 ? 0.0 : " +
+                   b + " < 0.0 ? " + inf + " : " + nan + ") : pow(" + a + ", " + b + "))";
+        return "(" + a + " == 0.0 && " + b + " == 0.0 ? (floatBitsToInt(" + b + ") < 0 ? (floatBitsToInt(" + a +
+               ") < 0 ? -3.14159274 : 3.14159274) : " + a + ") : atan(" + a + ", " + b + "))";
+    };
+    if (!t->is_vector()) return scalar(-1);
+    std::string s = glsl_type(t) + "(";
+    for (uint32_t c = 0; c < t->dim(); ++c) s += (c ? ", " : "") + scalar(int(c));
+    return s + ")";
 }
 
 // Halves away from zero, as std::round (GLSL's round() leaves halves to the driver). Not floor(abs(x) + 0.5):

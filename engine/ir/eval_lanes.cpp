@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace adjoint::ir::eval_detail {
 
@@ -26,6 +27,15 @@ float softplus(float x) {
     float series = 2.0f / 15.0f;
     for (int k = 13; k >= 1; k -= 2) series = 2.0f / float(k) + s2 * series;
     return std::max(x, 0.0f) + s * series;
+}
+// pow where C and GLSL differ, or GLSL leaves it undefined, as the guide defines it: x^0 = 1, NaN for x < 0
+// (even where C gives (-2)^2 = 4), 0^y = 0 for y > 0 and +inf for y < 0. The GLSL emitter writes the same
+// (codegen/expressions.cpp), so device and interpreter agree there.
+float pow_defined(float x, float y) {
+    if (y == 0) return 1.0f;
+    if (x < 0) return std::numeric_limits<float>::quiet_NaN();
+    if (x == 0) return y > 0 ? 0.0f : y < 0 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+    return std::pow(x, y);
 }
 float smooth(float e0, float e1, float x) {
     float t = std::clamp((x - e0) / (e1 - e0), 0.0f, 1.0f);
@@ -94,7 +104,7 @@ uint32_t binary_lane(Op op, ScalarKind k, uint32_t a, uint32_t b) {
         case Op::Div: return W(x / y);
         case Op::Min: return W(y < x ? y : x);
         case Op::Max: return W(x < y ? y : x);
-        case Op::Pow: return W(std::pow(x, y));
+        case Op::Pow: return W(pow_defined(x, y));
         case Op::Atan2: return W(std::atan2(x, y));
         case Op::Fmod: return W(fmod_trunc(x, y));
         case Op::Step: return W(y < x ? 0.0f : 1.0f);

@@ -136,6 +136,9 @@ TEST_F(BuiltinGrad, PiecewiseAndInterpolation) {
     check("smoothstep(-1, a, b)", [](Float a, Float b) { return smoothstep(-1.0f, a, b); },
           [&](double a, double b) { return fd([&](double v) { return ss(-1, v, b); }, a); },
           [&](double a, double b) { return fd([&](double v) { return ss(-1, a, v); }, b); }, 0.5f, 2, -1.5f, 2.5f);
+    // Equal edges: a step, flat on both sides: 0, not the 0 / 0 of the general rule (NaN).
+    check("smoothstep(a, a, b)", [](Float a, Float b) { return smoothstep(a, a, b); },
+          [](double, double) { return 0.0; }, [](double, double) { return 0.0; }, -1, 1, -1, 1);
 }
 
 // Vector and matrix ops: y = dot(w, f(v)) (or a weighted sum of a matrix result) against a double

@@ -1,6 +1,7 @@
 // Misuse of the autodiff calls is an adjoint::Error naming the C++ line (no device needed): it is
 // raised when the kernel is recorded, even though kernel lambdas are noexcept.
 #include <adjoint/adjoint.h>
+#include <adjoint/pipeline/lower.h>
 
 #include <gtest/gtest.h>
 
@@ -119,6 +120,32 @@ TEST(AutodiffMisuse, NestedBlocksAndMissingBackward) {
             line = __LINE__; $autodiff { requires_grad(x); };
         };
     }, "has no backward", line);
+}
+
+// A block inside a callable called inside a block is the same nesting, found once the callable is inlined (when the
+// kernel is lowered): its grad() was taken as a constant, so d/dx of dcube(x) + x^2 came out 2x, not 6x + 2x.
+TEST(AutodiffMisuse, ABlockInACallableCalledInsideABlock) {
+    int line = 0;
+    expect_misuse([&] {
+        Callable dcube = [&](Float v) noexcept {
+            Float d = 0.0f;
+            line = __LINE__; $autodiff {
+                requires_grad(v);
+                backward(v * v * v);
+                d = grad(v);
+            };
+            return d;
+        };
+        Kernel1D k = [&](BufferFloat out) noexcept {
+            Float x = 2.0f;
+            $autodiff {
+                requires_grad(x);
+                backward(dcube(x) + x * x);
+                out.write(0u, grad(x));
+            };
+        };
+        (void)pipeline::lower(*k.function());
+    }, "nested $autodiff", line);
 }
 
 TEST(AutodiffMisuse, BackwardInsideABranch) {

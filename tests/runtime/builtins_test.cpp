@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <tuple>
 
 namespace adjoint::test {
@@ -50,7 +51,7 @@ bool near(const T& got, const T& want, Tol tol, std::string* why) {
     components(got, g);
     components(want, w);
     for (size_t i = 0; i < g.size(); ++i) {
-        if (std::isnan(g[i]) && std::isnan(w[i])) continue;
+        if ((std::isnan(g[i]) && std::isnan(w[i])) || g[i] == w[i]) continue;   // equal infinities too
         double err = std::fabs(g[i] - w[i]);
         if (!(err <= tol.abs + tol.rel * std::fabs(w[i]))) {
             std::ostringstream os;
@@ -254,6 +255,47 @@ FLOAT_BINARY(Step, step(x, y), y < x ? 0.0f : 1.0f, -1, 1, -1, 1, kExact)
                                 random_floats(kN, zlo, zhi, __LINE__ + 2000)},                              \
                      [](float x, float y, float z) { return ref; }, tol);                                   \
     }
+
+// Where GLSL leaves pow, atan2 and smoothstep undefined, the engine defines them, on the device as in the
+// interpreter: x^0 = 1 (0^0 too; lavapipe's pow gave 0), NaN for x < 0, 0^y = 0 or +inf; atan2 at the origin as
+// C's (lavapipe gave ±3pi/4); smoothstep with reversed or equal edges by its formula (equal edges: a step; the
+// same value as both edges gave garbage). Scalars and vectors, component by component.
+TEST_F(Builtins, PowAtan2AndSmoothstepWhereGlslLeavesThemUndefined) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    Kernel1D pw = [](BufferFloat a, BufferFloat b, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        out.write(i, pow(a.read(i), b.read(i)));
+    };
+    check<float>(pw, std::tuple{std::vector<float>{0, 0, -0.0f, 0, 0, -2, -2, 3, 2, nan},
+                                std::vector<float>{0, 2, 0, -1, -0.5f, 2, 0, 0, 0.5f, 0}},
+                 [](float x, float y) {
+                     return y == 0 ? 1.0f : x < 0 ? NAN : x == 0 ? (y > 0 ? 0.0f : HUGE_VALF) : std::pow(x, y);
+                 }, kTranscendental);
+    EXPECT_EQ(std::pow(0.0f, 0.0f), 1.0f);
+    Kernel1D at = [](BufferFloat a, BufferFloat b, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float3 y = make_float3(a.read(i)), x = make_float3(b.read(i), 1.0f, -1.0f);
+        Float3 v = atan2(y, x);
+        out.write(i, v.x + 10.0f * v.y + 100.0f * v.z);
+    };
+    check<float>(at, std::tuple{std::vector<float>{0, -0.0f, 0, -0.0f, 1, 0}, std::vector<float>{0, 0, -0.0f, -0.0f, 0, 2}},
+                 [](float y, float x) {
+                     return std::atan2(y, x) + 10.0f * std::atan2(y, 1.0f) + 100.0f * std::atan2(y, -1.0f);
+                 }, kTranscendental);
+    Kernel1D sm = [](BufferFloat a, BufferFloat b, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float e = a.read(i), x = b.read(i);
+        out.write(i, smoothstep(e, e, x) + 10.0f * smoothstep(e + 1.0f, e, x));
+    };
+    check<float>(sm, std::tuple{std::vector<float>{0.5f, 0.5f, 0, 0}, std::vector<float>{0.2f, 0.7f, 0.25f, 0.75f}},
+                 [](float e, float x) {
+                     auto s = [](float e0, float e1, float v) {
+                         float t = std::clamp((v - e0) / (e1 - e0), 0.0f, 1.0f);
+                         return t * t * (3 - 2 * t);
+                     };
+                     return s(e, e, x) + 10.0f * s(e + 1.0f, e, x);
+                 }, kBasic);
+}
 
 // clamp(x, lo, hi) with lo in [-5, -1] and hi in [1, 5]: lo < hi, as GLSL requires.
 FLOAT_TERNARY(Clamp, clamp(x, y, z), std::clamp(x, y, z), -10, 10, -5, -1, 1, 5, kExact)
