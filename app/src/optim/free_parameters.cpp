@@ -57,17 +57,6 @@ std::vector<float> perturbed_value(const Parameter& p, std::vector<float> v, flo
     return v;
 }
 
-double geodesic_angle(const float* a, const float* b) {
-    double d = 0, na = 0, nb = 0;
-    for (int i = 0; i < 4; ++i) {
-        d += double(a[i]) * b[i];
-        na += double(a[i]) * a[i];
-        nb += double(b[i]) * b[i];
-    }
-    double c = std::min(1.0, std::abs(d) / std::max(std::sqrt(na * nb), 1e-300));
-    return 2.0 * std::acos(c);
-}
-
 // The worst error's units: relative L2, or radians for an angle.
 double error_from_sums(const ParameterKindInfo& kind, double d2, double t2) {
     if (kind.metric == ErrorMetric::wrapped_degrees) return wrap_degrees(std::sqrt(d2)) * M_PI / 180.0;
@@ -75,7 +64,8 @@ double error_from_sums(const ParameterKindInfo& kind, double d2, double t2) {
 }
 
 double parameter_error(const ParameterKindInfo& kind, const float* value, const float* truth, size_t n) {
-    if (kind.metric == ErrorMetric::geodesic_angle) return geodesic_angle(value, truth);
+    // An angle, as error_in_units gives it in degrees.
+    if (error_measured_on_host(kind.metric)) return error_in_units(kind, value, truth, n) * M_PI / 180.0;
     double d2 = 0, t2 = 0;
     for (size_t i = 0; i < n; ++i) {
         d2 += double(value[i] - truth[i]) * (value[i] - truth[i]);
@@ -140,7 +130,7 @@ std::optional<double> worst_parameter_error(const OptimizerStages& s) {
         any = true;
     }
     for (const auto& f : s.free) {   // from the chunk sums: |p - t|^2 in x, |t|^2 in y
-        if (!f.has_truth || kind_info(f.p.kind).metric == ErrorMetric::geodesic_angle) continue;
+        if (!f.has_truth || error_measured_on_host(kind_info(f.p.kind).metric)) continue;
         double d2 = 0, t2 = 0;
         for (uint32_t c = 0; c < f.chunks; ++c) {
             d2 += s.last_chunk_sums[f.first_chunk + c].x;
@@ -162,7 +152,7 @@ std::vector<std::optional<double>> parameter_errors_in_units(const OptimizerStag
     }
     for (size_t i = 0; i < s.free.size(); ++i) {
         const FreeParam& f = s.free[i];
-        if (!f.has_truth || kind_info(f.p.kind).metric == ErrorMetric::geodesic_angle) continue;
+        if (!f.has_truth || error_measured_on_host(kind_info(f.p.kind).metric)) continue;
         double d2 = 0, t2 = 0;
         for (uint32_t c = 0; c < f.chunks; ++c) {
             d2 += s.last_chunk_sums[f.first_chunk + c].x;

@@ -12,8 +12,6 @@ namespace adjoint::app {
 // draws from rng exactly as the rule needs (a run's start depends on nothing else).
 std::vector<float> perturbed_value(const Parameter& p, std::vector<float> v, float amount, Rng& rng);
 
-// The angle between two rotations given as (not necessarily unit) quaternions [w, x, y, z], in radians.
-double geodesic_angle(const float* a, const float* b);
 // A parameter's error by its kind's metric; value and truth hold n floats.
 double parameter_error(const ParameterKindInfo& kind, const float* value, const float* truth, size_t n);
 

@@ -60,7 +60,7 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene, bool dynamic)
     if (!h_chunks.empty()) stream << chunks.copy_from(h_chunks.data());
     chunk_sums = d.create_buffer<float4>(std::max<size_t>(h_chunks.size(), 1));
     for (size_t i = 0; i < free.size(); ++i)
-        if (kind_info(free[i].p.kind).metric == ErrorMetric::geodesic_angle) rotation_params.push_back(i);
+        if (error_measured_on_host(kind_info(free[i].p.kind).metric)) rotation_params.push_back(i);
     rotation_values.resize(4 * rotation_params.size());
 
     for (const auto& f : free) camera_free = camera_free || is_camera(f.p.kind);
@@ -110,7 +110,8 @@ IterationReport Optimizer::step() {
     s.last_chunk_sums.resize(s.chunk_sums.size());
     s.stream << s.chunk_sums.copy_to(s.last_chunk_sums.data());
     for (size_t i = 0; i < s.rotation_params.size(); ++i)
-        s.stream << s.params.value.copy_to(&s.rotation_values[4 * i], s.free[s.rotation_params[i]].offset, 4);
+        s.stream << s.params.value.copy_to(&s.rotation_values[4 * i], s.free[s.rotation_params[i]].offset,
+                                           std::min<size_t>(s.free[s.rotation_params[i]].p.size, 4));
     s.stream << synchronize();
 
     IterationReport r;

@@ -57,8 +57,8 @@ struct OptimizerStages {
     OptimKernels kernels;
     std::optional<Objective> objective;      // renderer + loss + regularizers -> loss and gradient
     bool camera_free = false;
-    // Indices into `free` of parameters whose error is a geodesic angle (rotations: 4 floats), which the host
-    // computes from their values, read back with each step.
+    // Indices into `free` of parameters whose error is an angle (error_measured_on_host: rotations, 4 floats, and
+    // directions, 3), which the host computes from their values, read back with each step (4 floats a slot).
     std::vector<size_t> rotation_params;
     std::vector<float> rotation_values;
     std::vector<FreeParam> free;

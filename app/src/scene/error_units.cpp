@@ -30,15 +30,18 @@ double error_in_units_from_sums(const ParameterKindInfo& kind, double d2, double
 }
 
 double error_in_units(const ParameterKindInfo& kind, const float* value, const float* truth, size_t size) {
-    if (kind.metric == ErrorMetric::geodesic_angle) {
+    if (error_measured_on_host(kind.metric)) {
+        // The cosine of the angle between the two, their lengths apart: quaternions (q and -q the same rotation,
+        // whose angle is twice theirs) or directions.
+        const bool rotation = kind.metric == ErrorMetric::geodesic_angle;
         double d = 0, na = 0, nb = 0;
-        for (size_t i = 0; i < 4 && i < size; ++i) {
+        for (size_t i = 0; i < (rotation ? 4u : 3u) && i < size; ++i) {
             d += double(value[i]) * truth[i];
             na += double(value[i]) * value[i];
             nb += double(truth[i]) * truth[i];
         }
-        const double c = std::min(1.0, std::abs(d) / std::max(std::sqrt(na * nb), 1e-300));
-        return 2.0 * std::acos(c) * 180.0 / M_PI;
+        const double c = std::clamp(d / std::max(std::sqrt(na * nb), 1e-300), -1.0, 1.0);
+        return (rotation ? 2.0 * std::acos(std::abs(c)) : std::acos(c)) * 180.0 / M_PI;
     }
     double d2 = 0, t2 = 0;
     for (size_t i = 0; i < size; ++i) {

@@ -361,7 +361,8 @@ constexpr ParameterKindInfo table[] = {
     {K::light_position, C::lights, "position", false, -inf, inf, P::direction, M::relative_l2, "scene units",
      S::value, Slot::targets, light_with<kPosition>, itself, floats<3>, read<light_position>,
      write<light_position>, any_value, init_vec3},
-    {K::light_direction, C::lights, "direction", false, -inf, inf, P::direction, M::relative_l2, "direction",
+    // Its length is not rendered (the shading normalizes it), so it drifts freely: its error is an angle.
+    {K::light_direction, C::lights, "direction", false, -inf, inf, P::direction, M::direction_angle, "direction",
      S::value, Slot::targets, light_with<kDirection>, itself, floats<3>, read<light_direction>,
      write_direction, nonzero_direction, init_direction},
     {K::light_coefficients, C::lights, "coefficients", false, -inf, inf, P::direction, M::relative_l2, "linear RGB",

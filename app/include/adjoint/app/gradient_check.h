@@ -30,7 +30,7 @@ struct GradientCheckRow {
     double relative_error = 0;// |analytic − numeric| / max(|analytic|, |numeric|), 0 when both are 0
     double tolerance = 0;     // the allowed |analytic − numeric|
     CheckVerdict verdict = CheckVerdict::pass;
-    std::string note;         // why a row is skipped
+    std::string note;         // why a row is skipped; "geometry" on a failing geometry row (the table adds a hint)
 };
 
 struct GradientCheck {

@@ -42,7 +42,13 @@ enum class ErrorMetric : uint8_t {
     relative_l2,    // ‖p − p_true‖ / max(‖p_true‖, 1)
     geodesic_angle, // the angle between the two rotations, radians
     wrapped_degrees,  // a scalar angle in degrees: |p − p_true| the shorter way round (radians, as the above)
+    direction_angle,  // the angle between two directions (their lengths apart: a light's is not rendered), radians
 };
+// Whether a kind's error needs its value on the host (an angle between rotations or directions), not the
+// optimizer's sums of |p − p_true|^2 and |p_true|^2.
+inline bool error_measured_on_host(ErrorMetric m) {
+    return m == ErrorMetric::geodesic_angle || m == ErrorMetric::direction_angle;
+}
 
 // How params.json and the report store a value: numbers, or an sRGB PNG beside params.json.
 enum class ParameterStorage : uint8_t { value, texture };
