@@ -103,7 +103,8 @@ std::string Emitter::special(const Inst& in, int column) {
     case Op::Pow: case Op::Atan2: return defined_everywhere(in, column);
     case Op::Smoothstep: {   // GLSL's is undefined for e0 >= e1 (reversed edges, a step): its formula instead
         const std::string type = glsl_type(column >= 0 ? in.type->element() : in.type);
-        std::string t = temp(type, "clamp((" + a(2) + " - " + a(0) + ") / (" + a(1) + " - " + a(0) + "), 0.0, 1.0)", true);
+        std::string t =
+            temp(type, "clamp((" + a(2) + " - " + a(0) + ") / (" + a(1) + " - " + a(0) + "), 0.0, 1.0)", true);
         return t + " * " + t + " * (3.0 - 2.0 * " + t + ")";
     }
     // GLSL's any/all take bool vectors only; of one bool they are that bool.
@@ -129,8 +130,8 @@ std::string Emitter::defined_everywhere(const Inst& in, int column) {
     auto scalar = [&](int c) {
         const std::string a = component(0, c), b = component(1, c);
         if (in.op == Op::Pow)
-            return "(" + b + " == 0.0 ? 1.0 : " + a + " < 0.0 ? " + nan + " : " + a + " == 0.0 ? (" + b + " > 0.0 ? 0.0 : " +
-                   b + " < 0.0 ? " + inf + " : " + nan + ") : pow(" + a + ", " + b + "))";
+            return "(" + b + " == 0.0 ? 1.0 : " + a + " < 0.0 ? " + nan + " : " + a + " == 0.0 ? (" + b +
+                   " > 0.0 ? 0.0 : " + b + " < 0.0 ? " + inf + " : " + nan + ") : pow(" + a + ", " + b + "))";
         return "(" + a + " == 0.0 && " + b + " == 0.0 ? (floatBitsToInt(" + b + ") < 0 ? (floatBitsToInt(" + a +
                ") < 0 ? -3.14159274 : 3.14159274) : " + a + ") : atan(" + a + ", " + b + "))";
     };

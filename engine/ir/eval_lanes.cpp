@@ -34,7 +34,7 @@ float softplus(float x) {
 float pow_defined(float x, float y) {
     if (y == 0) return 1.0f;
     if (x < 0) return std::numeric_limits<float>::quiet_NaN();
-    if (x == 0) return y > 0 ? 0.0f : y < 0 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+    if (x == 0) return y > 0 ? 0.0f : y < 0 ? std::numeric_limits<float>::infinity() : std::nanf("");
     return std::pow(x, y);
 }
 float smooth(float e0, float e1, float x) {

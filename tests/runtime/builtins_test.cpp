@@ -278,7 +278,8 @@ TEST_F(Builtins, PowAtan2AndSmoothstepWhereGlslLeavesThemUndefined) {
         Float3 v = atan2(y, x);
         out.write(i, v.x + 10.0f * v.y + 100.0f * v.z);
     };
-    check<float>(at, std::tuple{std::vector<float>{0, -0.0f, 0, -0.0f, 1, 0}, std::vector<float>{0, 0, -0.0f, -0.0f, 0, 2}},
+    check<float>(at,
+                 std::tuple{std::vector<float>{0, -0.0f, 0, -0.0f, 1, 0}, std::vector<float>{0, 0, -0.0f, -0.0f, 0, 2}},
                  [](float y, float x) {
                      return std::atan2(y, x) + 10.0f * std::atan2(y, 1.0f) + 100.0f * std::atan2(y, -1.0f);
                  }, kTranscendental);

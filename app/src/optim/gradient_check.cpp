@@ -283,8 +283,8 @@ std::string format_gradient_check(const GradientCheck& c) {
         out << "\na geometry row can fail with a right gradient where the shading jumps across an edge inside the\n"
                "visible surface (a texture atlas's seam, the crease of flat-shaded faces): only silhouettes are\n"
                "antialiased, so such an edge moves without a gradient, and its small jumps, all one way as the pose\n"
-               "turns, bias every difference (the same mesh untextured and evenly lit passes; --diagnose's edges_vV.png\n"
-               "shows the edges that carry gradients)\n";
+               "turns, bias every difference (the same mesh untextured and evenly lit passes; --diagnose's\n"
+               "edges_vV.png shows the edges that carry gradients)\n";
     return out.str();
 }
 
