@@ -451,8 +451,8 @@ def test_nvdiffrasts_calling_conventions():
     r0, d0 = dr.rasterize(CTX, pos[0], tri, (4, 6), ranges=torch.zeros(0, 2, dtype=torch.int32))
     assert r0.shape == (0, 4, 6, 4) and d0.shape == (0, 4, 6, 4)
     # diff_attrs: 'all' or indices (numpy's too).
-    _, da = dr.interpolate(torch.rand(3, 2), full_rast, tri, rast_db=full_db, diff_attrs=np.array([1]))
-    assert da.shape == (2, 4, 6, 2)
+    _, da = dr.interpolate(torch.rand(3, 2), full_rast, tri, rast_db=full_db, diff_attrs=np.array([1, 0]))
+    assert da.shape == (2, 4, 6, 4)
     for bad in ("All", 1, [0.5]):
         with pytest.raises(ValueError, match="diff_attrs: expected 'all' or a list of attribute indices"):
             dr.interpolate(torch.rand(3, 2), full_rast, tri, rast_db=full_db, diff_attrs=bad)

@@ -243,7 +243,8 @@ def interpolate(attr, rast, tri, rast_db=None, diff_attrs=None):
         if attr.shape[0] != 1:
             raise ValueError(f"attr: minibatch {attr.shape[0]} differs from rast's {rast.shape[0]} (nor is it 1)")
         attr = attr.expand(rast.shape[0], -1, -1).contiguous()   # broadcast, as nvdiffrast; its gradient sums back
-    if diff_attrs is not None and diff_attrs != "all":
+    every = isinstance(diff_attrs, str) and diff_attrs == "all"
+    if diff_attrs is not None and not every:   # a numpy array is compared element by element: not with ==
         try:
             diff_attrs = [operator.index(i) for i in diff_attrs]
         except TypeError:
@@ -258,7 +259,7 @@ def interpolate(attr, rast, tri, rast_db=None, diff_attrs=None):
     if rast_db.shape != rast.shape:
         raise ValueError(f"rast_db: shape {list(rast_db.shape)} differs from rast's {list(rast.shape)}")
     count = attr.shape[-1]
-    chosen = list(range(count)) if diff_attrs == "all" else diff_attrs
+    chosen = list(range(count)) if every else diff_attrs
     if any(i < 0 or i >= count for i in chosen):
         raise ValueError(f"diff_attrs: indices must be in [0, {count}), got {chosen}")
     if not chosen:
