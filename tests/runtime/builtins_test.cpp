@@ -574,6 +574,16 @@ TEST_F(Builtins, MakeMatrices) {
     check<float4>(k, std::tuple{random_vectors<4>(kN, -10, 10, 27)}, [](float4 v) {
         return float4(v.y, v.w, v.z + v.z, v.w);
     }, kExact);
+    // One scalar: the diagonal (LuisaCompute's make_float4x4(1.f), the identity).
+    Kernel1D d = [](BufferFloat4 a, BufferFloat4 out) noexcept {
+        auto i = dispatch_id().x;
+        Float4 v = a.read(i);
+        out.write(i, make_float4x4(1.0f) * v + make_float4x4(v.x) * make_float4(0.0f, 1.0f, 0.0f, 2.0f) +
+                         make_float3x3(2.0f)[2].zzxy());
+    };
+    check<float4>(d, std::tuple{random_vectors<4>(kN, -10, 10, 28)}, [](float4 v) {
+        return float4(v.x + 2, v.y + v.x + 2, v.z, v.w + 2 * v.x);
+    }, kBasic);   // the products' sums in another order
 }
 
 // ---- vector geometry -------------------------------------------------------------------------------------

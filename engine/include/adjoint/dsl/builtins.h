@@ -228,13 +228,24 @@ Expr<Vector<S, N>> make_vector(const std::source_location& loc, const X&... xs) 
 template <size_t N, typename... X>
 Expr<Matrix<N>> make_matrix(const std::source_location& loc, const X&... xs) {
     constexpr size_t n = sizeof...(X);
-    static_assert(n == N || n == N * N, "make_floatNxN takes N columns or N*N scalars");
+    static_assert(n == 1 || n == N || n == N * N,
+                  "make_floatNxN takes one scalar (its diagonal, as LuisaCompute's), N columns or N*N scalars");
     if constexpr (n == N) static_assert(((component_count<X>() == N) && ...), "each column is a floatN");
     else static_assert(((component_count<X>() == 1) && ...), "N*N scalars, column by column");
     auto& r = Recorder::current(loc);
     std::source_location where = r.at(loc);
     std::vector<ir::ValueId> parts{lift<Vector<float, N>>(xs).id()...};
     const ir::Type* t = type_of<Matrix<N>>();
+    if constexpr (n == 1) {   // s on the diagonal, 0 elsewhere: make_float4x4(1.0f) is the identity
+        std::vector<ir::ValueId> cols;
+        const ir::ValueId zero = r.b.zero(t->element()->element(), where);
+        for (size_t c = 0; c < N; ++c) {
+            std::vector<ir::ValueId> column(N, zero);
+            column[c] = parts[0];
+            cols.push_back(r.b.construct(t->element(), std::move(column), where));
+        }
+        return Expr<Matrix<N>>(FromId{}, r.b.construct(t, std::move(cols), where));
+    }
     if (parts.size() == N * N) {   // from scalars, column by column
         std::vector<ir::ValueId> cols;
         for (size_t c = 0; c < N; ++c)
