@@ -70,6 +70,7 @@ TEST_F(GradientCheck, MaterialLightDemoPassesAndABrokenGradientFails) {
     for (const auto& r : bad.rows)
         EXPECT_EQ(r.verdict == app::CheckVerdict::fail, r.path == "materials.ball.albedo") << r.path;
     EXPECT_NE(app::format_gradient_check(bad).find("FAIL"), std::string::npos);
+    EXPECT_EQ(app::format_gradient_check(bad).find("a geometry row can fail"), std::string::npos);
 
     broken.break_parameter = "materials.nothing.albedo";
     EXPECT_THROW(app::check_gradients(opt, scene, broken), Error);
@@ -157,6 +158,10 @@ TEST_F(GradientCheck, PoseDemoWithAntialiasPasses) {
     const auto bad = app::check_gradients(opt, scene, broken);
     for (const auto& r : bad.rows)
         EXPECT_EQ(r.verdict == app::CheckVerdict::fail, r.path == "meshes.knot.translation") << r.path << r.component;
+    // A failing geometry row brings the table's hint about shading jumps inside the surface (a shading row does
+    // not: MaterialLightDemoPassesAndABrokenGradientFails).
+    EXPECT_NE(app::format_gradient_check(bad).find("a geometry row can fail with a right gradient"), std::string::npos);
+    EXPECT_EQ(app::format_gradient_check(check).find("a geometry row can fail"), std::string::npos);
 }
 
 // The camera demo, reduced: a textured floor, a textured ball and the knot, the eye, target and field of
