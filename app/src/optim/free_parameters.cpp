@@ -122,11 +122,11 @@ std::vector<float4> parameter_rates(const std::vector<FreeParam>& free) {
 std::optional<double> worst_parameter_error(const OptimizerStages& s) {
     double worst = 0;
     bool any = false;
-    for (size_t i = 0; i < s.rotation_params.size(); ++i) {   // errors that need the value on the host
-        const FreeParam& f = s.free[s.rotation_params[i]];
+    for (size_t i = 0; i < s.host_error_params.size(); ++i) {   // errors that need the value on the host
+        const FreeParam& f = s.free[s.host_error_params[i]];
         if (!f.has_truth) continue;
         const std::vector<float> t = parameter_value(s.truth, f.p);
-        worst = std::max(worst, parameter_error(kind_info(f.p.kind), &s.rotation_values[4 * i], t.data(), t.size()));
+        worst = std::max(worst, parameter_error(kind_info(f.p.kind), &s.host_error_values[4 * i], t.data(), t.size()));
         any = true;
     }
     for (const auto& f : s.free) {   // from the chunk sums: |p - t|^2 in x, |t|^2 in y
@@ -144,11 +144,11 @@ std::optional<double> worst_parameter_error(const OptimizerStages& s) {
 
 std::vector<std::optional<double>> parameter_errors_in_units(const OptimizerStages& s) {
     std::vector<std::optional<double>> out(s.free.size());
-    for (size_t i = 0; i < s.rotation_params.size(); ++i) {
-        const FreeParam& f = s.free[s.rotation_params[i]];
+    for (size_t i = 0; i < s.host_error_params.size(); ++i) {
+        const FreeParam& f = s.free[s.host_error_params[i]];
         if (!f.has_truth) continue;
         const std::vector<float> t = parameter_value(s.truth, f.p);
-        out[s.rotation_params[i]] = error_in_units(kind_info(f.p.kind), &s.rotation_values[4 * i], t.data(), t.size());
+        out[s.host_error_params[i]] = error_in_units(kind_info(f.p.kind), &s.host_error_values[4 * i], t.data(), t.size());
     }
     for (size_t i = 0; i < s.free.size(); ++i) {
         const FreeParam& f = s.free[i];

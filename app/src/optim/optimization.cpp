@@ -60,8 +60,8 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene, bool dynamic)
     if (!h_chunks.empty()) stream << chunks.copy_from(h_chunks.data());
     chunk_sums = d.create_buffer<float4>(std::max<size_t>(h_chunks.size(), 1));
     for (size_t i = 0; i < free.size(); ++i)
-        if (error_measured_on_host(kind_info(free[i].p.kind).metric)) rotation_params.push_back(i);
-    rotation_values.resize(4 * rotation_params.size());
+        if (error_measured_on_host(kind_info(free[i].p.kind).metric)) host_error_params.push_back(i);
+    host_error_values.resize(4 * host_error_params.size());
 
     for (const auto& f : free) camera_free = camera_free || is_camera(f.p.kind);
     objective.emplace(d, stream, truth, current, data, camera_free, dynamic);
@@ -109,9 +109,9 @@ IterationReport Optimizer::step() {
     s.objective->read_back();
     s.last_chunk_sums.resize(s.chunk_sums.size());
     s.stream << s.chunk_sums.copy_to(s.last_chunk_sums.data());
-    for (size_t i = 0; i < s.rotation_params.size(); ++i)
-        s.stream << s.params.value.copy_to(&s.rotation_values[4 * i], s.free[s.rotation_params[i]].offset,
-                                           std::min<size_t>(s.free[s.rotation_params[i]].p.size, 4));
+    for (size_t i = 0; i < s.host_error_params.size(); ++i)
+        s.stream << s.params.value.copy_to(&s.host_error_values[4 * i], s.free[s.host_error_params[i]].offset,
+                                           std::min<size_t>(s.free[s.host_error_params[i]].p.size, 4));
     s.stream << synchronize();
 
     IterationReport r;

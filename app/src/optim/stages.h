@@ -59,8 +59,8 @@ struct OptimizerStages {
     bool camera_free = false;
     // Indices into `free` of parameters whose error is an angle (error_measured_on_host: rotations, 4 floats, and
     // directions, 3), which the host computes from their values, read back with each step (4 floats a slot).
-    std::vector<size_t> rotation_params;
-    std::vector<float> rotation_values;
+    std::vector<size_t> host_error_params;
+    std::vector<float> host_error_values;
     std::vector<FreeParam> free;
     size_t floats = 0;          // the layout's floats (whole float4s, or 0: params and the state arrays hold 4)
     DiffBuffer<float> params;
