@@ -148,7 +148,8 @@ std::vector<std::optional<double>> parameter_errors_in_units(const OptimizerStag
         const FreeParam& f = s.free[s.host_error_params[i]];
         if (!f.has_truth) continue;
         const std::vector<float> t = parameter_value(s.truth, f.p);
-        out[s.host_error_params[i]] = error_in_units(kind_info(f.p.kind), &s.host_error_values[4 * i], t.data(), t.size());
+        out[s.host_error_params[i]] =
+            error_in_units(kind_info(f.p.kind), &s.host_error_values[4 * i], t.data(), t.size());
     }
     for (size_t i = 0; i < s.free.size(); ++i) {
         const FreeParam& f = s.free[i];
