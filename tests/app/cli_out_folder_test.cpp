@@ -246,6 +246,20 @@ TEST(CliResume, ChecksTheScenesContentAndSeedNotItsPath) {
     r = run({"--scene", copy.string(), "--out", out.string(), "--resume", "--iters", "7", "--seed", "7", "--quiet"});
     EXPECT_EQ(r.code, 0) << r.err;
     const std::string checkpoint = bytes_of(out / "checkpoint.bin"), losses = bytes_of(out / "loss.csv");
+    // Fewer iterations than the checkpoint ran (exit 0, "done", before): refused, naming the option or the
+    // scene's field; as many: nothing left to run.
+    r = run({"--scene", copy.string(), "--out", out.string(), "--resume", "--iters", "5"});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "adjoint: error: --iters: --resume: the checkpoint is at iteration 7, past the 5 asked for; "
+                     "give --iters 7 or more to continue it\n");
+    r = run({"--scene", copy.string(), "--out", out.string(), "--resume"});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "adjoint: error: " + copy.string() + ": optimize.iterations: --resume: the checkpoint is at "
+                     "iteration 7, past the 4 asked for; give --iters 7 or more to continue it\n");
+    EXPECT_EQ(bytes_of(out / "checkpoint.bin"), checkpoint);
+    r = run({"--scene", copy.string(), "--out", out.string(), "--resume", "--iters", "7", "--quiet"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(read_checkpoint(out / "checkpoint.bin").iteration, 7u);
     // Another --seed: refused, saying why.
     r = run({"--scene", copy.string(), "--out", out.string(), "--resume", "--iters", "9", "--seed", "8"});
     EXPECT_EQ(r.code, 2) << r.err;

@@ -128,6 +128,13 @@ void check_resume(const fs::path& dir, const OptimizeOptions& o, Scene& scene, s
     const Checkpoint c = resume_read([&] { return read_checkpoint(ck); });
     Json now = Json::parse(fingerprint);
     const uint64_t seed = check_metadata(ck, c.metadata, o, scene, now);
+    // A run asked to end before the checkpoint's iteration would report the checkpoint's values as done with
+    // fewer iterations than it ran: refused. Asked to end at it: nothing left to run, the outputs rewritten.
+    if (scene.optimize->iterations < c.iteration)
+        throw SceneError(o.iters ? "" : scene.display_name, o.iters ? "--iters" : "optimize.iterations",
+                         "--resume: the checkpoint is at iteration " + std::to_string(c.iteration) + ", past the " +
+                             std::to_string(scene.optimize->iterations) + " asked for; give --iters " +
+                             std::to_string(c.iteration) + " or more to continue it");
     scene.optimize->seed = seed;
     now["seed"] = seed;
     fingerprint = now.dump();
