@@ -401,7 +401,11 @@ TEST_F(Colmap, DistortionAndBrokenFilesAreRefused) {
     images.append("a.png", 6);
     put<uint64_t>(images, 1'000'000'000'000ull);   // points past the end: refused before reading them
     write("sparse/1/images.bin", images);
-    EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/1/images.bin: image 0: the file ends early");
+    EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/1/images.bin: image 1 (a.png): the file ends early");
+    images.resize(8 + 2);   // cut inside the first record's id: named by its place, the id unread
+    write("sparse/1/images.bin", images);
+    EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/1/images.bin: image record 1 of 1: the file ends "
+                               "early");
     write_text("sparse/0");
     write("sparse/0/cameras.txt", "1 FOO 16 12 20 22 7.5 6.5\n");
     scene["views"]["colmap"] = "sparse/0";

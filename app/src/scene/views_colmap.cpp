@@ -192,8 +192,10 @@ void read_cameras_binary(const std::string& bytes, const std::string& shown, Mod
     Reader in(bytes, shown);
     const auto count = in.next<uint64_t>("the camera count");
     for (uint64_t i = 0; i < count; ++i) {
-        const std::string what = "camera " + std::to_string(i);
+        // Named by its place in the file until its id is read, by its id after (as cameras.txt's are).
+        std::string what = "camera record " + std::to_string(i + 1) + " of " + std::to_string(count);
         const auto id = in.next<uint32_t>(what);   // COLMAP's camera_t
+        what = "camera " + std::to_string(id);
         const auto model_id = in.next<int32_t>(what);
         ColmapCamera c;
         c.width = in.next<uint64_t>(what);
@@ -201,11 +203,11 @@ void read_cameras_binary(const std::string& bytes, const std::string& shown, Mod
         if (model_id < 0 || size_t(model_id) >= std::size(models))
             in.fail(what + ": unknown camera model id " + std::to_string(model_id));
         c.model = models[model_id].name;
-        const std::string where = shown + ": camera " + std::to_string(id);
+        const std::string where = shown + ": " + what;
         if (model_id > 1) check_pinhole(c, where);   // refused before its parameters are read
         for (size_t p = 0; p < models[model_id].params; ++p) c.params.push_back(in.next<double>(what));
         check_pinhole(c, where);
-        if (!model.cameras.emplace(id, std::move(c)).second) in.fail("camera " + std::to_string(id) + " is given twice");
+        if (!model.cameras.emplace(id, std::move(c)).second) in.fail(what + " is given twice");
     }
 }
 
@@ -213,14 +215,16 @@ void read_images_binary(const std::string& bytes, const std::string& shown, Mode
     Reader in(bytes, shown);
     const auto count = in.next<uint64_t>("the image count");
     for (uint64_t i = 0; i < count; ++i) {
-        const std::string what = "image " + std::to_string(i);
+        std::string what = "image record " + std::to_string(i + 1) + " of " + std::to_string(count);
         ColmapImage image;
         image.id = in.next<uint32_t>(what);   // COLMAP's image_t
+        what = "image " + std::to_string(image.id);
         for (double& q : image.q) q = in.next<double>(what);
         for (double& t : image.t) t = in.next<double>(what);
         image.camera = in.next<uint32_t>(what);
         image.name = in.name(what);
-        image.where = shown + ": image " + std::to_string(image.id) + " (" + image.name + ")";
+        what = "image " + std::to_string(image.id) + " (" + image.name + ")";
+        image.where = shown + ": " + what;
         const auto points = in.next<uint64_t>(what);
         in.skip(points, 24, what);   // x, y (doubles) and a point id (int64) per 2D point
         model.images.push_back(std::move(image));
