@@ -259,6 +259,28 @@ TEST_F(GltfMeshes, GltfMaterialsBecomePbrMaterials) {
     std::string why;
     EXPECT_TRUE(find_parameter(scene, "materials.cube/red.base_color", &why)) << why;
 
+    // A URI's percent escapes are decoded and its fragment dropped (Blender writes "base color.png" as
+    // base%20color.png); '+' and a '%' without hex digits are the name's own (tinygltf read "1 1?.png").
+    write_png("meshes/base color.png", 1, 1, 3, {200, 100, 50});
+    write_png("meshes/1+1%.png", 1, 1, 3, {7, 7, 7});
+    g.json["images"] = Json::parse(R"([{"uri": "base%20color.png#page=1"}, {"uri": "1+1%.png"}])");
+    g.json["textures"] = Json::parse(R"([{"source": 0}, {"source": 1}])");
+    g.json["materials"][1]["normalTexture"]["index"] = 1;
+    const Scene escaped = load_gltf("meshes/quad.gltf", g.text(), "gltf");
+    const auto first_texel = [&](const char* texture) {
+        const Material& m = escaped.materials[size_t(escaped.find_material(texture[0] == 'm' ? "cube/red" : "cube/1"))];
+        return escaped.textures.at(size_t(m.texture(texture))).texels.at(0);
+    };
+    EXPECT_NEAR(first_texel("metallic_roughness_texture").y, 100 / 255.0f * 0.75f, 1e-4f);
+    EXPECT_NEAR(first_texel("normal_texture").x, 7 / 255.0f, 1e-4f);
+    g.json["images"] = Json::parse(R"([{"uri": "gone%20away.png"}, {"uri": "1+1%.png"}])");
+    write("meshes/quad.gltf", g.text());
+    const std::string gone = error_of(scene_for("meshes/quad.gltf", "gltf"));
+    EXPECT_NE(gone.find("meshes/gone away.png: No such file"), std::string::npos) << gone;
+    g.json["images"] = Json::parse(R"([{"uri": "mr.png"}])");
+    g.json["textures"] = Json::parse(R"([{"source": 0}])");
+    g.json["materials"][1]["normalTexture"]["index"] = 0;
+
     // Names that several materials share take their index.
     g.json["materials"][1]["name"] = "red";
     const Scene shared = load_gltf("meshes/quad.gltf", g.text(), "gltf");

@@ -109,6 +109,30 @@ void check_before_parsing(const std::string& bytes, bool binary, Source& source)
     check_schema(json, source);
 }
 
+int hex_digit(char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+// A relative URI reference as glTF writes a file's name (RFC 3986): percent escapes decoded (Blender writes a
+// space as %20), a query or fragment dropped (they name no part of a file); a '%' without two hex digits, or
+// %00 (which would end the name early), stays as written. tinygltf 2.7 reads '+' as a space, keeps the
+// fragment, and makes a byte of any '%' and the two characters after it.
+std::string uri_path(const std::string& uri) {
+    std::string out;
+    for (size_t i = 0; i < uri.size() && uri[i] != '#' && uri[i] != '?'; ++i) {
+        const int byte = uri[i] == '%' && i + 2 < uri.size() && hex_digit(uri[i + 1]) >= 0 && hex_digit(uri[i + 2]) >= 0
+                             ? hex_digit(uri[i + 1]) * 16 + hex_digit(uri[i + 2])
+                             : 0;
+        if (byte > 0) {
+            out.push_back(char(byte));
+            i += 2;
+        } else {
+            out.push_back(uri[i]);
+        }
+    }
+    return out;
+}
+
 } // namespace
 
 tinygltf::Model parse_file(const std::filesystem::path& path, Source& source) {
@@ -143,17 +167,18 @@ std::string image_bytes(const tinygltf::Model& model, int index, std::string& sh
         const unsigned char* p = checked_bytes(model, image.bufferView, 0, view.byteLength, 1, 1, name, source);
         return std::string(reinterpret_cast<const char*>(p), view.byteLength);
     }
-    const bool data_uri = image.uri.rfind("data:", 0) == 0;
-    shown = data_uri ? source.shown + " " + name
-                     : (std::filesystem::path(source.shown_folder) / image.uri).lexically_normal().string();
-    if (image.image.empty()) {
-        // tinygltf only warns for an image it could not read; read it again for the reason, named under the
-        // .gltf that refers to it.
-        std::string reason;
-        if (!data_uri && !try_read_file(source.folder / image.uri, shown, reason)) source.fail(name + ": " + reason);
-        source.fail(name + ": no image data could be read from " + (data_uri ? "its data URI" : shown));
+    if (image.uri.empty() || image.uri.rfind("data:", 0) == 0) {   // tinygltf empties a data URI it decoded
+        shown = source.shown + " " + name;
+        if (image.image.empty()) source.fail(name + ": no image data could be read from its data URI");
+        return std::string(image.image.begin(), image.image.end());
     }
-    return std::string(image.image.begin(), image.image.end());
+    // A file: read here, its URI decoded as above, whatever tinygltf made of it (it reads images only to warn).
+    const std::string file = uri_path(image.uri);
+    shown = (std::filesystem::path(source.shown_folder) / file).lexically_normal().string();
+    std::string reason;
+    std::optional<std::string> bytes = try_read_file(source.folder / file, shown, reason);
+    if (!bytes) source.fail(name + ": " + reason);
+    return std::move(*bytes);
 }
 
 } // namespace adjoint::app::detail::gltf
