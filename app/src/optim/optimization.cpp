@@ -98,6 +98,11 @@ IterationReport Optimizer::step() {
     const float lr_scale = std::pow(s.opt.lr_decay, float(s.iteration));
     const std::array<float, 4>& settings = s.opt.optimizer_settings;
     const std::array<float, 4> per = s.optimizer.host_constants(settings, s.iteration);
+    // The values the host measures errors of (rotations, directions), read before the step moves them: the
+    // step's sums measure the others at the values this iteration rendered, and the row holds one iteration.
+    for (size_t i = 0; i < s.host_error_params.size(); ++i)
+        s.stream << s.params.value.copy_to(&s.host_error_values[4 * i], s.free[s.host_error_params[i]].offset,
+                                           std::min<size_t>(s.free[s.host_error_params[i]].p.size, 4));
     if (s.chunk_count > 0)
         s.stream << s.kernels.step(s.chunks, s.params.value, s.params.grad, s.state[0], s.state[1], s.truth_values,
                                    s.params.value.as<float4>(), s.params.grad.as<float4>(), s.state[0].as<float4>(),
@@ -109,9 +114,6 @@ IterationReport Optimizer::step() {
     s.objective->read_back();
     s.last_chunk_sums.resize(s.chunk_sums.size());
     s.stream << s.chunk_sums.copy_to(s.last_chunk_sums.data());
-    for (size_t i = 0; i < s.host_error_params.size(); ++i)
-        s.stream << s.params.value.copy_to(&s.host_error_values[4 * i], s.free[s.host_error_params[i]].offset,
-                                           std::min<size_t>(s.free[s.host_error_params[i]].p.size, 4));
     s.stream << synchronize();
 
     IterationReport r;
