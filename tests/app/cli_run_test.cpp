@@ -377,6 +377,17 @@ TEST(OptimizeCli, ProfileWritesEveryKernelsDeviceTime) {
     }
     EXPECT_TRUE(adam) << text;
     EXPECT_NEAR(total, sum, 0.01 * sum + 0.01) << text;
+
+    // profile.txt taken by a folder: refused before any work, as the other outputs' names are (it ran the whole
+    // run, then lost final.png, params.json, the checkpoint and loss.csv's rows, exit 1).
+    fs::create_directories(tmp / "p" / "profile.txt");
+    r = run(kOptimize, {"--scene", (tmp / "s.json").string(), "--out", (tmp / "p").string(), "--quiet", "--profile"});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find((tmp / "p" / "profile.txt").string()), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(tmp / "p" / "loss.csv"));
+    // Without --profile the name is not an output: the run goes on.
+    r = run(kOptimize, {"--scene", (tmp / "s.json").string(), "--out", (tmp / "p").string(), "--quiet"});
+    EXPECT_EQ(r.code, 0) << r.err;
 }
 
 TEST(OptimizeCli, AKillAtAnyMomentLeavesOnlyCompleteOutputs) {

@@ -165,7 +165,7 @@ void check_resume(const fs::path& dir, const OptimizeOptions& o, Scene& scene, s
 }
 
 // An output's name taken by a symlink, a FIFO, a device or a folder: refused, as the write would replace it.
-void check_output_names(const fs::path& dir, const Scene& scene) {
+void check_output_names(const fs::path& dir, const Scene& scene, bool profile) {
     std::vector<std::string> textures;   // texture parameters' files begin with their sanitized path
     for (const auto& p : scene.optimize->parameters) textures.push_back(texture_file_name(p.path, false, false));
     std::error_code ec;
@@ -176,7 +176,7 @@ void check_output_names(const fs::path& dir, const Scene& scene) {
             return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
         };
         bool ours = std::find(std::begin(run_outputs), std::end(run_outputs), name) != std::end(run_outputs) ||
-                    (starts("render_") && ends(".png"));
+                    (starts("render_") && ends(".png")) || (profile && name == "profile.txt");
         for (const std::string& t : textures) ours = ours || (starts(t.substr(0, t.size() - 3)) && (ends(".png") || ends(".hdr")));
         if (!ours) continue;
         try {
@@ -239,7 +239,7 @@ std::unique_ptr<FolderLock> prepare_out_folder(const OptimizeOptions& o, Scene& 
     } catch (const Error& e) {
         throw SceneError("", "--out", e.what());
     }
-    check_output_names(dir, scene);
+    check_output_names(dir, scene, o.profile);
     if (!o.resume && !o.force) {
         std::vector<std::string> found;
         std::error_code ec;
