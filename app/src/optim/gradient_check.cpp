@@ -284,7 +284,9 @@ std::string format_gradient_check(const GradientCheck& c) {
                "visible surface (a texture atlas's seam, the crease of flat-shaded faces): only silhouettes are\n"
                "antialiased, so such an edge moves without a gradient, and its small jumps, all one way as the pose\n"
                "turns, bias every difference (the same mesh untextured and evenly lit passes; --diagnose's\n"
-               "edges_vV.png shows the edges that carry gradients)\n";
+               "edges_vV.png shows the edges that carry gradients); and a texture finer than the pixels (a bumpy\n"
+               "normal or roughness map seen small) makes the loss rough at the scale of a texel: the gradient is\n"
+               "its exact local slope, the differences average it (render larger, or check an untextured twin)\n";
     return out.str();
 }
 
