@@ -189,6 +189,42 @@ TEST(CliOutFolder, OutputsNeverReplaceWhatIsNotARegularFile) {
     EXPECT_FALSE(fs::exists(tmp / "fifo" / "target.png"));
 }
 
+// Materials "a,b" and "a_b" with their textures free: one PNG held one, params.json named it for both, and
+// loss.csv had the column twice (exit 0). Refused before any work, naming both and the file.
+TEST(CliOutFolder, ParametersWhoseOutputsWouldShareANameAreRefused) {
+    TempDir tmp;
+    scene_in(tmp.path(), 2);
+    const std::string texture = (kAssets / "textures" / "colourful_128.png").string();
+    write(tmp / "two.json", R"({"format": 1,
+      "camera": { "eye": [0, 0.8, 4.2], "target": [0, 0, 0], "resolution": [16, 16] },
+      "materials": { "a,b": { "albedo_texture": ")" + texture + R"(" }, "a_b": { "albedo_texture": ")" + texture +
+                                R"(" } },
+      "meshes": [ { "name": "ball", "file": "ball.obj", "material": "a,b", "translation": [-0.6, 0, 0] },
+                  { "name": "ball2", "file": "ball.obj", "material": "a_b", "translation": [0.6, 0, 0] } ],
+      "lights": [ { "name": "key", "type": "point", "position": [2, 3, 3], "intensity": 14 } ],
+      "optimize": { "parameters": { "materials.a,b.albedo_texture": { "init": [0.9, 0.1, 0.1], "resolution": [4, 4] },
+                                    "materials.a_b.albedo_texture": { "init": [0.1, 0.1, 0.9], "resolution": [4, 4] } },
+                    "iterations": 2 } })");
+    Result r = run({"--scene", (tmp / "two.json").string(), "--out", (tmp / "out").string()});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, "adjoint: error: " + (tmp / "two.json").string() + ": optimize.parameters: "
+                     "\"materials.a,b.albedo_texture\" and \"materials.a_b.albedo_texture\" would share the output "
+                     "file materials.a_b.albedo_texture.png (names are written with letters, digits, '.', '_' and '-' "
+                     "only); rename one\n");
+    EXPECT_FALSE(fs::exists(tmp / "out"));
+    // Their values free (no file each): the loss.csv column alone.
+    std::string text = read_file(tmp / "two.json");
+    for (size_t at; (at = text.find("albedo_texture\": { \"init\"")) != std::string::npos;)
+        text.replace(at, text.find('}', at) - at + 1, "albedo\": { \"init\": [0.3, 0.3, 0.3] }");
+    for (size_t at; (at = text.find("{ \"albedo_texture\": ")) != std::string::npos;)
+        text.replace(at, text.find('}', at) - at + 1, "{ \"albedo\": [0.5, 0.5, 0.5] }");
+    write(tmp / "values.json", text);
+    r = run({"--scene", (tmp / "values.json").string(), "--out", (tmp / "out").string()});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("would share the loss.csv column materials.a_b.albedo.error_relative"), std::string::npos)
+        << r.err;
+}
+
 // SIGTERM in the first moments (before the guard was installed, or during the kernels' compile) killed the
 // process outright, once leaving a temporary file. Now: exit 130 at any moment, no temporary file.
 TEST(CliOutFolder, ASignalBeforeTheFirstIterationExits130WithNoTemporaryFile) {
