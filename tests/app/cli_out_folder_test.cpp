@@ -308,13 +308,23 @@ TEST(CliResume, ChecksTheScenesContentAndSeedNotItsPath) {
     EXPECT_EQ(r.err, "adjoint: error: " + edited.string() + ": --resume: the scene differs from the one the "
                      "checkpoint in " + out.string() + " was written for (lights[0] changed); resume with that "
                      "scene, or start a new run (--force)\n");
+    // A comment added or edited ("_" keys, anywhere): not an edit of the scene, the run resumes.
+    std::string text = read_file(copy);
+    text.replace(text.find("\"format\": 1,"), 12, "\"format\": 1, \"_about\": \"a note\",");
+    text.replace(text.find("\"name\": \"key\","), 14, "\"name\": \"key\", \"_why\": [1, 2],");
+    write(tmp / "b" / "commented.json", text);
+    r = run({"--scene", (tmp / "b" / "commented.json").string(), "--out", out.string(), "--resume", "--iters", "8",
+             "--quiet"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(read_checkpoint(out / "checkpoint.bin").iteration, 8u);
+    const std::string checkpoint8 = bytes_of(out / "checkpoint.bin"), losses8 = bytes_of(out / "loss.csv");
     // A file the scene names, edited: named too.
     std::ofstream(tmp / "b" / "ball.obj", std::ios::app) << "# edited\n";
     r = run({"--scene", copy.string(), "--out", out.string(), "--resume", "--iters", "9"});
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_NE(r.err.find("(file ball.obj changed)"), std::string::npos) << r.err;
-    EXPECT_EQ(bytes_of(out / "checkpoint.bin"), checkpoint);
-    EXPECT_EQ(bytes_of(out / "loss.csv"), losses);
+    EXPECT_EQ(bytes_of(out / "checkpoint.bin"), checkpoint8);
+    EXPECT_EQ(bytes_of(out / "loss.csv"), losses8);
 }
 
 // Damage under --resume exited 1; --resume at another --resolution ran and left the outputs at two iterations.

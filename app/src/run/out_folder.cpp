@@ -40,6 +40,20 @@ void add_parts(const Json& j, const std::string& name, int depth, Json& parts) {
     if (name != "optimize.iterations") parts[name.empty() ? "(the file)" : name] = hex64(hash_string(j.dump()));
 }
 
+// The file without its comments (keys that begin with '_', anywhere): editing one changes nothing the run reads.
+Json uncommented(const Json& j) {
+    if (j.is_array()) {
+        Json out = Json::array();
+        for (const Json& v : j) out.push_back(uncommented(v));
+        return out;
+    }
+    if (!j.is_object()) return j;
+    Json out = Json::object();
+    for (const auto& [key, value] : j.items())
+        if (key.empty() || key[0] != '_') out[key] = uncommented(value);
+    return out;
+}
+
 // "lights[0] changed, meshes/ball.obj added": the keys whose hashes differ, at most six of them named.
 std::vector<std::string> differences(const Json& was, const Json& now) {
     std::vector<std::string> out;
@@ -216,7 +230,7 @@ std::string scene_fingerprint(const Scene& scene, const std::vector<ReadRecorder
         const std::string text = read_file(scene.source_file);
         const Json tree = Json::parse(text, nullptr, false, true);
         if (tree.is_discarded()) parts["(the file)"] = hex64(hash_string(text));
-        else add_parts(tree, "", 0, parts);
+        else add_parts(uncommented(tree), "", 0, parts);
     }
     for (size_t i = 0; i < reads.size(); ++i)
         if (!(i == 0 && reads[i].path == scene.source_file)) files[reads[i].shown] = hex64(reads[i].hash);
