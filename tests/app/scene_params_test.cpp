@@ -66,6 +66,15 @@ TEST_F(SceneParameters, EntryShapes) {
               at + ": needs init (a start value) or perturb (a random offset from the scene's value)");
     EXPECT_EQ(error_for("materials.base.albedo", {{"init", {1, 1}}}), at + ".init: expected [r, g, b] of numbers >= 0");
     EXPECT_EQ(error_for("materials.base.albedo", {{"perturb", -1}}), at + ".perturb: expected a number >= 0");
+    // Out of the parameter's range: the first iteration rendered it, the step then clamped it.
+    EXPECT_EQ(error_for("materials.base.albedo", {{"init", {2, 0.5, 0.5}}}), at + ".init: expected numbers in [0, 1]");
+    EXPECT_EQ(error_for("materials.base.shininess", {{"init", 0.5}}),
+              "scene.json: optimize.parameters[\"materials.base.shininess\"].init: expected numbers in [1, 4096]");
+    // A rotation by over half a turn is a smaller one the other way (720 started at the truth).
+    EXPECT_EQ(error_for("meshes.cube.rotation", {{"perturb", 720}}),
+              "scene.json: optimize.parameters[\"meshes.cube.rotation\"].perturb: a rotation's perturb is an angle in "
+              "degrees up to 180 (a larger one is a smaller one the other way round)");
+    EXPECT_NO_THROW(load(scene_with({{"meshes.cube.rotation", {{"perturb", 180}}}})));
     EXPECT_EQ(error_for("materials.base.albedo", {{"perturb", 1}, {"lr", 0}}), at + ".lr: expected a number > 0");
     EXPECT_EQ(error_for("materials.base.albedo", {{"perturb", 1}, {"resolution", {4, 4}}}),
               at + ".resolution: only texture parameters take a resolution");

@@ -201,8 +201,19 @@ std::vector<Parameter> read_parameters(const JsonValue& parameters, const std::f
             p.texture_height = r.height;
             p.size = static_cast<size_t>(r.width) * r.height * 3;
         }
-        if (init) p.init = info.read_init(*init, InitContext{scene, base_dir, resolution.has_value()}, p);
-        if (perturb) p.perturb = perturb->number_at_least(0, "a number >= 0");
+        if (init) {
+            p.init = info.read_init(*init, InitContext{scene, base_dir, resolution.has_value()}, p);
+            // Out of the parameter's range (an albedo of 2) it rendered the first iteration so, then the step
+            // clamped it: refused, as params.json's values are.
+            if (const std::string why = parameter_value_problem(scene, p, p.init); !why.empty()) init->fail(why);
+        }
+        if (perturb) {
+            p.perturb = perturb->number_at_least(0, "a number >= 0");
+            // A turn by more than half a turn is one by less the other way: 360 started at the truth.
+            if (info.perturbation == Perturbation::rotation && *p.perturb > 180)
+                perturb->fail("a rotation's perturb is an angle in degrees up to 180 (a larger one is a smaller one "
+                              "the other way round)");
+        }
         if (auto lr = entry.get("lr"))
             p.lr = lr->number_above(0, "a number > 0");
         else if (std::string_view(info.units) == "scene units")

@@ -159,6 +159,12 @@ LinearImage as_target(LinearImage image, const Scene& scene) {
     return image;
 }
 
+// Whether an image resampled to the camera's size keeps its aspect (to half a pixel): one of another aspect
+// would be stretched, and would not be the picture the views render.
+bool same_aspect(const LinearImage& image, const Camera& camera) {
+    return std::abs(double(image.height) * camera.width / image.width - camera.height) <= 0.5;
+}
+
 void read_target(const JsonValue& value, const std::filesystem::path& base_dir, const Scene& scene,
                  Optimization& optimize) {
     const char* shapes = "expected \"scene\", \"views\" or {\"images\": [...]}";
@@ -179,8 +185,7 @@ void read_target(const JsonValue& value, const std::filesystem::path& base_dir, 
             // Without a size the dataset's field of view is taken in square pixels of the views: an image of
             // another aspect (by over half a pixel) would be stretched to them, and would not be the picture
             // they render.
-            const double rows = double(image.height) * scene.camera.width / image.width;
-            if (view.size.width == 0 && std::abs(rows - scene.camera.height) > 0.5)
+            if (view.size.width == 0 && !same_aspect(image, scene.camera))
                 value.fail(view.file + " is " + size_text(image.width, image.height) +
                            ", another aspect than the views' " + size_text(scene.camera.width, scene.camera.height) +
                            ", and the dataset gives no image size (w, h) for its field of view: give w and h, or a "
@@ -207,7 +212,12 @@ void read_target(const JsonValue& value, const std::filesystem::path& base_dir, 
                         " views (give one per view, or a path with {view})");
         const std::string file = expand_view(pattern, view);
         optimize.target_files.push_back(file);
-        optimize.target_images.push_back(as_target(load_image(base_dir / file, file, entry), scene));
+        LinearImage image = load_image(base_dir / file, file, entry);
+        if (!same_aspect(image, scene.camera))
+            entry.fail(file + " is " + size_text(image.width, image.height) + ", another aspect than the views' " +
+                       size_text(scene.camera.width, scene.camera.height) +
+                       ": it would be stretched to them; crop it to their aspect, or render at its own");
+        optimize.target_images.push_back(as_target(std::move(image), scene));
     }
 }
 
