@@ -99,12 +99,19 @@ TEST(MeshesInView, StartValuesThatShowNothingOrCannotLookAreRefused) {
     EXPECT_NE(e.find("optimize.parameters.meshes.near.translation: no view shows the mesh it moves at the start "
                      "values (meshes[0] 'near' lies beyond camera.far (100)"), std::string::npos) << e;
     EXPECT_EQ(refusal(load(two_balls(-3, R"("meshes.near.translation": { "init": [0, 0.2, 0] })"))), "");
-    const std::string same = refusal(load(two_balls(-3, R"("camera.eye": { "init": [0, 0, 0] })")));
-    EXPECT_NE(same.find("balls.json: optimize.parameters: at the start values, view 0's camera cannot look: eye and "
-                        "target are the same point"), std::string::npos) << same;
-    const std::string up = refusal(load(two_balls(-3, R"("camera.eye": { "init": [0, 5, 0] })")));
-    EXPECT_NE(up.find("view 0's camera cannot look: up is zero or parallel to the viewing direction"),
-              std::string::npos) << up;
+    // A camera init that cannot look is refused by the loader, naming the init (as params.json's values are).
+    const auto load_error = [](const std::string& json) {
+        try {
+            load(json);
+        } catch (const SceneError& e) {
+            return std::string(e.what());
+        }
+        return std::string("(loaded)");
+    };
+    EXPECT_EQ(load_error(two_balls(-3, R"("camera.eye": { "init": [0, 0, 0] })")),
+              "balls.json: optimize.parameters[\"camera.eye\"].init: eye and target are the same point");
+    EXPECT_EQ(load_error(two_balls(-3, R"("camera.eye": { "init": [0, 5, 0] })")),
+              "balls.json: optimize.parameters[\"camera.eye\"].init: up is zero or parallel to the viewing direction");
     const std::string away = refusal(load(two_balls(-3, R"("camera.target": { "init": [0, 0, 9] })")));
     EXPECT_NE(away.find("camera: no view shows any mesh at the start values"), std::string::npos) << away;
 }
