@@ -102,8 +102,9 @@ uint32_t binary_lane(Op op, ScalarKind k, uint32_t a, uint32_t b) {
         case Op::Sub: return W(x - y);
         case Op::Mul: return W(x * y);
         case Op::Div: return W(x / y);
-        case Op::Min: return W(y < x ? y : x);
-        case Op::Max: return W(x < y ? y : x);
+        // GLSL leaves a NaN operand undefined; IEEE 754's minNum / maxNum give the number, as lavapipe does.
+        case Op::Min: return W(std::fmin(x, y));
+        case Op::Max: return W(std::fmax(x, y));
         case Op::Pow: return W(pow_defined(x, y));
         case Op::Atan2: return W(std::atan2(x, y));
         case Op::Fmod: return W(fmod_trunc(x, y));
@@ -156,7 +157,7 @@ uint32_t ternary_lane(Op op, ScalarKind k, uint32_t a, uint32_t b, uint32_t c) {
     if (k == ScalarKind::Float) {
         float x = F(a), y = F(b), z = F(c);
         switch (op) {
-        case Op::Clamp: { float lo = x < y ? y : x; return W(z < lo ? z : lo); }
+        case Op::Clamp: return W(std::fmin(std::fmax(x, y), z));   // as min(max(x, lo), hi) on the device
         case Op::Lerp: return W(x * (1.0f - z) + y * z);
         case Op::Smoothstep: return W(smooth(x, y, z));
         case Op::Fma: return W(std::fma(x, y, z));

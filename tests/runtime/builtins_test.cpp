@@ -298,6 +298,22 @@ TEST_F(Builtins, PowAtan2AndSmoothstepWhereGlslLeavesThemUndefined) {
                  }, kBasic);
 }
 
+// GLSL leaves min, max and clamp of a NaN undefined; lavapipe (and IEEE 754's minNum and maxNum, as most GPUs)
+// gives the number, where the interpreter gave the NaN for one order of the operands. Both give the number now.
+TEST_F(Builtins, MinMaxAndClampOfANaNGiveTheNumber) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    Kernel1D k = [](BufferFloat a, BufferFloat b, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = a.read(i), y = b.read(i);
+        out.write(i, min(x, y) + 10.0f * max(x, y) + 100.0f * clamp(x, -1.0f, 1.0f) + 1000.0f * clamp(y, -2.0f, 2.0f));
+    };
+    check<float>(k, std::tuple{std::vector<float>{nan, 3, nan, -4, 0.5f}, std::vector<float>{3, nan, -4, nan, 0.25f}},
+                 [](float x, float y) {
+                     const auto c = [](float v, float lo, float hi) { return std::fmin(std::fmax(v, lo), hi); };
+                     return std::fmin(x, y) + 10.0f * std::fmax(x, y) + 100.0f * c(x, -1, 1) + 1000.0f * c(y, -2, 2);
+                 }, kExact);
+}
+
 // clamp(x, lo, hi) with lo in [-5, -1] and hi in [1, 5]: lo < hi, as GLSL requires.
 FLOAT_TERNARY(Clamp, clamp(x, y, z), std::clamp(x, y, z), -10, 10, -5, -1, 1, 5, kExact)
 FLOAT_TERNARY(Lerp, lerp(x, y, z), double(x) + (double(y) - double(x)) * double(z), -10, 10, -10, 10, 0, 1,
