@@ -349,8 +349,9 @@ TEST(CliResume, DamageAndAnotherResolutionExitTwoNamingTheFile) {
              {"start.png", "not a png"}}) {
         const auto [r, path] = resume_with(file, content);
         EXPECT_EQ(r.code, 2) << file << ": " << r.err;
-        EXPECT_EQ(r.err.rfind("adjoint: error: ", 0), 0u) << r.err;
-        EXPECT_NE(r.err.find(path.string()), std::string::npos) << file << ": " << r.err;
+        // The file first, as every error names it ("--resume: <file>: ..." before).
+        EXPECT_EQ(r.err.rfind("adjoint: error: " + path.string() + ": --resume: ", 0), 0u) << r.err;
+        EXPECT_EQ(r.err.find(path.string(), 17), std::string::npos) << "named once: " << r.err;
         EXPECT_EQ(read_checkpoint(good / "checkpoint.bin").iteration, 3u);
     }
     // loss.csv whose rows stop short of the checkpoint.

@@ -73,15 +73,18 @@ std::string joined(const std::vector<std::string>& items, size_t most = 6) {
 }
 
 // Runs a read of one of the folder's files; its failure (missing, damaged, cut short) is the input's fault
-// under --resume: a SceneError, whose message names the file as the reader did.
+// under --resume: a SceneError that names the file first, as every error does ("<file>: --resume: <what>").
 template <typename Read>
-auto resume_read(const Read& read) {
+auto resume_read(const fs::path& file, const Read& read) {
     try {
         return read();
     } catch (const SceneError&) {
         throw;
     } catch (const Error& e) {
-        throw SceneError("", "", std::string("--resume: ") + e.what());
+        std::string what = e.what();
+        const std::string named = file.string() + ": ";
+        if (what.rfind(named, 0) == 0) what.erase(0, named.size());
+        throw SceneError(file.string(), "", "--resume: " + what);
     }
 }
 
@@ -139,7 +142,7 @@ void check_resume(const fs::path& dir, const OptimizeOptions& o, Scene& scene, s
     std::error_code ec;
     if (!fs::exists(fs::symlink_status(ck, ec)))
         throw SceneError(ck.string(), "", "--resume: there is no checkpoint to resume from");
-    const Checkpoint c = resume_read([&] { return read_checkpoint(ck); });
+    const Checkpoint c = resume_read(ck, [&] { return read_checkpoint(ck); });
     Json now = Json::parse(fingerprint);
     const uint64_t seed = check_metadata(ck, c.metadata, o, scene, now);
     // A run asked to end before the checkpoint's iteration would report the checkpoint's values as done with
@@ -156,7 +159,7 @@ void check_resume(const fs::path& dir, const OptimizeOptions& o, Scene& scene, s
     const fs::path csv = dir / "loss.csv";
     std::vector<std::string> columns;
     const std::vector<LossRow> rows =
-        resume_read([&] { return LossLog::parse(read_file(csv), csv.string(), &columns); });
+        resume_read(csv, [&] { return LossLog::parse(read_file(csv), csv.string(), &columns); });
     if (columns != loss_error_columns(scene))
         throw SceneError(csv.string(), "", "--resume: its error columns are not one per free parameter of this "
                                            "scene (written by another version or for other parameters)");
@@ -169,7 +172,7 @@ void check_resume(const fs::path& dir, const OptimizeOptions& o, Scene& scene, s
                                                (reached < 0 ? std::string("(none)") : "iteration " + std::to_string(reached)) +
                                                " but the checkpoint is at iteration " + std::to_string(last));
     for (const char* name : {"target.png", "start.png"}) {
-        const Image image = resume_read([&] { return read_png_linear(dir / name); });
+        const Image image = resume_read(dir / name, [&] { return read_png_linear(dir / name); });
         if (uint32_t(image.width) != scene.camera.width || uint32_t(image.height) != scene.camera.height)
             throw SceneError((dir / name).string(), "", "--resume: it is " + std::to_string(image.width) + "x" +
                                                             std::to_string(image.height) + " but the run renders at " +
