@@ -131,6 +131,12 @@ TEST(IoReport, ScientificLabelsAreShort) {
     EXPECT_EQ(report_draw::scientific(0.0, 0), "0E0");
     EXPECT_LE(font::text_width("|F-T| " + report_draw::scientific(0.0487, 0), 1), 64);
     EXPECT_GT(font::text_width("|F-T| " + report_draw::scientific(0.0487), 1), 64);
+    // The heat maps' captions, down to the scale alone: a 48-pixel view showed "|F-T| 2E", its exponent clipped.
+    using report_draw::scale_caption;
+    EXPECT_EQ(scale_caption("|FINAL-TARGET|", "|F-T|", 0.21, 400, 1), "|FINAL-TARGET| P99 2.1E-1");
+    EXPECT_EQ(scale_caption("|FINAL-TARGET|", "|F-T|", 0.21, 64, 1), "|F-T| 2E-1");
+    EXPECT_EQ(scale_caption("|FINAL-TARGET|", "|F-T|", 0.21, 48, 1), "2E-1");
+    EXPECT_LE(font::text_width("2E-1", 1), 48);
 }
 
 TEST(IoReport, AxisRangeSpansWholeDecades) {

@@ -69,13 +69,6 @@ float draw_heat_map(Image& report, const Rect& tile, const Image& final, const I
     return scale;
 }
 
-// The longest caption that fits `width` of these (the last one otherwise, clipped).
-std::string fitting(const std::vector<std::string>& options, int width, int s) {
-    for (const std::string& o : options)
-        if (font::text_width(o, s) <= width) return o;
-    return options.back();
-}
-
 void caption(Image& report, const Rect& r, const std::string& text, int s) {
     font::draw_text(report, r.x, r.y - font::glyph_height * s - 4, text, s, ink, r.x + std::max(r.width, 1));
 }
@@ -85,16 +78,11 @@ void draw_view_row(Image& report, const std::array<Rect, 4>& row, const ReportVi
     if (v.start) blit(report, row[1], *v.start);
     blit(report, row[2], v.final);
     const float scale = draw_heat_map(report, row[3], v.final, v.target);
-    const std::string p = scientific(scale);
     const std::string n = first_row && v.index == 0 ? "" : "V" + std::to_string(v.index) + " ";
     caption(report, row[0], n + "TARGET", s);
     if (v.start) caption(report, row[1], n + "START", s);
     caption(report, row[2], n + "FINAL", s);
-    // Down to one digit, which fits a 64-pixel view.
-    caption(report, row[3],
-            fitting({"|FINAL-TARGET| P99 " + p, "|F-T| P99 " + p, "|F-T| " + p, "|F-T| " + scientific(scale, 0)},
-                    row[3].width, s),
-            s);
+    caption(report, row[3], scale_caption("|FINAL-TARGET|", "|F-T|", scale, row[3].width, s), s);
 }
 
 void draw_texture_row(Image& report, const std::array<Rect, 3>& row, const ReportTexture& t, int s) {
@@ -112,9 +100,7 @@ void draw_texture_row(Image& report, const std::array<Rect, 3>& row, const Repor
     }
     float scale = 0.0f;
     blit(report, row[2], gradient_picture(t.gradient, &scale));
-    const std::string p = scientific(scale);
-    caption(report, row[2], fitting({"DL/DT P99 " + p, "DL/DT " + p, "DL/DT " + scientific(scale, 0)}, row[2].width, s),
-            s);
+    caption(report, row[2], scale_caption("DL/DT", "DL/DT", scale, row[2].width, s), s);
 }
 
 } // namespace

@@ -138,9 +138,24 @@ std::pair<int, int> curve_point(const Rect& p, std::pair<double, double> range, 
     return {x, y};
 }
 
+std::string scale_caption(const std::string& long_name, const std::string& name, double scale, int width, int s) {
+    const std::string p = scientific(scale), one = scientific(scale, 0);
+    const std::string options[] = {long_name + " P99 " + p, name + " P99 " + p, name + " " + p, name + " " + one};
+    for (const std::string& o : options)
+        if (font::text_width(o, s) <= width) return o;
+    return one;
+}
+
 void draw_plot(Image& report, const Rect& p, const ReportCurve& c, int s) {
-    font::draw_text(report, p.x, p.y - font::glyph_height * s - 4, c.title + (c.log_scale ? " (LOG SCALE)" : "") + " / ITERATION", s, ink,
-                    report.width - pad);
+    // The longest title that fits the report's width (a long parameter group's was cut at 360 pixels).
+    const std::string log = c.log_scale ? " (LOG SCALE)" : "", short_log = c.log_scale ? " (LOG)" : "";
+    std::string title = c.title;
+    for (const std::string& t : {c.title + log + " / ITERATION", c.title + short_log + " / ITER", c.title + short_log})
+        if (font::text_width(t, s) <= report.width - pad - p.x) {
+            title = t;
+            break;
+        }
+    font::draw_text(report, p.x, p.y - font::glyph_height * s - 4, title, s, ink, report.width - pad);
     double step = 1.0;
     const auto range = c.log_scale ? loss_axis_range(c.values) : linear_range(c.values, step);
     const bool have = c.log_scale ? range.second > 0.0 : range.second > range.first;

@@ -23,6 +23,9 @@ Colour rgb(const Image& image, int x, int y);
 void blit(Image& report, const Rect& r, const Image& image);
 // "1.2E-2" (digits after the point: 1), "1E-2" (0): short for a small font.
 std::string scientific(double v, int digits = 1);
+// A heat map's caption: its name and the 99th percentile it is scaled by, the longest form that fits `width`
+// ("|FINAL-TARGET| P99 2.1E-1" down to "|F-T| 2E-1"), then the scale alone (a 48-pixel view clipped the exponent).
+std::string scale_caption(const std::string& long_name, const std::string& name, double scale, int width, int s);
 
 // The point of `value` at `index` of `count` iterations in plot p over range (log10 or linear).
 std::pair<int, int> curve_point(const Rect& p, std::pair<double, double> range, bool log_scale, size_t index,

@@ -195,8 +195,11 @@ void check_distinct_output_names(const Scene& scene) {
             if (same_file || columns[i] == columns[j])
                 throw SceneError(scene.display_name, "optimize.parameters",
                                  "\"" + parameters[j].path + "\" and \"" + parameters[i].path + "\" would share " +
-                                     (same_file ? "the output file " + file : "the loss.csv column " + columns[i]) +
-                                     " (names are written with letters, digits, '.', '_' and '-' only); rename one");
+                                     (same_file ? "the output file " + file +
+                                                      " (a file's name keeps letters, digits, '.', '_' and '-' only)"
+                                                : "the loss.csv column " + columns[i] +
+                                                      " (a column's name writes ',', '\"' and line breaks as '_')") +
+                                     "; rename one");
         }
 }
 

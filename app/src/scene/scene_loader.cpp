@@ -216,7 +216,7 @@ void read_target(const JsonValue& value, const std::filesystem::path& base_dir, 
         if (!same_aspect(image, scene.camera))
             entry.fail(file + " is " + size_text(image.width, image.height) + ", another aspect than the views' " +
                        size_text(scene.camera.width, scene.camera.height) +
-                       ": it would be stretched to them; crop it to their aspect, or render at its own");
+                       ": it would be stretched to them; crop it to their aspect, or give the views its aspect");
         optimize.target_images.push_back(as_target(std::move(image), scene));
     }
 }
