@@ -257,6 +257,7 @@ TEST(DiagnoseProgram, WritesItsFilesAndExits) {
     EXPECT_EQ(app::read_file(tmp / "stdout.txt"), text);
     EXPECT_NE(text.find("99th percentile"), std::string::npos) << text;
     EXPECT_NE(text.find("materials.floor.albedo"), std::string::npos) << text;
+    EXPECT_EQ(text.find("sum to that share of the gradient only"), std::string::npos) << text;
     EXPECT_EQ(app::read_file(tmp / "out" / "gradient_lights_key_intensity_v0.pfm").size(),
               std::string("Pf\n24 24\n-1.0\n").size() + 24 * 24 * 4);
 
@@ -268,6 +269,21 @@ TEST(DiagnoseProgram, WritesItsFilesAndExits) {
     EXPECT_EQ(shell(kOptimize + " --scene x.json --out " + (tmp / "o").string() +
                     " --diagnose-parameter lights.key.intensity 2> /dev/null"),
               2);
+}
+
+// An environment map's texels reach the loss through its prefiltered maps, which no pixel computes alone: their
+// pictures were blank and the table said nothing. Now a line under it names the row and the share drawn.
+TEST(DiagnoseProgram, AnEnvironmentMapsUndrawnGradientIsNamed) {
+    app::test::TempDir tmp;
+    ASSERT_EQ(shell(kOptimize + " --scene " + (kScenes / "relight.json").string() + " --resolution 24x24 --diagnose --out " +
+                    (tmp / "out").string() + " > /dev/null 2> " + (tmp / "err.txt").string()),
+              0)
+        << app::read_file(tmp / "err.txt");
+    const std::string text = app::read_file(tmp / "out" / "diagnose.txt");
+    const size_t at = text.find("\nthe pictures of lights.");
+    ASSERT_NE(at, std::string::npos) << text;
+    EXPECT_NE(text.find(".texture (0%)", at), std::string::npos) << text;
+    EXPECT_NE(text.find("an environment map's prefiltered levels", at), std::string::npos) << text;
 }
 
 // Soft visibility: the program writes the pose's images and marks edge pixels.

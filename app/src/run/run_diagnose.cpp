@@ -145,6 +145,7 @@ void diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std:
                   "sens scale");
     text += line;
     size_t offset = 0;
+    std::string unattributed;   // the rows whose pictures miss a part of their gradient, named under the table
     for (size_t i = 0; i < ps.size(); ++i) {
         double gradient = 0;
         for (size_t c = 0; c < ps[i].value.size(); ++c) gradient += g[offset + c];
@@ -160,7 +161,17 @@ void diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std:
         std::snprintf(line, sizeof line, "%-36s %14.6g %14.6g %12.4g %12s\n", ps[i].path.c_str(), gradient, w.sum,
                       w.scale, sens_scale.c_str());
         text += line;
+        // A blank picture of an environment map's texels read as "no effect" with nothing said (their gradient
+        // reaches the loss through the prefiltered maps, which no pixel computes alone).
+        if (std::abs(w.sum - gradient) > 0.05 * std::abs(gradient) && gradient != 0) {
+            std::snprintf(line, sizeof line, "%s%s (%.0f%%)", unattributed.empty() ? "" : ", ", ps[i].path.c_str(),
+                          100.0 * w.sum / gradient + 0.0);   // + 0.0: "0%", not "-0%"
+            unattributed += line;
+        }
     }
+    if (!unattributed.empty())
+        text += "\nthe pictures of " + unattributed + " sum to that share of the gradient only:\n  the rest "
+                "passes through what no pixel computes alone (an environment map's prefiltered levels)\n";
     size_t edge_pixels = 0;
     for (uint32_t k = 0; k < grads.views; ++k) {
         const size_t pixels = size_t(grads.width) * grads.height;
