@@ -215,6 +215,33 @@ TEST(CliBigScenes, TooManyTrianglesForTheDeviceAreBadInput) {
     }
 }
 
+// 200 views at 512x512 failed in the first iteration (exit 1, "argument 2 of kernel 'image_loss' is a buffer of
+// 209715200 bytes"), after target.png and start.png were written and 1.8 GB taken. The loss's per-pixel terms of
+// every view lie in one buffer: refused before any device work, naming views and how many fit.
+TEST(CliBigScenes, TooManyViewsForTheLossBufferAreBadInput) {
+    Context ctx;
+    Device device = ctx.create_device();
+    Scene scene = load_scene_from_string(small_scene(), ".", "views.json");
+    ASSERT_TRUE(scene.optimize);
+    scene.camera.width = scene.camera.height = 512;
+    const uint64_t fit = device.max_buffer_bytes() / (512 * 512 * 4);   // 128 on lavapipe
+    scene.views.assign(size_t(fit), scene.camera);
+    EXPECT_NO_THROW(check_scene_fits(device, scene));
+    scene.views.assign(size_t(fit + 1), scene.camera);
+    try {
+        check_scene_fits(device, scene);
+        ADD_FAILURE() << fit + 1 << " views were accepted";
+    } catch (const SceneError& e) {
+        EXPECT_EQ(e.json_path(), "views");
+        EXPECT_EQ(e.reason().rfind(std::to_string(fit + 1) + " views at 512x512 need ", 0), 0u) << e.reason();
+        EXPECT_NE(e.reason().find("; at most " + std::to_string(fit) + " views fit at this resolution"),
+                  std::string::npos) << e.reason();
+    }
+    // A render (no optimize block) has no such buffer.
+    scene.optimize.reset();
+    EXPECT_NO_THROW(check_scene_fits(device, scene));
+}
+
 // A free texture at a resolution of its own ("resolution": [4096, 4096], 268 MiB with its mips on lavapipe's
 // 128 MiB buffers) exited 1 at its first kernel, naming the kernel and not the parameter. It is refused before any
 // device work, naming the parameter and its size; one that fits passes. The sizes are set on the loaded scene (a

@@ -8,7 +8,22 @@
 #include "gpu_types.h"
 #include "scene_data.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace adjoint::app {
+
+namespace {
+
+// The largest n with n * n <= pixels.
+uint64_t max_square_side(uint64_t pixels) {
+    uint64_t n = uint64_t(std::sqrt(double(pixels)));
+    while (n * n > pixels) --n;
+    while ((n + 1) * (n + 1) <= pixels) ++n;
+    return n;
+}
+
+} // namespace
 
 void check_scene_fits(const Device& device, const Scene& scene) {
     const uint64_t limit = device.max_buffer_bytes();
@@ -19,7 +34,19 @@ void check_scene_fits(const Device& device, const Scene& scene) {
     if (surfaces > limit)
         throw SceneError(scene.display_name, "camera.resolution",
                          std::to_string(scene.camera.width) + "x" + std::to_string(scene.camera.height) + " needs " +
-                             mib(surfaces) + " for a view's surfaces" + over + "; lower the resolution");
+                             mib(surfaces) + " for a view's surfaces" + over + "; lower the resolution (at most " +
+                             std::to_string(limit / sizeof(gpu::SurfaceRecord)) + " pixels, " +
+                             std::to_string(max_square_side(limit / sizeof(gpu::SurfaceRecord))) + "x" +
+                             std::to_string(max_square_side(limit / sizeof(gpu::SurfaceRecord))) + " square)");
+    // The optimizer's per-pixel loss terms of every view lie in one buffer (an iteration may render each view).
+    const uint64_t views = std::max<uint64_t>(scene.views.size(), 1);
+    if (scene.optimize && pixels * views * sizeof(float) > limit)
+        throw SceneError(scene.display_name, "views",
+                         std::to_string(views) + " views at " + std::to_string(scene.camera.width) + "x" +
+                             std::to_string(scene.camera.height) + " need " + mib(pixels * views * sizeof(float)) +
+                             " for the loss's per-pixel terms" + over + "; at most " +
+                             std::to_string(limit / (pixels * sizeof(float))) +
+                             " views fit at this resolution: use fewer views or a lower resolution");
     // Every triangle's setup record (gpu::TriSetup) lives in one buffer: the scene's triangle count is bounded.
     uint64_t triangles = 0;
     for (const auto& m : scene.meshes) triangles += m.triangles.size();
