@@ -153,5 +153,40 @@ TEST(MeshesInView, TheProgramsSayWhyNothingShows) {
     EXPECT_TRUE(fs::exists(tmp / "r.png"));
 }
 
+// A floor that runs under the camera and behind it: its triangles reach from behind the camera's plane into
+// view, and the rasterizers, which do not clip there, drew none of them, with nothing said (a helper's floor from
+// z = -10 to 3.01 under an eye at z = 3 rendered as background alone; to 2.96 it showed).
+TEST(MeshesInView, TrianglesFromBehindTheCameraAreNamed) {
+    TempDir tmp;
+    const auto floor_to = [&](const char* z) {
+        std::ofstream(tmp / "floor.obj") << "v -10 -1 -10\nv 10 -1 -10\nv 10 -1 " << z << "\nv -10 -1 " << z
+                                         << "\nf 1 4 3 2\n";
+        std::ofstream(tmp / "floor.json") << R"({"format": 1,
+          "camera": { "eye": [0, 0, 3], "target": [0, 0, 0], "resolution": [16, 16], "far": 50 },
+          "materials": { "m": { "albedo": [0.5, 0.5, 0.5] } },
+          "meshes": [ { "name": "floor", "file": "floor.obj", "material": "m" } ],
+          "lights": [ { "name": "sun", "type": "ambient", "intensity": 1 } ] })";
+        return load_scene(tmp / "floor.json");
+    };
+    const Scene across = floor_to("3.01");
+    EXPECT_EQ(triangles_across_the_eye(across.meshes[0], across.views[0]), 2u);
+    EXPECT_EQ(behind_the_eye_warning(across),
+              "adjoint: warning: " + across.display_name + ": meshes[0] 'floor': 2 of its triangles reach from behind "
+              "the camera into its view and are not drawn (triangles are not clipped at the camera's plane): split "
+              "them, or move the camera\n");
+    const Scene before = floor_to("2.96");
+    EXPECT_EQ(triangles_across_the_eye(before.meshes[0], before.views[0]), 0u);
+    EXPECT_EQ(behind_the_eye_warning(before), "");
+    // adjoint-render says so and renders.
+    const Result r = run(std::string(ADJOINT_BINARY_DIR) + "/app/adjoint-render --scene " +
+                         (tmp / "floor.json").string() + " --out " + (tmp / "r.png").string());
+    EXPECT_EQ(r.code, exit_ok) << r.err;
+    (void)floor_to("3.01");
+    const Result again = run(std::string(ADJOINT_BINARY_DIR) + "/app/adjoint-render --scene " +
+                             (tmp / "floor.json").string() + " --out " + (tmp / "r.png").string());
+    EXPECT_EQ(again.code, exit_ok) << again.err;
+    EXPECT_NE(again.err.find("2 of its triangles reach from behind the camera"), std::string::npos) << again.err;
+}
+
 } // namespace
 } // namespace adjoint::app::test

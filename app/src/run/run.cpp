@@ -240,7 +240,7 @@ int run_optimize(const OptimizeOptions& o, std::ostream& err) {
     std::unique_ptr<FolderLock> lock;
     try {
         scene = load_for_run(o, fingerprint);
-        if (!o.quiet) err << hard_geometry_warning(scene);
+        if (!o.quiet) err << hard_geometry_warning(scene) << behind_the_eye_warning(scene);
         if (interrupt_requested()) return exit_interrupted;
         lock = prepare_out_folder(o, scene, fingerprint, false);   // an existing folder: checked before any work
     } catch (const Error& e) {

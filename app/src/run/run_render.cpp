@@ -76,6 +76,7 @@ int run_render(const RenderOptions& o, std::ostream& err) {
     }
     for (uint32_t v = 0; v < scene.views.size(); ++v)
         if (o.all_views || v == uint32_t(o.view)) err << empty_view_warning(scene, v);
+    err << behind_the_eye_warning(scene);
     // The caller's InterruptGuard turns SIGINT/SIGTERM into a flag, checked between the steps: exit 130.
     if (interrupt_requested()) return exit_interrupted;
     try {

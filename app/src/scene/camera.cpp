@@ -127,6 +127,23 @@ std::string out_of_view(const Mesh& mesh, const Camera& view) {
     return why.str();
 }
 
+size_t triangles_across_the_eye(const Mesh& mesh, const Camera& view) {
+    const float4x4 m = multiply(view_projection_matrix(view), model_matrix(mesh.transform));
+    // Clip w is the depth along the view: the setup drops a triangle with a corner at w <= 1e-6
+    // (render/raster.cpp), and one wholly nearer than the near plane shows nothing anyway.
+    std::vector<float> w(mesh.positions.size());
+    for (size_t i = 0; i < w.size(); ++i) {
+        const float3& p = mesh.positions[i];
+        w[i] = m[0][3] * p[0] + m[1][3] * p[1] + m[2][3] * p[2] + m[3][3];
+    }
+    size_t n = 0;
+    for (const uint3& t : mesh.triangles) {
+        const float a = w[t[0]], b = w[t[1]], c = w[t[2]];
+        n += std::fmin(a, std::fmin(b, c)) <= 1e-6f && std::fmax(a, std::fmax(b, c)) > view.near;
+    }
+    return n;
+}
+
 namespace detail {
 
 float camera_elevation(const Camera& camera) {

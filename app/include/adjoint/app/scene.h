@@ -154,6 +154,9 @@ struct Mesh;
 // nearest corner is 481.9 along the view (raise camera.far)", "nearer than camera.near (0.05; lower it)",
 // "behind the camera" or "outside the field of view".
 std::string out_of_view(const Mesh& mesh, const Camera& view);
+// How many of `mesh`'s triangles reach from behind the camera's plane to beyond its near plane: the rasterizers
+// do not clip at that plane, so they draw none of them (a floor that runs under the camera).
+size_t triangles_across_the_eye(const Mesh& mesh, const Camera& view);
 
 // ---- materials ----------------------------------------------------------------------------------------
 // A material of a model plug-in (adjoint/app/plugins.h: phong, pbr): its values are the model's properties
