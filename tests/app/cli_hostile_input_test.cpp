@@ -5,6 +5,7 @@
 
 #include <adjoint/app/cli.h>
 #include <adjoint/app/image_io.h>
+#include <adjoint/app/optimization.h>
 #include <adjoint/app/renderer.h>
 
 #include <algorithm>
@@ -226,10 +227,10 @@ TEST(CliBigScenes, TooManyViewsForTheLossBufferAreBadInput) {
     scene.camera.width = scene.camera.height = 512;
     const uint64_t fit = device.max_buffer_bytes() / (512 * 512 * 4);   // 128 on lavapipe
     scene.views.assign(size_t(fit), scene.camera);
-    EXPECT_NO_THROW(check_scene_fits(device, scene));
+    EXPECT_NO_THROW(check_views_fit(device, scene));
     scene.views.assign(size_t(fit + 1), scene.camera);
     try {
-        check_scene_fits(device, scene);
+        check_views_fit(device, scene);
         ADD_FAILURE() << fit + 1 << " views were accepted";
     } catch (const SceneError& e) {
         EXPECT_EQ(e.json_path(), "views");
@@ -237,8 +238,9 @@ TEST(CliBigScenes, TooManyViewsForTheLossBufferAreBadInput) {
         EXPECT_NE(e.reason().find("; at most " + std::to_string(fit) + " views fit at this resolution"),
                   std::string::npos) << e.reason();
     }
-    // A render (no optimize block) has no such buffer.
-    scene.optimize.reset();
+    // The Optimizer checks it first of all.
+    EXPECT_THROW({ Optimizer refused(device, scene); }, SceneError);
+    // A render of the same scene, optimize block and all, has no such buffer.
     EXPECT_NO_THROW(check_scene_fits(device, scene));
 }
 

@@ -209,8 +209,8 @@ TEST(CliOutFolder, ParametersWhoseOutputsWouldShareANameAreRefused) {
     EXPECT_EQ(r.code, 2) << r.err;
     EXPECT_EQ(r.err, "adjoint: error: " + (tmp / "two.json").string() + ": optimize.parameters: "
                      "\"materials.a,b.albedo_texture\" and \"materials.a_b.albedo_texture\" would share the output "
-                     "file materials.a_b.albedo_texture.png (a file's name keeps letters, digits, '.', '_' and '-' only); "
-                     "rename one\n");
+                     "file materials.a_b.albedo_texture.png (a file's name keeps letters, digits, '.', '_' and '-' "
+                     "only); rename one\n");
     EXPECT_FALSE(fs::exists(tmp / "out"));
     // Their values free (no file each): the loss.csv column alone.
     std::string text = read_file(tmp / "two.json");

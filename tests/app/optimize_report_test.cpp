@@ -34,7 +34,7 @@ TEST_F(OptimizeReport, TheFirstRowHoldsTheStartValuesOfEveryKind) {
     EXPECT_NEAR(*first.errors[1], std::acos(cosine) * 180 / M_PI, 1e-3);
     // Relative: the difference's length over the truth's, at least 1 (the truth's is 0.92 here).
     EXPECT_NEAR(*first.errors[2], std::sqrt(0.4 * 0.4 + 0.2 * 0.2), 1e-5);
-    ASSERT_TRUE(first.param_error);   // the worst, a rotation in radians
+    ASSERT_TRUE(first.param_error);   // the worst, in radians for an angle (here the direction's)
     EXPECT_NEAR(*first.param_error, std::max(30 * M_PI / 180, std::acos(cosine)), 1e-5);
     // The next row: each moved by its one step, the rotation no longer at 30.
     const app::IterationReport second = opt.step();

@@ -280,7 +280,8 @@ TEST_F(SceneErrors, TargetImages) {
     // Another aspect was stretched to the views' without a word.
     write_solid_png("targets/view_1.png", 12, 8, 0, 0, 0);
     EXPECT_EQ(error_of(j), "scene.json: optimize.target.images[0]: targets/view_1.png is 12x8, another aspect than "
-                           "the views' 8x8: it would be stretched to them; crop it to their aspect, or give the views its aspect");
+                           "the views' 8x8: it would be stretched to them; crop it to their aspect, or give the "
+                           "views its aspect");
     write_solid_png("targets/view_1.png", 4, 4, 0, 0, 0);
     j["optimize"]["target"]["images"] = {"targets/view_0.png"};
     EXPECT_EQ(error_of(j), "scene.json: optimize.target.images: 1 image for 2 views (give one per view, or a path with {view})");

@@ -4,6 +4,7 @@
 //   parameter buffer -> partial sums of the loss) -> per-parameter sums of error and gradient norms and the
 //   optimizer plug-in's step over the free parameters (one dispatch) -> read back a few hundred floats.
 #include <adjoint/app/optimization.h>
+#include <adjoint/app/renderer.h>
 
 #include "free_parameters.h"
 
@@ -70,6 +71,7 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene, bool dynamic)
 
 Optimizer::Optimizer(Device& device, const Scene& scene, bool diagnosable) {
     if (!scene.optimize) throw SceneError(scene.display_name, "optimize", "the scene has no optimize block");
+    check_views_fit(device, scene);
     s_ = std::make_unique<OptimizerStages>(device, scene, diagnosable);
 }
 

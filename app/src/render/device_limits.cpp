@@ -23,30 +23,39 @@ uint64_t max_square_side(uint64_t pixels) {
     return n;
 }
 
+
+std::string mib(uint64_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; }
+
+std::string over_the_limit(const Device& device) {
+    return ", over this device's limit of " + mib(device.max_buffer_bytes()) + " per buffer (" + device.name() + ")";
+}
+
 } // namespace
+
+void check_views_fit(const Device& device, const Scene& scene) {
+    // The optimizer's per-pixel loss terms of every view lie in one buffer (an iteration may render each view).
+    const uint64_t pixels = uint64_t(scene.camera.width) * scene.camera.height;
+    const uint64_t views = std::max<uint64_t>(scene.views.size(), 1), limit = device.max_buffer_bytes();
+    if (pixels > 0 && pixels * views * sizeof(float) > limit)
+        throw SceneError(scene.display_name, "views",
+                         std::to_string(views) + " views at " + std::to_string(scene.camera.width) + "x" +
+                             std::to_string(scene.camera.height) + " need " + mib(pixels * views * sizeof(float)) +
+                             " for the loss's per-pixel terms" + over_the_limit(device) + "; at most " +
+                             std::to_string(limit / (pixels * sizeof(float))) +
+                             " views fit at this resolution: use fewer views or a lower resolution");
+}
 
 void check_scene_fits(const Device& device, const Scene& scene) {
     const uint64_t limit = device.max_buffer_bytes();
-    auto mib = [](uint64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; };
-    const std::string over = ", over this device's limit of " + mib(limit) + " per buffer (" + device.name() + ")";
+    const std::string over = over_the_limit(device);
     const uint64_t pixels = uint64_t(scene.camera.width) * scene.camera.height;
-    const uint64_t surfaces = pixels * sizeof(gpu::SurfaceRecord);
+    const uint64_t surfaces = pixels * sizeof(gpu::SurfaceRecord), most = limit / sizeof(gpu::SurfaceRecord);
     if (surfaces > limit)
         throw SceneError(scene.display_name, "camera.resolution",
                          std::to_string(scene.camera.width) + "x" + std::to_string(scene.camera.height) + " needs " +
                              mib(surfaces) + " for a view's surfaces" + over + "; lower the resolution (at most " +
-                             std::to_string(limit / sizeof(gpu::SurfaceRecord)) + " pixels, " +
-                             std::to_string(max_square_side(limit / sizeof(gpu::SurfaceRecord))) + "x" +
-                             std::to_string(max_square_side(limit / sizeof(gpu::SurfaceRecord))) + " square)");
-    // The optimizer's per-pixel loss terms of every view lie in one buffer (an iteration may render each view).
-    const uint64_t views = std::max<uint64_t>(scene.views.size(), 1);
-    if (scene.optimize && pixels * views * sizeof(float) > limit)
-        throw SceneError(scene.display_name, "views",
-                         std::to_string(views) + " views at " + std::to_string(scene.camera.width) + "x" +
-                             std::to_string(scene.camera.height) + " need " + mib(pixels * views * sizeof(float)) +
-                             " for the loss's per-pixel terms" + over + "; at most " +
-                             std::to_string(limit / (pixels * sizeof(float))) +
-                             " views fit at this resolution: use fewer views or a lower resolution");
+                             std::to_string(most) + " pixels, " + std::to_string(max_square_side(most)) + "x" +
+                             std::to_string(max_square_side(most)) + " square)");
     // Every triangle's setup record (gpu::TriSetup) lives in one buffer: the scene's triangle count is bounded.
     uint64_t triangles = 0;
     for (const auto& m : scene.meshes) triangles += m.triangles.size();

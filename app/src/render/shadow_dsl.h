@@ -89,9 +89,10 @@ inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& s
         // The band is the antialiasing of a shadow's boundary, cast by a triangle that stands above p by more
         // than it lies beside it. A neighbour on a convex surface rises by its distance times the small angle
         // between the faces: its band darkened every lit face as far as a pixel reaches, the whole lit side of a
-        // sphere at 16x16 (137 for 195). Ramped from a height of the distance to twice it, as the bias is.
-        Float beside = max(sqrt(o.d2), st.bias);
-        Float stands = clamp((h - beside) / beside, 0.0f, 1.0f);
+        // sphere at 16x16 (137 for 195). Ramped from a height of the distance d to d + max(d, bias): 1 at the
+        // outline (d = 0) wherever `between` is above 0, so the coverage meets the inside's there.
+        Float d = sqrt(o.d2);
+        Float stands = clamp((h - d) / max(d, st.bias), 0.0f, 1.0f);
         c = ite(o.inside, 1.0f, band * stands) * between;
     }
     return ite(valid, log(max(1.0f - c, kShadowFloor)), 0.0f);

@@ -181,28 +181,6 @@ void check_resume(const fs::path& dir, const OptimizeOptions& o, Scene& scene, s
     }
 }
 
-// Two free parameters whose outputs' names come out the same once sanitized (materials "a,b" and "a_b"): one
-// texture file, or one loss.csv column, would hold both, and params.json name it for each. Refused.
-void check_distinct_output_names(const Scene& scene) {
-    const auto& parameters = scene.optimize->parameters;
-    const std::vector<std::string> columns = loss_error_columns(scene);
-    for (size_t i = 0; i < parameters.size(); ++i)
-        for (size_t j = 0; j < i; ++j) {
-            const bool textures = kind_info(parameters[i].kind).storage == ParameterStorage::texture &&
-                                  kind_info(parameters[j].kind).storage == ParameterStorage::texture;
-            const std::string file = texture_file_name(parameters[i].path, false, false);
-            const bool same_file = textures && file == texture_file_name(parameters[j].path, false, false);
-            if (same_file || columns[i] == columns[j])
-                throw SceneError(scene.display_name, "optimize.parameters",
-                                 "\"" + parameters[j].path + "\" and \"" + parameters[i].path + "\" would share " +
-                                     (same_file ? "the output file " + file +
-                                                      " (a file's name keeps letters, digits, '.', '_' and '-' only)"
-                                                : "the loss.csv column " + columns[i] +
-                                                      " (a column's name writes ',', '\"' and line breaks as '_')") +
-                                     "; rename one");
-        }
-}
-
 // An output's name taken by a symlink, a FIFO, a device or a folder: refused, as the write would replace it.
 void check_output_names(const fs::path& dir, const Scene& scene, bool profile) {
     std::vector<std::string> textures;   // texture parameters' files begin with their sanitized path
@@ -227,6 +205,28 @@ void check_output_names(const fs::path& dir, const Scene& scene, bool profile) {
 }
 
 } // namespace
+
+// Two free parameters whose outputs' names come out the same once sanitized (materials "a,b" and "a_b"): one
+// texture file, or one loss.csv column, would hold both, and params.json name it for each. Refused.
+void check_distinct_output_names(const Scene& scene) {
+    const auto& parameters = scene.optimize->parameters;
+    const std::vector<std::string> columns = loss_error_columns(scene);
+    for (size_t i = 0; i < parameters.size(); ++i)
+        for (size_t j = 0; j < i; ++j) {
+            const bool textures = kind_info(parameters[i].kind).storage == ParameterStorage::texture &&
+                                  kind_info(parameters[j].kind).storage == ParameterStorage::texture;
+            const std::string file = texture_file_name(parameters[i].path, false, false);
+            const bool same_file = textures && file == texture_file_name(parameters[j].path, false, false);
+            if (same_file || columns[i] == columns[j])
+                throw SceneError(scene.display_name, "optimize.parameters",
+                                 "\"" + parameters[j].path + "\" and \"" + parameters[i].path + "\" would share " +
+                                     (same_file ? "the output file " + file +
+                                                      " (a file's name keeps letters, digits, '.', '_' and '-' only)"
+                                                : "the loss.csv column " + columns[i] +
+                                                      " (a column's name writes ',', '\"' and line breaks as '_')") +
+                                     "; rename one");
+        }
+}
 
 std::string scene_fingerprint(const Scene& scene, const std::vector<ReadRecorder::Entry>& reads) {
     Json j;

@@ -24,6 +24,10 @@ std::string scene_fingerprint(const Scene& scene);
 std::vector<std::string> loss_error_columns(const std::vector<std::pair<std::string, ParameterKind>>& parameters);
 std::vector<std::string> loss_error_columns(const Scene& scene);
 
+// Refuses (SceneError) two free parameters whose outputs' names come out the same once sanitized (one texture
+// file, or one loss.csv column, for both); prepare_out_folder and the studio's outputs call it.
+void check_distinct_output_names(const Scene& scene);
+
 // Locks o.out and checks it for a run (a SceneError naming the folder, the file or the option otherwise, so
 // the program exits 2 with nothing written): not in use by another run; no output name taken by something
 // that is not a regular file; no other run's outputs unless --resume or --force; with --resume, a checkpoint,

@@ -49,8 +49,19 @@ struct RunOutputs::State {
     std::vector<std::string> error_columns;   // loss.csv's, one per free parameter
 };
 
+namespace {
+
+// The scene's fingerprint once its outputs' names are known to be distinct (the studio's outputs, which no
+// prepare_out_folder checked).
+std::string checked_fingerprint(const Scene& scene) {
+    check_distinct_output_names(scene);
+    return scene_fingerprint(scene);
+}
+
+} // namespace
+
 RunOutputs::RunOutputs(fs::path dir, Optimizer& opt, const Scene& scene, bool resume)
-    : RunOutputs(std::move(dir), opt, OutputsSetup{resume, scene_fingerprint(scene), false}) {}
+    : RunOutputs(std::move(dir), opt, OutputsSetup{resume, checked_fingerprint(scene), false}) {}
 
 RunOutputs::RunOutputs(fs::path dir, Optimizer& opt, OutputsSetup setup)
     : s_(std::make_unique<State>(State{std::move(dir), opt, std::move(setup.fingerprint), std::nullopt, {}, {}, {}, {}, {}})) {
@@ -240,7 +251,15 @@ int run_optimize(const OptimizeOptions& o, std::ostream& err) {
     std::unique_ptr<FolderLock> lock;
     try {
         scene = load_for_run(o, fingerprint);
-        if (!o.quiet) err << hard_geometry_warning(scene) << behind_the_eye_warning(scene);
+        if (!o.quiet) {
+            err << hard_geometry_warning(scene);
+            const Scene start = start_scene(scene);   // the first pictures'; one line for the first view with them
+            for (uint32_t v = 0; v < start.views.size(); ++v)
+                if (const std::string w = behind_the_eye_warning(start, v); !w.empty()) {
+                    err << w;
+                    break;
+                }
+        }
         if (interrupt_requested()) return exit_interrupted;
         lock = prepare_out_folder(o, scene, fingerprint, false);   // an existing folder: checked before any work
     } catch (const Error& e) {

@@ -147,8 +147,8 @@ void diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std:
     size_t offset = 0;
     std::string unattributed;   // the rows whose pictures miss a part of their gradient, named under the table
     for (size_t i = 0; i < ps.size(); ++i) {
-        double gradient = 0;
-        for (size_t c = 0; c < ps[i].value.size(); ++c) gradient += g[offset + c];
+        double gradient = 0, magnitude = 0;   // the sum the pictures are compared with, and the size of its terms
+        for (size_t c = 0; c < ps[i].value.size(); ++c) gradient += g[offset + c], magnitude += std::abs(g[offset + c]);
         offset += ps[i].value.size();
         const Written w = write_images(o.out, "gradient_" + slug(ps[i].path), grads.images[i], grads);
         std::string sens_scale = "-";
@@ -162,16 +162,18 @@ void diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std:
                       w.scale, sens_scale.c_str());
         text += line;
         // A blank picture of an environment map's texels read as "no effect" with nothing said (their gradient
-        // reaches the loss through the prefiltered maps, which no pixel computes alone).
-        if (std::abs(w.sum - gradient) > 0.05 * std::abs(gradient) && gradient != 0) {
+        // reaches the loss through the prefiltered maps, which no pixel computes alone). Measured against the
+        // size of the gradient's terms, so that a sum that cancels does not flag rounding.
+        if (std::abs(w.sum - gradient) > 0.05 * magnitude && gradient != 0) {
             std::snprintf(line, sizeof line, "%s%s (%.0f%%)", unattributed.empty() ? "" : ", ", ps[i].path.c_str(),
                           100.0 * w.sum / gradient + 0.0);   // + 0.0: "0%", not "-0%"
             unattributed += line;
         }
     }
     if (!unattributed.empty())
-        text += "\nthe pictures of " + unattributed + " sum to that share of the gradient only:\n  the rest "
-                "passes through what no pixel computes alone (an environment map's prefiltered levels)\n";
+        text += "\nthe pictures of " + unattributed + " sum to that share of the gradient:\n  the rest "
+                "passes through what no pixel computes alone (an environment map's prefiltered levels, a "
+                "regularizer)\n";
     size_t edge_pixels = 0;
     for (uint32_t k = 0; k < grads.views; ++k) {
         const size_t pixels = size_t(grads.width) * grads.height;

@@ -28,15 +28,15 @@ std::string empty_view_warning(const Scene& scene, uint32_t view) {
            (scene.meshes.size() > 1 ? " (and the others are out of it too)" : "") + "\n";
 }
 
-std::string behind_the_eye_warning(const Scene& scene) {
-    for (size_t v = 0; v < scene.views.size(); ++v)
-        for (size_t m = 0; m < scene.meshes.size(); ++m)
-            if (const size_t n = triangles_across_the_eye(scene.meshes[m], scene.views[v]); n > 0)
-                return "adjoint: warning: " + scene.display_name + ": meshes[" + std::to_string(m) + "] '" +
-                       scene.meshes[m].name + "': " + std::to_string(n) + " of its triangles reach from behind " +
-                       (scene.views.size() > 1 ? "view " + std::to_string(v) + "'s" : "the") +
-                       " camera into its view and are not drawn (triangles are not clipped at the camera's "
-                       "plane): split them, or move the camera\n";
+std::string behind_the_eye_warning(const Scene& scene, uint32_t view) {
+    if (view >= scene.views.size()) return "";
+    for (size_t m = 0; m < scene.meshes.size(); ++m)
+        if (const size_t n = triangles_across_the_eye(scene.meshes[m], scene.views[view]); n > 0)
+            return "adjoint: warning: " + scene.display_name + ": " +
+                   (scene.views.size() > 1 ? "view " + std::to_string(view) + ": " : "") + "meshes[" +
+                   std::to_string(m) + "] '" + scene.meshes[m].name + "': " + std::to_string(n) +
+                   " of its triangles cross the camera's plane (a corner behind it, another beyond camera.near) and "
+                   "are not drawn: triangles are not clipped there; split them, or move the camera\n";
     return "";
 }
 

@@ -110,7 +110,9 @@ void check_before_parsing(const std::string& bytes, bool binary, Source& source)
 }
 
 int hex_digit(char c) {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
 // A relative URI reference as glTF writes a file's name (RFC 3986): percent escapes decoded (Blender writes a
@@ -169,11 +171,15 @@ std::string image_bytes(const tinygltf::Model& model, int index, std::string& sh
     }
     if (image.uri.empty() || image.uri.rfind("data:", 0) == 0) {   // tinygltf empties a data URI it decoded
         shown = source.shown + " " + name;
-        if (image.image.empty()) source.fail(name + ": no image data could be read from its data URI");
+        if (image.image.empty())
+            source.fail(name + (image.uri.empty() ? std::string(": its uri is empty")
+                                                  : ": no image data could be read from its data URI"));
         return std::string(image.image.begin(), image.image.end());
     }
-    // A file: read here, its URI decoded as above, whatever tinygltf made of it (it reads images only to warn).
-    const std::string file = uri_path(image.uri);
+    // A file: read here, its URI decoded as above, whatever tinygltf made of it (it reads images only to warn);
+    // under the glTF's folder, as tinygltf joins it, even where the URI begins with '/'.
+    std::string file = uri_path(image.uri);
+    while (!file.empty() && file.front() == '/') file.erase(0, 1);
     shown = (std::filesystem::path(source.shown_folder) / file).lexically_normal().string();
     std::string reason;
     std::optional<std::string> bytes = try_read_file(source.folder / file, shown, reason);

@@ -170,6 +170,9 @@ void set_parameter_value(Scene& scene, const Parameter& p, std::span<const float
     kind_info(p.kind).write(scene, p, v);
 }
 
+// A value's kind's validity and the format's range (below).
+std::string value_range_problem(const Parameter& p, std::span<const float> value);
+
 namespace detail {
 
 std::vector<Parameter> read_parameters(const JsonValue& parameters, const std::filesystem::path& base_dir,
@@ -204,8 +207,9 @@ std::vector<Parameter> read_parameters(const JsonValue& parameters, const std::f
         if (init) {
             p.init = info.read_init(*init, InitContext{scene, base_dir, resolution.has_value()}, p);
             // Out of the parameter's range (an albedo of 2) it rendered the first iteration so, then the step
-            // clamped it: refused, as params.json's values are.
-            if (const std::string why = parameter_value_problem(scene, p, p.init); !why.empty()) init->fail(why);
+            // clamped it: refused, as params.json's values are. A camera that cannot look is judged once every
+            // init is in (check_meshes_in_view): an eye init may come with a target init.
+            if (const std::string why = value_range_problem(p, p.init); !why.empty()) init->fail(why);
         }
         if (perturb) {
             p.perturb = perturb->number_at_least(0, "a number >= 0");
@@ -277,17 +281,23 @@ void apply_params_file(Scene& scene, const std::filesystem::path& params_json) {
     }
 }
 
-std::string parameter_value_problem(const Scene& scene, const Parameter& p, std::span<const float> value) {
+// The value's own problems: its kind's validity, and the format's range (the optimizer keeps values in it): a
+// negative intensity, a field of view of 0, a NaN.
+std::string value_range_problem(const Parameter& p, std::span<const float> value) {
     const ParameterKindInfo& info = kind_info(p.kind);
     if (const char* invalid = info.invalid ? info.invalid(value) : nullptr) return invalid;
-    // The format's range (the optimizer keeps values in it): a negative intensity, a field of view of 0, a NaN.
     for (float x : value) {
         if (!std::isfinite(x)) return "expected finite numbers, got " + format_number(x);
         if (!(x >= p.lo && x <= p.hi))
             return std::isinf(p.hi) ? "expected numbers >= " + format_number(p.lo)
                                     : "expected numbers in [" + format_number(p.lo) + ", " + format_number(p.hi) + "]";
     }
-    if (info.collection == ParameterCollection::camera) {
+    return {};
+}
+
+std::string parameter_value_problem(const Scene& scene, const Parameter& p, std::span<const float> value) {
+    if (std::string why = value_range_problem(p, value); !why.empty()) return why;
+    if (kind_info(p.kind).collection == ParameterCollection::camera) {
         Scene cameras;   // the cameras alone, as the value would leave them: an eye at its target shows nothing
         cameras.camera = scene.camera;
         cameras.views = scene.views;

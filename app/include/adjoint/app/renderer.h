@@ -12,6 +12,9 @@ namespace adjoint::app {
 // Throws SceneError (naming camera.resolution or materials) when a view or the textures would not fit in
 // the device's buffers; called before any device work.
 void check_scene_fits(const Device& device, const Scene& scene);
+// Throws SceneError (naming views) when an optimization's per-pixel loss terms of every view would not fit in
+// one of the device's buffers; the Optimizer calls it before any device work.
+void check_views_fit(const Device& device, const Scene& scene);
 
 // What a pixel of a view sees when the scene is rasterized (hard visibility, the geometry as loaded): for
 // tools and peers that start from the G-buffer (the bench's PyTorch loop).
