@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <set>
 #include <sys/wait.h>
 
@@ -285,6 +286,28 @@ TEST(DiagnoseProgram, AnEnvironmentMapsUndrawnGradientIsNamed) {
     ASSERT_NE(at, std::string::npos) << text;
     EXPECT_NE(text.find(".texture (0%)", at), std::string::npos) << text;
     EXPECT_NE(text.find("an environment map's prefiltered levels", at), std::string::npos) << text;
+}
+
+// Two parameters whose paths slug alike (materials "a,b" and "a_b") wrote one set of pictures for both.
+TEST(DiagnoseProgram, ParametersWhosePicturesWouldShareANameAreRefused) {
+    app::test::TempDir tmp;
+    std::ofstream(tmp / "two.json") << R"({"format": 1,
+      "camera": { "eye": [0, 0.8, 4.2], "target": [0, 0, 0], "resolution": [16, 16] },
+      "materials": { "a,b": { "albedo": [0.5, 0.5, 0.5] }, "a_b": { "albedo": [0.2, 0.5, 0.5] } },
+      "meshes": [ { "name": "ball", "file": ")" + (kScenes.parent_path() / "meshes" / "uv_sphere.obj").string() +
+                                           R"(", "material": "a,b", "translation": [-0.6, 0, 0] },
+                  { "name": "ball2", "file": ")" + (kScenes.parent_path() / "meshes" / "uv_sphere.obj").string() +
+                                           R"(", "material": "a_b", "translation": [0.6, 0, 0] } ],
+      "lights": [ { "name": "key", "type": "point", "position": [2, 3, 3], "intensity": 14 } ],
+      "optimize": { "parameters": { "materials.a,b.albedo": { "init": [0.3, 0.3, 0.3] },
+                                    "materials.a_b.albedo": { "init": [0.3, 0.3, 0.3] } } } })";
+    EXPECT_EQ(shell(kOptimize + " --scene " + (tmp / "two.json").string() + " --diagnose --out " +
+                    (tmp / "out").string() + " > /dev/null 2> " + (tmp / "err.txt").string()),
+              2);
+    EXPECT_NE(app::read_file(tmp / "err.txt").find("\"materials.a,b.albedo\" and \"materials.a_b.albedo\" would share "
+                                                   "--diagnose's pictures gradient_materials_a_b_albedo_v*"),
+              std::string::npos)
+        << app::read_file(tmp / "err.txt");
 }
 
 // Soft visibility: the program writes the pose's images and marks edge pixels.

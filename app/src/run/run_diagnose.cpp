@@ -132,6 +132,13 @@ std::string header(const Scene& scene, double loss, uint32_t views) {
 
 void diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std::ostream& out) {
     const std::vector<ParameterState> ps = opt.parameters();
+    // Pictures are named by their parameter's slug: two that slug alike would write one file for both.
+    for (size_t i = 0; i < ps.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+            if (slug(ps[i].path) == slug(ps[j].path))
+                throw SceneError(scene.display_name, "optimize.parameters",
+                                 "\"" + ps[j].path + "\" and \"" + ps[i].path + "\" would share --diagnose's pictures "
+                                 "gradient_" + slug(ps[i].path) + "_v*; rename one");
     const std::vector<size_t> sens = chosen(ps, o, scene);
     std::vector<float> g;
     const double loss = opt.evaluate(&g);
