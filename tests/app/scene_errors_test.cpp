@@ -172,6 +172,17 @@ TEST_F(SceneErrors, BadObjFiles) {
     write("meshes/cube.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 0\n");
     EXPECT_EQ(error_of(j).rfind("scene.json: meshes[0].file: cannot parse meshes/cube.obj: Failed parse `f' line", 0), 0u)
         << error_of(j);
+    // Too large for float's normals (its edges' cross product squared): a triangle 6e9 across rendered with ambient
+    // light only, one 2e20 across not at all. 2e9 across loads; 6e9, or 2e9 scaled by 3, is refused.
+    write("meshes/cube.obj", "v -1e9 -1e9 0\nv 1e9 -1e9 0\nv 0 1e9 0\nf 1 2 3\n");
+    EXPECT_NO_THROW(load(j));
+    j["meshes"][0]["scale"] = 3;
+    EXPECT_EQ(error_of(j), "scene.json: meshes[0]: its vertices lie 8.49e+09 scene units apart (its scale applied), "
+                           "beyond what a triangle's normal holds in float (4e9): scale it down");
+    j["meshes"][0].erase("scale");
+    write("meshes/cube.obj", "v -1e20 -1e20 0\nv 1e20 -1e20 0\nv 0 1e20 0\nf 1 2 3\n");
+    EXPECT_EQ(error_of(j), "scene.json: meshes[0]: its vertices lie more than 3e38 scene units apart (its scale "
+                           "applied), beyond what a triangle's normal holds in float (4e9): scale it down");
 }
 
 TEST_F(SceneErrors, TexturedMaterialNeedsTexcoords) {
