@@ -106,7 +106,7 @@ std::string out_of_view(const Mesh& mesh, const Camera& view) {
     for (uint32_t c = 0; c < 8; ++c) {
         const float3 p(c & 1 ? hi[0] : lo[0], c & 2 ? hi[1] : lo[1], c & 4 ? hi[2] : lo[2]);
         float q[4];
-        for (size_t r = 0; r < 4; ++r) q[r] = m[0][r] * p[0] + m[1][r] * p[1] + m[2][r] * p[2] + m[3][r];
+        for (size_t r = 0; r < 4; ++r) q[r] = detail::transformed(m, p, r);
         for (size_t a = 0; a < 3; ++a) {
             beyond[2 * a] += q[a] < -q[3];
             beyond[2 * a + 1] += q[a] > q[3];
@@ -132,10 +132,7 @@ size_t triangles_across_the_eye(const Mesh& mesh, const Camera& view) {
     // Clip w is the depth along the view: the setup drops a triangle with a corner at w <= 1e-6
     // (render/raster.cpp), and one wholly nearer than the near plane shows nothing anyway.
     std::vector<float> w(mesh.positions.size());
-    for (size_t i = 0; i < w.size(); ++i) {
-        const float3& p = mesh.positions[i];
-        w[i] = m[0][3] * p[0] + m[1][3] * p[1] + m[2][3] * p[2] + m[3][3];
-    }
+    for (size_t i = 0; i < w.size(); ++i) w[i] = detail::transformed(m, mesh.positions[i], 3);
     size_t n = 0;
     for (const uint3& t : mesh.triangles) {
         const float a = w[t[0]], b = w[t[1]], c = w[t[2]];

@@ -51,11 +51,12 @@ bool read_whole(std::vector<unsigned char>* out, std::string* err, const std::st
 }
 
 // Images are decoded by the scene's own decoder (16-bit PNGs, its size limit, its messages), later and only
-// when a material uses them: tinygltf keeps the encoded bytes of files and data URIs. Buffer-view images are
+// when a material uses them: tinygltf keeps the encoded bytes of data URIs (whose uri it leaves empty); files
+// are read again by image_bytes, from their URI as RFC 3986 reads it. Buffer-view images are
 // left to be read from the checked buffer view, since tinygltf hands them over without checking its bounds.
 bool keep_encoded(tinygltf::Image* image, const int, std::string*, std::string*, int, int, const unsigned char* bytes,
                   int size, void*) {
-    if (image->bufferView < 0 && bytes && size > 0) image->image.assign(bytes, bytes + size);
+    if (image->bufferView < 0 && image->uri.empty() && bytes && size > 0) image->image.assign(bytes, bytes + size);
     return true;
 }
 
@@ -169,11 +170,9 @@ std::string image_bytes(const tinygltf::Model& model, int index, std::string& sh
         const unsigned char* p = checked_bytes(model, image.bufferView, 0, view.byteLength, 1, 1, name, source);
         return std::string(reinterpret_cast<const char*>(p), view.byteLength);
     }
-    if (image.uri.empty() || image.uri.rfind("data:", 0) == 0) {   // tinygltf empties a data URI it decoded
+    if (image.uri.empty()) {   // a data URI, which tinygltf decodes without keeping it, or a uri of ""
         shown = source.shown + " " + name;
-        if (image.image.empty())
-            source.fail(name + (image.uri.empty() ? std::string(": its uri is empty")
-                                                  : ": no image data could be read from its data URI"));
+        if (image.image.empty()) source.fail(name + ": its uri is empty");
         return std::string(image.image.begin(), image.image.end());
     }
     // A file: read here, its URI decoded as above, whatever tinygltf made of it (it reads images only to warn);

@@ -145,6 +145,10 @@ float3 normalize(float3 a);
 float3 operator-(float3 a, float3 b);
 float3 operator+(float3 a, float3 b);
 float3 operator*(float3 a, float s);
+// Component r of m · (p, 1) (m column-major, as model_matrix and view_projection_matrix give it).
+inline float transformed(const float4x4& m, const float3& p, size_t r) {
+    return m[0][r] * p[0] + m[1][r] * p[1] + m[2][r] * p[2] + m[3][r];
+}
 
 // The axis-aligned box around points, each taken through `placement` (a model matrix; none: as they are). Empty
 // (lo > hi) before any point.

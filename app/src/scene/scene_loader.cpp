@@ -159,10 +159,12 @@ LinearImage as_target(LinearImage image, const Scene& scene) {
     return image;
 }
 
-// Whether an image resampled to the camera's size keeps its aspect (to half a pixel): one of another aspect
-// would be stretched, and would not be the picture the views render.
-bool same_aspect(const LinearImage& image, const Camera& camera) {
-    return std::abs(double(image.height) * camera.width / image.width - camera.height) <= 0.5;
+// "<file> is WxH, another aspect than the views' WxH" where the image resampled to the camera's size would not
+// keep its aspect (to half a pixel): stretched, it would not be the picture the views render. "" where it would.
+std::string other_aspect(const std::string& file, const LinearImage& image, const Camera& camera) {
+    if (std::abs(double(image.height) * camera.width / image.width - camera.height) <= 0.5) return "";
+    return file + " is " + size_text(image.width, image.height) + ", another aspect than the views' " +
+           size_text(camera.width, camera.height);
 }
 
 void read_target(const JsonValue& value, const std::filesystem::path& base_dir, const Scene& scene,
@@ -185,11 +187,10 @@ void read_target(const JsonValue& value, const std::filesystem::path& base_dir, 
             // Without a size the dataset's field of view is taken in square pixels of the views: an image of
             // another aspect (by over half a pixel) would be stretched to them, and would not be the picture
             // they render.
-            if (view.size.width == 0 && !same_aspect(image, scene.camera))
-                value.fail(view.file + " is " + size_text(image.width, image.height) +
-                           ", another aspect than the views' " + size_text(scene.camera.width, scene.camera.height) +
-                           ", and the dataset gives no image size (w, h) for its field of view: give w and h, or a "
-                           "camera.resolution of the images' aspect");
+            const std::string other = other_aspect(view.file, image, scene.camera);
+            if (view.size.width == 0 && !other.empty())
+                value.fail(other + ", and the dataset gives no image size (w, h) for its field of view: give w and h, "
+                                   "or a camera.resolution of the images' aspect");
             optimize.target_images.push_back(as_target(std::move(image), scene));
         }
         return;
@@ -213,10 +214,9 @@ void read_target(const JsonValue& value, const std::filesystem::path& base_dir, 
         const std::string file = expand_view(pattern, view);
         optimize.target_files.push_back(file);
         LinearImage image = load_image(base_dir / file, file, entry);
-        if (!same_aspect(image, scene.camera))
-            entry.fail(file + " is " + size_text(image.width, image.height) + ", another aspect than the views' " +
-                       size_text(scene.camera.width, scene.camera.height) +
-                       ": it would be stretched to them; crop it to their aspect, or give the views its aspect");
+        if (const std::string other = other_aspect(file, image, scene.camera); !other.empty())
+            entry.fail(other + ": it would be stretched to them; crop it to their aspect, or give the views its "
+                               "aspect");
         optimize.target_images.push_back(as_target(std::move(image), scene));
     }
 }

@@ -20,9 +20,7 @@ float3 operator*(float3 a, float s) { return {a.x * s, a.y * s, a.z * s}; }
 void BoundingBox::add(const std::vector<float3>& points, const float4x4* placement) {
     for (const float3& p : points)
         for (size_t r = 0; r < 3; ++r) {
-            const float w = placement ? (*placement)[0][r] * p[0] + (*placement)[1][r] * p[1] +
-                                            (*placement)[2][r] * p[2] + (*placement)[3][r]
-                                      : p[r];
+            const float w = placement ? transformed(*placement, p, r) : p[r];
             lo[r] = std::fmin(lo[r], w);
             hi[r] = std::fmax(hi[r], w);
         }
