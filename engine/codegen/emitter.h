@@ -123,6 +123,7 @@ private:
     void value(ValueId id, const Inst& in);
     void control(const Inst& in);
     std::string bitcast(const Inst& in) const;
+    std::string convert(const Inst& in) const;
 
     // ---- expressions.cpp ----
     std::string operand(const Inst& in, size_t k, int column) const;

@@ -135,11 +135,37 @@ void Emitter::value(ValueId id, const Inst& in) {
         }
         return define(id, s + ")");
     }
-    case Op::Cast: return define(id, glsl_type(in.type) + "(" + op(0) + ")");
+    case Op::Cast: return define(id, convert(in));
     case Op::Bitcast: return define(id, bitcast(in));
     case Op::Detach: return define(id, op(0));
     default: fail("internal: no GLSL spelling for '", ir::name(in.op), "'");
     }
+}
+
+// A conversion. Float to an integer type is defined for every float, as the interpreter defines it (ir/eval.cpp):
+// truncated towards zero, saturated at the type's range (infinities too), NaN to 0. GLSL leaves a float outside the
+// type's range undefined, and lavapipe gave uint(-1.0) = 4294967295 and int(NaN) = -2147483648: a texel index from
+// a NaN coordinate, or a count from a negative float, was whatever the driver made of it. One max, two compares and
+// two selects, outside the renderer's inner loops.
+std::string Emitter::convert(const Inst& in) const {
+    const Type* from = f_.type_of(in.operands[0]);
+    const ScalarKind to = in.type->scalar_kind();
+    const std::string type = glsl_type(in.type), x = name(in.operands[0]);
+    const bool integer = to == ScalarKind::Int || to == ScalarKind::UInt || to == ScalarKind::UInt64;
+    if (from->scalar_kind() != ScalarKind::Float || !integer) return type + "(" + x + ")";
+    // The type's least value (as a float, exact), the first float above its range and the largest value.
+    const char* lo = to == ScalarKind::Int ? "-2147483648.0" : "0.0";
+    const char* above = to == ScalarKind::Int ? "2147483648.0" : to == ScalarKind::UInt ? "4294967296.0"
+                                                                                        : "18446744073709551616.0";
+    const char* top = to == ScalarKind::Int ? "2147483647" : to == ScalarKind::UInt ? "4294967295u"
+                                                                                    : "18446744073709551615ul";
+    const char* zero = to == ScalarKind::Int ? "0" : to == ScalarKind::UInt ? "0u" : "0ul";
+    const std::string in_range = type + "(max(" + x + ", " + lo + "))";
+    if (!in.type->is_vector())
+        return "(isnan(" + x + ") ? " + zero + " : " + x + " >= " + above + " ? " + top + " : " + in_range + ")";
+    const std::string fv = glsl_type(from);
+    return "mix(mix(" + in_range + ", " + type + "(" + top + "), greaterThanEqual(" + x + ", " + fv + "(" + above +
+           "))), " + type + "(" + zero + "), isnan(" + x + "))";
 }
 
 // Through uint (or uvecN: vectors need the vector constructors and comparisons).

@@ -235,11 +235,11 @@ bool eval_pure(const Function& f, const Inst& in, std::span<const Lanes* const> 
             switch (t->scalar_kind()) {
             case ScalarKind::Float: out[i] = W(float(v)); break;
             case ScalarKind::Int:
-                out[i] = uint32_t(int32_t(std::isfinite(v) ? std::clamp(std::trunc(v), -2147483648.0, 2147483647.0) : 0));
+                out[i] = uint32_t(int32_t(std::isnan(v) ? 0 : std::clamp(std::trunc(v), -2147483648.0, 2147483647.0)));
                 break;
             case ScalarKind::UInt:
                 out[i] = from->scalar_kind() == ScalarKind::Int ? w
-                         : uint32_t(std::isfinite(v) ? std::clamp(std::trunc(v), 0.0, 4294967295.0) : 0);
+                         : uint32_t(std::isnan(v) ? 0 : std::clamp(std::trunc(v), 0.0, 4294967295.0));
                 break;
             case ScalarKind::Bool: out[i] = v != 0; break;
             case ScalarKind::UInt64: break;   // handled above

@@ -217,14 +217,15 @@ bool eval_u64(const Function& f, const Inst& in, std::span<const Lanes* const> o
 }
 
 // Casts to and from uint64 (scalars): integers convert as GLSL does (an int is sign-extended, a uint64
-// becomes an int or uint by keeping its low 32 bits), floats truncate towards zero and saturate.
+// becomes an int or uint by keeping its low 32 bits), floats truncate towards zero and saturate (infinities
+// too), NaN becomes 0 (codegen/statements.cpp's convert spells the same for GLSL).
 void cast_u64(ScalarKind from, ScalarKind to, const Lanes& in, Lanes& out) {
     if (to == ScalarKind::UInt64) {
         uint64_t v = 0;
         switch (from) {
         case ScalarKind::Float: {
             double x = F(in[0]);
-            v = std::isfinite(x) && x > 0 ? (x >= 18446744073709551616.0 ? ~uint64_t(0) : uint64_t(x)) : 0;
+            v = std::isnan(x) || x <= 0 ? 0 : x >= 18446744073709551616.0 ? ~uint64_t(0) : uint64_t(x);
             break;
         }
         case ScalarKind::Int: v = uint64_t(int64_t(I(in[0]))); break;

@@ -485,6 +485,58 @@ TEST_F(Builtins, CastVectors) {
     }, kExact);
 }
 
+// Floats outside an integer type's range, infinities and NaN, which GLSL leaves undefined (lavapipe gave
+// uint(-1.0) = 4294967295 and int(NaN) = -2147483648): saturated at the range, NaN to 0, on the device as in the
+// interpreter; scalars (ternaries in GLSL) and vectors (mix) alike.
+namespace saturating {
+const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+const std::vector<float> kFloats = {nan, inf, -inf, -1.0f, -0.5f, -0.0f, 0.5f, 1.5f, -1.5f, 123456.7f, 2147483520.0f,
+                                    2147483648.0f, 3e9f, -2147483648.0f, -2147483904.0f, -3e9f, 4294967040.0f,
+                                    4294967296.0f, 1e20f, -1e20f, 18446742974197923840.0f, 18446744073709551616.0f,
+                                    1e30f, -nan};
+int32_t to_int(float x) {
+    if (std::isnan(x)) return 0;
+    if (x >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
+    if (x <= -2147483648.0f) return std::numeric_limits<int32_t>::min();
+    return int32_t(x);
+}
+uint32_t to_uint(float x) { return std::isnan(x) || x <= 0.0f ? 0u : x >= 4294967296.0f ? ~0u : uint32_t(x); }
+uint64_t to_uint64(float x) {
+    return std::isnan(x) || x <= 0.0f ? 0u : x >= 18446744073709551616.0f ? ~uint64_t(0) : uint64_t(x);
+}
+} // namespace saturating
+
+TEST_F(Builtins, CastOfAnyFloatToAnIntegerIsDefined) {
+    using namespace saturating;
+    Kernel1D k = [](BufferFloat a, BufferVar<uint4> out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = a.read(i);
+        UInt64 w = cast<uint64_t>(x);
+        out.write(i, make_uint4(cast<uint>(cast<int>(x)), cast<uint>(x), cast<uint>(w & 0xffffffffull),
+                                cast<uint>(w >> 32u)));
+    };
+    check<uint4>(k, std::tuple{kFloats}, [](float x) {
+        uint64_t w = to_uint64(x);
+        return uint4(uint32_t(to_int(x)), to_uint(x), uint32_t(w), uint32_t(w >> 32));
+    }, kExact);
+}
+
+TEST_F(Builtins, CastOfAnyFloatVectorToIntegersIsDefined) {
+    using namespace saturating;
+    std::vector<float3> v;
+    for (size_t i = 0; i < kFloats.size(); ++i)
+        v.push_back(float3(kFloats[i], kFloats[(i + 7) % kFloats.size()], kFloats[(i + 13) % kFloats.size()]));
+    Kernel1D ints = [](BufferFloat3 a, BufferVar<int3> out) noexcept {
+        out.write(dispatch_id().x, cast<int>(a.read(dispatch_id().x)));
+    };
+    check<int3>(ints, std::tuple{v}, [](float3 x) { return int3(to_int(x[0]), to_int(x[1]), to_int(x[2])); }, kExact);
+    Kernel1D uints = [](BufferFloat3 a, BufferVar<uint3> out) noexcept {
+        out.write(dispatch_id().x, cast<uint>(a.read(dispatch_id().x)));
+    };
+    check<uint3>(uints, std::tuple{v}, [](float3 x) { return uint3(to_uint(x[0]), to_uint(x[1]), to_uint(x[2])); },
+                 kExact);
+}
+
 // ---- constructors, members and swizzles -------------------------------------------------------------------
 TEST_F(Builtins, MakeVectorsFromScalarsAndVectors) {
     Kernel1D k = [](BufferFloat a, BufferFloat b, BufferFloat4 out) noexcept {
