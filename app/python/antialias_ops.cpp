@@ -54,14 +54,15 @@ struct TopologyMesh {
     UInt3 triangle(const UInt& tri) const {
         return make_uint3(in.tri.read(tri * 3u), in.tri.read(tri * 3u + 1u), in.tri.read(tri * 3u + 2u));
     }
-    void corners(const UInt&, const UInt3& t, Float2 (&p)[3], Bool& valid) const {
+    // Corners behind the camera stop the walk (valid = false): the signs of w stay 1.
+    void corners(const UInt&, const UInt3& t, Float2 (&p)[3], Float3&, Bool& valid) const {
         Float4 q[3] = {in.pos.read(in.base + t.x), in.pos.read(in.base + t.y), in.pos.read(in.base + t.z)};
         valid = (q[0].w > 0.0f) & (q[1].w > 0.0f) & (q[2].w > 0.0f);
         for (int k = 0; k < 3; ++k) p[k] = to_pixel(q[k], in.width, in.height);
     }
     UInt neighbor(const UInt& tri, const UInt& k) const { return in.topo.read(tri * 6u + k); }
     UInt far_vertex(const UInt& tri, const UInt& k) const { return in.topo.read(tri * 6u + 3u + k); }
-    Float2 vertex_pixel(const UInt& v, Bool& valid) const {
+    Float2 vertex_pixel(const UInt& v, Float&, Bool& valid) const {
         Float4 q = in.pos.read(in.base + v);
         valid = q.w > 0.0f;
         return to_pixel(q, in.width, in.height);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <sys/wait.h>
 
 namespace adjoint::test {
@@ -129,6 +130,33 @@ TEST_F(GradientCheck, AntialiasedSquarePoseAndCameraPass) {
     auto scene = app::load_scene_from_string(text, assets, "square-camera.json");
     app::Optimizer opt(device, scene);
     expect_all_pass(app::check_gradients(opt, scene, {}), 3 + 3 + 1);
+}
+
+// A floor that runs under the camera (two triangles, corners behind the camera's plane: render/raster.cpp draws them
+// where the rays meet them) under a point light, a ball on it, antialias visibility: the camera's and the ball's
+// rows pass, the camera's moving the floor's shading, its far edge and the ball's silhouette over it.
+TEST_F(GradientCheck, AFloorRunningUnderTheCameraHasTheLossesGradients) {
+    app::test::TempDir tmp;
+    std::ofstream(tmp / "floor.obj") << "v -6 -1 -6\nv 6 -1 -6\nv 6 -1 8\nv -6 -1 8\nf 1 4 3 2\n";
+    const std::string text = R"({
+  "format": 1,
+  "camera": { "eye": [0, 0.2, 3], "target": [0, -0.5, 0], "fov_y": 50, "resolution": [48, 48] },
+  "background": [0.3, 0.5, 0.8],
+  "materials": { "floor": { "albedo": [0.8, 0.7, 0.5] }, "ball": { "albedo": [0.9, 0.3, 0.2] } },
+  "meshes": [ { "name": "floor", "file": ")" + (tmp / "floor.obj").string() + R"(", "material": "floor" },
+              { "name": "ball", "file": "meshes/uv_sphere.obj", "material": "ball", "translation": [0.2, -0.6, 0.3],
+                "scale": 0.4 } ],
+  "lights": [ { "name": "bulb", "type": "point", "position": [1, 1.5, 2], "intensity": 6 },
+              { "name": "fill", "type": "ambient", "intensity": 0.2 } ],
+  "render": { "visibility": "antialias" },
+  "optimize": { "target": "scene", "parameters": {
+      "camera.eye": { "init": [0.05, 0.25, 3.05] }, "camera.target": { "init": [0.03, -0.45, 0.02] },
+      "meshes.ball.translation": { "init": [0.25, -0.58, 0.27] } } }
+})";
+    auto scene = app::load_scene_from_string(text, kScenes.parent_path(), "under-the-camera.json");
+    ASSERT_EQ(app::triangles_across_the_eye(scene.meshes[0], scene.views[0]), 2u);
+    app::Optimizer opt(device, scene);
+    expect_all_pass(app::check_gradients(opt, scene, {}), 3 + 3 + 3);
 }
 
 // The pose demo with its antialias visibility, reduced: a 5k-triangle knot whose silhouettes are slivers

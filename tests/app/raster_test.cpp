@@ -3,6 +3,8 @@
 #include "render/raster.h"
 #include "support/device_fixture.h"
 
+#include <adjoint/app/scene.h>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -228,6 +230,76 @@ TEST_F(Raster, BarycentricsArePerspectiveCorrect) {
             ++checked;
         }
     EXPECT_GT(checked, 400);
+}
+
+// A floor that runs under the camera: its two triangles have corners behind the camera's plane (one, and two), and
+// are drawn where the rays meet them: every pixel's triangle and perspective-correct barycentrics are the ray's hit
+// on the floor's plane, and nothing nearer than camera.near is drawn (at near 2.5 the bottom rows are empty). Before,
+// such triangles were not drawn at all.
+TEST_F(Raster, TrianglesReachingBehindTheCameraAreDrawnWhereTheRaysMeetThem) {
+    const std::vector<float3> floor = {float3(-10, -1, -10), float3(10, -1, -10), float3(10, -1, 10),
+                                       float3(-10, -1, 10)};
+    auto g = upload(floor, {uint3(0, 1, 2), uint3(0, 2, 3)});
+    for (const float near : {0.05f, 2.5f}) {
+        app::Camera cam;
+        cam.eye = float3(0, 0, 3);
+        cam.target = float3(0, 0, 0);
+        cam.fov_y = 60;
+        cam.width = 64;
+        cam.height = 48;
+        cam.near = near;
+        cam.far = 50;
+        ViewCamera v;
+        v.view_proj = app::view_projection_matrix(cam);
+        v.eye = cam.eye;
+        v.width = cam.width;
+        v.height = cam.height;
+        Rasterizer r(device);
+        auto gb = r.rasterize(stream, g, v);
+        std::vector<uint32_t> id = ids(gb);
+        std::vector<float2> b(id.size());
+        stream << r.barycentrics(stream, gb).copy_to(b.data()) << synchronize();
+        const float ty = std::tan(30.0f * 3.14159265f / 180.0f), tx = ty * 64.0f / 48.0f;
+        int drawn = 0, clipped = 0, checked = 0;
+        for (uint32_t y = 0; y < 48; ++y)
+            for (uint32_t x = 0; x < 64; ++x) {
+                const uint32_t at = y * 64 + x;
+                // The ray through the pixel's centre (the camera looks down -z), its hit on y = -1 t along the view.
+                const float dx = ((x + 0.5f) / 64.0f * 2 - 1) * tx, dy = (1 - (y + 0.5f) / 48.0f * 2) * ty;
+                if (dy > -1e-3f) {
+                    EXPECT_EQ(id[at], app::gpu::kNone) << "above the horizon: pixel " << x << ", " << y;
+                    continue;
+                }
+                const float t = -1.0f / dy, hx = dx * t, hz = 3.0f - t;
+                if (std::fabs(t - near) < 0.05f || std::fabs(hx - hz) < 0.02f * t) continue;   // at an edge
+                const float beyond = std::fmax(-10.0f - hz, std::fabs(hx) - 10.0f);   // > 0: off the floor
+                if (std::fabs(beyond) < 0.02f * t) continue;
+                if (beyond > 0) {
+                    EXPECT_EQ(id[at], app::gpu::kNone) << "beyond the floor: pixel " << x << ", " << y;
+                    continue;
+                }
+                if (t < near) {
+                    EXPECT_EQ(id[at], app::gpu::kNone) << "nearer than near: pixel " << x << ", " << y;
+                    ++clipped;
+                    continue;
+                }
+                const uint32_t want = hx >= hz ? 0u : 1u;
+                ASSERT_EQ(id[at], want) << "pixel " << x << ", " << y << " (near " << near << ")";
+                ++drawn;
+                // Triangle 0 (v0 v1 v2): b1 = (x - z) / 20, b2 = (z + 10) / 20; triangle 1 (v0 v2 v3): b1 = (x + 10)
+                // / 20, b2 = (z - x) / 20.
+                const float2 e = want == 0 ? float2((hx - hz) / 20, (hz + 10) / 20)
+                                           : float2((hx + 10) / 20, (hz - hx) / 20);
+                EXPECT_NEAR(b[at].x, e.x, 1e-4f) << "pixel " << x << ", " << y;
+                EXPECT_NEAR(b[at].y, e.y, 1e-4f) << "pixel " << x << ", " << y;
+                ++checked;
+            }
+        EXPECT_GT(drawn, 700) << "near " << near;   // 1,302 and 806 of the 3072 pixels
+        EXPECT_GT(checked, 700);
+        if (near > 1) {
+            EXPECT_GT(clipped, 200);
+        }
+    }
 }
 
 // Binning with a margin (soft rasterization's reach): a triangle inside tile (1, 1) of a 48x48 image

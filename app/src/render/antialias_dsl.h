@@ -45,21 +45,25 @@ struct AntialiasInputs {
     const BufferVar<gpu::TriSetup>* setups = nullptr;
 };
 
-// Triangle `tri`'s corners t in pixel coordinates: from the setups where the rasterizer made them (for every
-// triangle, culled ones too: raster.cpp's setup_triangle), else projected (the same formula on the same values).
+// Triangle `tri`'s corners t in pixel coordinates and the signs of their clip w: from the setups where the
+// rasterizer made them (for every triangle, culled ones too: raster.cpp's setup_triangle), else projected (the same
+// formula on the same values).
 template <typename PB>
 void corners(const AntialiasInputs<PB>& in, const DslCamera& plain_cam, const UInt& tri, const UInt3& t,
-             Float2 (&p)[3]) {
+             Float2 (&p)[3], Float3& w_sign) {
     if (in.setups) {
         auto st = in.setups->read(tri);
         p[0] = st.p0;
         p[1] = st.p1;
         p[2] = st.p2;
+        w_sign = sign(st.inv_w);
         return;
     }
-    p[0] = plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.x)));
-    p[1] = plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.y)));
-    p[2] = plain_cam.pixel(plain_cam.clip(in.positions_value.read(t.z)));
+    Float4 c[3] = {plain_cam.clip(in.positions_value.read(t.x)), plain_cam.clip(in.positions_value.read(t.y)),
+                   plain_cam.clip(in.positions_value.read(t.z))};
+    for (int k = 0; k < 3; ++k) p[k] = plain_cam.pixel(c[k]);
+    w_sign = make_float3(ite(c[0].w > 0.0f, 1.0f, -1.0f), ite(c[1].w > 0.0f, 1.0f, -1.0f),
+                         ite(c[2].w > 0.0f, 1.0f, -1.0f));
 }
 
 // The scene's tables as walk_to_silhouette's mesh (<adjoint/app/screen_edges.h>).
@@ -68,10 +72,16 @@ struct WalkMesh {
     const AntialiasInputs<PB>& in;
     const DslCamera& cam;
     UInt3 triangle(const UInt& tri) const { return in.triangles.read(tri); }
-    void corners(const UInt& tri, const UInt3& t, Float2 (&p)[3], Bool&) const { app::corners(in, cam, tri, t, p); }
+    void corners(const UInt& tri, const UInt3& t, Float2 (&p)[3], Float3& w_sign, Bool&) const {
+        app::corners(in, cam, tri, t, p, w_sign);
+    }
     UInt neighbor(const UInt& tri, const UInt& k) const { return pick(in.neighbor.read(tri), k); }
     UInt far_vertex(const UInt& tri, const UInt& k) const { return pick(in.opposite.read(tri), k); }
-    Float2 vertex_pixel(const UInt& v, Bool&) const { return cam.pixel(cam.clip(in.positions_value.read(v))); }
+    Float2 vertex_pixel(const UInt& v, Float& w_sign, Bool&) const {
+        Float4 c = cam.clip(in.positions_value.read(v));
+        w_sign = ite(c.w > 0.0f, 1.0f, -1.0f);
+        return cam.pixel(c);
+    }
 };
 
 // The silhouette edge a pair's segment leaves the occluder through, found on plain values.

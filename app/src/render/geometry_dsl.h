@@ -35,9 +35,10 @@ struct DslCamera {
         Float z = -dot(forward, d);
         return make_float4(sx * dot(side, d) - ox * z, sy * dot(up, d) - oy * z, a * z + b, -z);
     }
-    // Pixel coordinates (x right, y down) of a clip-space point, as the rasterizer computes them.
+    // Pixel coordinates (x right, y down) of a clip-space point, as the rasterizer computes them (a point behind
+    // the camera mirrored through it: projective_w).
     Float2 pixel(const Float4& c) const {
-        Float iw = 1.0f / c.w;
+        Float iw = 1.0f / projective_w(c.w);
         return make_float2((c.x * iw * 0.5f + 0.5f) * width, (0.5f - c.y * iw * 0.5f) * height);
     }
     // The unit world direction through pixel coordinates q (the inverse of pixel(clip(·)) along a ray).
@@ -191,7 +192,7 @@ Var<gpu::Surface> surface_at(const VertexInputs<PB>& in, const DslCamera& cam, c
     Float3 w[3] = {in.positions.read(t.x), in.positions.read(t.y), in.positions.read(t.z)};
     Float4 c0 = cam.clip(w[0]), c1 = cam.clip(w[1]), c2 = cam.clip(w[2]);
     Float2 p0 = cam.pixel(c0), p1 = cam.pixel(c1), p2 = cam.pixel(c2);
-    Float3 inv_w = make_float3(1.0f / c0.w, 1.0f / c1.w, 1.0f / c2.w);
+    Float3 inv_w = make_float3(1.0f / projective_w(c0.w), 1.0f / projective_w(c1.w), 1.0f / projective_w(c2.w));
     Float area = edge_function(p0, p1, p2);
     auto bary = [&](const Float2& p) {
         Float q0 = edge_function(p1, p2, p) / area * inv_w.x;

@@ -40,39 +40,50 @@ namespace {
 // A triangle's setup from its vertices' clip coordinates: the projected triangle, counted into every tile its
 // pixel bounding box, grown by `margin` pixels, touches; or, with `small_span` (0: none), marked small and counted
 // into none when that box spans fewer than small_span pixel columns and rows.
+//
+// A triangle with corners behind the camera and in front of the near plane (a floor that runs under the camera) is
+// drawn without clipping it into smaller triangles: its corners are projected with the signs of their w
+// (projective_w; one behind the camera lands mirrored through the image's centre), and the screen-space formulas
+// keep their meaning with those signs. The pixel p sees the triangle where every l_k / w_k >= 0 (l the screen
+// barycentrics; Olano and Greer's homogeneous rasterization), at NDC depth sum l_k z_k, with the
+// perspective-correct barycentrics l_k / w_k normalized (raster_depth_dsl.h's cover and perspective_bary). Its
+// pixel box is the box of its part in front of the near plane (corners there, and the points where its edges cross
+// the plane). Soft rasterization (margin > 0) does not draw such triangles: its distances to the edges assume the
+// triangle its corners span.
 Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Float4& c2, BufferUInt& tile_count,
                                   const UInt& width, const UInt& height, const UInt& tiles_x, const Float& margin,
                                   const UInt& small_span) {
     Float w = cast<float>(width), h = cast<float>(height);
     Var<gpu::TriSetup> s;
     s.tiles = make_uint2(gpu::kCulledTiles, 0u);
-    // The corners are kept for a culled triangle too (meaningless behind the eye, as any projection there), so that
-    // the antialias walk, which crosses culled triangles, reads every triangle's corners here (DslCamera::pixel's
-    // formula on the same clip coordinates) instead of projecting them again under a branch that lavapipe runs
-    // for every step of every walk.
-    Float3 iw = make_float3(1.0f / c0.w, 1.0f / c1.w, 1.0f / c2.w);
+    // The corners and their 1 / w are kept for a culled triangle too (meaningless behind the eye, as any projection
+    // there), so that the antialias walk, which crosses culled triangles, reads every triangle's corners and the
+    // signs of their w here (DslCamera::pixel's formula on the same clip coordinates) instead of projecting them
+    // again under a branch that lavapipe runs for every step of every walk.
+    Float3 iw = make_float3(1.0f / projective_w(c0.w), 1.0f / projective_w(c1.w), 1.0f / projective_w(c2.w));
     Float2 p0 = make_float2((c0.x * iw.x * 0.5f + 0.5f) * w, (0.5f - c0.y * iw.x * 0.5f) * h);
     Float2 p1 = make_float2((c1.x * iw.y * 0.5f + 0.5f) * w, (0.5f - c1.y * iw.y * 0.5f) * h);
     Float2 p2 = make_float2((c2.x * iw.z * 0.5f + 0.5f) * w, (0.5f - c2.y * iw.z * 0.5f) * h);
     s.p0 = p0;
     s.p1 = p1;
     s.p2 = p2;
-    $if ((c0.w > 1e-6f) & (c1.w > 1e-6f) & (c2.w > 1e-6f)) {
-        Float3 z = make_float3(c0.z * iw.x, c1.z * iw.y, c2.z * iw.z) * 0.5f + 0.5f;   // GL NDC z to [0, 1]
-        Float area = edge_function(p0, p1, p2);
-        Float2 lo = min(min(p0, p1), p2) - margin, hi = max(max(p0, p1), p2) + margin;
+    s.inv_w = iw;
+    Float3 z = make_float3(c0.z * iw.x, c1.z * iw.y, c2.z * iw.z) * 0.5f + 0.5f;   // GL NDC z to [0, 1]
+    Float area = edge_function(p0, p1, p2);
+    Bool in_front = (c0.w > kMinClipW) & (c1.w > kMinClipW) & (c2.w > kMinClipW);
+    // Counts the triangle into the tiles of the pixel box [lo, hi] when the box meets the image and the triangle's
+    // depths [zlo, zhi] meet [0, 1]; marks it small where `may_be_small` and its box is.
+    auto bin = [&](const Float2& lo, const Float2& hi, const Float& zlo, const Float& zhi, const Bool& may_be_small) {
         Bool on_screen = (hi.x >= 0.0f) & (hi.y >= 0.0f) & (lo.x < w) & (lo.y < h);
-        Bool in_depth = (max(max(z.x, z.y), z.z) >= 0.0f) & (min(min(z.x, z.y), z.z) <= 1.0f);
-        $if ((abs(area) > 1e-10f) & on_screen & in_depth) {
+        $if ((abs(area) > 1e-10f) & on_screen & (zhi >= 0.0f) & (zlo <= 1.0f)) {
             Float2 clo = clamp(lo, make_float2(0.0f), make_float2(w - 1.0f, h - 1.0f));
             Float2 chi = clamp(hi, make_float2(0.0f), make_float2(w - 1.0f, h - 1.0f));
             UInt4 tiles = make_uint4(cast<uint32_t>(clo.x) / kTileSize, cast<uint32_t>(clo.y) / kTileSize,
                                      cast<uint32_t>(chi.x) / kTileSize, cast<uint32_t>(chi.y) / kTileSize);
-            s.inv_w = iw;
             s.z = z;
             s.tiles = make_uint2(tiles.x | (tiles.y << 16u), tiles.z | (tiles.w << 16u));
             Float2 span = floor(hi) - floor(lo);
-            $if ((span.x < cast<float>(small_span)) & (span.y < cast<float>(small_span))) {
+            $if (may_be_small & (span.x < cast<float>(small_span)) & (span.y < cast<float>(small_span))) {
                 s.tiles = make_uint2(s.tiles.x, s.tiles.y | gpu::kSmallTriangle);
             }
             $else {
@@ -81,6 +92,30 @@ Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Floa
                 };
             };
         };
+    };
+    $if (in_front) {
+        bin(min(min(p0, p1), p2) - margin, max(max(p0, p1), p2) + margin, min(min(z.x, z.y), z.z),
+            max(max(z.x, z.y), z.z), true);
+    }
+    $elif (margin == 0.0f) {
+        // The part in front of the near plane, where NDC z >= -1: d = z + w >= 0 (GL clip space).
+        const Float4 c[3] = {c0, c1, c2};
+        Float2 lo = make_float2(3e38f), hi = make_float2(-3e38f);
+        Bool any = false;
+        for (int k = 0; k < 3; ++k) {
+            const Float4 &a = c[k], &b = c[(k + 1) % 3];
+            Float da = a.z + a.w, db = b.z + b.w;
+            auto take = [&](const Float4& q) {   // q.w >= near > 0 here
+                Float2 pq = make_float2((q.x / q.w * 0.5f + 0.5f) * w, (0.5f - q.y / q.w * 0.5f) * h);
+                lo = min(lo, pq);
+                hi = max(hi, pq);
+                any = true;
+            };
+            $if (da >= 0.0f) { take(a); };
+            $if ((da >= 0.0f) != (db >= 0.0f)) { take(a + (b - a) * (da / (da - db))); };
+        }
+        // Depths: the crossings lie at 0 (the near plane), so the box's triangle meets [0, 1] when any part does.
+        $if (any) { bin(lo, hi, 0.0f, 0.0f, false); };
     };
     return s;
 }
@@ -165,8 +200,11 @@ auto fill_kernel() {
         UInt2 packed = s.tiles;
         UInt4 tiles = make_uint4(packed.x & 0xFFFFu, packed.x >> 16u, packed.y & 0xFFFFu, packed.y >> 16u);
         $if ((tiles.x <= tiles.z) & ((packed.y & gpu::kSmallTriangle) == 0u)) {
-            Bool first_side = edge_function(s.p0, s.p1, s.p2) > 0.0f;
-            // 1 / w > 0 on a binned triangle (every vertex in front of the camera): its bits order as the floats.
+            // The side the camera sees: the projected winding, turned where an odd number of corners lie behind the
+            // camera (their projections are mirrored).
+            Bool first_side = edge_function(s.p0, s.p1, s.p2) * sign(s.inv_w.x * s.inv_w.y * s.inv_w.z) > 0.0f;
+            // The largest 1 / w is > 0 on a binned triangle (a vertex in front of the camera): its bits order as the
+            // floats.
             UInt near_bits = bit_cast<uint32_t>(max(max(s.inv_w.x, s.inv_w.y), s.inv_w.z));
             $for (ty, tiles.y, tiles.w + 1u) {
                 $for (tx, tiles.x, tiles.z + 1u) {

@@ -32,6 +32,13 @@ inline TileQuad tile_quad(const UInt& id, const UInt& tiles_x) {
                              (tile / tiles_x) * gpu::kTileSize + (within / row) * 2u)};
 }
 
+// The clip w a vertex is projected with: its own, kept at least kMinClipW from 0 with its sign (a vertex on the
+// camera's plane counts as behind it). A triangle with corners on both sides of the plane is drawn from its
+// corners' projections, the ones behind the camera mirrored through it (raster.cpp's setup_triangle): the formulas
+// hold for them with the signs of w, and only w = 0 has no projection.
+constexpr float kMinClipW = 1e-6f;
+inline Float projective_w(const Float& w) { return ite(w > 0.0f, max(w, kMinClipW), min(w, -kMinClipW)); }
+
 // All meshes of a scene, concatenated, in world space.
 struct DeviceGeometry {
     Buffer<float3> positions, normals, colors;

@@ -16,7 +16,8 @@ constexpr uint32_t kRasterPass = 16384;
 
 // Triangle setup `s` at pixel centre p: whether the rasterizer counts p inside it (the depth within [0, 1]), the
 // depth there and the barycentrics l. One function for both passes (raster_small, raster_depth), so that they
-// agree on every pixel.
+// agree on every pixel. Inside: every l_k / w_k >= 0, which is l_k >= 0 where the corners lie in front of the
+// camera and holds for a triangle with corners behind it too (raster.cpp's setup_triangle).
 struct Coverage {
     Bool inside;
     Float z;
@@ -29,7 +30,8 @@ Coverage cover(const S& s, const Float2& p) {
     Float l1 = edge_function(s.p2, s.p0, p) / area;
     Float l2 = 1.0f - l0 - l1;
     Float z = l0 * s.z.x + l1 * s.z.y + l2 * s.z.z;
-    return {(l0 >= 0.0f) & (l1 >= 0.0f) & (l2 >= 0.0f) & (z >= 0.0f) & (z <= 1.0f), z, make_float3(l0, l1, l2)};
+    Bool inside = (l0 * s.inv_w.x >= 0.0f) & (l1 * s.inv_w.y >= 0.0f) & (l2 * s.inv_w.z >= 0.0f);
+    return {inside & (z >= 0.0f) & (z <= 1.0f), z, make_float3(l0, l1, l2)};
 }
 // The perspective-correct barycentrics of vertices 1 and 2 (what the G-buffer stores) from screen-space ones.
 template <typename S>

@@ -29,14 +29,16 @@ std::string empty_view_warning(const Scene& scene, uint32_t view) {
 }
 
 std::string behind_the_eye_warning(const Scene& scene, uint32_t view) {
-    if (view >= scene.views.size()) return "";
+    // Hard and antialias visibility draw such triangles (render/raster.cpp's setup_triangle); soft does not.
+    if (view >= scene.views.size() || scene.render.visibility != Visibility::soft) return "";
     for (size_t m = 0; m < scene.meshes.size(); ++m)
         if (const size_t n = triangles_across_the_eye(scene.meshes[m], scene.views[view]); n > 0)
             return "adjoint: warning: " + scene.display_name + ": " +
                    (scene.views.size() > 1 ? "view " + std::to_string(view) + ": " : "") + "meshes[" +
                    std::to_string(m) + "] '" + scene.meshes[m].name + "': " + std::to_string(n) +
                    " of its triangles cross the camera's plane (a corner behind it, another beyond camera.near) and "
-                   "are not drawn: triangles are not clipped there; split them, or move the camera\n";
+                   "are not drawn: soft visibility does not draw them; split them, move the camera, or use "
+                   "antialias visibility\n";
     return "";
 }
 

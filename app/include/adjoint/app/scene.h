@@ -154,8 +154,8 @@ struct Mesh;
 // nearest corner is 481.9 along the view (raise camera.far)", "nearer than camera.near (0.05; lower it)",
 // "behind the camera" or "outside the field of view".
 std::string out_of_view(const Mesh& mesh, const Camera& view);
-// How many of `mesh`'s triangles reach from behind the camera's plane to beyond its near plane: the rasterizers
-// do not clip at that plane, so they draw none of them (a floor that runs under the camera).
+// How many of `mesh`'s triangles reach from behind the camera's plane to beyond its near plane (a floor that runs
+// under the camera): soft rasterization draws none of them (hard and antialias do).
 size_t triangles_across_the_eye(const Mesh& mesh, const Camera& view);
 
 // ---- materials ----------------------------------------------------------------------------------------

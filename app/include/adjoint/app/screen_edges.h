@@ -34,10 +34,18 @@ struct SilhouetteEdge {
 //
 // Mesh gives, on plain values (kNone: none):
 //   UInt3 triangle(tri)                                 its vertices
-//   void corners(tri, UInt3 vertices, Float2 (&p)[3], Bool& valid)   its corners in pixels; valid = false stops
+//   void corners(tri, UInt3 vertices, Float2 (&p)[3], Float3& w_sign, Bool& valid)
+//                                                       its corners in pixels and the signs of their clip w (-1:
+//                                                       behind the camera, projected mirrored); valid = false stops
 //   UInt neighbor(tri, k)                               the triangle across edge k (the edge opposite vertex k)
 //   UInt far_vertex(tri, k)                             that neighbour's vertex off the edge
-//   Float2 vertex_pixel(v, Bool& valid)                 a vertex in pixels; valid = false: no silhouette there
+//   Float2 vertex_pixel(v, Float& w_sign, Bool& valid)  a vertex in pixels and the sign of its w; valid = false: no
+//                                                       silhouette there
+//
+// A triangle with corners behind the camera (the renderer draws those: render/raster.cpp's setup_triangle) holds
+// the points where every edge function, turned by the triangle's winding o and by the sign of the w of the corner
+// opposite the edge, is >= 0; each edge is one line either way. A far vertex's side of an edge is turned by its own
+// w's sign too. With every corner in front, all signs are 1 and the tests are the plain ones.
 template <typename Mesh>
 SilhouetteEdge walk_to_silhouette(const Mesh& mesh, UInt cur, const UInt& seen_at_o, const Float2& ci,
                                   const Float2& co, const Bool& horizontal, uint32_t max_steps) {
@@ -48,14 +56,16 @@ SilhouetteEdge walk_to_silhouette(const Mesh& mesh, UInt cur, const UInt& seen_a
         steps = steps + 1u;
         UInt3 t = mesh.triangle(cur);
         Float2 p[3];
+        Float3 w_sign = make_float3(1.0f);
         Bool valid = true;
-        mesh.corners(cur, t, p, valid);
+        mesh.corners(cur, t, p, w_sign, valid);
         Float o = ite(edge_function(p[0], p[1], p[2]) > 0.0f, 1.0f, -1.0f);
+        Float ok[3] = {o * w_sign.x, o * w_sign.y, o * w_sign.z};   // edge k's turn
         Float best = 2.0f;
         UInt k_exit = 3u;
         for (int k = 0; k < 3; ++k) {   // edge k is opposite vertex k
-            Float ei = edge_function(p[(k + 1) % 3], p[(k + 2) % 3], ci) * o;
-            Float eo = edge_function(p[(k + 1) % 3], p[(k + 2) % 3], co) * o;
+            Float ei = edge_function(p[(k + 1) % 3], p[(k + 2) % 3], ci) * ok[k];
+            Float eo = edge_function(p[(k + 1) % 3], p[(k + 2) % 3], co) * ok[k];
             Float s = ei / (ei - eo);
             $if ((ei >= 0.0f) & (eo < 0.0f) & (s < best)) {
                 best = s;
@@ -67,11 +77,13 @@ SilhouetteEdge walk_to_silhouette(const Mesh& mesh, UInt cur, const UInt& seen_a
             UInt e0 = pick(t, (k_exit + 1u) % 3u), e1 = pick(t, (k_exit + 2u) % 3u);
             Float2 q0 = pick(p, (k_exit + 1u) % 3u), q1 = pick(p, (k_exit + 2u) % 3u);
             UInt x = mesh.far_vertex(cur, k_exit);
+            Float o_exit = ite(k_exit == 0u, ok[0], ite(k_exit == 1u, ok[1], ok[2]));
             UInt silhouette = 1u;
             $if (x != kNone) {
                 Bool seen = true;
-                Float2 px = mesh.vertex_pixel(x, seen);
-                silhouette = ite(seen & (edge_function(q0, q1, px) * o > 0.0f), 1u, 0u);
+                Float x_sign = 1.0f;
+                Float2 px = mesh.vertex_pixel(x, x_sign, seen);
+                silhouette = ite(seen & (edge_function(q0, q1, px) * o_exit * x_sign > 0.0f), 1u, 0u);
             };
             $if (silhouette == 1u) {
                 // Across the pair more than along it: then s moves at most ~1.4 pixels per pixel the edge moves.
@@ -80,7 +92,7 @@ SilhouetteEdge walk_to_silhouette(const Mesh& mesh, UInt cur, const UInt& seen_a
                 done = 1u;
                 e.va = e0;
                 e.vb = e1;
-                e.orient = o;
+                e.orient = o_exit;
             }
             $else {
                 UInt next = mesh.neighbor(cur, k_exit);
