@@ -134,6 +134,7 @@ private:
     std::string special(const Inst& in, int column);
     std::string round(const std::string& x, const Type* t) const;
     std::string defined_everywhere(const Inst& in, int column);
+    std::string integer_division(const Inst& in);
     std::string sigmoid_softplus(Op op, const std::string& x, const Type* t);
     std::string temp(const std::string& type, const std::string& expr, bool precise);
 

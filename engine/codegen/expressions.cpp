@@ -49,7 +49,9 @@ std::string Emitter::expression(const Inst& in, int column) {
     auto infix = [&](const std::string& sym) { return operand(in, 0, column) + " " + sym + " " + operand(in, 1, column); };
     switch (sp.form) {
     case Form::Fn: return call(in, sp.text, column);
-    case Form::Infix: return infix(sp.text);
+    case Form::Infix:
+        if ((in.op == Op::Div || in.op == Op::Mod) && !in.type->is_float()) return integer_division(in);
+        return infix(sp.text);
     case Form::Prefix: return sp.text + operand(in, 0, column);
     case Form::Compare: {
         if (!in.type->is_vector()) return infix(sp.text);
@@ -62,6 +64,28 @@ std::string Emitter::expression(const Inst& in, int column) {
     case Form::Stmt: break;
     }
     fail("internal: no GLSL spelling for '", ir::name(in.op), "'");
+}
+
+// Integer division and remainder by 0 give 0, on the device as in the interpreter (ir/eval_lanes.cpp): GLSL leaves
+// them undefined, and lavapipe gave all bits set for a uint's quotient and for both remainders (an index i % n with
+// n = 0 was 4294967295). The divisor is replaced by 1 where it is 0 (no division by 0 is left to the driver), and
+// the result by 0 there. A constant scalar divisor other than 0 divides as it is.
+std::string Emitter::integer_division(const Inst& in) {
+    const std::string sym = in.op == Op::Div ? " / " : " % ";
+    const ValueId y = in.operands[1];
+    const Type* ty = f_.type_of(y);
+    const std::string x = name(in.operands[0]), d = name(y);
+    if (ty->is_scalar() && is_constant(f_, y) && const_int(f_, y) != 0) return x + sym + d;
+    const ScalarKind k = ty->scalar_kind();
+    const std::string suffix = k == ScalarKind::UInt ? "u" : k == ScalarKind::UInt64 ? "ul" : "";
+    if (ty->is_scalar()) {
+        const std::string is0 = temp("bool", d + " == 0" + suffix, false);
+        const std::string zero = in.type->is_vector() ? glsl_type(in.type) + "(0" + suffix + ")" : "0" + suffix;
+        return is0 + " ? " + zero + " : " + x + sym + "(" + is0 + " ? 1" + suffix + " : " + d + ")";
+    }
+    const std::string yt = glsl_type(ty), zero = yt + "(0" + suffix + ")", one = yt + "(1" + suffix + ")";
+    const std::string is0 = temp(glsl_type(ty->with_scalar(ScalarKind::Bool)), "equal(" + d + ", " + zero + ")", false);
+    return "mix(" + x + sym + "mix(" + d + ", " + one + ", " + is0 + "), " + zero + ", " + is0 + ")";
 }
 
 // A component-wise function of matrices, as the matrix of its columns.

@@ -234,7 +234,11 @@ bool eval_pure(const Function& f, const Inst& in, std::span<const Lanes* const> 
             }
             switch (t->scalar_kind()) {
             case ScalarKind::Float: out[i] = W(float(v)); break;
-            case ScalarKind::Int:
+            case ScalarKind::Int:   // from a uint the same bits, as GLSL's int(uint)
+                if (from->scalar_kind() == ScalarKind::UInt) {
+                    out[i] = w;
+                    break;
+                }
                 out[i] = uint32_t(int32_t(std::isnan(v) ? 0 : std::clamp(std::trunc(v), -2147483648.0, 2147483647.0)));
                 break;
             case ScalarKind::UInt:

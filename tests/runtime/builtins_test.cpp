@@ -425,6 +425,34 @@ TEST_F(Builtins, FloatComparisonsAndLogic) {
     }, kExact);
 }
 
+// Division and remainder by 0, which GLSL leaves undefined (lavapipe gave all bits set for a uint's quotient and for
+// both remainders): 0, on the device as in the interpreter, for scalars, vectors and a vector over a scalar.
+TEST_F(Builtins, IntegerDivisionByZeroGivesZero) {
+    const std::vector<int32_t> xs = {7, -7, 0, 5, -9, 2147483647, 12, -12};
+    const std::vector<int32_t> ys = {0, 0, 0, 2, 4, 0, -5, 0};
+    const auto div = [](int64_t x, int64_t y) { return y == 0 ? 0 : x / y; };
+    const auto mod = [](int64_t x, int64_t y) { return y == 0 ? 0 : x % y; };
+    Kernel1D scalars = [](BufferInt a, BufferInt b, BufferVar<uint4> out) noexcept {
+        auto i = dispatch_id().x;
+        Int x = a.read(i), y = b.read(i);
+        UInt ux = cast<uint>(x), uy = cast<uint>(y);
+        out.write(i, make_uint4(cast<uint>(x / y), cast<uint>(x % y), ux / uy, ux % uy));
+    };
+    check<uint4>(scalars, std::tuple{xs, ys}, [&](int32_t x, int32_t y) {
+        return uint4(uint32_t(div(x, y)), uint32_t(mod(x, y)), uint32_t(div(uint32_t(x), uint32_t(y))),
+                     uint32_t(mod(uint32_t(x), uint32_t(y))));
+    }, kExact);
+    Kernel1D vectors = [](BufferInt a, BufferInt b, BufferVar<int4> out) noexcept {
+        auto i = dispatch_id().x;
+        Int x = a.read(i), y = b.read(i);
+        Int2 q = make_int2(x, -x) / make_int2(y, y + 1), r = make_int2(x, x + 1) % y;
+        out.write(i, make_int4(q, r));
+    };
+    check<int4>(vectors, std::tuple{xs, ys}, [&](int32_t x, int32_t y) {
+        return int4(int32_t(div(x, y)), int32_t(div(-int64_t(x), y + 1)), int32_t(mod(x, y)), int32_t(mod(x + 1, y)));
+    }, kExact);
+}
+
 // ---- casts -----------------------------------------------------------------------------------------------
 TEST_F(Builtins, CastFloatToIntTruncates) {
     Kernel1D k = [](BufferFloat a, BufferInt out) noexcept {
@@ -458,6 +486,19 @@ TEST_F(Builtins, CastIntToUIntKeepsTheBits) {
     };
     check<uint32_t>(k, std::tuple{random_ints(kN, -1000000, 1000000, 15)},
                     [](int32_t x) { return uint32_t(x) + uint32_t(x > 0); }, kExact);
+}
+
+// And back: GLSL's int(uint) keeps the bits, as uint(int) does; the interpreter saturated 3e9u to 2147483647.
+TEST_F(Builtins, CastUIntToIntKeepsTheBits) {
+    Kernel1D k = [](BufferUInt a, BufferInt out) noexcept {
+        auto i = dispatch_id().x;
+        out.write(i, cast<int>(a.read(i)));
+    };
+    auto u = random_uints(kN, 0, 4294967295u, 19);
+    u[0] = 3000000000u;
+    u[1] = 2147483648u;
+    u[2] = 4294967295u;
+    check<int32_t>(k, std::tuple{u}, [](uint32_t x) { return int32_t(x); }, kExact);
 }
 
 TEST_F(Builtins, CastToBoolAndBack) {

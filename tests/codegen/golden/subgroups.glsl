@@ -38,7 +38,8 @@ void main() {
         const uint v37 = v36 + v35;
         const uint v38 = v37 + v33;
         const uint v39 = gl_SubgroupSize;
-        const uint v41 = v5 / v39;
+        const bool t0 = v39 == 0u;
+        const uint v41 = t0 ? 0u : v5 / (t0 ? 1u : v39);
         b1[v41] = v38;
     }
 }
