@@ -44,28 +44,37 @@ struct PairEdge {
     UInt found = 0u;
     UInt va = 0u, vb = 0u;   // the silhouette edge's vertices (indices into tri's space)
     UInt ii = 0u, io = 0u;   // pixel indices: the occluder's and the other one
-    Float orient = 1.0f;     // makes the edge function >= 0 inside the occluder
     Float2 ci, co;           // the two pixel centres
 };
 
 // rast's image and the topology table as walk_to_silhouette's mesh (<adjoint/app/screen_edges.h>).
 struct TopologyMesh {
     const AaInputs& in;
+    const Float2& near;   // a pixel of the walk: the edges' origin, where their terms are small
     UInt3 triangle(const UInt& tri) const {
         return make_uint3(in.tri.read(tri * 3u), in.tri.read(tri * 3u + 1u), in.tri.read(tri * 3u + 2u));
     }
-    // Corners behind the camera stop the walk (valid = false): the signs of w stay 1.
-    void corners(const UInt&, const UInt3& t, Float2 (&p)[3], Float3&, Bool& valid) const {
+    // In homogeneous pixel coordinates (x right, y up, as to_pixel) about pixel position o.
+    Float3 point(const Float4& q, const Float2& o) const {
+        return make_float3((q.x * 0.5f + q.w * 0.5f) * cast<float>(in.width) - q.w * o.x,
+                           (q.y * 0.5f + q.w * 0.5f) * cast<float>(in.height) - q.w * o.y, q.w);
+    }
+    // A corner behind the camera stops the walk (valid = false), as nvdiffrast's antialias does.
+    void edges(const UInt&, const UInt3& t, Float3 (&e)[3], Float2& origin, Bool& valid) const {
         Float4 q[3] = {in.pos.read(in.base + t.x), in.pos.read(in.base + t.y), in.pos.read(in.base + t.z)};
         valid = (q[0].w > 0.0f) & (q[1].w > 0.0f) & (q[2].w > 0.0f);
-        for (int k = 0; k < 3; ++k) p[k] = to_pixel(q[k], in.width, in.height);
+        origin = near;
+        Float3 h[3] = {point(q[0], near), point(q[1], near), point(q[2], near)};
+        for (int k = 0; k < 3; ++k) e[k] = app::homogeneous_line(h[(k + 1) % 3], h[(k + 2) % 3]);
+        Float turn = ite(dot(h[0], e[0]) < 0.0f, -1.0f, 1.0f);
+        for (int k = 0; k < 3; ++k) e[k] = e[k] * turn;
     }
     UInt neighbor(const UInt& tri, const UInt& k) const { return in.topo.read(tri * 6u + k); }
     UInt far_vertex(const UInt& tri, const UInt& k) const { return in.topo.read(tri * 6u + 3u + k); }
-    Float2 vertex_pixel(const UInt& v, Float&, Bool& valid) const {
+    Float3 vertex_point(const UInt& v, Bool& valid) const {
         Float4 q = in.pos.read(in.base + v);
         valid = q.w > 0.0f;
-        return to_pixel(q, in.width, in.height);
+        return point(q, make_float2(0.0f));
     }
 };
 
@@ -82,11 +91,11 @@ PairEdge pair_edge(const AaInputs& in, const UInt& ia, const UInt& ib, const Flo
         e.io = ite(at_a, ib, ia);
         e.ci = ite(at_a, ca, cb);
         e.co = ite(at_a, cb, ca);
-        app::SilhouetteEdge w = app::walk_to_silhouette(TopologyMesh{in}, cur, seen_at_o, e.ci, e.co, horizontal, kWalk);
+        app::SilhouetteEdge w =
+            app::walk_to_silhouette(TopologyMesh{in, e.ci}, cur, seen_at_o, e.ci, e.co, horizontal, kWalk);
         e.found = w.found;
         e.va = w.va;
         e.vb = w.vb;
-        e.orient = w.orient;
     };
     return e;
 }
@@ -100,7 +109,7 @@ void pair_weight(const P& pos, const AaInputs& in, const PairEdge& e, UInt& targ
     $if (e.found == 1u) {
         Float2 a = to_pixel(pos.read(in.base + e.va), in.width, in.height);
         Float2 b = to_pixel(pos.read(in.base + e.vb), in.width, in.height);
-        Float ei = app::edge_function(a, b, e.ci) * e.orient, eo = app::edge_function(a, b, e.co) * e.orient;
+        Float ei = app::edge_function(a, b, e.ci), eo = app::edge_function(a, b, e.co);   // s: either sign
         Float s = clamp(ei / (ei - eo), 0.0f, 1.0f);
         $if (s > 0.5f) {
             target = e.io;
@@ -166,7 +175,7 @@ auto pairs_kernel() {
 }
 
 // A blend as the walk kernel lists it: (e, the silhouette edge's vertices va and vb, bits): bit 0 set when the
-// pair's lower pixel is the occluder's, bit 1 when orient is −1.
+// pair's lower pixel is the occluder's.
 PairEdge edge_of(const UInt4& r, const UInt& width, const UInt& height) {
     UInt2 ab = pair_pixels(r.x, width);
     Bool lower = (r.w & 1u) != 0u;
@@ -176,7 +185,6 @@ PairEdge edge_of(const UInt4& r, const UInt& width, const UInt& height) {
     e.vb = r.z;
     e.ii = ite(lower, ab.x, ab.y);
     e.io = ite(lower, ab.y, ab.x);
-    e.orient = ite((r.w & 2u) != 0u, -1.0f, 1.0f);
     e.ci = centre(pixel_xy(e.ii, width, height));
     e.co = centre(pixel_xy(e.io, width, height));
     return e;
@@ -202,7 +210,7 @@ auto walk_kernel() {
             $if (pe.found == 1u) {
                 UInt slot = count.atomic(1u).fetch_add(1u);
                 $if (slot < capacity) {
-                    UInt bits = ite(pe.ii == ab.x, 1u, 0u) | ite(pe.orient < 0.0f, 2u, 0u);
+                    UInt bits = ite(pe.ii == ab.x, 1u, 0u);
                     blends.write(slot, make_uint4(e, pe.va, pe.vb, bits));
                 };
             };

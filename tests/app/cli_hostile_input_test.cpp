@@ -191,12 +191,12 @@ namespace adjoint::app::test {
 
 // A 2-million-triangle mesh exited 1 at the first dispatch ("over the device's storage-buffer range"). A scene
 // over the device's limit is refused before any device work, naming meshes and the most this device takes; one
-// that fits passes (2 million on lavapipe since setup records are 64 bytes: CliBigScenes.TwoMillionTriangles...).
+// that fits passes (2 million on lavapipe since edge records are 64 bytes: CliBigScenes.TwoMillionTriangles...).
 TEST(CliBigScenes, TooManyTrianglesForTheDeviceAreBadInput) {
     Context ctx;
     Device device = ctx.create_device();
     Scene scene = load_scene_from_string(small_scene(), ".", "big.json");
-    const uint64_t fit = device.max_buffer_bytes() / 64;   // a triangle's setup record: 64 bytes (gpu::TriSetup)
+    const uint64_t fit = device.max_buffer_bytes() / 64;   // a triangle's edge record: 64 bytes (gpu::TriEdges)
     const auto triangle = scene.meshes[0].triangles[0];
     if (fit <= 4'000'000) {   // lavapipe: 2,097,152; a larger device would need too much host memory here
         scene.meshes[0].triangles.assign(size_t(fit), triangle);

@@ -232,15 +232,46 @@ TEST_F(Raster, BarycentricsArePerspectiveCorrect) {
     EXPECT_GT(checked, 400);
 }
 
+// Watertight: a quad over the whole image split along its diagonal, which passes exactly through the centres of
+// pixels (x + y = 31 at 32x32), flat and tilted in depth (w from 1 to 3 across it): every pixel sees one of its
+// triangles (the edge functions of the two are exactly opposite on the diagonal: render/raster.h's edge_record).
+TEST_F(Raster, AQuadsDiagonalThroughPixelCentresLeavesNoHole) {
+    for (const bool tilted : {false, true}) {
+        ViewCamera v = identity_view(32, 32);
+        // Tilted: w = z + 1, the corners' x and y scaled by it so that they still project to the image's corners.
+        auto g = tilted ? upload({float3(-1, -1, 0), float3(2, -2, 1), float3(3, 3, 2), float3(-2, 2, 1)},
+                                 {uint3(0, 1, 2), uint3(0, 2, 3)})
+                        : upload({float3(-1, -1, 0.5f), float3(1, -1, 0.5f), float3(1, 1, 0.5f), float3(-1, 1, 0.5f)},
+                                 {uint3(0, 1, 2), uint3(0, 2, 3)});
+        if (tilted) {
+            float4x4 m = float4x4::identity();
+            m[2][3] = 1.0f;   // w = z + 1 (column 2, row 3)
+            m[2][2] = 0.1f;   // keep z / w inside [0, 1]
+            v.view_proj = m;
+        }
+        Rasterizer r(device);
+        auto gb = r.rasterize(stream, g, v);
+        std::vector<uint32_t> id = ids(gb);
+        int holes = 0;
+        for (uint32_t i = 0; i < id.size(); ++i) holes += id[i] == app::gpu::kNone;
+        EXPECT_EQ(holes, 0) << (tilted ? "tilted" : "flat");
+    }
+}
+
 // A floor that runs under the camera: its two triangles have corners behind the camera's plane (one, and two), and
 // are drawn where the rays meet them: every pixel's triangle and perspective-correct barycentrics are the ray's hit
-// on the floor's plane, and nothing nearer than camera.near is drawn (at near 2.5 the bottom rows are empty). Before,
-// such triangles were not drawn at all.
+// on the floor's plane, and nothing nearer than camera.near is drawn (at near 2.5 the bottom rows are empty). Also
+// with the floor's near edge on the camera's plane (w = 0 at two corners), 1e-5 to either side and 1e-3 behind it,
+// where corners divided by their w landed 1e5 pixels and more away and the pixels' edge functions through them lost
+// their precision (holes, and barycentrics off by 0.5). Before, such triangles were not drawn at all.
 TEST_F(Raster, TrianglesReachingBehindTheCameraAreDrawnWhereTheRaysMeetThem) {
-    const std::vector<float3> floor = {float3(-10, -1, -10), float3(10, -1, -10), float3(10, -1, 10),
-                                       float3(-10, -1, 10)};
-    auto g = upload(floor, {uint3(0, 1, 2), uint3(0, 2, 3)});
-    for (const float near : {0.05f, 2.5f}) {
+    const struct {
+        float edge, near;   // the floor's near edge (z; the camera stands at z = 3) and camera.near
+    } cases[] = {{10, 0.05f}, {10, 2.5f}, {3, 0.05f}, {3 + 1e-5f, 0.05f}, {3 - 1e-5f, 0.05f}, {3.001f, 0.05f}};
+    for (const auto [edge, near] : cases) {
+        SCOPED_TRACE("near edge at z = " + std::to_string(edge) + ", near " + std::to_string(near));
+        auto g = upload({float3(-10, -1, -10), float3(10, -1, -10), float3(10, -1, edge), float3(-10, -1, edge)},
+                        {uint3(0, 1, 2), uint3(0, 2, 3)});
         app::Camera cam;
         cam.eye = float3(0, 0, 3);
         cam.target = float3(0, 0, 0);
@@ -259,7 +290,7 @@ TEST_F(Raster, TrianglesReachingBehindTheCameraAreDrawnWhereTheRaysMeetThem) {
         std::vector<uint32_t> id = ids(gb);
         std::vector<float2> b(id.size());
         stream << r.barycentrics(stream, gb).copy_to(b.data()) << synchronize();
-        const float ty = std::tan(30.0f * 3.14159265f / 180.0f), tx = ty * 64.0f / 48.0f;
+        const float ty = std::tan(30.0f * 3.14159265f / 180.0f), tx = ty * 64.0f / 48.0f, depth = edge + 10;
         int drawn = 0, clipped = 0, checked = 0;
         for (uint32_t y = 0; y < 48; ++y)
             for (uint32_t x = 0; x < 64; ++x) {
@@ -271,7 +302,9 @@ TEST_F(Raster, TrianglesReachingBehindTheCameraAreDrawnWhereTheRaysMeetThem) {
                     continue;
                 }
                 const float t = -1.0f / dy, hx = dx * t, hz = 3.0f - t;
-                if (std::fabs(t - near) < 0.05f || std::fabs(hx - hz) < 0.02f * t) continue;   // at an edge
+                // The diagonal from (-10, -10) to (10, edge): triangle 0 (with (10, -10)) lies below it in z.
+                const float diagonal = -10 + (hx + 10) * depth / 20;
+                if (std::fabs(t - near) < 0.05f || std::fabs(hz - diagonal) < 0.02f * t) continue;   // at an edge
                 const float beyond = std::fmax(-10.0f - hz, std::fabs(hx) - 10.0f);   // > 0: off the floor
                 if (std::fabs(beyond) < 0.02f * t) continue;
                 if (beyond > 0) {
@@ -283,18 +316,18 @@ TEST_F(Raster, TrianglesReachingBehindTheCameraAreDrawnWhereTheRaysMeetThem) {
                     ++clipped;
                     continue;
                 }
-                const uint32_t want = hx >= hz ? 0u : 1u;
-                ASSERT_EQ(id[at], want) << "pixel " << x << ", " << y << " (near " << near << ")";
+                const uint32_t want = hz <= diagonal ? 0u : 1u;
+                ASSERT_EQ(id[at], want) << "pixel " << x << ", " << y;
                 ++drawn;
-                // Triangle 0 (v0 v1 v2): b1 = (x - z) / 20, b2 = (z + 10) / 20; triangle 1 (v0 v2 v3): b1 = (x + 10)
-                // / 20, b2 = (z - x) / 20.
-                const float2 e = want == 0 ? float2((hx - hz) / 20, (hz + 10) / 20)
-                                           : float2((hx + 10) / 20, (hz - hx) / 20);
+                // Triangle 0 (v0 v1 v2): (x, z) = v0 + b1 (20, 0) + b2 (20, depth); triangle 1 (v0 v2 v3): (x, z) = v0
+                // + b1 (20, depth) + b2 (0, depth).
+                const float b2 = (hz + 10) / depth, b1 = (hx + 10) / 20;
+                const float2 e = want == 0 ? float2(b1 - b2, b2) : float2(b1, b2 - b1);
                 EXPECT_NEAR(b[at].x, e.x, 1e-4f) << "pixel " << x << ", " << y;
                 EXPECT_NEAR(b[at].y, e.y, 1e-4f) << "pixel " << x << ", " << y;
                 ++checked;
             }
-        EXPECT_GT(drawn, 700) << "near " << near;   // 1,302 and 806 of the 3072 pixels
+        EXPECT_GT(drawn, 700);   // 1,302 of the 3072 pixels, and 806 at near 2.5
         EXPECT_GT(checked, 700);
         if (near > 1) {
             EXPECT_GT(clipped, 200);
@@ -302,11 +335,9 @@ TEST_F(Raster, TrianglesReachingBehindTheCameraAreDrawnWhereTheRaysMeetThem) {
     }
 }
 
-// Binning with a margin (soft rasterization's reach): a triangle inside tile (1, 1) of a 48x48 image
-// (pixels 20..27) is binned there alone without a margin, and into the tiles its box grown by the margin
-// touches with one: 6 pixels reach tiles 0..2 in x and y (14 and 33), 3 pixels do not leave tile 1.
-// Every triangle's setup holds its corners in pixels, a culled one's too: the antialias walk crosses triangles the
-// rasterizer culls (off screen, degenerate, outside the depth range) and reads their corners there (antialias_dsl.h).
+// Every triangle's setup holds its corners in pixels, and its edge functions, a culled one's too: the antialias walk
+// crosses triangles the rasterizer culls (off screen, degenerate, outside the depth range) and reads their edges
+// (antialias_dsl.h): positive inside the projected triangle, negative beyond an edge.
 TEST_F(Raster, SetupsHoldTheCornersOfCulledTrianglesToo) {
     const std::vector<float3> p = {float3(-0.5f, -0.5f, 0.5f), float3(0.5f, -0.5f, 0.5f), float3(0, 0.5f, 0.5f),
                                    float3(1.5f, -0.5f, 0.5f), float3(2.5f, -0.5f, 0.5f), float3(2, 0.5f, 0.5f),
@@ -317,7 +348,8 @@ TEST_F(Raster, SetupsHoldTheCornersOfCulledTrianglesToo) {
     const uint32_t w = 40, h = 30;
     auto gb = r.rasterize(stream, g, identity_view(w, h));
     std::vector<app::gpu::TriSetup> s(4);
-    stream << gb.setups.copy_to(s.data(), 0, 4) << synchronize();
+    std::vector<app::gpu::TriEdges> e(4);
+    stream << gb.setups.copy_to(s.data(), 0, 4) << gb.edges.copy_to(e.data(), 0, 4) << synchronize();
     const bool culled[4] = {false, true, true, true};   // on screen, off screen, degenerate, beyond the far plane
     for (uint32_t t = 0; t < 4; ++t) {
         EXPECT_EQ(s[t].tiles.x == app::gpu::kCulledTiles && s[t].tiles.y == 0, culled[t]) << "triangle " << t;
@@ -327,9 +359,25 @@ TEST_F(Raster, SetupsHoldTheCornersOfCulledTrianglesToo) {
             EXPECT_NEAR(got[k].x, (v.x * 0.5f + 0.5f) * w, 1e-4f) << "triangle " << t << " corner " << k;
             EXPECT_NEAR(got[k].y, (0.5f - v.y * 0.5f) * h, 1e-4f) << "triangle " << t << " corner " << k;
         }
+        if (t == 2) continue;   // degenerate: no inside
+        const float cx = (got[0].x + got[1].x + got[2].x) / 3, cy = (got[0].y + got[1].y + got[2].y) / 3;
+        const float4 edge[3] = {e[t].e0, e[t].e1, e[t].e2};
+        for (uint32_t k = 0; k < 3; ++k) {
+            const auto at = [&](float x, float y) {
+                return edge[k].x * (x - e[t].origin.x) + edge[k].y * (y - e[t].origin.y) + edge[k].z;
+            };
+            EXPECT_GT(at(cx, cy), 0.0f) << "triangle " << t << " edge " << k;
+            // Beyond edge k's midpoint m, away from corner k: the centre + 3 (m - centre).
+            const float2 &a = got[(k + 1) % 3], &c = got[(k + 2) % 3];
+            const float mx = (a.x + c.x) / 2, my = (a.y + c.y) / 2;
+            EXPECT_LT(at(cx + 3 * (mx - cx), cy + 3 * (my - cy)), 0.0f) << "triangle " << t << " edge " << k;
+        }
     }
 }
 
+// Binning with a margin (soft rasterization's reach): a triangle inside tile (1, 1) of a 48x48 image
+// (pixels 20..27) is binned there alone without a margin, and into the tiles its box grown by the margin
+// touches with one: 6 pixels reach tiles 0..2 in x and y (14 and 33), 3 pixels do not leave tile 1.
 TEST_F(Raster, BinMarginGrowsTheTilesATriangleIsBinnedTo) {
     // A 3x3-tile image; NDC x = p / (1.5 T) - 1 for pixel p: the triangle spans pixels T + 2 .. 2T - 3 in x and y
     // (y flipped: T + 3 .. 2T - 2), inside the middle tile with 2 pixels to spare.

@@ -40,30 +40,33 @@ struct AntialiasInputs {
     const BufferUInt& triangle_ids;        // the G-buffer
     const BufferFloat& depth;              // the G-buffer's depth (GBuffer::depth): picks a pair's occluder
     const UInt& width;
-    // The rasterizer's triangle setups (the G-buffer's), whose corners the walk reads instead of projecting the
-    // vertices again (the same formula on the same values); nullptr: project.
-    const BufferVar<gpu::TriSetup>* setups = nullptr;
+    // The rasterizer's triangle edges (the G-buffer's), which the walk reads instead of computing them again from
+    // the vertices (the same formula on the same values); nullptr: compute.
+    const BufferVar<gpu::TriEdges>* edges = nullptr;
 };
 
-// Triangle `tri`'s corners t in pixel coordinates and the signs of their clip w: from the setups where the
-// rasterizer made them (for every triangle, culled ones too: raster.cpp's setup_triangle), else projected (the same
-// formula on the same values).
+// Triangle `tri`'s edge functions (homogeneous_edges, >= 0 inside): from the rasterizer's record where it made them
+// (for every triangle, culled ones too: raster.cpp's setup kernels), else from the vertices.
+// `origin`: the pixel position they are taken about (the record's, or `near`).
 template <typename PB>
-void corners(const AntialiasInputs<PB>& in, const DslCamera& plain_cam, const UInt& tri, const UInt3& t,
-             Float2 (&p)[3], Float3& w_sign) {
-    if (in.setups) {
-        auto st = in.setups->read(tri);
-        p[0] = st.p0;
-        p[1] = st.p1;
-        p[2] = st.p2;
-        w_sign = sign(st.inv_w);
+void triangle_edges(const AntialiasInputs<PB>& in, const DslCamera& plain_cam, const UInt& tri, const UInt3& t,
+                    const Float2& near, Float3 (&e)[3], Float2& origin) {
+    if (in.edges) {
+        auto r = in.edges->read(tri);
+        e[0] = r.e0.xyz();
+        e[1] = r.e1.xyz();
+        e[2] = r.e2.xyz();
+        origin = r.origin;
         return;
     }
-    Float4 c[3] = {plain_cam.clip(in.positions_value.read(t.x)), plain_cam.clip(in.positions_value.read(t.y)),
-                   plain_cam.clip(in.positions_value.read(t.z))};
-    for (int k = 0; k < 3; ++k) p[k] = plain_cam.pixel(c[k]);
-    w_sign = make_float3(ite(c[0].w > 0.0f, 1.0f, -1.0f), ite(c[1].w > 0.0f, 1.0f, -1.0f),
-                         ite(c[2].w > 0.0f, 1.0f, -1.0f));
+    HomogeneousEdges h = homogeneous_edges(plain_cam.clip(in.positions_value.read(t.x)),
+                                           plain_cam.clip(in.positions_value.read(t.y)),
+                                           plain_cam.clip(in.positions_value.read(t.z)), plain_cam.width,
+                                           plain_cam.height, near);
+    e[0] = h.e0;
+    e[1] = h.e1;
+    e[2] = h.e2;
+    origin = near;
 }
 
 // The scene's tables as walk_to_silhouette's mesh (<adjoint/app/screen_edges.h>).
@@ -71,16 +74,15 @@ template <typename PB>
 struct WalkMesh {
     const AntialiasInputs<PB>& in;
     const DslCamera& cam;
+    const Float2& near;   // a pixel of the walk (the occluder's): the edges' origin where they are computed here
     UInt3 triangle(const UInt& tri) const { return in.triangles.read(tri); }
-    void corners(const UInt& tri, const UInt3& t, Float2 (&p)[3], Float3& w_sign, Bool&) const {
-        app::corners(in, cam, tri, t, p, w_sign);
+    void edges(const UInt& tri, const UInt3& t, Float3 (&e)[3], Float2& origin, Bool&) const {
+        triangle_edges(in, cam, tri, t, near, e, origin);
     }
     UInt neighbor(const UInt& tri, const UInt& k) const { return pick(in.neighbor.read(tri), k); }
     UInt far_vertex(const UInt& tri, const UInt& k) const { return pick(in.opposite.read(tri), k); }
-    Float2 vertex_pixel(const UInt& v, Float& w_sign, Bool&) const {
-        Float4 c = cam.clip(in.positions_value.read(v));
-        w_sign = ite(c.w > 0.0f, 1.0f, -1.0f);
-        return cam.pixel(c);
+    Float3 vertex_point(const UInt& v, Bool&) const {
+        return homogeneous_pixel(cam.clip(in.positions_value.read(v)), cam.width, cam.height, make_float2(0.0f));
     }
 };
 
@@ -90,7 +92,6 @@ struct PairEdge {
     UInt at_a = 1u;            // 1 when the pair's first pixel sees the occluder
     UInt va = 0u, vb = 0u;     // the edge's vertices
     UInt ii = 0u, io = 0u;     // pixel indices: the occluder's pixel and the other one
-    Float orient = 1.0f;       // makes the edge function >= 0 inside the occluder
     Float2 ci, co;             // the two pixel centres
 };
 
@@ -114,12 +115,11 @@ PairEdge pair_edge(const AntialiasInputs<PB>& in, const DslCamera& plain_cam, co
         Float2 cb = make_float2(cast<float>(pb.x) + 0.5f, cast<float>(pb.y) + 0.5f);
         e.ci = ite(at_a == 1u, ca, cb);
         e.co = ite(at_a == 1u, cb, ca);
-        SilhouetteEdge w = walk_to_silhouette(WalkMesh<PB>{in, plain_cam}, cur, seen_at_o, e.ci, e.co,
+        SilhouetteEdge w = walk_to_silhouette(WalkMesh<PB>{in, plain_cam, e.ci}, cur, seen_at_o, e.ci, e.co,
                                               horizontal, kWalkGuard);
         e.found = w.found;
         e.va = w.va;
         e.vb = w.vb;
-        e.orient = w.orient;
     };
     return e;
 }
@@ -127,10 +127,10 @@ PairEdge pair_edge(const AntialiasInputs<PB>& in, const DslCamera& plain_cam, co
 // A pair's edge as AntialiasStage stores it between its kernels (one walk a pair, where the forward's gather
 // and the backward would walk each pair three times): (va, vb | flags), the flags in vb's top bits (a vertex
 // index stays below 2^29: a storage buffer holds at most 128 MiB).
-constexpr uint32_t kEdgeFound = 1u << 31, kEdgeAtA = 1u << 30, kEdgeFlip = 1u << 29, kEdgeVertex = kEdgeFlip - 1u;
+constexpr uint32_t kEdgeFound = 1u << 31, kEdgeAtA = 1u << 30, kEdgeVertex = (1u << 29) - 1u;
 
 inline UInt2 encode_edge(const PairEdge& e) {
-    UInt flags = ite(e.found == 1u, kEdgeFound, 0u) | ite(e.at_a == 1u, kEdgeAtA, 0u) | ite(e.orient < 0.0f, kEdgeFlip, 0u);
+    UInt flags = ite(e.found == 1u, kEdgeFound, 0u) | ite(e.at_a == 1u, kEdgeAtA, 0u);
     return ite(e.found == 1u, make_uint2(e.va, e.vb | flags), make_uint2(0u));
 }
 
@@ -141,7 +141,6 @@ inline PairEdge decode_edge(const UInt2& r, const UInt2& pa, const UInt2& pb, co
     e.at_a = ite((r.y & kEdgeAtA) != 0u, 1u, 0u);
     e.va = r.x;
     e.vb = r.y & kEdgeVertex;
-    e.orient = ite((r.y & kEdgeFlip) != 0u, -1.0f, 1.0f);
     UInt ia = pa.y * width + pa.x, ib = pb.y * width + pb.x;
     Float2 ca = make_float2(cast<float>(pa.x) + 0.5f, cast<float>(pa.y) + 0.5f);
     Float2 cb = make_float2(cast<float>(pb.x) + 0.5f, cast<float>(pb.y) + 0.5f);
@@ -161,8 +160,13 @@ void pair_delta(const AntialiasInputs<PB>& in, const DslCamera& cam, const PairE
     target = gpu::kNone;
     delta = make_float4(0.0f);
     $if (e.found == 1u) {
-        Float2 a = cam.pixel(cam.clip(in.positions.read(e.va))), b = cam.pixel(cam.clip(in.positions.read(e.vb)));
-        Float ei = edge_function(a, b, e.ci) * e.orient, eo = edge_function(a, b, e.co) * e.orient;
+        // Where the edge's line crosses the pair's segment, from the line in homogeneous pixel coordinates about
+        // pixel centre ci (exact for a corner behind the camera too); its sign does not matter.
+        auto point = [&](const UInt& v) {
+            return homogeneous_pixel(cam.clip(in.positions.read(v)), cam.width, cam.height, e.ci);
+        };
+        Float3 line = homogeneous_line(point(e.va), point(e.vb));
+        Float ei = line.z, eo = dot(line, make_float3(e.co - e.ci, 1.0f));
         Float s = clamp(ei / (ei - eo), 0.0f, 1.0f);
         $if (s > 0.5f) {
             target = e.io;

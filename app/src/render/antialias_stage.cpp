@@ -75,12 +75,12 @@ auto walk_kernel() {
     return Kernel1D([](BufferUInt tri_ids, BufferFloat depth, BufferFloat3 positions,
                        BufferVar<uint3> triangles,
                        BufferVar<uint3> opposite, BufferVar<uint3> neighbor, BufferVar<gpu::ViewRec> views,
-                       UInt view, BufferFloat params, BufferVar<gpu::TriSetup> setups, BufferUInt walks,
+                       UInt view, BufferFloat params, BufferVar<gpu::TriEdges> triangle_edges, BufferUInt walks,
                        BufferUInt count, UInt width, BufferVar<uint2> edges, BufferUInt blends) noexcept {
         DslCamera cam = camera_of(params, views.read(view));
         for_listed(walks, count, kWalks, width, [&](const UInt& e, const UInt2& pa, const UInt2& pb) {
             AntialiasInputs<BufferFloat3> in{positions, positions, triangles, opposite, neighbor, tri_ids, depth,
-                                             width, &setups};
+                                             width, &triangle_edges};
             UInt2 r = encode_edge(pair_edge(in, cam, pa, pb));
             Bool found = (r.y & kEdgeFound) != 0u;
             $if (found) { edges.write(e, r); };
@@ -185,7 +185,7 @@ void AntialiasStage::forward(Stream& stream, const StageBuffers& b, uint32_t vie
            << pairs_kernel_(gbuffer.triangle, walks_, count_, gbuffer.width, gbuffer.height)
                   .dispatch(row_runs(gbuffer.width), gbuffer.height)
            << walk_kernel_(gbuffer.triangle, gbuffer.depth, b.world.positions.value, b.data.geometry.triangles,
-                           b.tables.opposite, b.tables.neighbor, b.views, view, params, gbuffer.setups, walks_, count_,
+                           b.tables.opposite, b.tables.neighbor, b.views, view, params, gbuffer.edges, walks_, count_,
                            gbuffer.width, edges_, blends_)
                   .dispatch(threads);
     edges_view_ = view;

@@ -56,14 +56,16 @@ void check_scene_fits(const Device& device, const Scene& scene) {
                              mib(surfaces) + " for a view's surfaces" + over + "; lower the resolution (at most " +
                              std::to_string(most) + " pixels, " + std::to_string(max_square_side(most)) + "x" +
                              std::to_string(max_square_side(most)) + " square)");
-    // Every triangle's setup record (gpu::TriSetup) lives in one buffer: the scene's triangle count is bounded.
+    // Every triangle's rasterizer records (gpu::TriSetup, and gpu::TriEdges, the larger) live in one buffer each:
+    // the scene's triangle count is bounded.
     uint64_t triangles = 0;
     for (const auto& m : scene.meshes) triangles += m.triangles.size();
-    if (triangles * sizeof(gpu::TriSetup) > limit)
+    constexpr uint64_t record = std::max(sizeof(gpu::TriSetup), sizeof(gpu::TriEdges));
+    if (triangles * record > limit)
         throw SceneError(scene.display_name, "meshes",
                          std::to_string(triangles) + " triangles are too many for this device: their setup records "
-                         "need " + mib(triangles * sizeof(gpu::TriSetup)) + over + "; at most " +
-                             std::to_string(limit / sizeof(gpu::TriSetup)) + " triangles fit");
+                         "need " + mib(triangles * record) + over + "; at most " + std::to_string(limit / record) +
+                             " triangles fit");
 
     // Textures: 3 floats a texel, in the parameter buffer (every scene texture has its slot there, free or not),
     // and again with their mip chains in the texture set (with the environment maps' prefiltered maps and the

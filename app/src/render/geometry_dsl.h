@@ -35,10 +35,10 @@ struct DslCamera {
         Float z = -dot(forward, d);
         return make_float4(sx * dot(side, d) - ox * z, sy * dot(up, d) - oy * z, a * z + b, -z);
     }
-    // Pixel coordinates (x right, y down) of a clip-space point, as the rasterizer computes them (a point behind
-    // the camera mirrored through it: projective_w).
+    // Pixel coordinates (x right, y down) of a clip-space point in front of the camera, as the rasterizer computes
+    // them (soft rasterization's corners; coverage, depth and barycentrics come from homogeneous_edges).
     Float2 pixel(const Float4& c) const {
-        Float iw = 1.0f / projective_w(c.w);
+        Float iw = 1.0f / c.w;
         return make_float2((c.x * iw * 0.5f + 0.5f) * width, (0.5f - c.y * iw * 0.5f) * height);
     }
     // The unit world direction through pixel coordinates q (the inverse of pixel(clip(·)) along a ray).
@@ -184,24 +184,16 @@ Var<gpu::Surface> interpolate_surface(const VertexInputs<PB>& in, const DslCamer
     return s;
 }
 
-// The surface of triangle `tri` seen through the centre of pixel `pix`: perspective-correct barycentrics
-// from the projected vertices (the rasterizer's formulas), then the interpolated attributes.
+// The surface of triangle `tri` seen through the centre of pixel `pix`: perspective-correct barycentrics from the
+// triangle's edge functions (the rasterizer's, homogeneous_edges, on the same clip coordinates, about the pixel),
+// then the interpolated attributes.
 template <typename PB>
 Var<gpu::Surface> surface_at(const VertexInputs<PB>& in, const DslCamera& cam, const UInt& tri, const UInt2& pix) {
     UInt3 t = in.triangles.read(tri);
     Float3 w[3] = {in.positions.read(t.x), in.positions.read(t.y), in.positions.read(t.z)};
-    Float4 c0 = cam.clip(w[0]), c1 = cam.clip(w[1]), c2 = cam.clip(w[2]);
-    Float2 p0 = cam.pixel(c0), p1 = cam.pixel(c1), p2 = cam.pixel(c2);
-    Float3 inv_w = make_float3(1.0f / projective_w(c0.w), 1.0f / projective_w(c1.w), 1.0f / projective_w(c2.w));
-    Float area = edge_function(p0, p1, p2);
-    auto bary = [&](const Float2& p) {
-        Float q0 = edge_function(p1, p2, p) / area * inv_w.x;
-        Float q1 = edge_function(p2, p0, p) / area * inv_w.y;
-        Float q2 = edge_function(p0, p1, p) / area * inv_w.z;
-        Float inv = 1.0f / (q0 + q1 + q2);
-        return make_float3(q0, q1, q2) * inv;
-    };
-    Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
+    Float2 p = pixel_centre(pix);   // the edges' origin: exact at the pixel
+    HomogeneousEdges e = homogeneous_edges(cam.clip(w[0]), cam.clip(w[1]), cam.clip(w[2]), cam.width, cam.height, p);
+    auto bary = [&](const Float2& q) { return edge_barycentrics(edge_values(e, q)); };
     Float3 b = bary(p);
     Float3 bx = bary(p + make_float2(1.0f, 0.0f)), by = bary(p + make_float2(0.0f, 1.0f));
     return interpolate_surface(in, cam, tri, t, w, b, b, bx, by);

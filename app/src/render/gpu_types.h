@@ -4,17 +4,27 @@
 
 namespace adjoint::app::gpu {
 
-// One triangle after projection: pixel-space positions, 1/w and NDC depth per vertex, and the tiles it was
-// binned to. 64 bytes, so that the 2 million triangles' records fit one storage buffer (lavapipe's 128 MiB).
+// One triangle after projection: pixel-space positions and 1/w per vertex (the tile boxes and soft rasterization
+// read them), and the tiles it was binned to. 48 bytes.
 struct TriSetup {
     float2 p0, p1, p2;      // pixel coordinates (x right, y down), of culled triangles too
     uint2 tiles;            // tile bbox, inclusive: (x0 | y0 << 16, x1 | y1 << 16); x0 > x1 when culled (behind
                             // the near plane, degenerate or off screen): kCulledTiles
     float3 inv_w;           // 1 / clip w per vertex
-    float3 z;               // depth per vertex, NDC z mapped to [0, 1] (0 at near)
 };
-static_assert(sizeof(TriSetup) == 64);
+static_assert(sizeof(TriSetup) == 48);
 constexpr uint32_t kCulledTiles = 1u;   // tiles.x of a culled triangle (x0 = 1 > x1 = 0 with tiles.y = 0)
+// A triangle's edge functions in homogeneous pixel coordinates (Olano and Greer's 2D homogeneous rasterization,
+// render/raster.h's homogeneous_edges): for pixel p and q = (p - origin, 1), e_k · q (xyz) is >= 0 for every k where
+// p sees the triangle, in front of the camera, and proportional to the perspective-correct barycentric of corner k;
+// (e0.w, e1.w, e2.w) · q is the depth there, NDC z mapped to [0, 1]. No corner is divided by its w, so a corner
+// behind the camera, or on its plane, is as exact as any. 64 bytes, so that the 2 million triangles' records fit
+// one storage buffer (lavapipe's 128 MiB).
+struct TriEdges {
+    float4 e0, e1, e2;
+    float2 origin;   // the pixel position the edges are taken about: the image's centre (render/raster.h)
+};
+static_assert(sizeof(TriEdges) == 64);
 // Set in tiles.y of a triangle the rasterizer covers on its own (raster_small) rather than through the tile lists:
 // its pixel box is small. The tile box beside it stays as it was (tile rows stay below 2^15).
 constexpr uint32_t kSmallTriangle = 1u << 31;
@@ -83,7 +93,8 @@ constexpr uint32_t kTileSize = 8;
 
 } // namespace adjoint::app::gpu
 
-ADJOINT_STRUCT(adjoint::app::gpu::TriSetup, p0, p1, p2, tiles, inv_w, z)
+ADJOINT_STRUCT(adjoint::app::gpu::TriSetup, p0, p1, p2, tiles, inv_w)
+ADJOINT_STRUCT(adjoint::app::gpu::TriEdges, e0, e1, e2, origin)
 ADJOINT_STRUCT(adjoint::app::gpu::Surface, position, normal, color, uv, duv_dx, duv_dy, tangent, material)
 ADJOINT_STRUCT(adjoint::app::gpu::SurfaceRecord, position, normal, color, uv, duv_dx, duv_dy, material)
 ADJOINT_STRUCT(adjoint::app::gpu::Material, model, values, pad0, pad1, textures)

@@ -42,24 +42,20 @@ namespace {
 // into none when that box spans fewer than small_span pixel columns and rows.
 //
 // A triangle with corners behind the camera and in front of the near plane (a floor that runs under the camera) is
-// drawn without clipping it into smaller triangles: its corners are projected with the signs of their w
-// (projective_w; one behind the camera lands mirrored through the image's centre), and the screen-space formulas
-// keep their meaning with those signs. The pixel p sees the triangle where every l_k / w_k >= 0 (l the screen
-// barycentrics; Olano and Greer's homogeneous rasterization), at NDC depth sum l_k z_k, with the
-// perspective-correct barycentrics l_k / w_k normalized (raster_depth_dsl.h's cover and perspective_bary). Its
-// pixel box is the box of its part in front of the near plane (corners there, and the points where its edges cross
-// the plane). Soft rasterization (margin > 0) does not draw such triangles: its distances to the edges assume the
-// triangle its corners span.
+// drawn without clipping it into smaller triangles: coverage, depth and barycentrics come from its edge functions in
+// homogeneous pixel coordinates (homogeneous_edges, raster.h: Olano and Greer's 2D homogeneous rasterization), which
+// divide by no w. Its pixel box is the box of its part in front of the near plane (its corners there, and the points
+// where its edges cross the plane). Soft rasterization (margin > 0) does not draw such triangles: its distances to
+// the edges assume the triangle its projected corners span.
+// `near`: the centre of its pixel box on the screen, where it is binned; else its first corner's pixel, or the
+// screen's nearest (where its depth plane is taken: edge_record).
 Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Float4& c2, BufferUInt& tile_count,
                                   const UInt& width, const UInt& height, const UInt& tiles_x, const Float& margin,
-                                  const UInt& small_span) {
+                                  const UInt& small_span, Float2& near) {
     Float w = cast<float>(width), h = cast<float>(height);
     Var<gpu::TriSetup> s;
     s.tiles = make_uint2(gpu::kCulledTiles, 0u);
-    // The corners and their 1 / w are kept for a culled triangle too (meaningless behind the eye, as any projection
-    // there), so that the antialias walk, which crosses culled triangles, reads every triangle's corners and the
-    // signs of their w here (DslCamera::pixel's formula on the same clip coordinates) instead of projecting them
-    // again under a branch that lavapipe runs for every step of every walk.
+    // The projected corners (DslCamera::pixel's formula; a corner behind the camera mirrored: projective_w).
     Float3 iw = make_float3(1.0f / projective_w(c0.w), 1.0f / projective_w(c1.w), 1.0f / projective_w(c2.w));
     Float2 p0 = make_float2((c0.x * iw.x * 0.5f + 0.5f) * w, (0.5f - c0.y * iw.x * 0.5f) * h);
     Float2 p1 = make_float2((c1.x * iw.y * 0.5f + 0.5f) * w, (0.5f - c1.y * iw.y * 0.5f) * h);
@@ -68,6 +64,7 @@ Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Floa
     s.p1 = p1;
     s.p2 = p2;
     s.inv_w = iw;
+    near = clamp(p0, make_float2(0.0f), make_float2(w, h));
     Float3 z = make_float3(c0.z * iw.x, c1.z * iw.y, c2.z * iw.z) * 0.5f + 0.5f;   // GL NDC z to [0, 1]
     Float area = edge_function(p0, p1, p2);
     Bool in_front = (c0.w > kMinClipW) & (c1.w > kMinClipW) & (c2.w > kMinClipW);
@@ -78,9 +75,9 @@ Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Floa
         $if ((abs(area) > 1e-10f) & on_screen & (zhi >= 0.0f) & (zlo <= 1.0f)) {
             Float2 clo = clamp(lo, make_float2(0.0f), make_float2(w - 1.0f, h - 1.0f));
             Float2 chi = clamp(hi, make_float2(0.0f), make_float2(w - 1.0f, h - 1.0f));
+            near = (clo + chi) * 0.5f;
             UInt4 tiles = make_uint4(cast<uint32_t>(clo.x) / kTileSize, cast<uint32_t>(clo.y) / kTileSize,
                                      cast<uint32_t>(chi.x) / kTileSize, cast<uint32_t>(chi.y) / kTileSize);
-            s.z = z;
             s.tiles = make_uint2(tiles.x | (tiles.y << 16u), tiles.z | (tiles.w << 16u));
             Float2 span = floor(hi) - floor(lo);
             $if (may_be_small & (span.x < cast<float>(small_span)) & (span.y < cast<float>(small_span))) {
@@ -120,17 +117,22 @@ Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Floa
     return s;
 }
 
-// With the camera as a host matrix (the static chain, whose camera is fixed).
+// Each triangle's setup and its edges (homogeneous_edges), the edges of a culled triangle too: the antialias walk
+// crosses culled triangles and reads their edges here instead of computing them again under a branch that lavapipe
+// runs for every step of every walk. With the camera as a host matrix (the static chain, whose camera is fixed).
 auto setup_kernel() {
     return Kernel1D([](BufferFloat3 positions, BufferVar<uint3> triangles, BufferVar<gpu::TriSetup> out,
-                       BufferUInt tile_count, Float4x4 view_proj, UInt width, UInt height, UInt tiles_x,
-                       Float margin, UInt small_span) noexcept {
+                       BufferVar<gpu::TriEdges> edges, BufferUInt tile_count, Float4x4 view_proj, UInt width,
+                       UInt height, UInt tiles_x, Float margin, UInt small_span) noexcept {
         UInt i = dispatch_id().x;
         UInt3 t = triangles.read(i);
         Float4 c0 = view_proj * make_float4(positions.read(t.x), 1.0f);
         Float4 c1 = view_proj * make_float4(positions.read(t.y), 1.0f);
         Float4 c2 = view_proj * make_float4(positions.read(t.z), 1.0f);
-        out.write(i, setup_triangle(c0, c1, c2, tile_count, width, height, tiles_x, margin, small_span));
+        Float2 near;
+        out.write(i, setup_triangle(c0, c1, c2, tile_count, width, height, tiles_x, margin, small_span, near));
+        Float w = cast<float>(width), h = cast<float>(height);
+        edges.write(i, edge_record(c0, c1, c2, w, h, make_float2(w, h) * 0.5f, near));
     });
 }
 
@@ -138,13 +140,16 @@ auto setup_kernel() {
 // dynamic chain, whose camera may be a parameter, projects without reading it back.
 auto setup_camera_kernel() {
     return Kernel1D([](BufferFloat3 positions, BufferVar<uint3> triangles, BufferVar<gpu::TriSetup> out,
-                       BufferUInt tile_count, BufferFloat params, BufferVar<gpu::ViewRec> views, UInt view,
-                       UInt width, UInt height, UInt tiles_x, Float margin, UInt small_span) noexcept {
+                       BufferVar<gpu::TriEdges> edges, BufferUInt tile_count, BufferFloat params,
+                       BufferVar<gpu::ViewRec> views, UInt view, UInt width, UInt height, UInt tiles_x, Float margin,
+                       UInt small_span) noexcept {
         UInt i = dispatch_id().x;
         UInt3 t = triangles.read(i);
         DslCamera cam = camera_of(params, views.read(view));
         Float4 c0 = cam.clip(positions.read(t.x)), c1 = cam.clip(positions.read(t.y)), c2 = cam.clip(positions.read(t.z));
-        out.write(i, setup_triangle(c0, c1, c2, tile_count, width, height, tiles_x, margin, small_span));
+        Float2 near;
+        out.write(i, setup_triangle(c0, c1, c2, tile_count, width, height, tiles_x, margin, small_span, near));
+        edges.write(i, edge_record(c0, c1, c2, cam.width, cam.height, make_float2(cam.width, cam.height) * 0.5f, near));
     });
 }
 
@@ -200,9 +205,9 @@ auto fill_kernel() {
         UInt2 packed = s.tiles;
         UInt4 tiles = make_uint4(packed.x & 0xFFFFu, packed.x >> 16u, packed.y & 0xFFFFu, packed.y >> 16u);
         $if ((tiles.x <= tiles.z) & ((packed.y & gpu::kSmallTriangle) == 0u)) {
-            // The side the camera sees: the projected winding, turned where an odd number of corners lie behind the
-            // camera (their projections are mirrored).
-            Bool first_side = edge_function(s.p0, s.p1, s.p2) * sign(s.inv_w.x * s.inv_w.y * s.inv_w.z) > 0.0f;
+            // (Only soft rasterization reads the sides and the nearest 1 / w, and it bins no triangle with a corner
+            // behind the camera.)
+            Bool first_side = edge_function(s.p0, s.p1, s.p2) > 0.0f;
             // The largest 1 / w is > 0 on a binned triangle (a vertex in front of the camera): its bits order as the
             // floats.
             UInt near_bits = bit_cast<uint32_t>(max(max(s.inv_w.x, s.inv_w.y), s.inv_w.z));
@@ -248,7 +253,9 @@ TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCame
                          OwnLists own, uint32_t small_span) {
     uint32_t tiles_x = (view.width + kTileSize - 1) / kTileSize, tiles_y = (view.height + kTileSize - 1) / kTileSize;
     uint32_t tiles = tiles_x * tiles_y, chunks = (tiles + kScanChunk - 1) / kScanChunk;
-    TileBins b{device_.create_buffer<gpu::TriSetup>(std::max(g.triangle_count, 1u)), device_.create_buffer<uint32_t>(tiles),
+    TileBins b{device_.create_buffer<gpu::TriSetup>(std::max(g.triangle_count, 1u)),
+               device_.create_buffer<gpu::TriEdges>(std::max(g.triangle_count, 1u)),
+               device_.create_buffer<uint32_t>(tiles),
                device_.create_buffer<uint32_t>(tiles), Buffer<uint32_t>{}, view.width, view.height, tiles_x, 0, 0,
                device_.create_buffer<uint32_t>(std::max(tiles, 1u)),        // the fill's cursor: each tile's first side
                device_.create_buffer<uint32_t>(std::max(2 * tiles, 1u))};
@@ -259,12 +266,12 @@ TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCame
     std::vector<uint32_t> offsets(chunks + 1), longest(chunks);
     stream << b.count.fill_zero();
     if (g.triangle_count > 0 && view.params)
-        stream << k_->setup_camera(g.positions, g.triangles, b.setups, b.count, *view.params, *view.views, view.view,
-                                   view.width, view.height, tiles_x, margin, small_span)
+        stream << k_->setup_camera(g.positions, g.triangles, b.setups, b.edges, b.count, *view.params, *view.views,
+                                   view.view, view.width, view.height, tiles_x, margin, small_span)
                       .dispatch(g.triangle_count);
     else if (g.triangle_count > 0)
-        stream << k_->setup(g.positions, g.triangles, b.setups, b.count, view.view_proj, view.width, view.height, tiles_x,
-                            margin, small_span)
+        stream << k_->setup(g.positions, g.triangles, b.setups, b.edges, b.count, view.view_proj, view.width,
+                            view.height, tiles_x, margin, small_span)
                       .dispatch(g.triangle_count);
     stream << k_->scan_chunks(b.count, chunk_sum, chunk_longest, tiles).dispatch(chunks)
            << k_->scan_top(chunk_sum, chunk_offset, chunks).dispatch(1u)
@@ -289,7 +296,7 @@ GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const Vie
     const bool small = k_->small.has_value();
     TileBins b = bin(stream, g, view, 0.0f, {}, small ? kSmallSpan : 0);
     const size_t pixels = size_t(view.width) * view.height;
-    GBuffer gb{b.setups, device_.create_buffer<uint32_t>(pixels), view.width, view.height,
+    GBuffer gb{b.setups, b.edges, device_.create_buffer<uint32_t>(pixels), view.width, view.height,
                device_.create_buffer<float>(pixels), device_.create_buffer<uint32_t>(std::max<size_t>(pixels, 1)),
                device_.create_buffer<uint32_t>(1)};
     stream << gb.covered_count.fill_zero();
@@ -297,7 +304,7 @@ GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const Vie
         uint32_t first = 0;
         do {
             const uint32_t last = first + kRasterPass >= b.longest ? 1 : 0;   // lists the covered pixels
-            stream << k_->raster(b.setups, b.offset, b.count, b.list, gb.triangle, gb.depth, b.tiles_x, first, last,
+            stream << k_->raster(b.edges, b.offset, b.count, b.list, gb.triangle, gb.depth, b.tiles_x, first, last,
                                  nearest, gb.covered, gb.covered_count, view.width, view.height)
                           .dispatch(b.tiles() * kTileQuads);   // a quad a thread (tile_quad)
             first += kRasterPass;
@@ -307,7 +314,7 @@ GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const Vie
         auto nearest = device_.create_buffer<uint64_t>(std::max<size_t>(pixels, 1));
         stream << nearest.fill_zero();
         if (g.triangle_count > 0)
-            stream << (*k_->small)(b.setups, nearest, view.width, view.height).dispatch(g.triangle_count);
+            stream << (*k_->small)(b.setups, b.edges, nearest, view.width, view.height).dispatch(g.triangle_count);
         passes(nearest);
     } else {
         passes(device_.create_buffer<uint32_t>(1));
@@ -318,7 +325,7 @@ GBuffer Rasterizer::rasterize(Stream& stream, const DeviceGeometry& g, const Vie
 
 void Rasterizer::interpolate(Stream& stream, const DeviceGeometry& g, const ViewCamera& view, const GBuffer& gb,
                              SurfaceBuffers& surfaces) {
-    stream << k_->interpolate(gb.setups, gb.triangle, g.positions, g.normals, g.colors, g.uvs, g.triangles,
+    stream << k_->interpolate(gb.edges, gb.triangle, g.positions, g.normals, g.colors, g.uvs, g.triangles,
                               g.triangle_material, surfaces.records, surfaces.tangents, view.eye,
                               g.tangents ? 1u : 0u)
                   .dispatch(view.width, view.height);
@@ -327,7 +334,7 @@ void Rasterizer::interpolate(Stream& stream, const DeviceGeometry& g, const View
 Buffer<float2> Rasterizer::barycentrics(Stream& stream, const GBuffer& gb) {
     if (!k_->barycentrics) k_->barycentrics.emplace(device_.compile(barycentrics_kernel(), {.name = "raster_barycentrics"}));
     auto out = device_.create_buffer<float2>(std::max<size_t>(size_t(gb.width) * gb.height, 1));
-    stream << (*k_->barycentrics)(gb.setups, gb.triangle, out).dispatch(gb.width, gb.height) << synchronize();
+    stream << (*k_->barycentrics)(gb.edges, gb.triangle, out).dispatch(gb.width, gb.height) << synchronize();
     return out;
 }
 

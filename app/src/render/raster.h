@@ -32,12 +32,79 @@ inline TileQuad tile_quad(const UInt& id, const UInt& tiles_x) {
                              (tile / tiles_x) * gpu::kTileSize + (within / row) * 2u)};
 }
 
-// The clip w a vertex is projected with: its own, kept at least kMinClipW from 0 with its sign (a vertex on the
-// camera's plane counts as behind it). A triangle with corners on both sides of the plane is drawn from its
-// corners' projections, the ones behind the camera mirrored through it (raster.cpp's setup_triangle): the formulas
-// hold for them with the signs of w, and only w = 0 has no projection.
+// The clip w a vertex is projected with where a pixel position is wanted (the corners the tile boxes, soft
+// rasterization and the antialias walk read): its own, kept at least kMinClipW from 0 with its sign (a vertex on the
+// camera's plane counts as behind it, and projects mirrored through the image's centre, as any behind it). Coverage,
+// depth and barycentrics do not divide by w (homogeneous_edges).
 constexpr float kMinClipW = 1e-6f;
 inline Float projective_w(const Float& w) { return ite(w > 0.0f, max(w, kMinClipW), min(w, -kMinClipW)); }
+
+// Clip coordinates c (OpenGL) in homogeneous pixel coordinates about pixel position `origin`: (X, Y, W) with
+// (X / W, Y / W) the pixel c projects to (x right, y down) less origin, W = c.w.
+inline Float3 homogeneous_pixel(const Float4& c, const Float& width, const Float& height, const Float2& origin) {
+    return make_float3((c.x * 0.5f + c.w * 0.5f) * width - c.w * origin.x,
+                       (c.w * 0.5f - c.y * 0.5f) * height - c.w * origin.y, c.w);
+}
+
+// The edge functions of the triangle with clip coordinates c0 c1 c2 (gpu::TriEdges): E_k = h_{k+1} × h_{k+2} in
+// homogeneous pixel coordinates h about `origin`, turned by the sign of det = h_0 · E_0. Then E_k · q / |det| =
+// b_k / W for the ray through pixel p, q = (p - origin, 1): b the perspective-correct barycentrics of the point of
+// the triangle's plane that projects to p, W its clip w (Cramer's rule on sum_k b_k h_k = W q), so all three are
+// >= 0 exactly where p sees the triangle in front of the camera, whichever side of the camera's plane its corners
+// lie on; and the depth there is sum_k (E_k · q / |det|) (z_k + w_k) / 2. Two triangles that share an edge compute
+// its E from the same two corners in the two orders, about the same origin: exactly opposite, so no pixel falls
+// between them. E's terms, and the sums they cancel in, grow with the distance from the origin: the coverage is
+// taken about the image's centre (an edge's place is then off by at most about 1e-7 of the image's size squared
+// over the edge's length, in pixels), a pixel's barycentrics about the pixel itself (surface_at).
+struct HomogeneousEdges {
+    Float3 e0, e1, e2;   // turned: >= 0 inside
+    Float det;           // h_0 · (h_1 × h_2), before the turn (0: degenerate)
+    Float2 origin;
+};
+inline HomogeneousEdges homogeneous_edges(const Float4& c0, const Float4& c1, const Float4& c2, const Float& width,
+                                          const Float& height, const Float2& origin) {
+    Float3 h0 = homogeneous_pixel(c0, width, height, origin), h1 = homogeneous_pixel(c1, width, height, origin),
+           h2 = homogeneous_pixel(c2, width, height, origin);
+    Float3 e0 = cross(h1, h2), e1 = cross(h2, h0), e2 = cross(h0, h1);
+    Float det = dot(h0, e0);
+    Float turn = ite(det < 0.0f, -1.0f, 1.0f);
+    return {e0 * turn, e1 * turn, e2 * turn, det, origin};
+}
+// The rasterizer's record: the edges about `common` (the image's centre), and the depth plane sum_k E_k (z_k + w_k)
+// / (2 |det|) taken about `near`, a pixel near the triangle (its box on the screen), then moved to `common`: its det
+// is a difference of terms of the size of the triangle there, of the image about the centre (a small triangle's
+// depth about the image's corner was off by a percent, and back faces won the depth test).
+inline Var<gpu::TriEdges> edge_record(const Float4& c0, const Float4& c1, const Float4& c2, const Float& width,
+                                      const Float& height, const Float2& common, const Float2& near) {
+    HomogeneousEdges h = homogeneous_edges(c0, c1, c2, width, height, common);
+    HomogeneousEdges n = homogeneous_edges(c0, c1, c2, width, height, near);
+    Float scale = 0.5f / max(abs(n.det), 1e-30f);   // a degenerate triangle's depth is never read (never covered)
+    Float3 d = (n.e0 * (c0.z + c0.w) + n.e1 * (c1.z + c1.w) + n.e2 * (c2.z + c2.w)) * scale;
+    Float2 shift = common - near;   // q about near = q about common + shift
+    Var<gpu::TriEdges> e;
+    e.e0 = make_float4(h.e0, d.x);
+    e.e1 = make_float4(h.e1, d.y);
+    e.e2 = make_float4(h.e2, d.z + d.x * shift.x + d.y * shift.y);
+    e.origin = common;
+    return e;
+}
+// The three edge functions at pixel position p (>= 0 inside), from the edges or their record; the depth there.
+inline Float3 edge_values(const HomogeneousEdges& e, const Float2& p) {
+    Float3 q = make_float3(p - e.origin, 1.0f);
+    return make_float3(dot(e.e0, q), dot(e.e1, q), dot(e.e2, q));
+}
+template <typename E>
+Float3 edge_values(const E& e, const Float2& p) {
+    Float3 q = make_float3(p - e.origin, 1.0f);
+    return make_float3(dot(e.e0.xyz(), q), dot(e.e1.xyz(), q), dot(e.e2.xyz(), q));
+}
+template <typename E>
+Float edge_depth(const E& e, const Float2& p) {
+    Float2 q = p - e.origin;
+    return e.e0.w * q.x + e.e1.w * q.y + e.e2.w;
+}
+// Perspective-correct barycentrics from edge values: each over their sum.
+inline Float3 edge_barycentrics(const Float3& v) { return v / (v.x + v.y + v.z); }
 
 // All meshes of a scene, concatenated, in world space.
 struct DeviceGeometry {
@@ -63,9 +130,10 @@ struct ViewCamera {
 
 // The G-buffer of a view: visible triangle (gpu::kNone for background) and its depth per pixel, row-major. The
 // barycentrics are not stored: the differentiable stages recompute them from the vertices, interpolate() from
-// the setups (Rasterizer::barycentrics() writes them out, for tests).
+// the edges (Rasterizer::barycentrics() writes them out, for tests).
 struct GBuffer {
-    Buffer<gpu::TriSetup> setups;   // the projected triangles (interpolation needs their screen positions)
+    Buffer<gpu::TriSetup> setups;   // the projected triangles
+    Buffer<gpu::TriEdges> edges;    // their edge functions (coverage, depth and barycentrics: homogeneous_edges)
     Buffer<uint32_t> triangle;
     uint32_t width = 0, height = 0;
     Buffer<float> depth;            // the visible triangle's depth, NDC z mapped to [0, 1] (0 at near)
@@ -83,6 +151,7 @@ struct GBuffer {
 // selection skips a side that cannot beat what it kept (soft_select_held).
 struct TileBins {
     Buffer<gpu::TriSetup> setups;   // the projected triangles
+    Buffer<gpu::TriEdges> edges;    // their edge functions
     Buffer<uint32_t> offset, count, list;
     uint32_t width = 0, height = 0, tiles_x = 0, reserved_at = 0;
     uint32_t longest = 0;   // the longest tile list

@@ -14,47 +14,44 @@ namespace adjoint::app {
 // tested in several dispatches, each continuing from the nearest triangle the earlier ones found.
 constexpr uint32_t kRasterPass = 16384;
 
-// Triangle setup `s` at pixel centre p: whether the rasterizer counts p inside it (the depth within [0, 1]), the
-// depth there and the barycentrics l. One function for both passes (raster_small, raster_depth), so that they
-// agree on every pixel. Inside: every l_k / w_k >= 0, which is l_k >= 0 where the corners lie in front of the
-// camera and holds for a triangle with corners behind it too (raster.cpp's setup_triangle).
+// Triangle edges `e` (gpu::TriEdges) at pixel centre p: whether the rasterizer counts p inside it (every edge
+// function >= 0 and the depth within [0, 1]: nothing nearer than the near plane), the depth there and the edge
+// values, which are the perspective-correct barycentrics over their sum (perspective_bary). One function for every
+// pass (raster_small, raster_depth, interpolation), so that they agree on every pixel; the differentiable stages
+// compute the same edges from the same clip coordinates (surface_at).
 struct Coverage {
     Bool inside;
     Float z;
     Float3 l;
 };
-template <typename S>
-Coverage cover(const S& s, const Float2& p) {
-    Float area = edge_function(s.p0, s.p1, s.p2);
-    Float l0 = edge_function(s.p1, s.p2, p) / area;
-    Float l1 = edge_function(s.p2, s.p0, p) / area;
-    Float l2 = 1.0f - l0 - l1;
-    Float z = l0 * s.z.x + l1 * s.z.y + l2 * s.z.z;
-    Bool inside = (l0 * s.inv_w.x >= 0.0f) & (l1 * s.inv_w.y >= 0.0f) & (l2 * s.inv_w.z >= 0.0f);
-    return {inside & (z >= 0.0f) & (z <= 1.0f), z, make_float3(l0, l1, l2)};
+template <typename E>
+Coverage cover(const E& e, const Float2& p) {
+    Float3 l = edge_values(e, p);
+    Float z = edge_depth(e, p);
+    return {(l.x >= 0.0f) & (l.y >= 0.0f) & (l.z >= 0.0f) & (z >= 0.0f) & (z <= 1.0f), z, l};
 }
-// The perspective-correct barycentrics of vertices 1 and 2 (what the G-buffer stores) from screen-space ones.
-template <typename S>
-Float2 perspective_bary(const S& s, const Float3& l) {
-    Float q0 = l.x * s.inv_w.x, q1 = l.y * s.inv_w.y, q2 = l.z * s.inv_w.z;
-    Float inv = 1.0f / (q0 + q1 + q2);
-    return make_float2(q1 * inv, q2 * inv);
+// The perspective-correct barycentrics of vertices 1 and 2 (what the G-buffer stores) from a pixel's edge values.
+inline Float2 perspective_bary(const Float3& l) {
+    Float3 b = edge_barycentrics(l);
+    return make_float2(b.y, b.z);
 }
 
 // The small triangles, one thread each over its pixel box: per pixel the nearest (depth, id), ties to the lower id,
 // as an atomic max of the key with both halves inverted (the buffer starts at 0, below every key). Non-negative
 // floats order like their bits (the sign bit is cleared: -0 is 0).
 inline auto small_kernel() {
-    return Kernel1D([](BufferVar<gpu::TriSetup> setups, BufferUInt64 nearest, UInt width, UInt height) noexcept {
+    return Kernel1D([](BufferVar<gpu::TriSetup> setups, BufferVar<gpu::TriEdges> edges, BufferUInt64 nearest,
+                       UInt width, UInt height) noexcept {
         UInt i = dispatch_id().x;
         auto s = setups.read(i);
         $if ((s.tiles.y & gpu::kSmallTriangle) != 0u) {
+            auto e = edges.read(i);
             Float2 lo = max(floor(min(min(s.p0, s.p1), s.p2)), make_float2(0.0f));
             Float2 hi = min(floor(max(max(s.p0, s.p1), s.p2)),
                             make_float2(cast<float>(width) - 1.0f, cast<float>(height) - 1.0f));
             $for (y, cast<uint32_t>(lo.y), cast<uint32_t>(hi.y) + 1u) {
                 $for (x, cast<uint32_t>(lo.x), cast<uint32_t>(hi.x) + 1u) {
-                    Coverage c = cover(s, make_float2(cast<float>(x) + 0.5f, cast<float>(y) + 0.5f));
+                    Coverage c = cover(e, make_float2(cast<float>(x) + 0.5f, cast<float>(y) + 0.5f));
                     $if (c.inside) {
                         UInt64 key = (cast<uint64_t>(~(bit_cast<uint>(c.z) & 0x7fffffffu)) << 32u) | cast<uint64_t>(~i);
                         nearest.atomic(y * width + x).fetch_max(key);
@@ -79,7 +76,7 @@ static_assert(gpu::kTileSize % 2 == 0, "a 2x2 quad at even coordinates lies in o
 template <bool Small>
 auto raster_kernel() {
     using Nearest = std::conditional_t<Small, BufferUInt64, BufferUInt>;
-    return Kernel1D([](BufferVar<gpu::TriSetup> setups, BufferUInt offset, BufferUInt count, BufferUInt list,
+    return Kernel1D([](BufferVar<gpu::TriEdges> edges, BufferUInt offset, BufferUInt count, BufferUInt list,
                        BufferUInt tri_out, BufferFloat depth, UInt tiles_x, UInt first, UInt last, Nearest nearest,
                        BufferUInt covered, BufferUInt covered_count, UInt width, UInt height) noexcept {
         TileQuad tq = tile_quad(dispatch_id().x, tiles_x);
@@ -114,9 +111,9 @@ auto raster_kernel() {
         UInt begin = offset.read(tile);
         $for (k, begin + min(first, n), begin + min(first + kRasterPass, n)) {
             UInt ti = list.read(k);
-            auto s = setups.read(ti);
+            auto e = edges.read(ti);
             for (uint32_t q = 0; q < 4; ++q) {
-                Coverage c = cover(s, p[q]);
+                Coverage c = cover(e, p[q]);
                 Bool closer = (c.z < best_z[q]) | ((c.z == best_z[q]) & (ti < best[q]));
                 $if (c.inside & closer) {
                     best_z[q] = c.z;
@@ -143,7 +140,7 @@ auto raster_kernel() {
 // Interpolates the visible triangle's attributes; texture-coordinate derivatives come from the
 // barycentrics one pixel right and one pixel down on the same triangle's plane.
 inline auto interpolate_kernel() {
-    return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt tri_in,
+    return Kernel2D([](BufferVar<gpu::TriEdges> edges, BufferUInt tri_in,
                        BufferFloat3 positions, BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
                        BufferVar<uint3> triangles, BufferUInt triangle_material,
                        BufferVar<gpu::SurfaceRecord> out, BufferFloat4 tangents_out, Float3 eye,
@@ -155,9 +152,9 @@ inline auto interpolate_kernel() {
         s.material = gpu::kNone;
         $if (ti != gpu::kNone) {
             UInt3 t = triangles.read(ti);
-            auto st = setups.read(ti);
+            auto e = edges.read(ti);
             Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
-            Float2 b = perspective_bary(st, cover(st, p).l);
+            Float2 b = perspective_bary(edge_values(e, p));
             Float b0 = 1.0f - b.x - b.y;
             Float3 w0 = positions.read(t.x), w1 = positions.read(t.y), w2 = positions.read(t.z);
             s.position = w0 * b0 + w1 * b.x + w2 * b.y;
@@ -166,13 +163,9 @@ inline auto interpolate_kernel() {
             s.color = colors.read(t.x) * b0 + colors.read(t.y) * b.x + colors.read(t.z) * b.y;
             Float2 uv0 = uvs.read(t.x), uv1 = uvs.read(t.y), uv2 = uvs.read(t.z);
             s.uv = uv0 * b0 + uv1 * b.x + uv2 * b.y;
-            Float area = edge_function(st.p0, st.p1, st.p2);
             auto uv_at = [&](const Float2& p) {
-                Float l0 = edge_function(st.p1, st.p2, p) / area * st.inv_w.x;
-                Float l1 = edge_function(st.p2, st.p0, p) / area * st.inv_w.y;
-                Float l2 = edge_function(st.p0, st.p1, p) / area * st.inv_w.z;
-                Float inv = 1.0f / (l0 + l1 + l2);
-                return (uv0 * l0 + uv1 * l1 + uv2 * l2) * inv;
+                Float3 l = edge_barycentrics(edge_values(e, p));
+                return uv0 * l.x + uv1 * l.y + uv2 * l.z;
             };
             Float2 c = uv_at(p);
             s.duv_dx = uv_at(p + make_float2(1.0f, 0.0f)) - c;
@@ -188,14 +181,13 @@ inline auto interpolate_kernel() {
 }
 
 inline auto barycentrics_kernel() {
-    return Kernel2D([](BufferVar<gpu::TriSetup> setups, BufferUInt tri_in, BufferFloat2 out) noexcept {
+    return Kernel2D([](BufferVar<gpu::TriEdges> edges, BufferUInt tri_in, BufferFloat2 out) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt ti = tri_in.read(at);
         Float2 b = make_float2(0.0f);
         $if (ti != gpu::kNone) {
-            auto st = setups.read(ti);
-            b = perspective_bary(st, cover(st, make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f)).l);
+            b = perspective_bary(edge_values(edges.read(ti), pixel_centre(pix)));
         };
         out.write(at, b);
     });

@@ -15,15 +15,18 @@ inline Float edge_function(const Float2& a, const Float2& b, const Float2& p) {
 }
 
 inline UInt pick(const UInt3& v, const UInt& k) { return ite(k == 0u, v.x, ite(k == 1u, v.y, v.z)); }
-inline Float2 pick(const Float2 (&p)[3], const UInt& k) { return ite(k == 0u, p[0], ite(k == 1u, p[1], p[2])); }
 
 // The silhouette edge a walk ends at; found = 0: none (the walk entered the triangle the other pixel sees, met
 // a triangle it cannot project, or ran out of steps).
 struct SilhouetteEdge {
     UInt found = 0u;
     UInt va = 0u, vb = 0u;   // the edge's vertices
-    Float orient = 1.0f;     // makes the edge function >= 0 inside the triangle it bounds
 };
+
+// The line through two points in homogeneous pixel coordinates (x, y, w): L · (p, 1) is 0 on it, and is the
+// 2D edge function of their projections times both w's. Exact for points behind the camera or on its plane too;
+// best taken about a pixel near p (homogeneous coordinates less w times that pixel), where its terms are small.
+inline Float3 homogeneous_line(const Float3& a, const Float3& b) { return cross(a, b); }
 
 // Walks the segment from pixel centre ci (inside triangle `cur`) to co (where triangle `seen_at_o` is seen, or
 // none) for at most `max_steps` triangles. Each triangle's exit is the first edge the segment leaves it through;
@@ -34,18 +37,16 @@ struct SilhouetteEdge {
 //
 // Mesh gives, on plain values (kNone: none):
 //   UInt3 triangle(tri)                                 its vertices
-//   void corners(tri, UInt3 vertices, Float2 (&p)[3], Float3& w_sign, Bool& valid)
-//                                                       its corners in pixels and the signs of their clip w (-1:
-//                                                       behind the camera, projected mirrored); valid = false stops
-//   UInt neighbor(tri, k)                               the triangle across edge k (the edge opposite vertex k)
+//   void edges(tri, UInt3 vertices, Float3 (&e)[3], Float2& origin, Bool& valid)
+//                                                       its edge functions in homogeneous pixel coordinates about
+//                                                       pixel position origin (at p: e · (p - origin, 1)), edge k
+//                                                       opposite vertex k, each >= 0 inside (the rasterizer's
+//                                                       TriEdges: exact for corners behind the camera too); valid =
+//                                                       false stops
+//   UInt neighbor(tri, k)                               the triangle across edge k
 //   UInt far_vertex(tri, k)                             that neighbour's vertex off the edge
-//   Float2 vertex_pixel(v, Float& w_sign, Bool& valid)  a vertex in pixels and the sign of its w; valid = false: no
-//                                                       silhouette there
-//
-// A triangle with corners behind the camera (the renderer draws those: render/raster.cpp's setup_triangle) holds
-// the points where every edge function, turned by the triangle's winding o and by the sign of the w of the corner
-// opposite the edge, is >= 0; each edge is one line either way. A far vertex's side of an edge is turned by its own
-// w's sign too. With every corner in front, all signs are 1 and the tests are the plain ones.
+//   Float3 vertex_point(v, Bool& valid)                 a vertex in homogeneous pixel coordinates (about pixel 0, 0);
+//                                                       valid = false: no silhouette there
 template <typename Mesh>
 SilhouetteEdge walk_to_silhouette(const Mesh& mesh, UInt cur, const UInt& seen_at_o, const Float2& ci,
                                   const Float2& co, const Bool& horizontal, uint32_t max_steps) {
@@ -55,17 +56,15 @@ SilhouetteEdge walk_to_silhouette(const Mesh& mesh, UInt cur, const UInt& seen_a
     $while ((done == 0u) & (steps < max_steps)) {
         steps = steps + 1u;
         UInt3 t = mesh.triangle(cur);
-        Float2 p[3];
-        Float3 w_sign = make_float3(1.0f);
+        Float3 edge[3];
+        Float2 origin = make_float2(0.0f);
         Bool valid = true;
-        mesh.corners(cur, t, p, w_sign, valid);
-        Float o = ite(edge_function(p[0], p[1], p[2]) > 0.0f, 1.0f, -1.0f);
-        Float ok[3] = {o * w_sign.x, o * w_sign.y, o * w_sign.z};   // edge k's turn
+        mesh.edges(cur, t, edge, origin, valid);
+        Float3 qi = make_float3(ci - origin, 1.0f), qo = make_float3(co - origin, 1.0f);
         Float best = 2.0f;
         UInt k_exit = 3u;
         for (int k = 0; k < 3; ++k) {   // edge k is opposite vertex k
-            Float ei = edge_function(p[(k + 1) % 3], p[(k + 2) % 3], ci) * ok[k];
-            Float eo = edge_function(p[(k + 1) % 3], p[(k + 2) % 3], co) * ok[k];
+            Float ei = dot(edge[k], qi), eo = dot(edge[k], qo);
             Float s = ei / (ei - eo);
             $if ((ei >= 0.0f) & (eo < 0.0f) & (s < best)) {
                 best = s;
@@ -75,24 +74,22 @@ SilhouetteEdge walk_to_silhouette(const Mesh& mesh, UInt cur, const UInt& seen_a
         $if (!valid | (k_exit == 3u)) { done = 1u; }
         $else {
             UInt e0 = pick(t, (k_exit + 1u) % 3u), e1 = pick(t, (k_exit + 2u) % 3u);
-            Float2 q0 = pick(p, (k_exit + 1u) % 3u), q1 = pick(p, (k_exit + 2u) % 3u);
+            Float3 exit = ite(k_exit == 0u, edge[0], ite(k_exit == 1u, edge[1], edge[2]));
             UInt x = mesh.far_vertex(cur, k_exit);
-            Float o_exit = ite(k_exit == 0u, ok[0], ite(k_exit == 1u, ok[1], ok[2]));
             UInt silhouette = 1u;
             $if (x != kNone) {
                 Bool seen = true;
-                Float x_sign = 1.0f;
-                Float2 px = mesh.vertex_pixel(x, x_sign, seen);
-                silhouette = ite(seen & (edge_function(q0, q1, px) * o_exit * x_sign > 0.0f), 1u, 0u);
+                Float3 hx = mesh.vertex_point(x, seen);
+                silhouette = ite(seen & (dot(exit, hx - make_float3(origin * hx.z, 0.0f)) > 0.0f), 1u, 0u);
             };
             $if (silhouette == 1u) {
-                // Across the pair more than along it: then s moves at most ~1.4 pixels per pixel the edge moves.
-                Float2 d = abs(q1 - q0);
+                // Across the pair more than along it: then s moves at most ~1.4 pixels per pixel the edge moves. The
+                // edge runs along (-exit.y, exit.x).
+                Float2 d = abs(make_float2(exit.y, exit.x));
                 e.found = ite((horizontal & (d.y >= d.x)) | (!horizontal & (d.x > d.y)), 1u, 0u);
                 done = 1u;
                 e.va = e0;
                 e.vb = e1;
-                e.orient = o_exit;
             }
             $else {
                 UInt next = mesh.neighbor(cur, k_exit);
