@@ -232,9 +232,8 @@ TEST_F(Raster, BarycentricsArePerspectiveCorrect) {
     EXPECT_GT(checked, 400);
 }
 
-// Watertight: a quad over the whole image split along its diagonal, which passes exactly through the centres of
-// pixels (x + y = 31 at 32x32), flat and tilted in depth (w from 1 to 3 across it): every pixel sees one of its
-// triangles (the edge functions of the two are exactly opposite on the diagonal: render/raster.h's edge_record).
+// A quad over the whole image split along its diagonal, which passes exactly through the centres of pixels (x + y =
+// 31 at 32x32), flat and tilted in depth (w from 1 to 3 across it): every pixel sees one of its triangles.
 TEST_F(Raster, AQuadsDiagonalThroughPixelCentresLeavesNoHole) {
     for (const bool tilted : {false, true}) {
         ViewCamera v = identity_view(32, 32);

@@ -22,7 +22,7 @@ constexpr uint32_t kCulledTiles = 1u;   // tiles.x of a culled triangle (x0 = 1 
 // one storage buffer (lavapipe's 128 MiB).
 struct TriEdges {
     float4 e0, e1, e2;
-    float2 origin;   // the pixel position the edges are taken about: the image's centre (render/raster.h)
+    float2 origin;   // the pixel position the edges are taken about: the centre of the triangle's box (raster.h)
 };
 static_assert(sizeof(TriEdges) == 64);
 // Set in tiles.y of a triangle the rasterizer covers on its own (raster_small) rather than through the tile lists:

@@ -48,7 +48,7 @@ namespace {
 // where its edges cross the plane). Soft rasterization (margin > 0) does not draw such triangles: its distances to
 // the edges assume the triangle its projected corners span.
 // `near`: the centre of its pixel box on the screen, where it is binned; else its first corner's pixel, or the
-// screen's nearest (where its depth plane is taken: edge_record).
+// screen's nearest (the origin its edges are taken about: edge_record).
 Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Float4& c2, BufferUInt& tile_count,
                                   const UInt& width, const UInt& height, const UInt& tiles_x, const Float& margin,
                                   const UInt& small_span, Float2& near) {
@@ -131,8 +131,7 @@ auto setup_kernel() {
         Float4 c2 = view_proj * make_float4(positions.read(t.z), 1.0f);
         Float2 near;
         out.write(i, setup_triangle(c0, c1, c2, tile_count, width, height, tiles_x, margin, small_span, near));
-        Float w = cast<float>(width), h = cast<float>(height);
-        edges.write(i, edge_record(c0, c1, c2, w, h, make_float2(w, h) * 0.5f, near));
+        edges.write(i, edge_record(c0, c1, c2, cast<float>(width), cast<float>(height), near));
     });
 }
 
@@ -149,7 +148,7 @@ auto setup_camera_kernel() {
         Float4 c0 = cam.clip(positions.read(t.x)), c1 = cam.clip(positions.read(t.y)), c2 = cam.clip(positions.read(t.z));
         Float2 near;
         out.write(i, setup_triangle(c0, c1, c2, tile_count, width, height, tiles_x, margin, small_span, near));
-        edges.write(i, edge_record(c0, c1, c2, cam.width, cam.height, make_float2(cam.width, cam.height) * 0.5f, near));
+        edges.write(i, edge_record(c0, c1, c2, cam.width, cam.height, near));
     });
 }
 

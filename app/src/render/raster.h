@@ -51,11 +51,14 @@ inline Float3 homogeneous_pixel(const Float4& c, const Float& width, const Float
 // b_k / W for the ray through pixel p, q = (p - origin, 1): b the perspective-correct barycentrics of the point of
 // the triangle's plane that projects to p, W its clip w (Cramer's rule on sum_k b_k h_k = W q), so all three are
 // >= 0 exactly where p sees the triangle in front of the camera, whichever side of the camera's plane its corners
-// lie on; and the depth there is sum_k (E_k · q / |det|) (z_k + w_k) / 2. Two triangles that share an edge compute
-// its E from the same two corners in the two orders, about the same origin: exactly opposite, so no pixel falls
-// between them. E's terms, and the sums they cancel in, grow with the distance from the origin: the coverage is
-// taken about the image's centre (an edge's place is then off by at most about 1e-7 of the image's size squared
-// over the edge's length, in pixels), a pixel's barycentrics about the pixel itself (surface_at).
+// lie on; and the depth there is sum_k (E_k · q / |det|) (z_k + w_k) / 2.
+// E's terms, and the sums they cancel in, grow with the square of the distance from the origin: the rasterizer takes
+// a triangle's about the centre of its own pixel box (edge_record), a pixel's barycentrics about the pixel itself
+// (surface_at). About the image's centre, 2-pixel triangles 700 pixels from it put 696 of 500,000 pixels on the
+// wrong side of an edge (a reviewer's simulation against doubles; 1 with the projected corners; worse at 8192x8192),
+// and about its corner a small triangle's depth plane was off by a percent (back faces won). Neighbours take their
+// shared edge about their own origins: as with the projected corners before, a pixel centre within rounding of the
+// edge may fall to either or, rarely, to neither.
 struct HomogeneousEdges {
     Float3 e0, e1, e2;   // turned: >= 0 inside
     Float det;           // h_0 · (h_1 × h_2), before the turn (0: degenerate)
@@ -70,22 +73,18 @@ inline HomogeneousEdges homogeneous_edges(const Float4& c0, const Float4& c1, co
     Float turn = ite(det < 0.0f, -1.0f, 1.0f);
     return {e0 * turn, e1 * turn, e2 * turn, det, origin};
 }
-// The rasterizer's record: the edges about `common` (the image's centre), and the depth plane sum_k E_k (z_k + w_k)
-// / (2 |det|) taken about `near`, a pixel near the triangle (its box on the screen), then moved to `common`: its det
-// is a difference of terms of the size of the triangle there, of the image about the centre (a small triangle's
-// depth about the image's corner was off by a percent, and back faces won the depth test).
+// The rasterizer's record: the edges about `near`, the centre of the triangle's pixel box on the screen, and the
+// depth plane sum_k E_k (z_k + w_k) / (2 |det|).
 inline Var<gpu::TriEdges> edge_record(const Float4& c0, const Float4& c1, const Float4& c2, const Float& width,
-                                      const Float& height, const Float2& common, const Float2& near) {
-    HomogeneousEdges h = homogeneous_edges(c0, c1, c2, width, height, common);
-    HomogeneousEdges n = homogeneous_edges(c0, c1, c2, width, height, near);
-    Float scale = 0.5f / max(abs(n.det), 1e-30f);   // a degenerate triangle's depth is never read (never covered)
-    Float3 d = (n.e0 * (c0.z + c0.w) + n.e1 * (c1.z + c1.w) + n.e2 * (c2.z + c2.w)) * scale;
-    Float2 shift = common - near;   // q about near = q about common + shift
+                                      const Float& height, const Float2& near) {
+    HomogeneousEdges h = homogeneous_edges(c0, c1, c2, width, height, near);
+    Float scale = 0.5f / max(abs(h.det), 1e-30f);   // a degenerate triangle's depth is never read (never covered)
+    Float3 d = (h.e0 * (c0.z + c0.w) + h.e1 * (c1.z + c1.w) + h.e2 * (c2.z + c2.w)) * scale;
     Var<gpu::TriEdges> e;
     e.e0 = make_float4(h.e0, d.x);
     e.e1 = make_float4(h.e1, d.y);
-    e.e2 = make_float4(h.e2, d.z + d.x * shift.x + d.y * shift.y);
-    e.origin = common;
+    e.e2 = make_float4(h.e2, d.z);
+    e.origin = near;
     return e;
 }
 // The three edge functions at pixel position p (>= 0 inside), from the edges or their record; the depth there.
