@@ -257,6 +257,85 @@ TEST_F(Raster, AQuadsDiagonalThroughPixelCentresLeavesNoHole) {
     }
 }
 
+// Small triangles far from the image's centre: a jittered grid of 2-pixel triangles in the corner of a 4096x4096
+// image, 2,800 pixels from its centre, flat and tilted in depth. Every pixel centre that lies 1e-3 pixels or more
+// inside a triangle (in doubles, from the same float corners) sees that triangle. Edge functions taken about the
+// image's centre put 2% of such pixels on the wrong side (a reviewer's simulation); each triangle's are taken about
+// its own pixel box (render/raster.h's edge_record).
+TEST_F(Raster, SmallTrianglesFarFromTheCentreCoverTheirOwnPixels) {
+    constexpr uint32_t side = 4096, n = 40;   // n x n grid points, about 2.3 pixels apart
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> jitter(-0.4f, 0.4f);
+    std::vector<float2> px;   // the grid in pixels (x right, y down)
+    for (uint32_t j = 0; j < n; ++j)
+        for (uint32_t i = 0; i < n; ++i) {
+            const float dx = jitter(rng), dy = jitter(rng);
+            px.push_back(float2(3980.0f + 2.3f * (float(i) + dx), 3980.0f + 2.3f * (float(j) + dy)));
+        }
+    std::vector<uint3> tris;
+    for (uint32_t j = 0; j + 1 < n; ++j)
+        for (uint32_t i = 0; i + 1 < n; ++i) {
+            const uint32_t a = j * n + i;
+            tris.push_back(uint3(a, a + 1, a + n + 1));
+            tris.push_back(uint3(a, a + n + 1, a + n));
+        }
+    for (const auto [tilted, small] : {std::pair{false, true}, std::pair{true, true}, std::pair{true, false}}) {
+        SCOPED_TRACE(std::string(tilted ? "tilted" : "flat") + (small ? ", small triangles on their own" : ", binned"));
+        // Clip coordinates through the identity view (w = 1), or w = z + 1 with x, y scaled by it (the same pixels).
+        std::vector<float3> pos;
+        for (uint32_t k = 0; k < px.size(); ++k) {
+            const float w = tilted ? 1.0f + float(k % n) / n : 1.0f;
+            pos.push_back(float3((px[k].x / side * 2 - 1) * w, (1 - px[k].y / side * 2) * w, tilted ? w - 1 : 0.5f));
+        }
+        ViewCamera v = identity_view(side, side);
+        if (tilted) {
+            float4x4 m = float4x4::identity();
+            m[2][3] = 1.0f;   // w = z + 1
+            m[2][2] = 0.1f;
+            v.view_proj = m;
+        }
+        auto g = upload(pos, tris);
+        Rasterizer r(device, small);
+        auto gb = r.rasterize(stream, g, v);
+        std::vector<uint32_t> id(size_t(side) * side);
+        stream << gb.triangle.copy_to(id.data()) << synchronize();
+        // The corners as the rasterizer projects them, in doubles.
+        const auto corner = [&](uint32_t k) {
+            const double w = tilted ? double(pos[k].z) + 1 : 1.0;
+            return std::pair<double, double>{(double(pos[k].x) / w * 0.5 + 0.5) * side,
+                                             (0.5 - double(pos[k].y) / w * 0.5) * side};
+        };
+        // Per pixel, the triangle it lies 1e-3 or more inside of; kNone - 1 where two overlap (jitter folds a few).
+        std::vector<uint32_t> want(id.size(), app::gpu::kNone);
+        for (uint32_t t = 0; t < tris.size(); ++t) {
+            const auto [ax, ay] = corner(tris[t][0]);
+            const auto [bx, by] = corner(tris[t][1]);
+            const auto [cx, cy] = corner(tris[t][2]);
+            const auto edge = [](double x0, double y0, double x1, double y1, double x, double y) {
+                return ((x1 - x0) * (y - y0) - (y1 - y0) * (x - x0)) / std::hypot(x1 - x0, y1 - y0);
+            };
+            const double sgn = edge(ax, ay, bx, by, cx, cy) > 0 ? 1 : -1;
+            for (int y = int(std::min({ay, by, cy})); y <= int(std::max({ay, by, cy})); ++y)
+                for (int x = int(std::min({ax, bx, cx})); x <= int(std::max({ax, bx, cx})); ++x) {
+                    const double qx = x + 0.5, qy = y + 0.5;
+                    const double d = std::min({edge(ax, ay, bx, by, qx, qy) * sgn, edge(bx, by, cx, cy, qx, qy) * sgn,
+                                               edge(cx, cy, ax, ay, qx, qy) * sgn});
+                    if (d < 1e-3) continue;
+                    uint32_t& w = want[size_t(y) * side + x];
+                    w = w == app::gpu::kNone ? t : app::gpu::kNone - 1;
+                }
+        }
+        int checked = 0, wrong = 0;
+        for (size_t i = 0; i < id.size(); ++i)
+            if (want[i] < app::gpu::kNone - 1) {
+                ++checked;
+                wrong += id[i] != want[i];
+            }
+        EXPECT_GT(checked, 6000);   // about 2.3^2 * 39^2 = 8,000 pixels
+        EXPECT_EQ(wrong, 0) << "of " << checked;
+    }
+}
+
 // A floor that runs under the camera: its two triangles have corners behind the camera's plane (one, and two), and
 // are drawn where the rays meet them: every pixel's triangle and perspective-correct barycentrics are the ray's hit
 // on the floor's plane, and nothing nearer than camera.near is drawn (at near 2.5 the bottom rows are empty). Also
