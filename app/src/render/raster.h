@@ -32,10 +32,10 @@ inline TileQuad tile_quad(const UInt& id, const UInt& tiles_x) {
                              (tile / tiles_x) * gpu::kTileSize + (within / row) * 2u)};
 }
 
-// The clip w a vertex is projected with where a pixel position is wanted (the corners the tile boxes, soft
-// rasterization and the antialias walk read): its own, kept at least kMinClipW from 0 with its sign (a vertex on the
-// camera's plane counts as behind it, and projects mirrored through the image's centre, as any behind it). Coverage,
-// depth and barycentrics do not divide by w (homogeneous_edges).
+// The clip w a vertex is projected with where a pixel position is wanted (the corners the tile boxes and soft
+// rasterization read; the antialias walk reads the edges): its own, kept at least kMinClipW from 0 with its sign (a
+// vertex on the camera's plane counts as behind it, and projects mirrored through the image's centre, as any behind
+// it). Coverage, depth and barycentrics do not divide by w (homogeneous_edges).
 constexpr float kMinClipW = 1e-6f;
 inline Float projective_w(const Float& w) { return ite(w > 0.0f, max(w, kMinClipW), min(w, -kMinClipW)); }
 
