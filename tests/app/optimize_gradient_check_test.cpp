@@ -6,6 +6,7 @@
 
 #include <adjoint/app/atomic_file.h>
 #include <adjoint/app/gradient_check.h>
+#include <adjoint/app/renderer.h>
 #include <adjoint/app/run.h>
 
 #include <algorithm>
@@ -133,12 +134,15 @@ TEST_F(GradientCheck, AntialiasedSquarePoseAndCameraPass) {
 }
 
 // A floor that runs under the camera (two triangles, corners behind the camera's plane: render/raster.cpp draws them
-// where the rays meet them) under a point light, a ball on it, antialias visibility: the camera's and the ball's
-// rows pass, the camera's moving the floor's shading, its far edge and the ball's silhouette over it.
+// where the rays meet them, soft visibility their part beyond the near plane) under a point light, a ball on it, in
+// antialias and soft visibility: the camera's and the ball's rows pass, the camera's moving the floor's shading, its
+// far edge and the ball's silhouette over it.
 TEST_F(GradientCheck, AFloorRunningUnderTheCameraHasTheLossesGradients) {
-    app::test::TempDir tmp;
-    std::ofstream(tmp / "floor.obj") << "v -6 -1 -6\nv 6 -1 -6\nv 6 -1 8\nv -6 -1 8\nf 1 4 3 2\n";
-    const std::string text = R"({
+    for (const char* visibility : {"antialias", "soft"}) {
+        SCOPED_TRACE(visibility);
+        app::test::TempDir tmp;
+        std::ofstream(tmp / "floor.obj") << "v -6 -1 -6\nv 6 -1 -6\nv 6 -1 8\nv -6 -1 8\nf 1 4 3 2\n";
+        const std::string text = R"({
   "format": 1,
   "camera": { "eye": [0, 0.2, 3], "target": [0, -0.5, 0], "fov_y": 50, "resolution": [48, 48] },
   "background": [0.3, 0.5, 0.8],
@@ -148,15 +152,20 @@ TEST_F(GradientCheck, AFloorRunningUnderTheCameraHasTheLossesGradients) {
                 "scale": 0.4 } ],
   "lights": [ { "name": "bulb", "type": "point", "position": [1, 1.5, 2], "intensity": 6 },
               { "name": "fill", "type": "ambient", "intensity": 0.2 } ],
-  "render": { "visibility": "antialias" },
+  "render": { "visibility": ")" + std::string(visibility) + R"(" },
   "optimize": { "target": "scene", "parameters": {
       "camera.eye": { "init": [0.05, 0.25, 3.05] }, "camera.target": { "init": [0.03, -0.45, 0.02] },
       "meshes.ball.translation": { "init": [0.25, -0.58, 0.27] } } }
 })";
-    auto scene = app::load_scene_from_string(text, kScenes.parent_path(), "under-the-camera.json");
-    ASSERT_EQ(app::triangles_across_the_eye(scene.meshes[0], scene.views[0]), 2u);
-    app::Optimizer opt(device, scene);
-    expect_all_pass(app::check_gradients(opt, scene, {}), 3 + 3 + 3);
+        auto scene = app::load_scene_from_string(text, kScenes.parent_path(), "under-the-camera.json");
+        ASSERT_EQ(app::triangles_across_the_eye(scene.meshes[0], scene.views[0]), 2u);
+        // The floor is drawn: the bottom row's middle is the floor's colour (red above blue), not the sky's.
+        const float4 below = app::SceneRenderer(device, scene).render(0).texels[47 * 48 + 24];
+        EXPECT_GT(below.x, below.z * 1.3f) << below.x << " " << below.y << " " << below.z;
+        app::Optimizer opt(device, scene);
+        const auto check = app::check_gradients(opt, scene, {});
+        expect_all_pass(check, 3 + 3 + 3);
+    }
 }
 
 // The pose demo with its antialias visibility, reduced: a 5k-triangle knot whose silhouettes are slivers

@@ -279,7 +279,7 @@ TEST_F(Raster, SmallTrianglesFarFromTheCentreCoverTheirOwnPixels) {
             tris.push_back(uint3(a, a + 1, a + n + 1));
             tris.push_back(uint3(a, a + n + 1, a + n));
         }
-    for (const auto [tilted, small] : {std::pair{false, true}, std::pair{true, true}, std::pair{true, false}}) {
+    for (const auto& [tilted, small] : {std::pair{false, true}, std::pair{true, true}, std::pair{true, false}}) {
         SCOPED_TRACE(std::string(tilted ? "tilted" : "flat") + (small ? ", small triangles on their own" : ", binned"));
         // Clip coordinates through the identity view (w = 1), or w = z + 1 with x, y scaled by it (the same pixels).
         std::vector<float3> pos;

@@ -1,12 +1,13 @@
 // Surfaces that run under the camera, drawn without cutting their triangles (render/raster.h's homogeneous_edges):
 // the antialias walk blends a floor's far edge, whose triangle has a corner behind the camera, and leaves a roof's
 // ridge (a fold whose far vertices lie behind the camera) unblended, as it does for the same meshes cut so that those
-// triangles lie wholly in front.
+// triangles lie wholly in front; soft visibility draws such triangles' part beyond the near plane.
 #include "io_test_util.h"
 #include "support/device_fixture.h"
 
 #include <adjoint/app/renderer.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -16,49 +17,46 @@ namespace {
 
 const std::filesystem::path kAssets = std::filesystem::path(ADJOINT_SOURCE_DIR) / "assets";
 
+// A scene of one mesh, `obj` written to dir/name.obj, under `lights` (JSON), on black, seen from `camera` (JSON
+// members) at 64x64 with `visibility`; `mesh`: more members of the mesh.
+app::Scene one_mesh(const std::filesystem::path& dir, const std::string& name, const std::string& obj,
+                    const std::string& camera, const std::string& lights, const std::string& visibility,
+                    const std::string& mesh = "") {
+    const std::filesystem::path file = dir / (name + ".obj");
+    std::ofstream(file) << obj;
+    return app::load_scene_from_string(R"({
+  "format": 1,
+  "camera": { )" + camera + R"(, "fov_y": 50, "resolution": [64, 64] },
+  "background": [0, 0, 0],
+  "materials": { "white": { "albedo": [1, 1, 1] } },
+  "meshes": [ { "name": ")" + name + R"(", "file": ")" + file.string() + R"(", "material": "white")" + mesh + R"( } ],
+  "lights": )" + lights + R"(,
+  "render": { "visibility": ")" + visibility + R"(" }
+})", kAssets, name + ".json");
+}
+
+const std::string kFloorCamera = R"("eye": [0, 0.2, 3], "target": [0, -0.5, 0])";
+const std::string kSky = R"([ { "name": "sky", "type": "ambient", "intensity": 1 } ])";
+
 // A white floor at y = -1 from z = -6 to 8 (the camera stands at z = 3) under ambient light 1, on black. `cut_at`:
 // the floor as two quads that meet there (4 triangles), else one quad (2 triangles, both reaching behind the camera).
 app::Scene floor_scene(const std::filesystem::path& dir, const char* visibility, const char* cut_at) {
-    std::ofstream obj(dir / "floor.obj");
-    if (cut_at) {
-        obj << "v -6 -1 -6\nv 6 -1 -6\nv 6 -1 " << cut_at << "\nv -6 -1 " << cut_at << "\nv 6 -1 8\nv -6 -1 8\n"
-            << "f 1 4 3 2\nf 4 6 5 3\n";
-    } else {
-        obj << "v -6 -1 -6\nv 6 -1 -6\nv 6 -1 8\nv -6 -1 8\nf 1 4 3 2\n";
-    }
-    obj.close();
-    return app::load_scene_from_string(R"({
-  "format": 1,
-  "camera": { "eye": [0, 0.2, 3], "target": [0, -0.5, 0], "fov_y": 50, "resolution": [64, 64] },
-  "background": [0, 0, 0],
-  "materials": { "white": { "albedo": [1, 1, 1] } },
-  "meshes": [ { "name": "floor", "file": ")" + (dir / "floor.obj").string() + R"(", "material": "white" } ],
-  "lights": [ { "name": "sky", "type": "ambient", "intensity": 1 } ],
-  "render": { "visibility": ")" + visibility + R"(" }
-})", kAssets, "floor.json");
+    const std::string obj = cut_at ? "v -6 -1 -6\nv 6 -1 -6\nv 6 -1 " + std::string(cut_at) + "\nv -6 -1 " + cut_at +
+                                         "\nv 6 -1 8\nv -6 -1 8\nf 1 4 3 2\nf 4 6 5 3\n"
+                                   : "v -6 -1 -6\nv 6 -1 -6\nv 6 -1 8\nv -6 -1 8\nf 1 4 3 2\n";
+    return one_mesh(dir, "floor", obj, kFloorCamera, kSky, visibility);
 }
 
 // A roof whose ridge runs along z under the camera (x = 0, y = -0.5, from z = -6 to 8), its two slopes flat-shaded
 // under a sun from the left and up, on black: `cut`, each slope as two quads that meet at z = 2.
 app::Scene roof_scene(const std::filesystem::path& dir, bool cut) {
-    std::ofstream obj(dir / "roof.obj");
-    obj << "v -4 -1.5 -6\nv 0 -0.5 -6\nv 4 -1.5 -6\nv -4 -1.5 8\nv 0 -0.5 8\nv 4 -1.5 8\n"
-        << "v -4 -1.5 2\nv 0 -0.5 2\nv 4 -1.5 2\nvn -1 4 0\nvn 1 4 0\n";
-    if (cut) {
-        obj << "f 1//1 2//1 8//1 7//1\nf 7//1 8//1 5//1 4//1\nf 2//2 3//2 9//2 8//2\nf 8//2 9//2 6//2 5//2\n";
-    } else {
-        obj << "f 1//1 2//1 5//1 4//1\nf 2//2 3//2 6//2 5//2\n";
-    }
-    obj.close();
-    return app::load_scene_from_string(R"({
-  "format": 1,
-  "camera": { "eye": [0.3, 0, 3], "target": [0, -0.6, 0], "fov_y": 50, "resolution": [64, 64] },
-  "background": [0, 0, 0],
-  "materials": { "white": { "albedo": [1, 1, 1] } },
-  "meshes": [ { "name": "roof", "file": ")" + (dir / "roof.obj").string() + R"(", "material": "white" } ],
-  "lights": [ { "name": "sun", "type": "directional", "direction": [1, -1, 0], "intensity": 1 } ],
-  "render": { "visibility": "antialias" }
-})", kAssets, "roof.json");
+    std::string obj = "v -4 -1.5 -6\nv 0 -0.5 -6\nv 4 -1.5 -6\nv -4 -1.5 8\nv 0 -0.5 8\nv 4 -1.5 8\n"
+                      "v -4 -1.5 2\nv 0 -0.5 2\nv 4 -1.5 2\nvn -1 4 0\nvn 1 4 0\n";
+    obj += cut ? "f 1//1 2//1 8//1 7//1\nf 7//1 8//1 5//1 4//1\nf 2//2 3//2 9//2 8//2\nf 8//2 9//2 6//2 5//2\n"
+               : "f 1//1 2//1 5//1 4//1\nf 2//2 3//2 6//2 5//2\n";
+    return one_mesh(dir, "roof", obj, R"("eye": [0.3, 0, 3], "target": [0, -0.6, 0])",
+                    R"([ { "name": "sun", "type": "directional", "direction": [1, -1, 0], "intensity": 1 } ])",
+                    "antialias");
 }
 
 } // namespace
@@ -104,6 +102,62 @@ TEST_F(UnderTheCamera, ARidgeWhoseFarVerticesLieBehindTheCameraIsNotASilhouette)
     }
     EXPECT_GT(left, 500);
     EXPECT_GT(right, 500);
+}
+
+// Soft visibility clips a triangle that reaches nearer than the near plane at it (render/soft_dsl.h's
+// clipped_outline_seen_from). A floor triangle with two corners behind the camera draws as the triangle of its part
+// in front: rgb and alpha as the triangle cut at z = 2 (its cut edge lies below the image's bottom, out of reach), with
+// the same perspective-correct vertex colours. One with a corner behind draws as its quad, which the cut mesh holds as
+// two triangles: the same but near the cut's diagonal, where SoftRas's coverage dips at a mesh's inner edge (alpha
+// 1 - (1 - 1/2)^2 = 0.75 on it), and which the comparison leaves out (3 pixels either side).
+TEST_F(UnderTheCamera, SoftVisibilityDrawsATrianglesPartBeyondTheNearPlane) {
+    app::test::TempDir tmp;
+    struct Case {
+        const char *whole, *cut;
+        float3 diagonal[2];   // the cut mesh's inner edge (none where both ends are equal)
+    };
+    const Case cases[] = {
+        {"v 0 -1 -20 1 0 0\nv -30 -1 10 0 1 0\nv 30 -1 10 0 0 1\nf 1 2 3\n",
+         "v 0 -1 -20 1 0 0\nv -22 -1 2 0.26666667 0.73333333 0\nv 22 -1 2 0.26666667 0 0.73333333\nf 1 2 3\n",
+         {{0, 0, 0}, {0, 0, 0}}},
+        {"v -20 -1 -20 1 0 0\nv 20 -1 -20 0 1 0\nv 0 -1 10 0 0 1\nf 1 2 3\n",
+         "v -20 -1 -20 1 0 0\nv 20 -1 -20 0 1 0\nv 5.3333333 -1 2 0 0.26666667 0.73333333\n"
+         "v -5.3333333 -1 2 0.26666667 0 0.73333333\nf 1 2 3\nf 1 3 4\n",
+         {{-20, -1, -20}, {5.3333333f, -1, 2}}},
+    };
+    for (const Case& c : cases) {
+        const std::string colours = R"(, "vertex_colors": true)";
+        const app::Scene whole = one_mesh(tmp.path(), "whole", c.whole, kFloorCamera, kSky, "soft", colours);
+        ASSERT_GT(app::triangles_across_the_eye(whole.meshes[0], whole.views[0]), 0u);
+        const app::Scene cut = one_mesh(tmp.path(), "cut", c.cut, kFloorCamera, kSky, "soft", colours);
+        ASSERT_EQ(app::triangles_across_the_eye(cut.meshes[0], cut.views[0]), 0u);
+        const app::LinearImage a = app::SceneRenderer(device, whole).render(0);
+        const app::LinearImage b = app::SceneRenderer(device, cut).render(0);
+        // The diagonal in pixels.
+        const float4x4 m = app::view_projection_matrix(whole.views[0]);
+        float2 ends[2];
+        for (int e = 0; e < 2; ++e) {
+            const float3 p = c.diagonal[e];
+            float q[4];
+            for (size_t r = 0; r < 4; ++r) q[r] = m[0][r] * p.x + m[1][r] * p.y + m[2][r] * p.z + m[3][r];
+            ends[e] = {(q[0] / q[3] * 0.5f + 0.5f) * 64.0f, (0.5f - q[1] / q[3] * 0.5f) * 64.0f};
+        }
+        const float dx = ends[1].x - ends[0].x, dy = ends[1].y - ends[0].y, length = std::hypot(dx, dy);
+        int covered = 0, compared = 0;
+        for (size_t i = 0; i < a.texels.size(); ++i) {
+            const float x = float(i % 64) + 0.5f, y = float(i / 64) + 0.5f;
+            covered += a.texels[i].w > 0.999f;
+            if (length > 0 && std::fabs(dx * (y - ends[0].y) - dy * (x - ends[0].x)) / length < 3.0f) continue;
+            ++compared;
+            const float4 u = a.texels[i], v = b.texels[i];
+            const float d = std::max({std::fabs(u.x - v.x), std::fabs(u.y - v.y), std::fabs(u.z - v.z),
+                                      std::fabs(u.w - v.w)});
+            EXPECT_LT(d, 1e-3f) << "pixel " << i % 64 << ", " << i / 64 << ": " << u.x << " " << u.y << " " << u.z
+                                << " " << u.w << " against " << v.x << " " << v.y << " " << v.z << " " << v.w;
+        }
+        EXPECT_GT(covered, 1500);    // the lower two thirds and more
+        EXPECT_GT(compared, 3000);
+    }
 }
 
 } // namespace adjoint::test

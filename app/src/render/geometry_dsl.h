@@ -37,10 +37,7 @@ struct DslCamera {
     }
     // Pixel coordinates (x right, y down) of a clip-space point in front of the camera, as the rasterizer computes
     // them (soft rasterization's corners; coverage, depth and barycentrics come from homogeneous_edges).
-    Float2 pixel(const Float4& c) const {
-        Float iw = 1.0f / c.w;
-        return make_float2((c.x * iw * 0.5f + 0.5f) * width, (0.5f - c.y * iw * 0.5f) * height);
-    }
+    Float2 pixel(const Float4& c) const { return projected_pixel(c, 1.0f / c.w, width, height); }
     // The unit world direction through pixel coordinates q (the inverse of pixel(clip(·)) along a ray).
     Float3 ray(const Float2& q) const {
         Float nx = q.x / width * 2.0f - 1.0f, ny = 1.0f - q.y / height * 2.0f;

@@ -45,21 +45,21 @@ namespace {
 // drawn without clipping it into smaller triangles: coverage, depth and barycentrics come from its edge functions in
 // homogeneous pixel coordinates (homogeneous_edges, raster.h: Olano and Greer's 2D homogeneous rasterization), which
 // divide by no w. Its pixel box is the box of its part in front of the near plane (its corners there, and the points
-// where its edges cross the plane). Soft rasterization (margin > 0) does not draw such triangles: its distances to
-// the edges assume the triangle its projected corners span.
+// where its edges cross the plane), grown by the margin as any: soft rasterization clips such a triangle at the near
+// plane (clipped_outline_seen_from in render/soft_dsl.h).
 // `near`: the centre of its pixel box on the screen, where it is binned; else its first corner's pixel, or the
-// screen's nearest (the origin its edges are taken about: edge_record).
+// screen's nearest (the origin its edges are taken about: edge_record). nearer[0] counts the binned triangles with
+// a corner nearer than the near plane (TileBins::nearer).
 Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Float4& c2, BufferUInt& tile_count,
-                                  const UInt& width, const UInt& height, const UInt& tiles_x, const Float& margin,
-                                  const UInt& small_span, Float2& near) {
+                                  BufferUInt& nearer, const UInt& width, const UInt& height, const UInt& tiles_x,
+                                  const Float& margin, const UInt& small_span, Float2& near) {
     Float w = cast<float>(width), h = cast<float>(height);
     Var<gpu::TriSetup> s;
     s.tiles = make_uint2(gpu::kCulledTiles, 0u);
-    // The projected corners (DslCamera::pixel's formula; a corner behind the camera mirrored: projective_w).
+    // The projected corners (a corner behind the camera mirrored: projective_w).
     Float3 iw = make_float3(1.0f / projective_w(c0.w), 1.0f / projective_w(c1.w), 1.0f / projective_w(c2.w));
-    Float2 p0 = make_float2((c0.x * iw.x * 0.5f + 0.5f) * w, (0.5f - c0.y * iw.x * 0.5f) * h);
-    Float2 p1 = make_float2((c1.x * iw.y * 0.5f + 0.5f) * w, (0.5f - c1.y * iw.y * 0.5f) * h);
-    Float2 p2 = make_float2((c2.x * iw.z * 0.5f + 0.5f) * w, (0.5f - c2.y * iw.z * 0.5f) * h);
+    Float2 p0 = projected_pixel(c0, iw.x, w, h), p1 = projected_pixel(c1, iw.y, w, h),
+           p2 = projected_pixel(c2, iw.z, w, h);
     s.p0 = p0;
     s.p1 = p1;
     s.p2 = p2;
@@ -73,6 +73,7 @@ Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Floa
     auto bin = [&](const Float2& lo, const Float2& hi, const Float& zlo, const Float& zhi, const Bool& may_be_small) {
         Bool on_screen = (hi.x >= 0.0f) & (hi.y >= 0.0f) & (lo.x < w) & (lo.y < h);
         $if ((abs(area) > 1e-10f) & on_screen & (zhi >= 0.0f) & (zlo <= 1.0f)) {
+            $if (zlo < 0.0f) { nearer.atomic(0u).fetch_add(1u); };
             Float2 clo = clamp(lo, make_float2(0.0f), make_float2(w - 1.0f, h - 1.0f));
             Float2 chi = clamp(hi, make_float2(0.0f), make_float2(w - 1.0f, h - 1.0f));
             near = (clo + chi) * 0.5f;
@@ -94,7 +95,7 @@ Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Floa
         bin(min(min(p0, p1), p2) - margin, max(max(p0, p1), p2) + margin, min(min(z.x, z.y), z.z),
             max(max(z.x, z.y), z.z), true);
     }
-    $elif (margin == 0.0f) {
+    $else {
         // The part in front of the near plane, where NDC z >= -1: d = z + w >= 0 (GL clip space).
         const Float4 c[3] = {c0, c1, c2};
         Float2 lo = make_float2(3e38f), hi = make_float2(-3e38f);
@@ -103,7 +104,7 @@ Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Floa
             const Float4 &a = c[k], &b = c[(k + 1) % 3];
             Float da = a.z + a.w, db = b.z + b.w;
             auto take = [&](const Float4& q) {   // q.w >= near > 0 here
-                Float2 pq = make_float2((q.x / q.w * 0.5f + 0.5f) * w, (0.5f - q.y / q.w * 0.5f) * h);
+                Float2 pq = projected_pixel(q, 1.0f / q.w, w, h);
                 lo = min(lo, pq);
                 hi = max(hi, pq);
                 any = true;
@@ -111,8 +112,9 @@ Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Floa
             $if (da >= 0.0f) { take(a); };
             $if ((da >= 0.0f) != (db >= 0.0f)) { take(a + (b - a) * (da / (da - db))); };
         }
-        // Depths: the crossings lie at 0 (the near plane), so the box's triangle meets [0, 1] when any part does.
-        $if (any) { bin(lo, hi, 0.0f, 0.0f, false); };
+        // Depths: the crossings lie at 0 (the near plane), so the box's triangle meets [0, 1] when any part does;
+        // and it reaches nearer (-1: counted in `nearer`).
+        $if (any) { bin(lo - margin, hi + margin, -1.0f, 0.0f, false); };
     };
     return s;
 }
@@ -122,15 +124,15 @@ Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Floa
 // runs for every step of every walk. With the camera as a host matrix (the static chain, whose camera is fixed).
 auto setup_kernel() {
     return Kernel1D([](BufferFloat3 positions, BufferVar<uint3> triangles, BufferVar<gpu::TriSetup> out,
-                       BufferVar<gpu::TriEdges> edges, BufferUInt tile_count, Float4x4 view_proj, UInt width,
-                       UInt height, UInt tiles_x, Float margin, UInt small_span) noexcept {
+                       BufferVar<gpu::TriEdges> edges, BufferUInt tile_count, BufferUInt nearer, Float4x4 view_proj,
+                       UInt width, UInt height, UInt tiles_x, Float margin, UInt small_span) noexcept {
         UInt i = dispatch_id().x;
         UInt3 t = triangles.read(i);
         Float4 c0 = view_proj * make_float4(positions.read(t.x), 1.0f);
         Float4 c1 = view_proj * make_float4(positions.read(t.y), 1.0f);
         Float4 c2 = view_proj * make_float4(positions.read(t.z), 1.0f);
         Float2 near;
-        out.write(i, setup_triangle(c0, c1, c2, tile_count, width, height, tiles_x, margin, small_span, near));
+        out.write(i, setup_triangle(c0, c1, c2, tile_count, nearer, width, height, tiles_x, margin, small_span, near));
         edges.write(i, edge_record(c0, c1, c2, cast<float>(width), cast<float>(height), near));
     });
 }
@@ -139,7 +141,7 @@ auto setup_kernel() {
 // dynamic chain, whose camera may be a parameter, projects without reading it back.
 auto setup_camera_kernel() {
     return Kernel1D([](BufferFloat3 positions, BufferVar<uint3> triangles, BufferVar<gpu::TriSetup> out,
-                       BufferVar<gpu::TriEdges> edges, BufferUInt tile_count, BufferFloat params,
+                       BufferVar<gpu::TriEdges> edges, BufferUInt tile_count, BufferUInt nearer, BufferFloat params,
                        BufferVar<gpu::ViewRec> views, UInt view, UInt width, UInt height, UInt tiles_x, Float margin,
                        UInt small_span) noexcept {
         UInt i = dispatch_id().x;
@@ -147,7 +149,7 @@ auto setup_camera_kernel() {
         DslCamera cam = camera_of(params, views.read(view));
         Float4 c0 = cam.clip(positions.read(t.x)), c1 = cam.clip(positions.read(t.y)), c2 = cam.clip(positions.read(t.z));
         Float2 near;
-        out.write(i, setup_triangle(c0, c1, c2, tile_count, width, height, tiles_x, margin, small_span, near));
+        out.write(i, setup_triangle(c0, c1, c2, tile_count, nearer, width, height, tiles_x, margin, small_span, near));
         edges.write(i, edge_record(c0, c1, c2, cam.width, cam.height, near));
     });
 }
@@ -204,12 +206,15 @@ auto fill_kernel() {
         UInt2 packed = s.tiles;
         UInt4 tiles = make_uint4(packed.x & 0xFFFFu, packed.x >> 16u, packed.y & 0xFFFFu, packed.y >> 16u);
         $if ((tiles.x <= tiles.z) & ((packed.y & gpu::kSmallTriangle) == 0u)) {
-            // (Only soft rasterization reads the sides and the nearest 1 / w, and it bins no triangle with a corner
-            // behind the camera.)
+            // (Only soft rasterization reads the sides and the nearest 1 / w.) A triangle with a corner on or behind
+            // the camera's plane (1 / projective_w <= 0) reaches the near plane: its nearest is infinite, and its
+            // side, from its mirrored corners, is either.
             Bool first_side = edge_function(s.p0, s.p1, s.p2) > 0.0f;
             // The largest 1 / w is > 0 on a binned triangle (a vertex in front of the camera): its bits order as the
             // floats.
-            UInt near_bits = bit_cast<uint32_t>(max(max(s.inv_w.x, s.inv_w.y), s.inv_w.z));
+            Bool behind = min(min(s.inv_w.x, s.inv_w.y), s.inv_w.z) <= 0.0f;
+            UInt near_bits = ite(behind, UInt(0x7F800000u),   // +infinity
+                                 bit_cast<uint32_t>(max(max(s.inv_w.x, s.inv_w.y), s.inv_w.z)));
             $for (ty, tiles.y, tiles.w + 1u) {
                 $for (tx, tiles.x, tiles.z + 1u) {
                     UInt tile = ty * tiles_x + tx;
@@ -262,20 +267,22 @@ TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCame
     auto chunk_sum = device_.create_buffer<uint32_t>(chunks);
     auto chunk_longest = device_.create_buffer<uint32_t>(chunks);
     auto chunk_offset = device_.create_buffer<uint32_t>(chunks + 1);
+    auto nearer = device_.create_buffer<uint32_t>(1);
     std::vector<uint32_t> offsets(chunks + 1), longest(chunks);
-    stream << b.count.fill_zero();
+    stream << b.count.fill_zero() << nearer.fill_zero();
     if (g.triangle_count > 0 && view.params)
-        stream << k_->setup_camera(g.positions, g.triangles, b.setups, b.edges, b.count, *view.params, *view.views,
-                                   view.view, view.width, view.height, tiles_x, margin, small_span)
+        stream << k_->setup_camera(g.positions, g.triangles, b.setups, b.edges, b.count, nearer, *view.params,
+                                   *view.views, view.view, view.width, view.height, tiles_x, margin, small_span)
                       .dispatch(g.triangle_count);
     else if (g.triangle_count > 0)
-        stream << k_->setup(g.positions, g.triangles, b.setups, b.edges, b.count, view.view_proj, view.width,
-                            view.height, tiles_x, margin, small_span)
+        stream << k_->setup(g.positions, g.triangles, b.setups, b.edges, b.count, nearer, view.view_proj,
+                            view.width, view.height, tiles_x, margin, small_span)
                       .dispatch(g.triangle_count);
     stream << k_->scan_chunks(b.count, chunk_sum, chunk_longest, tiles).dispatch(chunks)
            << k_->scan_top(chunk_sum, chunk_offset, chunks).dispatch(1u)
            << k_->scan_fill(b.count, chunk_offset, b.offset, b.sides, back_cursor, b.nearest, tiles).dispatch(chunks)
-           << chunk_offset.copy_to(offsets.data()) << chunk_longest.copy_to(longest.data()) << synchronize();
+           << chunk_offset.copy_to(offsets.data()) << chunk_longest.copy_to(longest.data())
+           << nearer.copy_to(&b.nearer) << synchronize();
     uint32_t total = offsets[chunks];
     b.longest = *std::max_element(longest.begin(), longest.end());
     b.reserved_at = total;

@@ -39,6 +39,12 @@ inline TileQuad tile_quad(const UInt& id, const UInt& tiles_x) {
 constexpr float kMinClipW = 1e-6f;
 inline Float projective_w(const Float& w) { return ite(w > 0.0f, max(w, kMinClipW), min(w, -kMinClipW)); }
 
+// Pixel coordinates (x right, y down) of clip coordinates c (OpenGL) given its 1 / w: the projection the tile boxes,
+// the setups' corners, soft rasterization and DslCamera::pixel share.
+inline Float2 projected_pixel(const Float4& c, const Float& inv_w, const Float& width, const Float& height) {
+    return make_float2((c.x * inv_w * 0.5f + 0.5f) * width, (0.5f - c.y * inv_w * 0.5f) * height);
+}
+
 // Clip coordinates c (OpenGL) in homogeneous pixel coordinates about pixel position `origin`: (X, Y, W) with
 // (X / W, Y / W) the pixel c projects to (x right, y down) less origin, W = c.w.
 inline Float3 homogeneous_pixel(const Float4& c, const Float& width, const Float& height, const Float2& origin) {
@@ -156,6 +162,7 @@ struct TileBins {
     uint32_t longest = 0;   // the longest tile list
     Buffer<uint32_t> sides, nearest;
     uint32_t own = 0;       // entries a pixel after the lists (OwnLists)
+    uint32_t nearer = 0;    // the triangles binned with a corner nearer than the near plane (soft clips them)
     uint32_t tiles() const { return tiles_x * ((height + gpu::kTileSize - 1) / gpu::kTileSize); }
 };
 

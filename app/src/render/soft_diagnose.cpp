@@ -13,20 +13,24 @@ namespace {
 
 // Whether the outline edge of fragment `f` nearest to the pixel is a silhouette edge, as the antialias walk
 // tells one (antialias_dsl.h): no neighbour across it, or the neighbour's far vertex on the triangle's own side
-// of it (folded behind: one faces the camera, the other away).
+// of it (folded behind: one faces the camera, the other away). Not for a fragment clipped at the near plane
+// (soft_fragment), whose nearest edge may be the plane's line, which no neighbour shares: the mask leaves it out.
 inline Bool nearest_edge_is_silhouette(const SoftFragment& f, const UInt& tri, const BufferFloat3& positions,
                                        const BufferVar<uint3>& opposite, const DslCamera& cam, const UInt2& pix) {
-    Outline o = outline_seen_from(pixel_centre(pix), f.q[0], f.q[1], f.q[2], f.area);
-    // Edge k is opposite vertex k: the nearest point's barycentric k is 0 there.
-    UInt k = ite((o.nearest.x <= o.nearest.y) & (o.nearest.x <= o.nearest.z), 0u,
-                 ite(o.nearest.y <= o.nearest.z, 1u, 2u));
-    UInt x = pick(opposite.read(tri), k);
-    Float2 a = ite(k == 0u, f.q[1], ite(k == 1u, f.q[2], f.q[0]));
-    Float2 b = ite(k == 0u, f.q[2], ite(k == 1u, f.q[0], f.q[1]));
-    Bool silhouette = x == gpu::kNone;
-    $if (!silhouette) {
-        Float2 px = cam.pixel(cam.clip(positions.read(x)));
-        silhouette = edge_function(a, b, px) * f.area > 0.0f;
+    Bool silhouette = false;
+    $if (!f.clipped) {
+        Outline o = outline_seen_from(pixel_centre(pix), f.q[0], f.q[1], f.q[2], f.area);
+        // Edge k is opposite vertex k: the nearest point's barycentric k is 0 there.
+        UInt k = ite((o.nearest.x <= o.nearest.y) & (o.nearest.x <= o.nearest.z), 0u,
+                     ite(o.nearest.y <= o.nearest.z, 1u, 2u));
+        UInt x = pick(opposite.read(tri), k);
+        Float2 a = ite(k == 0u, f.q[1], ite(k == 1u, f.q[2], f.q[0]));
+        Float2 b = ite(k == 0u, f.q[2], ite(k == 1u, f.q[0], f.q[1]));
+        silhouette = x == gpu::kNone;
+        $if (!silhouette) {
+            Float2 px = cam.pixel(cam.clip(positions.read(x)));
+            silhouette = edge_function(a, b, px) * f.area > 0.0f;
+        };
     };
     return silhouette;
 }
@@ -134,7 +138,9 @@ auto diagnose_kernel(const ShadingPlan& groups, bool geometry) {
                            soft_own(own_base, capacity, own_stride, tiles_x, pix), capacity, own_stride, pix),
             first, count);
         auto vr = views.read(view);
-        SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
+        // Clipping whether or not the forward pass did (SoftStage compiles that per view): where no triangle
+        // reaches nearer than the near plane, the two are the same blend.
+        SoftSettings st{sigma, gamma, reach2, vr.near, vr.far, true};
         DslCamera plain_cam = camera_of(params, vr);
         ShadowGridRef grid = shadow_grid_ref(plan, grid_head, grid_slot, grid_cells, grid_list);
         auto plain_vin = vertex_inputs(plan, positions, normals, colors, uvs, triangles, triangle_material);

@@ -36,6 +36,12 @@ inline float soft_reach2(float sigma) {
 struct SoftSettings {
     Float sigma, gamma, reach2;   // reach2: soft_reach2(sigma)
     Float near, far;
+    // Whether the kernel carries soft_fragment's clipping (a triangle nearer than the near plane). Lavapipe runs
+    // an $if's body for every group that reaches it, taken or not: the clipping cost soft_forward, soft_backward
+    // and the selection a third more where no triangle needs it, so SoftStage compiles it in only for views that
+    // have such triangles (TileBins::nearer); without it, such a triangle counts where all its corners lie
+    // beyond the camera's plane and the pixel sees it beyond the near plane.
+    bool clip = false;
 };
 
 // The triangles a pixel loops over: `count` entries of `list` from `begin`, `stride` apart: its own candidates
@@ -92,6 +98,81 @@ inline Outline outline_seen_from(const Float2& p, const Float2& q0, const Float2
     return o;
 }
 
+// The part of a triangle at view depth >= near seen from pixel position p, for a triangle that reaches nearer than
+// the near plane (a floor running under the camera): its projected corners cannot describe it (a corner behind the
+// camera projects mirrored through the image's centre). Clipped at clip w = near (Sutherland-Hodgman, unrolled),
+// it is a convex polygon of 3 or 4 corners, kept in 4 places (a triangle repeats one: a segment of length 0). The
+// clip coordinates are chosen before any is projected, and every division is of a value kept from 0, so that no
+// value an ite drops is infinite or NaN: $autodiff forms the derivatives of both sides. Inside the polygon the
+// barycentrics come from the triangle's homogeneous edge functions about p (surface_at's); outside, from the
+// outline's point nearest to p, interpolated perspective-correctly between its segment's ends as soft_cover does.
+struct ClippedOutline {
+    Bool any;       // some part lies beyond the near plane, not degenerate in the image
+    Bool inside;
+    Float d2;       // squared distance from p to the outline, pixels
+    Float3 b;       // perspective-correct barycentrics (of the triangle's own corners) of the point used
+    Float depth;    // its view depth (clip w)
+};
+
+inline ClippedOutline clipped_outline_seen_from(const Float2& p, const Float4 (&c)[3], const Float& width,
+                                                const Float& height, const Float& near) {
+    auto safe = [](const Float& x) { return ite(x != 0.0f, x, Float(1.0f)); };
+    Bool behind[3] = {c[0].w < near, c[1].w < near, c[2].w < near};
+    // The odd corner, on the other side of the plane from the other two, as corner a; b and e follow it.
+    Bool odd0 = (behind[0] != behind[1]) & (behind[0] != behind[2]);
+    Bool odd1 = (behind[1] != behind[0]) & (behind[1] != behind[2]);
+    auto turn = [&](const auto& x0, const auto& x1, const auto& x2) { return ite(odd0, x0, ite(odd1, x1, x2)); };
+    const Float3 unit[3] = {make_float3(1.0f, 0.0f, 0.0f), make_float3(0.0f, 1.0f, 0.0f),
+                            make_float3(0.0f, 0.0f, 1.0f)};
+    Float4 a = turn(c[0], c[1], c[2]), b = turn(c[1], c[2], c[0]), e = turn(c[2], c[0], c[1]);
+    Float3 ua = turn(unit[0], unit[1], unit[2]), ub = turn(unit[1], unit[2], unit[0]),
+           ue = turn(unit[2], unit[0], unit[1]);
+    Bool a_behind = turn(behind[0], behind[1], behind[2]);
+    // Where edges a-b and e-a cross the plane (their ends lie on either side of it).
+    Float da = a.w - near, db = b.w - near, de = e.w - near;
+    Float t1 = da / safe(da - db), t2 = de / safe(de - da);
+    Float4 x1 = a + (b - a) * t1, x2 = e + (a - e) * t2;
+    Float3 ux1 = ua + (ub - ua) * t1, ux2 = ue + (ua - ue) * t2;
+    // a behind: x1 b e x2 (4 corners); a alone in front: x1 x2 x2 a (3), both in the triangle's winding.
+    Float4 corner[4] = {x1, ite(a_behind, b, x2), ite(a_behind, e, x2), ite(a_behind, x2, a)};
+    Float3 bary[4] = {ux1, ite(a_behind, ub, ux2), ite(a_behind, ue, ux2), ite(a_behind, ux2, ua)};
+    Float2 q[4];
+    Float iw[4];
+    for (int i = 0; i < 4; ++i) {
+        iw[i] = 1.0f / max(corner[i].w, near);   // >= near but for rounding
+        q[i] = projected_pixel(corner[i], iw[i], width, height);
+    }
+    Float area = edge_function(q[0], q[1], q[2]) + edge_function(q[0], q[2], q[3]);
+    ClippedOutline o;
+    Bool all_behind = behind[0] & behind[1] & behind[2];
+    o.any = (!all_behind) & (abs(area) > 1e-10f);
+    o.inside = true;
+    Float best = 3e38f;
+    Float3 best_b = bary[0];
+    Float best_iw = iw[0];
+    for (int i = 0; i < 4; ++i) {
+        const int j = (i + 1) % 4;
+        o.inside = o.inside & (edge_function(q[i], q[j], p) * area >= 0.0f);
+        Float2 ab = q[j] - q[i];
+        Float t = clamp(dot(p - q[i], ab) / max(dot(ab, ab), 1e-30f), 0.0f, 1.0f);
+        Float2 r = q[i] + ab * t - p;
+        Float d2 = dot(r, r);
+        Bool nearer = d2 < best;
+        best = ite(nearer, d2, best);
+        Float wi = (1.0f - t) * iw[i], wj = t * iw[j];
+        best_b = ite(nearer, (bary[i] * wi + bary[j] * wj) / (wi + wj), best_b);
+        best_iw = ite(nearer, wi + wj, best_iw);
+    }
+    o.d2 = best;
+    // Inside: the barycentrics of the point p sees (all >= 0 there, their sum > 0).
+    HomogeneousEdges h = homogeneous_edges(c[0], c[1], c[2], width, height, p);
+    Float3 v = make_float3(h.e0.z, h.e1.z, h.e2.z);
+    Float3 inside_b = v / safe(ite(o.inside, v.x + v.y + v.z, Float(1.0f)));
+    o.b = ite(o.inside, inside_b, best_b);
+    o.depth = ite(o.inside, dot(inside_b, make_float3(c[0].w, c[1].w, c[2].w)), 1.0f / best_iw);
+    return o;
+}
+
 // Triangle `tri` at the centre of pixel `pix`: whether it counts there (in front of the camera, not
 // degenerate, between the near and far planes at the pixel, within reach), its coverage logit
 // (sign * d^2 / sigma), its normalized depth and what its surface is interpolated from: the point of the
@@ -101,12 +182,16 @@ inline Outline outline_seen_from(const Float2& p, const Float2& q0, const Float2
 // and the image with it. The nearest point of a convex outline moves continuously in the image; what is
 // left is its lift onto the triangle when the triangle turns edge-on (its projection folds over: a point
 // beside it is nearest to one edge before and another after, at other depths), a jump of the order of a
-// percent of the colour in the pixels beside it, as in SoftRas and PyTorch3D.
+// percent of the colour in the pixels beside it, as in SoftRas and PyTorch3D. With st.clip, a triangle that
+// reaches nearer than the near plane is the polygon of its part beyond it (clipped_outline_seen_from): its
+// outline there is the plane's line, beyond which its coverage fades as beyond any edge.
 struct SoftFragment {
     Bool counts;
+    Bool clipped;       // reaches nearer than the near plane: q, inv_w and area are not set
     Float logit, depth;
     UInt3 t;
     Float3 w[3];        // world positions
+    Float4 c[3];        // clip coordinates
     Float2 q[3];        // pixel positions
     Float3 inv_w;       // 1 / clip w per vertex
     Float area;         // twice the signed pixel area
@@ -138,29 +223,48 @@ SoftFragment soft_fragment(const VertexInputs<PB>& in, const DslCamera& cam, con
     f.w[0] = in.positions.read(f.t.x);
     f.w[1] = in.positions.read(f.t.y);
     f.w[2] = in.positions.read(f.t.z);
-    Float4 c0 = cam.clip(f.w[0]), c1 = cam.clip(f.w[1]), c2 = cam.clip(f.w[2]);
-    f.q[0] = cam.pixel(c0);
-    f.q[1] = cam.pixel(c1);
-    f.q[2] = cam.pixel(c2);
-    f.inv_w = make_float3(1.0f / c0.w, 1.0f / c1.w, 1.0f / c2.w);
-    f.area = edge_function(f.q[0], f.q[1], f.q[2]);
-    soft_cover(f, cam.width, st, pix);
-    f.counts = f.counts & (c0.w > 1e-6f) & (c1.w > 1e-6f) & (c2.w > 1e-6f);
+    for (int k = 0; k < 3; ++k) f.c[k] = cam.clip(f.w[k]);
+    auto projected = [&] {
+        for (int k = 0; k < 3; ++k) f.q[k] = cam.pixel(f.c[k]);
+        f.inv_w = make_float3(1.0f / f.c[0].w, 1.0f / f.c[1].w, 1.0f / f.c[2].w);
+        f.area = edge_function(f.q[0], f.q[1], f.q[2]);
+        soft_cover(f, cam.width, st, pix);
+    };
+    if (!st.clip) {
+        f.clipped = false;
+        projected();
+        f.counts = f.counts & (f.c[0].w > 1e-6f) & (f.c[1].w > 1e-6f) & (f.c[2].w > 1e-6f);
+        return f;
+    }
+    f.clipped = min(min(f.c[0].w, f.c[1].w), f.c[2].w) < st.near;
+    $if (f.clipped) {
+        ClippedOutline o = clipped_outline_seen_from(pixel_centre(pix), f.c, cam.width, cam.height, st.near);
+        Float d2 = o.d2 * (4.0f / (cam.width * cam.width));
+        f.logit = ite(o.inside, d2, -d2) / st.sigma;
+        f.b = o.b;
+        f.depth = (st.far - o.depth) / (st.far - st.near);
+        f.counts = o.any & (o.depth <= st.far) & (o.inside | (d2 < st.reach2));
+    }
+    $else { projected(); };
     return f;
 }
 
 // The surface of a fragment at its point nearest to the pixel; the texture level of detail from the
-// triangle's plane (differentiated: see interpolate_surface). One-sided (as PyTorch3D's shaders): the normal is not turned towards the camera, so
-// that the shading of a triangle seen edge-on, which the blend still weighs, does not jump.
+// triangle's plane (differentiated: see interpolate_surface), whose barycentrics at the pixel and its neighbours
+// come from the homogeneous edge functions about the pixel (surface_at's, for clipped fragments too). One-sided
+// (as PyTorch3D's shaders): the normal is not turned towards the camera, so that the shading of a triangle seen
+// edge-on, which the blend still weighs, does not jump.
 template <typename PB>
 Var<gpu::Surface> soft_surface(const VertexInputs<PB>& in, const DslCamera& cam, const UInt& tri,
                                const SoftFragment& f, const UInt2& pix) {
-    auto plane = [&](const Float2& p) {
-        Float3 e = make_float3(edge_function(f.q[1], f.q[2], p), edge_function(f.q[2], f.q[0], p),
-                               edge_function(f.q[0], f.q[1], p)) / f.area * f.inv_w;
-        return e / (e.x + e.y + e.z);
+    Float2 p = pixel_centre(pix);
+    HomogeneousEdges e = homogeneous_edges(f.c[0], f.c[1], f.c[2], cam.width, cam.height, p);
+    // The plane's barycentrics; kept finite where the pixel's ray runs along the plane (their sum 0).
+    auto plane = [&](const Float2& at) {
+        Float3 v = edge_values(e, at);
+        Float sum = v.x + v.y + v.z;
+        return v / ite(sum != 0.0f, sum, Float(1.0f));
     };
-    Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
     Float3 bd = plane(p), bx = plane(p + make_float2(1.0f, 0.0f)), by = plane(p + make_float2(0.0f, 1.0f));
     return interpolate_surface(in, cam, tri, f.t, f.w, f.b, bd, bx, by, false);
 }

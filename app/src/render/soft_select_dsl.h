@@ -27,57 +27,117 @@ struct SoftQuad {
     UInt own_stride;                        // its entries' distance
 };
 
-// Calls within(i, tri, setup, outline) if triangle `tri` is within reach of quad pixel i.
+// What the selection reprojects a triangle that reaches nearer than the near plane from, in a kernel that clips
+// (SoftSettings::clip): its setup's corners do not describe it (a corner behind the camera projects mirrored), so
+// it is clipped as the passes clip it (clipped_outline_seen_from, from the same camera values). The scans take a
+// null pointer where the kernel does not clip.
+struct SoftClipSource {
+    const BufferFloat3& positions;
+    const BufferVar<uint3>& triangles;
+    const DslCamera& cam;
+    Float near;
+};
+
+// A candidate as the selection sees it from a quad pixel: whether the pixel is inside its outline, its squared
+// distance to it (pixels), and the view depth of the point the passes shade (the pixel's, or the nearest point of
+// the outline).
+struct SoftCandidate {
+    Bool inside;
+    Float d2, depth;
+};
+
+// Calls within(i, tri, candidate) if triangle `tri` is within reach of quad pixel i.
 template <typename Within>
-void soft_scan_entry(const BufferVar<gpu::TriSetup>& setups, const UInt& tri, const SoftQuad& q, const Float& reach_px,
-                     const Within& within) {
+void soft_scan_entry(const BufferVar<gpu::TriSetup>& setups, const SoftClipSource* src, const UInt& tri,
+                     const SoftQuad& q, const Float& reach_px, const Within& within) {
     auto s = setups.read(tri);
     Float2 lo = min(min(s.p0, s.p1), s.p2) - reach_px, hi = max(max(s.p0, s.p1), s.p2) + reach_px;
     Float area = edge_function(s.p0, s.p1, s.p2);
+    auto projected = [&](const Float2& p, SoftCandidate& cand, Bool& hit) {
+        Outline o = outline_seen_from(p, s.p0, s.p1, s.p2, area);
+        cand.inside = o.inside;
+        cand.d2 = o.d2;
+        cand.depth = 1.0f / dot(ite(o.inside, o.l, o.nearest), s.inv_w);
+        hit = o.inside | (o.d2 < reach_px * reach_px);
+    };
+    if (!src) {
+        for (uint32_t i = 0; i < kSoftQuad; ++i) {
+            const Float2& p = q.centre[i];
+            $if ((p.x >= lo.x) & (p.y >= lo.y) & (p.x <= hi.x) & (p.y <= hi.y)) {
+                SoftCandidate cand;
+                Bool hit;
+                projected(p, cand, hit);
+                $if (hit) { within(i, tri, cand); };
+            };
+        }
+        return;
+    }
+    // Nearer than the near plane: 1 / w above 1 / near, or <= 0 for a corner on or behind the camera's plane
+    // (projective_w).
+    Bool clipped = (max(max(s.inv_w.x, s.inv_w.y), s.inv_w.z) > 1.0f / src->near) |
+                   (min(min(s.inv_w.x, s.inv_w.y), s.inv_w.z) <= 0.0f);
+    Float4 c[3];
+    $if (clipped) {
+        UInt3 t = src->triangles.read(tri);
+        c[0] = src->cam.clip(src->positions.read(t.x));
+        c[1] = src->cam.clip(src->positions.read(t.y));
+        c[2] = src->cam.clip(src->positions.read(t.z));
+        // The tile box, from the clipped part, binned it (setup_triangle).
+        lo = make_float2(-3e38f);
+        hi = make_float2(3e38f);
+    };
     for (uint32_t i = 0; i < kSoftQuad; ++i) {
         const Float2& p = q.centre[i];
-        $if ((p.x >= lo.x) & (p.y >= lo.y) & (p.x <= hi.x) & (p.y <= hi.y)) {
-            Outline o = outline_seen_from(p, s.p0, s.p1, s.p2, area);
-            $if (o.inside | (o.d2 < reach_px * reach_px)) { within(i, tri, s, o); };
+        SoftCandidate cand{false, 0.0f, 0.0f};
+        Bool hit = false;
+        $if ((p.x >= lo.x) & (p.y >= lo.y) & (p.x <= hi.x) & (p.y <= hi.y) & q.valid[i]) {
+            $if (clipped) {
+                ClippedOutline o = clipped_outline_seen_from(p, c, src->cam.width, src->cam.height, src->near);
+                cand.inside = o.inside;
+                cand.d2 = o.d2;
+                cand.depth = o.depth;
+                hit = o.any & (o.inside | (o.d2 < reach_px * reach_px));
+            }
+            $else { projected(p, cand, hit); };
         };
+        $if (hit) { within(i, tri, cand); };
     }
 }
 
 // The same for each entry of list[begin, end).
 template <typename Within>
-void soft_scan(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const UInt& begin, const UInt& end,
-               const SoftQuad& q, const Float& reach_px, const Within& within) {
-    $for (k, begin, end) { soft_scan_entry(setups, list.read(k), q, reach_px, within); };
+void soft_scan(const BufferVar<gpu::TriSetup>& setups, const SoftClipSource* src, const BufferUInt& list,
+               const UInt& begin, const UInt& end, const SoftQuad& q, const Float& reach_px, const Within& within) {
+    $for (k, begin, end) { soft_scan_entry(setups, src, list.read(k), q, reach_px, within); };
 }
 
 // Every candidate: quad pixel i's are written to its own list (q.own), up to `capacity` of them, and counted on
 // past it (more than `capacity`: the pixel loops over its whole tile instead, see soft_triangles).
-inline void soft_select(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const UInt& begin,
-                        const UInt& end, const UInt& capacity, const Float& reach_px,
+inline void soft_select(const BufferVar<gpu::TriSetup>& setups, const SoftClipSource* src, const BufferUInt& list,
+                        const UInt& begin, const UInt& end, const UInt& capacity, const Float& reach_px,
                         SoftQuad& q) {
-    soft_scan(setups, list, begin, end, q, reach_px, [&](uint32_t i, const UInt& tri, const auto&, const Outline&) {
+    soft_scan(setups, src, list, begin, end, q, reach_px, [&](uint32_t i, const UInt& tri, const SoftCandidate&) {
         $if (q.n[i] < capacity) { list.write(q.own[i] + q.n[i] * q.own_stride, tri); };
         q.n[i] = q.n[i] + 1u;
     });
 }
 
 // The key a candidate is kept by (soft_select_heaviest, soft_select_held): soft_cover's logit and
-// soft_log_weight, on the binning's projection (setup s, outline o). False (kw unset) for a fragment behind the
-// near or the far plane at the pixel, which never counts.
-template <typename Setup>
-Bool soft_select_key(const Setup& s, const Outline& o, const SoftSettings& st, const Float& width, Float& kw) {
+// soft_log_weight, on the binning's projection. False (kw unset) for a fragment behind the near or the far plane
+// at the pixel, which never counts.
+inline Bool soft_select_key(const SoftCandidate& c, const SoftSettings& st, const Float& width, Float& kw) {
     const float log_keep = std::log1p(-kSoftCutoff);
-    Float depth = 1.0f / dot(ite(o.inside, o.l, o.nearest), s.inv_w);
-    Float d2 = o.d2 * (4.0f / (width * width));
-    Float logit = ite(o.inside, d2, -d2) / st.sigma;
-    Float z = (st.far - depth) / (st.far - st.near);
+    Float d2 = c.d2 * (4.0f / (width * width));
+    Float logit = ite(c.inside, d2, -d2) / st.sigma;
+    Float z = (st.far - c.depth) / (st.far - st.near);
     kw = log(max(sigmoid(logit) - kSoftCutoff, 1e-30f)) - log_keep + z / st.gamma;
-    return (depth >= st.near) & (depth <= st.far);
+    return (c.depth >= st.near) & (c.depth <= st.far);
 }
 
 // The two sides of a tile's list (TileBins: its triangles of one winding, then the other's), each with the
-// largest 1 / w of its vertices. A triangle's key (soft_select_key) is at most z / gamma at its nearest vertex
-// (D' <= 1, and its points' depths lie between its vertices'), so the selections that keep the K heaviest take
+// largest 1 / w of its vertices (infinite for a triangle with a corner on or behind the camera's plane, whose
+// part beyond the near plane reaches it). A triangle's key (soft_select_key) is at most z / gamma at its nearest
+// vertex (D' <= 1, and its points' depths lie between its vertices'), so the selections that keep the K heaviest take
 // the side whose nearest vertex is nearer first, and skip the other where that bound cannot beat the least of
 // any quad pixel's K. With a small gamma, once a closed mesh's front has filled the K, that is its whole back.
 // A side skipped saves its entries' tests, most of the held selection's time on lavapipe (its loop over a whole
@@ -90,9 +150,9 @@ struct SoftSides {
 // soft_scan over list[begin, end) side by side as above. least(i): the least key quad pixel i keeps once its K
 // are full (below any key before).
 template <typename Least, typename Within>
-void soft_scan_sides(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const UInt& begin,
-                     const UInt& end, const SoftSides& sides, const SoftQuad& q, const Float& reach_px,
-                     const SoftSettings& st, const Least& least, const Within& within) {
+void soft_scan_sides(const BufferVar<gpu::TriSetup>& setups, const SoftClipSource* src, const BufferUInt& list,
+                     const UInt& begin, const UInt& end, const SoftSides& sides, const SoftQuad& q,
+                     const Float& reach_px, const SoftSettings& st, const Least& least, const Within& within) {
     // This part's entries of each side, the nearer side first.
     Bool first_nearer = sides.nearest[0] >= sides.nearest[1];
     UInt lo[2] = {begin, max(begin, sides.middle)}, hi[2] = {min(end, sides.middle), end};
@@ -111,7 +171,7 @@ void soft_scan_sides(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& l
             $if ((b_nearest > 0.0f) & (bound + 1e-4f * abs(bound) + 1e-2f < kept)) { $break; };
         };
         UInt at = ite(k < na, a_begin + k, b_begin + (k - na));
-        soft_scan_entry(setups, list.read(at), q, reach_px, within);
+        soft_scan_entry(setups, src, list.read(at), q, reach_px, within);
     };
 }
 
@@ -125,7 +185,8 @@ void soft_scan_sides(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& l
 // more replaces it and looks for the new least (K reads): a part's loops take at most (4K + 1) times its
 // entries (SoftStage sizes the parts for it). Fragments behind the near or the far plane at the pixel, which
 // never count, are not kept. The tile list is taken side by side (soft_scan_sides).
-inline void soft_select_heaviest(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list,
+inline void soft_select_heaviest(const BufferVar<gpu::TriSetup>& setups, const SoftClipSource* src,
+                                 const BufferUInt& list,
                                  const BufferFloat& key, const UInt& begin, const UInt& end,
                                  const SoftSides& sides,
                                  const UInt& k_max, const Float& reach_px, const SoftSettings& st,
@@ -152,10 +213,10 @@ inline void soft_select_heaviest(const BufferVar<gpu::TriSetup>& setups, const B
     };
     for (uint32_t i = 0; i < kSoftQuad; ++i) find_least(i);
     auto least = [&](uint32_t i) { return ite(q.n[i] < k_max, Float(-1e30f), least_key[i]); };
-    soft_scan_sides(setups, list, begin, end, sides, q, reach_px, st, least,
-                    [&](uint32_t i, const UInt& tri, const auto& s, const Outline& o) {
+    soft_scan_sides(setups, src, list, begin, end, sides, q, reach_px, st, least,
+                    [&](uint32_t i, const UInt& tri, const SoftCandidate& c) {
         Float kw;
-        $if (soft_select_key(s, o, st, width, kw)) {
+        $if (soft_select_key(c, st, width, kw)) {
             UInt base = q.at[i] * k_max;
             $if (q.n[i] < k_max) {
                 list.write(q.own[i] + q.n[i] * q.own_stride, tri);
@@ -184,7 +245,8 @@ inline void soft_select_heaviest(const BufferVar<gpu::TriSetup>& setups, const B
 // order, heaviest first, at the end (read back at the start of a later part); a part takes one iteration an
 // entry, as soft_select. Like soft_select_heaviest it takes the tile list side by side (soft_scan_sides).
 constexpr uint32_t kSoftHeldFaces = 16;
-inline void soft_select_held(const BufferVar<gpu::TriSetup>& setups, const BufferUInt& list, const BufferFloat& key,
+inline void soft_select_held(const BufferVar<gpu::TriSetup>& setups, const SoftClipSource* src, const BufferUInt& list,
+                             const BufferFloat& key,
                              const UInt& begin, const UInt& end, const SoftSides& sides,
                              uint32_t faces, const Float& reach_px, const SoftSettings& st, const Float& width,
                              SoftQuad& q) {
@@ -207,9 +269,9 @@ inline void soft_select_held(const BufferVar<gpu::TriSetup>& setups, const Buffe
             };
         }
     }
-    auto keep = [&](uint32_t i, const UInt& tri, const auto& s, const Outline& o) {
+    auto keep = [&](uint32_t i, const UInt& tri, const SoftCandidate& c) {
         Float kw;
-        Bool keeps = soft_select_key(s, o, st, width, kw);
+        Bool keeps = soft_select_key(c, st, width, kw);
         $if (keeps & heavier(kw, tri, keys[i][faces - 1], tris[i][faces - 1])) {
             // From the old values: the places the candidate is heavier than (a suffix of the sorted K).
             std::vector<Bool> above;
@@ -223,7 +285,8 @@ inline void soft_select_held(const BufferVar<gpu::TriSetup>& setups, const Buffe
             q.n[i] = min(q.n[i] + 1u, faces);
         };
     };
-    soft_scan_sides(setups, list, begin, end, sides, q, reach_px, st, [&](uint32_t i) { return keys[i][faces - 1]; },
+    soft_scan_sides(setups, src, list, begin, end, sides, q, reach_px, st,
+                    [&](uint32_t i) { return keys[i][faces - 1]; },
                     keep);
     for (uint32_t i = 0; i < kSoftQuad; ++i)
         for (uint32_t j = 0; j < faces; ++j)

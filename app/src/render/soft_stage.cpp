@@ -25,13 +25,14 @@ constexpr uint32_t kMaxPass = 1, kSumPass = 2, kFinish = 4;
 // Pass 0 for the quad of pixels at 2 * dispatch_id (soft_select_dsl.h): every candidate (soft_select), or with
 // faces_per_pixel (= capacity) the ones that weigh most (soft_select_held up to kSoftHeldFaces, else
 // soft_select_heaviest; `key` unused otherwise).
-auto select_kernel(uint32_t faces, bool held) {
-    return Kernel1D([faces, held](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt tile_sides,
+auto select_kernel(uint32_t faces, bool held, bool clip) {
+    return Kernel1D([faces, held, clip](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt tile_sides,
                                   BufferUInt tile_nearest, BufferUInt list, UInt tiles_x,
                                   BufferVar<gpu::TriSetup> setups, BufferUInt pixel_count, BufferFloat key,
                                   UInt own_base, UInt capacity, UInt own_stride, Float reach_px,
-                                  BufferVar<gpu::ViewRec> views, UInt view, Float sigma, Float gamma, UInt width,
-                                  UInt height, UInt first, UInt count) noexcept {
+                                  BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params,
+                                  BufferFloat3 positions, BufferVar<uint3> triangles, Float sigma, Float gamma,
+                                  UInt width, UInt height, UInt first, UInt count) noexcept {
         TileQuad tq = tile_quad(dispatch_id().x, tiles_x);
         UInt2 corner = tq.corner;
         UInt tile_at = tq.tile;
@@ -49,20 +50,23 @@ auto select_kernel(uint32_t faces, bool held) {
             q.own[i] = soft_own(own_base, capacity, own_stride, tiles_x, pix);
             $if ((first > 0u) & q.valid[i]) { q.n[i] = pixel_count.read(q.at[i]); };
         }
+        auto vr = views.read(view);
+        DslCamera cam = camera_of(params, vr);
+        SoftClipSource clip_source{positions, triangles, cam, vr.near};
+        const SoftClipSource* src = clip ? &clip_source : nullptr;
         if (faces != 0) {
-            auto vr = views.read(view);
-            SoftSettings st{sigma, gamma, 0.0f, vr.near, vr.far};
+            SoftSettings st{sigma, gamma, 0.0f, vr.near, vr.far, clip};
             SoftSides sides{begin + tile_sides.read(tile_at),
                             {bit_cast<float>(tile_nearest.read(2u * tile_at)),
                              bit_cast<float>(tile_nearest.read(2u * tile_at + 1u))}};
             if (held)
-                soft_select_held(setups, list, key, part.begin, part_end, sides, faces, reach_px, st,
+                soft_select_held(setups, src, list, key, part.begin, part_end, sides, faces, reach_px, st,
                                  vr.width, q);
             else
-                soft_select_heaviest(setups, list, key, part.begin, part_end, sides, capacity, reach_px,
+                soft_select_heaviest(setups, src, list, key, part.begin, part_end, sides, capacity, reach_px,
                                      st, vr.width, q);
         } else {
-            soft_select(setups, list, part.begin, part_end, capacity, reach_px, q);
+            soft_select(setups, src, list, part.begin, part_end, capacity, reach_px, q);
         }
         for (uint32_t i = 0; i < kSoftQuad; ++i) {
             $if (q.valid[i]) { pixel_count.write(q.at[i], q.n[i]); };
@@ -73,8 +77,8 @@ auto select_kernel(uint32_t faces, bool held) {
 // One part of the pixel's list, [first, first + count): pass 1 (kMaxPass), from the largest log weight the earlier
 // parts found; pass 2 (kSumPass), adding to their sums; the pixel from the sums (kFinish, after the last part).
 // A list of one part takes all three in one dispatch.
-auto forward_kernel(const ShadingPlan& groups) {
-    return Kernel2D([groups](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
+auto forward_kernel(const ShadingPlan& groups, bool clip) {
+    return Kernel2D([groups, clip](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
                              BufferUInt pixel_count, UInt own_base, UInt capacity, UInt own_stride,
                              BufferVar<gpu::ViewRec> views, UInt view, BufferFloat3 positions,
                              BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
@@ -91,7 +95,7 @@ auto forward_kernel(const ShadingPlan& groups) {
                                        own_stride, pix);
         SoftTile part = soft_part(tile, first, count);
         auto vr = views.read(view);
-        SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
+        SoftSettings st{sigma, gamma, reach2, vr.near, vr.far, clip};
         DslCamera cam = camera_of(params, vr);
         auto vin = vertex_inputs(groups, positions, normals, colors, uvs, triangles, triangle_material);
         ShadeInputs<BufferFloat> in{params, textures, materials, lights,
@@ -140,8 +144,8 @@ auto forward_kernel(const ShadingPlan& groups) {
 // One part of the pixel's list inside $autodiff. The pixel is a function of its sums over all parts
 // (soft_finish), which are sums over the parts: its gradient is d pixel / d sums (from $autodiff, at the sums
 // the forward pass stored) times each part's d sums / d inputs (from $autodiff, seeded with the former).
-auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
-    return Kernel2D([groups, camera_free](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list,
+auto backward_kernel(const ShadingPlan& groups, bool camera_free, bool clip) {
+    return Kernel2D([groups, camera_free, clip](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list,
                                           UInt tiles_x, BufferUInt pixel_count, UInt own_base, UInt capacity,
                                           UInt own_stride,
                                           BufferVar<gpu::ViewRec> views, UInt view,
@@ -166,7 +170,7 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free) {
         Float4 g = read4(dfinal, 4u * at);
         $if ((part.count > 0u) & (dot(abs(g), make_float4(1.0f)) > 0.0f)) {
             auto vr = views.read(view);
-            SoftSettings st{sigma, gamma, reach2, vr.near, vr.far};
+            SoftSettings st{sigma, gamma, reach2, vr.near, vr.far, clip};
             DslCamera plain_cam = camera_of(params_value, vr);
             auto vin = vertex_inputs(groups, positions, normals, colors, uvs, triangles, triangle_material);
             // The background has no gradient (the loader refuses what would need one).
@@ -229,14 +233,10 @@ uint32_t fragment_loops(const ShadingPlan& groups) {
 SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free,
                      const RenderSettings& settings, uint32_t pixels, uint32_t candidates, uint32_t part,
                      bool faces_in_memory)
-    : held_(settings.soft_faces_per_pixel != 0 && settings.soft_faces_per_pixel <= kSoftHeldFaces &&
+    : device_(device), groups_(groups), camera_free_(camera_free),
+      held_(settings.soft_faces_per_pixel != 0 && settings.soft_faces_per_pixel <= kSoftHeldFaces &&
             !faces_in_memory),
-      select_(device.compile(select_kernel(settings.soft_faces_per_pixel, held_),
-                             {.name = held_                                  ? "soft_select_held"
-                                      : settings.soft_faces_per_pixel != 0 ? "soft_select_heaviest"
-                                                                           : "soft_select"})),
-      forward_(device.compile(forward_kernel(groups), {.name = "soft_forward"})),
-      backward_(device.compile(backward_kernel(groups, camera_free), {.name = "soft_backward"})),
+      plain_(compile(settings.soft_faces_per_pixel, false)),
       sigma_(settings.soft_sigma), gamma_(settings.soft_gamma), reach2_(soft_reach2(settings.soft_sigma)),
       faces_(settings.soft_faces_per_pixel) {
     // Room for up to 256 candidates a pixel, as many as the device's largest storage buffer holds beside the tile
@@ -263,6 +263,16 @@ SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free
     weighed_count_ = device.create_buffer<uint32_t>(std::max(pixels, 1u));
 }
 
+// `clip`: with the clipping of triangles nearer than the near plane (SoftSettings::clip), named with a "_clip"
+// suffix in profiles.
+SoftStage::Kernels SoftStage::compile(uint32_t faces, bool clip) const {
+    const std::string suffix = clip ? "_clip" : "";
+    const std::string select = held_ ? "soft_select_held" : faces != 0 ? "soft_select_heaviest" : "soft_select";
+    return Kernels{device_.compile(select_kernel(faces, held_, clip), {.name = select + suffix}),
+                   device_.compile(forward_kernel(groups_, clip), {.name = "soft_forward" + suffix}),
+                   device_.compile(backward_kernel(groups_, camera_free_, clip), {.name = "soft_backward" + suffix})};
+}
+
 uint32_t SoftStage::own_stride() const { return faces_ ? 1u : kOwnStride; }
 
 void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry& raster_geometry,
@@ -277,12 +287,17 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
     const float reach_px = std::sqrt(reach2_) * 0.5f * float(camera.width);
     bins_ = raster.bin(stream, raster_geometry, camera, reach_px + 0.5f,
                        OwnLists{soft_own_pixels(camera.width, camera.height), room_, fit_});
+    // Triangles nearer than the near plane: the kernels that clip them, compiled the first time a view has some.
+    clip_ = bins_.nearer > 0;
+    if (clip_ && !clipping_) clipping_.emplace(compile(faces_, true));
+    const Kernels& k = kernels();
     const uint32_t select_parts = std::max(1u, (bins_.longest + select_part_ - 1) / select_part_);
     for (uint32_t p = 0; p < select_parts; ++p)
-        stream << select_(bins_.offset, bins_.count, bins_.sides, bins_.nearest, bins_.list, bins_.tiles_x,
+        stream << k.select(bins_.offset, bins_.count, bins_.sides, bins_.nearest, bins_.list, bins_.tiles_x,
                           bins_.setups, pixel_count_, key_, bins_.reserved_at, bins_.own, own_stride(),
-                          reach_px + 0.1f, b.views, view, sigma_, gamma_, camera.width, camera.height,
-                          p * select_part_, select_part_)
+                          reach_px + 0.1f, b.views, view, params, raster_geometry.positions,
+                          raster_geometry.triangles, sigma_, gamma_, camera.width, camera.height, p * select_part_,
+                          select_part_)
                       .dispatch(bins_.tiles() * kTileQuads);
     // No pixel's list is longer than its tile's (its own candidates, or the tile's whole list), nor, with
     // faces_per_pixel, than that.
@@ -290,7 +305,7 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
     parts_ = std::max(1u, (longest + part_ - 1) / part_);
     const auto& g = b.data.geometry;
     auto pass = [&](uint32_t p, uint32_t phase) {
-        stream << forward_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, pixel_count_, bins_.reserved_at,
+        stream << k.forward(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, pixel_count_, bins_.reserved_at,
                            bins_.own, own_stride(), b.views, view, b.world.positions.value, b.world.normals.value,
                            b.world.colors.value, g.uvs, g.triangles, g.triangle_material, params, b.data.textures,
                            b.data.materials, b.data.lights, out, b.data.background, sigma_, gamma_, reach2_,
@@ -309,14 +324,14 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
 void SoftStage::backward(Stream& stream, const StageBuffers& b, uint32_t view, const DiffBuffer<float>& params,
                          const Buffer<float>& dfinal) const {
     const auto& g = b.data.geometry;
+    const Shader<2>& backward = kernels().backward;
     for (uint32_t p = 0; p < parts_; ++p)
-        stream << backward_(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, pixel_count_, bins_.reserved_at,
-                            bins_.own, own_stride(), b.views, view, b.world.positions, b.world.normals,
-                            b.world.colors, g.uvs, g.triangles, g.triangle_material, params, params.value,
-                            b.world.positions.value,
-                            b.data.textures, b.data.materials, b.data.lights, dfinal, b.data.background, sigma_,
-                            gamma_, reach2_, b.shadow_grid.head, b.shadow_grid.slot, b.shadow_grid.cells,
-                            b.shadow_grid.list, sums_, state_, weighed_count_, p * part_, part_)
+        stream << backward(bins_.offset, bins_.count, bins_.list, bins_.tiles_x, pixel_count_, bins_.reserved_at,
+                           bins_.own, own_stride(), b.views, view, b.world.positions, b.world.normals,
+                           b.world.colors, g.uvs, g.triangles, g.triangle_material, params, params.value,
+                           b.world.positions.value, b.data.textures, b.data.materials, b.data.lights, dfinal,
+                           b.data.background, sigma_, gamma_, reach2_, b.shadow_grid.head, b.shadow_grid.slot,
+                           b.shadow_grid.cells, b.shadow_grid.list, sums_, state_, weighed_count_, p * part_, part_)
                       .dispatch(bins_.width, bins_.height);
 }
 

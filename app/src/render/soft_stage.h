@@ -4,6 +4,8 @@
 #pragma once
 #include "render/stage_buffers.h"
 
+#include <optional>
+
 namespace adjoint::app {
 
 class SoftStage {
@@ -54,9 +56,21 @@ public:
     uint32_t own_stride() const;
 
 private:
+    // The kernels, without or with the clipping of triangles nearer than the near plane (SoftSettings::clip).
+    struct Kernels {
+        Shader<1> select;
+        Shader<2> forward, backward;
+    };
+    Kernels compile(uint32_t faces, bool clip) const;
+    const Kernels& kernels() const { return clip_ ? *clipping_ : plain_; }
+
+    Device& device_;
+    ShadingPlan groups_;
+    bool camera_free_;
     bool held_;                      // faces_per_pixel's heaviest held in registers (soft_select_held)
-    Shader<1> select_;
-    Shader<2> forward_, backward_;
+    Kernels plain_;
+    std::optional<Kernels> clipping_;   // compiled for the first view that has such triangles
+    bool clip_ = false;              // the last forward() clipped (its bins had such triangles)
     float sigma_, gamma_, reach2_;   // reach2 = soft_reach2(sigma), NDC units
     uint32_t faces_ = 0;             // render.soft.faces_per_pixel (0: every triangle within reach)
     uint32_t room_ = 0;              // each pixel's own list: the room asked for (bins_.own: given, last forward())

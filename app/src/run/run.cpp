@@ -253,12 +253,6 @@ int run_optimize(const OptimizeOptions& o, std::ostream& err) {
         scene = load_for_run(o, fingerprint);
         if (!o.quiet) {
             err << hard_geometry_warning(scene);
-            const Scene start = start_scene(scene);   // the first pictures'; one line for the first view with them
-            for (uint32_t v = 0; v < start.views.size(); ++v)
-                if (const std::string w = behind_the_eye_warning(start, v); !w.empty()) {
-                    err << w;
-                    break;
-                }
         }
         if (interrupt_requested()) return exit_interrupted;
         lock = prepare_out_folder(o, scene, fingerprint, false);   // an existing folder: checked before any work

@@ -76,12 +76,6 @@ int run_render(const RenderOptions& o, std::ostream& err) {
     }
     for (uint32_t v = 0; v < scene.views.size(); ++v)
         if (o.all_views || v == uint32_t(o.view)) err << empty_view_warning(scene, v);
-    for (uint32_t v = 0; v < scene.views.size(); ++v)   // the first view that has them: one line, not one a view
-        if (o.all_views || v == uint32_t(o.view))
-            if (const std::string w = behind_the_eye_warning(scene, v); !w.empty()) {
-                err << w;
-                break;
-            }
     // The caller's InterruptGuard turns SIGINT/SIGTERM into a flag, checked between the steps: exit 130.
     if (interrupt_requested()) return exit_interrupted;
     try {

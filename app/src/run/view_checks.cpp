@@ -28,20 +28,6 @@ std::string empty_view_warning(const Scene& scene, uint32_t view) {
            (scene.meshes.size() > 1 ? " (and the others are out of it too)" : "") + "\n";
 }
 
-std::string behind_the_eye_warning(const Scene& scene, uint32_t view) {
-    // Hard and antialias visibility draw such triangles (render/raster.cpp's setup_triangle); soft does not.
-    if (view >= scene.views.size() || scene.render.visibility != Visibility::soft) return "";
-    for (size_t m = 0; m < scene.meshes.size(); ++m)
-        if (const size_t n = triangles_across_the_eye(scene.meshes[m], scene.views[view]); n > 0)
-            return "adjoint: warning: " + scene.display_name + ": " +
-                   (scene.views.size() > 1 ? "view " + std::to_string(view) + ": " : "") + "meshes[" +
-                   std::to_string(m) + "] '" + scene.meshes[m].name + "': " + std::to_string(n) +
-                   " of its triangles cross the camera's plane (a corner behind it, another beyond camera.near) and "
-                   "are not drawn: soft visibility does not draw them; split them, move the camera, or use "
-                   "antialias visibility\n";
-    return "";
-}
-
 namespace {
 
 // The meshes `scene` shows and the free parameters that move them, as check_meshes_in_view says; `when` says

@@ -69,9 +69,6 @@ std::string hard_geometry_warning(const Scene& scene);
 void check_meshes_in_view(const Scene& scene);
 // One line for stderr when view `view` shows no mesh (naming why the first cannot show), "" otherwise.
 std::string empty_view_warning(const Scene& scene, uint32_t view);
-// One line for stderr when view `view` has triangles that cross the camera's plane (triangles_across_the_eye) and
-// the scene's visibility is soft, which does not draw them: naming the first such mesh and how many; "" otherwise.
-std::string behind_the_eye_warning(const Scene& scene, uint32_t view);
 // adjoint-render's job; returns the exit code.
 int run_render(const RenderOptions& options, std::ostream& err);
 
