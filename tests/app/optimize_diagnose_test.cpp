@@ -188,6 +188,35 @@ TEST_F(Diagnose, SoftImagesSumToTheirGradientsAndEdgesLieOnTheSilhouette) {
     EXPECT_GT(edge_share, 0.2 * total);
 }
 
+// A floor that runs under the camera, with a near plane that cuts the view (camera.near 1.5, its line at about
+// row 49): soft visibility clips its triangles there (render/soft_dsl.h). The edge mask marks the floor's far edge
+// (a mesh boundary, about row 7: a helper saw none of it marked while clipped fragments were left out whole), and
+// nothing along the near plane's line, which no neighbour shares and which is no silhouette.
+TEST_F(Diagnose, SoftEdgesOfAFloorClippedAtTheNearPlane) {
+    app::test::TempDir tmp;
+    std::ofstream(tmp / "floor.obj") << "v -6 -1 -6\nv 6 -1 -6\nv 6 -1 8\nv -6 -1 8\nf 1 4 3 2\n";
+    const app::Scene scene = app::load_scene_from_string(R"({ "format": 1,
+      "camera": { "eye": [0, 0.2, 3], "target": [0, -1, 1], "fov_y": 60, "resolution": [64, 64], "near": 1.5 },
+      "background": [0.1, 0.1, 0.3],
+      "materials": { "m": { "albedo": [0.8, 0.6, 0.2] } },
+      "meshes": [ { "name": "floor", "file": ")" + (tmp / "floor.obj").string() + R"(", "material": "m" } ],
+      "lights": [ { "name": "sky", "type": "ambient", "intensity": 1 } ],
+      "render": { "visibility": "soft" },
+      "optimize": { "parameters": { "meshes.floor.translation": { "init": [0.1, 0.05, 0.1] } } } })",
+                                                         kScenes.parent_path(), "clipped-floor.json");
+    ASSERT_EQ(app::triangles_across_the_eye(scene.meshes[0], scene.views[0]), 2u);
+    app::Optimizer opt(device, scene, true);
+    const auto a = opt.attribute_pixels({0}, false);
+    size_t far_edge = 0, below = 0;
+    for (size_t i = 0; i < a.edges.size(); ++i) {
+        const size_t row = i / 64;
+        far_edge += a.edges[i] != 0.0f && row >= 4 && row < 11;
+        below += a.edges[i] != 0.0f && row >= 30;
+    }
+    EXPECT_GE(far_edge, 48u);   // the far edge spans the image's 64 columns
+    EXPECT_EQ(below, 0u);
+}
+
 // Sensitivity: d (R + G + B) / d the parameter (components summed) against central differences of the render:
 // every pixel for a light and a material (no geometry moves), and for the pose the covered pixels away from
 // edges.

@@ -18,10 +18,12 @@ namespace {
 const std::filesystem::path kAssets = std::filesystem::path(ADJOINT_SOURCE_DIR) / "assets";
 
 // A scene of one mesh, `obj` written to dir/name.obj, under `lights` (JSON), on black, seen from `camera` (JSON
-// members) at 64x64 with `visibility`; `mesh`: more members of the mesh.
+// members) at 64x64 with `visibility` (or, starting with a quote, the render block's members); `mesh`: more members
+// of the mesh.
 app::Scene one_mesh(const std::filesystem::path& dir, const std::string& name, const std::string& obj,
                     const std::string& camera, const std::string& lights, const std::string& visibility,
                     const std::string& mesh = "") {
+    const std::string render = visibility[0] == '"' ? visibility : R"("visibility": ")" + visibility + "\"";
     const std::filesystem::path file = dir / (name + ".obj");
     std::ofstream(file) << obj;
     return app::load_scene_from_string(R"({
@@ -31,7 +33,7 @@ app::Scene one_mesh(const std::filesystem::path& dir, const std::string& name, c
   "materials": { "white": { "albedo": [1, 1, 1] } },
   "meshes": [ { "name": ")" + name + R"(", "file": ")" + file.string() + R"(", "material": "white")" + mesh + R"( } ],
   "lights": )" + lights + R"(,
-  "render": { "visibility": ")" + visibility + R"(" }
+  "render": { )" + render + R"( }
 })", kAssets, name + ".json");
 }
 
@@ -158,6 +160,33 @@ TEST_F(UnderTheCamera, SoftVisibilityDrawsATrianglesPartBeyondTheNearPlane) {
         EXPECT_GT(covered, 1500);    // the lower two thirds and more
         EXPECT_GT(compared, 3000);
     }
+}
+
+// With faces_per_pixel, the selection keeps the fragments the exact blend counts beyond a near plane that cuts the
+// view (camera.near 2.5: the floor fades out below its line): their nearest points lie on the
+// line, where rounding put about 1% of them an ulp before the plane and the selection's near test dropped them
+// (a reviewer's simulation). The floor, a triangle whose odd corner is its second (the other test's are first and
+// third), is the one candidate of its pixels, so K = 8 keeps it and the two images are the same.
+TEST_F(UnderTheCamera, SoftFacesPerPixelKeepsWhatTheExactBlendCountsBeyondANearLineInView) {
+    app::test::TempDir tmp;
+    const std::string obj = "v -30 -1 10 0 1 0\nv 0 -1 -20 1 0 0\nv 30 -1 10 0 0 1\nf 1 2 3\n";
+    const std::string camera = kFloorCamera + R"(, "near": 2.5)";
+    const std::string colours = R"(, "vertex_colors": true)";
+    const auto render = [&](const std::string& faces) {
+        const app::Scene scene = one_mesh(tmp.path(), "floor", obj, camera, kSky,
+                                          R"("visibility": "soft", "soft": { "sigma": 1e-3)" + faces + " }", colours);
+        return app::SceneRenderer(device, scene).render(0);
+    };
+    const app::LinearImage exact = render(""), kept = render(R"(, "faces_per_pixel": 8)");
+    int fading = 0;
+    for (size_t i = 0; i < exact.texels.size(); ++i) {
+        const float4 u = exact.texels[i], v = kept.texels[i];
+        fading += i / 64 > 40 && u.w > 0.01f && u.w < 0.99f;
+        EXPECT_LT(std::max({std::fabs(u.x - v.x), std::fabs(u.y - v.y), std::fabs(u.z - v.z), std::fabs(u.w - v.w)}),
+                  1e-5f)
+            << "pixel " << i % 64 << ", " << i / 64 << ": " << u.w << " against " << v.w;
+    }
+    EXPECT_GT(fading, 60);   // the fade below the near plane's line crosses the image
 }
 
 } // namespace adjoint::test

@@ -152,7 +152,8 @@ struct GBuffer {
 // list[reserved_at] on (Rasterizer::bin, OwnLists; soft rasterization lays them out by screen tile: soft_own).
 // Each tile's list has its triangles of positive projected area (one winding: for a closed mesh, the side
 // facing the camera or the other) before the rest: `sides` holds how many, and `nearest` per tile and side
-// (2t, 2t + 1) the largest 1 / clip w of their vertices, as float bits (0: none). Soft rasterization's
+// (2t, 2t + 1) the largest 1 / clip w of their vertices, as float bits (0: none; infinite where a triangle has a
+// corner on or behind the camera's plane, whose part beyond the near plane reaches it). Soft rasterization's
 // selection skips a side that cannot beat what it kept (soft_select_held).
 struct TileBins {
     Buffer<gpu::TriSetup> setups;   // the projected triangles

@@ -13,23 +13,27 @@ namespace {
 
 // Whether the outline edge of fragment `f` nearest to the pixel is a silhouette edge, as the antialias walk
 // tells one (antialias_dsl.h): no neighbour across it, or the neighbour's far vertex on the triangle's own side
-// of it (folded behind: one faces the camera, the other away). Not for a fragment clipped at the near plane
-// (soft_fragment), whose nearest edge may be the plane's line, which no neighbour shares: the mask leaves it out.
+// of the plane through the camera and the edge (folded behind: one faces the camera, the other away), from the
+// homogeneous edge functions, which hold for a vertex behind the camera too. A clipped fragment's nearest edge
+// may be the near plane's line, which no neighbour shares and which is no silhouette.
 inline Bool nearest_edge_is_silhouette(const SoftFragment& f, const UInt& tri, const BufferFloat3& positions,
                                        const BufferVar<uint3>& opposite, const DslCamera& cam, const UInt2& pix) {
-    Bool silhouette = false;
+    UInt k = f.edge;
     $if (!f.clipped) {
         Outline o = outline_seen_from(pixel_centre(pix), f.q[0], f.q[1], f.q[2], f.area);
         // Edge k is opposite vertex k: the nearest point's barycentric k is 0 there.
-        UInt k = ite((o.nearest.x <= o.nearest.y) & (o.nearest.x <= o.nearest.z), 0u,
-                     ite(o.nearest.y <= o.nearest.z, 1u, 2u));
+        k = ite((o.nearest.x <= o.nearest.y) & (o.nearest.x <= o.nearest.z), 0u,
+                ite(o.nearest.y <= o.nearest.z, 1u, 2u));
+    };
+    Bool silhouette = false;
+    $if (k != 3u) {
         UInt x = pick(opposite.read(tri), k);
-        Float2 a = ite(k == 0u, f.q[1], ite(k == 1u, f.q[2], f.q[0]));
-        Float2 b = ite(k == 0u, f.q[2], ite(k == 1u, f.q[0], f.q[1]));
         silhouette = x == gpu::kNone;
         $if (!silhouette) {
-            Float2 px = cam.pixel(cam.clip(positions.read(x)));
-            silhouette = edge_function(a, b, px) * f.area > 0.0f;
+            Float2 p = pixel_centre(pix);
+            HomogeneousEdges h = homogeneous_edges(f.c[0], f.c[1], f.c[2], cam.width, cam.height, p);
+            Float3 e = ite(k == 0u, h.e0, ite(k == 1u, h.e1, h.e2));
+            silhouette = dot(e, homogeneous_pixel(cam.clip(positions.read(x)), cam.width, cam.height, p)) > 0.0f;
         };
     };
     return silhouette;

@@ -106,12 +106,15 @@ inline Outline outline_seen_from(const Float2& p, const Float2& q0, const Float2
 // value an ite drops is infinite or NaN: $autodiff forms the derivatives of both sides. Inside the polygon the
 // barycentrics come from the triangle's homogeneous edge functions about p (surface_at's); outside, from the
 // outline's point nearest to p, interpolated perspective-correctly between its segment's ends as soft_cover does.
+// A triangle with no corner nearer than the plane (the callers decide from other roundings of its corners) is its
+// own outline.
 struct ClippedOutline {
     Bool any;       // some part lies beyond the near plane, not degenerate in the image
     Bool inside;
     Float d2;       // squared distance from p to the outline, pixels
     Float3 b;       // perspective-correct barycentrics (of the triangle's own corners) of the point used
-    Float depth;    // its view depth (clip w)
+    Float depth;    // its view depth (clip w), at least near
+    UInt edge;      // where p is outside: the triangle's edge nearest to it (k: opposite corner k), or 3: the plane's
 };
 
 inline ClippedOutline clipped_outline_seen_from(const Float2& p, const Float4 (&c)[3], const Float& width,
@@ -133,9 +136,20 @@ inline ClippedOutline clipped_outline_seen_from(const Float2& p, const Float4 (&
     Float t1 = da / safe(da - db), t2 = de / safe(de - da);
     Float4 x1 = a + (b - a) * t1, x2 = e + (a - e) * t2;
     Float3 ux1 = ua + (ub - ua) * t1, ux2 = ue + (ua - ue) * t2;
-    // a behind: x1 b e x2 (4 corners); a alone in front: x1 x2 x2 a (3), both in the triangle's winding.
-    Float4 corner[4] = {x1, ite(a_behind, b, x2), ite(a_behind, e, x2), ite(a_behind, x2, a)};
-    Float3 bary[4] = {ux1, ite(a_behind, ub, ux2), ite(a_behind, ue, ux2), ite(a_behind, ux2, ua)};
+    // a behind: x1 b e x2 (4 corners); a alone in front: x1 x2 x2 a (3), both in the triangle's winding; none
+    // behind: the triangle, c0 c1 c2 c2. The edge each segment lies on (the index of the corner opposite it; 3:
+    // the plane's line or a segment of length 0).
+    Bool none_behind = !(behind[0] | behind[1] | behind[2]);
+    Float4 corner[4] = {ite(none_behind, c[0], x1), ite(none_behind, c[1], ite(a_behind, b, x2)),
+                        ite(none_behind, c[2], ite(a_behind, e, x2)), ite(none_behind, c[2], ite(a_behind, x2, a))};
+    Float3 bary[4] = {ite(none_behind, unit[0], ux1), ite(none_behind, unit[1], ite(a_behind, ub, ux2)),
+                      ite(none_behind, unit[2], ite(a_behind, ue, ux2)),
+                      ite(none_behind, unit[2], ite(a_behind, ux2, ua))};
+    UInt ia = turn(UInt(0u), UInt(1u), UInt(2u)), ib = turn(UInt(1u), UInt(2u), UInt(0u)),
+         ie = turn(UInt(2u), UInt(0u), UInt(1u));
+    UInt on[4] = {ite(none_behind, UInt(2u), ite(a_behind, ie, UInt(3u))),
+                  ite(none_behind, UInt(0u), ite(a_behind, ia, UInt(3u))),
+                  ite(none_behind, UInt(3u), ib), ite(none_behind, UInt(1u), ite(a_behind, UInt(3u), ie))};
     Float2 q[4];
     Float iw[4];
     for (int i = 0; i < 4; ++i) {
@@ -150,6 +164,7 @@ inline ClippedOutline clipped_outline_seen_from(const Float2& p, const Float4 (&
     Float best = 3e38f;
     Float3 best_b = bary[0];
     Float best_iw = iw[0];
+    o.edge = 3u;
     for (int i = 0; i < 4; ++i) {
         const int j = (i + 1) % 4;
         o.inside = o.inside & (edge_function(q[i], q[j], p) * area >= 0.0f);
@@ -162,6 +177,7 @@ inline ClippedOutline clipped_outline_seen_from(const Float2& p, const Float4 (&
         Float wi = (1.0f - t) * iw[i], wj = t * iw[j];
         best_b = ite(nearer, (bary[i] * wi + bary[j] * wj) / (wi + wj), best_b);
         best_iw = ite(nearer, wi + wj, best_iw);
+        o.edge = ite(nearer, on[i], o.edge);
     }
     o.d2 = best;
     // Inside: the barycentrics of the point p sees (all >= 0 there, their sum > 0).
@@ -169,7 +185,9 @@ inline ClippedOutline clipped_outline_seen_from(const Float2& p, const Float4 (&
     Float3 v = make_float3(h.e0.z, h.e1.z, h.e2.z);
     Float3 inside_b = v / safe(ite(o.inside, v.x + v.y + v.z, Float(1.0f)));
     o.b = ite(o.inside, inside_b, best_b);
-    o.depth = ite(o.inside, dot(inside_b, make_float3(c[0].w, c[1].w, c[2].w)), 1.0f / best_iw);
+    // At least near: rounding put points on the plane's line an ulp before it, which the selection's near test
+    // dropped (with faces_per_pixel, about 1% of the fragments beyond a near line in view).
+    o.depth = max(ite(o.inside, dot(inside_b, make_float3(c[0].w, c[1].w, c[2].w)), 1.0f / best_iw), near);
     return o;
 }
 
@@ -188,6 +206,7 @@ inline ClippedOutline clipped_outline_seen_from(const Float2& p, const Float4 (&
 struct SoftFragment {
     Bool counts;
     Bool clipped;       // reaches nearer than the near plane: q, inv_w and area are not set
+    UInt edge;          // clipped: ClippedOutline::edge
     Float logit, depth;
     UInt3 t;
     Float3 w[3];        // world positions
@@ -237,11 +256,13 @@ SoftFragment soft_fragment(const VertexInputs<PB>& in, const DslCamera& cam, con
         return f;
     }
     f.clipped = min(min(f.c[0].w, f.c[1].w), f.c[2].w) < st.near;
+    f.edge = 3u;
     $if (f.clipped) {
         ClippedOutline o = clipped_outline_seen_from(pixel_centre(pix), f.c, cam.width, cam.height, st.near);
         Float d2 = o.d2 * (4.0f / (cam.width * cam.width));
         f.logit = ite(o.inside, d2, -d2) / st.sigma;
         f.b = o.b;
+        f.edge = o.edge;
         f.depth = (st.far - o.depth) / (st.far - st.near);
         f.counts = o.any & (o.depth <= st.far) & (o.inside | (d2 < st.reach2));
     }

@@ -288,8 +288,8 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
     bins_ = raster.bin(stream, raster_geometry, camera, reach_px + 0.5f,
                        OwnLists{soft_own_pixels(camera.width, camera.height), room_, fit_});
     // Triangles nearer than the near plane: the kernels that clip them, compiled the first time a view has some.
+    if (bins_.nearer > 0 && !clipping_) clipping_.emplace(compile(faces_, true));
     clip_ = bins_.nearer > 0;
-    if (clip_ && !clipping_) clipping_.emplace(compile(faces_, true));
     const Kernels& k = kernels();
     const uint32_t select_parts = std::max(1u, (bins_.longest + select_part_ - 1) / select_part_);
     for (uint32_t p = 0; p < select_parts; ++p)

@@ -129,8 +129,8 @@ std::string out_of_view(const Mesh& mesh, const Camera& view) {
 
 size_t triangles_across_the_eye(const Mesh& mesh, const Camera& view) {
     const float4x4 m = multiply(view_projection_matrix(view), model_matrix(mesh.transform));
-    // Clip w is the depth along the view: soft rasterization drops a triangle with a corner at w <= 1e-6
-    // (render/raster.cpp's setup_triangle), and one wholly nearer than the near plane shows nothing anyway.
+    // Clip w is the depth along the view: a corner at w <= 1e-6 is behind the camera's plane (render/raster.h's
+    // projective_w), and a triangle wholly nearer than the near plane shows nothing anyway.
     std::vector<float> w(mesh.positions.size());
     for (size_t i = 0; i < w.size(); ++i) w[i] = detail::transformed(m, mesh.positions[i], 3);
     size_t n = 0;

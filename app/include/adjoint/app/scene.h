@@ -155,7 +155,7 @@ struct Mesh;
 // "behind the camera" or "outside the field of view".
 std::string out_of_view(const Mesh& mesh, const Camera& view);
 // How many of `mesh`'s triangles reach from behind the camera's plane to beyond its near plane (a floor that runs
-// under the camera): soft rasterization draws none of them (hard and antialias do).
+// under the camera): every visibility draws their part beyond the near plane (the tests count them).
 size_t triangles_across_the_eye(const Mesh& mesh, const Camera& view);
 
 // ---- materials ----------------------------------------------------------------------------------------
