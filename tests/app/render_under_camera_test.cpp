@@ -107,7 +107,7 @@ TEST_F(UnderTheCamera, ARidgeWhoseFarVerticesLieBehindTheCameraIsNotASilhouette)
 }
 
 // Soft visibility clips a triangle that reaches nearer than the near plane at it (render/soft_dsl.h's
-// clipped_outline_seen_from). A floor triangle with two corners behind the camera draws as the triangle of its part
+// clip_triangle). A floor triangle with two corners behind the camera draws as the triangle of its part
 // in front: rgb and alpha as the triangle cut at z = 2 (its cut edge lies below the image's bottom, out of reach), with
 // the same perspective-correct vertex colours. One with a corner behind draws as its quad, which the cut mesh holds as
 // two triangles: the same but near the cut's diagonal, where SoftRas's coverage dips at a mesh's inner edge (alpha

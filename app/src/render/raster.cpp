@@ -46,7 +46,7 @@ namespace {
 // homogeneous pixel coordinates (homogeneous_edges, raster.h: Olano and Greer's 2D homogeneous rasterization), which
 // divide by no w. Its pixel box is the box of its part in front of the near plane (its corners there, and the points
 // where its edges cross the plane), grown by the margin as any: soft rasterization clips such a triangle at the near
-// plane (clipped_outline_seen_from in render/soft_dsl.h).
+// plane (clip_triangle in render/soft_dsl.h).
 // `near`: the centre of its pixel box on the screen, where it is binned; else its first corner's pixel, or the
 // screen's nearest (the origin its edges are taken about: edge_record). nearer[0] counts the binned triangles with
 // a corner nearer than the near plane (TileBins::nearer).

@@ -98,16 +98,14 @@ inline Outline outline_seen_from(const Float2& p, const Float2& q0, const Float2
     return o;
 }
 
-// The part of a triangle at view depth >= near seen from pixel position p, for a triangle that reaches nearer than
-// the near plane (a floor running under the camera): its projected corners cannot describe it (a corner behind the
-// camera projects mirrored through the image's centre). Clipped at clip w = near (Sutherland-Hodgman, unrolled),
-// it is a convex polygon of 3 or 4 corners, kept in 4 places (a triangle repeats one: a segment of length 0). The
-// clip coordinates are chosen before any is projected, and every division is of a value kept from 0, so that no
-// value an ite drops is infinite or NaN: $autodiff forms the derivatives of both sides. Inside the polygon the
-// barycentrics come from the triangle's homogeneous edge functions about p (surface_at's); outside, from the
-// outline's point nearest to p, interpolated perspective-correctly between its segment's ends as soft_cover does.
-// A triangle with no corner nearer than the plane (the callers decide from other roundings of its corners) is its
-// own outline.
+// The part of a triangle at view depth >= near, for a triangle that reaches nearer than the near plane (a floor
+// running under the camera): its projected corners cannot describe it (a corner behind the camera projects mirrored
+// through the image's centre). Clipped at clip w = near (Sutherland-Hodgman, unrolled), it is a convex polygon of 3
+// or 4 corners, kept in 4 places (a triangle repeats one: a segment of length 0); a triangle with no corner nearer
+// than the plane (the selection decides from another rounding of its corners) is its own polygon. The clip
+// coordinates are chosen before any is projected, and every division is of a value kept from 0, so that no value
+// an ite drops is infinite or NaN: $autodiff forms the derivatives of both sides. Built once a triangle
+// (clip_triangle); seen from each pixel (ClippedTriangle::seen_from).
 struct ClippedOutline {
     Bool any;       // some part lies beyond the near plane, not degenerate in the image
     Bool inside;
@@ -117,9 +115,30 @@ struct ClippedOutline {
     UInt edge;      // where p is outside: the triangle's edge nearest to it (k: opposite corner k), or 3: the plane's
 };
 
-inline ClippedOutline clipped_outline_seen_from(const Float2& p, const Float4 (&c)[3], const Float& width,
-                                                const Float& height, const Float& near) {
+struct ClippedTriangle {
+    Float4 c[3];        // the triangle's clip coordinates
+    Float width, height, near;
+    Float2 q[4];        // the polygon's corners in pixels
+    Float3 bary[4];     // their barycentrics (of the triangle's corners)
+    Float iw[4];        // 1 / their clip w
+    UInt on[4];         // the edge segment i (corner i to i + 1) lies on: ClippedOutline::edge
+    Float area;         // twice the polygon's signed area
+    Bool any;
+
+    // Seen from pixel position p: inside the polygon, the barycentrics of the point p sees, from the triangle's
+    // homogeneous edge functions about p (surface_at's); outside, those of the outline's point nearest to p,
+    // interpolated perspective-correctly between its segment's ends as soft_cover does.
+    ClippedOutline seen_from(const Float2& p) const;
+};
+
+inline ClippedTriangle clip_triangle(const Float4 (&c)[3], const Float& width, const Float& height,
+                                     const Float& near) {
     auto safe = [](const Float& x) { return ite(x != 0.0f, x, Float(1.0f)); };
+    ClippedTriangle ct;
+    for (int k = 0; k < 3; ++k) ct.c[k] = c[k];
+    ct.width = width;
+    ct.height = height;
+    ct.near = near;
     Bool behind[3] = {c[0].w < near, c[1].w < near, c[2].w < near};
     // The odd corner, on the other side of the plane from the other two, as corner a; b and e follow it.
     Bool odd0 = (behind[0] != behind[1]) & (behind[0] != behind[2]);
@@ -142,24 +161,29 @@ inline ClippedOutline clipped_outline_seen_from(const Float2& p, const Float4 (&
     Bool none_behind = !(behind[0] | behind[1] | behind[2]);
     Float4 corner[4] = {ite(none_behind, c[0], x1), ite(none_behind, c[1], ite(a_behind, b, x2)),
                         ite(none_behind, c[2], ite(a_behind, e, x2)), ite(none_behind, c[2], ite(a_behind, x2, a))};
-    Float3 bary[4] = {ite(none_behind, unit[0], ux1), ite(none_behind, unit[1], ite(a_behind, ub, ux2)),
-                      ite(none_behind, unit[2], ite(a_behind, ue, ux2)),
-                      ite(none_behind, unit[2], ite(a_behind, ux2, ua))};
+    ct.bary[0] = ite(none_behind, unit[0], ux1);
+    ct.bary[1] = ite(none_behind, unit[1], ite(a_behind, ub, ux2));
+    ct.bary[2] = ite(none_behind, unit[2], ite(a_behind, ue, ux2));
+    ct.bary[3] = ite(none_behind, unit[2], ite(a_behind, ux2, ua));
     UInt ia = turn(UInt(0u), UInt(1u), UInt(2u)), ib = turn(UInt(1u), UInt(2u), UInt(0u)),
          ie = turn(UInt(2u), UInt(0u), UInt(1u));
-    UInt on[4] = {ite(none_behind, UInt(2u), ite(a_behind, ie, UInt(3u))),
-                  ite(none_behind, UInt(0u), ite(a_behind, ia, UInt(3u))),
-                  ite(none_behind, UInt(3u), ib), ite(none_behind, UInt(1u), ite(a_behind, UInt(3u), ie))};
-    Float2 q[4];
-    Float iw[4];
+    ct.on[0] = ite(none_behind, UInt(2u), ite(a_behind, ie, UInt(3u)));
+    ct.on[1] = ite(none_behind, UInt(0u), ite(a_behind, ia, UInt(3u)));
+    ct.on[2] = ite(none_behind, UInt(3u), ib);
+    ct.on[3] = ite(none_behind, UInt(1u), ite(a_behind, UInt(3u), ie));
     for (int i = 0; i < 4; ++i) {
-        iw[i] = 1.0f / max(corner[i].w, near);   // >= near but for rounding
-        q[i] = projected_pixel(corner[i], iw[i], width, height);
+        ct.iw[i] = 1.0f / max(corner[i].w, near);   // >= near but for rounding
+        ct.q[i] = projected_pixel(corner[i], ct.iw[i], width, height);
     }
-    Float area = edge_function(q[0], q[1], q[2]) + edge_function(q[0], q[2], q[3]);
-    ClippedOutline o;
+    ct.area = edge_function(ct.q[0], ct.q[1], ct.q[2]) + edge_function(ct.q[0], ct.q[2], ct.q[3]);
     Bool all_behind = behind[0] & behind[1] & behind[2];
-    o.any = (!all_behind) & (abs(area) > 1e-10f);
+    ct.any = (!all_behind) & (abs(ct.area) > 1e-10f);
+    return ct;
+}
+
+inline ClippedOutline ClippedTriangle::seen_from(const Float2& p) const {
+    ClippedOutline o;
+    o.any = any;
     o.inside = true;
     Float best = 3e38f;
     Float3 best_b = bary[0];
@@ -183,7 +207,8 @@ inline ClippedOutline clipped_outline_seen_from(const Float2& p, const Float4 (&
     // Inside: the barycentrics of the point p sees (all >= 0 there, their sum > 0).
     HomogeneousEdges h = homogeneous_edges(c[0], c[1], c[2], width, height, p);
     Float3 v = make_float3(h.e0.z, h.e1.z, h.e2.z);
-    Float3 inside_b = v / safe(ite(o.inside, v.x + v.y + v.z, Float(1.0f)));
+    Float sum = ite(o.inside, v.x + v.y + v.z, Float(1.0f));
+    Float3 inside_b = v / ite(sum != 0.0f, sum, Float(1.0f));
     o.b = ite(o.inside, inside_b, best_b);
     // At least near: rounding put points on the plane's line an ulp before it, which the selection's near test
     // dropped (with faces_per_pixel, about 1% of the fragments beyond a near line in view).
@@ -201,7 +226,7 @@ inline ClippedOutline clipped_outline_seen_from(const Float2& p, const Float4 (&
 // left is its lift onto the triangle when the triangle turns edge-on (its projection folds over: a point
 // beside it is nearest to one edge before and another after, at other depths), a jump of the order of a
 // percent of the colour in the pixels beside it, as in SoftRas and PyTorch3D. With st.clip, a triangle that
-// reaches nearer than the near plane is the polygon of its part beyond it (clipped_outline_seen_from): its
+// reaches nearer than the near plane is the polygon of its part beyond it (clip_triangle): its
 // outline there is the plane's line, beyond which its coverage fades as beyond any edge.
 struct SoftFragment {
     Bool counts;
@@ -258,7 +283,7 @@ SoftFragment soft_fragment(const VertexInputs<PB>& in, const DslCamera& cam, con
     f.clipped = min(min(f.c[0].w, f.c[1].w), f.c[2].w) < st.near;
     f.edge = 3u;
     $if (f.clipped) {
-        ClippedOutline o = clipped_outline_seen_from(pixel_centre(pix), f.c, cam.width, cam.height, st.near);
+        ClippedOutline o = clip_triangle(f.c, cam.width, cam.height, st.near).seen_from(pixel_centre(pix));
         Float d2 = o.d2 * (4.0f / (cam.width * cam.width));
         f.logit = ite(o.inside, d2, -d2) / st.sigma;
         f.b = o.b;

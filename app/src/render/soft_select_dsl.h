@@ -29,7 +29,7 @@ struct SoftQuad {
 
 // What the selection reprojects a triangle that reaches nearer than the near plane from, in a kernel that clips
 // (SoftSettings::clip): its setup's corners do not describe it (a corner behind the camera projects mirrored), so
-// it is clipped as the passes clip it (clipped_outline_seen_from, from the same camera values). The scans take a
+// it is clipped as the passes clip it (clip_triangle, from the same camera values). The scans take a
 // null pointer where the kernel does not clip.
 struct SoftClipSource {
     const BufferFloat3& positions;
@@ -76,12 +76,12 @@ void soft_scan_entry(const BufferVar<gpu::TriSetup>& setups, const SoftClipSourc
     // (projective_w).
     Bool clipped = (max(max(s.inv_w.x, s.inv_w.y), s.inv_w.z) > 1.0f / src->near) |
                    (min(min(s.inv_w.x, s.inv_w.y), s.inv_w.z) <= 0.0f);
-    Float4 c[3];
+    ClippedTriangle ct;
     $if (clipped) {
         UInt3 t = src->triangles.read(tri);
-        c[0] = src->cam.clip(src->positions.read(t.x));
-        c[1] = src->cam.clip(src->positions.read(t.y));
-        c[2] = src->cam.clip(src->positions.read(t.z));
+        const Float4 c[3] = {src->cam.clip(src->positions.read(t.x)), src->cam.clip(src->positions.read(t.y)),
+                             src->cam.clip(src->positions.read(t.z))};
+        ct = clip_triangle(c, src->cam.width, src->cam.height, src->near);   // once for the quad's pixels
         // The tile box, from the clipped part, binned it (setup_triangle).
         lo = make_float2(-3e38f);
         hi = make_float2(3e38f);
@@ -92,7 +92,7 @@ void soft_scan_entry(const BufferVar<gpu::TriSetup>& setups, const SoftClipSourc
         Bool hit = false;
         $if ((p.x >= lo.x) & (p.y >= lo.y) & (p.x <= hi.x) & (p.y <= hi.y) & q.valid[i]) {
             $if (clipped) {
-                ClippedOutline o = clipped_outline_seen_from(p, c, src->cam.width, src->cam.height, src->near);
+                ClippedOutline o = ct.seen_from(p);
                 cand.inside = o.inside;
                 cand.d2 = o.d2;
                 cand.depth = o.depth;
