@@ -37,8 +37,8 @@ struct SoftSettings {
     Float sigma, gamma, reach2;   // reach2: soft_reach2(sigma)
     Float near, far;
     // Whether the kernel carries soft_fragment's clipping (a triangle nearer than the near plane). Lavapipe runs
-    // an $if's body for every group that reaches it, taken or not: the clipping cost soft_forward, soft_backward
-    // and the selection a third more where no triangle needs it, so SoftStage compiles it in only for views that
+    // an $if's body for every group that reaches it, taken or not: the clipping made soft iterations a third to a
+    // half slower where no triangle needs it (app/GUIDE.md), so SoftStage compiles it in only for views that
     // have such triangles (TileBins::nearer); without it, such a triangle counts where all its corners lie
     // beyond the camera's plane and the pixel sees it beyond the near plane.
     bool clip = false;

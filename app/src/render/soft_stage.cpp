@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 namespace adjoint::app {
@@ -27,12 +28,12 @@ constexpr uint32_t kMaxPass = 1, kSumPass = 2, kFinish = 4;
 // soft_select_heaviest; `key` unused otherwise).
 auto select_kernel(uint32_t faces, bool held, bool clip) {
     return Kernel1D([faces, held, clip](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt tile_sides,
-                                  BufferUInt tile_nearest, BufferUInt list, UInt tiles_x,
-                                  BufferVar<gpu::TriSetup> setups, BufferUInt pixel_count, BufferFloat key,
-                                  UInt own_base, UInt capacity, UInt own_stride, Float reach_px,
-                                  BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params,
-                                  BufferFloat3 positions, BufferVar<uint3> triangles, Float sigma, Float gamma,
-                                  UInt width, UInt height, UInt first, UInt count) noexcept {
+                                        BufferUInt tile_nearest, BufferUInt list, UInt tiles_x,
+                                        BufferVar<gpu::TriSetup> setups, BufferUInt pixel_count, BufferFloat key,
+                                        UInt own_base, UInt capacity, UInt own_stride, Float reach_px,
+                                        BufferVar<gpu::ViewRec> views, UInt view, BufferFloat params,
+                                        BufferFloat3 positions, BufferVar<uint3> triangles, Float sigma, Float gamma,
+                                        UInt width, UInt height, UInt first, UInt count) noexcept {
         TileQuad tq = tile_quad(dispatch_id().x, tiles_x);
         UInt2 corner = tq.corner;
         UInt tile_at = tq.tile;
@@ -51,9 +52,14 @@ auto select_kernel(uint32_t faces, bool held, bool clip) {
             $if ((first > 0u) & q.valid[i]) { q.n[i] = pixel_count.read(q.at[i]); };
         }
         auto vr = views.read(view);
-        DslCamera cam = camera_of(params, vr);
-        SoftClipSource clip_source{positions, triangles, cam, vr.near};
-        const SoftClipSource* src = clip ? &clip_source : nullptr;
+        // Where the kernel clips: the camera that reprojects the triangles nearer than the near plane.
+        std::optional<DslCamera> cam;
+        std::optional<SoftClipSource> clip_source;
+        if (clip) {
+            cam.emplace(camera_of(params, vr));
+            clip_source.emplace(SoftClipSource{positions, triangles, *cam, vr.near});
+        }
+        const SoftClipSource* src = clip ? &*clip_source : nullptr;
         if (faces != 0) {
             SoftSettings st{sigma, gamma, 0.0f, vr.near, vr.far, clip};
             SoftSides sides{begin + tile_sides.read(tile_at),
@@ -79,15 +85,15 @@ auto select_kernel(uint32_t faces, bool held, bool clip) {
 // A list of one part takes all three in one dispatch.
 auto forward_kernel(const ShadingPlan& groups, bool clip) {
     return Kernel2D([groups, clip](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
-                             BufferUInt pixel_count, UInt own_base, UInt capacity, UInt own_stride,
-                             BufferVar<gpu::ViewRec> views, UInt view, BufferFloat3 positions,
-                             BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
-                             BufferVar<uint3> triangles, BufferUInt triangle_material, BufferFloat params,
-                             TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
-                             BufferVar<LightSlots> lights, BufferFloat4 out, Float3 background, Float sigma,
-                             Float gamma, Float reach2, BufferFloat grid_head, BufferUInt grid_slot,
-                             BufferUInt grid_cells, BufferUInt grid_list, BufferFloat4 sums, BufferFloat2 state,
-                             BufferUInt weighed_count, UInt first, UInt count, UInt phase) noexcept {
+                                   BufferUInt pixel_count, UInt own_base, UInt capacity, UInt own_stride,
+                                   BufferVar<gpu::ViewRec> views, UInt view, BufferFloat3 positions,
+                                   BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
+                                   BufferVar<uint3> triangles, BufferUInt triangle_material, BufferFloat params,
+                                   TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
+                                   BufferVar<LightSlots> lights, BufferFloat4 out, Float3 background, Float sigma,
+                                   Float gamma, Float reach2, BufferFloat grid_head, BufferUInt grid_slot,
+                                   BufferUInt grid_cells, BufferUInt grid_list, BufferFloat4 sums, BufferFloat2 state,
+                                   BufferUInt weighed_count, UInt first, UInt count, UInt phase) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt own_begin = soft_own(own_base, capacity, own_stride, tiles_x, pix);
@@ -146,21 +152,21 @@ auto forward_kernel(const ShadingPlan& groups, bool clip) {
 // the forward pass stored) times each part's d sums / d inputs (from $autodiff, seeded with the former).
 auto backward_kernel(const ShadingPlan& groups, bool camera_free, bool clip) {
     return Kernel2D([groups, camera_free, clip](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list,
-                                          UInt tiles_x, BufferUInt pixel_count, UInt own_base, UInt capacity,
-                                          UInt own_stride,
-                                          BufferVar<gpu::ViewRec> views, UInt view,
-                                          DiffBufferFloat3 positions, DiffBufferFloat3 normals,
-                                          DiffBufferFloat3 colors, BufferFloat2 uvs,
-                                          BufferVar<uint3> triangles, BufferUInt triangle_material,
-                                          DiffBufferFloat params, BufferFloat params_value,
-                                          BufferFloat3 positions_value,
-                                          TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
-                                          BufferVar<LightSlots> lights, BufferFloat dfinal,
-                                          Float3 background, Float sigma, Float gamma,
-                                          Float reach2, BufferFloat grid_head, BufferUInt grid_slot,
-                                          BufferUInt grid_cells, BufferUInt grid_list, BufferFloat4 sums,
-                                          BufferFloat2 state, BufferUInt weighed_count, UInt first,
-                                          UInt count) noexcept {
+                                                UInt tiles_x, BufferUInt pixel_count, UInt own_base, UInt capacity,
+                                                UInt own_stride,
+                                                BufferVar<gpu::ViewRec> views, UInt view,
+                                                DiffBufferFloat3 positions, DiffBufferFloat3 normals,
+                                                DiffBufferFloat3 colors, BufferFloat2 uvs,
+                                                BufferVar<uint3> triangles, BufferUInt triangle_material,
+                                                DiffBufferFloat params, BufferFloat params_value,
+                                                BufferFloat3 positions_value,
+                                                TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
+                                                BufferVar<LightSlots> lights, BufferFloat dfinal,
+                                                Float3 background, Float sigma, Float gamma,
+                                                Float reach2, BufferFloat grid_head, BufferUInt grid_slot,
+                                                BufferUInt grid_cells, BufferUInt grid_list, BufferFloat4 sums,
+                                                BufferFloat2 state, BufferUInt weighed_count, UInt first,
+                                                UInt count) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt own_begin = soft_own(own_base, capacity, own_stride, tiles_x, pix);
