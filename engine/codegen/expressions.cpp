@@ -68,24 +68,36 @@ std::string Emitter::expression(const Inst& in, int column) {
 
 // Integer division and remainder by 0 give 0, on the device as in the interpreter (ir/eval_lanes.cpp): GLSL leaves
 // them undefined, and lavapipe gave all bits set for a uint's quotient and for both remainders (an index i % n with
-// n = 0 was 4294967295). The divisor is replaced by 1 where it is 0 (no division by 0 is left to the driver), and
-// the result by 0 there. A constant scalar divisor other than 0 divides as it is.
+// n = 0 was 4294967295). A signed division by -1 negates (INT_MIN / -1 wraps to INT_MIN, as the interpreter's) and its
+// remainder is 0: GLSL leaves INT_MIN / -1 undefined, and a CPU's divide instruction traps on it. The divisor is
+// replaced by 1 where it is 0 (or -1), so that no such division is left to the driver, and the result is chosen
+// after. A constant scalar divisor other than 0 (and -1) divides as it is.
 std::string Emitter::integer_division(const Inst& in) {
-    const std::string sym = in.op == Op::Div ? " / " : " % ";
+    const bool div = in.op == Op::Div;
+    const std::string sym = div ? " / " : " % ";
     const ValueId y = in.operands[1];
     const Type* ty = f_.type_of(y);
     const std::string x = name(in.operands[0]), d = name(y);
-    if (ty->is_scalar() && is_constant(f_, y) && const_int(f_, y) != 0) return x + sym + d;
     const ScalarKind k = ty->scalar_kind();
+    const bool sign = k == ScalarKind::Int;
+    if (ty->is_scalar() && is_constant(f_, y) && const_int(f_, y) != 0 && !(sign && const_int(f_, y) == -1))
+        return x + sym + d;
     const std::string suffix = k == ScalarKind::UInt ? "u" : k == ScalarKind::UInt64 ? "ul" : "";
     if (ty->is_scalar()) {
         const std::string is0 = temp("bool", d + " == 0" + suffix, false);
         const std::string zero = in.type->is_vector() ? glsl_type(in.type) + "(0" + suffix + ")" : "0" + suffix;
-        return is0 + " ? " + zero + " : " + x + sym + "(" + is0 + " ? 1" + suffix + " : " + d + ")";
+        if (!sign) return is0 + " ? " + zero + " : " + x + sym + "(" + is0 + " ? 1" + suffix + " : " + d + ")";
+        const std::string neg1 = temp("bool", d + " == -1", false);
+        const std::string safe = x + sym + "(" + is0 + " || " + neg1 + " ? 1 : " + d + ")";
+        return is0 + " ? " + zero + " : " + neg1 + " ? " + (div ? "-(" + x + ")" : zero) + " : " + safe;
     }
     const std::string yt = glsl_type(ty), zero = yt + "(0" + suffix + ")", one = yt + "(1" + suffix + ")";
-    const std::string is0 = temp(glsl_type(ty->with_scalar(ScalarKind::Bool)), "equal(" + d + ", " + zero + ")", false);
-    return "mix(" + x + sym + "mix(" + d + ", " + one + ", " + is0 + "), " + zero + ", " + is0 + ")";
+    const std::string bt = glsl_type(ty->with_scalar(ScalarKind::Bool));
+    const std::string is0 = temp(bt, "equal(" + d + ", " + zero + ")", false);
+    if (!sign) return "mix(" + x + sym + "mix(" + d + ", " + one + ", " + is0 + "), " + zero + ", " + is0 + ")";
+    const std::string neg1 = temp(bt, "equal(" + d + ", " + yt + "(-1))", false);
+    const std::string safe = x + sym + "mix(mix(" + d + ", " + one + ", " + is0 + "), " + one + ", " + neg1 + ")";
+    return "mix(mix(" + safe + ", " + (div ? "-(" + x + ")" : zero) + ", " + neg1 + "), " + zero + ", " + is0 + ")";
 }
 
 // A component-wise function of matrices, as the matrix of its columns.

@@ -426,13 +426,16 @@ TEST_F(Builtins, FloatComparisonsAndLogic) {
 }
 
 // Division and remainder by 0, which GLSL leaves undefined (lavapipe gave all bits set for a uint's quotient and for
-// both remainders): 0, on the device as in the interpreter, for scalars, vectors and a vector over a scalar. (A
-// remainder of negative operands is undefined in GLSL too: only by 0 here.)
+// both remainders): 0, on the device as in the interpreter, for scalars, vectors and a vector over a scalar. A signed
+// division by -1 negates, INT_MIN / -1 wrapping to INT_MIN, with remainder 0 (undefined in GLSL, a trap on a CPU's
+// divide instruction; lavapipe wraps already, so the emitted selects are what this pins on it, with the goldens).
+// (A remainder of negative operands is undefined in GLSL too: only by 0 and -1 here.)
 TEST_F(Builtins, IntegerDivisionByZeroGivesZero) {
-    const std::vector<int32_t> xs = {7, -7, 0, 5, 9, 2147483647, 12, -12};
-    const std::vector<int32_t> ys = {0, 0, 0, 2, 4, 0, 5, 0};
-    const auto div = [](int64_t x, int64_t y) { return y == 0 ? 0 : x / y; };
-    const auto mod = [](int64_t x, int64_t y) { return y == 0 ? 0 : x % y; };
+    const std::vector<int32_t> xs = {7, -7, 0, 5, 9, 2147483647, 12, -12, -2147483647 - 1, -2147483647 - 1, 6};
+    const std::vector<int32_t> ys = {0, 0, 0, 2, 4, 0, 5, 0, -1, 0, -1};
+    const auto wrap = [](int64_t v) { return int64_t(int32_t(uint32_t(uint64_t(v)))); };
+    const auto div = [&](int64_t x, int64_t y) { return y == 0 ? 0 : wrap(x / y); };
+    const auto mod = [](int64_t x, int64_t y) { return y == 0 || y == -1 ? 0 : x % y; };
     Kernel1D scalars = [](BufferInt a, BufferInt b, BufferVar<uint4> out) noexcept {
         auto i = dispatch_id().x;
         Int x = a.read(i), y = b.read(i);

@@ -73,5 +73,10 @@ void main() {
         l8 = v61;
     }
     const int v63 = l8;
-    b1[v4] = v63;
+    const bool t0 = v5 == 0;
+    const bool t1 = v5 == -1;
+    const int v65 = t0 ? 0 : t1 ? -(v63) : v63 / (t0 || t1 ? 1 : v5);
+    const int v66 = l8;
+    const int v67 = v66 + v65;
+    b1[v4] = v67;
 }
