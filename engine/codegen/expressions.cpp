@@ -97,7 +97,9 @@ std::string Emitter::integer_division(const Inst& in) {
     if (!sign) return "mix(" + x + sym + "mix(" + d + ", " + one + ", " + is0 + "), " + zero + ", " + is0 + ")";
     const std::string neg1 = temp(bt, "equal(" + d + ", " + yt + "(-1))", false);
     const std::string safe = x + sym + "mix(mix(" + d + ", " + one + ", " + is0 + "), " + one + ", " + neg1 + ")";
-    return "mix(mix(" + safe + ", " + (div ? "-(" + x + ")" : zero) + ", " + neg1 + "), " + zero + ", " + is0 + ")";
+    // (The dividend may be a scalar over a vector divisor: its negation is splat to the result's type.)
+    const std::string negated = glsl_type(in.type) + "(-(" + x + "))";
+    return "mix(mix(" + safe + ", " + (div ? negated : zero) + ", " + neg1 + "), " + zero + ", " + is0 + ")";
 }
 
 // A component-wise function of matrices, as the matrix of its columns.

@@ -34,7 +34,7 @@ void main() {
         const uint v57 = l52;
         const bool v59 = v57 >= 64u;
         if (v59) {
-            atomicCompSwap(adjoint_status[0], 0u, 441042180u);
+            atomicCompSwap(adjoint_status[0], 0u, 1888781222u);
         }
         const uint v64 = min(v57, 63u);
         const float v65 = l15;
