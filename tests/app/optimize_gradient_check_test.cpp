@@ -198,6 +198,8 @@ TEST_F(GradientCheck, PoseDemoWithAntialiasPasses) {
     // A failing geometry row brings the table's hint about shading jumps inside the surface (a shading row does
     // not: MaterialLightDemoPassesAndABrokenGradientFails).
     EXPECT_NE(app::format_gradient_check(bad).find("a geometry row can fail with a right gradient"), std::string::npos);
+    // ... and the image's border, where a silhouette along it has no pixel pair (a road's near edge: stop 61's note).
+    EXPECT_NE(app::format_gradient_check(bad).find("runs along the image's border"), std::string::npos);
     EXPECT_EQ(app::format_gradient_check(check).find("a geometry row can fail"), std::string::npos);
 }
 

@@ -286,7 +286,11 @@ std::string format_gradient_check(const GradientCheck& c) {
                "turns, bias every difference (the same mesh untextured and evenly lit passes; --diagnose's\n"
                "edges_vV.png shows the edges that carry gradients); and a texture finer than the pixels (a bumpy\n"
                "normal or roughness map seen small) makes the loss rough at the scale of a texel: the gradient is\n"
-               "its exact local slope, the differences average it (render larger, or check an untextured twin)\n";
+               "its exact local slope, the differences average it (render larger, or check an untextured twin);\n"
+               "and a silhouette that runs along the image's border, within half a pixel of it, has no pixel pair\n"
+               "to blend across there (as in nvdiffrast): it jumps as it crosses the last pixel centres, without a\n"
+               "gradient (a road's near edge along the bottom row: move the camera so that the edge leaves the\n"
+               "border, or crosses it)\n";
     return out.str();
 }
 
