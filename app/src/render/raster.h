@@ -108,8 +108,12 @@ Float edge_depth(const E& e, const Float2& p) {
     Float2 q = p - e.origin;
     return e.e0.w * q.x + e.e1.w * q.y + e.e2.w;
 }
-// Perspective-correct barycentrics from edge values: each over their sum.
-inline Float3 edge_barycentrics(const Float3& v) { return v / (v.x + v.y + v.z); }
+// x, or 1 where x is 0: a divisor kept from 0 where the quotient is not used, so that it stays finite ($autodiff
+// forms the derivatives of an ite's dropped side too).
+inline Float nonzero(const Float& x) { return ite(x != 0.0f, x, Float(1.0f)); }
+// Perspective-correct barycentrics from edge values: each over their sum (0 only where the pixel's ray runs along
+// the triangle's plane, which sees no point of it: kept finite there).
+inline Float3 edge_barycentrics(const Float3& v) { return v / nonzero(v.x + v.y + v.z); }
 
 // All meshes of a scene, concatenated, in world space.
 struct DeviceGeometry {

@@ -133,7 +133,6 @@ struct ClippedTriangle {
 
 inline ClippedTriangle clip_triangle(const Float4 (&c)[3], const Float& width, const Float& height,
                                      const Float& near) {
-    auto safe = [](const Float& x) { return ite(x != 0.0f, x, Float(1.0f)); };
     ClippedTriangle ct;
     for (int k = 0; k < 3; ++k) ct.c[k] = c[k];
     ct.width = width;
@@ -152,7 +151,7 @@ inline ClippedTriangle clip_triangle(const Float4 (&c)[3], const Float& width, c
     Bool a_behind = turn(behind[0], behind[1], behind[2]);
     // Where edges a-b and e-a cross the plane (their ends lie on either side of it).
     Float da = a.w - near, db = b.w - near, de = e.w - near;
-    Float t1 = da / safe(da - db), t2 = de / safe(de - da);
+    Float t1 = da / nonzero(da - db), t2 = de / nonzero(de - da);
     Float4 x1 = a + (b - a) * t1, x2 = e + (a - e) * t2;
     Float3 ux1 = ua + (ub - ua) * t1, ux2 = ue + (ua - ue) * t2;
     // a behind: x1 b e x2 (4 corners); a alone in front: x1 x2 x2 a (3), both in the triangle's winding; none
@@ -206,9 +205,9 @@ inline ClippedOutline ClippedTriangle::seen_from(const Float2& p) const {
     o.d2 = best;
     // Inside: the barycentrics of the point p sees (all >= 0 there, their sum > 0).
     HomogeneousEdges h = homogeneous_edges(c[0], c[1], c[2], width, height, p);
-    Float3 v = make_float3(h.e0.z, h.e1.z, h.e2.z);
-    Float sum = ite(o.inside, v.x + v.y + v.z, Float(1.0f));
-    Float3 inside_b = v / ite(sum != 0.0f, sum, Float(1.0f));
+    // (Outside, where their sum may be as small as anything, a corner's in their place keeps the quotient finite.)
+    Float3 inside_b =
+        edge_barycentrics(ite(o.inside, make_float3(h.e0.z, h.e1.z, h.e2.z), make_float3(1.0f, 0.0f, 0.0f)));
     o.b = ite(o.inside, inside_b, best_b);
     // At least near: rounding put points on the plane's line an ulp before it, which the selection's near test
     // dropped (with faces_per_pixel, about 1% of the fragments beyond a near line in view).
@@ -305,12 +304,7 @@ Var<gpu::Surface> soft_surface(const VertexInputs<PB>& in, const DslCamera& cam,
                                const SoftFragment& f, const UInt2& pix) {
     Float2 p = pixel_centre(pix);
     HomogeneousEdges e = homogeneous_edges(f.c[0], f.c[1], f.c[2], cam.width, cam.height, p);
-    // The plane's barycentrics; kept finite where the pixel's ray runs along the plane (their sum 0).
-    auto plane = [&](const Float2& at) {
-        Float3 v = edge_values(e, at);
-        Float sum = v.x + v.y + v.z;
-        return v / ite(sum != 0.0f, sum, Float(1.0f));
-    };
+    auto plane = [&](const Float2& at) { return edge_barycentrics(edge_values(e, at)); };
     Float3 bd = plane(p), bx = plane(p + make_float2(1.0f, 0.0f)), by = plane(p + make_float2(0.0f, 1.0f));
     return interpolate_surface(in, cam, tri, f.t, f.w, f.b, bd, bx, by, false);
 }
