@@ -185,19 +185,36 @@ ValueId Differentiator::grad_buffer(ValueId buffer) {
     return id;
 }
 
-// Component c of element i's adjoint goes to gradient word i * components + c, by float atomic add.
+// Component c of element i's adjoint goes to gradient word i * components + c, by float atomic add, unless every
+// component is zero: most of a sum over candidates adds nothing (a shadow's occluders away from the point's band),
+// and each atomic skipped spares a compare-and-swap loop where the device has no native float add (lavapipe:
+// dynamic_shade_backward of sun-from-shadow.json 4.1 -> 3.6 ms, medians of 4 alternated runs). NaN compares
+// unequal to 0, so it still reaches the gradient.
 void Differentiator::scatter(const Inst& read, ValueId g) {
     ValueId grads = grad_buffer(read.operands[0]);
     ValueId index = P(read.operands[1]);
     if (b_.type_of(index) != Type::u32()) index = b_.cast(Type::u32(), index, read.loc);
     uint32_t n = read.type->lanes();
-    ValueId base = n == 1 ? index : b_.binary(Op::Mul, index, b_.u32(n, read.loc), read.loc);
+    std::vector<std::pair<uint32_t, ValueId>> adds;   // (component, adjoint)
     for (uint32_t c = 0; c < n; ++c) {
         ValueId gc = n == 1 ? g : b_.extract(g, c, read.loc);
         if (is_constant(f_, gc) && const_is(f_, gc, 0.0)) continue;   // provably nothing to add
+        adds.emplace_back(c, gc);
+    }
+    if (adds.empty()) return;
+    ValueId any = kNoValue;
+    for (const auto& [c, gc] : adds) {
+        ValueId ne = b_.binary(Op::Ne, gc, b_.f32(0.0f, read.loc), read.loc);
+        any = any == kNoValue ? ne : b_.binary(Op::Or, any, ne, read.loc);
+    }
+    ValueId base = n == 1 ? index : b_.binary(Op::Mul, index, b_.u32(n, read.loc), read.loc);
+    ValueId guard = b_.if_(any, read.loc);
+    b_.push(*f_.inst(guard).regions[0]);
+    for (const auto& [c, gc] : adds) {
         ValueId at = c == 0 ? base : b_.binary(Op::Add, base, b_.u32(c, read.loc), read.loc);
         b_.emit(Op::BufferAtomic, {grads, at, gc}, Type::f32(), int64_t(AtomicOp::Add), read.loc);
     }
+    b_.pop();
 }
 
 } // namespace adjoint::autodiff

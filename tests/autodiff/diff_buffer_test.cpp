@@ -119,6 +119,40 @@ TEST_F(DiffBuffers, ReadsInBranchesAndCallables) {
     }
 }
 
+TEST_F(DiffBuffers, AnElementsZeroAdjointAddsNothingAndNaNStillArrives) {
+    // Thread i reads the float3 d[i] and y = w[i] * d[i].x + w2[i] * d[i].z: an element whose adjoint is zero in
+    // every component is skipped (no atomics), one with any component nonzero adds all of them, and NaN arrives.
+    // The gradient starts at -0.0, which an added +0.0 would turn into +0.0.
+    Kernel1D k = [](DiffBufferFloat3 d, BufferFloat w, BufferFloat w2) noexcept {
+        auto i = dispatch_id().x;
+        $autodiff {
+            Float3 v = d.read(i);
+            backward(w.read(i) * v.x + w2.read(i) * v.z);
+        };
+    };
+    auto shader = device.compile(k);
+    const float nan = std::nanf("");
+    const std::vector<float> ws = {0.0f, 2.0f, 0.0f, nan}, w2s = {0.0f, 0.0f, -1.5f, 0.0f};
+    const uint32_t n = uint32_t(ws.size());
+    std::vector<float> start(3 * n, -0.0f), ones(3 * n, 1.0f);
+    auto d = device.create_diff_buffer<float3>(n);
+    auto w = device.create_buffer<float>(n);
+    auto w2 = device.create_buffer<float>(n);
+    std::vector<float> g(3 * n);
+    stream << d.value.copy_from(ones.data()) << d.grad.copy_from(start.data()) << w.copy_from(ws.data())
+           << w2.copy_from(w2s.data()) << shader(d, w, w2).dispatch(n) << d.grad.copy_to(g.data()) << synchronize();
+    for (uint32_t c = 0; c < 3; ++c) {   // thread 0: zero adjoints, nothing added
+        EXPECT_EQ(g[c], 0.0f);
+        EXPECT_TRUE(std::signbit(g[c])) << c;
+    }
+    EXPECT_EQ(g[3], 2.0f);                                  // thread 1: x's adjoint, and z's zero added
+    EXPECT_TRUE(std::signbit(g[4]));                        // (y's adjoint is the constant 0: never added)
+    EXPECT_FALSE(std::signbit(g[5]));
+    EXPECT_EQ(g[8], -1.5f);                                 // thread 2: z's adjoint
+    EXPECT_FALSE(std::signbit(g[6]));
+    EXPECT_TRUE(std::isnan(g[9]));                          // thread 3: NaN is not zero
+}
+
 TEST_F(DiffBuffers, ReadsInARunTimeLoopFallBackToTheTapedLoop) {
     // s = 0.5 s + d[(i + j) % n] for j < m[i]: a scalar loop of two inputs would go forward mode, but a
     // differentiable read is a new input in every iteration, so the loop is taped. d s / d d[k] sums
