@@ -144,7 +144,8 @@ void Objective::render(const Buffer<float>& params, uint32_t view, const Buffer<
     dynamic_->render(stream_, view, views_[view], params, out);
 }
 
-void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32_t>& order, float scale) {
+void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32_t>& order, float scale,
+                       bool regularize) {
     const uint32_t k = uint32_t(order.size());
     stream_ << params.grad.fill_zero() << data_.textures.zero_grad();
     forward_.build_mips(stream_, data_, params.value);
@@ -160,9 +161,9 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
             dynamic_->backward(stream_, v, params);
         }
         dynamic_->geometry_backward(stream_, params);
-        regularizers_->record(stream_, params, reg_loss_);
+        if (regularize) regularizers_->record(stream_, params, reg_loss_);
         const uint32_t reg_first = uint32_t(partials_.size()) - reg_chunks_;
-        if (reg_terms_ > 0)
+        if (regularize && reg_terms_ > 0)
             stream_ << sum_chunks_(reg_loss_, reg_loss_, partials_, 0u, reg_terms_, reg_first, reg_first)
                            .dispatch(reg_chunks_ * sum_lanes_);   // one buffer: both sums go to the same place
     } else {
@@ -232,22 +233,32 @@ void Objective::read_back() {
     if (!dynamic_) stream_ << covered_partials_.copy_to(host_covered_.data());
 }
 
+// Slot j's partial sums of the loss (which = 0) or of the squared error (which = 1).
+double Objective::slot_sum(uint32_t j, uint32_t which) const {
+    double sum = 0;
+    for (uint32_t c = 0; c < partials_per_view_; ++c) {
+        const size_t at = (2 * j + which) * partials_per_view_ + c;
+        sum += host_partials_[at] + (host_covered_.empty() ? 0.0 : double(host_covered_[at]));
+    }
+    return sum;
+}
+
 std::pair<double, double> Objective::loss_and_psnr(uint32_t k, float scale) const {
     double loss = 0, psnr = 0;
     for (uint32_t j = 0; j < k; ++j) {
-        double l = 0, e = 0;
-        for (uint32_t c = 0; c < partials_per_view_; ++c) {
-            const size_t lc = 2 * j * partials_per_view_ + c, ec = (2 * j + 1) * partials_per_view_ + c;
-            l += host_partials_[lc] + (host_covered_.empty() ? 0.0 : double(host_covered_[lc]));
-            e += host_partials_[ec] + (host_covered_.empty() ? 0.0 : double(host_covered_[ec]));
-        }
-        loss += l;
-        double mse = e / (double(pixels_) * 3.0);
+        loss += slot_sum(j, 0);
+        double mse = slot_sum(j, 1) / (double(pixels_) * 3.0);
         psnr += mse > 0 ? -10.0 * std::log10(mse) : 100.0;   // identical images: capped at 100 dB
     }
     double reg = 0;
     for (uint32_t c = 0; c < reg_chunks_; ++c) reg += host_partials_[host_partials_.size() - reg_chunks_ + c];
     return {loss * scale + reg, psnr / k};
+}
+
+std::vector<double> Objective::view_losses(uint32_t k, float scale) const {
+    std::vector<double> out(k);
+    for (uint32_t j = 0; j < k; ++j) out[j] = slot_sum(j, 0) * scale;
+    return out;
 }
 
 } // namespace adjoint::app

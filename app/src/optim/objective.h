@@ -31,13 +31,18 @@ public:
     ~Objective();
 
     // Records: the gradients zeroed, the mip chains, then per view of `order` render + loss + backward
-    // (of loss * scale), the textures' and the vertices' gradients into params.grad, the regularizers, and the
-    // partial sums of each view's loss and squared error.
-    void record(const DiffBuffer<float>& params, const std::vector<uint32_t>& order, float scale);
+    // (of loss * scale), the textures' and the vertices' gradients into params.grad, the regularizers (unless
+    // `regularize` is false: the views' share alone, --check-gradients), and the partial sums of each view's
+    // loss and squared error.
+    void record(const DiffBuffer<float>& params, const std::vector<uint32_t>& order, float scale,
+                bool regularize = true);
     // Records the partial sums' copy to the host (loss_and_psnr reads it after the next synchronize).
     void read_back();
     // The loss (mean over pixels, channels and the views, plus the regularizers) and the mean PSNR.
     std::pair<double, double> loss_and_psnr(uint32_t views, float scale) const;
+    // Each of the first `views` recorded views' own loss (its mean, times the views' share: loss_and_psnr's
+    // loss is their sum plus the regularizers').
+    std::vector<double> view_losses(uint32_t views, float scale) const;
     // --diagnose: render view `view`, seed its image gradient with d (loss * scale) / d image (unit: 1 in every
     // colour channel, 0 in alpha: the sensitivity of the image's channel sum), and record each pixel's own
     // contributions to the traced parameters into d.out (render/diagnose_stage.h). The dynamic chain only.
@@ -53,6 +58,7 @@ public:
 
 private:
     void rasterize_once(const Scene& current);
+    double slot_sum(uint32_t slot, uint32_t which) const;
     void make_targets(const Scene& truth);
 
     Device& device_;

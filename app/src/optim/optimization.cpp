@@ -240,24 +240,48 @@ void Optimizer::load_state(const OptimizerState& st) {
     s.stream << synchronize();
 }
 
-double Optimizer::evaluate(std::vector<float>* gradient) {
+double Optimizer::evaluate(std::vector<float>* gradient) { return evaluate(gradient, nullptr); }
+
+namespace {
+
+// The free parameters' floats of a whole parameter buffer's gradient, in file order.
+std::vector<float> free_part(const OptimizerStages& s, const std::vector<float>& g) {
+    std::vector<float> out;
+    for (const auto& f : s.free) out.insert(out.end(), g.begin() + f.offset, g.begin() + f.offset + f.p.size);
+    return out;
+}
+
+// evaluate()'s scale: the loss is the mean over every view's pixels and channels.
+float loss_scale(const OptimizerStages& s) {
+    return 1.0f / (float(s.objective->pixels()) * 3.0f * float(s.data.views.size()));
+}
+
+} // namespace
+
+double Optimizer::evaluate(std::vector<float>* gradient, std::vector<double>* view_losses) {
     auto& s = *s_;
     const uint32_t n = uint32_t(s.data.views.size());
     std::vector<uint32_t> all(n);
     for (uint32_t i = 0; i < n; ++i) all[i] = i;
-    const float scale = 1.0f / (float(s.objective->pixels()) * 3.0f * float(n));
+    const float scale = loss_scale(s);
     s.objective->record(s.params, all, scale);
     std::vector<float> g(s.params.grad.size());
     s.objective->read_back();
     s.stream << s.params.grad.copy_to(g.data()) << synchronize();
-    if (gradient) {
-        gradient->clear();
-        for (const auto& f : s.free) {
-            size_t size = f.p.size;
-            gradient->insert(gradient->end(), g.begin() + f.offset, g.begin() + f.offset + size);
-        }
-    }
+    if (gradient) *gradient = free_part(s, g);
+    if (view_losses) *view_losses = s.objective->view_losses(n, scale);
     return s.objective->loss_and_psnr(n, scale).first;
+}
+
+std::vector<float> Optimizer::view_gradient(uint32_t view) {
+    auto& s = *s_;
+    if (view >= s.data.views.size())
+        throw Error("view_gradient: no view " + std::to_string(view) + " (the scene has " +
+                    std::to_string(s.data.views.size()) + ")");
+    s.objective->record(s.params, {view}, loss_scale(s), false);
+    std::vector<float> g(s.params.grad.size());
+    s.stream << s.params.grad.copy_to(g.data()) << synchronize();
+    return free_part(s, g);
 }
 
 std::vector<float> Optimizer::free_values() {

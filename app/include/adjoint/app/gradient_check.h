@@ -28,6 +28,9 @@ struct GradientCheckRow {
     double numeric = 0;       // the central difference (geometry with antialias or soft: the fitted slope)
     double noise = 0;         // geometry with antialias or soft: the fitted slope's standard error (else 0)
     double relative_error = 0;// |analytic − numeric| / max(|analytic|, |numeric|), 0 when both are 0
+    // What the relative tolerance applies to: the sum over the loss's parts (each view's share, the
+    // regularizers') of max(|analytic|, |numeric|) of each; max(|analytic|, |numeric|) with one view alone.
+    double scale = 0;
     double tolerance = 0;     // the allowed |analytic − numeric|
     CheckVerdict verdict = CheckVerdict::pass;
     std::string note;         // why a row is skipped; "geometry" on a failing geometry row (the table adds a hint)
