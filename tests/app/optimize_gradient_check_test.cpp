@@ -235,8 +235,10 @@ TEST_F(GradientCheck, PoseDemoAtItsOwnResolutionJudgesEachRowByItsViewsParts) {
     app::GradientCheckOptions broken;
     broken.break_parameter = "meshes.knot.rotation";
     const auto bad = app::check_gradients(opt, scene, broken);
-    for (const auto& row : bad.rows)
-        EXPECT_EQ(row.verdict == app::CheckVerdict::fail, row.path == "meshes.knot.rotation") << row.path << row.component;
+    for (const auto& row : bad.rows) {
+        EXPECT_EQ(row.verdict == app::CheckVerdict::fail, row.path == "meshes.knot.rotation")
+            << row.path << row.component;
+    }
 }
 
 // The camera demo, reduced: a textured floor, a textured ball and the knot, the eye, target and field of
