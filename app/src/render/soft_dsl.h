@@ -42,6 +42,13 @@ struct SoftSettings {
     // have such triangles (TileBins::nearer); without it, such a triangle counts where all its corners lie
     // beyond the camera's plane and the pixel sees it beyond the near plane.
     bool clip = false;
+
+    // A squared distance in pixels as sigma measures it: in NDC units, the image's width spanning 2.
+    Float ndc_d2(const Float& d2_px, const Float& width) const { return d2_px * (4.0f / (width * width)); }
+    // The coverage logit, sign * d^2 / sigma (positive inside), of a squared NDC distance.
+    Float logit(const Bool& inside, const Float& d2) const { return ite(inside, d2, -d2) / sigma; }
+    // A view depth as the depth softmax weighs it: 1 at the near plane, 0 at the far one.
+    Float depth_weight(const Float& depth) const { return (far - depth) / (far - near); }
 };
 
 // The triangles a pixel loops over: `count` entries of `list` from `begin`, `stride` apart: its own candidates
@@ -246,15 +253,15 @@ struct SoftFragment {
 inline void soft_cover(SoftFragment& f, const Float& width, const SoftSettings& st, const UInt2& pix) {
     Float2 p = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
     Outline o = outline_seen_from(p, f.q[0], f.q[1], f.q[2], f.area);
-    Float d2 = o.d2 * (4.0f / (width * width));
-    f.logit = ite(o.inside, d2, -d2) / st.sigma;
+    Float d2 = st.ndc_d2(o.d2, width);
+    f.logit = st.logit(o.inside, d2);
     Float3 lc = ite(o.inside, o.l, o.nearest);
     // Perspective-corrected; the depth is the view depth there.
     Float3 qb = lc * f.inv_w;
     Float sum = qb.x + qb.y + qb.z;
     f.b = qb / sum;
     Float depth = 1.0f / sum;
-    f.depth = (st.far - depth) / (st.far - st.near);
+    f.depth = st.depth_weight(depth);
     f.counts = (abs(f.area) > 1e-10f) & (depth >= st.near) & (depth <= st.far) & (o.inside | (d2 < st.reach2));
 }
 
@@ -283,11 +290,11 @@ SoftFragment soft_fragment(const VertexInputs<PB>& in, const DslCamera& cam, con
     f.edge = 3u;
     $if (f.clipped) {
         ClippedOutline o = clip_triangle(f.c, cam.width, cam.height, st.near).seen_from(pixel_centre(pix));
-        Float d2 = o.d2 * (4.0f / (cam.width * cam.width));
-        f.logit = ite(o.inside, d2, -d2) / st.sigma;
+        Float d2 = st.ndc_d2(o.d2, cam.width);
+        f.logit = st.logit(o.inside, d2);
         f.b = o.b;
         f.edge = o.edge;
-        f.depth = (st.far - o.depth) / (st.far - st.near);
+        f.depth = st.depth_weight(o.depth);
         f.counts = o.any & (o.depth <= st.far) & (o.inside | (d2 < st.reach2));
     }
     $else { projected(); };

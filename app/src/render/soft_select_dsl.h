@@ -127,9 +127,8 @@ inline void soft_select(const BufferVar<gpu::TriSetup>& setups, const SoftClipSo
 // at the pixel, which never counts.
 inline Bool soft_select_key(const SoftCandidate& c, const SoftSettings& st, const Float& width, Float& kw) {
     const float log_keep = std::log1p(-kSoftCutoff);
-    Float d2 = c.d2 * (4.0f / (width * width));
-    Float logit = ite(c.inside, d2, -d2) / st.sigma;
-    Float z = (st.far - c.depth) / (st.far - st.near);
+    Float logit = st.logit(c.inside, st.ndc_d2(c.d2, width));
+    Float z = st.depth_weight(c.depth);
     kw = log(max(sigmoid(logit) - kSoftCutoff, 1e-30f)) - log_keep + z / st.gamma;
     return (c.depth >= st.near) & (c.depth <= st.far);
 }
@@ -167,7 +166,7 @@ void soft_scan_sides(const BufferVar<gpu::TriSetup>& setups, const SoftClipSourc
             // z / gamma).
             Float kept = 1e30f;
             for (uint32_t i = 0; i < kSoftQuad; ++i) kept = min(kept, ite(q.valid[i], least(i), 1e30f));
-            Float bound = (st.far - 1.0f / b_nearest) / (st.far - st.near) / st.gamma;
+            Float bound = st.depth_weight(1.0f / b_nearest) / st.gamma;
             $if ((b_nearest > 0.0f) & (bound + 1e-4f * abs(bound) + 1e-2f < kept)) { $break; };
         };
         UInt at = ite(k < na, a_begin + k, b_begin + (k - na));
