@@ -60,7 +60,7 @@ Counts expect_rows(const app::GradientCheck& c, double rtol) {
         }
         if (r.component % 3 == 0 || std::fabs(r.analytic) < 1e-3 * largest) continue;
         const double scale = std::max(std::fabs(r.analytic), std::fabs(r.numeric));
-        const double rounding = r.tolerance - app::kCheckRelativeTolerance * r.scale;
+        const double rounding = r.tolerance - app::kCheckRelativeTolerance * scale;
         EXPECT_LE(std::fabs(r.analytic - r.numeric), rtol * scale + rounding)
             << r.component << ": " << r.analytic << " vs " << r.numeric;
         ++(r.component % 3 == 1 ? n.roughness : n.metallic);

@@ -150,7 +150,8 @@ TEST_F(DiffBuffers, AnElementsZeroAdjointAddsNothingAndNaNStillArrives) {
     EXPECT_FALSE(std::signbit(g[5]));
     EXPECT_EQ(g[8], -1.5f);                                 // thread 2: z's adjoint
     EXPECT_FALSE(std::signbit(g[6]));
-    EXPECT_TRUE(std::isnan(g[9]));                          // thread 3: NaN is not zero
+    EXPECT_TRUE(std::isnan(g[9]));                          // thread 3: NaN is not zero, and z's zero added
+    EXPECT_FALSE(std::signbit(g[11]));
 }
 
 TEST_F(DiffBuffers, ReadsInARunTimeLoopFallBackToTheTapedLoop) {
