@@ -134,7 +134,8 @@ TEST_F(DiffBuffers, AnElementsZeroAdjointAddsNothingAndNaNStillArrives) {
     const float nan = std::nanf("");
     const std::vector<float> ws = {0.0f, 2.0f, 0.0f, nan}, w2s = {0.0f, 0.0f, -1.5f, 0.0f};
     const uint32_t n = uint32_t(ws.size());
-    std::vector<float> start(3 * n, -0.0f), ones(3 * n, 1.0f);
+    std::vector<float> start(3 * n, -0.0f);              // the gradient: 3 floats an element, tightly packed
+    std::vector<float3> ones(n, float3{1.0f, 1.0f, 1.0f});   // the values: float3s (16 bytes each)
     auto d = device.create_diff_buffer<float3>(n);
     auto w = device.create_buffer<float>(n);
     auto w2 = device.create_buffer<float>(n);
