@@ -264,6 +264,33 @@ TEST_F(GradientCheck, PoseDemoAtItsOwnResolutionPassesOnItsViewsParts) {
     }
 }
 
+// The pose demo under soft visibility at 128x128 (a tester's case): negated, rotation[2] fails its central
+// difference and its medians, and its fitted slope, 2.5e-5, has a noise of 4.5e-4 (the selection's jumps): a
+// gradient of either sign, +-0.00137, lies within 3 noises of it, and the negated rotation passed that row. Now
+// it is UNSURE, which fails nothing and says so; the right gradient passes every row at a smaller scale.
+TEST_F(GradientCheck, ARowEitherSignWouldPassIsUnsure) {
+    auto scene = demo("pose.json", 128, 128);
+    scene.render.visibility = app::Visibility::soft;
+    app::Optimizer opt(device, scene);
+    expect_all_pass(app::check_gradients(opt, scene, {}), 4 + 3 + 3);
+    app::GradientCheckOptions broken;
+    broken.break_parameter = "meshes.knot.rotation";
+    const auto bad = app::check_gradients(opt, scene, broken);
+    const std::string table = app::format_gradient_check(bad);
+    std::printf("%s", table.c_str());
+    EXPECT_GE(count(bad, app::CheckVerdict::unsure), 1u) << table;
+    for (const auto& r : bad.rows) {
+        if (r.path == "meshes.knot.rotation") {   // no negated rotation row passes
+            EXPECT_NE(r.verdict, app::CheckVerdict::pass) << r.component;
+        }
+        if (r.verdict != app::CheckVerdict::unsure) continue;
+        EXPECT_EQ(r.method, "cubic") << r.path << r.component;
+        EXPECT_GT(app::kCheckNoiseFactor * r.noise, 0.5 * std::fabs(r.analytic)) << r.path << r.component;
+    }
+    EXPECT_NE(table.find("an UNSURE row"), std::string::npos);
+    EXPECT_FALSE(bad.passed());
+}
+
 // The showcase demo at 64x64: with the ball's translation halved or zero, each row fails (a tolerance scaled by
 // the views' parts alone, their errors not summed, passed translation[0] at zero: its central difference crossed
 // a jump to -0.0002, its parts' scale 0.0029; the reviewer's case).
@@ -292,12 +319,20 @@ TEST_F(GradientCheck, AGradientOffByAFactorFailsWhereViewsCancel) {
 // pass pixel centres, between which the slope is the gradient's). At 96x96, eye[2] (5% of the largest
 // component) fails: -0.0009 against +0.001 over half a pixel, while the slopes between jumps within 5e-4 of
 // the start read -0.0008 to -0.001 (an open finding: the check has no scale that sees this).
+// At 128x128, eye[0]'s fitted slope (-0.00027, noise 0.00059) cannot tell its gradient (-0.00165) from the
+// negation: UNSURE. At the demo's own 192x192 it passes on its central difference (-0.00107 against -0.00107).
 TEST_F(GradientCheck, CameraDemoPasses) {
     auto scene = demo("camera.json", 128, 128);
     app::Optimizer opt(device, scene);
     const auto check = app::check_gradients(opt, scene, {});
     std::printf("%s", app::format_gradient_check(check).c_str());
-    expect_all_pass(check, 3 + 3 + 1);
+    EXPECT_EQ(check.rows.size(), 3u + 3u + 1u);
+    EXPECT_TRUE(check.passed());
+    for (const auto& r : check.rows) {
+        const bool eye0 = r.path == "camera.eye" && r.component == 0;
+        EXPECT_TRUE(r.verdict == app::CheckVerdict::pass || (eye0 && r.verdict == app::CheckVerdict::unsure))
+            << r.path << r.component;
+    }
 }
 
 TEST_F(GradientCheck, PoseWithHardVisibilitySkipsGeometry) {
@@ -368,7 +403,7 @@ TEST(GradientCheckProgram, PrintsWritesAndExits) {
         << app::read_file(tmp / "stderr.txt");
     const std::string table = app::read_file(tmp / "out" / "gradient_check.txt");
     EXPECT_EQ(app::read_file(tmp / "stdout.txt"), table);
-    EXPECT_NE(table.find("10 checked: 10 pass, 0 FAIL, 0 skipped"), std::string::npos) << table;
+    EXPECT_NE(table.find("10 checked: 10 pass, 0 FAIL, 0 unsure, 0 skipped"), std::string::npos) << table;
     EXPECT_NE(table.find("lights.key.position"), std::string::npos);
     EXPECT_FALSE(fs::exists(tmp / "out" / "loss.csv"));   // no optimization ran
 

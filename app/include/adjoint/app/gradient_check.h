@@ -18,7 +18,8 @@ struct GradientCheckOptions {
     double break_factor = -1.0;   // what the hook multiplies that gradient by (tests: 0, a half)
 };
 
-enum class CheckVerdict { pass, fail, skipped };
+// unsure: the row matched only within its fitted slope's noise, which its negation matches too (not a failure).
+enum class CheckVerdict { pass, fail, unsure, skipped };
 
 struct GradientCheckRow {
     std::string path;
