@@ -232,6 +232,11 @@ void judge(GradientCheckRow& r, const Parts& numeric, const Parts& analytic, dou
         r.verdict = CheckVerdict::unsure;
 }
 
+const char* verdict_name(CheckVerdict v) {
+    return v == CheckVerdict::pass ? "pass" : v == CheckVerdict::unsure ? "UNSURE" : v == CheckVerdict::fail ? "FAIL"
+                                                                                                          : "skipped";
+}
+
 } // namespace
 
 bool GradientCheck::passed() const {
@@ -362,14 +367,13 @@ std::string format_gradient_check(const GradientCheck& c) {
         } else {
             std::snprintf(line, sizeof line, "%-36s %9zu %12.6g %10.3g %8s %14.6g %14.6g %10.3g %10.3g %10.3g  %s\n",
                           r.path.c_str(), r.component, r.value, r.step, r.method.c_str(), r.analytic, r.numeric,
-                          r.noise, r.relative_error, r.parts_error,
-                          r.verdict == CheckVerdict::pass ? "pass" : r.verdict == CheckVerdict::unsure ? "UNSURE" : "FAIL");
+                          r.noise, r.relative_error, r.parts_error, verdict_name(r.verdict));
             ++(r.verdict == CheckVerdict::pass ? pass : r.verdict == CheckVerdict::unsure ? unsure : fail);
         }
         out << line;
     }
-    std::snprintf(line, sizeof line, "\n%zu checked: %zu pass, %zu FAIL, %zu unsure, %zu skipped\n", c.rows.size(), pass,
-                  fail, unsure, skipped);
+    std::snprintf(line, sizeof line, "\n%zu checked: %zu pass, %zu FAIL, %zu unsure, %zu skipped\n", c.rows.size(),
+                  pass, fail, unsure, skipped);
     out << line;
     if (unsure > 0)
         out << "\nan UNSURE row matched its fitted slope only within the slope's noise (the image's jumps over the\n"
