@@ -266,29 +266,32 @@ TEST_F(GradientCheck, PoseDemoAtItsOwnResolutionPassesOnItsViewsParts) {
 
 // The pose demo under soft visibility at 128x128 (a tester's case): negated, rotation[2] fails its central
 // difference and its medians, and its fitted slope, 2.5e-5, has a noise of 4.5e-4 (the selection's jumps): a
-// gradient of either sign, +-0.00137, lies within 3 noises of it, and the negated rotation passed that row. Now
-// it is UNSURE, which fails nothing and says so; the right gradient passes every row at a smaller scale.
-TEST_F(GradientCheck, ARowEitherSignWouldPassIsUnsure) {
+// gradient of either sign, +-0.00137, or 0 lies within 3 noises of it, and the negated rotation passed that row.
+// Now it is UNSURE, which fails nothing and says so, and so is a zeroed one (a reviewer: the zero passed where
+// the negation was UNSURE); the right gradient passes every row at a smaller scale.
+TEST_F(GradientCheck, ARowAGradientAndZeroWouldBothPassIsUnsure) {
     auto scene = demo("pose.json", 128, 128);
     scene.render.visibility = app::Visibility::soft;
     app::Optimizer opt(device, scene);
     expect_all_pass(app::check_gradients(opt, scene, {}), 4 + 3 + 3);
-    app::GradientCheckOptions broken;
-    broken.break_parameter = "meshes.knot.rotation";
-    const auto bad = app::check_gradients(opt, scene, broken);
-    const std::string table = app::format_gradient_check(bad);
-    std::printf("%s", table.c_str());
-    EXPECT_GE(count(bad, app::CheckVerdict::unsure), 1u) << table;
-    for (const auto& r : bad.rows) {
-        if (r.path == "meshes.knot.rotation") {   // no negated rotation row passes
-            EXPECT_NE(r.verdict, app::CheckVerdict::pass) << r.component;
+    for (double factor : {-1.0, 0.0}) {
+        app::GradientCheckOptions broken;
+        broken.break_parameter = "meshes.knot.rotation";
+        broken.break_factor = factor;
+        const auto bad = app::check_gradients(opt, scene, broken);
+        const std::string table = app::format_gradient_check(bad);
+        std::printf("%s", table.c_str());
+        EXPECT_GE(count(bad, app::CheckVerdict::unsure), 1u) << table;
+        for (const auto& r : bad.rows) {
+            if (r.path == "meshes.knot.rotation") {   // no broken rotation row passes
+                EXPECT_NE(r.verdict, app::CheckVerdict::pass) << factor << " " << r.component;
+            }
+            if (r.verdict != app::CheckVerdict::unsure) continue;
+            EXPECT_EQ(r.method, "cubic") << r.path << r.component;
+            EXPECT_LE(std::fabs(r.numeric), 1.01 * app::kCheckNoiseFactor * r.noise) << r.path << r.component;
         }
-        if (r.verdict != app::CheckVerdict::unsure) continue;
-        EXPECT_EQ(r.method, "cubic") << r.path << r.component;
-        EXPECT_GT(app::kCheckNoiseFactor * r.noise, 0.5 * std::fabs(r.analytic)) << r.path << r.component;
+        EXPECT_NE(table.find("an UNSURE row"), std::string::npos);
     }
-    EXPECT_NE(table.find("an UNSURE row"), std::string::npos);
-    EXPECT_FALSE(bad.passed());
 }
 
 // The showcase demo at 64x64: with the ball's translation halved or zero, each row fails (a tolerance scaled by
@@ -319,8 +322,9 @@ TEST_F(GradientCheck, AGradientOffByAFactorFailsWhereViewsCancel) {
 // pass pixel centres, between which the slope is the gradient's). At 96x96, eye[2] (5% of the largest
 // component) fails: -0.0009 against +0.001 over half a pixel, while the slopes between jumps within 5e-4 of
 // the start read -0.0008 to -0.001 (an open finding: the check has no scale that sees this).
-// At 128x128, eye[0]'s fitted slope (-0.00027, noise 0.00059) cannot tell its gradient (-0.00165) from the
-// negation: UNSURE. At the demo's own 192x192 it passes on its central difference (-0.00107 against -0.00107).
+// At 128x128, eye[0]'s and eye[2]'s fitted slopes are within their noise of 0 (-0.00027, noise 0.00059; 0.0011,
+// noise 0.00037), so they cannot tell their gradients (-0.00165; 0.00038) from 0: UNSURE. At the demo's own
+// 192x192 eye[0] passes on its central difference (-0.00107 against -0.00107).
 TEST_F(GradientCheck, CameraDemoPasses) {
     auto scene = demo("camera.json", 128, 128);
     app::Optimizer opt(device, scene);
@@ -329,8 +333,8 @@ TEST_F(GradientCheck, CameraDemoPasses) {
     EXPECT_EQ(check.rows.size(), 3u + 3u + 1u);
     EXPECT_TRUE(check.passed());
     for (const auto& r : check.rows) {
-        const bool eye0 = r.path == "camera.eye" && r.component == 0;
-        EXPECT_TRUE(r.verdict == app::CheckVerdict::pass || (eye0 && r.verdict == app::CheckVerdict::unsure))
+        const bool eye02 = r.path == "camera.eye" && r.component != 1;
+        EXPECT_TRUE(r.verdict == app::CheckVerdict::pass || (eye02 && r.verdict == app::CheckVerdict::unsure))
             << r.path << r.component;
     }
 }
@@ -347,7 +351,8 @@ TEST_F(GradientCheck, PoseWithHardVisibilitySkipsGeometry) {
         }
     EXPECT_EQ(count(check, app::CheckVerdict::pass), 3u);   // the albedo
     EXPECT_NE(app::format_gradient_check(check).find("skipped: hard visibility"), std::string::npos);
-    EXPECT_NE(app::hard_geometry_warning(scene).find("meshes.knot.rotation, meshes.knot.translation"), std::string::npos);
+    EXPECT_NE(app::hard_geometry_warning(scene).find("meshes.knot.rotation, meshes.knot.translation"),
+              std::string::npos);
 }
 
 TEST_F(GradientCheck, PbrMaterialDemoPasses) {
@@ -403,7 +408,7 @@ TEST(GradientCheckProgram, PrintsWritesAndExits) {
         << app::read_file(tmp / "stderr.txt");
     const std::string table = app::read_file(tmp / "out" / "gradient_check.txt");
     EXPECT_EQ(app::read_file(tmp / "stdout.txt"), table);
-    EXPECT_NE(table.find("10 checked: 10 pass, 0 FAIL, 0 unsure, 0 skipped"), std::string::npos) << table;
+    EXPECT_NE(table.find("10 checked: 10 pass, 0 FAIL, 0 UNSURE, 0 skipped"), std::string::npos) << table;
     EXPECT_NE(table.find("lights.key.position"), std::string::npos);
     EXPECT_FALSE(fs::exists(tmp / "out" / "loss.csv"));   // no optimization ran
 

@@ -48,7 +48,9 @@ std::vector<size_t> components(const float* g, size_t size, bool sample, uint32_
     if (!sample || size <= samples) return order;
     const size_t pool = std::min(size, size_t(4) * samples);
     std::partial_sort(order.begin(), order.begin() + pool, order.end(),
-                      [&](size_t a, size_t b) { return std::fabs(g[a]) > std::fabs(g[b]) || (std::fabs(g[a]) == std::fabs(g[b]) && a < b); });
+                      [&](size_t a, size_t b) {
+                          return std::fabs(g[a]) > std::fabs(g[b]) || (std::fabs(g[a]) == std::fabs(g[b]) && a < b);
+                      });
     for (size_t i = 0; i < samples; ++i) std::swap(order[i], order[i + rng.next() % (pool - i)]);
     order.resize(samples);
     std::sort(order.begin(), order.end());
@@ -59,6 +61,12 @@ std::vector<size_t> components(const float* g, size_t size, bool sample, uint32_
 // regularizers': the loss less its views' shares), each a series of its own, so that every difference (the
 // medians too) measures each part's slope (judge).
 using Parts = std::vector<double>;
+// A difference's slopes, part by part, and the largest loss it evaluated (x's included): the loss's rounding
+// scales with the values differenced, which at a minimum (loss 0 at x) are those beside x.
+struct Slopes {
+    Parts parts;
+    double loss = 0;
+};
 Parts loss_parts(Optimizer& opt) {
     std::vector<double> views;
     Parts parts{opt.evaluate(nullptr, &views)};
@@ -68,26 +76,27 @@ Parts loss_parts(Optimizer& opt) {
     return parts;
 }
 
-// (a - b) / d, part by part.
-Parts slope(const Parts& a, const Parts& b, double d) {
-    Parts out(a.size());
-    for (size_t k = 0; k < a.size(); ++k) out[k] = (a[k] - b[k]) / d;
-    return out;
-}
-
-// The central difference (L(x + h) − L(x − h)) / (the two offsets float could represent) along component i.
-Parts central(Optimizer& opt, std::vector<float>& x, size_t i, double h) {
+// The central difference along component i: L at x + a and x - b, the offsets float could represent for ±h
+// (a and b differ by an ulp of x), and at x, the slope of the parabola through the three. With a = b it is
+// (L(x + a) - L(x - b)) / 2a; with a != b, (L(x + a) - L(x - b)) / (a + b) would take the curvature times (a - b)
+// for a slope, which at a minimum (a parameter started at its target) is all there is (a tester's floor albedo:
+// 9.6e-9 against a gradient of 0).
+Slopes central(Optimizer& opt, std::vector<float>& x, size_t i, double h, const Parts& at_x) {
     const float x0 = x[i];
     x[i] = float(x0 + h);
-    const double hi = double(x[i]);
+    const double a = double(x[i]) - double(x0);
     opt.set_free_values(x);
     const Parts lp = loss_parts(opt);
     x[i] = float(x0 - h);
-    const double lo = double(x[i]);
+    const double b = double(x0) - double(x[i]);
     opt.set_free_values(x);
     const Parts lm = loss_parts(opt);
     x[i] = x0;
-    return slope(lp, lm, hi - lo);
+    Slopes out{Parts(at_x.size()), std::max({at_x[0], lp[0], lm[0]})};
+    for (size_t k = 0; k < at_x.size(); ++k)
+        out.parts[k] = a == b ? (lp[k] - lm[k]) / (a + b)
+                              : (b * b * (lp[k] - at_x[k]) + a * a * (at_x[k] - lm[k])) / (a * b * (a + b));
+    return out;
 }
 
 // The fitted slope (geometry_difference's third scale). The antialiased image moves continuously only between events
@@ -100,7 +109,8 @@ Parts central(Optimizer& opt, std::vector<float>& x, size_t i, double h) {
 // (the cubic keeps the loss's own curvature over the span out of the slope and out of the residuals).
 // `noise` is the slope's standard error from the residuals: the jumps' share, which the tolerance admits
 // kCheckNoiseFactor times.
-Parts geometry_slope(Optimizer& opt, std::vector<float>& x, size_t i, double h, const Parts& at_x, double& noise) {
+Slopes geometry_slope(Optimizer& opt, std::vector<float>& x, size_t i, double h, const Parts& at_x,
+                      double& noise) {
     const float x0 = x[i];
     std::vector<double> t{0.0};
     std::vector<Parts> l{at_x};
@@ -119,7 +129,9 @@ Parts geometry_slope(Optimizer& opt, std::vector<float>& x, size_t i, double h, 
     double s2 = 0, s4 = 0, s6 = 0;
     for (double tk : t) s2 += tk * tk, s4 += tk * tk * tk * tk, s6 += tk * tk * tk * tk * tk * tk;
     const double odd = s2 * s6 - s4 * s4;
-    Parts slopes(at_x.size());
+    Slopes out{Parts(at_x.size()), 0.0};
+    for (const Parts& lk : l) out.loss = std::max(out.loss, lk[0]);
+    Parts& slopes = out.parts;
     for (size_t p = 0; p < at_x.size(); ++p) {
         double s1l = 0, s3l = 0, s0l = 0, s2l = 0;
         for (size_t k = 0; k < t.size(); ++k) {
@@ -138,10 +150,10 @@ Parts geometry_slope(Optimizer& opt, std::vector<float>& x, size_t i, double h, 
         }
         noise = std::sqrt(rss / (n - 4.0) * s6 / odd);
     }
-    return slopes;
+    return out;
 }
 
-void judge(GradientCheckRow& r, const Parts& numeric, const Parts& analytic, double loss, bool geometry);
+void judge(GradientCheckRow& r, const Slopes& difference, const Parts& analytic, bool geometry);
 
 // The local slope among jumps (geometry_difference's second scale): L at x + k·h, k = -kCheckGeometryPoints ..
 // kCheckGeometryPoints, and the median of the 2·kCheckGeometryPoints slopes between neighbours. The image is
@@ -149,7 +161,7 @@ void judge(GradientCheckRow& r, const Parts& numeric, const Parts& analytic, dou
 // in one interval (the intervals are 1e-4 of silhouette motion's scale) and spoils that slope only, where a
 // single central difference across it measures the jump (camera.json: the slope between jumps of its
 // textured floor is -0.0115 for eye.y, the gradient -0.0116; an interval with a jump reads -0.03 to -0.056).
-Parts median_slope(Optimizer& opt, std::vector<float>& x, size_t i, double h, const Parts& at_x) {
+Slopes median_slope(Optimizer& opt, std::vector<float>& x, size_t i, double h, const Parts& at_x) {
     const float x0 = x[i];
     std::vector<double> t;
     std::vector<Parts> l;
@@ -161,7 +173,9 @@ Parts median_slope(Optimizer& opt, std::vector<float>& x, size_t i, double h, co
     }
     x[i] = x0;
     opt.set_free_values(x);
-    Parts medians(at_x.size());
+    Slopes out{Parts(at_x.size()), 0.0};
+    for (const Parts& lk : l) out.loss = std::max(out.loss, lk[0]);
+    Parts& medians = out.parts;
     for (size_t p = 0; p < at_x.size(); ++p) {
         std::vector<double> slopes;
         for (size_t k = 1; k < t.size(); ++k) slopes.push_back((l[k][p] - l[k - 1][p]) / (t[k] - t[k - 1]));
@@ -169,7 +183,7 @@ Parts median_slope(Optimizer& opt, std::vector<float>& x, size_t i, double h, co
         const size_t n = slopes.size();
         medians[p] = n % 2 ? slopes[n / 2] : 0.5 * (slopes[n / 2 - 1] + slopes[n / 2]);
     }
-    return medians;
+    return out;
 }
 
 // Geometry with antialias or soft visibility, at three scales; a correct gradient matches one of them, a wrong
@@ -184,52 +198,61 @@ Parts median_slope(Optimizer& opt, std::vector<float>& x, size_t i, double h, co
 //   steps (pose.json).
 void geometry_difference(Optimizer& opt, std::vector<float>& x, size_t i, GradientCheckRow& r, ParameterKind kind,
                          const Parts& at_x, const Parts& analytic) {
-    const double loss = at_x[0];
     r.step = step_for(kind, float(r.value), kCheckGeometryStep);
     r.method = "central";
-    judge(r, central(opt, x, i, r.step), analytic, loss, true);
+    judge(r, central(opt, x, i, r.step, at_x), analytic, true);
     if (r.verdict == CheckVerdict::pass) return;
     r.method = "median";
-    judge(r, median_slope(opt, x, i, r.step, at_x), analytic, loss, true);
+    judge(r, median_slope(opt, x, i, r.step, at_x), analytic, true);
     if (r.verdict == CheckVerdict::pass) return;
     r.step = step_for(kind, float(r.value), kCheckGeometrySpan);
     r.method = "cubic";
-    const Parts fitted = geometry_slope(opt, x, i, r.step, at_x, r.noise);
-    judge(r, fitted, analytic, loss, true);
+    const Slopes fitted = geometry_slope(opt, x, i, r.step, at_x, r.noise);
+    judge(r, fitted, analytic, true);
 }
 
-// A row passes when the loss's slope matches the gradient, or when its parts (loss_parts: each view's share,
-// the regularizers') match theirs, taken together: the sum over the parts of |gradient - finite diff| within the
-// tolerance of the sum of their max(|gradient|, |finite diff|). Where views pull against each other the loss's
-// slope is a small difference of larger ones, and its relative error is theirs magnified: pose.json at 128x128,
-// rotation[2]'s views give -0.00255, +0.00303, -0.00459 and +0.00087 (the loss's -0.00323), their fitted
-// differences -0.00271, +0.00324, -0.00508 and +0.00021 (-0.00433, 27% off), the parts' errors 0.00153 in all
-// against their sum of 0.0119. A part's error counts whatever its sign, so a gradient off by a factor, zero or
-// negated fails the parts as it fails the loss (where the parts' own differences agree with their sum).
-// One view and no regularizer: the parts are the loss.
-void judge(GradientCheckRow& r, const Parts& numeric, const Parts& analytic, double loss, bool geometry) {
+// Two tests of a gradient against a difference: the loss's slope (|gradient - finite diff| within rtol of the
+// larger, plus the loss's rounding and the fitted slope's noise), and its parts' (loss_parts: each view's share,
+// the regularizers') taken together (the sum over the parts of |gradient - finite diff| within rtol of the sum
+// of their larger, plus the same). Where views pull against each other the loss's slope is a small difference of
+// larger ones, and its relative error is theirs magnified: pose.json at 128x128, rotation[2]'s views give
+// -0.00255, +0.00303, -0.00459 and +0.00087 (the loss's -0.00323), cubics fitted to them -0.00271, +0.00324,
+// -0.00508 and +0.00021 (-0.00433, 27% off), the parts' errors 0.00153 in all against their sum of 0.0119. A
+// part's error counts whatever its sign, so a gradient off by a factor or negated fails the parts as the loss.
+// A row passes on a test that its gradient passes and a zero gradient does not. Where zero passes too, the
+// difference is within the absolute terms of 0: a zero within the loss's rounding (a gradient of 0, or its
+// like) passes; within the fitted slope's noise (the antialiased or soft image's jumps), which then admits a
+// gradient, zero and its negation alike, the row is UNSURE. One view and no regularizer: the parts are the loss.
+void judge(GradientCheckRow& r, const Slopes& difference, const Parts& analytic, bool geometry) {
+    const Parts& numeric = difference.parts;
     r.numeric = numeric[0];
     const double rtol = geometry ? kCheckGeometryRelativeTolerance : kCheckRelativeTolerance;
-    const double rounding = kCheckLossRounding * loss / r.step, absolute = rounding + kCheckNoiseFactor * r.noise;
-    // Whether the gradient times `sign` passes, on the loss's slope or on its parts'.
-    auto passes = [&](double sign, double* relative, double* parts_relative) {
+    const double rounding = kCheckLossRounding * difference.loss / r.step;
+    const double absolute = rounding + kCheckNoiseFactor * r.noise;
+    struct Tests {
+        bool loss, parts;
+    };
+    // The two tests of the gradient times `factor`.
+    auto tests = [&](double factor, double* relative, double* parts_relative) {
         double scale = 0, error = 0;
         for (size_t k = 1; k < numeric.size(); ++k) {
-            scale += std::max(std::fabs(analytic[k]), std::fabs(numeric[k]));
-            error += std::fabs(sign * analytic[k] - numeric[k]);
+            scale += std::max(std::fabs(factor * analytic[k]), std::fabs(numeric[k]));
+            error += std::fabs(factor * analytic[k] - numeric[k]);
         }
-        const double diff = std::fabs(sign * r.analytic - r.numeric);
-        const double own = std::max(std::fabs(r.analytic), std::fabs(r.numeric));
+        const double diff = std::fabs(factor * r.analytic - r.numeric);
+        const double own = std::max(std::fabs(factor * r.analytic), std::fabs(r.numeric));
         if (relative) *relative = own > 0 ? diff / own : 0;
         if (parts_relative) *parts_relative = scale > 0 ? error / scale : 0;
-        return diff <= rtol * own + absolute || error <= rtol * scale + absolute;
+        return Tests{diff <= rtol * own + absolute, error <= rtol * scale + absolute};
     };
     r.tolerance = rtol * std::max(std::fabs(r.analytic), std::fabs(r.numeric)) + absolute;
-    r.verdict = passes(1.0, &r.relative_error, &r.parts_error) ? CheckVerdict::pass : CheckVerdict::fail;
-    // A gradient larger than the loss's rounding whose negation would pass as well: the fitted slope's noise
-    // (the antialiased or soft image's jumps) admits either sign, and the row proves nothing.
-    if (r.verdict == CheckVerdict::pass && std::fabs(r.analytic) > rounding && passes(-1.0, nullptr, nullptr))
-        r.verdict = CheckVerdict::unsure;
+    const Tests given = tests(1.0, &r.relative_error, &r.parts_error), zero = tests(0.0, nullptr, nullptr);
+    if ((given.loss && !zero.loss) || (given.parts && !zero.parts))
+        r.verdict = CheckVerdict::pass;
+    else if (!given.loss && !given.parts)
+        r.verdict = CheckVerdict::fail;
+    else
+        r.verdict = kCheckNoiseFactor * r.noise > rounding ? CheckVerdict::unsure : CheckVerdict::pass;
 }
 
 const char* verdict_name(CheckVerdict v) {
@@ -240,13 +263,15 @@ const char* verdict_name(CheckVerdict v) {
 } // namespace
 
 bool GradientCheck::passed() const {
-    return std::none_of(rows.begin(), rows.end(), [](const GradientCheckRow& r) { return r.verdict == CheckVerdict::fail; });
+    return std::none_of(rows.begin(), rows.end(),
+                        [](const GradientCheckRow& r) { return r.verdict == CheckVerdict::fail; });
 }
 
 GradientCheck check_gradients(Optimizer& opt, const Scene& scene, const GradientCheckOptions& o) {
     const std::vector<ParameterState> params = opt.parameters();
     if (!o.break_parameter.empty() &&
-        std::none_of(params.begin(), params.end(), [&](const ParameterState& p) { return p.path == o.break_parameter; }))
+        std::none_of(params.begin(), params.end(),
+                     [&](const ParameterState& p) { return p.path == o.break_parameter; }))
         throw Error("--test-break-gradient: " + o.break_parameter + " is not a free parameter of the scene");
     GradientCheck check;
     check.scene = scene.display_name;
@@ -304,7 +329,7 @@ GradientCheck check_gradients(Optimizer& opt, const Scene& scene, const Gradient
                 if (r.verdict == CheckVerdict::fail) r.note = "geometry";   // the table's hint below
             } else {
                 r.method = "central";
-                judge(r, central(opt, x, offset + c, r.step), analytic, check.loss, false);
+                judge(r, central(opt, x, offset + c, r.step, at_x), analytic, false);
                 if (r.verdict == CheckVerdict::fail) {
                     // The loss is only piecewise smooth in shading values too: a bilinear read (a texture, an
                     // environment's prefiltered levels along the direction roughness leans) bends where a pixel's
@@ -313,10 +338,10 @@ GradientCheck check_gradients(Optimizer& opt, const Scene& scene, const Gradient
                     // -0.0956 there, -0.0979 at 1e-4, gradient -0.0981). The local difference, then the median
                     // of the local slopes, as for geometry.
                     r.step = step_for(p.kind, x[offset + c], kCheckGeometryStep);
-                    judge(r, central(opt, x, offset + c, r.step), analytic, check.loss, false);
+                    judge(r, central(opt, x, offset + c, r.step, at_x), analytic, false);
                     if (r.verdict == CheckVerdict::fail) {
                         r.method = "median";
-                        judge(r, median_slope(opt, x, offset + c, r.step, at_x), analytic, check.loss, false);
+                        judge(r, median_slope(opt, x, offset + c, r.step, at_x), analytic, false);
                     }
                 }
             }
@@ -338,16 +363,18 @@ std::string format_gradient_check(const GradientCheck& c) {
                   "finite diff (L(x+h) - L(x-h)) / 2h, step h 1e-3 * max(|x|, 1) (a quaternion component: 1e-3),\n"
                   "where that fails (a bend of a bilinear read within the step), step h %.0e * max(|x|, 1),\n"
                   "then the median of the slopes below;\n"
-                  "geometry with antialias or soft visibility: step h %.0e * max(|x|, 1) (a quaternion component: %.0e);\n"
+                  "geometry with antialias or soft visibility: step h %.0e * max(|x|, 1) (a quaternion component:\n"
+                  "%.0e);\n"
                   "where that fails, the median of the slopes (L(x+(k+1)h) - L(x+kh)) / h, k = -%d .. %d;\n"
                   "where that fails, the slope of a cubic fitted to L at %d points over x +- h, h %.0e * max(|x|, 1)\n"
                   "(a quaternion component: %.0e), with its standard error (noise: the antialiased image's jumps)\n"
-                  "pass when |gradient - finite diff| <= rtol * max(|gradient|, |finite diff|) + %.0e * loss / h\n"
+                  "pass when |gradient - finite diff| <= rtol * max(|gradient|, |finite diff|) + %.0e * L / h\n"
                   "+ %.0f * noise, rtol %.2g (geometry with antialias or soft visibility: %.2g), or the same of the\n"
                   "loss's parts (each view's share, the regularizers'), summed over them: where views pull against\n"
                   "each other the loss's slope is a small difference of larger ones (parts error: the parts'\n"
                   "|gradient - finite diff| over their max(|gradient|, |finite diff|), summed); hard-visibility\n"
-                  "geometry is skipped\n\n",
+                  "geometry is skipped; L the largest loss the difference evaluated; UNSURE where the fitted\n"
+                  "slope is within its noise of 0 (a zero gradient and the negation would pass too)\n\n",
                   kCheckGeometryStep, kCheckGeometryStep, kCheckGeometryStep, kCheckGeometryPoints,
                   kCheckGeometryPoints - 1, 2 * kCheckGeometryPoints + 1, kCheckGeometrySpan,
                   kCheckGeometrySpan, kCheckLossRounding, kCheckNoiseFactor,
@@ -372,12 +399,12 @@ std::string format_gradient_check(const GradientCheck& c) {
         }
         out << line;
     }
-    std::snprintf(line, sizeof line, "\n%zu checked: %zu pass, %zu FAIL, %zu unsure, %zu skipped\n", c.rows.size(),
+    std::snprintf(line, sizeof line, "\n%zu checked: %zu pass, %zu FAIL, %zu UNSURE, %zu skipped\n", c.rows.size(),
                   pass, fail, unsure, skipped);
     out << line;
     if (unsure > 0)
-        out << "\nan UNSURE row matched its fitted slope only within the slope's noise (the image's jumps over the\n"
-               "span), which admits the gradient's negation too: it proves nothing either way and does not fail the\n"
+        out << "\nan UNSURE row's fitted slope is within its noise (the image's jumps over the span) of 0, so it\n"
+               "admits the gradient, 0 and the negation alike: it proves nothing either way and does not fail the\n"
                "check; render larger (more pixels per jump), or check the parameter in a simpler scene\n";
     // Found on assimp's BoxTextured and spider: a right gradient failing at every scale, and a reader taking it
     // for a wrong one.

@@ -82,7 +82,8 @@ void Objective::rasterize_once(const Scene& current) {
             if (host_surfaces[i].material != gpu::kNone) list.push_back(i);
         covered_count_.push_back(uint32_t(list.size()));
         covered_.push_back(upload(device_, stream_, list));
-        if (gather_) gather_->add_view(stream_, data_, v, surfaces_.back(), covered_.back(), covered_count_.back(), *params);
+        if (gather_)
+            gather_->add_view(stream_, data_, v, surfaces_.back(), covered_.back(), covered_count_.back(), *params);
         stream_ << synchronize();
     }
     slot_view_.assign(data_.views.size(), ~0u);
@@ -204,7 +205,8 @@ void Objective::record(const DiffBuffer<float>& params, const std::vector<uint32
     }
 }
 
-void Objective::diagnose(const DiffBuffer<float>& params, uint32_t v, bool unit, float scale, const DiagnoseBuffers& d) {
+void Objective::diagnose(const DiffBuffer<float>& params, uint32_t v, bool unit, float scale,
+                         const DiagnoseBuffers& d) {
     if (!dynamic_) fail("Objective::diagnose: the objective was made without the dynamic chain");
     stream_ << params.grad.fill_zero() << data_.textures.zero_grad();
     forward_.build_mips(stream_, data_, params.value);

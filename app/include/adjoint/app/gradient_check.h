@@ -18,23 +18,24 @@ struct GradientCheckOptions {
     double break_factor = -1.0;   // what the hook multiplies that gradient by (tests: 0, a half)
 };
 
-// unsure: the row matched only within its fitted slope's noise, which its negation matches too (not a failure).
+// unsure: the fitted slope is within its noise of 0, so a zero gradient and the negation would match as well
+// (not a failure).
 enum class CheckVerdict { pass, fail, unsure, skipped };
 
 struct GradientCheckRow {
     std::string path;
     size_t component = 0;     // index of the float within the parameter
     double value = 0;         // the start value of that float
-    double step = 0;          // the finite-difference step h: (L(x + h) − L(x − h)) / 2h (geometry: the span)
+    double step = 0;          // the step h of the difference that decided (the cubic's: its span ±h)
     std::string method;       // what decided: "central" (at `step`), "median" (of slopes `step` apart), "cubic"
     double analytic = 0;      // d loss / d value from $autodiff
-    double numeric = 0;       // the central difference (geometry with antialias or soft: the fitted slope)
+    double numeric = 0;       // the loss's slope by `method`
     double noise = 0;         // geometry with antialias or soft: the fitted slope's standard error (else 0)
     double relative_error = 0;// |analytic − numeric| / max(|analytic|, |numeric|), 0 when both are 0
     // The same of the loss's parts (each view's share, the regularizers'): their |analytic − numeric| summed over
     // their max(|analytic|, |numeric|) summed; a row passes on either (gradient_check.cpp, judge).
     double parts_error = 0;
-    double tolerance = 0;     // the allowed |analytic − numeric| (the parts: the same with their sums)
+    double tolerance = 0;     // the loss test's allowed |analytic − numeric| (the parts' test: judge)
     CheckVerdict verdict = CheckVerdict::pass;
     std::string note;         // why a row is skipped; "geometry" on a failing geometry row (the table adds a hint)
 };
@@ -60,7 +61,8 @@ inline constexpr double kCheckGeometryStep = 1e-4;
 inline constexpr int kCheckGeometryPoints = 4;
 inline constexpr double kCheckGeometrySpan = 1e-2;
 inline constexpr double kCheckNoiseFactor = 3.0;
-// The absolute part: the float rounding of the loss's sums, kCheckLossRounding · loss / h. Measured: differences
+// The absolute part: the float rounding of the loss's sums, kCheckLossRounding · L / h, L the largest loss the
+// difference evaluated (not the loss at x alone, 0 at a minimum). Measured: differences
 // at h = 1e-4 step by about 2e-9 of loss / h (eight views of a texture); 2e-7 admitted a negated texel of a
 // multi-view scene, whose gradient is small against the loss.
 inline constexpr double kCheckLossRounding = 2e-8;
