@@ -117,6 +117,31 @@ TEST_F(GradientCheck, ANegatedTextureFailsOverEightViews) {
     EXPECT_EQ(count(bad, app::CheckVerdict::fail), 8u) << app::format_gradient_check(bad);
 }
 
+// The same with the free texture at 512x512 texels (a tester's case): a texel's gradient, 1.3e-6, is below the
+// loss's rounding at the smaller step (4.9e-6 at h = 1e-4), where a bilinear bend sends each row, so there a
+// zero gradient and the negation match as well as the gradient: the negated texture passed every row. Now each
+// such row is UNSURE; the right gradient passes at h = 1e-3.
+TEST_F(GradientCheck, ANegatedFineTextureIsUnsureWhereTheLossCannotTell) {
+    app::test::TempDir tmp;
+    std::string text = app::read_file(kScenes / "texture-8views.json");
+    const std::string lr = "\"init\": [0.5, 0.5, 0.5], \"lr\": 0.03";
+    ASSERT_NE(text.find(lr), std::string::npos);
+    text.replace(text.find(lr), lr.size(), lr + ", \"resolution\": [512, 512]");
+    for (const std::string dir : {"../meshes/", "../textures/"})
+        text.replace(text.find(dir), dir.size(), (kScenes.parent_path() / dir.substr(3)).string());
+    app::write_file_atomic(tmp / "fine.json", text);
+    app::LoadOptions lo;
+    lo.resolution = app::Resolution{64, 64};
+    const app::Scene scene = app::load_scene(tmp / "fine.json", lo);
+    app::Optimizer opt(device, scene);
+    expect_all_pass(app::check_gradients(opt, scene, {}), 8);
+    app::GradientCheckOptions broken;
+    broken.break_parameter = "materials.skin.albedo_texture";
+    const auto bad = app::check_gradients(opt, scene, broken);
+    EXPECT_EQ(count(bad, app::CheckVerdict::pass), 0u) << app::format_gradient_check(bad);
+    EXPECT_GE(count(bad, app::CheckVerdict::unsure), 1u) << app::format_gradient_check(bad);
+}
+
 // Geometry with antialias visibility: a flat square over the background (geometry_gradient_test's), whose
 // gradients come from its silhouette alone: translation, rotation, then the camera, every component passes.
 TEST_F(GradientCheck, AntialiasedSquarePoseAndCameraPass) {

@@ -54,7 +54,11 @@ Counts expect_rows(const app::GradientCheck& c, double rtol) {
     double largest = 0;
     for (const auto& r : c.rows) largest = std::max(largest, std::fabs(r.analytic));
     for (const auto& r : c.rows) {
-        EXPECT_EQ(r.verdict, app::CheckVerdict::pass) << r.component << ": " << r.analytic << " vs " << r.numeric;
+        // A texel whose gradient is within the loss's rounding of 0 (a few of the 48, below 1e-3 of the largest)
+        // cannot be told from 0 by its difference: UNSURE, which fails nothing.
+        const bool tiny = std::fabs(r.analytic) < 1e-3 * largest;
+        EXPECT_TRUE(r.verdict == app::CheckVerdict::pass || (tiny && r.verdict == app::CheckVerdict::unsure))
+            << r.component << ": " << r.analytic << " vs " << r.numeric;
         if (r.component % 3 == 0) {
             EXPECT_EQ(r.analytic, 0.0) << r.component;
         }

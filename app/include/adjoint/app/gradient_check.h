@@ -18,8 +18,8 @@ struct GradientCheckOptions {
     double break_factor = -1.0;   // what the hook multiplies that gradient by (tests: 0, a half)
 };
 
-// unsure: the fitted slope is within its noise of 0, so a zero gradient and the negation would match as well
-// (not a failure).
+// unsure: the difference is within its noise or the loss's rounding of 0, so a zero gradient and the negation
+// would match as well (not a failure).
 enum class CheckVerdict { pass, fail, unsure, skipped };
 
 struct GradientCheckRow {
