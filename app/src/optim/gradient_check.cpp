@@ -223,8 +223,9 @@ void geometry_difference(Optimizer& opt, std::vector<float>& x, size_t i, Gradie
 // difference is within the absolute terms of 0 (the fitted slope's noise: the antialiased or soft image's jumps;
 // the loss's rounding, which the smaller step of a shading value multiplies by ten), which admits a gradient,
 // zero and its negation alike: the row is UNSURE, unless its gradient is 0 and the loss flat within its rounding
-// alone (a texel no pixel sees, a colour under the silhouette loss). A tester's texture of 512x512 texels over eight views: negated, each texel's 1.3e-6
-// passed at h = 1e-4, where the allowance is 4.9e-6. One view and no regularizer: the parts are the loss.
+// alone (a texel no pixel sees, a colour under the silhouette loss). A tester's texture of 512x512 texels over
+// eight views: negated, each texel's 1.3e-6 passed at h = 1e-4, where the allowance is 4.9e-6. One view and no
+// regularizer: the parts are the loss.
 void judge(GradientCheckRow& r, const Slopes& difference, const Parts& analytic, bool geometry) {
     const Parts& numeric = difference.parts;
     r.numeric = numeric[0];
