@@ -55,7 +55,18 @@ int shell(const std::string& command) {
 
 } // namespace
 
-class GradientCheck : public DeviceTest {};
+class GradientCheck : public DeviceTest {
+protected:
+    // The check of a scene whose albedo texture is free with that gradient negated, after the right one passes
+    // its 8 rows.
+    app::GradientCheck negated_texture(const app::Scene& scene) {
+        app::Optimizer opt(device, scene);
+        expect_all_pass(app::check_gradients(opt, scene, {}), 8);
+        app::GradientCheckOptions broken;
+        broken.break_parameter = "materials.skin.albedo_texture";
+        return app::check_gradients(opt, scene, broken);
+    }
+};
 
 TEST_F(GradientCheck, MaterialLightDemoPassesAndABrokenGradientFails) {
     auto scene = demo("material-light.json", 64, 64);
@@ -108,12 +119,7 @@ TEST_F(GradientCheck, TextureDemoChecksEightSeededTexelsWithLargeGradients) {
 // a negated texture passed every row (1.87e-5 against -1.87e-5, allowance 4.9e-5 at 2e-7 * loss / h). The
 // differences there step by about 4e-7; at 2e-8 * loss / h the allowance is 4.9e-6.
 TEST_F(GradientCheck, ANegatedTextureFailsOverEightViews) {
-    auto scene = demo("texture-8views.json", 64, 64);
-    app::Optimizer opt(device, scene);
-    expect_all_pass(app::check_gradients(opt, scene, {}), 8);
-    app::GradientCheckOptions broken;
-    broken.break_parameter = "materials.skin.albedo_texture";
-    const auto bad = app::check_gradients(opt, scene, broken);
+    const auto bad = negated_texture(demo("texture-8views.json", 64, 64));
     EXPECT_EQ(count(bad, app::CheckVerdict::fail), 8u) << app::format_gradient_check(bad);
 }
 
@@ -132,12 +138,7 @@ TEST_F(GradientCheck, ANegatedFineTextureIsUnsureWhereTheLossCannotTell) {
     app::write_file_atomic(tmp / "fine.json", text);
     app::LoadOptions lo;
     lo.resolution = app::Resolution{64, 64};
-    const app::Scene scene = app::load_scene(tmp / "fine.json", lo);
-    app::Optimizer opt(device, scene);
-    expect_all_pass(app::check_gradients(opt, scene, {}), 8);
-    app::GradientCheckOptions broken;
-    broken.break_parameter = "materials.skin.albedo_texture";
-    const auto bad = app::check_gradients(opt, scene, broken);
+    const auto bad = negated_texture(app::load_scene(tmp / "fine.json", lo));
     EXPECT_EQ(count(bad, app::CheckVerdict::pass), 0u) << app::format_gradient_check(bad);
     EXPECT_GE(count(bad, app::CheckVerdict::unsure), 1u) << app::format_gradient_check(bad);
 }
