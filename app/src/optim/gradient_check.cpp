@@ -67,13 +67,18 @@ struct Slopes {
     Parts parts;
     double loss = 0;
 };
-Parts loss_parts(Optimizer& opt) {
-    std::vector<double> views;
-    Parts parts{opt.evaluate(nullptr, &views)};
-    double rest = parts[0];
-    for (double v : views) parts.push_back(v), rest -= v;
-    parts.push_back(rest);
+// A total and its views' shares as parts: [total, views..., total less the views].
+Parts with_rest(double total, const std::vector<double>& views) {
+    Parts parts{total};
+    for (double v : views) parts.push_back(v), total -= v;
+    parts.push_back(total);
     return parts;
+}
+// `gradient`: also d loss / d every free float.
+Parts loss_parts(Optimizer& opt, std::vector<float>* gradient = nullptr) {
+    std::vector<double> views;
+    const double loss = opt.evaluate(gradient, &views);
+    return with_rest(loss, views);
 }
 
 // The central difference along component i: L at x + a and x - b, the offsets float could represent for ±h
@@ -281,12 +286,8 @@ GradientCheck check_gradients(Optimizer& opt, const Scene& scene, const Gradient
     check.scene = scene.display_name;
     check.views = opt.view_count();
     std::vector<float> g;
-    std::vector<double> view_losses;
-    check.loss = opt.evaluate(&g, &view_losses);
-    Parts at_x{check.loss};
-    double rest = check.loss;
-    for (double v : view_losses) at_x.push_back(v), rest -= v;
-    at_x.push_back(rest);
+    const Parts at_x = loss_parts(opt, &g);
+    check.loss = at_x[0];
     std::vector<float> x = opt.free_values();
     const std::vector<float> x0 = x;
     const bool hard = scene.render.visibility == Visibility::hard;
@@ -319,10 +320,9 @@ GradientCheck check_gradients(Optimizer& opt, const Scene& scene, const Gradient
             r.step = step_for(p.kind, x[offset + c]);
             const double factor = p.path == o.break_parameter ? o.break_factor : 1.0;
             r.analytic = g[offset + c] * factor;
-            Parts analytic{r.analytic};
-            double rest = r.analytic;
-            for (const auto& gv : view_g) analytic.push_back(gv[k] * factor), rest -= analytic.back();
-            analytic.push_back(rest);
+            std::vector<double> views;
+            for (const auto& gv : view_g) views.push_back(gv[k] * factor);
+            const Parts analytic = with_rest(r.analytic, views);
             ++k;
             if (geometry && hard) {
                 // The finite difference would cross pixel edges that the hard renderer does not differentiate.

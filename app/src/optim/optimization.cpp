@@ -240,8 +240,6 @@ void Optimizer::load_state(const OptimizerState& st) {
     s.stream << synchronize();
 }
 
-double Optimizer::evaluate(std::vector<float>* gradient) { return evaluate(gradient, nullptr); }
-
 namespace {
 
 // The free parameters' floats of a whole parameter buffer's gradient, in file order.

@@ -95,11 +95,9 @@ public:
     Scene current_scene();
 
     // For gradient checks and tools: the loss over every view at the current values (no step), and
-    // optionally d loss / d value for every float of every free parameter, concatenated in file order.
-    double evaluate(std::vector<float>* gradient = nullptr);
-    // The same, with each view's own share of the loss in `view_losses` (the loss is their sum plus the
-    // regularizers').
-    double evaluate(std::vector<float>* gradient, std::vector<double>* view_losses);
+    // optionally d loss / d value for every float of every free parameter, concatenated in file order, and each
+    // view's own share of the loss (the loss is their sum plus the regularizers').
+    double evaluate(std::vector<float>* gradient = nullptr, std::vector<double>* view_losses = nullptr);
     // d (view `view`'s share of the loss) / d every free float, laid out as evaluate()'s gradient: one view
     // rendered and differentiated, the regularizers left out.
     std::vector<float> view_gradient(uint32_t view);
