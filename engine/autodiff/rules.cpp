@@ -92,6 +92,7 @@ constexpr void set(RuleTable& t, Op op, Rule rule) {
 // + - * / and fma.
 constexpr void arithmetic_rules(RuleTable& table) {
     set(table, Op::Neg, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, r.neg(g)); });
+    set(table, Op::Exact, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, g); });
     set(table, Op::Add, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, g); r.give(1, g); });
     set(table, Op::Sub, [](R& r, const Vals& x, ValueId g, ValueId y) { r.give(0, g); r.give(1, r.neg(g)); });
     set(table, Op::Mul, [](R& r, const Vals& x, ValueId g, ValueId y) {

@@ -138,6 +138,8 @@ void Emitter::value(ValueId id, const Inst& in) {
     case Op::Cast: return define(id, convert(in));
     case Op::Bitcast: return define(id, bitcast(in));
     case Op::Detach: return define(id, op(0));
+    // glslang marks every operation the value depends on NoContraction (precise propagation).
+    case Op::Exact: return line("precise " + decl(id) + " = " + op(0) + ";");
     default: fail("internal: no GLSL spelling for '", ir::name(in.op), "'");
     }
 }

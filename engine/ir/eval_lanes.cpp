@@ -75,6 +75,7 @@ uint32_t unary_lane(Op op, ScalarKind k, uint32_t a) {
         case Op::Sigmoid: return W(sigmoid(x));
         case Op::Softplus: return W(softplus(x));
         case Op::Saturate: return W(std::clamp(x, 0.0f, 1.0f));
+        case Op::Exact: return a;
         case Op::Detach: return a;
         default: break;
         }

@@ -25,6 +25,9 @@ using common_t = typename FirstDsl<X...>::type;
         return detail::call_op<detail::value_t<X>>(ir::Op::OP, loc, detail::as_expr(x));                    \
     }
 ADJOINT_UNARY_BUILTIN(abs, Abs)
+// x as written: the device neither fuses the multiplications and additions it depends on into fma nor reorders
+// them (GLSL precise), so that two kernels, or two orders of the same operands, round alike.
+ADJOINT_UNARY_BUILTIN(exact, Exact)
 ADJOINT_UNARY_BUILTIN(sign, Sign)
 ADJOINT_UNARY_BUILTIN(floor, Floor)
 ADJOINT_UNARY_BUILTIN(ceil, Ceil)
