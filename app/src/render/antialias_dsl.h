@@ -47,16 +47,16 @@ struct AntialiasInputs {
 
 // Triangle `tri`'s edge functions (homogeneous_edges, >= 0 inside): from the rasterizer's record where it made them
 // (for every triangle, culled ones too: raster.cpp's setup kernels), else from the vertices.
-// `origin`: the pixel position they are taken about (the record's, or `near`).
+// `origin`: the pixel position they are taken about, `near`.
 template <typename PB>
 void triangle_edges(const AntialiasInputs<PB>& in, const DslCamera& plain_cam, const UInt& tri, const UInt3& t,
                     const Float2& near, Float3 (&e)[3], Float2& origin) {
     if (in.edges) {
-        auto r = in.edges->read(tri);
-        e[0] = r.e0.xyz();
-        e[1] = r.e1.xyz();
-        e[2] = r.e2.xyz();
-        origin = r.origin;
+        HomogeneousEdges h = record_edges(in.edges->read(tri), near);
+        e[0] = h.e0;
+        e[1] = h.e1;
+        e[2] = h.e2;
+        origin = near;
         return;
     }
     HomogeneousEdges h = homogeneous_edges(plain_cam.clip(in.positions_value.read(t.x)),

@@ -15,14 +15,15 @@ struct TriSetup {
 static_assert(sizeof(TriSetup) == 48);
 constexpr uint32_t kCulledTiles = 1u;   // tiles.x of a culled triangle (x0 = 1 > x1 = 0 with tiles.y = 0)
 // A triangle's edge functions in homogeneous pixel coordinates (Olano and Greer's 2D homogeneous rasterization,
-// render/raster.h's homogeneous_edges): for pixel p and q = (p - origin, 1), e_k · q (xyz) is >= 0 for every k where
-// p sees the triangle, in front of the camera, and proportional to the perspective-correct barycentric of corner k;
-// (e0.w, e1.w, e2.w) · q is the depth there, NDC z mapped to [0, 1]. No corner is divided by its w, so a corner
-// behind the camera, or on its plane, is as exact as any. 64 bytes, so that the 2 million triangles' records fit
-// one storage buffer (lavapipe's 128 MiB).
+// render/raster.h's edge_record): for pixel p, e_k.xyz · (p - origin_k, 1) is >= 0 for every k where p sees the
+// triangle, in front of the camera, and proportional to the perspective-correct barycentric of corner k; (e0.w, e1.w,
+// e2.w) · (p - origin_3, 1) is the depth there, NDC z mapped to [0, 1]. No corner is divided by its w, so a corner
+// behind the camera, or on its plane, is as exact as any. Each edge is taken about its own origin, which a neighbour
+// sharing it takes too (watertight). 64 bytes, so that the 2 million triangles' records fit one storage buffer
+// (lavapipe's 128 MiB).
 struct TriEdges {
     float4 e0, e1, e2;
-    float2 origin;   // the pixel position the edges are taken about: the centre of the triangle's box (raster.h)
+    uint4 origins;   // the edges' and the depth plane's: whole pixel positions, x + 32768 | (y + 32768) << 16
 };
 static_assert(sizeof(TriEdges) == 64);
 // Set in tiles.y of a triangle the rasterizer covers on its own (raster_small) rather than through the tile lists:
@@ -94,7 +95,7 @@ constexpr uint32_t kTileSize = 8;
 } // namespace adjoint::app::gpu
 
 ADJOINT_STRUCT(adjoint::app::gpu::TriSetup, p0, p1, p2, tiles, inv_w)
-ADJOINT_STRUCT(adjoint::app::gpu::TriEdges, e0, e1, e2, origin)
+ADJOINT_STRUCT(adjoint::app::gpu::TriEdges, e0, e1, e2, origins)
 ADJOINT_STRUCT(adjoint::app::gpu::Surface, position, normal, color, uv, duv_dx, duv_dy, tangent, material)
 ADJOINT_STRUCT(adjoint::app::gpu::SurfaceRecord, position, normal, color, uv, duv_dx, duv_dy, material)
 ADJOINT_STRUCT(adjoint::app::gpu::Material, model, values, pad0, pad1, textures)

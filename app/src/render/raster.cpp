@@ -48,7 +48,7 @@ namespace {
 // where its edges cross the plane), grown by the margin as any: soft rasterization clips such a triangle at the near
 // plane (clip_triangle in render/soft_dsl.h).
 // `near`: the centre of its pixel box on the screen, where it is binned; else its first corner's pixel, or the
-// screen's nearest (the origin its edges are taken about: edge_record). nearer[0] counts the binned triangles with
+// screen's nearest (where edge_record takes its det). nearer[0] counts the binned triangles with
 // a corner nearer than the near plane (TileBins::nearer).
 Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Float4& c2, BufferUInt& tile_count,
                                   BufferUInt& nearer, const UInt& width, const UInt& height, const UInt& tiles_x,
@@ -133,7 +133,7 @@ auto setup_kernel() {
         Float4 c2 = view_proj * make_float4(positions.read(t.z), 1.0f);
         Float2 near;
         out.write(i, setup_triangle(c0, c1, c2, tile_count, nearer, width, height, tiles_x, margin, small_span, near));
-        edges.write(i, edge_record(c0, c1, c2, cast<float>(width), cast<float>(height), near));
+        edges.write(i, edge_record(c0, c1, c2, t, cast<float>(width), cast<float>(height), near));
     });
 }
 
@@ -150,7 +150,7 @@ auto setup_camera_kernel() {
         Float4 c0 = cam.clip(positions.read(t.x)), c1 = cam.clip(positions.read(t.y)), c2 = cam.clip(positions.read(t.z));
         Float2 near;
         out.write(i, setup_triangle(c0, c1, c2, tile_count, nearer, width, height, tiles_x, margin, small_span, near));
-        edges.write(i, edge_record(c0, c1, c2, cam.width, cam.height, near));
+        edges.write(i, edge_record(c0, c1, c2, t, cam.width, cam.height, near));
     });
 }
 

@@ -58,13 +58,9 @@ inline Float3 homogeneous_pixel(const Float4& c, const Float& width, const Float
 // the triangle's plane that projects to p, W its clip w (Cramer's rule on sum_k b_k h_k = W q), so all three are
 // >= 0 exactly where p sees the triangle in front of the camera, whichever side of the camera's plane its corners
 // lie on; and the depth there is sum_k (E_k · q / |det|) (z_k + w_k) / 2.
-// E's terms, and the sums they cancel in, grow with the square of the distance from the origin: the rasterizer takes
-// a triangle's about the centre of its own pixel box (edge_record), a pixel's barycentrics about the pixel itself
-// (surface_at). About the image's centre, 2-pixel triangles 700 pixels from it put 696 of 500,000 pixels on the
-// wrong side of an edge (a reviewer's simulation against doubles; 1 with the projected corners; worse at 8192x8192),
-// and about its corner a small triangle's depth plane was off by a percent (back faces won). Neighbours take their
-// shared edge about their own origins: as with the projected corners before, a pixel centre within rounding of the
-// edge may fall to either or, rarely, to neither.
+// E's terms, and the sums they cancel in, grow with the square of the distance from the origin: the differentiable
+// stages take a pixel's barycentrics about the pixel itself (surface_at), the rasterizer each edge about a pixel near
+// it (edge_record).
 struct HomogeneousEdges {
     Float3 e0, e1, e2;   // turned: >= 0 inside
     Float det;           // h_0 · (h_1 × h_2), before the turn (0: degenerate)
@@ -79,19 +75,73 @@ inline HomogeneousEdges homogeneous_edges(const Float4& c0, const Float4& c1, co
     Float turn = ite(det < 0.0f, -1.0f, 1.0f);
     return {e0 * turn, e1 * turn, e2 * turn, det, origin};
 }
-// The rasterizer's record: the edges about `near`, the centre of the triangle's pixel box on the screen, and the
-// depth plane sum_k E_k (z_k + w_k) / (2 |det|).
-inline Var<gpu::TriEdges> edge_record(const Float4& c0, const Float4& c1, const Float4& c2, const Float& width,
-                                      const Float& height, const Float2& near) {
-    HomogeneousEdges h = homogeneous_edges(c0, c1, c2, width, height, near);
+// A whole pixel position in a record (gpu::TriEdges::origins): x and y each + 32768 in 16 bits, within [-32767, 32767].
+inline UInt pack_origin(const Float2& o) {
+    Float2 c = clamp(round(o), make_float2(-32767.0f), make_float2(32767.0f)) + 32768.0f;
+    return cast<uint32_t>(c.x) | (cast<uint32_t>(c.y) << 16u);
+}
+inline Float2 unpack_origin(const UInt& u) {
+    return make_float2(cast<float>(u & 0xffffu), cast<float>(u >> 16u)) - 32768.0f;
+}
+
+// The pixel edge (a, b) is taken about: where its midpoint projects, or a corner in front of the camera's plane where
+// the midpoint is not, else the image's centre; kept within the image grown by its size on each side, and rounded to
+// a whole pixel. A function of the two corners in the order given (edge_record gives them by vertex index).
+inline Float2 edge_origin(const Float4& a, const Float4& b, const Float& width, const Float& height) {
+    Float4 m = (a + b) * 0.5f;
+    Float4 c = ite(m.w > kMinClipW, m, ite(a.w > kMinClipW, a, b));
+    Float2 p = ite(c.w > kMinClipW, projected_pixel(c, 1.0f / max(c.w, kMinClipW), width, height),
+                   make_float2(width, height) * 0.5f);
+    return round(clamp(p, -make_float2(width, height), make_float2(width, height) * 2.0f));
+}
+
+// The rasterizer's record (gpu::TriEdges) of the triangle with clip coordinates c0 c1 c2 and vertices t. Watertight:
+// two triangles that share an edge form its function from the same two corners, taken in the order of their vertex
+// indices about the same origin (edge_origin), with the same operations, and the one whose winding runs the other way
+// negates it; evaluated with the same operations at a pixel (edge_values), the two values are exact negatives. So a
+// pixel centre near the edge falls to one of the two or, exactly on it, to both (the depth test then picks one), never
+// to neither. exact() keeps a device from fusing products into an fma in one kernel or one triangle's corner and not
+// another's. With the edges of each triangle taken about its own origin, a dense mesh's render at 1280x1280 had 2-8
+// pixels that no triangle covered. The edges are turned by det's sign, and the depth plane sum_k E_k (z_k + w_k) /
+// (2 |det|) taken, about `near` rounded (the centre of the triangle's pixel box on the screen), where det's terms are
+// small (about the image's corner a small triangle's det, and with it its depth, was off by a percent).
+inline Var<gpu::TriEdges> edge_record(const Float4& c0, const Float4& c1, const Float4& c2, const UInt3& t,
+                                      const Float& width, const Float& height, const Float2& near) {
+    const Float2 plane_at = round(clamp(near, make_float2(-32767.0f), make_float2(32767.0f)));
+    HomogeneousEdges h = homogeneous_edges(c0, c1, c2, width, height, plane_at);
+    Float turn = ite(h.det < 0.0f, -1.0f, 1.0f);
     Float scale = 0.5f / max(abs(h.det), 1e-30f);   // a degenerate triangle's depth is never read (never covered)
     Float3 d = (h.e0 * (c0.z + c0.w) + h.e1 * (c1.z + c1.w) + h.e2 * (c2.z + c2.w)) * scale;
-    Var<gpu::TriEdges> e;
-    e.e0 = make_float4(h.e0, d.x);
-    e.e1 = make_float4(h.e1, d.y);
-    e.e2 = make_float4(h.e2, d.z);
-    e.origin = near;
-    return e;
+    const Float4 c[3] = {c0, c1, c2};
+    const UInt v[3] = {t.x, t.y, t.z};
+    Float4 e[3];
+    UInt origin[3];
+    for (int k = 0; k < 3; ++k) {   // edge k: from corner k + 1 to corner k + 2
+        const int i = (k + 1) % 3, j = (k + 2) % 3;
+        Bool flip = v[i] > v[j];
+        Float4 lo = ite(flip, c[j], c[i]), hi = ite(flip, c[i], c[j]);
+        Float2 o = edge_origin(lo, hi, width, height);
+        Float3 edge = exact(cross(homogeneous_pixel(lo, width, height, o), homogeneous_pixel(hi, width, height, o)));
+        e[k] = make_float4(edge * (ite(flip, -1.0f, 1.0f) * turn), k == 0 ? d.x : k == 1 ? d.y : d.z);
+        origin[k] = pack_origin(o);
+    }
+    Var<gpu::TriEdges> r;
+    r.e0 = e[0];
+    r.e1 = e[1];
+    r.e2 = e[2];
+    r.origins = make_uint4(origin[0], origin[1], origin[2], pack_origin(plane_at));
+    return r;
+}
+// A record's edge k about pixel position o (the antialias walk's: homogeneous_edges' e_k).
+template <typename F>
+Float3 record_edge(const F& e, const UInt& packed, const Float2& o) {
+    Float2 shift = o - unpack_origin(packed);
+    return make_float3(e.x, e.y, e.z + e.x * shift.x + e.y * shift.y);
+}
+template <typename E>
+HomogeneousEdges record_edges(const E& r, const Float2& o) {
+    return {record_edge(r.e0, r.origins.x, o), record_edge(r.e1, r.origins.y, o), record_edge(r.e2, r.origins.z, o),
+            Float(0.0f), o};
 }
 // The three edge functions at pixel position p (>= 0 inside), from the edges or their record; the depth there.
 inline Float3 edge_values(const HomogeneousEdges& e, const Float2& p) {
@@ -99,14 +149,18 @@ inline Float3 edge_values(const HomogeneousEdges& e, const Float2& p) {
     return make_float3(dot(e.e0, q), dot(e.e1, q), dot(e.e2, q));
 }
 template <typename E>
-Float3 edge_values(const E& e, const Float2& p) {
-    Float3 q = make_float3(p - e.origin, 1.0f);
-    return make_float3(dot(e.e0.xyz(), q), dot(e.e1.xyz(), q), dot(e.e2.xyz(), q));
+Float3 edge_values(const E& r, const Float2& p) {
+    // p - o is exact (a pixel centre less a whole pixel); written out so that no dot() decides the order.
+    auto at = [&](const auto& e, const UInt& packed) {
+        Float2 q = p - unpack_origin(packed);
+        return e.x * q.x + e.y * q.y + e.z;
+    };
+    return exact(make_float3(at(r.e0, r.origins.x), at(r.e1, r.origins.y), at(r.e2, r.origins.z)));
 }
 template <typename E>
-Float edge_depth(const E& e, const Float2& p) {
-    Float2 q = p - e.origin;
-    return e.e0.w * q.x + e.e1.w * q.y + e.e2.w;
+Float edge_depth(const E& r, const Float2& p) {
+    Float2 q = p - unpack_origin(r.origins.w);
+    return r.e0.w * q.x + r.e1.w * q.y + r.e2.w;
 }
 // x, or 1 where x is 0: a divisor kept from 0 where the quotient is not used, so that it stays finite ($autodiff
 // forms the derivatives of an ite's dropped side too).
