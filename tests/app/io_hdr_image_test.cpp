@@ -351,8 +351,40 @@ TEST(IoHdrImage, BadFilesAreNamed) {
         write_file_atomic(dir / "cut.exr", whole.substr(0, keep));
         error_starts("cut.exr", (dir / "cut.exr").string() + ": cannot read the OpenEXR file: ");
     }
-    write_file_atomic(dir / "garbage.hdr", "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 4 +X 8\n\x02\x02");
+    // A run-length encoded scanline with a run of 0.
+    const char garbage[] = "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 4 +X 8\n\x02\x02\x00\x08\x00\x00\x00\x00";
+    write_file_atomic(dir / "garbage.hdr", std::string(garbage, sizeof(garbage) - 1));
     error_starts("garbage.hdr", (dir / "garbage.hdr").string() + ": cannot decode the Radiance file: ");
+    // Cut short, run-length encoded (32 wide) or flat (4 wide): stb read the missing pixels as zeros.
+    for (const int width : {32, 4}) {
+        std::vector<float> rgb(size_t(width) * 16 * 3);
+        for (size_t i = 0; i < rgb.size(); ++i) rgb[i] = 0.25f + float(i % 7);
+        ASSERT_TRUE(stbi_write_hdr((dir / "sky.hdr").c_str(), width, 16, 3, rgb.data()));
+        const std::string all = read_file(dir / "sky.hdr");
+        EXPECT_EQ(read_hdr_image(dir / "sky.hdr", kMaxSide).width, width);
+        const size_t pixels = all.find('\n', all.find("+X")) + 1;
+        for (const size_t keep : {pixels + 6, (pixels + all.size()) / 2, all.size() - 1}) {
+            SCOPED_TRACE("width " + std::to_string(width) + ", " + std::to_string(keep) + " of " +
+                         std::to_string(all.size()) + " bytes");
+            write_file_atomic(dir / "cut.hdr", all.substr(0, keep));
+            error_starts("cut.hdr", (dir / "cut.hdr").string() +
+                                        ": the Radiance file is cut short (its pixels end before its last scanline)");
+        }
+        write_file_atomic(dir / "cut.hdr", all.substr(0, pixels - 8));
+        error_starts("cut.hdr", (dir / "cut.hdr").string() + ": the Radiance file is cut short (in its header)");
+        if (width == 32) {
+            // A run-length encoded scanline, then one pixel that is not: stb decodes all pixels flat from there.
+            std::string two = all.substr(0, all.find('\n', all.find("+X")) + 1);
+            two.replace(two.find("-Y 16"), 5, "-Y 2");
+            ASSERT_TRUE(stbi_write_hdr((dir / "one.hdr").c_str(), 32, 1, 3, rgb.data()));
+            const std::string one = read_file(dir / "one.hdr");
+            const size_t one_pixels = one.find('\n', one.find("+X")) + 1;
+            two += one.substr(one_pixels) + std::string("\x80\x80\x80\x81", 4);
+            write_file_atomic(dir / "cut.hdr", two);
+            error_starts("cut.hdr", (dir / "cut.hdr").string() +
+                                        ": the Radiance file is cut short (its pixels end before its last scanline)");
+        }
+    }
     // A layout other than the standard one (here flipped vertically): stb said "unknown image type".
     write_file_atomic(dir / "flipped.hdr",
                       "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n+Y 1 +X 2\n\x80\x80\x80\x81\x80\x80\x80\x81");

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <stb_image.h>
@@ -205,6 +206,42 @@ Image read_exr(const std::string& bytes, const std::string& shown, uint32_t max_
     }
 }
 
+// What is wrong with a Radiance file's pixels, or "": stb_image reads past the end as zeros (a file cut short
+// rendered black, or kept its first rows, with no word), and Debian's loops for ever on a run of length 0. So the data
+// is walked as stb reads it first: an image 8 to 32767 wide whose first scanline starts 2 2 and its width is run-length
+// encoded, each scanline four channels of runs (a byte over 128: a run of that less 128 of the next byte; else that
+// many bytes); any other, 4 bytes a pixel.
+std::string radiance_problem(const std::string& bytes, int w, int h) {
+    const std::string cut = "the Radiance file is cut short (its pixels end before its last scanline)";
+    size_t at = bytes.find("\n\n");
+    if (at != std::string::npos) at = bytes.find('\n', at + 2);   // the end of the resolution line
+    if (at == std::string::npos) return cut;
+    ++at;
+    const auto byte = [&](size_t i) { return uint8_t(bytes[i]); };
+    const auto scanline_rle = [&] {
+        return bytes.size() - at >= 4 && byte(at) == 2 && byte(at + 1) == 2 && (byte(at + 2) & 0x80) == 0;
+    };
+    if (w < 8 || w >= 32768 || !scanline_rle()) return bytes.size() - at < size_t(w) * size_t(h) * 4 ? cut : "";
+    for (int y = 0; y < h; ++y) {
+        // stb decodes the rest flat from here, all w * h pixels over again less one.
+        if (!scanline_rle()) return bytes.size() - at < size_t(w) * size_t(h) * 4 ? cut : "";
+        if ((byte(at + 2) << 8 | byte(at + 3)) != w) return "";         // stb: invalid decoded scanline length
+        at += 4;
+        for (int channel = 0; channel < 4; ++channel)
+            for (int x = 0; x < w;) {
+                if (at >= bytes.size()) return cut;
+                const int count = byte(at++), run = count > 128 ? count - 128 : count;
+                if (run == 0 || run > w - x)
+                    return "cannot decode the Radiance file: bad RLE data (scanline " + std::to_string(y) + ")";
+                const size_t data = count > 128 ? 1 : size_t(count);
+                if (bytes.size() - at < data) return cut;
+                at += data;
+                x += run;
+            }
+    }
+    return "";
+}
+
 Image read_radiance(const std::string& bytes, const std::string& shown, uint32_t max_side) {
     const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
     const int len = int(bytes.size());
@@ -216,16 +253,26 @@ Image read_radiance(const std::string& bytes, const std::string& shown, uint32_t
         // The resolution line follows the header's blank line; stb reads only the standard "-Y H +X W" and calls
         // any other layout (a flipped or rotated picture) an "unknown image type".
         const size_t blank = bytes.find("\n\n");
+        if (blank == std::string::npos || bytes.find('\n', blank + 2) == std::string::npos)
+            fail(shown, ": the Radiance file is cut short (in its header)");
         const std::string layout =
             blank == std::string::npos ? "" : bytes.substr(blank + 2, bytes.find('\n', blank + 2) - blank - 2);
         const bool shown_as_is = std::all_of(layout.begin(), layout.end(), [](char c) { return c >= ' ' && c < 127; });
         if (!layout.empty() && layout.size() < 40 && shown_as_is && layout.rfind("-Y ", 0) != 0)
             fail(shown, ": the Radiance file is laid out \"", layout,
                  "\"; Adjoint reads the standard layout \"-Y height +X width\"");
+        // stb's info fails on some files cut short (4 wide, a quarter of its pixels): said as for the others.
+        int lw = 0, lh = 0;
+        char after = 0;
+        if (std::sscanf(layout.c_str(), "-Y %d +X %d%c", &lh, &lw, &after) == 2) {
+            check_size(lw, lh, max_side, shown);
+            if (const std::string why = radiance_problem(bytes, lw, lh); !why.empty()) fail(shown, ": ", why);
+        }
         fail(shown, ": cannot decode the Radiance file: ",
              stbi_failure_reason() ? stbi_failure_reason() : "unknown error");
     }
     check_size(w, h, max_side, shown);
+    if (const std::string why = radiance_problem(bytes, w, h); !why.empty()) fail(shown, ": ", why);
     float* raw = stbi_loadf_from_memory(data, len, &w, &h, &n, 4); // 4: stb fills alpha with 1
     if (!raw)
         fail(shown, ": cannot decode the Radiance file: ",
