@@ -286,6 +286,22 @@ TEST_F(GltfMeshes, GltfMaterialsBecomePbrMaterials) {
     const Scene shared = load_gltf("meshes/quad.gltf", g.text(), "gltf");
     EXPECT_GE(shared.find_material("cube/red#0"), 0);
     EXPECT_GE(shared.find_material("cube/red#1"), 0);
+    // A made-up name that a given one already has takes the index too: a material named "default" beside
+    // primitives without one, and "red#1" beside two named "red" (both refused before).
+    g.json["materials"][0]["name"] = "default";
+    g.json["materials"][1]["name"] = "red";
+    const Scene named_default = load_gltf("meshes/quad.gltf", g.text(), "gltf");
+    const int given = named_default.find_material("cube/default"), made = named_default.find_material("cube/default#2");
+    ASSERT_TRUE(given >= 0 && made >= 0);
+    EXPECT_EQ(named_default.meshes.at(0).triangle_materials.front(), uint32_t(given));
+    EXPECT_EQ(named_default.meshes.at(0).triangle_materials.back(), uint32_t(made));
+    EXPECT_EQ(named_default.materials[size_t(made)].value("metallic")[0], 1.0f);   // the specification's default
+    g.json["materials"].push_back(g.json["materials"][1]);
+    g.json["materials"][0]["name"] = "red#1";
+    g.json["meshes"][0]["primitives"][2]["material"] = 2;
+    const Scene hashes = load_gltf("meshes/quad.gltf", g.text(), "gltf");
+    for (const char* name : {"cube/red#1", "cube/red#1#1", "cube/red#2"})
+        EXPECT_GE(hashes.find_material(name), 0) << name;
 }
 
 TEST_F(GltfMeshes, OtherMaterialModesAreRefusedNamingTheOneThatWorks) {
@@ -330,10 +346,23 @@ TEST_F(GltfMeshes, BrokenFilesAreNamed) {
         EXPECT_EQ(error_of_gltf(g.text()), at + "node 0 is its own ancestor (a node cycle)");
     }
     {
+        // Points and lines are skipped (a CAD export's edge lines beside its surfaces); with nothing else, no
+        // triangles.
         Gltf g = quad();
         g.json["meshes"][0]["primitives"][0]["mode"] = 0;
-        EXPECT_EQ(error_of_gltf(g.text()), at + "mesh 0 primitive 0 is POINTS: Adjoint reads triangles (TRIANGLES, "
-                                                "TRIANGLE_STRIP, TRIANGLE_FAN)");
+        EXPECT_EQ(error_of_gltf(g.text()),
+                  at + "has no triangles in its scene (its POINTS and LINES primitives are skipped)");
+        g.json["meshes"][0]["primitives"].push_back(g.json["meshes"][0]["primitives"][0]);
+        g.json["meshes"][0]["primitives"][0]["mode"] = 4;   // triangles, then the copy as LINES
+        g.json["meshes"][0]["primitives"][1]["mode"] = 1;
+        testing::internal::CaptureStderr();
+        const Scene s = load_gltf("meshes/quad.gltf", g.text());
+        const std::string notes = testing::internal::GetCapturedStderr();
+        EXPECT_NE(notes.find("meshes/quad.gltf: LINES primitives skipped (Adjoint draws TRIANGLES, TRIANGLE_STRIP "
+                             "and TRIANGLE_FAN)\n"),
+                  std::string::npos)
+            << notes;
+        EXPECT_EQ(s.meshes.at(0).triangles.size(), 2u);
     }
     {
         Gltf g = quad();
@@ -404,6 +433,8 @@ TEST_F(GltfMeshes, SchemaBreaksAndMissingImagesAreNamed) {
         {[](Json& j) { j["meshes"][0]["primitives"][0]["indices"] = 4.0; },
          "meshes[0].primitives[0].indices: expected an integer >= 0"},
         {[](Json& j) { j["nodes"][0]["translation"] = {1, "2", 3}; }, "nodes[0].translation[1]: expected a number"},
+        {[](Json& j) { j["nodes"][1]["matrix"] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}; },
+         "nodes[1].scale: given beside matrix (glTF takes one or the other)"},
         {[](Json& j) { j["textures"][0]["sampler"] = Json::object(); },
          "textures[0].sampler: expected an integer >= 0"},
     };
@@ -433,6 +464,31 @@ TEST_F(GltfMeshes, SchemaBreaksAndMissingImagesAreNamed) {
         write("meshes/bad.gltf", g.text());
         EXPECT_EQ(error_of(scene_for("meshes/bad.gltf", "gltf")),
                   at + "image 0: cannot read meshes/gone.png: No such file or directory");
+    }
+    for (const int off : {4, -4, 1}) {
+        // A data URI's bytes against byteLength, named by its member (tinygltf's error quoted the URI whole).
+        Gltf g = quad();
+        Json j = Json::parse(g.text());
+        const size_t holds = g.bin.size();
+        j["buffers"][0]["byteLength"] = int(holds) + off;
+        write("meshes/bad.gltf", j.dump());
+        EXPECT_EQ(error_of(scene_for("meshes/bad.gltf")),
+                  at + "buffers[0].byteLength: " + std::to_string(int(holds) + off) + ", but its data URI holds " +
+                      std::to_string(holds) + " bytes");
+    }
+    {
+        // Its padding left out (as some writers do), the same bytes: it loads.
+        Gltf g = quad();
+        Json j = Json::parse(g.text());
+        std::string uri = j["buffers"][0]["uri"];
+        ASSERT_EQ(uri.back(), '=');   // 104 bytes: one '=' of padding
+        j["buffers"][0]["uri"] = uri.substr(0, uri.size() - 1);
+        write("meshes/unpadded.gltf", j.dump());
+        EXPECT_EQ(load(scene_for("meshes/unpadded.gltf")).meshes.at(0).triangles.size(), 2u);
+        j["buffers"][0]["uri"] = "data:application/octet-stream;base64,AAAA!!!";
+        write("meshes/bad.gltf", j.dump());
+        EXPECT_EQ(error_of(scene_for("meshes/bad.gltf")),
+                  at + "buffers[0].uri: its base64 data holds a character base64 has not (at character 4)");
     }
 }
 

@@ -63,6 +63,8 @@ bool keep_encoded(tinygltf::Image* image, const int, std::string*, std::string*,
 std::string first_line(std::string text) {
     text = text.substr(0, text.find('\n'));
     while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.pop_back();
+    // tinygltf quotes a data URI whole: a line of a megabyte.
+    if (text.size() > 300) text = text.substr(0, 200) + "... (" + std::to_string(text.size()) + " characters)";
     return text.empty() ? "tinygltf could not read it" : text;
 }
 

@@ -159,10 +159,11 @@ std::vector<int> add_materials(const tinygltf::Model& model, const std::vector<b
                                   : given.empty()   ? std::to_string(m)
                                   : named[given] > 1 ? given + "#" + std::to_string(m)
                                                      : given;
-        Material material = make_material(mesh.name + "/" + label, "pbr");
-        if (scene.find_material(material.name) >= 0)
-            source.fail((fallback ? std::string("the default material") : "material " + std::to_string(m)) +
-                        " is named " + material.name + ", which another material already has");
+        // A made-up name can meet a given one (a material named "default", or "x#1" beside two named "x"): then
+        // the index is appended (again while it still meets one).
+        std::string unique = mesh.name + "/" + label;
+        while (scene.find_material(unique) >= 0) unique += "#" + std::to_string(m);
+        Material material = make_material(unique, "pbr");
         if (fallback) {
             // The specification's default material: white, fully metallic and rough (its factors' defaults).
             material.value("metallic")[0] = 1;

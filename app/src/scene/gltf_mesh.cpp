@@ -115,8 +115,12 @@ void add_primitive(const tinygltf::Model& model, int mesh_index, int p, const Ma
     const tinygltf::Primitive& prim = model.meshes[size_t(mesh_index)].primitives[size_t(p)];
     const std::string name = "mesh " + std::to_string(mesh_index) + " primitive " + std::to_string(p);
     const int mode = prim.mode < 0 ? TINYGLTF_MODE_TRIANGLES : prim.mode;
-    if (const char* other = mode_name(mode))
-        source.fail(name + " is " + other + ": Adjoint reads triangles (TRIANGLES, TRIANGLE_STRIP, TRIANGLE_FAN)");
+    // CAD exports carry edge lines beside their surfaces: skipped, said (a file of nothing else has no triangles).
+    if (const char* other = mode_name(mode)) {
+        source.note(std::string(other) + " primitives skipped (Adjoint draws TRIANGLES, TRIANGLE_STRIP and "
+                    "TRIANGLE_FAN)");
+        return;
+    }
     if (mode != TINYGLTF_MODE_TRIANGLES && mode != TINYGLTF_MODE_TRIANGLE_STRIP && mode != TINYGLTF_MODE_TRIANGLE_FAN)
         source.fail(name + ": mode " + std::to_string(mode) + " is not one of glTF's");
     if (!prim.targets.empty()) source.note("morph targets ignored");
@@ -292,7 +296,13 @@ void load_gltf_mesh(const JsonValue& entry, const std::filesystem::path& base_di
 
     Builder b{mesh, {}, {}, true, true, {}, {}, {}};
     add_scene(model, b, source);
-    if (mesh.triangles.empty()) source.fail("has no triangles in its scene");
+    if (mesh.triangles.empty()) {
+        const bool skipped = std::any_of(source.notes.begin(), source.notes.end(), [](const std::string& n) {
+            return n.find(" primitives skipped (") != std::string::npos;
+        });
+        source.fail(std::string("has no triangles in its scene") +
+                    (skipped ? " (its POINTS and LINES primitives are skipped)" : ""));
+    }
     mesh.has_texcoords = b.all_texcoords;
     mesh.has_colors = b.all_colors;
     // Some vertex without a usable normal: area-weighted normals for all, as for OBJ and PLY.

@@ -1,6 +1,7 @@
 // The glTF 2.0 schema's types, checked on the raw JSON for the members Adjoint reads, before tinygltf parses.
 #include "scene/gltf.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
@@ -175,6 +176,11 @@ void check_schema(const Json& json, const Source& source) {
         c.members(n, at, {"mesh", "skin", "camera"}, Type::integer);
         for (const char* key : {"matrix", "translation", "rotation", "scale", "weights"})
             c.values(n, at, key, Type::number);
+        // The specification forbids both (tinygltf took the matrix and dropped the rest without a word).
+        if (n.contains("matrix"))
+            for (const char* key : {"translation", "rotation", "scale"})
+                if (n.contains(key))
+                    c.fail(child_path(at, key), "given beside matrix (glTF takes one or the other)");
     });
     c.each(json, top, "meshes", Type::object, [&](const Json& m, const std::string& at) {
         c.member(m, at, "primitives", Type::array, true);
@@ -188,8 +194,28 @@ void check_schema(const Json& json, const Source& source) {
         c.members(v, at, {"byteOffset", "byteStride", "target"}, Type::integer);
     });
     c.each(json, top, "buffers", Type::object, [&](const Json& b, const std::string& at) {
-        c.member(b, at, "uri", Type::string);
-        c.member(b, at, "byteLength", Type::integer, true);
+        const Json* uri = c.member(b, at, "uri", Type::string);
+        const Json* length = c.member(b, at, "byteLength", Type::integer, true);
+        // A base64 data URI's bytes against byteLength (tinygltf's own error quoted the whole URI, a megabyte).
+        const std::string* text = uri ? &uri->get_ref<const std::string&>() : nullptr;
+        const size_t comma = text ? text->find(',') : std::string::npos;
+        if (text && text->rfind("data:", 0) == 0 && comma != std::string::npos && comma >= 7 &&
+            text->compare(comma - 7, 7, ";base64") == 0) {
+            // tinygltf decodes up to the first '=' (padding).
+            const size_t end = std::min(text->find('=', comma + 1), text->size());
+            const size_t other =
+                text->find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", comma + 1);
+            const size_t bad = other < end ? other : text->find_first_not_of('=', end);
+            if (bad != std::string::npos)
+                c.fail(child_path(at, "uri"), "its base64 data holds a character base64 has not (at character " +
+                                                  std::to_string(bad - comma - 1) + ")");
+            const size_t chars = end - comma - 1;
+            const size_t bytes = chars / 4 * 3 + (chars % 4 > 1 ? chars % 4 - 1 : 0);
+            const uint64_t declared = length->get<uint64_t>();
+            if (bytes != declared)
+                c.fail(child_path(at, "byteLength"), std::to_string(declared) + ", but its data URI holds " +
+                                                         std::to_string(bytes) + " bytes");
+        }
     });
     c.each(json, top, "materials", Type::object, [&](const Json& m, const std::string& at) { c.material(m, at); });
     c.each(json, top, "textures", Type::object, [&](const Json& t, const std::string& at) {
