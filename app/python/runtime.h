@@ -62,8 +62,15 @@ struct PyScene {
     app::Scene scene;
     std::unique_ptr<app::SceneRenderer> renderer;   // null after a write: the next render rebuilds it
     std::shared_ptr<void> torch_cache;   // adjoint.torch.render's optimizers (torch_bridge.cpp); dropped by a write
+    // The scene as it is now, shared by adjoint.torch.render's forward calls with their backward: a write between
+    // them must not change their gradients. Copied on the first render after a write; dropped by a write.
+    std::shared_ptr<const app::Scene> shared;
 
     app::SceneRenderer& ensure_renderer();
+    const std::shared_ptr<const app::Scene>& snapshot() {
+        if (!shared) shared = std::make_shared<const app::Scene>(scene);
+        return shared;
+    }
     uint32_t checked_view(int view) const;          // IndexError when out of range
 };
 

@@ -151,6 +151,7 @@ void bind_scene(py::module_& m) {
             app::set_parameter_value(s.scene, p, v);
             s.renderer.reset();
             s.torch_cache.reset();
+            s.shared.reset();
         });
 
     py::class_<PyOptimization>(m, "Optimization", "The scene's optimize block run step by step (adjoint-optimize's loop)")

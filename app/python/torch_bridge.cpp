@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <list>
+#include <memory>
+#include <optional>
 
 namespace adjoint::python {
 
@@ -35,6 +37,12 @@ Assignment assign(app::Scene& scene, const std::vector<std::string>& paths, cons
         app::set_parameter_value(scene, p, a.values.back());
         a.parameters.push_back(p);
     }
+    // As scene.parameters checks a value (the format's range, finite numbers, a camera not at its target), once all
+    // are set (an eye and a target moved together): an optimizer that drifts there gets the error, not a blank image
+    // and a zero gradient.
+    for (size_t i = 0; i < a.parameters.size(); ++i)
+        if (const std::string why = app::parameter_value_problem(scene, a.parameters[i], a.values[i]); !why.empty())
+            throw py::value_error(a.parameters[i].path + ": " + why);
     return a;
 }
 
@@ -94,6 +102,51 @@ void make_room(TorchCaches& caches, size_t adding) {
     }
 }
 
+// An optimizer for `base`'s view `view` with `paths` free.
+TorchCache make_cache(Device& device, const app::Scene& base, const std::vector<std::string>& paths,
+                      const py::list& values, uint32_t view) {
+    TorchCache made;
+    made.paths = paths;
+    made.view = view;
+    made.scratch = base;
+    Assignment a = assign(made.scratch, paths, values);
+    app::Scene scene = base;
+    scene.camera = scene.views[view];
+    scene.views = {scene.views[view]};
+    scene.view_images.clear();
+    app::Optimization opt;
+    opt.target_is_scene = false;
+    app::LinearImage blank;
+    blank.width = scene.camera.width;
+    blank.height = scene.camera.height;
+    blank.texels.assign(size_t(blank.width) * blank.height, float4{0, 0, 0, 1});
+    opt.target_images = {std::move(blank)};
+    opt.iterations = 1;
+    for (size_t i = 0; i < a.parameters.size(); ++i) {
+        a.parameters[i].init = a.values[i];
+        opt.parameters.push_back(a.parameters[i]);
+    }
+    scene.optimize = std::move(opt);
+    app::check_scene_fits(device, scene);
+    made.parameters = std::move(a.parameters);
+    const size_t before = device.buffer_bytes_in_use();
+    made.optimizer = std::make_unique<app::Optimizer>(device, scene);
+    const size_t after = device.buffer_bytes_in_use();
+    made.bytes = after > before ? after - before : 0;
+    return made;
+}
+
+// The cache's free values set to `values` (through its scratch scene, so that they are the scene's floats).
+TorchCache& with_values(TorchCache& cache) {
+    std::vector<float> floats;
+    for (const auto& p : cache.parameters) {
+        const std::vector<float> v = app::parameter_value(cache.scratch, p);
+        floats.insert(floats.end(), v.begin(), v.end());
+    }
+    cache.optimizer->set_free_values(floats);
+    return cache;
+}
+
 TorchCache& torch_cache(PyScene& s, const std::vector<std::string>& paths, const py::list& values, uint32_t view) {
     if (!s.torch_cache) s.torch_cache = std::make_shared<TorchCaches>();
     auto& caches = *static_cast<TorchCaches*>(s.torch_cache.get());
@@ -103,46 +156,17 @@ TorchCache& torch_cache(PyScene& s, const std::vector<std::string>& paths, const
         caches.splice(caches.begin(), caches, found);
         assign(caches.front().scratch, paths, values);
     } else {
-        TorchCache made;
-        made.paths = paths;
-        made.view = view;
-        made.scratch = s.scene;
-        Assignment a = assign(made.scratch, paths, values);
-        app::Scene scene = s.scene;
-        scene.camera = scene.views[view];
-        scene.views = {scene.views[view]};
-        scene.view_images.clear();
-        app::Optimization opt;
-        opt.target_is_scene = false;
-        app::LinearImage blank;
-        blank.width = scene.camera.width;
-        blank.height = scene.camera.height;
-        blank.texels.assign(size_t(blank.width) * blank.height, float4{0, 0, 0, 1});
-        opt.target_images = {std::move(blank)};
-        opt.iterations = 1;
-        for (size_t i = 0; i < a.parameters.size(); ++i) {
-            a.parameters[i].init = a.values[i];
-            opt.parameters.push_back(a.parameters[i]);
-        }
-        scene.optimize = std::move(opt);
-        app::check_scene_fits(s.rt->device, scene);
-        made.parameters = std::move(a.parameters);
-        const size_t before = s.rt->device.buffer_bytes_in_use();
-        made.optimizer = std::make_unique<app::Optimizer>(s.rt->device, scene);
-        const size_t after = s.rt->device.buffer_bytes_in_use();
-        made.bytes = after > before ? after - before : 0;
+        TorchCache made = make_cache(s.rt->device, s.scene, paths, values, view);
         make_room(caches, made.bytes);
         caches.push_front(std::move(made));
     }
-    TorchCache& cache = caches.front();
-    std::vector<float> floats;
-    for (const auto& p : cache.parameters) {
-        const std::vector<float> v = app::parameter_value(cache.scratch, p);
-        floats.insert(floats.end(), v.begin(), v.end());
-    }
-    cache.optimizer->set_free_values(floats);
-    return cache;
+    return with_values(caches.front());
 }
+
+// The scene as a render's forward call saw it (PyScene::snapshot), kept by its autograd node for the backward.
+struct SceneSnapshot {
+    std::shared_ptr<const app::Scene> scene;
+};
 
 } // namespace
 
@@ -153,14 +177,21 @@ void bind_torch_bridge(py::module_& m) {
         return image_to_array(torch_cache(s, paths, values, v).optimizer->render_current(0));
     }, py::arg("scene"), py::arg("paths"), py::arg("values"), py::arg("view"));
 
-    m.def("_image_vjp", [](PyScene& s, const std::vector<std::string>& paths, const py::list& values, int view,
-                           const py::handle& image, const py::handle& grad) {
+    py::class_<SceneSnapshot>(m, "_SceneSnapshot", "The scene as a render's forward call saw it");
+    m.def("_snapshot", [](PyScene& s) { return SceneSnapshot{s.snapshot()}; }, py::arg("scene"));
+
+    m.def("_image_vjp", [](PyScene& s, const SceneSnapshot& seen, const std::vector<std::string>& paths,
+                           const py::list& values, int view, const py::handle& image, const py::handle& grad) {
         const uint32_t v = s.checked_view(view);
         py::list out;
         if (paths.empty()) return out;
-        TorchCache& cache = torch_cache(s, paths, values, v);
+        // Written to since the forward call (a loop that sets each view's camera, then one backward over all):
+        // differentiated as the forward call saw it, with an optimizer made for this once.
+        std::optional<TorchCache> past;
+        if (seen.scene != s.shared) past.emplace(make_cache(s.rt->device, *seen.scene, paths, values, v));
+        TorchCache& cache = past ? with_values(*past) : torch_cache(s, paths, values, v);
         // The target that makes d loss / d image the caller's gradient (above).
-        const app::Camera& camera = s.scene.views[v];
+        const app::Camera& camera = seen.scene->views[v];
         const float scale = 1.0f / (float(camera.width) * float(camera.height) * 3.0f);
         cache.optimizer->set_target(0, target_from(camera, image, grad, 1.0f / (2.0f * scale)));
         std::vector<float> gradient;
@@ -171,7 +202,8 @@ void bind_torch_bridge(py::module_& m) {
             at += p.size;
         }
         return out;
-    }, py::arg("scene"), py::arg("paths"), py::arg("values"), py::arg("view"), py::arg("image"), py::arg("grad"),
+    }, py::arg("scene"), py::arg("seen"), py::arg("paths"), py::arg("values"), py::arg("view"), py::arg("image"),
+       py::arg("grad"),
        "Σ grad · d image / d value for each path, from the optimizer's $autodiff gradient");
 
     // For the tests: the optimizers kept, most recent first, as (view, bytes); and the limits (count, bytes), set

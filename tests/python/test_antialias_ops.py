@@ -108,6 +108,8 @@ def test_gradients_to_color_and_pos_match_central_differences():
     p2 = pos.clone().requires_grad_(True)
     (dr.antialias(color, rast, p2, tri, pos_gradient_boost=3.0).double() * weights).sum().backward()
     np.testing.assert_allclose(p2.grad.numpy(), 3.0 * p.grad.numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(TypeError, match="pos_gradient_boost: expected a number, got 'x'"):
+        dr.antialias(color, rast, p2, tri, pos_gradient_boost="x")
 
 
 def test_topology_hash_range_mode_and_instanced_batches_agree():

@@ -430,6 +430,23 @@ def test_nvdiffrasts_calling_conventions():
     # output_db=False in the context: rast_db is empty, as nvdiffrast's.
     rast, db = dr.rasterize(dr.RasterizeGLContext(output_db=False), pos, tri, (4, 6))
     assert rast.shape == (2, 4, 6, 4) and db.shape == (2, 4, 6, 0)
+    # nvdiffrast's signatures: RasterizeGLContext(output_db, mode, device), positionally too; set_context and
+    # release_context in manual mode; RasterizeCudaContext(device); the log level. Not a context: refused.
+    manual = dr.RasterizeGLContext(False, "manual")
+    assert dr.rasterize(manual, pos, tri, (4, 6))[1].shape == (2, 4, 6, 0)
+    manual.set_context()
+    manual.release_context()
+    with pytest.raises(RuntimeError, match="set_context: the context's mode is 'automatic'"):
+        dr.RasterizeGLContext().set_context()
+    with pytest.raises(ValueError, match="mode: expected 'automatic' or 'manual'"):
+        dr.RasterizeGLContext(mode="egl")
+    assert dr.rasterize(dr.RasterizeCudaContext(device="cpu"), pos, tri, (4, 6))[1].shape == (2, 4, 6, 4)
+    before = dr.get_log_level()
+    dr.set_log_level(2)
+    assert dr.get_log_level() == 2
+    dr.set_log_level(before)
+    with pytest.raises(TypeError, match="glctx: expected a RasterizeCudaContext or RasterizeGLContext, got NoneType"):
+        dr.rasterize(None, pos, tri, (4, 6))
     full_rast, full_db = dr.rasterize(CTX, pos, tri, (4, 6))
     assert torch.equal(rast, full_rast) and full_db.shape == (2, 4, 6, 4)
     # Attributes of minibatch 1 broadcast over the rast's minibatch; their gradient sums over it.

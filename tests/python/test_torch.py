@@ -53,6 +53,40 @@ def test_calls_reuse_one_optimizer_yet_see_every_value_target_and_scene_write(sm
     np.testing.assert_array_equal(adjoint.torch.render(small_scene).numpy(), small_scene.render())
 
 
+def test_a_write_between_forward_and_backward_leaves_the_gradient(small_scene):
+    # The forward call's scene is the one differentiated: writing scene.parameters before backward() (a loop that
+    # sets each view's camera, then one backward over all) must not change the gradient. Before, the backward
+    # differentiated the scene as written, comparing it with the image of another one.
+    params = small_scene.parameters
+    weights = torch.from_numpy(np.random.default_rng(5).uniform(-1, 1, (32, 32, 3)).astype(np.float32))
+    position = torch.tensor(params["lights.key.position"])
+
+    def gradient(write):
+        p = position.clone().requires_grad_()
+        image = adjoint.torch.render(small_scene, {"lights.key.position": p})
+        intensity = params["lights.key.intensity"]
+        if write:
+            params["lights.key.intensity"] = [0.25 * float(intensity[0])]
+        (image * weights).sum().backward()
+        params["lights.key.intensity"] = intensity
+        return p.grad.clone()
+
+    plain = gradient(False)
+    assert plain.abs().sum() > 0.01
+    np.testing.assert_allclose(gradient(True).numpy(), plain.numpy(), rtol=1e-5, atol=1e-7)
+    # Two renders with a write between them, one backward: each term as the render saw its scene.
+    p = position.clone().requires_grad_()
+    first = adjoint.torch.render(small_scene, {"lights.key.position": p})
+    intensity = params["lights.key.intensity"]
+    params["lights.key.intensity"] = [0.25 * float(intensity[0])]
+    second = adjoint.torch.render(small_scene, {"lights.key.position": p})
+    ((first + second) * weights).sum().backward()
+    quarter = gradient(False)   # at the quarter intensity, still written
+    params["lights.key.intensity"] = intensity
+    np.testing.assert_allclose(p.grad.numpy(), (plain + quarter).numpy(), rtol=1e-4, atol=1e-6)
+    assert (quarter - plain).abs().sum() > 0.01 * plain.abs().sum()
+
+
 def test_a_loop_over_views_keeps_an_optimizer_for_each_while_they_fit():
     # The optimizers kept are the most recently used whose buffers fit the budget (256 MiB, 64 of them: all eight
     # views of this scene). Each view renders with its own values, its image that of scene.render (checked first,
@@ -154,6 +188,14 @@ def test_scene_values_the_loader_refuses_are_refused(small_scene):
         with pytest.raises(ValueError, match=f"{path}: {said}"):
             params[path] = value
         np.testing.assert_array_equal(params[path], before)
+        # render() checks a tensor's value as a write does: not a blank image and a zero gradient.
+        with pytest.raises(ValueError, match=f"{path}: {said}"):
+            adjoint.torch.render(small_scene, {path: torch.tensor(value, dtype=torch.float32).reshape(-1)})
+    # The values are checked together once set: the eye moved onto the old target while the target moves away.
+    eye, target = params["camera.eye"], params["camera.target"]
+    image = adjoint.torch.render(small_scene, {"camera.eye": torch.tensor(target, dtype=torch.float32),
+                                               "camera.target": torch.tensor(2 * target - eye, dtype=torch.float32)})
+    assert image.shape == (32, 32, 3)
     for resolution in ((0, 0), (-1, 4), (8193, 4)):
         with pytest.raises(ValueError, match=r"resolution: expected each side in 1..8192, got"):
             adjoint.Scene(small_scene.name, resolution=resolution)

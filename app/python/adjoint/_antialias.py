@@ -96,7 +96,10 @@ def antialias(color, rast, pos, tri, topology_hash=None, pos_gradient_boost=1.0)
         topo_np = np.ascontiguousarray(topology_hash.detach().cpu().numpy().view(np.uint32))
         if topo_np.size and ((topo_np[:, :3] != _NONE) & (topo_np[:, :3] >= tri_np.shape[0])).any():
             raise ValueError("topology_hash: does not belong to these triangles")
-    boost = float(pos_gradient_boost)
+    try:
+        boost = float(pos_gradient_boost)
+    except (TypeError, ValueError):
+        raise TypeError(f"pos_gradient_boost: expected a number, got {pos_gradient_boost!r}") from None
     rast_np = np.ascontiguousarray(rast.detach().to("cpu").numpy())
     ids = rast_np[..., 3]
     if ids.size and (ids.max() > tri_np.shape[0] or ids.min() < 0):
@@ -115,7 +118,8 @@ class DepthPeeler:
     previous layer's at each pixel, ordered by (z/w, triangle id); pixels with nothing left are 0."""
 
     def __init__(self, glctx, pos, tri, resolution, ranges=None, grad_db=True):
-        from .torch import _rasterize
+        from .torch import _rasterize, _check_context
+        _check_context(glctx)
         self._rasterize = _rasterize
         self._args = (pos, tri, resolution, ranges, grad_db)
         self._previous = None

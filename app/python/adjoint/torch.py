@@ -20,7 +20,7 @@ from ._texture import texture, texture_construct_mip, TextureMipWrapper  # noqa:
 
 __all__ = ["render", "rasterize", "interpolate", "texture", "texture_construct_mip", "antialias",
            "antialias_construct_topology_hash", "DepthPeeler",
-           "RasterizeContext", "RasterizeCudaContext", "RasterizeGLContext"]
+           "RasterizeContext", "RasterizeCudaContext", "RasterizeGLContext", "get_log_level", "set_log_level"]
 
 
 class _Render(_torch.autograd.Function):
@@ -29,6 +29,8 @@ class _Render(_torch.autograd.Function):
         arrays = [_to_numpy(v) for v in values]
         image = _adjoint._render_with(scene, list(paths), arrays, view)
         ctx.scene, ctx.paths, ctx.view, ctx.arrays, ctx.image = scene, list(paths), view, arrays, image
+        # The scene as rendered: a write to scene.parameters before backward() does not change this gradient.
+        ctx.seen = _adjoint._snapshot(scene) if any(ctx.needs_input_grad[3:]) else None
         ctx.shapes = [(v.shape, v.dtype, v.device) for v in values]
         device = values[0].device if values else _torch.device("cpu")
         return _torch.from_numpy(image).to(device)
@@ -44,7 +46,7 @@ class _Render(_torch.autograd.Function):
         # linear in G, so G goes in scaled to |k * G| <= 1 and the gradients come back scaled by the inverse.
         peak = float(np.abs(g_image).max()) if g_image.size else 0.0
         norm = peak * g_image.shape[0] * g_image.shape[1] * 1.5 if np.isfinite(peak) and peak > 0 else 1.0
-        grads = _adjoint._image_vjp(ctx.scene, ctx.paths, ctx.arrays, ctx.view, ctx.image,
+        grads = _adjoint._image_vjp(ctx.scene, ctx.seen, ctx.paths, ctx.arrays, ctx.view, ctx.image,
                                     (g_image / norm).astype(np.float32))
         out = []
         for g, (shape, dtype, device), needed in zip(grads, ctx.shapes, ctx.needs_input_grad[3:]):
@@ -80,11 +82,53 @@ class RasterizeContext:
     for nvdiffrast's signature; results go to the device of the input tensors (CUDA through the host)."""
 
     def __init__(self, device=None, output_db=True):
-        self.output_db = output_db
+        self.output_db = bool(output_db)
 
 
-RasterizeCudaContext = RasterizeContext
-RasterizeGLContext = RasterizeContext
+class RasterizeCudaContext(RasterizeContext):
+    """nvdiffrast's RasterizeCudaContext(device=None): rast_db always given."""
+
+    def __init__(self, device=None):
+        super().__init__(device=device)
+
+
+class RasterizeGLContext(RasterizeContext):
+    """nvdiffrast's RasterizeGLContext(output_db=True, mode='automatic', device=None). There is no OpenGL context
+    to make current: set_context() and release_context() are accepted in 'manual' mode, as nvdiffrast's, and do
+    nothing."""
+
+    def __init__(self, output_db=True, mode="automatic", device=None):
+        if mode not in ("automatic", "manual"):
+            raise ValueError(f"mode: expected 'automatic' or 'manual', got {mode!r}")
+        super().__init__(device=device, output_db=output_db)
+        self.mode = mode
+
+    def set_context(self):
+        if self.mode != "manual":
+            raise RuntimeError("set_context: the context's mode is 'automatic' (nvdiffrast allows it in 'manual')")
+
+    def release_context(self):
+        if self.mode != "manual":
+            raise RuntimeError("release_context: the context's mode is 'automatic' (nvdiffrast allows it in "
+                               "'manual')")
+
+
+_log_level = 1
+
+
+def get_log_level():
+    """nvdiffrast's log level (0 info, 1 warnings, 2 errors, 3 fatal only): kept, not used (errors raise)."""
+    return _log_level
+
+
+def set_log_level(level):
+    global _log_level
+    _log_level = operator.index(level)
+
+
+def _check_context(glctx):
+    if not isinstance(glctx, RasterizeContext):
+        raise TypeError(f"glctx: expected a RasterizeCudaContext or RasterizeGLContext, got {type(glctx).__name__}")
 
 
 def _check_float(name, t, last=None, ndims=(2, 3)):
@@ -146,8 +190,9 @@ def rasterize(glctx, pos, tri, resolution, ranges=None, grad_db=True):
     rast_db), each float32 [B, height, width, 4]; rast_out is differentiable with respect to pos (through u, v
     and z/w) and rast_db with respect to pos unless grad_db is False; with the context's output_db False, rast_db
     is empty ([B, height, width, 0]), as nvdiffrast's. Triangles crossing w = 0 are clipped."""
+    _check_context(glctx)
     rast, db = _rasterize(pos, tri, resolution, ranges, grad_db)
-    if not getattr(glctx, "output_db", True):
+    if not glctx.output_db:
         db = _torch.empty(list(rast.shape[:3]) + [0], device=rast.device)
     return rast, db
 
