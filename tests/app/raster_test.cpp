@@ -389,6 +389,50 @@ TEST_F(Raster, SharedEdgesThroughPixelCentresLeaveNoHole) {
     }
 }
 
+// Depth precision far from the camera: 20 pairs of parallel squares 0.05 units apart, 800 to 1,180 units away, with
+// near 0.05 and far 5,000 (a model in millimetres). NDC z there lies within a float's rounding of 1 (a unit of depth
+// was about one ulp): each pair's order was a coin's toss, and the farther square, given the lower ids, won ties.
+// The reversed depth (render/raster.h's edge_record) keeps a float's relative precision. Every covered pixel must
+// see the nearer square of its pair.
+TEST_F(Raster, NearerOfTwoSurfacesATwentiethApartAThousandAwayWins) {
+    const float n = 0.05f, f = 5000.0f, t = std::tan(30.0f * 3.14159265f / 180.0f);
+    float4x4 proj = float4x4::identity();   // OpenGL's perspective, the camera at the origin looking down -z
+    proj[0][0] = 1.0f / t;
+    proj[1][1] = 1.0f / t;
+    proj[2][2] = (f + n) / (n - f);
+    proj[2][3] = -1.0f;
+    proj[3][2] = 2.0f * f * n / (n - f);
+    proj[3][3] = 0.0f;
+    std::vector<float3> pos;
+    std::vector<uint3> tris;
+    constexpr int pairs = 20;
+    for (int j = 0; j < pairs; ++j) {
+        // Pair j on a 5 x 4 grid of the image, each square 0.3 NDC units wide; the farther one first.
+        const float u = -0.8f + 0.4f * float(j % 5), v = -0.75f + 0.5f * float(j / 5), d = 800.0f + 20.0f * float(j);
+        for (const float depth : {d + 0.05f, d}) {
+            const uint32_t base = uint32_t(pos.size());
+            for (const float2 c : {float2(-1, -1), float2(1, -1), float2(1, 1), float2(-1, 1)})
+                pos.push_back(float3((u + 0.15f * c.x) * t * depth, (v + 0.15f * c.y) * t * depth, -depth));
+            tris.push_back(uint3(base, base + 1, base + 2));
+            tris.push_back(uint3(base, base + 2, base + 3));
+        }
+    }
+    auto g = upload(pos, tris);
+    ViewCamera view = identity_view(128, 128);
+    view.view_proj = proj;
+    view.eye = float3(0, 0, 0);
+    Rasterizer r(device);
+    std::vector<uint32_t> id = ids(r.rasterize(stream, g, view));
+    int covered = 0, far = 0;
+    for (uint32_t i : id)
+        if (i != app::gpu::kNone) {
+            ++covered;
+            far += (i / 2) % 2 == 0;   // triangles 4j and 4j + 1: pair j's farther square
+        }
+    EXPECT_GT(covered, 5000);   // 20 squares of about 19 x 19 pixels
+    EXPECT_EQ(far, 0) << "of " << covered;
+}
+
 // A floor that runs under the camera: its two triangles have corners behind the camera's plane (one, and two), and
 // are drawn where the rays meet them: every pixel's triangle and perspective-correct barycentrics are the ray's hit
 // on the floor's plane, and nothing nearer than camera.near is drawn (at near 2.5 the bottom rows are empty). Also

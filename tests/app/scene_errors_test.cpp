@@ -54,7 +54,8 @@ TEST_F(SceneErrors, WrongTypesAndShapesNameThePath) {
     expect("/format", 2, "scene.json: format: expected 1 (the scene format this program reads)");
     expect("/camera/eye", {0, 0}, "scene.json: camera.eye: expected [x, y, z] of numbers");
     expect("/camera/eye", "far", "scene.json: camera.eye: expected [x, y, z] of numbers");
-    expect("/camera/fov_y", 180, "scene.json: camera.fov_y: expected a number of degrees in (0, 180)");
+    expect("/camera/fov_y", 180, "scene.json: camera.fov_y: expected a number of degrees in [0.001, 180)");
+    expect("/camera/fov_y", 1e-30, "scene.json: camera.fov_y: expected a number of degrees in [0.001, 180)");
     expect("/camera/target", {0, 0, 5}, "scene.json: camera.eye: eye and target are the same point");
     expect("/camera/up", {0, 0, 2}, "scene.json: camera.up: up is zero or parallel to the viewing direction");
     expect("/camera/far", 0.01, "scene.json: camera.far: expected far > near (near is 0.05, far 0.01)");

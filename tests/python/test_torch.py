@@ -218,3 +218,27 @@ def test_example_fit_converges():
     assert last.startswith("final"), result.stdout
     error = float(last.split("error")[1].split()[0])
     assert error < 0.02, result.stdout
+
+
+def test_the_nearer_of_two_squares_a_twentieth_apart_a_thousand_away_is_seen(tmp_path):
+    # A model in millimetres: two squares 0.05 units apart, 1,000 away, near 0.05, far 5,000. NDC z there lies
+    # within a float's rounding of 1 and the farther square (the first mesh, the lower ids) won every tie; the
+    # rasterizer's reversed depth keeps a float's relative precision, on the static chain (scene.render) and on
+    # the dynamic one (a free camera: render's optimizer, whose camera is projected on the device).
+    for name, z in (("far", -1000.05), ("near", -1000.0)):
+        (tmp_path / f"{name}.obj").write_text(
+            "".join(f"v {x} {y} {z}\n" for x, y in ((-300, -300), (300, -300), (300, 300), (-300, 300)))
+            + "f 1 2 3\nf 1 3 4\n")
+    (tmp_path / "s.json").write_text("""{ "format": 1,
+      "camera": { "eye": [0, 0, 0], "target": [0, 0, -1], "fov_y": 60, "near": 0.05, "far": 5000,
+                  "resolution": [32, 32] },
+      "materials": { "red": { "albedo": [1, 0, 0] }, "blue": { "albedo": [0, 0, 1] } },
+      "meshes": [ { "name": "far", "file": "far.obj", "material": "blue" },
+                  { "name": "near", "file": "near.obj", "material": "red" } ],
+      "lights": [ { "name": "fill", "type": "ambient", "intensity": 1 } ] }""")
+    scene = adjoint.Scene(str(tmp_path / "s.json"))
+    for image in (scene.render(),
+                  adjoint.torch.render(scene, {"camera.eye": torch.zeros(3)}).numpy()):
+        covered = image.sum(axis=2) > 0.5
+        assert covered.sum() > 250                      # about 17 x 17 of 32 x 32 pixels
+        assert (image[covered][:, 2] < 0.01).all()      # no blue: the farther square is hidden

@@ -105,7 +105,7 @@ PairEdge pair_edge(const AntialiasInputs<PB>& in, const DslCamera& plain_cam, co
         UInt at_a = 1u;
         $if (ta == gpu::kNone) { at_a = 0u; }
         $elif (tb != gpu::kNone) {
-            $if (in.depth.read(ib) < in.depth.read(ia)) { at_a = 0u; };
+            $if (in.depth.read(ib) > in.depth.read(ia)) { at_a = 0u; };   // reversed depths: b nearer
         };
         e.at_a = at_a;
         UInt cur = ite(at_a == 1u, ta, tb), seen_at_o = ite(at_a == 1u, tb, ta);

@@ -29,6 +29,7 @@ struct DslCamera {
     Float sx, sy, a, b;            // clip = (sx * x_view + ox * w, sy * y_view + oy * w, a * z_view + b, w = -z_view)
     Float ox, oy;                  // the principal point's offset from the centre, NDC (intrinsics)
     Float width, height;
+    Float far, depth_k;            // far, and 2 near / (far - near): w - z = depth_k (far - w) (reversed())
 
     Float4 clip(const Float3& p) const {
         Float3 d = p - eye;
@@ -38,6 +39,9 @@ struct DslCamera {
     // Pixel coordinates (x right, y down) of a clip-space point in front of the camera, as the rasterizer computes
     // them (soft rasterization's corners; coverage, depth and barycentrics come from homogeneous_edges).
     Float2 pixel(const Float4& c) const { return projected_pixel(c, 1.0f / c.w, width, height); }
+    // Clip w - z of clip coordinates c, from w: exact where w and z, far from the camera, would cancel (the
+    // rasterizer's reversed depth, edge_record).
+    Float reversed(const Float4& c) const { return depth_k * (far - c.w); }
     // The unit world direction through pixel coordinates q (the inverse of pixel(clip(·)) along a ray).
     Float3 ray(const Float2& q) const {
         Float nx = q.x / width * 2.0f - 1.0f, ny = 1.0f - q.y / height * 2.0f;
@@ -69,6 +73,8 @@ DslCamera camera_of(const P& params, const Expr<gpu::ViewRec>& v) {
     c.oy = ite(has, 1.0f - 2.0f * k.w / v.height, 0.0f);
     c.a = (v.far + v.near) / (v.near - v.far);
     c.b = 2.0f * v.far * v.near / (v.near - v.far);
+    c.far = v.far;
+    c.depth_k = 2.0f * v.near / (v.far - v.near);
     c.width = v.width;
     c.height = v.height;
     return c;

@@ -17,10 +17,10 @@ constexpr uint32_t kCulledTiles = 1u;   // tiles.x of a culled triangle (x0 = 1 
 // A triangle's edge functions in homogeneous pixel coordinates (Olano and Greer's 2D homogeneous rasterization,
 // render/raster.h's edge_record): for pixel p, e_k.xyz · (p - origin_k, 1) is >= 0 for every k where p sees the
 // triangle, in front of the camera, and proportional to the perspective-correct barycentric of corner k; (e0.w, e1.w,
-// e2.w) · (p - origin_3, 1) is the depth there, NDC z mapped to [0, 1]. No corner is divided by its w, so a corner
-// behind the camera, or on its plane, is as exact as any. Each edge is taken about its own origin, which a neighbour
-// sharing it takes too (watertight). 64 bytes, so that the 2 million triangles' records fit one storage buffer
-// (lavapipe's 128 MiB).
+// e2.w) · (p - origin_3, 1) is the reversed depth there, 1 at near and 0 at far. No corner is divided by its w, so a
+// corner behind the camera, or on its plane, is as exact as any. Each edge is taken about its own origin, which a
+// neighbour sharing it takes too (watertight). 64 bytes, so that the 2 million triangles' records fit one storage
+// buffer (lavapipe's 128 MiB).
 struct TriEdges {
     float4 e0, e1, e2;
     uint4 origins;   // the edges' and the depth plane's: whole pixel positions, x + 32768 | (y + 32768) << 16

@@ -119,21 +119,31 @@ Var<gpu::TriSetup> setup_triangle(const Float4& c0, const Float4& c1, const Floa
     return s;
 }
 
+// Clip w - z as a row of the matrix (its row 3 less its row 2, in doubles): w and z each grow with the distance from
+// the camera and cancel in their difference, the row's terms do not (edge_record's reversed depth).
+float4 reversed_row(const float4x4& m) {
+    float4 r;
+    for (int c = 0; c < 4; ++c) r[c] = float(double(m[c][3]) - double(m[c][2]));
+    return r;
+}
+
 // Each triangle's setup and its edges (homogeneous_edges), the edges of a culled triangle too: the antialias walk
 // crosses culled triangles and reads their edges here instead of computing them again under a branch that lavapipe
 // runs for every step of every walk. With the camera as a host matrix (the static chain, whose camera is fixed).
 auto setup_kernel() {
     return Kernel1D([](BufferFloat3 positions, BufferVar<uint3> triangles, BufferVar<gpu::TriSetup> out,
                        BufferVar<gpu::TriEdges> edges, BufferUInt tile_count, BufferUInt nearer, Float4x4 view_proj,
-                       UInt width, UInt height, UInt tiles_x, Float margin, UInt small_span) noexcept {
+                       Float4 reversed_row, UInt width, UInt height, UInt tiles_x, Float margin,
+                       UInt small_span) noexcept {
         UInt i = dispatch_id().x;
         UInt3 t = triangles.read(i);
-        Float4 c0 = view_proj * make_float4(positions.read(t.x), 1.0f);
-        Float4 c1 = view_proj * make_float4(positions.read(t.y), 1.0f);
-        Float4 c2 = view_proj * make_float4(positions.read(t.z), 1.0f);
+        Float4 p0 = make_float4(positions.read(t.x), 1.0f), p1 = make_float4(positions.read(t.y), 1.0f),
+               p2 = make_float4(positions.read(t.z), 1.0f);
+        Float4 c0 = view_proj * p0, c1 = view_proj * p1, c2 = view_proj * p2;
+        Float3 reversed = make_float3(dot(reversed_row, p0), dot(reversed_row, p1), dot(reversed_row, p2));
         Float2 near;
         out.write(i, setup_triangle(c0, c1, c2, tile_count, nearer, width, height, tiles_x, margin, small_span, near));
-        edges.write(i, edge_record(c0, c1, c2, t, cast<float>(width), cast<float>(height), near));
+        edges.write(i, edge_record(c0, c1, c2, reversed, t, cast<float>(width), cast<float>(height), near));
     });
 }
 
@@ -150,7 +160,8 @@ auto setup_camera_kernel() {
         Float4 c0 = cam.clip(positions.read(t.x)), c1 = cam.clip(positions.read(t.y)), c2 = cam.clip(positions.read(t.z));
         Float2 near;
         out.write(i, setup_triangle(c0, c1, c2, tile_count, nearer, width, height, tiles_x, margin, small_span, near));
-        edges.write(i, edge_record(c0, c1, c2, t, cam.width, cam.height, near));
+        edges.write(i, edge_record(c0, c1, c2, make_float3(cam.reversed(c0), cam.reversed(c1), cam.reversed(c2)), t,
+                                   cam.width, cam.height, near));
     });
 }
 
@@ -276,7 +287,7 @@ TileBins Rasterizer::bin(Stream& stream, const DeviceGeometry& g, const ViewCame
                       .dispatch(g.triangle_count);
     else if (g.triangle_count > 0)
         stream << k_->setup(g.positions, g.triangles, b.setups, b.edges, b.count, nearer, view.view_proj,
-                            view.width, view.height, tiles_x, margin, small_span)
+                            reversed_row(view.view_proj), view.width, view.height, tiles_x, margin, small_span)
                       .dispatch(g.triangle_count);
     stream << k_->scan_chunks(b.count, chunk_sum, chunk_longest, tiles).dispatch(chunks)
            << k_->scan_top(chunk_sum, chunk_offset, chunks).dispatch(1u)

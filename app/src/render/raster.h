@@ -102,16 +102,21 @@ inline Float2 edge_origin(const Float4& a, const Float4& b, const Float& width, 
 // pixel centre near the edge falls to one of the two or, exactly on it, to both (the depth test then picks one), never
 // to neither. exact() keeps a device from fusing products into an fma in one kernel or one triangle's corner and not
 // another's. With the edges of each triangle taken about its own origin, a dense mesh's render at 1280x1280 had 2-8
-// pixels that no triangle covered. The edges are turned by det's sign, and the depth plane sum_k E_k (z_k + w_k) /
-// (2 |det|) taken, about `near` rounded (the centre of the triangle's pixel box on the screen), where det's terms are
-// small (about the image's corner a small triangle's det, and with it its depth, was off by a percent).
-inline Var<gpu::TriEdges> edge_record(const Float4& c0, const Float4& c1, const Float4& c2, const UInt3& t,
-                                      const Float& width, const Float& height, const Float2& near) {
+// pixels that no triangle covered. The edges are turned by det's sign, and the depth plane taken, about `near`
+// rounded (the centre of the triangle's pixel box on the screen), where det's terms are small (about the image's
+// corner a small triangle's det, and with it its depth, was off by a percent).
+// The depth is reversed, (W - Z) / 2W at the pixel: 1 at the near plane, 0 at the far one, sum_k E_k (w_k - z_k) /
+// (2 |det|), from each corner's w - z (`reversed`) computed where it does not cancel (DslCamera::reversed). NDC z
+// mapped to [0, 1] is 1 - n / W (f - W) / (f - n): far from the camera it lies within a float's rounding of 1, and a
+// millimetre model at 1,200 units with near 0.05 was one speckle of back faces; its reverse, about n / W there,
+// keeps a float's relative precision.
+inline Var<gpu::TriEdges> edge_record(const Float4& c0, const Float4& c1, const Float4& c2, const Float3& reversed,
+                                      const UInt3& t, const Float& width, const Float& height, const Float2& near) {
     const Float2 plane_at = round(clamp(near, make_float2(-32767.0f), make_float2(32767.0f)));
     HomogeneousEdges h = homogeneous_edges(c0, c1, c2, width, height, plane_at);
     Float turn = ite(h.det < 0.0f, -1.0f, 1.0f);
     Float scale = 0.5f / max(abs(h.det), 1e-30f);   // a degenerate triangle's depth is never read (never covered)
-    Float3 d = (h.e0 * (c0.z + c0.w) + h.e1 * (c1.z + c1.w) + h.e2 * (c2.z + c2.w)) * scale;
+    Float3 d = (h.e0 * reversed.x + h.e1 * reversed.y + h.e2 * reversed.z) * scale;
     const Float4 c[3] = {c0, c1, c2};
     const UInt v[3] = {t.x, t.y, t.z};
     Float4 e[3];
@@ -199,7 +204,7 @@ struct GBuffer {
     Buffer<gpu::TriEdges> edges;    // their edge functions (coverage, depth and barycentrics: homogeneous_edges)
     Buffer<uint32_t> triangle;
     uint32_t width = 0, height = 0;
-    Buffer<float> depth;            // the visible triangle's depth, NDC z mapped to [0, 1] (0 at near)
+    Buffer<float> depth;            // the visible triangle's reversed depth, 1 at near, 0 at far (edge_record)
     // The covered pixels' indices, in no order, and their count (covered_count[0]): the shading runs over
     // them alone (render/work_list.h).
     Buffer<uint32_t> covered, covered_count;

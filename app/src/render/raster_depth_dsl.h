@@ -15,13 +15,14 @@ namespace adjoint::app {
 constexpr uint32_t kRasterPass = 16384;
 
 // Triangle edges `e` (gpu::TriEdges) at pixel centre p: whether the rasterizer counts p inside it (every edge
-// function >= 0 and the depth within [0, 1]: nothing nearer than the near plane), the depth there and the edge
+// function >= 0 and the reversed depth within [0, 1]: nothing nearer than the near plane nor beyond the far one), the
+// reversed depth there (1 at near: the nearer the larger) and the edge
 // values, which are the perspective-correct barycentrics over their sum (perspective_bary). One function for every
 // pass (raster_small, raster_depth, interpolation), so that they agree on every pixel; the differentiable stages
 // compute the same edges from the same clip coordinates (surface_at).
 struct Coverage {
     Bool inside;
-    Float z;
+    Float z;   // reversed depth (edge_record): 1 at near, 0 at far
     Float3 l;
 };
 template <typename E>
@@ -36,8 +37,8 @@ inline Float2 perspective_bary(const Float3& l) {
     return make_float2(b.y, b.z);
 }
 
-// The small triangles, one thread each over its pixel box: per pixel the nearest (depth, id), ties to the lower id,
-// as an atomic max of the key with both halves inverted (the buffer starts at 0, below every key). Non-negative
+// The small triangles, one thread each over its pixel box: per pixel the nearest (reversed depth, id), ties to the
+// lower id, as an atomic max of the key, its id inverted (the buffer starts at 0, below every key). Non-negative
 // floats order like their bits (the sign bit is cleared: -0 is 0).
 inline auto small_kernel() {
     return Kernel1D([](BufferVar<gpu::TriSetup> setups, BufferVar<gpu::TriEdges> edges, BufferUInt64 nearest,
@@ -53,7 +54,7 @@ inline auto small_kernel() {
                 $for (x, cast<uint32_t>(lo.x), cast<uint32_t>(hi.x) + 1u) {
                     Coverage c = cover(e, make_float2(cast<float>(x) + 0.5f, cast<float>(y) + 0.5f));
                     $if (c.inside) {
-                        UInt64 key = (cast<uint64_t>(~(bit_cast<uint>(c.z) & 0x7fffffffu)) << 32u) | cast<uint64_t>(~i);
+                        UInt64 key = (cast<uint64_t>(bit_cast<uint>(c.z) & 0x7fffffffu) << 32u) | cast<uint64_t>(~i);
                         nearest.atomic(y * width + x).fetch_max(key);
                     };
                 };
@@ -91,7 +92,7 @@ auto raster_kernel() {
             inside[q] = (pix.x < width) & (pix.y < height);
             at[q] = ite(inside[q], pix.y * width + pix.x, 0u);
             p[q] = make_float2(cast<float>(pix.x) + 0.5f, cast<float>(pix.y) + 0.5f);
-            best_z[q] = 2.0f;
+            best_z[q] = -1.0f;   // below any covered pixel's reversed depth
             best[q] = gpu::kNone;
             $if (first > 0u) {
                 best[q] = tri_out.read(at[q]);
@@ -100,9 +101,9 @@ auto raster_kernel() {
             $else {
                 if constexpr (Small) {
                     UInt64 key = nearest.read(at[q]);
-                    $if (key != 0ull) {   // both halves inverted (small_kernel)
+                    $if (key != 0ull) {   // the id inverted (small_kernel)
                         best[q] = ~cast<uint32_t>(key & 0xffffffffull);
-                        best_z[q] = bit_cast<float>(~cast<uint32_t>(key >> 32u));
+                        best_z[q] = bit_cast<float>(cast<uint32_t>(key >> 32u));
                     };
                 }
             };
@@ -114,7 +115,7 @@ auto raster_kernel() {
             auto e = edges.read(ti);
             for (uint32_t q = 0; q < 4; ++q) {
                 Coverage c = cover(e, p[q]);
-                Bool closer = (c.z < best_z[q]) | ((c.z == best_z[q]) & (ti < best[q]));
+                Bool closer = (c.z > best_z[q]) | ((c.z == best_z[q]) & (ti < best[q]));
                 $if (c.inside & closer) {
                     best_z[q] = c.z;
                     best[q] = ti;

@@ -95,13 +95,20 @@ Camera read_camera(const JsonValue& value, const Camera* base, bool pose_optiona
     }
     if (auto fov = value.get("fov_y")) {
         if (value.has("intrinsics")) fov->fail("give either fov_y or intrinsics, not both");
-        camera.fov_y = fov->number_above(0, "a number of degrees in (0, 180)");
-        if (!(camera.fov_y < 180)) fov->fail("expected a number of degrees in (0, 180)");
+        camera.fov_y = fov->number_above(0, "a number of degrees in [0.001, 180)");
+        // Narrower, the projection's scale (1 / tan(fov_y / 2)) overflows the edge functions' products: 1e-30
+        // rendered black.
+        if (!(camera.fov_y < 180) || camera.fov_y < 1e-3) fov->fail("expected a number of degrees in [0.001, 180)");
         camera.intrinsics.reset();   // a view's own fov_y replaces the main camera's intrinsics
     }
     if (auto k = value.get("intrinsics")) {
         camera.intrinsics = read_intrinsics(*k);
         camera.fov_y = fov_y_of(camera.intrinsics->fy, camera.height);
+        if (camera.fov_y < 1e-3) {
+            const double most = camera.height / (2 * std::tan(0.5e-3 * 3.14159265358979 / 180));
+            k->require("fy").fail("expected at most " + std::to_string(int64_t(most)) +
+                                  " pixels (a field of view of 0.001 degrees at this height)");
+        }
     }
     if (auto near = value.get("near")) camera.near = near->number_above(0, "a number > 0");
     if (auto far = value.get("far")) camera.far = far->number();
