@@ -125,7 +125,7 @@ void bind_scene(py::module_& m) {
                                                ", got (" + std::to_string(w) + ", " + std::to_string(h) + ")");
                      o.resolution = app::Resolution{uint32_t(w), uint32_t(h)};
                  }
-                 PyScene s{runtime(), app::load_scene(path, o), nullptr, nullptr};
+                 PyScene s{runtime(), app::load_scene(path, o), nullptr, nullptr, nullptr};
                  return s;
              }),
              py::arg("path"), py::arg("resolution") = py::none(),

@@ -138,6 +138,9 @@ def test_depth_peeler_layers_are_the_triangles_sorted_by_depth():
     with dr.DepthPeeler(CTX, p, tri, (H, W)) as peeler:
         for _ in range(4):
             layers.append(peeler.rasterize_next_layer())
+    with dr.DepthPeeler(dr.RasterizeGLContext(output_db=False), p, tri, (H, W)) as peeler:
+        rast, db = peeler.rasterize_next_layer()   # as rasterize: no rast_db with output_db False
+        assert torch.equal(rast, layers[0][0]) and db.shape == (1, H, W, 0)
     depth = [0.5, -0.2, 0.1]
     for row in range(H):
         for col in range(W):

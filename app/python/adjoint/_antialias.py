@@ -121,6 +121,7 @@ class DepthPeeler:
         from .torch import _rasterize, _check_context
         _check_context(glctx)
         self._rasterize = _rasterize
+        self._output_db = glctx.output_db
         self._args = (pos, tri, resolution, ranges, grad_db)
         self._previous = None
         self._active = False
@@ -141,4 +142,6 @@ class DepthPeeler:
         pos, tri, resolution, ranges, grad_db = self._args
         rast, db = self._rasterize(pos, tri, resolution, ranges, grad_db, self._previous)
         self._previous = np.ascontiguousarray(rast.detach().cpu().numpy())
+        if not self._output_db:   # as rasterize with the context's output_db False
+            db = _torch.empty(list(rast.shape[:3]) + [0], device=rast.device)
         return rast, db
