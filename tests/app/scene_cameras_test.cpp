@@ -126,6 +126,12 @@ TEST_F(Cameras, BadMatricesAndMixedKeysAreNamed) {
     scene["camera"].erase("fov_y");
     scene["camera"]["intrinsics"]["fy"] = 0;
     EXPECT_EQ(error_of(scene), "scene.json: camera.intrinsics.fy: expected a focal length in pixels > 0");
+    // Narrower than 0.001 degrees across a side: the projection overflowed (a black picture).
+    scene["camera"]["intrinsics"]["fy"] = 8;
+    scene["camera"]["intrinsics"]["fx"] = 1e30;
+    const std::string narrow = error_of(scene);
+    EXPECT_EQ(narrow.rfind("scene.json: camera.intrinsics.fx: expected at most ", 0), 0u) << narrow;
+    EXPECT_NE(narrow.find(" pixels (a field of view of 0.001 degrees at this size)"), std::string::npos) << narrow;
 }
 
 TEST_F(Cameras, IntrinsicsRefuseFovYAsAParameterButKeepEyeAndTarget) {

@@ -1,8 +1,8 @@
 // The rasterizer's kernels. Tiles bound the work per pixel: each pixel loops only over the triangles
 // binned to its 8x8 tile. Binning is exact (count, scan, fill) so no tile list can overflow. Where the device
 // has 64-bit atomics, a small triangle (pixel box within kSmallSpan x kSmallSpan) is not binned: one thread
-// covers its few pixels and keeps the nearest (depth, id) per pixel with an atomic max of the inverted packed
-// key (raster_small), and the tile pass starts from it. A pixel of a dense mesh used to test the 20-50
+// covers its few pixels and keeps the nearest (reversed depth, id) per pixel with an atomic max of the packed key,
+// its id inverted (raster_small), and the tile pass starts from it. A pixel of a dense mesh used to test the 20-50
 // triangles of its tile, reading each one's setup per lane; the small triangles' pass reads it once.
 #include "raster.h"
 

@@ -57,7 +57,8 @@ inline Float3 homogeneous_pixel(const Float4& c, const Float& width, const Float
 // b_k / W for the ray through pixel p, q = (p - origin, 1): b the perspective-correct barycentrics of the point of
 // the triangle's plane that projects to p, W its clip w (Cramer's rule on sum_k b_k h_k = W q), so all three are
 // >= 0 exactly where p sees the triangle in front of the camera, whichever side of the camera's plane its corners
-// lie on; and the depth there is sum_k (E_k · q / |det|) (z_k + w_k) / 2.
+// lie on; and NDC z mapped to [0, 1] there is sum_k (E_k · q / |det|) (z_k + w_k) / 2 (the rasterizer keeps its
+// reverse, with w_k - z_k: edge_record).
 // E's terms, and the sums they cancel in, grow with the square of the distance from the origin: the differentiable
 // stages take a pixel's barycentrics about the pixel itself (surface_at), the rasterizer each edge about a pixel near
 // it (edge_record).
@@ -86,10 +87,13 @@ inline Float2 unpack_origin(const UInt& u) {
 
 // The pixel edge (a, b) is taken about: where its midpoint projects, or a corner in front of the camera's plane where
 // the midpoint is not, else the image's centre; kept within the image grown by its size on each side, and rounded to
-// a whole pixel. A function of the two corners in the order given (edge_record gives them by vertex index).
+// a whole pixel. A function of the two corners in either order.
 inline Float2 edge_origin(const Float4& a, const Float4& b, const Float& width, const Float& height) {
     Float4 m = (a + b) * 0.5f;
-    Float4 c = ite(m.w > kMinClipW, m, ite(a.w > kMinClipW, a, b));
+    // Where the midpoint is not in front, the corner with the larger w (ties by x, then y): the same whichever
+    // order the corners come in (a seam's two sides may number them the other way round).
+    Bool a_first = (a.w > b.w) | ((a.w == b.w) & ((a.x > b.x) | ((a.x == b.x) & (a.y > b.y))));
+    Float4 c = ite(m.w > kMinClipW, m, ite(a_first, a, b));
     Float2 p = ite(c.w > kMinClipW, projected_pixel(c, 1.0f / max(c.w, kMinClipW), width, height),
                    make_float2(width, height) * 0.5f);
     return round(clamp(p, -make_float2(width, height), make_float2(width, height) * 2.0f));
@@ -138,10 +142,12 @@ inline Var<gpu::TriEdges> edge_record(const Float4& c0, const Float4& c1, const 
     return r;
 }
 // A record's edge k about pixel position o (the antialias walk's: homogeneous_edges' e_k).
+// Its constant is edge_values' value at o, with the same operations in the same order: the walk's value at its start
+// pixel is the rasterizer's, bit for bit (a pixel centre within an ulp of an edge is on the same side for both).
 template <typename F>
 Float3 record_edge(const F& e, const UInt& packed, const Float2& o) {
     Float2 shift = o - unpack_origin(packed);
-    return make_float3(e.x, e.y, e.z + e.x * shift.x + e.y * shift.y);
+    return make_float3(e.x, e.y, exact(e.x * shift.x + e.y * shift.y + e.z));
 }
 template <typename E>
 HomogeneousEdges record_edges(const E& r, const Float2& o) {

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <tuple>
 
 namespace adjoint::app::detail {
 
@@ -104,11 +105,13 @@ Camera read_camera(const JsonValue& value, const Camera* base, bool pose_optiona
     if (auto k = value.get("intrinsics")) {
         camera.intrinsics = read_intrinsics(*k);
         camera.fov_y = fov_y_of(camera.intrinsics->fy, camera.height);
-        if (camera.fov_y < 1e-3) {
-            const double most = camera.height / (2 * std::tan(0.5e-3 * 3.14159265358979 / 180));
-            k->require("fy").fail("expected at most " + std::to_string(int64_t(most)) +
-                                  " pixels (a field of view of 0.001 degrees at this height)");
-        }
+        // As fov_y's: at most a field of view of 0.001 degrees across each side (fx over the width, fy the height).
+        const double per_pixel = 1 / (2 * std::tan(0.5e-3 * 3.14159265358979 / 180));
+        for (const auto& [key, focal, side] : {std::tuple{"fx", camera.intrinsics->fx, camera.width},
+                                               std::tuple{"fy", camera.intrinsics->fy, camera.height}})
+            if (focal > side * per_pixel)
+                k->require(key).fail("expected at most " + std::to_string(int64_t(side * per_pixel)) +
+                                     " pixels (a field of view of 0.001 degrees at this size)");
     }
     if (auto near = value.get("near")) camera.near = near->number_above(0, "a number > 0");
     if (auto far = value.get("far")) camera.far = far->number();
