@@ -62,6 +62,31 @@ protected:
         EXPECT_EQ(listed, expected) << "the covered pixels' list at " << gb.width << "x" << gb.height;
         return r;
     }
+    // A mesh given in pixels (x right, y down) on a side x side image, rasterized through the identity view (w = 1),
+    // or tilted: w = z + 1 with x and y scaled by it (corner k's w from w_of(k)), so that the corners land on the
+    // same pixels. The G-buffer's triangle ids; `pos`, the positions uploaded.
+    template <typename W>
+    std::vector<uint32_t> pixel_mesh_ids(const std::vector<float2>& px, const std::vector<uint3>& tris, uint32_t side,
+                                         bool tilted, bool small, const W& w_of, std::vector<float3>& pos) {
+        pos.clear();
+        for (uint32_t k = 0; k < px.size(); ++k) {
+            const float w = tilted ? w_of(k) : 1.0f;
+            pos.push_back(float3((px[k].x / side * 2 - 1) * w, (1 - px[k].y / side * 2) * w, tilted ? w - 1 : 0.5f));
+        }
+        ViewCamera v = identity_view(side, side);
+        if (tilted) {
+            float4x4 m = float4x4::identity();
+            m[2][3] = 1.0f;   // w = z + 1
+            m[2][2] = 0.1f;
+            v.view_proj = m;
+        }
+        auto g = upload(pos, tris);
+        Rasterizer r(device, small);
+        auto gb = r.rasterize(stream, g, v);
+        std::vector<uint32_t> id(size_t(side) * side);
+        stream << gb.triangle.copy_to(id.data()) << synchronize();
+        return id;
+    }
 };
 
 TEST_F(Raster, HalfScreenTriangleCoversExactlyThePixelsBelowTheDiagonal) {
@@ -281,24 +306,9 @@ TEST_F(Raster, SmallTrianglesFarFromTheCentreCoverTheirOwnPixels) {
         }
     for (const auto& [tilted, small] : {std::pair{false, true}, std::pair{true, true}, std::pair{true, false}}) {
         SCOPED_TRACE(std::string(tilted ? "tilted" : "flat") + (small ? ", small triangles on their own" : ", binned"));
-        // Clip coordinates through the identity view (w = 1), or w = z + 1 with x, y scaled by it (the same pixels).
         std::vector<float3> pos;
-        for (uint32_t k = 0; k < px.size(); ++k) {
-            const float w = tilted ? 1.0f + float(k % n) / n : 1.0f;
-            pos.push_back(float3((px[k].x / side * 2 - 1) * w, (1 - px[k].y / side * 2) * w, tilted ? w - 1 : 0.5f));
-        }
-        ViewCamera v = identity_view(side, side);
-        if (tilted) {
-            float4x4 m = float4x4::identity();
-            m[2][3] = 1.0f;   // w = z + 1
-            m[2][2] = 0.1f;
-            v.view_proj = m;
-        }
-        auto g = upload(pos, tris);
-        Rasterizer r(device, small);
-        auto gb = r.rasterize(stream, g, v);
-        std::vector<uint32_t> id(size_t(side) * side);
-        stream << gb.triangle.copy_to(id.data()) << synchronize();
+        const std::vector<uint32_t> id =
+            pixel_mesh_ids(px, tris, side, tilted, small, [&](uint32_t k) { return 1.0f + float(k % n) / n; }, pos);
         // The corners as the rasterizer projects them, in doubles.
         const auto corner = [&](uint32_t k) {
             const double w = tilted ? double(pos[k].z) + 1 : 1.0;
@@ -362,22 +372,8 @@ TEST_F(Raster, SharedEdgesThroughPixelCentresLeaveNoHole) {
     for (const auto& [tilted, small] : {std::pair{false, true}, std::pair{true, true}, std::pair{true, false}}) {
         SCOPED_TRACE(std::string(tilted ? "tilted" : "flat") + (small ? ", small triangles on their own" : ", binned"));
         std::vector<float3> pos;
-        for (uint32_t k = 0; k < px.size(); ++k) {
-            const float w = tilted ? 1.0f + 0.37f * float(k % 7) + 0.011f * float(k % 13) : 1.0f;
-            pos.push_back(float3((px[k].x / side * 2 - 1) * w, (1 - px[k].y / side * 2) * w, tilted ? w - 1 : 0.5f));
-        }
-        ViewCamera v = identity_view(side, side);
-        if (tilted) {
-            float4x4 m = float4x4::identity();
-            m[2][3] = 1.0f;   // w = z + 1
-            m[2][2] = 0.1f;
-            v.view_proj = m;
-        }
-        auto g = upload(pos, tris);
-        Rasterizer r(device, small);
-        auto gb = r.rasterize(stream, g, v);
-        std::vector<uint32_t> id(size_t(side) * side);
-        stream << gb.triangle.copy_to(id.data()) << synchronize();
+        const auto w_of = [](uint32_t k) { return 1.0f + 0.37f * float(k % 7) + 0.011f * float(k % 13); };
+        const std::vector<uint32_t> id = pixel_mesh_ids(px, tris, side, tilted, small, w_of, pos);
         // The pixels whose centres lie inside the grid's outline, off its outer edges.
         int inside = 0, holes = 0;   // 296 x 296 pixels
         for (uint32_t y = 701; y < 700 + 3 * (n - 1); ++y)
