@@ -187,6 +187,66 @@ TEST(OptimizeCli, IntrinsicsInParamsJsonAreInTheFilesPixels) {
     EXPECT_GT(psnr(read_png_linear(tmp / "again.png"), read_png_linear(tmp / "small" / "start.png")), 50.0);
 }
 
+// A data texture (metallic-roughness, normals) is written as its values, as the scene's own files hold them, and a
+// colour texture sRGB-encoded: a run's written truth, given back as the next run's init, is the truth again (the
+// data textures were sRGB-encoded and read back linear: an error of 0.38 from the truth itself).
+TEST(OptimizeCli, WrittenTexturesReadBackAsTheValuesTheyHold) {
+    TempDir tmp;
+    Image mr(4, 4, 3), normal(4, 4, 3), colour(4, 4, 3);
+    for (size_t i = 0; i < mr.pixels.size(); ++i) {
+        mr.pixels[i] = float((37 * i) % 256) / 255.0f;           // every channel, stored values
+        normal.pixels[i] = float(i % 3 == 2 ? 255 : 96 + 5 * i % 64) / 255.0f;
+        colour.pixels[i] = srgb_to_linear(float((53 * i) % 256) / 255.0f);
+    }
+    write_png(tmp / "mr.png", mr, false);
+    write_png(tmp / "normal.png", normal, false);
+    write_png(tmp / "colour.png", colour);
+    const std::string scene = R"({"format": 1,
+      "camera": { "eye": [0, 0.5, 3], "target": [0, 0, 0], "resolution": [24, 24] },
+      "materials": { "m": { "model": "pbr", "base_color_texture": "colour.png", "metallic_roughness_texture": "mr.png",
+                            "normal_texture": "normal.png" } },
+      "meshes": [ { "name": "ball", "file": ")" + (kAssets / "meshes" / "uv_sphere.obj").string() +
+                              R"(", "material": "m" } ],
+      "lights": [ { "name": "sun", "type": "directional", "direction": [-0.3, -1, -0.5], "intensity": 2 } ],
+      "optimize": { "target": "scene", "iterations": 1, "parameters": {
+        "materials.m.metallic_roughness_texture": { "init": "%MR%", "lr": 1e-9 },
+        "materials.m.normal_texture": { "init": "%NORMAL%", "lr": 1e-9 },
+        "materials.m.base_color_texture": { "init": "%COLOUR%", "lr": 1e-9 } } } })";
+    const auto with_inits = [&](const std::string& prefix) {
+        std::string s = scene;
+        for (const auto& [key, name] : {std::pair{"%MR%", "metallic_roughness_texture"},
+                                        std::pair{"%NORMAL%", "normal_texture"},
+                                        std::pair{"%COLOUR%", "base_color_texture"}})
+            s.replace(s.find(key), std::string(key).size(), prefix + "materials.m." + name + ".true.png");
+        return s;
+    };
+    std::string first = scene;
+    for (const auto& [key, name] : {std::pair{"%MR%", "mr.png"}, std::pair{"%NORMAL%", "normal.png"},
+                                    std::pair{"%COLOUR%", "colour.png"}})
+        first.replace(first.find(key), std::string(key).size(), name);
+    write(tmp / "first.json", first);
+    auto r = run(kOptimize, {"--scene", (tmp / "first.json").string(), "--out", (tmp / "a").string(), "--quiet"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    // The files' bytes: the values as given, each colour channel as its file encodes it.
+    for (const auto& [name, given, srgb] : {std::tuple{"metallic_roughness_texture", &mr, false},
+                                            std::tuple{"normal_texture", &normal, false},
+                                            std::tuple{"base_color_texture", &colour, true}}) {
+        const Image written = read_png_linear(tmp / "a" / ("materials.m." + std::string(name) + ".true.png"));
+        ASSERT_EQ(written.pixels.size(), given->pixels.size()) << name;
+        for (size_t i = 0; i < written.pixels.size(); ++i) {
+            const float x = srgb ? written.pixels[i] : linear_to_srgb(written.pixels[i]);
+            ASSERT_NEAR(x, given->pixels[i], 1e-4f) << name << " float " << i;
+        }
+    }
+    write(tmp / "again.json", with_inits((tmp / "a").string() + "/"));
+    r = run(kOptimize, {"--scene", (tmp / "again.json").string(), "--out", (tmp / "b").string(), "--quiet"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto rows = LossLog::parse(read_file(tmp / "b" / "loss.csv"), "loss.csv");
+    ASSERT_FALSE(rows.empty());
+    EXPECT_LT(*rows.front().param_error, 1e-6);
+    EXPECT_LT(rows.front().loss, 1e-12);
+}
+
 // --all-views DIR: every view of a NeRF dataset as view_<i>.png, and beside each its photo (view_<i>_side.png,
 // twice as wide, the photo on the right); a scene without a dataset target writes no side images.
 TEST(RenderCli, AllViewsWritesEveryViewAndItsPhoto) {

@@ -272,4 +272,33 @@ TEST_F(CameraRender, IntrinsicsAreRecoveredFromOnePicture) {
     for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(k[i], truth[i], 0.3) << "float " << i;
 }
 
+// The optimizer keeps each of the intrinsics in its own range: a principal point off the image (a crop) starts
+// where the scene has it and moves freely; fx and fy stay focal lengths (Adam at lr 100 took them to 0 and froze
+// the picture to a point, and clamped a cx of -10 to 0 before the first step).
+TEST_F(CameraRender, TheOptimizerKeepsFocalLengthsPositiveAndThePrincipalPointFree) {
+    Json s = square_scene(48, "antialias");
+    s["camera"] = {{"eye", {0.1, 0.2, 3}}, {"target", {0, 0, 0}}, {"resolution", {48, 40}},
+                   {"intrinsics", {{"fx", 70}, {"fy", 60}, {"cx", -10}, {"cy", 17}}}};
+    s["meshes"][0]["rotation"] = {{"axis", {1, 0, 0}}, {"angle", 90}};
+    s["optimize"] = {{"target", "scene"}, {"iterations", 1},
+                     {"parameters", {{"camera.intrinsics", {{"perturb", 0}}}}}};
+    {
+        app::Optimizer opt(device, app::load_scene_from_string(s.dump(), ".", "crop.json"));
+        EXPECT_EQ(opt.parameters().at(0).value, (std::vector<float>{70, 60, -10, 17}));
+    }
+    s["camera"]["intrinsics"] = {{"fx", 70}, {"fy", 60}, {"cx", 32}, {"cy", 24}};
+    s["optimize"] = {{"target", "scene"}, {"iterations", 10},
+                     {"parameters", {{"camera.intrinsics", {{"init", {80, 80, 32, 24}}, {"lr", 100}}}}}};
+    app::Optimizer opt(device, app::load_scene_from_string(s.dump(), ".", "steep.json"));
+    float lowest = INFINITY, leftmost = INFINITY;
+    while (opt.iteration() < opt.total_iterations()) {
+        opt.step();
+        const std::vector<float> k = opt.parameters().at(0).value;
+        lowest = std::min({lowest, k[0], k[1]});
+        leftmost = std::min(leftmost, k[2]);
+    }
+    EXPECT_EQ(lowest, 0.001f);   // reached the bound and kept to it
+    EXPECT_LT(leftmost, 0.0f);
+}
+
 } // namespace adjoint::test

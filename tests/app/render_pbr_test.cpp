@@ -225,6 +225,51 @@ TEST_F(PbrMaterial, ANormalTextureBendsTheNormalAsGltfSays) {
     EXPECT_LT(worst, 5e-4);
 }
 
+// A normal texel of (0.5, 0.5, 0.5) is no direction (2 texel - 1 = 0): the surface keeps its own normal, where
+// normalizing it rendered black (NaN). An init fill of no direction is refused: its gradient is 0 and the run
+// would never move.
+TEST_F(PbrMaterial, ANormalTexelOfNoDirectionKeepsTheSurfacesNormal) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("adjoint_flat_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const unsigned char texel[3] = {200, 90, 230};
+    ASSERT_TRUE(stbi_write_png((dir / "n.png").c_str(), 1, 1, 3, texel, 3));
+    const Pbr floor{{0.6, 0.6, 0.6}, 0.2, 0.4, {0, 0, 0}};
+    Json j = scene_json(pbr_json({{0.5, 0.5, 0.5}, 0, 0.5, {0, 0, 0}}), pbr_json(floor));
+    j["materials"]["floor"]["normal_texture"] = (dir / "n.png").string();
+    j["meshes"].erase(0);
+    app::Scene scene = load(j);
+    const app::Parameter p = app::find_parameter(scene, "materials.floor.normal_texture").value();
+    app::set_parameter_value(scene, p, std::vector<float>(p.size, 0.5f));
+    const app::LinearImage image = app::SceneRenderer(device, scene).render(0);
+    const std::vector<app::SurfaceSample> samples = app::rasterize_view(device, scene, 0);
+    double worst = 0;
+    int covered = 0;
+    for (size_t i = 0; i < samples.size(); ++i) {
+        if (!samples[i].covered) continue;
+        ++covered;
+        const V3 e = expected(samples[i], floor, floor, {});
+        const double want[3] = {e.x, e.y, e.z};
+        for (int c = 0; c < 3; ++c) {
+            ASSERT_TRUE(std::isfinite(image.texels[i][c])) << "pixel " << i;
+            worst = std::max(worst, std::fabs(image.texels[i][c] - want[c]) / std::max(1.0, std::fabs(want[c])));
+        }
+    }
+    EXPECT_GT(covered, 500);
+    EXPECT_LT(worst, 5e-4);
+    j["optimize"] = {{"parameters", {{"materials.floor.normal_texture", {{"init", {0.5, 0.5, 0.5}}}}}}};
+    try {
+        load(j);
+        ADD_FAILURE() << "a normal texture's init of no direction was taken";
+    } catch (const std::exception& e) {
+        EXPECT_EQ(std::string(e.what()), "pbr.json: optimize.parameters[\"materials.floor.normal_texture\"].init: "
+                                         "expected a direction (2 texel - 1, tangent space): this fill is none; a flat "
+                                         "normal texture is [0.5, 0.5, 1]");
+    }
+    j["optimize"]["parameters"]["materials.floor.normal_texture"]["init"] = {0.5, 0.5, 1};
+    EXPECT_NO_THROW(load(j));
+    std::filesystem::remove_all(dir);
+}
+
 TEST(PbrMaterialFile, RefusalsNameTheKey) {
     const auto error_of = [](const Json& material) {
         try {

@@ -129,9 +129,31 @@ TEST_F(Cameras, BadMatricesAndMixedKeysAreNamed) {
     // Narrower than 0.001 degrees across a side: the projection overflowed (a black picture).
     scene["camera"]["intrinsics"]["fy"] = 8;
     scene["camera"]["intrinsics"]["fx"] = 1e30;
-    const std::string narrow = error_of(scene);
-    EXPECT_EQ(narrow.rfind("scene.json: camera.intrinsics.fx: expected at most ", 0), 0u) << narrow;
-    EXPECT_NE(narrow.find(" pixels (a field of view of 0.001 degrees at this size)"), std::string::npos) << narrow;
+    EXPECT_EQ(error_of(scene), "scene.json: camera.intrinsics.fx: fx is 1e+30 pixels, above 458366: a field of view "
+                               "narrower than 0.001 degrees across 8 pixels");
+    // The limit: 0.001 degrees across 8 pixels is a focal length of 4 / tan(0.0005 degrees) = 458366.2 pixels.
+    scene["camera"]["intrinsics"]["fx"] = 458366;
+    EXPECT_NO_THROW(load(scene));
+    scene["camera"]["intrinsics"]["fx"] = 458367;
+    EXPECT_EQ(error_of(scene), "scene.json: camera.intrinsics.fx: fx is 458367 pixels, above 458366: a field of view "
+                               "narrower than 0.001 degrees across 8 pixels");
+    // Set later, as a parameter's value (params.json, scene.parameters): the same test.
+    scene["camera"]["intrinsics"]["fx"] = 8;
+    scene["optimize"] = {{"parameters", {{"camera.intrinsics", {{"init", {8, 8, 4, 4}}}}}}};
+    const Scene loaded = load(scene);
+    const Parameter& p = loaded.optimize->parameters.at(0);
+    // The optimizer keeps a free one in the same ranges (fx and fy reached 0, a principal point left of the
+    // image was clamped to 0).
+    const float wide[4] = {8, 8, 4, 4}, narrow[4] = {8, 1e30f, 4, 4}, flat[4] = {0, 8, 4, 4}, crop[4] = {8, 8, -9, -3};
+    EXPECT_EQ(parameter_value_problem(loaded, p, wide), "");
+    EXPECT_EQ(parameter_value_problem(loaded, p, crop), "");
+    EXPECT_EQ(parameter_value_problem(loaded, p, narrow), "expected fy in [0.001, 458366]");
+    EXPECT_EQ(parameter_value_problem(loaded, p, flat), "expected fx in [0.001, 458366]");
+    ASSERT_EQ(p.value_ranges().size(), 3u);
+    EXPECT_EQ(p.value_ranges()[2].lo, -INFINITY);
+    EXPECT_EQ(focal_problem(8, 458366, 8, 8), "");
+    EXPECT_EQ(focal_problem(8, 458367, 8, 8), "fy is 458367 pixels, above 458366: a field of view narrower than "
+                                              "0.001 degrees across 8 pixels");
 }
 
 TEST_F(Cameras, IntrinsicsRefuseFovYAsAParameterButKeepEyeAndTarget) {
@@ -197,6 +219,21 @@ TEST_F(Cameras, NerfTransformsGiveTheViewsAndTheirImages) {
     write("data/transforms.json", transforms.dump());
     const Scene scaled = load(scene);
     EXPECT_EQ(*scaled.views[0].intrinsics, (Intrinsics{10, 11, 4.5f, 2.5f}));
+    // The pinhole models by COLMAP's names; a size in whole pixels (16.9 scaled fl_x by 8 / 16.9 while the
+    // images were checked at 16).
+    for (const char* model : {"PINHOLE", "SIMPLE_PINHOLE", "OPENCV"}) {
+        transforms["camera_model"] = model;
+        write("data/transforms.json", transforms.dump());
+        EXPECT_EQ(*load(scene).views[0].intrinsics, (Intrinsics{10, 11, 4.5f, 2.5f})) << model;
+    }
+    transforms["camera_model"] = "OPENCV_FISHEYE";
+    write("data/transforms.json", transforms.dump());
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: data/transforms.json: camera_model: OPENCV_FISHEYE is not a "
+                               "pinhole camera (pinhole cameras only)");
+    transforms.erase("camera_model");
+    transforms["w"] = 16.9;
+    write("data/transforms.json", transforms.dump());
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: data/transforms.json: w: expected a whole number of pixels");
 }
 
 TEST_F(Cameras, NerfProblemsNameTheFileAndFrame) {
@@ -246,12 +283,22 @@ TEST_F(Cameras, NerfFramesWithoutAMatrixOrWithANonPositiveFocalLengthAreNamed) {
     transforms = {{"fl_x", -20}, {"w", 8}, {"h", 8},
                   {"frames", {{{"file_path", "a"}, {"transform_matrix", matrix_json(m0)}}}}};
     write("transforms.json", transforms.dump());
-    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: expected focal lengths > 0");
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: fx is -20: expected a finite "
+                               "focal length > 0 (pixels)");
+    // Narrower than 0.001 degrees: the views rendered black.
+    transforms["fl_x"] = 1e30;
+    write("transforms.json", transforms.dump());
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: fx is 1e+30 pixels, above 458366: "
+                               "a field of view narrower than 0.001 degrees across 8 pixels");
     transforms.erase("fl_x");
     transforms["camera_angle_x"] = 0;
     write("transforms.json", transforms.dump());
     EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: expected camera_angle_x in (0, pi) "
                                "radians");
+    transforms["camera_angle_x"] = 1e-30;
+    write("transforms.json", transforms.dump());
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: fx is 8e+30 pixels, above 458366: "
+                               "a field of view narrower than 0.001 degrees across 8 pixels");
 }
 
 // COLMAP: the world-to-camera pose x_cam = R·x + t, x right, y down, z ahead; pixel (fx·x/z + cx, fy·y/z + cy)
@@ -447,6 +494,14 @@ TEST_F(Colmap, NonPositiveFocalLengthsAndAMissingImagesFileAreRefused) {
     EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/cameras.txt line 1: focal lengths must be > 0");
     write("sparse/0/cameras.txt", "1 PINHOLE 16 12 20 22 7.5 6.5\n2 SIMPLE_PINHOLE 8 6 -9 4 3\n");
     EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/cameras.txt line 2: focal lengths must be > 0");
+    // Finite as a double, infinite as the float a view keeps (the view rendered nothing, exit 0).
+    write("sparse/0/cameras.txt", "1 PINHOLE 16 12 20 22 1e300 6.5\n2 SIMPLE_PINHOLE 8 6 9 4 3\n");
+    EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/cameras.txt line 1: a parameter is not a finite "
+                               "number");
+    // Narrower than 0.001 degrees across the camera's own 12 rows: the views rendered black.
+    write("sparse/0/cameras.txt", "1 PINHOLE 16 12 20 1e30 7.5 6.5\n2 SIMPLE_PINHOLE 8 6 9 4 3\n");
+    EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/cameras.txt line 1: fy is 1e+30 pixels, above "
+                               "687549: a field of view narrower than 0.001 degrees across 12 pixels");
     write_text("sparse/0");
     std::filesystem::remove(dir() / "sparse/0/images.txt");
     EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0: cannot read sparse/0/images.txt: No such file or "

@@ -186,6 +186,13 @@ TEST_F(PlyMeshes, BrokenFilesAreNamed) {
                             "property float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n";
     EXPECT_EQ(error_of_ply(xyz + "0 0 0\n1 0 0\n0 1 0\n3 0 1 7\n"), at + "face 0 refers to vertex 7 of 3");
     EXPECT_EQ(error_of_ply(xyz + "0 0 0\n1 0 0\n0 1 0\n2 0 1\n"), at + "face 0 has 2 corners (3 or more)");
+    // A signed list count below zero, in the faces and in an element read past (it was taken as 2^64 - 1).
+    std::string signed_count = xyz;
+    signed_count.replace(signed_count.find("list uchar"), 10, "list char");
+    EXPECT_EQ(error_of_ply(signed_count + "0 0 0\n1 0 0\n0 1 0\n-1 0 1 2\n"), at + "a list has a negative length (-1)");
+    std::string skipped = xyz;
+    skipped.replace(skipped.find("element face"), 0, "element other 1\nproperty list short int ids\n");
+    EXPECT_EQ(error_of_ply(skipped + "0 0 0\n1 0 0\n0 1 0\n-3 1\n3 0 1 2\n"), at + "a list has a negative length (-3)");
     std::string long_face = "2000";
     for (int i = 0; i < 2000; ++i) long_face += " " + std::to_string(i % 3);
     EXPECT_EQ(error_of_ply(xyz + "0 0 0\n1 0 0\n0 1 0\n" + long_face + "\n"),

@@ -116,9 +116,9 @@ uint8_t linear_to_srgb8(float linear) {
     return uint8_t(std::lround(double(linear_to_srgb(linear)) * 255.0));
 }
 
-std::string encode_png_srgb(const Image& image) {
+std::string encode_png_srgb(const Image& image, bool srgb) {
     check_image(image, "encode_png_srgb");
-    const int colour = colour_channels(image.channels);
+    const int colour = srgb ? colour_channels(image.channels) : 0;
     std::vector<uint8_t> bytes(image.pixels.size());
     for (size_t i = 0; i < bytes.size(); ++i) {
         bool alpha = int(i % size_t(image.channels)) >= colour;
@@ -134,8 +134,8 @@ std::string encode_png_srgb(const Image& image) {
     return out;
 }
 
-void write_png(const std::filesystem::path& path, const Image& image) {
-    write_file_atomic(path, encode_png_srgb(image));
+void write_png(const std::filesystem::path& path, const Image& image, bool srgb) {
+    write_file_atomic(path, encode_png_srgb(image, srgb));
 }
 
 void write_hdr(const std::filesystem::path& path, const Image& image) {

@@ -136,7 +136,10 @@ void write_params_json(const std::filesystem::path& params_json, const std::vect
     std::string text = format_params_json(records);  // validates before anything is written
     const std::filesystem::path dir = params_json.parent_path();
     for (const ParamRecord& r : records) {
-        const auto write = r.radiance ? write_hdr : write_png;
+        const auto write = [&](const std::filesystem::path& path, const Image& image) {
+            if (r.radiance) write_hdr(path, image);
+            else write_png(path, image, !r.data);
+        };
         if (r.texture) write(dir / texture_file_name(r.path, false, r.radiance), *r.texture);
         if (r.true_texture) write(dir / texture_file_name(r.path, true, r.radiance), *r.true_texture);
         if (r.gradient_picture) write_png(dir / gradient_file_name(r.path), *r.gradient_picture);

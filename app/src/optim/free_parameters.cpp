@@ -53,7 +53,9 @@ std::vector<float> perturbed_value(const Parameter& p, std::vector<float> v, flo
     } else {
         for (auto& x : v) x = float(x + amount * (2 * rng.uniform() - 1));
     }
-    for (auto& x : v) x = std::clamp(x, p.lo, p.hi);
+    size_t i = 0;
+    for (const Parameter::Run& run : p.value_ranges())
+        for (size_t end = std::min(v.size(), i + run.count); i < end; ++i) v[i] = std::clamp(v[i], run.lo, run.hi);
     return v;
 }
 
@@ -96,6 +98,7 @@ FreeParameterTables free_parameter_tables(const Optimization& opt, const Scene& 
                                           const ParamLayout& layout, const std::vector<float>& values) {
     FreeParameterTables t;
     t.truth.assign(values.size(), 0.0f);
+    uint32_t rate_row = 0;
     for (const auto& p : opt.parameters) {
         FreeParam f{p, layout.of(current, p)};
         const uint32_t size = uint32_t(p.size);
@@ -105,8 +108,16 @@ FreeParameterTables free_parameter_tables(const Optimization& opt, const Scene& 
             if (f.has_truth) std::copy(v.begin(), v.end(), t.truth.begin() + f.offset);
         }
         f.first_chunk = uint32_t(t.chunks.size());
-        for (uint32_t b = 0; b < size; b += kSumChunk)
-            t.chunks.push_back({f.offset + b, f.offset + std::min(b + kSumChunk, size), uint32_t(t.free.size()), 0});
+        // Chunks within a run of one range, each with its rate's row (parameter_rates, in the same order).
+        uint32_t at = 0;
+        for (const Parameter::Run& run : p.value_ranges()) {
+            const uint32_t end = std::min(at + run.count, size);
+            for (uint32_t b = at; b < end; b += kSumChunk)
+                t.chunks.push_back({f.offset + b, f.offset + std::min(b + kSumChunk, end), uint32_t(t.free.size()),
+                                    rate_row});
+            at = end;
+            ++rate_row;
+        }
         f.chunks = uint32_t(t.chunks.size()) - f.first_chunk;
         t.free.push_back(std::move(f));
     }
@@ -115,7 +126,8 @@ FreeParameterTables free_parameter_tables(const Optimization& opt, const Scene& 
 
 std::vector<float4> parameter_rates(const std::vector<FreeParam>& free) {
     std::vector<float4> r;
-    for (const auto& f : free) r.emplace_back(f.p.lr, f.p.lo, f.p.hi, 0.0f);
+    for (const auto& f : free)
+        for (const Parameter::Run& run : f.p.value_ranges()) r.emplace_back(f.p.lr, run.lo, run.hi, 0.0f);
     return r;
 }
 

@@ -25,7 +25,8 @@ struct FreeParameterTables {
 FreeParameterTables free_parameter_tables(const Optimization& opt, const Scene& current, const Scene* truth,
                                           const ParamLayout& layout, const std::vector<float>& values);
 
-// Per free parameter {learning rate, lo, hi, 0}: what the step reads through a chunk's `parameter`.
+// Per free parameter and run of its ranges (Parameter::value_ranges) {learning rate, lo, hi, 0}: what the step
+// reads through a chunk's `rate`.
 std::vector<float4> parameter_rates(const std::vector<FreeParam>& free);
 
 // The largest error over the free parameters with a truth, from the last step's chunk sums (relative L2)

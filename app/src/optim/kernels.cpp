@@ -32,7 +32,7 @@ auto step_kernel(const OptimizerModel& model, uint32_t lanes) {
     set_block_size(kSumBlock);
     UInt c = dispatch_id().x / lanes, lane = dispatch_id().x % lanes;
     auto ch = chunks.read(c);
-    Float4 r = rates.read(ch.parameter);   // a chunk is one parameter's: one rate and one range
+    Float4 r = rates.read(ch.rate);   // a chunk is one parameter's, within one run of its ranges
     Float rate = r.x * lr_scale;
     Float4 s = make_float4(0.0f);
     const size_t used = model.state.size();

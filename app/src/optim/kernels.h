@@ -11,7 +11,7 @@ constexpr uint32_t kSumChunk = 256;   // elements per chunk of the sums
 
 // A run of elements of one free parameter, for the per-parameter sums.
 struct ErrorChunk {
-    uint32_t begin, end, parameter, pad;
+    uint32_t begin, end, parameter, rate;   // rate: its row of parameter_rates (a run of one range)
 };
 
 struct OptimKernels {
@@ -32,4 +32,4 @@ uint32_t sum_lanes(Device& device);
 
 } // namespace adjoint::app
 
-ADJOINT_STRUCT(adjoint::app::ErrorChunk, begin, end, parameter, pad)
+ADJOINT_STRUCT(adjoint::app::ErrorChunk, begin, end, parameter, rate)

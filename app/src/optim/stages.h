@@ -68,7 +68,7 @@ struct OptimizerStages {
     // binds two, so an optimizer with fewer gets one-element stand-ins.
     std::vector<Buffer<float>> state;
     Buffer<float> truth_values;
-    Buffer<float4> rates;   // per free parameter: learning rate, lo, hi (parameter_rates)
+    Buffer<float4> rates;   // per free parameter and run of ranges: learning rate, lo, hi (parameter_rates)
     // The free parameters' floats in runs of kSumChunk: the step and its sums go over these only (the buffer
     // also holds every fixed value, an environment map's texels among them).
     Buffer<ErrorChunk> chunks;

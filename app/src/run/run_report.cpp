@@ -103,6 +103,8 @@ std::vector<ParamRecord> param_records(Optimizer& opt, const std::vector<Paramet
         r.error = p.error;
         if (is_texture(p)) {
             r.radiance = kind_info(p.kind).hi > 1;   // values past 1: an environment map's radiance
+            const std::optional<Parameter> found = find_parameter(scene, p.path);
+            r.data = found && is_data_texture(scene, *found);
             r.texture = texture_image(p, p.value);
             if (p.true_value) r.true_texture = texture_image(p, *p.true_value);
             opt.parameter_now(i, value, gradient);

@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <numbers>
 #include <sstream>
+#include <tuple>
 
 namespace adjoint::app {
 
@@ -89,6 +90,28 @@ std::string camera_problem(const Camera& c) {
     auto norm = [](const double (&a)[3]) { return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]); };
     if (!(norm(f) > 0)) return "eye and target are the same point";
     if (!(norm(x) >= 1e-6 * norm(f) * norm(u))) return "up is zero or parallel to the viewing direction";
+    if (c.intrinsics) return focal_problem(c.intrinsics->fx, c.intrinsics->fy, c.width, c.height);
+    return "";
+}
+
+double longest_focal(uint32_t side) {
+    return side / (2 * std::tan(0.5 * kNarrowestFovDegrees * degrees_to_radians));
+}
+
+std::string focal_problem(double fx, double fy, uint32_t width, uint32_t height) {
+    for (const auto& [key, focal, side] : {std::tuple{"fx", fx, width}, std::tuple{"fy", fy, height}}) {
+        std::ostringstream os;
+        if (!(focal > 0) || !std::isfinite(focal)) {
+            os << key << " is " << focal << ": expected a finite focal length > 0 (pixels)";
+            return os.str();
+        }
+        if (side > 0 && focal > longest_focal(side)) {
+            os << key << " is " << focal << " pixels, above " << static_cast<uint64_t>(longest_focal(side))
+               << ": a field of view narrower than " << kNarrowestFovDegrees << " degrees across " << side
+               << " pixels";
+            return os.str();
+        }
+    }
     return "";
 }
 

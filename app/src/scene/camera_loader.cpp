@@ -97,21 +97,18 @@ Camera read_camera(const JsonValue& value, const Camera* base, bool pose_optiona
     if (auto fov = value.get("fov_y")) {
         if (value.has("intrinsics")) fov->fail("give either fov_y or intrinsics, not both");
         camera.fov_y = fov->number_above(0, "a number of degrees in [0.001, 180)");
-        // Narrower, the projection's scale (1 / tan(fov_y / 2)) overflows the edge functions' products: 1e-30
-        // rendered black.
-        if (!(camera.fov_y < 180) || camera.fov_y < 1e-3) fov->fail("expected a number of degrees in [0.001, 180)");
+        static_assert(kNarrowestFovDegrees == 1e-3, "the message below states it");
+        if (!(camera.fov_y < 180) || camera.fov_y < kNarrowestFovDegrees)
+            fov->fail("expected a number of degrees in [0.001, 180)");
         camera.intrinsics.reset();   // a view's own fov_y replaces the main camera's intrinsics
     }
     if (auto k = value.get("intrinsics")) {
         camera.intrinsics = read_intrinsics(*k);
         camera.fov_y = fov_y_of(camera.intrinsics->fy, camera.height);
-        // As fov_y's: at most a field of view of 0.001 degrees across each side (fx over the width, fy the height).
-        const double per_pixel = 1 / (2 * std::tan(0.5e-3 * 3.14159265358979 / 180));
-        for (const auto& [key, focal, side] : {std::tuple{"fx", camera.intrinsics->fx, camera.width},
-                                               std::tuple{"fy", camera.intrinsics->fy, camera.height}})
-            if (focal > side * per_pixel)
-                k->require(key).fail("expected at most " + std::to_string(int64_t(side * per_pixel)) +
-                                     " pixels (a field of view of 0.001 degrees at this size)");
+        if (const std::string why = focal_problem(camera.intrinsics->fx, camera.intrinsics->fy, camera.width,
+                                                  camera.height);
+            !why.empty())
+            k->require(why.substr(0, 2)).fail(why);
     }
     if (auto near = value.get("near")) camera.near = near->number_above(0, "a number > 0");
     if (auto far = value.get("far")) camera.far = far->number();

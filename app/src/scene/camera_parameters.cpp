@@ -47,9 +47,6 @@ void write_intrinsics(Scene& s, const Parameter&, std::span<const float> v) {
     }
 }
 
-const char* positive_focal_lengths(std::span<const float> v) {
-    return v[0] > 0 && v[1] > 0 ? nullptr : "expected focal lengths fx, fy > 0";
-}
 std::vector<float> init_fov(const JsonValue& init, const InitContext&, Parameter&) {
     const float fov = init.number_above(0, "a number of degrees in (0, 180)");
     if (!(fov < 180)) init.fail("expected a number of degrees in (0, 180)");

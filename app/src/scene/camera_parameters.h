@@ -16,7 +16,6 @@ std::string intrinsics_camera(const Scene& s, uint32_t target, uint32_t property
 // camera.intrinsics: [fx, fy, cx, cy] of a view; setting them sets the camera and every view.
 void read_intrinsics(const Scene& s, uint32_t view, float* out);
 void write_intrinsics(Scene& s, const Parameter& p, std::span<const float> value);
-const char* positive_focal_lengths(std::span<const float> value);
 
 std::vector<float> init_fov(const JsonValue& init, const InitContext& context, Parameter& p);
 std::vector<float> init_intrinsics(const JsonValue& init, const InitContext& context, Parameter& p);

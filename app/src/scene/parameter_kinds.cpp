@@ -287,8 +287,7 @@ Init init_texture(const JsonValue& init, const InitContext& context, Parameter& 
     if (init.json().is_string()) {
         const std::string file = init.nonempty_string();
         LinearImage image = load_image(context.base_dir / file, file, init);
-        const Material& material = context.scene.materials[p.target];
-        if (!material_model(material.model).textures[p.property].srgb) as_stored(image);   // a data texture
+        if (is_data_texture(context.scene, p)) as_stored(image);
         if (context.resolution_given && (image.width != p.texture_width || image.height != p.texture_height))
             init.fail(file + " is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
                       ", but resolution is [" + std::to_string(p.texture_width) + ", " +
@@ -302,6 +301,13 @@ Init init_texture(const JsonValue& init, const InitContext& context, Parameter& 
     }
     if (!init.json().is_array()) init.fail("expected an RGB fill [r, g, b] or a PNG file");
     const float3 fill = init.color();
+    // A direction's fill (a normal texture: 2 texel - 1) of no length shades as the bare surface, and its texels'
+    // gradient is 0 there: the run would never move.
+    const float3 d(2 * fill.x - 1, 2 * fill.y - 1, 2 * fill.z - 1);
+    if (material_model(context.scene.materials[p.target].model).textures[p.property].tangent_space &&
+        d.x * d.x + d.y * d.y + d.z * d.z < 1e-6f)
+        init.fail("expected a direction (2 texel - 1, tangent space): this fill is none; a flat normal texture is "
+                  "[0.5, 0.5, 1]");
     out.reserve(p.size);
     for (size_t i = 0; i < p.size / 3; ++i) push3(out, fill);
     return out;
@@ -398,9 +404,10 @@ constexpr ParameterKindInfo table[] = {
      Slot::views, single_view, first_view, floats<3>, read_view<look_at>, write_camera<look_at>, any_value, init_vec3},
     {K::camera_fov_y, C::camera, "fov_y", true, 1, 179, P::direction, M::relative_l2, "degrees", S::value,
      Slot::views, fov_camera, first_view, floats<1>, read_view<fov_y>, write_camera<fov_y>, any_value, init_fov},
-    // fx, fy stay positive: the optimizer's bound is 0 and a zero focal length flattens the picture to a point.
-    {K::camera_intrinsics, C::camera, "intrinsics", true, 0, inf, P::direction, M::relative_l2, "pixels", S::value,
-     Slot::views, intrinsics_camera, first_view, floats<4>, read_intrinsics, write_intrinsics, positive_focal_lengths,
+    // Ranged per float (find_parameter's Parameter::runs): fx and fy to focal lengths the camera accepts (a zero one
+    // flattens the picture to a point), the principal point anywhere.
+    {K::camera_intrinsics, C::camera, "intrinsics", true, -inf, inf, P::direction, M::relative_l2, "pixels", S::value,
+     Slot::views, intrinsics_camera, first_view, floats<4>, read_intrinsics, write_intrinsics, any_value,
      init_intrinsics},
 };
 static_assert(std::size(table) == parameter_kind_count);

@@ -2,6 +2,7 @@
 // values from `optimize.parameters` and params.json, and moving values between scenes and flat floats,
 // all through the kinds' descriptors (parameter_kinds.h).
 #include <adjoint/app/parameter_kinds.h>
+#include <adjoint/app/image_io.h>
 #include <adjoint/app/params_file.h>
 #include <adjoint/app/plugins.h>
 
@@ -115,6 +116,11 @@ std::optional<Parameter> material_parameter(const Scene& scene, uint32_t index, 
 
 bool is_geometry_parameter(ParameterKind kind) { return kind_info(kind).geometry; }
 
+bool is_data_texture(const Scene& scene, const Parameter& p) {
+    return p.kind == ParameterKind::material_texture &&
+           !material_model(scene.materials[p.target].model).textures[p.property].srgb;
+}
+
 const char* parameter_property(ParameterKind kind) { return kind_info(kind).property; }
 
 std::optional<Parameter> find_parameter(const Scene& scene, std::string_view path, std::string* why) {
@@ -144,6 +150,13 @@ std::optional<Parameter> find_parameter(const Scene& scene, std::string_view pat
         p.hi = found->hi;
     }
     p.path = std::string(path);
+    if (p.kind == ParameterKind::camera_intrinsics) {
+        // Focal lengths from 0.001 pixels (a field of view within a hair of 180 degrees) to focal_problem's
+        // longest, the principal point anywhere (off the image for a crop).
+        p.runs = {{"fx", 1, 1e-3f, std::floor(float(longest_focal(scene.camera.width)))},
+                  {"fy", 1, 1e-3f, std::floor(float(longest_focal(scene.camera.height)))},
+                  {"cx and cy", 2, -INFINITY, INFINITY}};
+    }
     const ParameterKindInfo* info = &kind_info(p.kind);
     if (std::string reason = info->refusal(scene, p.target, p.property); !reason.empty()) return refuse(why, std::move(reason));
     const uint32_t element = info->element(scene, p.target, p.property);
@@ -269,8 +282,13 @@ void apply_params_file(Scene& scene, const std::filesystem::path& params_json) {
             p.texture_width = uint32_t(image.width);
             p.texture_height = uint32_t(image.height);
             p.size = size_t(image.width) * image.height * 3;
+            // A data texture's PNG holds its values as stored (write_params_json), read as sRGB: encoded back.
+            const bool data = is_data_texture(scene, p);
             for (size_t t = 0; t < size_t(image.width) * image.height; ++t)
-                for (int c = 0; c < 3; ++c) value.push_back(image.pixels[t * size_t(image.channels) + size_t(c)]);
+                for (int c = 0; c < 3; ++c) {
+                    const float x = image.pixels[t * size_t(image.channels) + size_t(c)];
+                    value.push_back(data ? linear_to_srgb(x) : x);
+                }
         } else {
             if (value.size() != p.size) throw SceneError(file, at + ".value", "expected " + std::to_string(p.size) + " numbers");
             value = value_in_run_units(scene, p.kind, std::move(value));
@@ -286,11 +304,16 @@ void apply_params_file(Scene& scene, const std::filesystem::path& params_json) {
 std::string value_range_problem(const Parameter& p, std::span<const float> value) {
     const ParameterKindInfo& info = kind_info(p.kind);
     if (const char* invalid = info.invalid ? info.invalid(value) : nullptr) return invalid;
-    for (float x : value) {
+    for (float x : value)
         if (!std::isfinite(x)) return "expected finite numbers, got " + format_number(x);
-        if (!(x >= p.lo && x <= p.hi))
-            return std::isinf(p.hi) ? "expected numbers >= " + format_number(p.lo)
-                                    : "expected numbers in [" + format_number(p.lo) + ", " + format_number(p.hi) + "]";
+    size_t i = 0;
+    for (const Parameter::Run& run : p.value_ranges()) {
+        const std::string what = *run.what ? std::string(run.what) : "numbers";
+        for (size_t end = std::min(value.size(), i + run.count); i < end; ++i)
+            if (!(value[i] >= run.lo && value[i] <= run.hi))
+                return std::isinf(run.hi) ? "expected " + what + " >= " + format_number(run.lo)
+                                          : "expected " + what + " in [" + format_number(run.lo) + ", " +
+                                                format_number(run.hi) + "]";
     }
     return {};
 }

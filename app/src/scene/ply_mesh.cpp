@@ -69,6 +69,13 @@ public:
         return decode(raw, t);
     }
 
+    // A list's length, read as its count type: a signed one may hold a negative count.
+    size_t list_length(const ScalarType& t) {
+        const double n = read(t);
+        if (!(n >= 0)) fail("a list has a negative length (" + std::to_string(int64_t(n)) + ")");
+        return size_t(n);
+    }
+
     [[noreturn]] void fail(const std::string& what) const { where_.fail(file_ + ": " + what); }
 
 private:
@@ -259,7 +266,7 @@ void read_faces(const Element& e, Body& body, Mesh& mesh, uint32_t material) {
     for (size_t f = 0; f < e.count; ++f) {
         for (int k = 0; k < int(e.properties.size()); ++k) {
             const Property& p = e.properties[size_t(k)];
-            const size_t n = p.count_type.bytes ? size_t(body.read(p.count_type)) : 1;
+            const size_t n = p.count_type.bytes ? body.list_length(p.count_type) : 1;
             if (k != indices) {
                 for (size_t i = 0; i < n; ++i) body.read(p.type);
                 continue;
@@ -292,7 +299,7 @@ void read_faces(const Element& e, Body& body, Mesh& mesh, uint32_t material) {
 void skip_element(const Element& e, Body& body) {
     for (size_t i = 0; i < e.count; ++i)
         for (const Property& p : e.properties) {
-            const size_t n = p.count_type.bytes ? size_t(body.read(p.count_type)) : 1;
+            const size_t n = p.count_type.bytes ? body.list_length(p.count_type) : 1;
             for (size_t k = 0; k < n; ++k) body.read(p.type);
         }
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -53,11 +54,14 @@ void check_pinhole(const ColmapCamera& c, const std::string& where) {
     if (c.model == "SIMPLE_PINHOLE" || c.model == "PINHOLE") {
         const size_t n = c.model == "PINHOLE" ? 4 : 3;
         if (c.params.size() != n) bad(where, c.model + " takes " + std::to_string(n) + " parameters");
-        for (double p : c.params)
-            if (!std::isfinite(p)) bad(where, "a parameter is not a finite number");
+        for (double p : c.params)   // the views keep them as floats: 1e300 would be infinite there
+            if (!(std::abs(p) <= std::numeric_limits<float>::max())) bad(where, "a parameter is not a finite number");
         if (!(c.params[0] > 0) || (n == 4 && !(c.params[1] > 0))) bad(where, "focal lengths must be > 0");
         if (c.width == 0 || c.height == 0 || c.width > (1u << 20) || c.height > (1u << 20))
             bad(where, "expected a width and height in 1..1048576");
+        // The test every camera takes, at the camera's own size (the views scale focal lengths and size alike).
+        const std::string why = focal_problem(c.params[0], c.params[n == 4 ? 1 : 0], c.width, c.height);
+        if (!why.empty()) bad(where, why);
         return;
     }
     bool known = false;

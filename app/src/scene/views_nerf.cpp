@@ -32,13 +32,18 @@ struct Lens {
         take(cy, "cy");
         take(w, "w");
         take(h, "h");
+        // A fraction of a pixel would scale the focal lengths by w while the images are checked at floor(w).
+        for (const auto& [key, v] : {std::pair{"w", w}, std::pair{"h", h}})
+            if (object.has(key) && v && *v != std::floor(*v))
+                object.require(key).fail("expected a whole number of pixels");
         for (const char* key : {"k1", "k2", "k3", "k4", "p1", "p2"})
             if (auto k = optional_number(object, key); k && *k != 0)
                 object.require(key).fail("lens distortion is not supported (pinhole cameras only): undistort the "
                                          "images first");
         if (auto model = object.get("camera_model")) {
             const std::string name = model->string();
-            if (name != "OPENCV" && name != "PINHOLE")
+            // OPENCV's distortion, if any, is refused above; the pinhole models as COLMAP names them.
+            if (name != "OPENCV" && name != "PINHOLE" && name != "SIMPLE_PINHOLE")
                 model->fail(name + " is not a pinhole camera (pinhole cameras only)");
         }
     }
@@ -69,7 +74,8 @@ struct Lens {
         } else {
             where.fail("expected camera_angle_x, or fl_x with w and h");
         }
-        if (!(k.fx > 0 && k.fy > 0)) where.fail("expected focal lengths > 0");
+        // The test every camera takes (a camera_angle_x of 1e-30 rendered black), at the views' size.
+        if (const std::string why = focal_problem(k.fx, k.fy, width, height); !why.empty()) where.fail(why);
         k.cx = float(cx ? *cx * sx : 0.5 * W);
         k.cy = float(cy ? *cy * sy : 0.5 * H);
         return k;

@@ -28,11 +28,12 @@ float linear_to_srgb(float linear);
 // One linear value as an 8-bit sRGB code: clamped to [0, 1] (NaN as 0), encoded, rounded to nearest.
 uint8_t linear_to_srgb8(float linear);
 
-// An 8-bit PNG of the image: colour channels sRGB-encoded by linear_to_srgb8, alpha (if any) stored
-// linearly with the same clamping and rounding. Throws adjoint::Error for an empty or inconsistent image.
-std::string encode_png_srgb(const Image& image);
+// An 8-bit PNG of the image: colour channels sRGB-encoded by linear_to_srgb8 (or, not `srgb`, stored as alpha
+// is: data such as normals), alpha (if any) stored linearly with the same clamping and rounding. Throws
+// adjoint::Error for an empty or inconsistent image.
+std::string encode_png_srgb(const Image& image, bool srgb = true);
 // encode_png_srgb written atomically (write_file_atomic).
-void write_png(const std::filesystem::path& path, const Image& image);
+void write_png(const std::filesystem::path& path, const Image& image, bool srgb = true);
 // A Radiance .hdr file (RGBE: 8-bit mantissas with a shared exponent, about 1% precision) of linear values
 // (1 or 3 channels; negatives written as 0), atomically.
 void write_hdr(const std::filesystem::path& path, const Image& image);

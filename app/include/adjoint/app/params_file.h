@@ -27,6 +27,9 @@ struct ParamRecord {
     // "<name>.grad.png" and named by "gradient_picture".
     std::optional<Image> gradient_picture;
     bool radiance = false;  // the textures hold linear radiance (an environment map): Radiance .hdr, not sRGB PNG
+    // The textures hold data (is_data_texture: normals, metallic-roughness): PNG values as stored, not sRGB, as a
+    // scene's texture files hold them (a run's output may be the next run's init).
+    bool data = false;
 };
 
 // "materials.fur.albedo_texture" -> "materials.fur.albedo_texture.png" (and ".true.png" for the true

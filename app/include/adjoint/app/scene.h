@@ -144,9 +144,19 @@ float4x4 view_matrix(const Camera& camera);
 // coordinates (x, y, z) (z < 0 in front) lands on pixel (cx + fx·x/−z, cy − fy·y/−z) (y down).
 float4x4 projection_matrix(const Camera& camera);
 float4x4 view_projection_matrix(const Camera& camera); // projection · view
-// Why the camera cannot look (the loader's tests on eye, target and up, for values set after loading: start
-// values, params.json): "eye and target are the same point", "up is zero or parallel to the viewing
-// direction"; "" when it can.
+// The narrowest field of view a camera may have across either side of its image. Narrower, the projection's
+// scale overflows the rasterizer's edge products: fov_y 1e-30 rendered black.
+constexpr double kNarrowestFovDegrees = 1e-3;
+// Why focal lengths fx, fy (pixels) cannot image a width x height view: not finite and > 0, or a field of view
+// narrower than kNarrowestFovDegrees across the width (fx) or the height (fy), in a message that begins with the
+// key at fault ("fx is 1e+30 pixels, above ..."); "" when they can. Every reader of
+// focal lengths (intrinsics, NeRF, COLMAP) and every value set later (camera_problem) takes this test.
+std::string focal_problem(double fx, double fy, uint32_t width, uint32_t height);
+// The longest focal length focal_problem accepts across `side` pixels.
+double longest_focal(uint32_t side);
+// Why the camera cannot look (the loader's tests on eye, target, up and intrinsics, for values set after loading:
+// start values, params.json, scene.parameters): "eye and target are the same point", "up is zero or parallel to
+// the viewing direction", focal_problem's; "" when it can.
 std::string camera_problem(const Camera& camera);
 struct Mesh;
 // Why `mesh` cannot show in `view`, judged from its world-space bounding box: "" when part of the box lies
@@ -307,7 +317,19 @@ struct Parameter {
     uint32_t property = 0; // material values and textures: the index in the model's properties or textures
     uint32_t offset = 0;   // the value's first float in its element's slot (a material property's place)
     size_t size = 0;       // number of floats in the value
-    float lo = 0, hi = 0;  // the range the optimizer keeps each float inside
+    float lo = 0, hi = 0;  // the range the optimizer keeps each float inside, unless `runs` gives ranges
+    // Runs of the value's floats with ranges of their own, in order, covering it: the camera's intrinsics keep fx
+    // and fy to a focal length focal_problem accepts and leave the principal point free. Empty: [lo, hi] for all.
+    struct Run {
+        const char* what;   // "fx and fy", as a refusal names them
+        uint32_t count;
+        float lo, hi;
+    };
+    std::vector<Run> runs;
+    // The runs, or one of all the floats in [lo, hi].
+    std::vector<Run> value_ranges() const {
+        return runs.empty() ? std::vector<Run>{{"", uint32_t(size), lo, hi}} : runs;
+    }
     uint32_t texture_width = 0, texture_height = 0; // textures only
     std::vector<float> init;       // the start value (size floats) when the file gives `init`, else empty
     std::optional<float> perturb;  // otherwise: start at the scene's value plus a seeded offset of this size
@@ -389,6 +411,9 @@ void override_resolution(Scene& scene, Resolution resolution);
 // The parameter a path addresses, with its size (init empty, lr default); nullopt with the reason in
 // *why when the path addresses nothing (the reason starts "unknown parameter <path>" for a bad name).
 std::optional<Parameter> find_parameter(const Scene& scene, std::string_view path, std::string* why = nullptr);
+// Whether a texture parameter holds data, not colour (a normal or metallic-roughness map): its files hold the
+// values as stored, as the scene's own texture files do, not sRGB-encoded.
+bool is_data_texture(const Scene& scene, const Parameter& parameter);
 // The scene's current value of a parameter (size floats; a texture at the material texture's own
 // resolution, RGB).
 std::vector<float> parameter_value(const Scene& scene, const Parameter& parameter);

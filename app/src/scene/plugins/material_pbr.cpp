@@ -40,7 +40,11 @@ MaterialPoint evaluate(const MaterialReads& r) {
         Float3 t = r.texture(2) * 2.0f - 1.0f;
         Float3 tangent = make_float3(r.tangent.x, r.tangent.y, r.tangent.z);
         Float3 bitangent = cross(r.normal, tangent) * r.tangent.w;
-        normal = normalize(tangent * t.x + bitangent * t.y + r.normal * t.z);
+        // A texel of (0.5, 0.5, 0.5) gives no direction: normalizing it was NaN, a black pixel. It keeps the
+        // surface's normal, chosen before the division so that neither side of the select is NaN ($autodiff
+        // forms both).
+        Float3 bent = tangent * t.x + bitangent * t.y + r.normal * t.z;
+        normal = normalize(ite(dot(bent, bent) > 1e-12f, bent, r.normal));
     };
     return {{base * r.vertex_color, metal_rough, r.value(3), make_float3(0.0f)}, normal};
 }
