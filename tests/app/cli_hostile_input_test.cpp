@@ -34,16 +34,7 @@ struct Result {
 Result run(const std::string& program, const std::vector<std::string>& args) {
     TempDir tmp;
     const fs::path err_file = tmp / "stderr.txt";
-    const pid_t pid = fork();
-    if (pid == 0) {
-        FILE* f = std::fopen(err_file.c_str(), "w");
-        dup2(fileno(f), 2);
-        std::vector<char*> argv{const_cast<char*>(program.c_str())};
-        for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        execv(program.c_str(), argv.data());
-        _exit(127);
-    }
+    const pid_t pid = spawn(program, args, err_file);
     int st = 0;
     waitpid(pid, &st, 0);
     std::ifstream in(err_file);
@@ -114,7 +105,8 @@ TEST(CliExceptions, AnExceptionNothingHandledIsOneClearLineNotAnAbort) {
               (std::pair{exit_failure, std::string("adjoint: error: the disk caught fire\n")}));
     EXPECT_EQ(ending(Error("a device failure")), (std::pair{exit_failure, std::string("adjoint: error: a device failure\n")}));
     EXPECT_EQ(ending(SceneError("s.json", "camera", "bad")), (std::pair{exit_bad_input, std::string("adjoint: error: s.json: camera: bad\n")}));
-    EXPECT_EQ(ending(UsageError("--x: no", "usage\n")), (std::pair{exit_bad_input, std::string("adjoint: error: --x: no\nusage\n")}));
+    EXPECT_EQ(ending(UsageError("--x: no", "usage\n")),
+              (std::pair{exit_bad_input, std::string("adjoint: error: --x: no (--help lists the options)\n")}));
     EXPECT_EQ(ending(42).first, exit_failure);
 }
 

@@ -34,17 +34,7 @@ struct Result {
 
 // Starts a program (adjoint-optimize unless named) with `args` (no shell), stderr to `err_file`.
 pid_t start(const std::vector<std::string>& args, const fs::path& err_file, const std::string& program = kOptimize) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-        FILE* f = std::fopen(err_file.c_str(), "w");
-        dup2(fileno(f), 2);
-        std::vector<char*> argv{const_cast<char*>(program.c_str())};
-        for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        execv(program.c_str(), argv.data());
-        _exit(127);
-    }
-    return pid;
+    return spawn(program, args, err_file);
 }
 
 Result finish(pid_t pid, const fs::path& err_file) {

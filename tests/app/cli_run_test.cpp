@@ -41,16 +41,7 @@ Result run(const std::string& program, const std::vector<std::string>& args, int
            int signal = SIGINT, const std::function<bool()>& when = nullptr) {
     TempDir tmp;
     fs::path err_file = tmp / "stderr.txt";
-    pid_t pid = fork();
-    if (pid == 0) {
-        FILE* f = std::fopen(err_file.c_str(), "w");
-        dup2(fileno(f), 2);
-        std::vector<char*> argv{const_cast<char*>(program.c_str())};
-        for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        execv(program.c_str(), argv.data());
-        _exit(127);
-    }
+    pid_t pid = spawn(program, args, err_file);
     if (kill_after_ms >= 0 || when) {
         auto start = std::chrono::steady_clock::now();
         for (;;) {
@@ -245,6 +236,11 @@ TEST(OptimizeCli, WrittenTexturesReadBackAsTheValuesTheyHold) {
     ASSERT_FALSE(rows.empty());
     EXPECT_LT(*rows.front().param_error, 1e-6);
     EXPECT_LT(rows.front().loss, 1e-12);
+    // params.json applied by adjoint-render reads the textures back as they were written: the run's picture.
+    auto rr = run(kRender, {"--scene", (tmp / "first.json").string(), "--out", (tmp / "again.png").string(),
+                            "--params", (tmp / "a" / "params.json").string()});
+    ASSERT_EQ(rr.code, 0) << rr.err;
+    EXPECT_GT(psnr(read_png_linear(tmp / "again.png"), read_png_linear(tmp / "a" / "final.png")), 45.0);
 }
 
 // --all-views DIR: every view of a NeRF dataset as view_<i>.png, and beside each its photo (view_<i>_side.png,

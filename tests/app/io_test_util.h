@@ -7,11 +7,32 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace adjoint::app::test {
+
+// Starts `program` with `args` (no shell), its stderr into `err_file`. The child calls only async-signal-safe
+// functions before exec: a test process that has run Vulkan has lavapipe's threads, and a child that allocated
+// (fopen) could wait for ever on a lock one of them held at the fork.
+inline pid_t spawn(const std::string& program, const std::vector<std::string>& args,
+                   const std::filesystem::path& err_file) {
+    std::vector<char*> argv{const_cast<char*>(program.c_str())};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    const std::string err = err_file.string();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) ::dup2(fd, 2);
+        ::execv(program.c_str(), argv.data());
+        ::_exit(127);
+    }
+    return pid;
+}
 
 class TempDir {
 public:

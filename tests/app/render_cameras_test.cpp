@@ -287,8 +287,10 @@ TEST_F(CameraRender, TheOptimizerKeepsFocalLengthsPositiveAndThePrincipalPointFr
         EXPECT_EQ(opt.parameters().at(0).value, (std::vector<float>{70, 60, -10, 17}));
     }
     s["camera"]["intrinsics"] = {{"fx", 70}, {"fy", 60}, {"cx", 32}, {"cy", 24}};
+    // A parameter after them steps by its own row of rates (one per run of ranges before it).
     s["optimize"] = {{"target", "scene"}, {"iterations", 10},
-                     {"parameters", {{"camera.intrinsics", {{"init", {80, 80, 32, 24}}, {"lr", 100}}}}}};
+                     {"parameters", {{"camera.intrinsics", {{"init", {80, 80, 32, 24}}, {"lr", 100}}},
+                                     {"materials.m.albedo", {{"init", {0.5, 0.5, 0.5}}, {"lr", 0.05}}}}}};
     app::Optimizer opt(device, app::load_scene_from_string(s.dump(), ".", "steep.json"));
     float lowest = INFINITY, leftmost = INFINITY;
     while (opt.iteration() < opt.total_iterations()) {
@@ -299,6 +301,12 @@ TEST_F(CameraRender, TheOptimizerKeepsFocalLengthsPositiveAndThePrincipalPointFr
     }
     EXPECT_EQ(lowest, 0.001f);   // reached the bound and kept to it
     EXPECT_LT(leftmost, 0.0f);
+    const std::vector<float> albedo = opt.parameters().at(1).value;
+    for (float a : albedo) {   // moved at its own rate, within its own [0, 1]
+        EXPECT_NE(a, 0.5f);
+        EXPECT_GE(a, 0.0f);
+        EXPECT_LE(a, 1.0f);
+    }
 }
 
 } // namespace adjoint::test

@@ -229,7 +229,8 @@ TEST_F(PbrMaterial, ANormalTextureBendsTheNormalAsGltfSays) {
 // normalizing it rendered black (NaN). An init fill of no direction is refused: its gradient is 0 and the run
 // would never move.
 TEST_F(PbrMaterial, ANormalTexelOfNoDirectionKeepsTheSurfacesNormal) {
-    const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("adjoint_flat_" + std::to_string(::getpid()));
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("adjoint_flat_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const unsigned char texel[3] = {200, 90, 230};
     ASSERT_TRUE(stbi_write_png((dir / "n.png").c_str(), 1, 1, 3, texel, 3));

@@ -383,6 +383,7 @@ TEST_F(GltfMeshes, BrokenFilesAreNamed) {
         EXPECT_EQ(error_of_gltf(j.dump()), at + "cannot read meshes/missing.bin: No such file or directory");
     }
     EXPECT_EQ(error_of_gltf("{\"asset\": {\"version\": \"1.0\"}}"), at + "glTF version 1.0 (Adjoint reads glTF 2.0)");
+    EXPECT_EQ(error_of_gltf("{\"asset\": {\"version\": 1}}"), at + "glTF version 1 (Adjoint reads glTF 2.0)");
     EXPECT_EQ(error_of_gltf("{\"asset\": {\"version\": \"2.0\"}}"), at + "has no scenes");
     EXPECT_EQ(error_of_gltf(std::string("glTF\x02\0\0\0", 8), "meshes/bad.glb"),
               "scene.json: meshes[0].file: meshes/bad.glb: Too short data size for glTF Binary.");

@@ -35,48 +35,129 @@ struct ShadowInputs {
     uint32_t triangles; // the scene's triangle count
 };
 
-// A triangle's three vertices projected for the point p (their plane coordinates q, heights h above p along
-// the ray towards the light); `front`: every vertex lies on p's side of a point light (always for a sun).
+// A triangle projected for the point p: the heights h of its vertices above p along the ray towards the light,
+// and its outline on the plane through p across the ray, a polygon of 3 or 4 corners q (a triangle repeats its
+// last). A sun projects orthographically: the triangle itself. A point light projects centrally, and only the
+// triangle's part on p's side of the plane through the light across the ray: the rest cannot lie between p
+// and the light, and its corners would project through the light, mirrored (a wall reaching past a lamp was
+// dropped whole, and leaked its shadow). `front`: some part lies on p's side (always for a sun). `plane_h`: for
+// a point light, the height above p at which the ray meets the triangle's plane (`meets`: it does, the plane
+// not parallel to the ray).
 struct ShadowTriangle {
-    Float2 q[3];
+    Float2 q[4];
     Float h[3];
     Bool front;
+    Float plane_h;
+    Bool meets;
 };
 
 inline ShadowTriangle project_for_shadow(const Float3 (&v)[3], const Float3& p, const Float3& axis, const Float3& u,
                                          const Float3& w, const ShadowSource& src, const Float& dist) {
     ShadowTriangle t;
     t.front = Bool(true);
+    Float2 q[3];
     for (int k = 0; k < 3; ++k) {
         Float3 rel = v[k] - p;
         t.h[k] = dot(rel, axis);
-        Float2 q = make_float2(dot(rel, u), dot(rel, w));
-        if (src.point) {
-            // Central projection from the light onto the plane through p: scale by dist / (depth from the light).
-            Float depth = dist - t.h[k];
-            t.front = t.front & (depth > 1e-6f * dist);
-            q = q * (dist / max(depth, 1e-6f * dist));
-        }
-        t.q[k] = q;
+        q[k] = make_float2(dot(rel, u), dot(rel, w));
     }
+    if (!src.point) {
+        for (int k = 0; k < 3; ++k) t.q[k] = q[k];
+        t.q[3] = q[2];
+        return t;
+    }
+    // Each vertex's scale s = (its depth from the light) / dist: its projection is q / s. Clipped at
+    // s = kFront (Sutherland-Hodgman, unrolled, as clip_triangle): the odd vertex a on the other side of the
+    // plane from b and e; a beyond: x1 b e x2, a alone on p's side: x1 x2 x2 a, none beyond: the triangle.
+    // kFront is a thousandth of the way from the light to p: what lies nearer the light casts no shadow. At a
+    // millionth, clipped corners projected a million times further out, and the edge functions lost the digits
+    // that decide a point beside a wall's diagonal (it leaked 6% of the light in soft).
+    const float kFront = 1e-3f;
+    Float s[3];
+    Bool beyond[3];
+    for (int k = 0; k < 3; ++k) {
+        s[k] = (dist - t.h[k]) / dist;
+        beyond[k] = s[k] < kFront;
+    }
+    Bool odd0 = (beyond[0] != beyond[1]) & (beyond[0] != beyond[2]);
+    Bool odd1 = (beyond[1] != beyond[0]) & (beyond[1] != beyond[2]);
+    auto turn = [&](const auto& x0, const auto& x1, const auto& x2) { return ite(odd0, x0, ite(odd1, x1, x2)); };
+    Float2 qa = turn(q[0], q[1], q[2]), qb = turn(q[1], q[2], q[0]), qe = turn(q[2], q[0], q[1]);
+    Float sa = turn(s[0], s[1], s[2]), sb = turn(s[1], s[2], s[0]), se = turn(s[2], s[0], s[1]);
+    Bool a_beyond = turn(beyond[0], beyond[1], beyond[2]);
+    // Where edges a-b and e-a cross the plane (kept finite where they do not: both sides of an ite are formed).
+    Float t1 = (sa - kFront) / nonzero(sa - sb), t2 = (se - kFront) / nonzero(se - sa);
+    Float2 x1 = qa + (qb - qa) * t1, x2 = qe + (qa - qe) * t2;
+    Bool none = !(beyond[0] | beyond[1] | beyond[2]);
+    Float2 corner[4] = {ite(none, q[0], x1), ite(none, q[1], ite(a_beyond, qb, x2)),
+                        ite(none, q[2], ite(a_beyond, qe, x2)), ite(none, q[2], ite(a_beyond, x2, qa))};
+    const Float front = kFront;
+    Float sc[4] = {ite(none, s[0], front), ite(none, s[1], ite(a_beyond, sb, front)),
+                   ite(none, s[2], ite(a_beyond, se, front)), ite(none, s[2], ite(a_beyond, front, sa))};
+    for (int i = 0; i < 4; ++i) t.q[i] = corner[i] / max(sc[i], kFront);
+    t.front = !(beyond[0] & beyond[1] & beyond[2]);
+    // The plane's height along the ray: exact, where interpolating the vertices' heights with the projection's
+    // barycentrics is not (central projection is not affine), and a floor's neighbour in p's own plane stood
+    // above p by up to a few bias at a low lamp and darkened it.
+    Float3 n = cross(v[1] - v[0], v[2] - v[0]);
+    Float across = dot(n, axis);
+    t.meets = abs(across) > 1e-6f * length(n);
+    t.plane_h = dot(n, v[0] - p) / ite(t.meets, across, Float(1.0f));
     return t;
+}
+
+// Where the origin lies against the convex polygon q[0..3] (twice its signed area `area`, not 0): inside, and
+// its squared distance to the outline.
+struct PolygonOutline {
+    Bool inside;
+    Float d2;
+};
+
+inline PolygonOutline polygon_outline_at_origin(const Float2 (&q)[4], const Float& area) {
+    PolygonOutline o;
+    o.inside = Bool(true);
+    o.d2 = 3e38f;
+    const Float2 origin = make_float2(0.0f);
+    for (int i = 0; i < 4; ++i) {
+        const int j = (i + 1) % 4;
+        o.inside = o.inside & (edge_function(q[i], q[j], origin) * area >= 0.0f);
+        Float2 ab = q[j] - q[i];
+        Float t = clamp(dot(-q[i], ab) / max(dot(ab, ab), 1e-30f), 0.0f, 1.0f);
+        Float2 r = q[i] + ab * t;
+        o.d2 = min(o.d2, dot(r, r));
+    }
+    return o;
 }
 
 // log(1 - coverage) of p by one projected triangle (0 when it does not lie between p and the light).
 inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& st, const Float& dist, bool point) {
     Float area = edge_function(t.q[0], t.q[1], t.q[2]);
+    if (point) area = area + edge_function(t.q[0], t.q[2], t.q[3]);
     Float extent = max(max(dot(t.q[1] - t.q[0], t.q[1] - t.q[0]), dot(t.q[2] - t.q[0], t.q[2] - t.q[0])), 1e-30f);
+    if (point) extent = max(extent, dot(t.q[3] - t.q[0], t.q[3] - t.q[0]));
     Bool valid = t.front & (abs(area) > 1e-7f * extent);   // not seen edge-on from the light
+    if (point) valid = valid & t.meets;
     Float safe_area = ite(valid, area, 1.0f);
-    Outline o = outline_seen_from(make_float2(0.0f), t.q[0], t.q[1], t.q[2], safe_area);
-    Float h = o.l.x * t.h[0] + o.l.y * t.h[1] + o.l.z * t.h[2];
+    Bool inside;
+    Float d2, h;
+    if (point) {
+        PolygonOutline o = polygon_outline_at_origin(t.q, safe_area);
+        inside = o.inside;
+        d2 = o.d2;
+        h = t.plane_h;
+    } else {
+        Outline o = outline_seen_from(make_float2(0.0f), t.q[0], t.q[1], t.q[2], safe_area);
+        inside = o.inside;
+        d2 = o.d2;
+        h = o.l.x * t.h[0] + o.l.y * t.h[1] + o.l.z * t.h[2];
+    }
     Float c;
     if (st.mode == Visibility::hard) {
         Bool between = h > st.bias;
         if (point) between = between & (h < dist - st.bias);
-        c = ite(o.inside & between, 1.0f, 0.0f);
+        c = ite(inside & between, 1.0f, 0.0f);
     } else {
-        Float x = min(o.d2 * (st.ndc_scale * st.ndc_scale) / st.sigma, 60.0f);
+        Float x = min(d2 * (st.ndc_scale * st.ndc_scale) / st.sigma, 60.0f);
         Float band = max((sigmoid(-x) - kSoftCutoff) / (0.5f - kSoftCutoff), 0.0f);
         // Between p and the light: a ramp from 0 at `bias` to 1 at twice that (and back to 0 at the light),
         // not a step: the soft band of a triangle beside p (a convex edge's neighbour, whose outline passes
@@ -91,9 +172,9 @@ inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& s
         // between the faces: its band darkened every lit face as far as a pixel reaches, the whole lit side of a
         // sphere at 16x16 (137 for 195). Ramped from a height of the distance d to d + max(d, bias): 1 at the
         // outline (d = 0) wherever `between` is above 0, so the coverage meets the inside's there.
-        Float d = sqrt(o.d2);
+        Float d = sqrt(d2);
         Float stands = clamp((h - d) / max(d, st.bias), 0.0f, 1.0f);
-        c = ite(o.inside, 1.0f, band * stands) * between;
+        c = ite(inside, 1.0f, band * stands) * between;
     }
     return ite(valid, log(max(1.0f - c, kShadowFloor)), 0.0f);
 }
@@ -185,7 +266,7 @@ Float shadow_visibility(const PB& positions, const BufferFloat3& plain, const Bu
         UInt3 t = triangles.read(i);
         Float3 pv[3] = {plain.read(t.x), plain.read(t.y), plain.read(t.z)};
         ShadowTriangle c = project_for_shadow(pv, p0, axis0, u0, w0, src, dist0);
-        Float2 lo = min(min(c.q[0], c.q[1]), c.q[2]), hi = max(max(c.q[0], c.q[1]), c.q[2]);
+        Float2 lo = min(min(c.q[0], c.q[1]), min(c.q[2], c.q[3])), hi = max(max(c.q[0], c.q[1]), max(c.q[2], c.q[3]));
         Bool near = c.front & (lo.x <= reach) & (lo.y <= reach) & (hi.x >= -reach) & (hi.y >= -reach) &
                     (max(max(c.h[0], c.h[1]), c.h[2]) > st.bias);
         $if (near) {

@@ -87,7 +87,8 @@ int report_current_exception(std::ostream& err) {
     try {
         throw;
     } catch (const UsageError& e) {
-        err << "adjoint: error: " << e.what() << "\n" << e.usage();
+        // One line, as every other refusal (programs.md): the whole usage after it buried the reason.
+        err << "adjoint: error: " << e.what() << " (--help lists the options)\n";
         return exit_bad_input;
     } catch (const SceneError& e) {
         err << "adjoint: error: " << e.what() << "\n";

@@ -1,5 +1,6 @@
 // Cameras: the view and projection matrices, the orbit expansion of `views`, and resolutions (--resolution).
 #include "scene/loading.h"
+#include <charconv>
 #include <cmath>
 #include <iomanip>
 #include <numbers>
@@ -94,23 +95,32 @@ std::string camera_problem(const Camera& c) {
     return "";
 }
 
-double longest_focal(uint32_t side) {
-    return side / (2 * std::tan(0.5 * kNarrowestFovDegrees * degrees_to_radians));
+float longest_focal(uint32_t side) {
+    const double limit = side / (2 * std::tan(0.5 * kNarrowestFovDegrees * degrees_to_radians));
+    const float f = float(limit);
+    return double(f) > limit ? std::nextafter(f, 0.0f) : f;
+}
+
+std::vector<Parameter::Run> intrinsics_ranges(const Camera& camera) {
+    return {{"fx", 1, kShortestFocal, longest_focal(camera.width)},
+            {"fy", 1, kShortestFocal, longest_focal(camera.height)},
+            {"cx and cy", 2, -INFINITY, INFINITY}};
 }
 
 std::string focal_problem(double fx, double fy, uint32_t width, uint32_t height) {
+    // The shortest text that reads back as the float: a value just past a limit is not shown equal to it.
+    const auto text = [](double x) {
+        char out[32];
+        return std::string(out, std::to_chars(out, out + sizeof out, float(x)).ptr);
+    };
     for (const auto& [key, focal, side] : {std::tuple{"fx", fx, width}, std::tuple{"fy", fy, height}}) {
-        std::ostringstream os;
-        if (!(focal > 0) || !std::isfinite(focal)) {
-            os << key << " is " << focal << ": expected a finite focal length > 0 (pixels)";
-            return os.str();
-        }
-        if (side > 0 && focal > longest_focal(side)) {
-            os << key << " is " << focal << " pixels, above " << static_cast<uint64_t>(longest_focal(side))
-               << ": a field of view narrower than " << kNarrowestFovDegrees << " degrees across " << side
-               << " pixels";
-            return os.str();
-        }
+        if (!(focal >= kShortestFocal) || !std::isfinite(focal))
+            return std::string(key) + " is " + text(focal) + ": expected a finite focal length of at least " +
+                   text(kShortestFocal) + " pixels";
+        if (side > 0 && focal > longest_focal(side))
+            return std::string(key) + " is " + text(focal) + " pixels, above " + text(longest_focal(side)) +
+                   ": a field of view narrower than " + text(kNarrowestFovDegrees) + " degrees across " +
+                   std::to_string(side) + " pixels";
     }
     return "";
 }

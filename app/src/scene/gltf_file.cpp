@@ -98,6 +98,9 @@ void check_before_parsing(const std::string& bytes, bool binary, Source& source)
             const std::string v = version->get<std::string>();
             if (v.rfind("2.", 0) != 0) source.fail("glTF version " + v + " (Adjoint reads glTF 2.0)");
         }
+        // Some glTF 1.0 exporters wrote the version as a number (CesiumMilkTruck's 1): still glTF 1.0.
+        if (version != asset->end() && version->is_number() && version->get<double>() < 2)
+            source.fail("glTF version " + version->dump() + " (Adjoint reads glTF 2.0)");
     }
     if (const auto required = json.find("extensionsRequired"); required != json.end() && required->is_array())
         for (const Json& e : *required) {

@@ -8,6 +8,7 @@
 
 #include "scene/loading.h"
 
+#include <charconv>
 #include <cmath>
 #include <sstream>
 
@@ -150,13 +151,7 @@ std::optional<Parameter> find_parameter(const Scene& scene, std::string_view pat
         p.hi = found->hi;
     }
     p.path = std::string(path);
-    if (p.kind == ParameterKind::camera_intrinsics) {
-        // Focal lengths from 0.001 pixels (a field of view within a hair of 180 degrees) to focal_problem's
-        // longest, the principal point anywhere (off the image for a crop).
-        p.runs = {{"fx", 1, 1e-3f, std::floor(float(longest_focal(scene.camera.width)))},
-                  {"fy", 1, 1e-3f, std::floor(float(longest_focal(scene.camera.height)))},
-                  {"cx and cy", 2, -INFINITY, INFINITY}};
-    }
+    if (p.kind == ParameterKind::camera_intrinsics) p.runs = intrinsics_ranges(scene.camera);
     const ParameterKindInfo* info = &kind_info(p.kind);
     if (std::string reason = info->refusal(scene, p.target, p.property); !reason.empty()) return refuse(why, std::move(reason));
     const uint32_t element = info->element(scene, p.target, p.property);
@@ -222,7 +217,10 @@ std::vector<Parameter> read_parameters(const JsonValue& parameters, const std::f
             // Out of the parameter's range (an albedo of 2) it rendered the first iteration so, then the step
             // clamped it: refused, as params.json's values are. A camera that cannot look is judged once every
             // init is in (check_meshes_in_view): an eye init may come with a target init.
-            if (const std::string why = value_range_problem(p, p.init); !why.empty()) init->fail(why);
+            // In the run's units, as the ranges are (intrinsics at --resolution; the loader converts p.init after).
+            if (const std::string why = value_range_problem(p, value_in_run_units(scene, p.kind, p.init));
+                !why.empty())
+                init->fail(why);
         }
         if (perturb) {
             p.perturb = perturb->number_at_least(0, "a number >= 0");
@@ -247,10 +245,11 @@ std::vector<Parameter> read_parameters(const JsonValue& parameters, const std::f
 
 namespace {
 
+// The shortest text that reads back as x: a bound of 1718873 is not shown as 1.71887e+06.
 std::string format_number(float x) {
-    std::ostringstream s;
-    s << x;
-    return s.str();
+    char text[32];
+    const auto end = std::to_chars(text, text + sizeof text, x).ptr;
+    return std::string(text, end);
 }
 
 } // namespace

@@ -180,9 +180,14 @@ void read_target(const JsonValue& value, const std::filesystem::path& base_dir, 
             optimize.target_files.push_back(view.file);
             // The dataset's intrinsics are in pixels of the size it gives: an image of another size is not
             // the picture those intrinsics describe.
-            LinearImage image = load_image(base_dir / view.file, view.file, value);
+            LinearImage image;
+            try {
+                image = load_image(base_dir / view.file, view.file, value);
+            } catch (const SceneError& e) {
+                value.fail(view.source + ": " + e.reason());   // the frame or line that names the file
+            }
             if (view.size.width > 0 && (image.width != view.size.width || image.height != view.size.height))
-                value.fail(view.file + " is " + size_text(image.width, image.height) +
+                value.fail(view.source + ": " + view.file + " is " + size_text(image.width, image.height) +
                            ", but the dataset gives its camera " + size_text(view.size.width, view.size.height));
             // Without a size the dataset's field of view is taken in square pixels of the views: an image of
             // another aspect (by over half a pixel) would be stretched to them, and would not be the picture
@@ -432,7 +437,10 @@ void override_resolution(Scene& scene, Resolution resolution) {
     set_resolution(scene.camera, resolution);
     for (Camera& view : scene.views) set_resolution(view, resolution);
     if (scene.optimize)
-        for (Parameter& p : scene.optimize->parameters) p.init = value_in_run_units(scene, p.kind, std::move(p.init));
+        for (Parameter& p : scene.optimize->parameters) {
+            p.init = value_in_run_units(scene, p.kind, std::move(p.init));
+            if (p.kind == ParameterKind::camera_intrinsics) p.runs = intrinsics_ranges(scene.camera);
+        }
 }
 
 } // namespace adjoint::app

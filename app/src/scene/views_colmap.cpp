@@ -55,7 +55,8 @@ void check_pinhole(const ColmapCamera& c, const std::string& where) {
         const size_t n = c.model == "PINHOLE" ? 4 : 3;
         if (c.params.size() != n) bad(where, c.model + " takes " + std::to_string(n) + " parameters");
         for (double p : c.params)   // the views keep them as floats: 1e300 would be infinite there
-            if (!(std::abs(p) <= std::numeric_limits<float>::max())) bad(where, "a parameter is not a finite number");
+            if (!(std::abs(p) <= std::numeric_limits<float>::max()))
+                bad(where, "a parameter is not a finite 32-bit float");
         if (!(c.params[0] > 0) || (n == 4 && !(c.params[1] > 0))) bad(where, "focal lengths must be > 0");
         if (c.width == 0 || c.height == 0 || c.width > (1u << 20) || c.height > (1u << 20))
             bad(where, "expected a width and height in 1..1048576");
@@ -308,7 +309,7 @@ void read_colmap(const JsonValue& value, const std::filesystem::path& base_dir, 
             if (c == model.cameras.end()) bad(image.where, "no camera " + std::to_string(image.camera));
             views.push_back(view_of(image, c->second, camera));
             images.push_back({(std::filesystem::path(folder) / image.name).lexically_normal().generic_string(),
-                              {uint32_t(c->second.width), uint32_t(c->second.height)}});
+                              {uint32_t(c->second.width), uint32_t(c->second.height)}, image.where});
         }
     } catch (const ModelError& e) {
         where.fail(e.what);   // "<scene>: views.colmap: sparse/0/images.txt line 7: <what>"

@@ -109,10 +109,12 @@ void read_frames(const JsonValue& root, const std::filesystem::path& folder, con
             }
         }
         if (std::string why = pose_from_matrix(rows, view); !why.empty()) m.fail(why);
-        std::filesystem::path file = frame.require("file_path").nonempty_string();
+        const JsonValue file_path = frame.require("file_path");
+        std::filesystem::path file = file_path.nonempty_string();
         if (!file.has_extension()) file += ".png";   // the Blender scenes' "./train/r_0"
         const Resolution size = lens.w && lens.h ? Resolution{uint32_t(*lens.w), uint32_t(*lens.h)} : Resolution{};
-        images.push_back({(folder / file).lexically_normal().generic_string(), size});
+        images.push_back({(folder / file).lexically_normal().generic_string(), size,
+                          file_path.file() + ": " + shown_path(file_path.path())});
         views.push_back(std::move(view));
     }
 }

@@ -19,7 +19,7 @@ inline constexpr int exit_bad_input = 2;    // usage, scene, assets; nothing wri
 inline constexpr int exit_interrupted = 130;
 
 // A bad command line: what() is the reason ("--iters: must be >= 0, got -5"), usage() the program's
-// help text. The program prints both to stderr and exits with exit_bad_input.
+// help text (for --help). The program prints the reason on one line and exits with exit_bad_input.
 class UsageError : public Error {
 public:
     UsageError(const std::string& message, std::string usage) : Error(message), usage_(std::move(usage)) {}

@@ -148,12 +148,16 @@ float4x4 view_projection_matrix(const Camera& camera); // projection · view
 // scale overflows the rasterizer's edge products: fov_y 1e-30 rendered black.
 constexpr double kNarrowestFovDegrees = 1e-3;
 // Why focal lengths fx, fy (pixels) cannot image a width x height view: not finite and > 0, or a field of view
-// narrower than kNarrowestFovDegrees across the width (fx) or the height (fy), in a message that begins with the
+// narrower than kNarrowestFovDegrees across the width (fx) or the height (fy) (at most longest_focal; at least
+// kShortestFocal), in a message that begins with the
 // key at fault ("fx is 1e+30 pixels, above ..."); "" when they can. Every reader of
 // focal lengths (intrinsics, NeRF, COLMAP) and every value set later (camera_problem) takes this test.
 std::string focal_problem(double fx, double fy, uint32_t width, uint32_t height);
-// The longest focal length focal_problem accepts across `side` pixels.
-double longest_focal(uint32_t side);
+// The shortest focal length focal_problem accepts, pixels: a field of view within a hair of 180 degrees.
+constexpr float kShortestFocal = 1e-3f;
+// The longest focal length focal_problem accepts across `side` pixels: the largest float at most the limit, so
+// that a value kept in [kShortestFocal, longest_focal] as a float always passes.
+float longest_focal(uint32_t side);
 // Why the camera cannot look (the loader's tests on eye, target, up and intrinsics, for values set after loading:
 // start values, params.json, scene.parameters): "eye and target are the same point", "up is zero or parallel to
 // the viewing direction", focal_problem's; "" when it can.
@@ -337,6 +341,9 @@ struct Parameter {
     // target) 0.01 times the radius of the box it is measured in, where that is over 1 (scene-format.md).
     float lr = 0.01f;
 };
+// The ranges of camera.intrinsics' floats at the scene's camera resolution (Parameter::runs): fx and fy
+// [kShortestFocal, longest_focal] across the width and the height, cx and cy anywhere (off the image: a crop).
+std::vector<Parameter::Run> intrinsics_ranges(const Camera& camera);
 
 
 struct Optimization {
@@ -367,6 +374,7 @@ struct Optimization {
 struct ViewImage {
     std::string file;
     Resolution size;
+    std::string source;   // where the dataset names it, for errors: "transforms.json: frames[3].file_path"
 };
 
 struct Scene {
