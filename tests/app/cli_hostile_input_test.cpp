@@ -110,6 +110,21 @@ TEST(CliExceptions, AnExceptionNothingHandledIsOneClearLineNotAnAbort) {
     EXPECT_EQ(ending(42).first, exit_failure);
 }
 
+// A render with pixels that are not finite numbers (a soft gamma of 1e-40: the softmax's exponents overflow) is
+// refused, exit 1 and no file, where it was written black with exit 0.
+TEST(CliPrograms, ANonFiniteRenderIsRefusedNotWrittenBlack) {
+    TempDir tmp;
+    std::string scene = small_scene();
+    scene.replace(scene.find("\"optimize\""), 0, R"("render": { "visibility": "soft", "soft": { "sigma": 1e-4, "gamma": 1e-40 } },
+      )");
+    write(tmp / "tiny.json", scene);
+    Result r = run(kRender, {"--scene", (tmp / "tiny.json").string(), "--out", (tmp / "o.png").string()});
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.err.find("adjoint: error: view 0 rendered "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(" pixels as NaN or infinity (the scene's numbers overflow"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(tmp / "o.png"));
+}
+
 TEST(CliPrograms, HostileSceneJsonExitsTwoNotAbort) {
     TempDir tmp;
     write(tmp / "huge.json", small_scene(", \"fov_y\": 1e400"));

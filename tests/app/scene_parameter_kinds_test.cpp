@@ -3,6 +3,7 @@
 #include "app/scene_fixture.h"
 #include "render/scene_data.h"
 
+#include <adjoint/app/atomic_file.h>
 #include <adjoint/app/image_io.h>
 #include <adjoint/app/parameter_kinds.h>
 #include <adjoint/app/plugins.h>
@@ -327,6 +328,32 @@ TEST_F(ParameterKinds, ParamsJsonAppliesBackExactly) {
     write_png("run/x.png", 1, 1, 3, {1, 2, 3});
     EXPECT_EQ(error_applying(R"({"parameters": {"lights.key.color": {"texture": "x.png"}}})"),
               file + ": parameters[\"lights.key.color\"].texture: only texture parameters take a texture");
+}
+
+// A data texture's PNG beside params.json: stored values where the entry says "png_values": "stored" (as
+// adjoint-optimize writes them now), else sRGB-encoded (as it wrote them before, and as a colour texture's are);
+// either reads back as the values written.
+TEST_F(ParameterKinds, ADataTexturesPngReadsAsItsEntrySaysItWasWritten) {
+    Json j = minimal_scene();
+    write_png("n.png", 2, 1, 3, {128, 128, 255, 200, 90, 230});
+    j["materials"]["base"] = {{"model", "pbr"}, {"base_color", {0.5, 0.5, 0.5}}, {"normal_texture", "n.png"}};
+    const Scene original = load(j);
+    const Parameter p = find_parameter(original, "materials.base.normal_texture").value();
+    const std::vector<float> texels = {60 / 255.0f, 128 / 255.0f, 1, 1, 30 / 255.0f, 220 / 255.0f};
+    Image image(2, 1, 3);
+    image.pixels = texels;
+    std::filesystem::create_directories(dir() / "run");
+    for (const bool stored : {true, false}) {
+        ParamRecord r{p.path, {}, std::nullopt, std::nullopt, image, std::nullopt, std::nullopt};
+        r.data = stored;
+        write_params_json(dir() / "run/params.json", {r});
+        EXPECT_EQ(read_file(dir() / "run/params.json").find("\"png_values\": \"stored\"") != std::string::npos, stored);
+        Scene applied = original;
+        apply_params_file(applied, dir() / "run/params.json");
+        const std::vector<float> back = parameter_value(applied, p);
+        ASSERT_EQ(back.size(), texels.size());
+        for (size_t i = 0; i < texels.size(); ++i) EXPECT_NEAR(back[i], texels[i], 3e-3f) << stored << " " << i;
+    }
 }
 
 } // namespace

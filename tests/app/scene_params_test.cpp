@@ -68,6 +68,14 @@ TEST_F(SceneParameters, EntryShapes) {
     EXPECT_EQ(error_for("materials.base.albedo", {{"perturb", -1}}), at + ".perturb: expected a number >= 0");
     // Out of the parameter's range: the first iteration rendered it, the step then clamped it.
     EXPECT_EQ(error_for("materials.base.albedo", {{"init", {2, 0.5, 0.5}}}), at + ".init: expected numbers in [0, 1]");
+    // A truth (the scene's value, the target being the scene) out of that range: no step could reach it.
+    Json j = scene_with({{"materials.base.shininess", {{"init", 32}}}});
+    j["materials"]["base"]["shininess"] = 5000;
+    EXPECT_EQ(error_of(j), "scene.json: optimize.parameters[\"materials.base.shininess\"]: the scene's value, the run's "
+                           "truth, lies outside the range the optimizer keeps it in (expected numbers in [1, 4096]): "
+                           "no step could reach it");
+    j["materials"]["base"]["shininess"] = 4096;
+    EXPECT_NO_THROW(load(j));
     EXPECT_EQ(error_for("materials.base.shininess", {{"init", 0.5}}),
               "scene.json: optimize.parameters[\"materials.base.shininess\"].init: expected numbers in [1, 4096]");
     // A rotation by over half a turn is a smaller one the other way (720 started at the truth).

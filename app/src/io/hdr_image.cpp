@@ -221,10 +221,11 @@ std::string radiance_problem(const std::string& bytes, int w, int h) {
     const auto scanline_rle = [&] {
         return bytes.size() - at >= 4 && byte(at) == 2 && byte(at + 1) == 2 && (byte(at + 2) & 0x80) == 0;
     };
-    if (w < 8 || w >= 32768 || !scanline_rle()) return bytes.size() - at < size_t(w) * size_t(h) * 4 ? cut : "";
+    // Flat pixels from `at` on: stb reads all w * h of them (from a later scanline too: all over again less one).
+    const auto flat = [&]() -> std::string { return bytes.size() - at < size_t(w) * size_t(h) * 4 ? cut : ""; };
+    if (w < 8 || w >= 32768) return flat();   // too narrow or too wide for run-length encoding
     for (int y = 0; y < h; ++y) {
-        // stb decodes the rest flat from here, all w * h pixels over again less one.
-        if (!scanline_rle()) return bytes.size() - at < size_t(w) * size_t(h) * 4 ? cut : "";
+        if (!scanline_rle()) return flat();
         if ((byte(at + 2) << 8 | byte(at + 3)) != w) return "";         // stb: invalid decoded scanline length
         at += 4;
         for (int channel = 0; channel < 4; ++channel)

@@ -118,6 +118,9 @@ std::string format_params_json(const std::vector<ParamRecord>& records) {
         Json entry = Json::object();
         if (r->texture) entry["texture"] = texture_file_name(r->path, false, r->radiance);
         else entry["value"] = float_array(r->value, r->path + ".value");
+        // How the PNGs hold the values: said for data textures only, so that a file written before they were
+        // stored as values (sRGB-encoded, as colours) still reads as it was written.
+        if (r->data && (r->texture || r->true_texture)) entry["png_values"] = "stored";
         if (r->true_texture) entry["true_texture"] = texture_file_name(r->path, true, r->radiance);
         if (r->gradient_picture) entry["gradient_picture"] = gradient_file_name(r->path);
         if (r->true_value) entry["true_value"] = float_array(*r->true_value, r->path + ".true_value");
@@ -193,6 +196,10 @@ std::vector<ParamRecord> read_params_json(const std::filesystem::path& params_js
             else if (key == "error") {
                 if (!f.value().is_number()) fail(what, ": ", at, ": expected a number");
                 r.error = f.value().get<double>();
+            } else if (key == "png_values") {
+                if (f.value() != "stored" && f.value() != "srgb")
+                    fail(what, ": ", at, ": expected \"stored\" or \"srgb\"");
+                r.data = f.value() == "stored";
             } else if (key == "texture" || key == "true_texture" || key == "gradient_picture") {
                 if (!f.value().is_string() || f.value().get<std::string>().empty())
                     fail(what, ": ", at, ": expected a file name");

@@ -141,13 +141,19 @@ inline Var<gpu::TriEdges> edge_record(const Float4& c0, const Float4& c1, const 
     r.origins = make_uint4(origin[0], origin[1], origin[2], pack_origin(plane_at));
     return r;
 }
+// A record's edge (coefficients e about the whole pixel `packed`) at pixel position p. p - o is exact (a pixel
+// centre less a whole pixel); the rest is written out, under exact(), so that no dot() or device decides the
+// order. The rasterizer (edge_values) and the antialias walk's start (record_edge) both take it: their values
+// agree bit for bit, and a pixel centre within an ulp of an edge is on the same side for both.
+template <typename F>
+Float edge_at(const F& e, const UInt& packed, const Float2& p) {
+    Float2 q = p - unpack_origin(packed);
+    return exact(e.x * q.x + e.y * q.y + e.z);
+}
 // A record's edge k about pixel position o (the antialias walk's: homogeneous_edges' e_k).
-// Its constant is edge_values' value at o, with the same operations in the same order: the walk's value at its start
-// pixel is the rasterizer's, bit for bit (a pixel centre within an ulp of an edge is on the same side for both).
 template <typename F>
 Float3 record_edge(const F& e, const UInt& packed, const Float2& o) {
-    Float2 shift = o - unpack_origin(packed);
-    return make_float3(e.x, e.y, exact(e.x * shift.x + e.y * shift.y + e.z));
+    return make_float3(e.x, e.y, edge_at(e, packed, o));
 }
 template <typename E>
 HomogeneousEdges record_edges(const E& r, const Float2& o) {
@@ -161,12 +167,7 @@ inline Float3 edge_values(const HomogeneousEdges& e, const Float2& p) {
 }
 template <typename E>
 Float3 edge_values(const E& r, const Float2& p) {
-    // p - o is exact (a pixel centre less a whole pixel); written out so that no dot() decides the order.
-    auto at = [&](const auto& e, const UInt& packed) {
-        Float2 q = p - unpack_origin(packed);
-        return e.x * q.x + e.y * q.y + e.z;
-    };
-    return exact(make_float3(at(r.e0, r.origins.x), at(r.e1, r.origins.y), at(r.e2, r.origins.z)));
+    return make_float3(edge_at(r.e0, r.origins.x, p), edge_at(r.e1, r.origins.y, p), edge_at(r.e2, r.origins.z, p));
 }
 template <typename E>
 Float edge_depth(const E& r, const Float2& p) {

@@ -7,6 +7,7 @@
 
 #include "run/report_error.h"
 
+#include <cmath>
 #include <iostream>
 
 namespace adjoint::app {
@@ -19,6 +20,19 @@ Image to_image(const LinearImage& in) {
 }
 
 namespace {
+
+// The view's render, refused where a pixel is not a finite number: written, it would read as black (a soft
+// gamma of 1e-40 made a whole sphere NaN, exit 0). adjoint-optimize stops so on a non-finite loss.
+const LinearImage& finite_render(const LinearImage& image, uint32_t view) {
+    size_t bad = 0;
+    for (const float4& t : image.texels)
+        bad += !(std::isfinite(t.x) && std::isfinite(t.y) && std::isfinite(t.z) && std::isfinite(t.w));
+    if (bad > 0)
+        fail("view ", view, " rendered ", bad, " of ", image.texels.size(),
+             " pixels as NaN or infinity (the scene's numbers overflow the renderer's floats: a tiny soft gamma or "
+             "sigma, a point light on a surface); nothing was written");
+    return image;
+}
 
 // The render (left) beside its photo (right), both at the view's size.
 Image side_by_side(const LinearImage& render, const LinearImage& photo) {
@@ -84,7 +98,7 @@ int run_render(const RenderOptions& o, std::ostream& err) {
         SceneRenderer renderer(device, scene);
         if (interrupt_requested()) return exit_interrupted;
         if (!o.all_views) {
-            const Image picture = to_image(renderer.render(uint32_t(o.view)));
+            const Image picture = to_image(finite_render(renderer.render(uint32_t(o.view)), uint32_t(o.view)));
             if (interrupt_requested()) return exit_interrupted;
             write_png(o.out, picture);
             return exit_ok;
@@ -94,6 +108,7 @@ int run_render(const RenderOptions& o, std::ostream& err) {
         for (uint32_t v = 0; v < scene.views.size(); ++v) {
             if (interrupt_requested()) return exit_interrupted;
             const LinearImage picture = renderer.render(v);
+            finite_render(picture, v);
             const std::string name = "view_" + std::to_string(v);
             write_png(*o.all_views / (name + ".png"), to_image(picture));
             if (photos) write_png(*o.all_views / (name + "_side.png"), side_by_side(picture, (*photos)[v]));

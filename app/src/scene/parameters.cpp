@@ -241,6 +241,13 @@ std::vector<Parameter> read_parameters(const JsonValue& parameters, const std::f
     return out;
 }
 
+void check_truths_reachable(const JsonValue& parameters, const Scene& scene, const std::vector<Parameter>& ps) {
+    for (const Parameter& p : ps)
+        if (const std::string why = parameter_value_problem(scene, p, parameter_value(scene, p)); !why.empty())
+            parameters.child(p.path).fail("the scene's value, the run's truth, lies outside the range the optimizer "
+                                          "keeps it in (" + why + "): no step could reach it");
+}
+
 } // namespace detail
 
 namespace {
@@ -281,8 +288,8 @@ void apply_params_file(Scene& scene, const std::filesystem::path& params_json) {
             p.texture_width = uint32_t(image.width);
             p.texture_height = uint32_t(image.height);
             p.size = size_t(image.width) * image.height * 3;
-            // A data texture's PNG holds its values as stored (write_params_json), read as sRGB: encoded back.
-            const bool data = is_data_texture(scene, p);
+            // A PNG of stored values (a data texture's: write_params_json), decoded as sRGB: encoded back.
+            const bool data = r.data;
             for (size_t t = 0; t < size_t(image.width) * image.height; ++t)
                 for (int c = 0; c < 3; ++c) {
                     const float x = image.pixels[t * size_t(image.channels) + size_t(c)];

@@ -295,6 +295,7 @@ Optimization read_optimize(const JsonValue& value, const std::filesystem::path& 
     Optimization optimize;
     if (auto target = value.get("target")) read_target(*target, base_dir, scene, optimize);
     optimize.parameters = read_parameters(value.require("parameters"), base_dir, scene);
+    if (optimize.target_is_scene) check_truths_reachable(value.require("parameters"), scene, optimize.parameters);
     if (auto loss = value.get("loss")) optimize.loss = choose_plugin(*loss, loss_models());
     if (auto mask = value.get("mask")) {
         optimize.mask_alpha = mask->choice({"none", "alpha"}) == 1;

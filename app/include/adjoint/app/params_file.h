@@ -28,7 +28,8 @@ struct ParamRecord {
     std::optional<Image> gradient_picture;
     bool radiance = false;  // the textures hold linear radiance (an environment map): Radiance .hdr, not sRGB PNG
     // The textures hold data (is_data_texture: normals, metallic-roughness): PNG values as stored, not sRGB, as a
-    // scene's texture files hold them (a run's output may be the next run's init).
+    // scene's texture files hold them (a run's output may be the next run's init). params.json says so
+    // ("png_values": "stored"); a file that does not was written with sRGB PNGs.
     bool data = false;
 };
 
