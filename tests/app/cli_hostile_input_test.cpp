@@ -115,7 +115,8 @@ TEST(CliExceptions, AnExceptionNothingHandledIsOneClearLineNotAnAbort) {
 TEST(CliPrograms, ANonFiniteRenderIsRefusedNotWrittenBlack) {
     TempDir tmp;
     std::string scene = small_scene();
-    scene.replace(scene.find("\"optimize\""), 0, R"("render": { "visibility": "soft", "soft": { "sigma": 1e-4, "gamma": 1e-40 } },
+    scene.replace(scene.find("\"optimize\""), 0,
+                  R"("render": { "visibility": "soft", "soft": { "sigma": 1e-4, "gamma": 1e-40 } },
       )");
     write(tmp / "tiny.json", scene);
     Result r = run(kRender, {"--scene", (tmp / "tiny.json").string(), "--out", (tmp / "o.png").string()});

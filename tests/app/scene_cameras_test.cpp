@@ -499,6 +499,9 @@ TEST_F(Colmap, NonPositiveFocalLengthsAndAMissingImagesFileAreRefused) {
     write("sparse/0/cameras.txt", "1 PINHOLE 16 12 20 22 1e300 6.5\n2 SIMPLE_PINHOLE 8 6 9 4 3\n");
     EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/cameras.txt line 1: a parameter is not a finite "
                                "32-bit float");
+    // The shortest focal length taken, as COLMAP's doubles give it (0.001 lies below the float 0.001).
+    write("sparse/0/cameras.txt", "1 PINHOLE 16 12 0.001 0.001 7.5 6.5\n2 SIMPLE_PINHOLE 8 6 9 4 3\n");
+    EXPECT_NO_THROW(load(scene));
     // Narrower than 0.001 degrees across the camera's own 12 rows: the views rendered black.
     write("sparse/0/cameras.txt", "1 PINHOLE 16 12 20 1e30 7.5 6.5\n2 SIMPLE_PINHOLE 8 6 9 4 3\n");
     EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/cameras.txt line 1: fy is 1e+30 pixels, above "

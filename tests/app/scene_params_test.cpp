@@ -71,9 +71,9 @@ TEST_F(SceneParameters, EntryShapes) {
     // A truth (the scene's value, the target being the scene) out of that range: no step could reach it.
     Json j = scene_with({{"materials.base.shininess", {{"init", 32}}}});
     j["materials"]["base"]["shininess"] = 5000;
-    EXPECT_EQ(error_of(j), "scene.json: optimize.parameters[\"materials.base.shininess\"]: the scene's value, the run's "
-                           "truth, lies outside the range the optimizer keeps it in (expected numbers in [1, 4096]): "
-                           "no step could reach it");
+    EXPECT_EQ(error_of(j), "scene.json: optimize.parameters[\"materials.base.shininess\"]: the scene's value, the "
+                           "run's truth, lies outside the range the optimizer keeps it in (expected numbers in "
+                           "[1, 4096]): no step could reach it");
     j["materials"]["base"]["shininess"] = 4096;
     EXPECT_NO_THROW(load(j));
     EXPECT_EQ(error_for("materials.base.shininess", {{"init", 0.5}}),

@@ -45,6 +45,7 @@ struct ShadowInputs {
 // not parallel to the ray).
 struct ShadowTriangle {
     Float2 q[4];
+    Float2 c[4];   // a point light's corners before the division by s (their edges' signs are q's, exactly)
     Float h[3];
     Bool front;
     Float plane_h;
@@ -94,7 +95,10 @@ inline ShadowTriangle project_for_shadow(const Float3 (&v)[3], const Float3& p, 
     const Float front = kFront;
     Float sc[4] = {ite(none, s[0], front), ite(none, s[1], ite(a_beyond, sb, front)),
                    ite(none, s[2], ite(a_beyond, se, front)), ite(none, s[2], ite(a_beyond, front, sa))};
-    for (int i = 0; i < 4; ++i) t.q[i] = corner[i] / max(sc[i], kFront);
+    for (int i = 0; i < 4; ++i) {
+        t.c[i] = corner[i];
+        t.q[i] = corner[i] / max(sc[i], kFront);
+    }
     t.front = !(beyond[0] & beyond[1] & beyond[2]);
     // The plane's height along the ray: exact, where interpolating the vertices' heights with the projection's
     // barycentrics is not (central projection is not affine), and a floor's neighbour in p's own plane stood
@@ -107,20 +111,22 @@ inline ShadowTriangle project_for_shadow(const Float3 (&v)[3], const Float3& p, 
 }
 
 // Where the origin lies against the convex polygon q[0..3] (twice its signed area `area`, not 0): inside, and
-// its squared distance to the outline.
+// its squared distance to the outline. The inside test takes each edge's side from the corners before their
+// division by s > 0 (c: q_i = c_i / s_i, so q_i x q_j has the sign of c_i x c_j): a clipped corner lies a
+// thousand times further out, and the edge function taken about it lost the digits that decide a point beside
+// the edge (10 to 50 times the errors of an unclipped triangle).
 struct PolygonOutline {
     Bool inside;
     Float d2;
 };
 
-inline PolygonOutline polygon_outline_at_origin(const Float2 (&q)[4], const Float& area) {
+inline PolygonOutline polygon_outline_at_origin(const Float2 (&q)[4], const Float2 (&c)[4], const Float& area) {
     PolygonOutline o;
     o.inside = Bool(true);
     o.d2 = 3e38f;
-    const Float2 origin = make_float2(0.0f);
     for (int i = 0; i < 4; ++i) {
         const int j = (i + 1) % 4;
-        o.inside = o.inside & (edge_function(q[i], q[j], origin) * area >= 0.0f);
+        o.inside = o.inside & ((c[i].x * c[j].y - c[i].y * c[j].x) * area >= 0.0f);
         Float2 ab = q[j] - q[i];
         Float t = clamp(dot(-q[i], ab) / max(dot(ab, ab), 1e-30f), 0.0f, 1.0f);
         Float2 r = q[i] + ab * t;
@@ -141,7 +147,7 @@ inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& s
     Bool inside;
     Float d2, h;
     if (point) {
-        PolygonOutline o = polygon_outline_at_origin(t.q, safe_area);
+        PolygonOutline o = polygon_outline_at_origin(t.q, t.c, safe_area);
         inside = o.inside;
         d2 = o.d2;
         h = t.plane_h;

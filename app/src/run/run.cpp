@@ -227,12 +227,12 @@ int iterate(const OptimizeOptions& o, Optimizer& opt, RunOutputs& out, std::ostr
             }
         }
         if (!interrupted && interrupt_requested()) interrupted = true;
-        // The run's outputs first: a profile that cannot be written loses nothing else. The summary after them:
-        // a full disk printed "done:" and then "stopped:".
+        // The run's outputs first: a profile that cannot be written loses nothing else. The summary after all
+        // of them: a full disk printed "done:" and then "stopped:".
         if (o.profile) set_kernel_profiling(device, false);
         out.finish();
-        progress.finish(interrupted ? Progress::End::interrupted : Progress::End::done);
         if (o.profile) write_profile(device, opt.iteration() - first, o.out, err);
+        progress.finish(interrupted ? Progress::End::interrupted : Progress::End::done);
     } catch (const Error& e) {   // a non-finite loss or gradient (NonFiniteError), a device failure, ...
         progress.finish(Progress::End::stopped);
         return report_error(err, e, exit_failure);

@@ -30,7 +30,7 @@ const LinearImage& finite_render(const LinearImage& image, uint32_t view) {
     if (bad > 0)
         fail("view ", view, " rendered ", bad, " of ", image.texels.size(),
              " pixels as NaN or infinity (the scene's numbers overflow the renderer's floats: a tiny soft gamma or "
-             "sigma, a point light on a surface); nothing was written");
+             "sigma, a point light on a surface); its picture was not written");
     return image;
 }
 

@@ -113,7 +113,8 @@ std::string focal_problem(double fx, double fy, uint32_t width, uint32_t height)
         char out[32];
         return std::string(out, std::to_chars(out, out + sizeof out, float(x)).ptr);
     };
-    for (const auto& [key, focal, side] : {std::tuple{"fx", fx, width}, std::tuple{"fy", fy, height}}) {
+    // As floats, as a view keeps them: COLMAP's double 0.001 lies below the float 0.001 the limit is.
+    for (const auto& [key, focal, side] : {std::tuple{"fx", float(fx), width}, std::tuple{"fy", float(fy), height}}) {
         if (!(focal >= kShortestFocal) || !std::isfinite(focal))
             return std::string(key) + " is " + text(focal) + ": expected a finite focal length of at least " +
                    text(kShortestFocal) + " pixels";
