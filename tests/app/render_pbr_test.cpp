@@ -120,6 +120,17 @@ Json pbr_json(const Pbr& m) {
 
 } // namespace
 
+// The floor alone, of material `floor` with a 1x1 normal texture of texel (200, 90, 230) written into `dir`.
+Json bent_floor_scene(const std::filesystem::path& dir, const Pbr& floor) {
+    std::filesystem::create_directories(dir);
+    const unsigned char texel[3] = {200, 90, 230};
+    EXPECT_TRUE(stbi_write_png((dir / "n.png").c_str(), 1, 1, 3, texel, 3));
+    Json j = scene_json(pbr_json({{0.5, 0.5, 0.5}, 0, 0.5, {0, 0, 0}}), pbr_json(floor));
+    j["materials"]["floor"]["normal_texture"] = (dir / "n.png").string();
+    j["meshes"].erase(0);   // the floor alone
+    return j;
+}
+
 class PbrMaterial : public DeviceTest {};
 
 TEST_F(PbrMaterial, ShadingIsTheGltfBrdfAtEveryPixel) {
@@ -196,14 +207,8 @@ TEST_F(PbrMaterial, EveryParameterMatchesCentralDifferences) {
 // host's BRDF at the bent normal.
 TEST_F(PbrMaterial, ANormalTextureBendsTheNormalAsGltfSays) {
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("adjoint_normal_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    const unsigned char texel[3] = {200, 90, 230};
-    ASSERT_TRUE(stbi_write_png((dir / "n.png").c_str(), 1, 1, 3, texel, 3));
     const Pbr floor{{0.6, 0.6, 0.6}, 0.2, 0.4, {0, 0, 0}};
-    Json j = scene_json(pbr_json({{0.5, 0.5, 0.5}, 0, 0.5, {0, 0, 0}}), pbr_json(floor));
-    j["materials"]["floor"]["normal_texture"] = (dir / "n.png").string();
-    j["meshes"].erase(0);   // the floor alone
-    const app::Scene scene = load(j);
+    const app::Scene scene = load(bent_floor_scene(dir, floor));
     const app::LinearImage image = app::SceneRenderer(device, scene).render(0);
     const std::vector<app::SurfaceSample> samples = app::rasterize_view(device, scene, 0);
     std::filesystem::remove_all(dir);
@@ -231,13 +236,8 @@ TEST_F(PbrMaterial, ANormalTextureBendsTheNormalAsGltfSays) {
 TEST_F(PbrMaterial, ANormalTexelOfNoDirectionKeepsTheSurfacesNormal) {
     const std::filesystem::path dir =
         std::filesystem::temp_directory_path() / ("adjoint_flat_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    const unsigned char texel[3] = {200, 90, 230};
-    ASSERT_TRUE(stbi_write_png((dir / "n.png").c_str(), 1, 1, 3, texel, 3));
     const Pbr floor{{0.6, 0.6, 0.6}, 0.2, 0.4, {0, 0, 0}};
-    Json j = scene_json(pbr_json({{0.5, 0.5, 0.5}, 0, 0.5, {0, 0, 0}}), pbr_json(floor));
-    j["materials"]["floor"]["normal_texture"] = (dir / "n.png").string();
-    j["meshes"].erase(0);
+    Json j = bent_floor_scene(dir, floor);
     app::Scene scene = load(j);
     const app::Parameter p = app::find_parameter(scene, "materials.floor.normal_texture").value();
     app::set_parameter_value(scene, p, std::vector<float>(p.size, 0.5f));
