@@ -221,11 +221,21 @@ TEST_F(Cameras, NerfTransformsGiveTheViewsAndTheirImages) {
     EXPECT_EQ(*scaled.views[0].intrinsics, (Intrinsics{10, 11, 4.5f, 2.5f}));
     // The pinhole models by COLMAP's names; a size in whole pixels (16.9 scaled fl_x by 8 / 16.9 while the
     // images were checked at 16).
-    for (const char* model : {"PINHOLE", "SIMPLE_PINHOLE", "OPENCV"}) {
+    for (const char* model : {"PINHOLE", "OPENCV"}) {
         transforms["camera_model"] = model;
         write("data/transforms.json", transforms.dump());
         EXPECT_EQ(*load(scene).views[0].intrinsics, (Intrinsics{10, 11, 4.5f, 2.5f})) << model;
     }
+    // SIMPLE_PINHOLE has one focal length: an fl_y of another value is refused (it was taken as a second), an
+    // equal one taken.
+    transforms["camera_model"] = "SIMPLE_PINHOLE";
+    write("data/transforms.json", transforms.dump());
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: data/transforms.json: frames[0]: camera_model SIMPLE_PINHOLE "
+                               "has one focal length, but fl_x is 20 and fl_y 22: give PINHOLE for two");
+    transforms["fl_y"] = 20;
+    write("data/transforms.json", transforms.dump());
+    EXPECT_EQ(*load(scene).views[0].intrinsics, (Intrinsics{10, 10, 4.5f, 2.5f}));
+    transforms["fl_y"] = 22;
     transforms["camera_model"] = "OPENCV_FISHEYE";
     write("data/transforms.json", transforms.dump());
     EXPECT_EQ(error_of(scene), "scene.json: views.nerf: data/transforms.json: camera_model: OPENCV_FISHEYE is not a "
@@ -283,13 +293,20 @@ TEST_F(Cameras, NerfFramesWithoutAMatrixOrWithANonPositiveFocalLengthAreNamed) {
     transforms = {{"fl_x", -20}, {"w", 8}, {"h", 8},
                   {"frames", {{{"file_path", "a"}, {"transform_matrix", matrix_json(m0)}}}}};
     write("transforms.json", transforms.dump());
-    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: fx is -20: expected a finite "
-                               "focal length of at least 0.001 pixels");
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: fl_x: fx is -20: expected a "
+                               "finite focal length of at least 0.001 pixels");
     // Narrower than 0.001 degrees: the views rendered black.
     transforms["fl_x"] = 1e30;
     write("transforms.json", transforms.dump());
-    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: fx is 1e+30 pixels, above "
-                               "458366.22: a field of view narrower than 0.001 degrees across 8 pixels");
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: fl_x: fx is 1e+30 pixels, "
+                               "above 458366.22: a field of view narrower than 0.001 degrees across 8 pixels");
+    // Scaled to the views' size, named with both sizes.
+    transforms["w"] = 16;
+    write("transforms.json", transforms.dump());
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: fl_x, scaled from 16x8 to the "
+                               "views' 8x8: fx is 5e+29 pixels, above 458366.22: a field of view narrower than 0.001 "
+                               "degrees across 8 pixels");
+    transforms["w"] = 8;
     transforms.erase("fl_x");
     transforms["camera_angle_x"] = 0;
     write("transforms.json", transforms.dump());
@@ -297,8 +314,8 @@ TEST_F(Cameras, NerfFramesWithoutAMatrixOrWithANonPositiveFocalLengthAreNamed) {
                                "radians");
     transforms["camera_angle_x"] = 1e-30;
     write("transforms.json", transforms.dump());
-    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: fx is 8e+30 pixels, above "
-                               "458366.22: a field of view narrower than 0.001 degrees across 8 pixels");
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: camera_angle_x: fx is 8e+30 "
+                               "pixels, above 458366.22: a field of view narrower than 0.001 degrees across 8 pixels");
 }
 
 // COLMAP: the world-to-camera pose x_cam = R·x + t, x right, y down, z ahead; pixel (fx·x/z + cx, fy·y/z + cy)
@@ -579,9 +596,9 @@ TEST_F(Cameras, TargetViewsReadTheDatasetsImages) {
                                "r_1.png: No such file or directory");
     // Without w and h the field of view is in the views' square pixels: an image of another aspect is refused.
     write_solid_png("r_1.png", 4, 3, 0, 255, 0);
-    EXPECT_EQ(error_of(scene), "scene.json: optimize.target: r_1.png is 4x3, another aspect than the views' 4x4, and "
-                               "the dataset gives no image size (w, h) for its field of view: give w and h, or a "
-                               "camera.resolution of the images' aspect");
+    EXPECT_EQ(error_of(scene), "scene.json: optimize.target: transforms.json: frames[1].file_path: r_1.png is 4x3, "
+                               "another aspect than the views' 4x4, and the dataset gives no image size (w, h) for "
+                               "its field of view: give w and h, or a camera.resolution of the images' aspect");
 }
 
 // camera_angle_x with w and h: square pixels of the dataset's images, scaled to the views as fl_x would be, so that

@@ -189,10 +189,12 @@ TEST_F(PlyMeshes, BrokenFilesAreNamed) {
     // A signed list count below zero, in the faces and in an element read past (it was taken as 2^64 - 1).
     std::string signed_count = xyz;
     signed_count.replace(signed_count.find("list uchar"), 10, "list char");
-    EXPECT_EQ(error_of_ply(signed_count + "0 0 0\n1 0 0\n0 1 0\n-1 0 1 2\n"), at + "a list has a negative length (-1)");
+    EXPECT_EQ(error_of_ply(signed_count + "0 0 0\n1 0 0\n0 1 0\n-1 0 1 2\n"),
+              at + "face 0: its list vertex_indices has a negative length (-1)");
     std::string skipped = xyz;
     skipped.replace(skipped.find("element face"), 0, "element other 1\nproperty list short int ids\n");
-    EXPECT_EQ(error_of_ply(skipped + "0 0 0\n1 0 0\n0 1 0\n-3 1\n3 0 1 2\n"), at + "a list has a negative length (-3)");
+    EXPECT_EQ(error_of_ply(skipped + "0 0 0\n1 0 0\n0 1 0\n-3 1\n3 0 1 2\n"),
+              at + "other 0: its list ids has a negative length (-3)");
     std::string long_face = "2000";
     for (int i = 0; i < 2000; ++i) long_face += " " + std::to_string(i % 3);
     EXPECT_EQ(error_of_ply(xyz + "0 0 0\n1 0 0\n0 1 0\n" + long_face + "\n"),

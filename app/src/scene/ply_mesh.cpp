@@ -69,10 +69,13 @@ public:
         return decode(raw, t);
     }
 
-    // A list's length, read as its count type: a signed one may hold a negative count.
-    size_t list_length(const ScalarType& t) {
+    // A list's length, read as its count type: a signed one may hold a negative count, named with where it lies
+    // (element e's item `item`, property p).
+    size_t list_length(const ScalarType& t, const Element& e, size_t item, const Property& p) {
         const double n = read(t);
-        if (!(n >= 0)) fail("a list has a negative length (" + std::to_string(int64_t(n)) + ")");
+        if (!(n >= 0))
+            fail(e.name + " " + std::to_string(item) + ": its list " + p.name + " has a negative length (" +
+                 std::to_string(int64_t(n)) + ")");
         return size_t(n);
     }
 
@@ -266,7 +269,7 @@ void read_faces(const Element& e, Body& body, Mesh& mesh, uint32_t material) {
     for (size_t f = 0; f < e.count; ++f) {
         for (int k = 0; k < int(e.properties.size()); ++k) {
             const Property& p = e.properties[size_t(k)];
-            const size_t n = p.count_type.bytes ? body.list_length(p.count_type) : 1;
+            const size_t n = p.count_type.bytes ? body.list_length(p.count_type, e, f, p) : 1;
             if (k != indices) {
                 for (size_t i = 0; i < n; ++i) body.read(p.type);
                 continue;
@@ -299,7 +302,7 @@ void read_faces(const Element& e, Body& body, Mesh& mesh, uint32_t material) {
 void skip_element(const Element& e, Body& body) {
     for (size_t i = 0; i < e.count; ++i)
         for (const Property& p : e.properties) {
-            const size_t n = p.count_type.bytes ? body.list_length(p.count_type) : 1;
+            const size_t n = p.count_type.bytes ? body.list_length(p.count_type, e, i, p) : 1;
             for (size_t k = 0; k < n; ++k) body.read(p.type);
         }
 }

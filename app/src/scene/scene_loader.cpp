@@ -194,8 +194,9 @@ void read_target(const JsonValue& value, const std::filesystem::path& base_dir, 
             // they render.
             const std::string other = other_aspect(view.file, image, scene.camera);
             if (view.size.width == 0 && !other.empty())
-                value.fail(other + ", and the dataset gives no image size (w, h) for its field of view: give w and h, "
-                                   "or a camera.resolution of the images' aspect");
+                value.fail(view.source + ": " + other +
+                           ", and the dataset gives no image size (w, h) for its field of view: give w and h, or a "
+                           "camera.resolution of the images' aspect");
             optimize.target_images.push_back(as_target(std::move(image), scene));
         }
         return;

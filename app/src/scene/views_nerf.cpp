@@ -1,6 +1,7 @@
 // The NeRF / instant-ngp view source: `{"nerf": "transforms.json"}`, posed images from a transforms file.
 #include "scene/loading.h"
 
+#include <charconv>
 #include <cmath>
 #include <optional>
 
@@ -15,10 +16,17 @@ std::optional<double> optional_number(const JsonValue& object, std::string_view 
     return static_cast<double>(v->number());
 }
 
+// The shortest text that reads back as x.
+std::string text(double x) {
+    char out[32];
+    return std::string(out, std::to_chars(out, out + sizeof out, x).ptr);
+}
+
 // The lens keys of the file's top level, which a frame may override (instant-ngp writes them per frame
 // when the cameras differ).
 struct Lens {
     std::optional<double> angle_x, angle_y, fl_x, fl_y, cx, cy, w, h;
+    std::string model;   // camera_model, "" where none is given
 
     void read(const JsonValue& object) {
         const auto take = [&](std::optional<double>& to, std::string_view key) {
@@ -45,6 +53,7 @@ struct Lens {
             // OPENCV's distortion, if any, is refused above; the pinhole models as COLMAP names them.
             if (name != "OPENCV" && name != "PINHOLE" && name != "SIMPLE_PINHOLE")
                 model->fail(name + " is not a pinhole camera (pinhole cameras only)");
+            this->model = name;
         }
     }
 
@@ -56,6 +65,10 @@ struct Lens {
         if ((fl_x || fl_y || cx || cy) && !sized) where.fail("fl_x, fl_y, cx and cy need the image size w and h");
         const double sx = sized ? W / *w : 1, sy = sized ? H / *h : 1;
         Intrinsics k;
+        // SIMPLE_PINHOLE has one focal length: an fl_y of its own would be taken for a second one.
+        if (model == "SIMPLE_PINHOLE" && fl_x && fl_y && *fl_y != *fl_x)
+            where.fail("camera_model SIMPLE_PINHOLE has one focal length, but fl_x is " + text(*fl_x) + " and fl_y " +
+                       text(*fl_y) + ": give PINHOLE for two");
         if (fl_x) {
             k.fx = float(*fl_x * sx);
             k.fy = float((fl_y ? *fl_y : *fl_x) * sy);
@@ -74,8 +87,16 @@ struct Lens {
         } else {
             where.fail("expected camera_angle_x, or fl_x with w and h");
         }
-        // The test every camera takes (a camera_angle_x of 1e-30 rendered black), at the views' size.
-        if (const std::string why = focal_problem(k.fx, k.fy, width, height); !why.empty()) where.fail(why);
+        // The test every camera takes (a camera_angle_x of 1e-30 rendered black), at the views' size, named by the
+        // keys the focal lengths come from.
+        if (const std::string why = focal_problem(k.fx, k.fy, width, height); !why.empty()) {
+            std::string keys = fl_x ? (fl_y ? "fl_x and fl_y" : "fl_x")
+                                    : (angle_y ? "camera_angle_x and camera_angle_y" : "camera_angle_x");
+            if (sized && (sx != 1 || sy != 1))
+                keys += ", scaled from " + text(*w) + "x" + text(*h) + " to the views' " + text(width) + "x" +
+                        text(height);
+            where.fail(keys + ": " + why);
+        }
         k.cx = float(cx ? *cx * sx : 0.5 * W);
         k.cy = float(cy ? *cy * sy : 0.5 * H);
         return k;
