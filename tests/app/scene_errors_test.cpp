@@ -82,6 +82,9 @@ TEST_F(SceneErrors, WrongTypesAndShapesNameThePath) {
            "scene.json: lights[1].direction: expected a non-zero direction");
     expect("/render/visibility", "fuzzy", "scene.json: render.visibility: expected one of \"hard\", \"antialias\", \"soft\"");
     expect("/render/soft/sigma", 0, "scene.json: render.soft.sigma: expected a number > 0");
+    // A gamma of 1e-40 rendered NaN (the blend's exponents overflow); below 1e-6 they lose their precision.
+    expect("/render/soft/gamma", 9e-7, "scene.json: render.soft.gamma: expected a number >= 1e-6 (float's exponents "
+                                       "z / gamma lose their precision below)");
     expect("/render/soft/faces_per_pixel", 0, "scene.json: render.soft.faces_per_pixel: expected an integer in [1, 256]");
     expect("/render/soft/faces_per_pixel", 2.5, "scene.json: render.soft.faces_per_pixel: expected an integer in [1, 256]");
     expect("/render/soft/faces_per_pixel", 257, "scene.json: render.soft.faces_per_pixel: expected an integer in [1, 256]");

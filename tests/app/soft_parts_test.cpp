@@ -429,4 +429,28 @@ TEST_F(SoftFacesPerPixel, RoomForEveryCandidateIsTheExactBlendAndFewerKeepTheirC
     }
 }
 
+// Soft settings changed after loading (the studio's fields take any number) are refused where the renderer is
+// built, as the loader refuses them: a gamma of 0 or 1e-40 rendered NaN.
+TEST_F(SoftFacesPerPixel, SettingsOutOfTheLoadersRangesAreRefusedByTheRenderer) {
+    app::Scene scene = app::load_scene_from_string(
+        ball_scene(R"({ "visibility": "soft", "soft": { "faces_per_pixel": 4 } })", R"("meshes.ball.translation": { "perturb": 0.05 })"),
+        fs::path(ADJOINT_SOURCE_DIR) / "assets", "soft.json");
+    const auto error = [&](const app::Scene& s) -> std::string {
+        try {
+            app::Optimizer opt(device, s);
+        } catch (const app::SceneError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    EXPECT_EQ(error(scene), "");
+    app::Scene changed = scene;
+    changed.render.soft_gamma = 1e-40f;
+    EXPECT_EQ(error(changed), "render.soft.gamma: expected a number >= 1e-6 (float's exponents z / gamma lose their "
+                              "precision below)");
+    changed = scene;
+    changed.render.soft_sigma = 0;
+    EXPECT_EQ(error(changed), "render.soft.sigma: expected a number > 0");
+}
+
 } // namespace adjoint::test

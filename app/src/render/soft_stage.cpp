@@ -245,6 +245,12 @@ SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free
       plain_(compile(settings.soft_faces_per_pixel, false)),
       sigma_(settings.soft_sigma), gamma_(settings.soft_gamma), reach2_(soft_reach2(settings.soft_sigma)),
       faces_(settings.soft_faces_per_pixel) {
+    // The loader's ranges, for settings changed since (the studio's fields take any number).
+    if (!(sigma_ > 0.0f) || !std::isfinite(sigma_))
+        throw SceneError("", "render.soft.sigma", "expected a number > 0");
+    if (!(gamma_ >= kSoftLeastGamma) || !std::isfinite(gamma_))
+        throw SceneError("", "render.soft.gamma", "expected a number >= 1e-6 (float's exponents z / gamma lose their "
+                                                  "precision below)");
     // Room for up to 256 candidates a pixel, as many as the device's largest storage buffer holds beside the tile
     // lists (Rasterizer::bin, OwnLists::fit): on lavapipe (128 MiB) 256 up to 256x256, about 120 at 512x512 and 30
     // at 1024x1024. With faces_per_pixel, room for exactly that many, in at most kSoftListRoom = 2^24 entries (the

@@ -22,15 +22,15 @@ Image to_image(const LinearImage& in) {
 namespace {
 
 // The view's render, refused where a pixel is not a finite number: written, it would read as black (a soft
-// gamma of 1e-40 made a whole sphere NaN, exit 0). adjoint-optimize stops so on a non-finite loss.
+// gamma of 1e-40, refused by the loader since, made a whole sphere NaN, exit 0). adjoint-optimize stops so on a non-finite loss.
 const LinearImage& finite_render(const LinearImage& image, uint32_t view) {
     size_t bad = 0;
     for (const float4& t : image.texels)
         bad += !(std::isfinite(t.x) && std::isfinite(t.y) && std::isfinite(t.z) && std::isfinite(t.w));
     if (bad > 0)
         fail("view ", view, " rendered ", bad, " of ", image.texels.size(),
-             " pixels as NaN or infinity (the scene's numbers overflow the renderer's floats: a tiny soft gamma or "
-             "sigma, a point light on a surface); its picture was not written");
+             " pixels as NaN or infinity (the scene's numbers overflow the renderer's floats: a light's intensity "
+             "near float's largest, a point light on a surface); its picture was not written");
     return image;
 }
 

@@ -283,6 +283,9 @@ struct RenderSettings {
 inline constexpr uint32_t kSoftListRoom = 1u << 24;
 // The largest faces_per_pixel at any resolution.
 inline constexpr uint32_t kSoftMaxFacesPerPixel = 256;
+// The least soft gamma: the blend's exponents are z / gamma (z in [0, 1]) less their largest, and below 1e-6 float's
+// rounding of them (about 6e-8 / gamma) changes the weights by over 6%; at 1e-38 they overflow (a NaN picture).
+inline constexpr float kSoftLeastGamma = 1e-6f;
 
 // ---- optimization -------------------------------------------------------------------------------------
 // Each kind's path, shape, range, scene access, device slot, error and storage: its descriptor in
