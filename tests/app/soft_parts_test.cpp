@@ -433,7 +433,8 @@ TEST_F(SoftFacesPerPixel, RoomForEveryCandidateIsTheExactBlendAndFewerKeepTheirC
 // built, as the loader refuses them: a gamma of 0 or 1e-40 rendered NaN.
 TEST_F(SoftFacesPerPixel, SettingsOutOfTheLoadersRangesAreRefusedByTheRenderer) {
     app::Scene scene = app::load_scene_from_string(
-        ball_scene(R"({ "visibility": "soft", "soft": { "faces_per_pixel": 4 } })", R"("meshes.ball.translation": { "perturb": 0.05 })"),
+        ball_scene(R"({ "visibility": "soft", "soft": { "faces_per_pixel": 4 } })",
+                   R"("meshes.ball.translation": { "perturb": 0.05 })"),
         fs::path(ADJOINT_SOURCE_DIR) / "assets", "soft.json");
     const auto error = [&](const app::Scene& s) -> std::string {
         try {

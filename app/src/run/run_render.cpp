@@ -22,7 +22,8 @@ Image to_image(const LinearImage& in) {
 namespace {
 
 // The view's render, refused where a pixel is not a finite number: written, it would read as black (a soft
-// gamma of 1e-40, refused by the loader since, made a whole sphere NaN, exit 0). adjoint-optimize stops so on a non-finite loss.
+// gamma of 1e-40, refused by the loader since, made a whole sphere NaN, exit 0). adjoint-optimize stops so on a
+// non-finite loss.
 const LinearImage& finite_render(const LinearImage& image, uint32_t view) {
     size_t bad = 0;
     for (const float4& t : image.texels)
