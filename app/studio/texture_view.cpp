@@ -17,8 +17,9 @@ namespace adjoint::studio {
 namespace {
 
 // A parameter's texels (3 floats each, linear) for display: values past 1 (radiance) through Reinhard, the
-// rest clamped; sRGB-encoded either way.
-std::vector<uint32_t> packed_texels(const std::vector<float>& rgb, bool radiance) {
+// rest clamped; sRGB-encoded either way, but for data textures, shown as stored (show_as_stored).
+std::vector<uint32_t> packed_texels(std::vector<float> rgb, bool radiance, bool data) {
+    if (data) app::show_as_stored(rgb);
     return tone_map(rgb, 0.0f, radiance ? ToneMap::reinhard : ToneMap::clamp);
 }
 
@@ -56,12 +57,14 @@ void TextureView::open(Session& session) {
         const app::ParameterState& p = params[i];
         const app::ParameterKindInfo& kind = app::kind_info(p.kind);
         if (kind.storage != app::ParameterStorage::texture || !p.texture_width || !p.texture_height) continue;
-        Item item{i, p.path, p.texture_width, p.texture_height, kind.hi > 1, bool(p.true_value), {}, {}, {}};
+        const std::optional<app::Parameter> found = app::find_parameter(session.scene(), p.path);
+        Item item{i, p.path, p.texture_width, p.texture_height, kind.hi > 1,
+                  found && app::is_data_texture(session.scene(), *found), bool(p.true_value), {}, {}, {}};
         item.current = make_picture(item.width, item.height);
         item.gradient = make_picture(item.width, item.height);
         if (item.truth) {
             item.true_value = make_picture(item.width, item.height);
-            show(item.true_value, packed_texels(*p.true_value, item.radiance));
+            show(item.true_value, packed_texels(*p.true_value, item.radiance, item.data));
         }
         facts_.items.push_back({item.path, item.width, item.height, {}});
         items_.push_back(std::move(item));
@@ -76,7 +79,7 @@ void TextureView::catch_up(Session& session, bool running, bool quitting) {
     std::vector<float> value, gradient;
     for (Item& item : items_) {
         session.parameter_now(item.parameter, value, gradient);
-        show(item.current, packed_texels(value, item.radiance));
+        show(item.current, packed_texels(value, item.radiance, item.data));
         float scale = 0.0f;
         show(item.gradient, packed_gradient(gradient, item.width, item.height, &scale));
         if (&item == &items_[selected_]) facts_.gradient_scale = scale;

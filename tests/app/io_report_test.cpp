@@ -2,6 +2,7 @@
 // differ, and the loss curve's pixels on the log-scale line.
 #include "app/io_test_util.h"
 
+#include <adjoint/app/image_io.h>
 #include <adjoint/app/report.h>
 
 #include "io/bitmap_font.h"
@@ -259,6 +260,14 @@ TEST(IoReport, ViewsTexturesAndCurvesGoWhereTheLayoutSays) {
     EXPECT_FLOAT_EQ(report.at(t[1].x + t[1].width - 1, t[1].y + t[1].height - 1, 2), 0.75f);
     EXPECT_EQ(report.at(t[2].x + t[2].width - 1, t[2].y + t[2].height - 1, 0), diverging(1.0f)[0]);
     EXPECT_EQ(report.at(t[2].x, t[2].y, 0), diverging(0.0f)[0]);
+    // A data texture (a normal map) as stored: the report is written sRGB-encoded, so its tiles hold the linear values
+    // whose encoding is the texture's (0.25 was shown as encode(0.25) = 0.54); the gradient's tile is unchanged.
+    in.textures[0].data = true;
+    const Image data_report = make_report(in);
+    EXPECT_NEAR(data_report.at(t[0].x + 1, t[0].y + 1, 0), srgb_to_linear(0.25f), 1e-6f);
+    EXPECT_NEAR(linear_to_srgb(data_report.at(t[0].x + 1, t[0].y + 1, 0)), 0.25f, 1e-5f);
+    EXPECT_NEAR(data_report.at(t[1].x + t[1].width - 1, t[1].y + t[1].height - 1, 2), srgb_to_linear(0.75f), 1e-6f);
+    EXPECT_EQ(data_report.at(t[2].x + t[2].width - 1, t[2].y + t[2].height - 1, 0), diverging(1.0f)[0]);
     // Each plot holds its curve: the first and last points at the plot's corners (decade and round ends);
     // PSNR rises from the bottom left.
     for (size_t i = 0; i < 3; ++i) {

@@ -90,10 +90,15 @@ void draw_texture_row(Image& report, const std::array<Rect, 3>& row, const Repor
     for (char& c : name) c = char(std::toupper(static_cast<unsigned char>(c)));
     font::draw_text(report, row[0].x, row[0].y - 2 * (font::glyph_height * s + 6), "TEXTURE " + name + " " +
                     std::to_string(t.current.width) + "X" + std::to_string(t.current.height), s, ink, report.width - pad);
-    blit(report, row[0], t.current);
+    // A data texture as stored (the report is written sRGB-encoded).
+    const auto shown = [&t](Image image) {
+        if (t.data) show_as_stored(image.pixels);
+        return image;
+    };
+    blit(report, row[0], shown(t.current));
     caption(report, row[0], "CURRENT", s);
     if (t.target) {
-        blit(report, row[1], *t.target);
+        blit(report, row[1], shown(*t.target));
         caption(report, row[1], "TARGET", s);
     } else {
         caption(report, row[1], "NO TARGET", s);
@@ -209,6 +214,10 @@ float abs_percentile(const std::vector<float>& values, double q) {
     const size_t k = std::min(a.size() - 1, size_t(std::ceil(q * double(a.size()))) - (q > 0.0 ? 1 : 0));
     std::nth_element(a.begin(), a.begin() + ptrdiff_t(k), a.end());
     return a[k];
+}
+
+void show_as_stored(std::vector<float>& values) {
+    for (float& v : values) v = srgb_to_linear(std::clamp(v, 0.0f, 1.0f));
 }
 
 Image gradient_picture(const Image& g, float* scale_out) {

@@ -167,9 +167,10 @@ void RunOutputs::finish() {
     Image final_image = to_image(s.opt.render_current(0));
     write_png(s.dir / "final.png", final_image);
     const std::vector<ParameterState> parameters = s.opt.parameters();
-    write_params_json(s.dir / "params.json", param_records(s.opt, parameters, s.opt.current_scene()));
+    const Scene scene = s.opt.current_scene();
+    write_params_json(s.dir / "params.json", param_records(s.opt, parameters, scene));
     write_report(s.dir / "report.png",
-                 report_inputs(s.opt, parameters, s.target, s.start, final_image, s.log->rows()));
+                 report_inputs(s.opt, parameters, scene, s.target, s.start, final_image, s.log->rows()));
     checkpoint();
 }
 

@@ -20,6 +20,12 @@ Image texture_image(const ParameterState& p, const std::vector<float>& v) {
 
 bool is_texture(const ParameterState& p) { return kind_info(p.kind).storage == ParameterStorage::texture; }
 
+// Whether the texture parameter at `path` holds data (is_data_texture): its pictures show it as stored.
+bool holds_data(const Scene& scene, const std::string& path) {
+    const std::optional<Parameter> found = find_parameter(scene, path);
+    return found && is_data_texture(scene, *found);
+}
+
 std::string upper(std::string s) {
     for (char& c : s) c = char(std::toupper(static_cast<unsigned char>(c)));
     return s;
@@ -71,8 +77,9 @@ std::vector<ReportCurve> report_curves(const std::vector<ParameterState>& parame
     return curves;
 }
 
-ReportInputs report_inputs(Optimizer& opt, const std::vector<ParameterState>& parameters, const Image& target,
-                           const Image& start, const Image& final, const std::vector<LossRow>& rows) {
+ReportInputs report_inputs(Optimizer& opt, const std::vector<ParameterState>& parameters, const Scene& scene,
+                           const Image& target, const Image& start, const Image& final,
+                           const std::vector<LossRow>& rows) {
     ReportInputs in;
     in.view_count = opt.view_count();
     for (uint32_t v : report_view_sample(in.view_count)) {
@@ -86,6 +93,7 @@ ReportInputs report_inputs(Optimizer& opt, const std::vector<ParameterState>& pa
         opt.parameter_now(i, value, gradient);
         ReportTexture t{p.path, texture_image(p, value), std::nullopt, texture_image(p, gradient)};
         if (p.true_value) t.target = texture_image(p, *p.true_value);
+        t.data = holds_data(scene, p.path);
         in.textures.push_back(std::move(t));
     }
     in.curves = report_curves(parameters, rows);
@@ -103,8 +111,7 @@ std::vector<ParamRecord> param_records(Optimizer& opt, const std::vector<Paramet
         r.error = p.error;
         if (is_texture(p)) {
             r.radiance = kind_info(p.kind).hi > 1;   // values past 1: an environment map's radiance
-            const std::optional<Parameter> found = find_parameter(scene, p.path);
-            r.data = found && is_data_texture(scene, *found);
+            r.data = holds_data(scene, p.path);
             r.texture = texture_image(p, p.value);
             if (p.true_value) r.true_texture = texture_image(p, *p.true_value);
             opt.parameter_now(i, value, gradient);

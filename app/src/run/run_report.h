@@ -15,9 +15,10 @@ namespace adjoint::app {
 std::vector<ReportCurve> report_curves(const std::vector<ParameterState>& parameters, const std::vector<LossRow>& rows);
 
 // The report's inputs: view 0 from the images given (start.png's image among them), the other sampled views
-// rendered now, every texture parameter with its last gradient.
-ReportInputs report_inputs(Optimizer& opt, const std::vector<ParameterState>& parameters, const Image& target,
-                           const Image& start, const Image& final, const std::vector<LossRow>& rows);
+// rendered now, every texture parameter with its last gradient (data textures of `scene` drawn as stored).
+ReportInputs report_inputs(Optimizer& opt, const std::vector<ParameterState>& parameters, const Scene& scene,
+                           const Image& target, const Image& start, const Image& final,
+                           const std::vector<LossRow>& rows);
 
 // params.json's records: values, truths, errors (values and truths in the scene file's units, value_in_file_units);
 // textures with their gradient pictures.

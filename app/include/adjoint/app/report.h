@@ -40,6 +40,7 @@ struct ReportTexture {
     Image current;                  // its value now
     std::optional<Image> target;    // its true value, when known
     Image gradient;                 // d loss / d texel, signed, current's size (any channel count)
+    bool data = false;              // it holds data (is_data_texture: normals, metallic-roughness), drawn as stored
 };
 
 struct ReportCurve {
@@ -90,6 +91,10 @@ float abs_percentile(const std::vector<float>& values, double q);
 // A texture's gradient as a picture: per texel the sum over channels, diverging(g / scale) with scale the
 // 99th percentile of |sum| (returned in *scale when given).
 Image gradient_picture(const Image& gradient, float* scale = nullptr);
+// A data texture's values (is_data_texture) as the linear values whose sRGB encoding, which every display of linear
+// colour applies, shows them as stored, clamped to [0, 1]: a normal map's (0.5, 0.5, 1) shows as the file holds it,
+// not lightened to (0.74, 0.74, 1).
+void show_as_stored(std::vector<float>& values);
 
 // The report as a linear RGB image. Every view's images must have the same size (adjoint::Error
 // otherwise); grey and alpha channels are handled (alpha is ignored).
