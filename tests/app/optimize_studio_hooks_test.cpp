@@ -65,6 +65,31 @@ TEST_F(StudioHooks, RenderCurrentIntoABufferIsTheHostRender) {
               "render_current: view 2 does not exist (the scene has 2)");
 }
 
+// The texture is optimized at 8x8 against a 128x128 truth: its error is against the truth box-filtered to 8x8 (it
+// was unknown: an empty loss.csv column), as is the truth report.png and params.json show. The init's grey 0.5 is
+// off by the truth's deviations from 0.5; the error falls as the texture learns.
+TEST_F(StudioHooks, ATextureAtAnotherSizeThanItsTruthHasAnError) {
+    const app::Scene scene = load(0.03f);
+    app::Optimizer opt(device, scene);
+    const std::vector<float> truth = app::parameter_value_at_its_size(scene, scene.optimize->parameters[0]);
+    ASSERT_EQ(truth.size(), 8u * 8u * 3u);
+    std::vector<app::ParameterState> p = opt.parameters();
+    ASSERT_TRUE(p[0].true_value.has_value());
+    EXPECT_EQ(*p[0].true_value, truth);
+    double d2 = 0, t2 = 0;
+    for (size_t i = 0; i < truth.size(); ++i) {
+        d2 += (0.5 - truth[i]) * (0.5 - truth[i]);
+        t2 += double(truth[i]) * truth[i];
+    }
+    ASSERT_TRUE(p[0].error.has_value());
+    EXPECT_NEAR(*p[0].error, std::sqrt(d2 / std::max(t2, 1.0)), 1e-4);
+    const app::IterationReport first = opt.step();
+    ASSERT_EQ(first.errors.size(), 2u);
+    ASSERT_TRUE(first.errors[0].has_value());   // loss.csv's column
+    for (int i = 0; i < 30; ++i) opt.step();
+    EXPECT_LT(*opt.parameters()[0].error, 0.9 * *p[0].error);
+}
+
 TEST_F(StudioHooks, ALearningRateSetMidRunActsAsTheFilesRate) {
     // Two steps at 0.03, then 0.12 from the third on, against a run whose file says 0.12 for steps 3..5 (its
     // state after two steps at 0.03 is loaded first).

@@ -1,6 +1,8 @@
 // Parameter paths: resolution against the scene, `init`/`perturb` checks, values in and out, params.json.
 #include "app/scene_fixture.h"
 
+#include <adjoint/app/image_io.h>
+
 namespace adjoint::app::test {
 namespace {
 
@@ -104,6 +106,29 @@ TEST_F(SceneParameters, EntryShapes) {
               "resolution is [4, 4]");
     EXPECT_EQ(error_for("materials.skin.albedo_texture", {{"init", 0.5}}),
               "scene.json: optimize.parameters[\"materials.skin.albedo_texture\"].init: expected an RGB fill [r, g, b] or a PNG file");
+}
+
+// A texture optimized at another size than the scene's is measured against the scene's texture box-filtered to its
+// size (its error was unknown): at 1x1 the mean of the 2x2 texels, at 4x2 each texel the one it lies in.
+TEST_F(SceneParameters, ATextureAtAnotherSizeIsMeasuredAgainstTheSceneTextureBoxFiltered) {
+    auto at_size = [&](int w, int h) {
+        const Scene scene = load(scene_with(
+            {{"materials.skin.albedo_texture", {{"init", {0.5, 0.5, 0.5}}, {"resolution", {w, h}}}}}));
+        const Parameter& p = scene.optimize->parameters[0];
+        EXPECT_EQ(parameter_value(scene, p).size(), 12u);   // the scene's own 2x2
+        return parameter_value_at_its_size(scene, p);
+    };
+    const float grey = srgb_to_linear(188.0f / 255.0f);
+    EXPECT_EQ(at_size(2, 2), (std::vector<float>{1, 0, 0, 0, 1, 0, 0, 0, 1, grey, grey, grey}));
+    const std::vector<float> mean = at_size(1, 1);
+    ASSERT_EQ(mean.size(), 3u);
+    for (float c : mean) EXPECT_NEAR(c, (1 + grey) / 4, 1e-6f);
+    const std::vector<float> wide = at_size(4, 2);
+    ASSERT_EQ(wide.size(), 24u);
+    const float3 red(1, 0, 0), green(0, 1, 0), blue(0, 0, 1), grey3(grey);
+    const float3 expected[8] = {red, red, green, green, blue, blue, grey3, grey3};
+    for (size_t i = 0; i < 8; ++i)
+        for (size_t c = 0; c < 3; ++c) EXPECT_NEAR(wide[3 * i + c], expected[i][c], 1e-6f) << "texel " << i;
 }
 
 TEST_F(SceneParameters, KindsTargetsSizesAndInits) {

@@ -102,8 +102,8 @@ FreeParameterTables free_parameter_tables(const Optimization& opt, const Scene& 
     for (const auto& p : opt.parameters) {
         FreeParam f{p, layout.of(current, p)};
         const uint32_t size = uint32_t(p.size);
-        if (truth) {   // the truth only when it has the same shape (a texture may start at another resolution)
-            const std::vector<float> v = parameter_value(*truth, p);
+        if (truth) {   // a texture optimized at another resolution against the truth box-filtered to it
+            const std::vector<float> v = parameter_value_at_its_size(*truth, p);
             f.has_truth = v.size() == p.size;
             if (f.has_truth) std::copy(v.begin(), v.end(), t.truth.begin() + f.offset);
         }
@@ -137,7 +137,7 @@ std::optional<double> worst_parameter_error(const OptimizerStages& s) {
     for (size_t i = 0; i < s.host_error_params.size(); ++i) {   // errors that need the value on the host
         const FreeParam& f = s.free[s.host_error_params[i]];
         if (!f.has_truth) continue;
-        const std::vector<float> t = parameter_value(s.truth, f.p);
+        const std::vector<float> t = parameter_value_at_its_size(s.truth, f.p);
         worst = std::max(worst, parameter_error(kind_info(f.p.kind), &s.host_error_values[4 * i], t.data(), t.size()));
         any = true;
     }
@@ -159,7 +159,7 @@ std::vector<std::optional<double>> parameter_errors_in_units(const OptimizerStag
     for (size_t i = 0; i < s.host_error_params.size(); ++i) {
         const FreeParam& f = s.free[s.host_error_params[i]];
         if (!f.has_truth) continue;
-        const std::vector<float> t = parameter_value(s.truth, f.p);
+        const std::vector<float> t = parameter_value_at_its_size(s.truth, f.p);
         out[s.host_error_params[i]] =
             error_in_units(kind_info(f.p.kind), &s.host_error_values[4 * i], t.data(), t.size());
     }

@@ -172,7 +172,7 @@ std::vector<ParameterState> Optimizer::parameters() {
                 for (float& c : p.value) c = float(c / std::sqrt(n));
         }
         if (f.has_truth) {
-            p.true_value = parameter_value(s.truth, f.p);
+            p.true_value = parameter_value_at_its_size(s.truth, f.p);
             p.error = parameter_error(kind, p.value.data(), p.true_value->data(), f.p.size);
         }
         double g2 = 0;

@@ -428,6 +428,9 @@ bool is_data_texture(const Scene& scene, const Parameter& parameter);
 // The scene's current value of a parameter (size floats; a texture at the material texture's own
 // resolution, RGB).
 std::vector<float> parameter_value(const Scene& scene, const Parameter& parameter);
+// The same in the parameter's own shape (size floats): a texture of another size than texture_width ×
+// texture_height box-filtered to it. The truth a texture optimized at another resolution is measured against.
+std::vector<float> parameter_value_at_its_size(const Scene& scene, const Parameter& parameter);
 // Writes a value of parameter.size floats into the scene (a texture of texture_width × texture_height
 // replaces the material's texture, alpha 1; vertices update the mesh via update_from_obj_positions).
 void set_parameter_value(Scene& scene, const Parameter& parameter, std::span<const float> value);
