@@ -4,6 +4,8 @@
 #include <adjoint/app/atomic_file.h>
 
 #include <csignal>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -140,9 +142,14 @@ TEST(IoFolderLock, IsExclusiveAndDiesWithItsHolder) {
     EXPECT_NO_THROW(FolderLock again(dir.path()));
     int ready[2];
     ASSERT_EQ(::pipe(ready), 0);
+    // The child takes the lock as FolderLock does (flock on .adjoint.lock), says so, and waits to be killed. It calls
+    // only async-signal-safe functions: a test process that has run Vulkan has lavapipe's threads, and a child that
+    // allocated (a FolderLock's paths) could wait for ever on a lock one of them held at the fork.
+    const std::string lock_file = (dir / ".adjoint.lock").string();
     const pid_t child = ::fork();
-    if (child == 0) {   // takes the lock, says so, and waits to be killed
-        FolderLock held(dir.path());
+    if (child == 0) {
+        const int fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT, 0666);
+        if (fd < 0 || ::flock(fd, LOCK_EX) != 0) ::_exit(1);
         (void)!::write(ready[1], "x", 1);
         ::pause();
         ::_exit(0);
