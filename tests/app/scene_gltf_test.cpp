@@ -385,8 +385,37 @@ TEST_F(GltfMeshes, BrokenFilesAreNamed) {
     EXPECT_EQ(error_of_gltf("{\"asset\": {\"version\": \"1.0\"}}"), at + "glTF version 1.0 (Adjoint reads glTF 2.0)");
     EXPECT_EQ(error_of_gltf("{\"asset\": {\"version\": 1}}"), at + "glTF version 1 (Adjoint reads glTF 2.0)");
     EXPECT_EQ(error_of_gltf("{\"asset\": {\"version\": \"2.0\"}}"), at + "has no scenes");
+    // Cut, empty and foreign files (tinygltf said "Too short data size for glTF Binary.", "Invalid glTF binary.",
+    // "JSON string too short.", "File size mismatch : ./<path>, requestedBytes 48, but got 40", and joined a URL to
+    // the folder).
     EXPECT_EQ(error_of_gltf(std::string("glTF\x02\0\0\0", 8), "meshes/bad.glb"),
-              "scene.json: meshes[0].file: meshes/bad.glb: Too short data size for glTF Binary.");
+              "scene.json: meshes[0].file: meshes/bad.glb: a glTF binary of 8 bytes, shorter than its header and first "
+              "chunk's (20 bytes)");
+    {
+        const std::string glb = quad().glb();
+        EXPECT_EQ(error_of_gltf(glb.substr(0, glb.size() - 4), "meshes/bad.glb"),
+                  "scene.json: meshes[0].file: meshes/bad.glb: a glTF binary of " + std::to_string(glb.size() - 4) +
+                      " bytes whose header gives " + std::to_string(glb.size()) + " (the file is cut short)");
+        std::string cut = glb.substr(0, 40);
+        cut.replace(8, 4, std::string("\x28\0\0\0", 4));   // a header that agrees: 40 bytes
+        EXPECT_EQ(error_of_gltf(cut, "meshes/bad.glb").find("scene.json: meshes[0].file: meshes/bad.glb: a glTF binary "
+                                                            "of 40 bytes whose JSON chunk of "),
+                  0u) << error_of_gltf(cut, "meshes/bad.glb");
+    }
+    EXPECT_EQ(error_of_gltf(""), at + "is empty (0 bytes): not a glTF file");
+    {
+        Gltf g = quad();
+        Json j = Json::parse(g.text());
+        j["buffers"][0]["uri"] = "https://example.com/quad.bin";
+        EXPECT_EQ(error_of_gltf(j.dump()), at + "buffers[0].uri: https://example.com/quad.bin is a URL; Adjoint reads "
+                                                "files beside the glTF (relative URIs) and data URIs");
+        j["buffers"][0]["byteLength"] = j["buffers"][0]["byteLength"].get<int>() + 8;
+        j["buffers"][0]["uri"] = "quad.bin";
+        write("meshes/quad.bin", g.bin);
+        EXPECT_EQ(error_of_gltf(j.dump()), at + "meshes/quad.bin holds " + std::to_string(g.bin.size()) +
+                                                " bytes, not the byteLength its buffer gives (" +
+                                                std::to_string(g.bin.size() + 8) + ")");
+    }
     // glTF 1.0's binary container (KHR_binary_glTF) is version 1: tinygltf said "Invalid glTF binary."
     EXPECT_EQ(error_of_gltf(std::string("glTF\x01\0\0\0\x14\0\0\0\0\0\0\0\0\0\0\0", 20), "meshes/bad.glb"),
               "scene.json: meshes[0].file: meshes/bad.glb: a glTF binary of container version 1 (Adjoint reads glTF "

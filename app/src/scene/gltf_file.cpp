@@ -3,6 +3,7 @@
 #include "scene/gltf.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 namespace adjoint::app::detail::gltf {
@@ -17,6 +18,8 @@ constexpr std::string_view readable_required[] = {"KHR_mesh_quantization"};
 struct Files {
     Source* source;
     std::string first_failure;
+    std::string last_shown;   // the last file read, as shown, and its size (for tinygltf's size mismatch)
+    size_t last_size = 0;
 };
 
 // Every path tinygltf tries is the glTF's folder joined with the URI first: claiming it exists makes that the
@@ -47,6 +50,8 @@ bool read_whole(std::vector<unsigned char>* out, std::string* err, const std::st
         return false;
     }
     out->assign(bytes->begin(), bytes->end());
+    files.last_shown = shown;
+    files.last_size = bytes->size();
     return true;
 }
 
@@ -68,6 +73,14 @@ std::string first_line(std::string text) {
     return text.empty() ? "tinygltf could not read it" : text;
 }
 
+// " (N)" from tinygltf's "requestedBytes N", or "" where it says otherwise.
+std::string requested_bytes(const std::string& err) {
+    const size_t at = err.find("requestedBytes ");
+    if (at == std::string::npos) return "";
+    const size_t begin = at + 15, end = err.find_first_not_of("0123456789", begin);
+    return end > begin ? " (" + err.substr(begin, end - begin) + ")" : "";
+}
+
 uint32_t le32(const std::string& bytes, size_t at) {
     uint32_t v;
     std::memcpy(&v, bytes.data() + at, 4);
@@ -82,6 +95,18 @@ std::string json_text(const std::string& bytes, bool binary) {
     return length <= bytes.size() - 20 ? bytes.substr(20, length) : std::string();
 }
 
+// Whether a URI begins with a scheme (RFC 3986: a letter, then letters, digits, '+', '-' or '.', then ':'), of two
+// characters at least: "C:/..." is a Windows path, left to be read (and not found) as a file.
+bool has_scheme(const std::string& uri) {
+    const size_t colon = uri.find(':');
+    if (colon == std::string::npos || colon < 2 || !std::isalpha(static_cast<unsigned char>(uri[0]))) return false;
+    for (size_t i = 1; i < colon; ++i) {
+        const unsigned char c = static_cast<unsigned char>(uri[i]);
+        if (!std::isalnum(c) && c != '+' && c != '-' && c != '.') return false;
+    }
+    return true;
+}
+
 // What must be refused before tinygltf parses: a file it would half-read or misreport (a Draco-compressed
 // mesh has accessors without buffer views) because it needs an extension Adjoint does not read, another
 // major version, or a member of the wrong type (which tinygltf reads as absent).
@@ -90,8 +115,39 @@ void check_before_parsing(const std::string& bytes, bool binary, Source& source)
     if (binary && bytes.size() >= 8 && le32(bytes, 4) != 2)
         source.fail("a glTF binary of container version " + std::to_string(le32(bytes, 4)) +
                     " (Adjoint reads glTF 2.0, version 2)");
+    // The container's header and first chunk, which tinygltf calls "Invalid glTF binary." or "Too short data size"
+    // alike: a cut file says so.
+    const std::string size = std::to_string(bytes.size());
+    if (binary && bytes.size() < 20)
+        source.fail("a glTF binary of " + size + " bytes, shorter than its header and first chunk's (20 bytes)");
+    if (binary && le32(bytes, 8) > bytes.size())
+        source.fail("a glTF binary of " + size + " bytes whose header gives " + std::to_string(le32(bytes, 8)) +
+                    " (the file is cut short)");
+    if (binary && le32(bytes, 16) != 0x4E4F534Au)   // "JSON"
+        source.fail("a glTF binary whose first chunk is not its JSON");
+    if (binary && le32(bytes, 12) > bytes.size() - 20)
+        source.fail("a glTF binary of " + size + " bytes whose JSON chunk of " + std::to_string(le32(bytes, 12)) +
+                    " bytes runs past its end (the file is cut short)");
+    // tinygltf says "JSON string too short." of an empty file.
+    if (!binary && bytes.find_first_not_of(" \t\r\n") == std::string::npos)
+        source.fail("is empty (" + size + " bytes): not a glTF file");
     const Json json = Json::parse(json_text(bytes, binary), nullptr, /*allow_exceptions=*/false);
     if (!json.is_object()) return;   // tinygltf names the parse error
+    // Buffers and images are files beside the glTF or data URIs; tinygltf would join a URL to the folder ("cannot
+    // read http:/...").
+    for (const char* list : {"buffers", "images"}) {
+        const auto items = json.find(list);
+        if (items == json.end() || !items->is_array()) continue;
+        for (size_t i = 0; i < items->size(); ++i) {
+            const Json& item = (*items)[i];
+            const auto uri = item.is_object() ? item.find("uri") : item.end();
+            if (!item.is_object() || uri == item.end() || !uri->is_string()) continue;
+            const std::string u = uri->get<std::string>();
+            if (has_scheme(u) && u.rfind("data:", 0) != 0)
+                source.fail(std::string(list) + "[" + std::to_string(i) + "].uri: " + u.substr(0, 200) +
+                            " is a URL; Adjoint reads files beside the glTF (relative URIs) and data URIs");
+        }
+    }
     if (const auto asset = json.find("asset"); asset != json.end() && asset->is_object()) {
         const auto version = asset->find("version");
         if (version != asset->end() && version->is_string()) {
@@ -158,6 +214,11 @@ tinygltf::Model parse_file(const std::filesystem::path& path, Source& source) {
     const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
     const bool ok = binary ? loader.LoadBinaryFromMemory(&model, &err, &warn, data, unsigned(bytes.size()), folder)
                            : loader.LoadASCIIFromString(&model, &err, &warn, bytes.data(), unsigned(bytes.size()), folder);
+    if (!ok && files.first_failure.empty() && err.find("File size mismatch") != std::string::npos &&
+        !files.last_shown.empty())
+        // tinygltf: "File size mismatch : <path>, requestedBytes N, but got M".
+        source.fail(files.last_shown + " holds " + std::to_string(files.last_size) +
+                    " bytes, not the byteLength its buffer gives" + requested_bytes(err));
     if (!ok) source.fail(files.first_failure.empty() ? first_line(err) : files.first_failure);
     if (model.asset.version.rfind("2.", 0) != 0)
         source.fail("glTF version \"" + model.asset.version + "\" (Adjoint reads glTF 2.0)");
