@@ -230,16 +230,17 @@ TEST_F(Cameras, NerfTransformsGiveTheViewsAndTheirImages) {
     // equal one taken.
     transforms["camera_model"] = "SIMPLE_PINHOLE";
     write("data/transforms.json", transforms.dump());
-    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: data/transforms.json: frames[0]: camera_model SIMPLE_PINHOLE "
-                               "has one focal length, but fl_x is 20 and fl_y 22: give PINHOLE for two");
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: data/transforms.json: fl_y: camera_model SIMPLE_PINHOLE has "
+                               "one focal length, but fl_x is 20 and fl_y 22: give PINHOLE for two");
     transforms["fl_y"] = 20;
     write("data/transforms.json", transforms.dump());
     EXPECT_EQ(*load(scene).views[0].intrinsics, (Intrinsics{10, 10, 4.5f, 2.5f}));
     transforms["fl_y"] = 22;
     transforms["camera_model"] = "OPENCV_FISHEYE";
     write("data/transforms.json", transforms.dump());
-    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: data/transforms.json: camera_model: OPENCV_FISHEYE is not a "
-                               "pinhole camera (pinhole cameras only)");
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: data/transforms.json: camera_model: \"OPENCV_FISHEYE\" is not "
+                               "one of \"PINHOLE\", \"SIMPLE_PINHOLE\", \"OPENCV\" (pinhole cameras only, named as "
+                               "COLMAP names them)");
     transforms.erase("camera_model");
     transforms["w"] = 16.9;
     write("data/transforms.json", transforms.dump());
@@ -293,29 +294,29 @@ TEST_F(Cameras, NerfFramesWithoutAMatrixOrWithANonPositiveFocalLengthAreNamed) {
     transforms = {{"fl_x", -20}, {"w", 8}, {"h", 8},
                   {"frames", {{{"file_path", "a"}, {"transform_matrix", matrix_json(m0)}}}}};
     write("transforms.json", transforms.dump());
-    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: fl_x: fx is -20: expected a "
-                               "finite focal length of at least 0.001 pixels");
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: fl_x: fx is -20: expected a finite focal "
+                               "length of at least 0.001 pixels");
     // Narrower than 0.001 degrees: the views rendered black.
     transforms["fl_x"] = 1e30;
     write("transforms.json", transforms.dump());
-    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: fl_x: fx is 1e+30 pixels, "
-                               "above 458366.22: a field of view narrower than 0.001 degrees across 8 pixels");
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: fl_x: fx is 1e+30 pixels, above 458366.22: a "
+                               "field of view narrower than 0.001 degrees across 8 pixels");
     // Scaled to the views' size, named with both sizes.
     transforms["w"] = 16;
     write("transforms.json", transforms.dump());
-    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: fl_x, scaled from 16x8 to the "
-                               "views' 8x8: fx is 5e+29 pixels, above 458366.22: a field of view narrower than 0.001 "
-                               "degrees across 8 pixels");
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: fl_x: scaled from 16x8 to the views' 8x8, fx "
+                               "is 5e+29 pixels, above 458366.22: a field of view narrower than 0.001 degrees across 8 "
+                               "pixels");
     transforms["w"] = 8;
     transforms.erase("fl_x");
     transforms["camera_angle_x"] = 0;
     write("transforms.json", transforms.dump());
-    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: expected camera_angle_x in (0, pi) "
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: camera_angle_x: expected an angle in (0, pi) "
                                "radians");
     transforms["camera_angle_x"] = 1e-30;
     write("transforms.json", transforms.dump());
-    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: camera_angle_x: fx is 8e+30 "
-                               "pixels, above 458366.22: a field of view narrower than 0.001 degrees across 8 pixels");
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: camera_angle_x: fx is 8e+30 pixels, above "
+                               "458366.22: a field of view narrower than 0.001 degrees across 8 pixels");
 }
 
 // COLMAP: the world-to-camera pose x_cam = R·x + t, x right, y down, z ahead; pixel (fx·x/z + cx, fy·y/z + cy)
@@ -622,6 +623,41 @@ TEST_F(Cameras, NerfFieldOfViewIsInTheImagesPixels) {
     const Scene same = load(scene);
     EXPECT_NEAR(same.views[0].intrinsics->fx, s.views[0].intrinsics->fx, 1e-4);
     EXPECT_NEAR(same.views[0].intrinsics->fy, s.views[0].intrinsics->fy, 1e-4);
+}
+
+// Which keys give the focal lengths: a frame's own override the file's (its camera_angle_x was ignored where the file
+// gave fl_x); per axis fl_x before camera_angle_x, fl_y before camera_angle_y before x's (fl_y was ignored beside
+// camera_angle_x); w and h together (a w alone was ignored beside camera_angle_x).
+TEST_F(Cameras, NerfFocalKeysOfAFrameOverrideTheFilesAndEachAxisTakesItsOwn) {
+    Json scene = minimal_scene();
+    scene["camera"] = Json::parse(R"({"resolution": [8, 8]})");
+    scene["views"] = {{"nerf", "transforms.json"}};
+    const double m0[4][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 4}, {0, 0, 0, 1}};
+    const double angle = 0.8, f = 0.5 * 8 / std::tan(angle / 2);
+    Json frame = {{"file_path", "a.png"}, {"transform_matrix", matrix_json(m0)}};
+    Json framed = frame;
+    framed["camera_angle_x"] = angle;
+    Json transforms = {{"fl_x", 20}, {"w", 8}, {"h", 8}, {"frames", {frame, framed}}};
+    write("transforms.json", transforms.dump());
+    Scene s = load(scene);
+    EXPECT_EQ(*s.views[0].intrinsics, (Intrinsics{20, 20, 4, 4}));
+    EXPECT_NEAR(s.views[1].intrinsics->fx, f, 1e-4);
+    EXPECT_NEAR(s.views[1].intrinsics->fy, f, 1e-4);
+    // fl_y beside camera_angle_x, and camera_angle_y.
+    transforms = {{"camera_angle_x", angle}, {"fl_y", 2 * f}, {"w", 8}, {"h", 8}, {"frames", {frame}}};
+    write("transforms.json", transforms.dump());
+    s = load(scene);
+    EXPECT_NEAR(s.views[0].intrinsics->fx, f, 1e-4);
+    EXPECT_NEAR(s.views[0].intrinsics->fy, 2 * f, 1e-4);
+    transforms.erase("fl_y");
+    transforms["camera_angle_y"] = 2 * angle;
+    write("transforms.json", transforms.dump());
+    s = load(scene);
+    EXPECT_NEAR(s.views[0].intrinsics->fy, 0.5 * 8 / std::tan(angle), 1e-4);
+    transforms.erase("h");
+    write("transforms.json", transforms.dump());
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: give the image size as w and h "
+                               "together");
 }
 
 // camera.intrinsics' init and params.json's values are in pixels at the file's camera.resolution, as the camera's

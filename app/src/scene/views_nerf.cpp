@@ -27,11 +27,19 @@ std::string text(double x) {
 struct Lens {
     std::optional<double> angle_x, angle_y, fl_x, fl_y, cx, cy, w, h;
     std::string model;   // camera_model, "" where none is given
+    // The level (the file's top or a frame) whose keys give the focal lengths: what their problems name.
+    std::optional<JsonValue> focal_at;
 
     void read(const JsonValue& object) {
         const auto take = [&](std::optional<double>& to, std::string_view key) {
             if (auto v = optional_number(object, key)) to = v;
         };
+        // A level that gives any focal key replaces the focal keys of the level above: a frame's camera_angle_x
+        // is not overridden by the file's fl_x.
+        if (object.has("camera_angle_x") || object.has("camera_angle_y") || object.has("fl_x") || object.has("fl_y")) {
+            angle_x = angle_y = fl_x = fl_y = std::nullopt;
+            focal_at = object;
+        }
         take(angle_x, "camera_angle_x");
         take(angle_y, "camera_angle_y");
         take(fl_x, "fl_x");
@@ -52,50 +60,49 @@ struct Lens {
             const std::string name = model->string();
             // OPENCV's distortion, if any, is refused above; the pinhole models as COLMAP names them.
             if (name != "OPENCV" && name != "PINHOLE" && name != "SIMPLE_PINHOLE")
-                model->fail(name + " is not a pinhole camera (pinhole cameras only)");
+                model->fail("\"" + name + "\" is not one of \"PINHOLE\", \"SIMPLE_PINHOLE\", \"OPENCV\" (pinhole "
+                            "cameras only, named as COLMAP names them)");
             this->model = name;
         }
     }
 
-    // At the views' resolution: a focal length in pixels is scaled from w × h; a field of view is not.
-    Intrinsics at(const JsonValue& where, uint32_t width, uint32_t height) const {
+    // At the views' resolution: a focal length in pixels is scaled from w × h; a field of view is not. Per axis,
+    // fl_x before camera_angle_x, and fl_y before camera_angle_y before the x axis's focal length (square pixels).
+    Intrinsics at(const JsonValue& frame, uint32_t width, uint32_t height) const {
+        const JsonValue& where = focal_at ? *focal_at : frame;
         const double W = width, H = height;
+        if (w.has_value() != h.has_value()) frame.fail("give the image size as w and h together");
         const bool sized = w && h;
-        if ((w && !(*w >= 1 && *w <= 1e6)) || (h && !(*h >= 1 && *h <= 1e6))) where.fail("expected w and h in [1, 1e6]");
-        if ((fl_x || fl_y || cx || cy) && !sized) where.fail("fl_x, fl_y, cx and cy need the image size w and h");
-        const double sx = sized ? W / *w : 1, sy = sized ? H / *h : 1;
-        Intrinsics k;
+        if ((w && !(*w >= 1 && *w <= 1e6)) || (h && !(*h >= 1 && *h <= 1e6)))
+            frame.fail("expected w and h in [1, 1e6]");
+        if ((fl_x || fl_y || cx || cy) && !sized) frame.fail("fl_x, fl_y, cx and cy need the image size w and h");
+        if (!fl_x && !angle_x) where.fail("expected camera_angle_x, or fl_x with w and h");
         // SIMPLE_PINHOLE has one focal length: an fl_y of its own would be taken for a second one.
         if (model == "SIMPLE_PINHOLE" && fl_x && fl_y && *fl_y != *fl_x)
-            where.fail("camera_model SIMPLE_PINHOLE has one focal length, but fl_x is " + text(*fl_x) + " and fl_y " +
-                       text(*fl_y) + ": give PINHOLE for two");
-        if (fl_x) {
-            k.fx = float(*fl_x * sx);
-            k.fy = float((fl_y ? *fl_y : *fl_x) * sy);
-        } else if (angle_x) {
-            // Square pixels in the dataset's images (w x h when given, else the views'), then scaled as a focal
-            // length in pixels is: views of another aspect stretch the picture as the resampled photo is.
-            if (!(*angle_x > 0 && *angle_x < 3.14159)) where.fail("expected camera_angle_x in (0, pi) radians");
-            const double Wd = sized ? *w : W, Hd = sized ? *h : H;
-            double fx = 0.5 * Wd / std::tan(0.5 * *angle_x), fy = fx;
-            if (angle_y) {
-                if (!(*angle_y > 0 && *angle_y < 3.14159)) where.fail("expected camera_angle_y in (0, pi) radians");
-                fy = 0.5 * Hd / std::tan(0.5 * *angle_y);
-            }
-            k.fx = float(fx * sx);
-            k.fy = float(fy * sy);
-        } else {
-            where.fail("expected camera_angle_x, or fl_x with w and h");
-        }
+            where.require("fl_y").fail("camera_model SIMPLE_PINHOLE has one focal length, but fl_x is " +
+                                       text(*fl_x) + " and fl_y " + text(*fl_y) + ": give PINHOLE for two");
+        // Square pixels in the dataset's images (w x h when given, else the views'), then scaled as a focal length
+        // in pixels is: views of another aspect stretch the picture as the resampled photo is.
+        const double Wd = sized ? *w : W, Hd = sized ? *h : H, sx = sized ? W / *w : 1, sy = sized ? H / *h : 1;
+        auto from_angle = [&](double angle, const char* key, double side) {
+            if (!(angle > 0 && angle < 3.14159)) where.require(key).fail("expected an angle in (0, pi) radians");
+            return 0.5 * side / std::tan(0.5 * angle);
+        };
+        const double fx = fl_x ? *fl_x : from_angle(*angle_x, "camera_angle_x", Wd);
+        const double fy = fl_y ? *fl_y : angle_y ? from_angle(*angle_y, "camera_angle_y", Hd) : fx;
+        Intrinsics k;
+        k.fx = float(fx * sx);
+        k.fy = float(fy * sy);
         // The test every camera takes (a camera_angle_x of 1e-30 rendered black), at the views' size, named by the
-        // keys the focal lengths come from.
+        // key the failing focal length comes from.
         if (const std::string why = focal_problem(k.fx, k.fy, width, height); !why.empty()) {
-            std::string keys = fl_x ? (fl_y ? "fl_x and fl_y" : "fl_x")
-                                    : (angle_y ? "camera_angle_x and camera_angle_y" : "camera_angle_x");
-            if (sized && (sx != 1 || sy != 1))
-                keys += ", scaled from " + text(*w) + "x" + text(*h) + " to the views' " + text(width) + "x" +
-                        text(height);
-            where.fail(keys + ": " + why);
+            const char* x_key = fl_x ? "fl_x" : "camera_angle_x";
+            const char* key = why.rfind("fx", 0) == 0 ? x_key : fl_y ? "fl_y" : angle_y ? "camera_angle_y" : x_key;
+            const std::string scaled = sized && (sx != 1 || sy != 1) ? "scaled from " + text(*w) + "x" + text(*h) +
+                                                                           " to the views' " + text(width) + "x" +
+                                                                           text(height) + ", "
+                                                                     : "";
+            where.require(key).fail(scaled + why);
         }
         k.cx = float(cx ? *cx * sx : 0.5 * W);
         k.cy = float(cy ? *cy * sy : 0.5 * H);
