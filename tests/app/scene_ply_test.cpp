@@ -185,6 +185,18 @@ TEST_F(PlyMeshes, BrokenFilesAreNamed) {
     const std::string xyz = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
                             "property float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n";
     EXPECT_EQ(error_of_ply(xyz + "0 0 0\n1 0 0\n0 1 0\n3 0 1 7\n"), at + "face 0 refers to vertex 7 of 3");
+    // A line with more values than its item's properties (they were read as the next face, the real next line
+    // dropped), and a fractional index in a float list (truncated to a vertex); a wrapped item still reads.
+    std::string two = xyz;
+    two.replace(two.find("element face 1"), 14, "element face 2");
+    EXPECT_EQ(error_of_ply(two + "0 0 0\n1 0 0\n0 1 0\n3 0 1 2 3 0 1 2\n3 0 2 1\n"),
+              at + "face 0: its line holds more values than the header gives it");
+    EXPECT_EQ(error_of_ply(xyz + "0 0 0 1\n1 0 0\n0 1 0\n3 0 1 2\n"),
+              at + "vertex 0: its line holds more values than the header gives it");
+    EXPECT_EQ(load_ply(two + "0 0 0\n1 0 0\n0 1 0\n3 0 1\n2\n3 0 2 1  \r\n").triangles.size(), 2u);
+    std::string fractional = xyz;
+    fractional.replace(fractional.find("uchar int"), 9, "uchar float");
+    EXPECT_EQ(error_of_ply(fractional + "0 0 0\n1 0 0\n0 1 0\n3 0.5 1 2\n"), at + "face 0 refers to vertex 0.5 of 3");
     EXPECT_EQ(error_of_ply(xyz + "0 0 0\n1 0 0\n0 1 0\n2 0 1\n"), at + "face 0 has 2 corners (3 or more)");
     // A signed list count below zero, in the faces and in an element read past (it was taken as 2^64 - 1).
     std::string signed_count = xyz;

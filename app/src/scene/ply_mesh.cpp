@@ -79,6 +79,17 @@ public:
         return size_t(n);
     }
 
+    // The end of element e's item `item`: in ASCII each item has a line of its own (it may wrap), and a line with
+    // values past the header's properties is refused (they were read as the next item, and the real next line
+    // dropped: a face too many, a face lost).
+    void end_item(const Element& e, size_t item) {
+        if (encoding_ != Encoding::ascii) return;
+        while (at_ < bytes_.size() && (bytes_[at_] == ' ' || bytes_[at_] == '\t' || bytes_[at_] == '\r')) ++at_;
+        if (at_ < bytes_.size() && bytes_[at_] != '\n')
+            fail(e.name + " " + std::to_string(item) + ": its line holds more values than the header gives it");
+        if (at_ < bytes_.size()) ++at_;
+    }
+
     [[noreturn]] void fail(const std::string& what) const { where_.fail(file_ + ": " + what); }
 
 private:
@@ -230,6 +241,7 @@ void read_vertices(const Element& e, Body& body, Mesh& mesh, std::vector<bool>& 
     std::vector<double> row(e.properties.size());
     for (size_t i = 0; i < e.count; ++i) {
         for (size_t k = 0; k < row.size(); ++k) row[k] = body.read(e.properties[k].type);
+        body.end_item(e, i);
         // Braces: with parentheses clang reads this as a function declaration (float row[...] parameters).
         const float3 p{float(row[size_t(c.x)]), float(row[size_t(c.y)]), float(row[size_t(c.z)])};
         if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
@@ -281,9 +293,13 @@ void read_faces(const Element& e, Body& body, Mesh& mesh, uint32_t material) {
             corners.clear();
             for (size_t i = 0; i < n; ++i) {
                 const double v = body.read(p.type);
-                if (!(v >= 0 && v < double(mesh.obj_positions.size())))
-                    body.fail("face " + std::to_string(f) + " refers to vertex " + std::to_string(int64_t(v)) + " of " +
+                // A float list type may hold a fraction (it was truncated to a vertex).
+                if (!(v >= 0 && v < double(mesh.obj_positions.size()) && v == std::floor(v))) {
+                    char shown[32];
+                    char* end = std::to_chars(shown, shown + sizeof shown, v).ptr;
+                    body.fail("face " + std::to_string(f) + " refers to vertex " + std::string(shown, end) + " of " +
                               std::to_string(mesh.obj_positions.size()));
+                }
                 corners.push_back(uint32_t(v));
             }
             // In the face's own plane, concave ones too (triangulate_polygon), as OBJ faces are.
@@ -296,15 +312,18 @@ void read_faces(const Element& e, Body& body, Mesh& mesh, uint32_t material) {
                 mesh.triangle_materials.push_back(material);
             }
         }
+        body.end_item(e, f);
     }
 }
 
 void skip_element(const Element& e, Body& body) {
-    for (size_t i = 0; i < e.count; ++i)
+    for (size_t i = 0; i < e.count; ++i) {
         for (const Property& p : e.properties) {
             const size_t n = p.count_type.bytes ? body.list_length(p.count_type, e, i, p) : 1;
             for (size_t k = 0; k < n; ++k) body.read(p.type);
         }
+        body.end_item(e, i);
+    }
 }
 
 void load_ply_mesh(const JsonValue& entry, const std::filesystem::path& base_dir, int scene_material, Mesh& mesh,
