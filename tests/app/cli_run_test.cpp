@@ -401,6 +401,8 @@ TEST(OptimizeCli, DeterministicRunsAreBitIdenticalAndResumeContinuesExactly) {
         EXPECT_EQ(losses(other), losses("a")) << other;
         EXPECT_EQ(read_file(tmp / other / "params.json"), read_file(tmp / "a" / "params.json")) << other;
         EXPECT_EQ(read_file(tmp / other / "final.png"), read_file(tmp / "a" / "final.png")) << other;
+        // The report too: a resumed run's |final - target| came from target.png's 8 bits.
+        EXPECT_EQ(read_file(tmp / other / "report.png"), read_file(tmp / "a" / "report.png")) << other;
     }
 }
 

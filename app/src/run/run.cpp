@@ -126,7 +126,9 @@ void RunOutputs::resume_from_checkpoint() {
     s.log.emplace(LossLog::resume(s.dir / "loss.csv", int64_t(c.iteration) - 1, s.error_columns));
     s.log->write_in_background();   // the iterations never wait for loss.csv's fsync (flush() does)
     for (const auto& r : s.log->rows()) s.losses.push_back(r.loss);
-    s.target = read_png_linear(s.dir / "target.png");
+    // The target as the run measured it, not target.png's 8 bits (report.png's |final - target| differed from an
+    // uninterrupted run's in half its pixels); the start is no longer rendered, and start.png shows it as it was.
+    s.target = to_image(s.opt.target(0));
     s.start = read_png_linear(s.dir / "start.png");
 }
 
