@@ -226,6 +226,10 @@ std::vector<Parameter> read_parameters(const JsonValue& parameters, const std::f
             if (perturb && (r.width != p.texture_width || r.height != p.texture_height))
                 resolution->fail("perturb starts from the scene's texture (" + std::to_string(p.texture_width) + "x" +
                                  std::to_string(p.texture_height) + "); use init for another resolution");
+            // Named here, where the size is given (the init's check named .init for an RGB fill).
+            if (p.kind == ParameterKind::light_texture && r.width != 2 * r.height)
+                resolution->fail("an environment map is equirectangular: its width must be twice its height, not " +
+                                 std::to_string(r.width) + "x" + std::to_string(r.height));
             p.texture_width = r.width;
             p.texture_height = r.height;
             p.size = static_cast<size_t>(r.width) * r.height * 3;
