@@ -18,9 +18,12 @@ namespace {
 
 // A parameter's texels (3 floats each, linear) for display: values past 1 (radiance) through Reinhard, the
 // rest clamped; sRGB-encoded either way, but for data textures, shown as stored (show_as_stored).
-std::vector<uint32_t> packed_texels(std::vector<float> rgb, bool radiance, bool data) {
-    if (data) app::show_as_stored(rgb);
-    return tone_map(rgb, 0.0f, radiance ? ToneMap::reinhard : ToneMap::clamp);
+std::vector<uint32_t> packed_texels(const std::vector<float>& rgb, bool radiance, bool data) {
+    const ToneMap map = radiance ? ToneMap::reinhard : ToneMap::clamp;
+    if (!data) return tone_map(rgb, 0.0f, map);
+    std::vector<float> stored = rgb;
+    app::show_as_stored(stored);
+    return tone_map(stored, 0.0f, map);
 }
 
 // d loss / d texel as report.png draws it: the sum over RGB on the diverging map, full scale its 99th percentile.

@@ -58,7 +58,7 @@ private:
         std::string path;
         uint32_t width = 0, height = 0;
         bool radiance = false;     // values past 1 (an environment map): Reinhard for display
-        bool data = false;         // a data texture (is_data_texture): shown as stored, not sRGB-encoded
+        bool data = false;         // a data texture (is_data_texture): its values shown as stored (show_as_stored)
         bool truth = false;
         Picture current, true_value, gradient;
     };

@@ -108,9 +108,12 @@ TEST_F(SceneParameters, EntryShapes) {
               "scene.json: optimize.parameters[\"materials.skin.albedo_texture\"].init: expected an RGB fill [r, g, b] or a PNG file");
 }
 
-// A texture optimized at another size than the scene's is measured against the scene's texture box-filtered to its
-// size (its error was unknown): at 1x1 the mean of the 2x2 texels, at 4x2 each texel the one it lies in.
-TEST_F(SceneParameters, ATextureAtAnotherSizeIsMeasuredAgainstTheSceneTextureBoxFiltered) {
+// A texture optimized at another size than the scene's is measured against the scene's texture at its size, as the
+// renderer would show it there (its error was unknown): shrunk, box-filtered (at 1x1 the mean of the 2x2 texels);
+// enlarged, bilinear samples at the new texels' centres, repeating across the edges (at 4x2 each row's texels
+// 3/4 and 1/4 of its two, the first reaching round to the last). 4x1 holds the 2x2's 12 floats: its size, not its
+// count, tells (it was the 2x2 reread as 4x1).
+TEST_F(SceneParameters, ATextureAtAnotherSizeIsMeasuredAgainstTheSceneTextureResampled) {
     auto at_size = [&](int w, int h) {
         const Scene scene = load(scene_with(
             {{"materials.skin.albedo_texture", {{"init", {0.5, 0.5, 0.5}}, {"resolution", {w, h}}}}}));
@@ -119,16 +122,27 @@ TEST_F(SceneParameters, ATextureAtAnotherSizeIsMeasuredAgainstTheSceneTextureBox
         return parameter_value_at_its_size(scene, p);
     };
     const float grey = srgb_to_linear(188.0f / 255.0f);
+    const float3 texel[2][2] = {{float3(1, 0, 0), float3(0, 1, 0)}, {float3(0, 0, 1), float3(grey)}};
     EXPECT_EQ(at_size(2, 2), (std::vector<float>{1, 0, 0, 0, 1, 0, 0, 0, 1, grey, grey, grey}));
     const std::vector<float> mean = at_size(1, 1);
     ASSERT_EQ(mean.size(), 3u);
     for (float c : mean) EXPECT_NEAR(c, (1 + grey) / 4, 1e-6f);
-    const std::vector<float> wide = at_size(4, 2);
+    // Texel x of a row enlarged from 2 to 4: the weight of the row's first texel.
+    const float first[4] = {0.75f, 0.75f, 0.25f, 0.25f};
+    auto enlarged = [&](int row, int x) {
+        const float3 &a = texel[row][0], &b = texel[row][1];
+        const float w = first[x];
+        return float3(w * a.x + (1 - w) * b.x, w * a.y + (1 - w) * b.y, w * a.z + (1 - w) * b.z);
+    };
+    const std::vector<float> wide = at_size(4, 2), flat = at_size(4, 1);
     ASSERT_EQ(wide.size(), 24u);
-    const float3 red(1, 0, 0), green(0, 1, 0), blue(0, 0, 1), grey3(grey);
-    const float3 expected[8] = {red, red, green, green, blue, blue, grey3, grey3};
-    for (size_t i = 0; i < 8; ++i)
-        for (size_t c = 0; c < 3; ++c) EXPECT_NEAR(wide[3 * i + c], expected[i][c], 1e-6f) << "texel " << i;
+    ASSERT_EQ(flat.size(), 12u);
+    for (int x = 0; x < 4; ++x)
+        for (int c = 0; c < 3; ++c) {
+            EXPECT_NEAR(wide[3 * x + c], enlarged(0, x)[c], 1e-6f) << "texel " << x;
+            EXPECT_NEAR(wide[3 * (4 + x) + c], enlarged(1, x)[c], 1e-6f) << "texel " << 4 + x;
+            EXPECT_NEAR(flat[3 * x + c], 0.5f * (enlarged(0, x)[c] + enlarged(1, x)[c]), 1e-6f) << "texel " << x;
+        }
 }
 
 TEST_F(SceneParameters, KindsTargetsSizesAndInits) {

@@ -102,9 +102,9 @@ FreeParameterTables free_parameter_tables(const Optimization& opt, const Scene& 
     for (const auto& p : opt.parameters) {
         FreeParam f{p, layout.of(current, p)};
         const uint32_t size = uint32_t(p.size);
-        if (truth) {   // a texture optimized at another resolution against the truth box-filtered to it
+        if (truth) {   // a texture optimized at another resolution against the truth resampled to it
             const std::vector<float> v = parameter_value_at_its_size(*truth, p);
-            f.has_truth = v.size() == p.size;
+            f.has_truth = v.size() == p.size;   // always, but a mismatch must not write past the parameter
             if (f.has_truth) std::copy(v.begin(), v.end(), t.truth.begin() + f.offset);
         }
         f.first_chunk = uint32_t(t.chunks.size());
@@ -137,8 +137,8 @@ std::optional<double> worst_parameter_error(const OptimizerStages& s) {
     for (size_t i = 0; i < s.host_error_params.size(); ++i) {   // errors that need the value on the host
         const FreeParam& f = s.free[s.host_error_params[i]];
         if (!f.has_truth) continue;
-        const std::vector<float> t = parameter_value_at_its_size(s.truth, f.p);
-        worst = std::max(worst, parameter_error(kind_info(f.p.kind), &s.host_error_values[4 * i], t.data(), t.size()));
+        const float* t = &s.truth_host[f.offset];
+        worst = std::max(worst, parameter_error(kind_info(f.p.kind), &s.host_error_values[4 * i], t, f.p.size));
         any = true;
     }
     for (const auto& f : s.free) {   // from the chunk sums: |p - t|^2 in x, |t|^2 in y
@@ -159,9 +159,9 @@ std::vector<std::optional<double>> parameter_errors_in_units(const OptimizerStag
     for (size_t i = 0; i < s.host_error_params.size(); ++i) {
         const FreeParam& f = s.free[s.host_error_params[i]];
         if (!f.has_truth) continue;
-        const std::vector<float> t = parameter_value_at_its_size(s.truth, f.p);
+        const float* t = &s.truth_host[f.offset];
         out[s.host_error_params[i]] =
-            error_in_units(kind_info(f.p.kind), &s.host_error_values[4 * i], t.data(), t.size());
+            error_in_units(kind_info(f.p.kind), &s.host_error_values[4 * i], t, f.p.size);
     }
     for (size_t i = 0; i < s.free.size(); ++i) {
         const FreeParam& f = s.free[i];

@@ -33,7 +33,8 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene, bool dynamic)
       optimizer(optimizer_model(opt.optimizer)), kernels(d, optimizer), rng(opt.seed) {
     has_truth = opt.target_is_scene;
 
-    // Free parameters: where they live, their rates, bounds and truth (same shape only), their chunks for the sums.
+    // Free parameters: where they live, their rates, bounds and truth (a texture's resampled to its size), their
+    // chunks for the sums.
     std::vector<float> values = gather_values(current, data.layout);
     FreeParameterTables tables = free_parameter_tables(opt, current, has_truth ? &truth : nullptr, data.layout, values);
     free = std::move(tables.free);
@@ -57,6 +58,7 @@ OptimizerStages::OptimizerStages(Device& d, const Scene& scene, bool dynamic)
     if (!h_rates.empty()) stream << rates.copy_from(h_rates.data());
     truth_values = d.create_buffer<float>(n);
     stream << truth_values.copy_from(tables.truth.data());
+    truth_host = std::move(tables.truth);
     chunks = d.create_buffer<ErrorChunk>(std::max<size_t>(h_chunks.size(), 1));
     if (!h_chunks.empty()) stream << chunks.copy_from(h_chunks.data());
     chunk_sums = d.create_buffer<float4>(std::max<size_t>(h_chunks.size(), 1));
@@ -172,7 +174,8 @@ std::vector<ParameterState> Optimizer::parameters() {
                 for (float& c : p.value) c = float(c / std::sqrt(n));
         }
         if (f.has_truth) {
-            p.true_value = parameter_value_at_its_size(s.truth, f.p);
+            const auto first = s.truth_host.begin() + f.offset;
+            p.true_value = std::vector<float>(first, first + std::ptrdiff_t(f.p.size));
             p.error = parameter_error(kind, p.value.data(), p.true_value->data(), f.p.size);
         }
         double g2 = 0;

@@ -68,6 +68,9 @@ struct OptimizerStages {
     // binds two, so an optimizer with fewer gets one-element stand-ins.
     std::vector<Buffer<float>> state;
     Buffer<float> truth_values;
+    // The same on the host, each free parameter's at its offset in its own shape (a texture resampled to its size:
+    // parameter_value_at_its_size, once): what parameters() and the host's errors read.
+    std::vector<float> truth_host;
     Buffer<float4> rates;   // per free parameter and run of ranges: learning rate, lo, hi (parameter_rates)
     // The free parameters' floats in runs of kSumChunk: the step and its sums go over these only (the buffer
     // also holds every fixed value, an environment map's texels among them).

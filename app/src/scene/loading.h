@@ -127,6 +127,10 @@ void composite_over(LinearImage& image, float3 background);
 // Each output pixel is the area-weighted mean of the input pixels its footprint covers (exact for any
 // ratio, up or down); alpha is filtered like the colours.
 LinearImage resample_box(const LinearImage& image, uint32_t width, uint32_t height);
+// A texture at another size as the renderer would show it there, per axis: shrunk, box-filtered (as its mip chain
+// averages); enlarged, sampled bilinearly at the new texels' centres (as the renderer samples it), repeating
+// across its edges (rows clamped instead with `clamp_rows`: an environment map's poles).
+LinearImage resample_texture(const LinearImage& image, uint32_t width, uint32_t height, bool clamp_rows);
 
 // A rotation value as in a mesh's `rotation`: {"axis": [x, y, z], "angle": degrees} or {"quaternion": [w, x, y, z]}.
 Quaternion read_rotation(const JsonValue& value);

@@ -174,16 +174,20 @@ std::vector<float> parameter_value(const Scene& scene, const Parameter& p) {
 
 std::vector<float> parameter_value_at_its_size(const Scene& scene, const Parameter& p) {
     std::vector<float> v = parameter_value(scene, p);
-    if (v.size() == p.size || kind_info(p.kind).storage != ParameterStorage::texture) return v;
-    // A texture parameter's element is its texture in scene.textures (parameter_value read it as RGB).
+    if (kind_info(p.kind).storage != ParameterStorage::texture) return v;
+    // A texture parameter's element is its texture in scene.textures (parameter_value read it as RGB). Its size,
+    // not its texel count: 128x128 and 256x64 hold as many.
     const LinearImage& texture = scene.textures[kind_info(p.kind).element(scene, p.target, p.property)];
+    if (texture.width == p.texture_width && texture.height == p.texture_height) return v;
     LinearImage image;
     image.width = texture.width;
     image.height = texture.height;
     image.texels.resize(size_t(image.width) * image.height);
     for (size_t i = 0; i < image.texels.size(); ++i)
         image.texels[i] = float4(v[3 * i], v[3 * i + 1], v[3 * i + 2], 1.0f);
-    const LinearImage sized = detail::resample_box(image, p.texture_width, p.texture_height);
+    // An environment map's rows end at the poles; a material's texture repeats both ways.
+    const LinearImage sized = detail::resample_texture(image, p.texture_width, p.texture_height,
+                                                       p.kind == ParameterKind::light_texture);
     std::vector<float> out(p.size);
     for (size_t i = 0; i < sized.texels.size(); ++i)
         for (size_t c = 0; c < 3; ++c) out[3 * i + c] = sized.texels[i][c];

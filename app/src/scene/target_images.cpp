@@ -29,19 +29,26 @@ std::vector<std::vector<Tap>> box_taps(uint32_t n, uint32_t m) {
     return taps;
 }
 
-} // namespace
-
-void composite_over(LinearImage& image, float3 background) {
-    for (float4& t : image.texels) {
-        const float a = t.w;
-        t = float4(t.x * a + background.x * (1 - a), t.y * a + background.y * (1 - a),
-                   t.z * a + background.z * (1 - a), a);
+// Bilinear interpolation along one axis of n texels at m > n output texels' centres, repeating across the edges
+// (or clamped to them).
+std::vector<std::vector<Tap>> bilinear_taps(uint32_t n, uint32_t m, bool clamp) {
+    std::vector<std::vector<Tap>> taps(m);
+    for (uint32_t o = 0; o < m; ++o) {
+        const double u = (o + 0.5) * double(n) / double(m) - 0.5, lo = std::floor(u), f = u - lo;
+        auto at = [&](double i) {
+            const auto k = static_cast<int64_t>(i);
+            return clamp ? uint32_t(std::clamp<int64_t>(k, 0, int64_t(n) - 1)) : uint32_t(((k % n) + n) % n);
+        };
+        taps[o] = {{at(lo), 1.0 - f}, {at(lo + 1), f}};
     }
+    return taps;
 }
 
-LinearImage resample_box(const LinearImage& image, uint32_t width, uint32_t height) {
-    const auto xs = box_taps(image.width, width), ys = box_taps(image.height, height);
-    // Rows first (to width × image.height), then columns; in double, so that exact means stay exact.
+// The image through separable taps: rows first (to xs.size() × image.height), then columns; in double, so that
+// exact means stay exact.
+LinearImage resample_with(const LinearImage& image, const std::vector<std::vector<Tap>>& xs,
+                          const std::vector<std::vector<Tap>>& ys) {
+    const auto width = uint32_t(xs.size()), height = uint32_t(ys.size());
     std::vector<double> rows(size_t(width) * image.height * 4, 0.0);
     for (uint32_t y = 0; y < image.height; ++y)
         for (uint32_t x = 0; x < width; ++x)
@@ -63,6 +70,25 @@ LinearImage resample_box(const LinearImage& image, uint32_t width, uint32_t heig
             out.texels[size_t(y) * width + x] = float4(float(sum[0]), float(sum[1]), float(sum[2]), float(sum[3]));
         }
     return out;
+}
+
+} // namespace
+
+void composite_over(LinearImage& image, float3 background) {
+    for (float4& t : image.texels) {
+        const float a = t.w;
+        t = float4(t.x * a + background.x * (1 - a), t.y * a + background.y * (1 - a),
+                   t.z * a + background.z * (1 - a), a);
+    }
+}
+
+LinearImage resample_box(const LinearImage& image, uint32_t width, uint32_t height) {
+    return resample_with(image, box_taps(image.width, width), box_taps(image.height, height));
+}
+
+LinearImage resample_texture(const LinearImage& image, uint32_t width, uint32_t height, bool clamp_rows) {
+    auto taps = [](uint32_t n, uint32_t m, bool clamp) { return m > n ? bilinear_taps(n, m, clamp) : box_taps(n, m); };
+    return resample_with(image, taps(image.width, width, false), taps(image.height, height, clamp_rows));
 }
 
 } // namespace adjoint::app::detail

@@ -30,7 +30,7 @@ struct ParameterState {
     std::string path;
     ParameterKind kind = ParameterKind::material_value;
     std::vector<float> value;
-    std::optional<std::vector<float>> true_value;   // when the target is the scene and the shapes agree
+    std::optional<std::vector<float>> true_value;   // when the target is the scene (a texture's at its size)
     std::optional<double> error;
     double grad_norm = 0;                           // of the last iteration's gradient
     float lr = 0;

@@ -429,7 +429,8 @@ bool is_data_texture(const Scene& scene, const Parameter& parameter);
 // resolution, RGB).
 std::vector<float> parameter_value(const Scene& scene, const Parameter& parameter);
 // The same in the parameter's own shape (size floats): a texture of another size than texture_width ×
-// texture_height box-filtered to it. The truth a texture optimized at another resolution is measured against.
+// texture_height resampled to it (shrunk, box-filtered; enlarged, sampled bilinearly: detail::resample_texture).
+// The truth a texture optimized at another resolution is measured against.
 std::vector<float> parameter_value_at_its_size(const Scene& scene, const Parameter& parameter);
 // Writes a value of parameter.size floats into the scene (a texture of texture_width × texture_height
 // replaces the material's texture, alpha 1; vertices update the mesh via update_from_obj_positions).
