@@ -81,7 +81,9 @@ TEST_F(SceneErrors, WrongTypesAndShapesNameThePath) {
     expect("/lights/1", {{"name", "sun"}, {"type", "directional"}, {"direction", {0, 0, 0}}},
            "scene.json: lights[1].direction: expected a non-zero direction");
     expect("/render/visibility", "fuzzy", "scene.json: render.visibility: expected one of \"hard\", \"antialias\", \"soft\"");
-    expect("/render/soft/sigma", 0, "scene.json: render.soft.sigma: expected a number > 0");
+    for (double sigma : {0.0, 1.5})
+        expect("/render/soft/sigma", sigma, "scene.json: render.soft.sigma: expected a number in (0, 1] (past 1 every "
+                                            "triangle reaches every pixel of the image)");
     // A gamma of 1e-40 rendered NaN (the blend's exponents overflow); below 1e-6 they lose their precision.
     expect("/render/soft/gamma", 9e-7, "scene.json: render.soft.gamma: expected a number >= 1e-6 (float's exponents "
                                        "z / gamma lose their precision below)");

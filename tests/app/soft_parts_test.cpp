@@ -450,8 +450,11 @@ TEST_F(SoftFacesPerPixel, SettingsOutOfTheLoadersRangesAreRefusedByTheRenderer) 
     EXPECT_EQ(error(changed), "render.soft.gamma: expected a number >= 1e-6 (float's exponents z / gamma lose their "
                               "precision below)");
     changed = scene;
-    changed.render.soft_sigma = 0;
-    EXPECT_EQ(error(changed), "render.soft.sigma: expected a number > 0");
+    for (float sigma : {0.0f, 2.0f}) {
+        changed.render.soft_sigma = sigma;
+        EXPECT_EQ(error(changed), "render.soft.sigma: expected a number in (0, 1] (past 1 every triangle reaches every "
+                                  "pixel of the image)");
+    }
 }
 
 } // namespace adjoint::test

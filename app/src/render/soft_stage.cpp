@@ -246,8 +246,8 @@ SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free
       sigma_(settings.soft_sigma), gamma_(settings.soft_gamma), reach2_(soft_reach2(settings.soft_sigma)),
       faces_(settings.soft_faces_per_pixel) {
     // The loader's ranges, for settings changed since (the studio's fields take any number).
-    if (!(sigma_ > 0.0f) || !std::isfinite(sigma_))
-        throw SceneError("", "render.soft.sigma", "expected a number > 0");
+    if (!(sigma_ > 0.0f && sigma_ <= 1.0f))
+        throw SceneError("", "render.soft.sigma", std::string("expected ") + kSoftSigmaRange);
     if (!(gamma_ >= kSoftLeastGamma) || !std::isfinite(gamma_))
         throw SceneError("", "render.soft.gamma", "expected a number >= 1e-6 (float's exponents z / gamma lose their "
                                                   "precision below)");

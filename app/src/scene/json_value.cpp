@@ -77,10 +77,10 @@ float JsonValue::number() const {
     return static_cast<float>(v);
 }
 
-float JsonValue::number_above(float lo, const char* what) const {
+float JsonValue::number_above(float lo, const char* what, float hi) const {
     if (!json_->is_number()) fail(std::string("expected ") + what);
     const float v = number();
-    if (!(v > lo)) fail(std::string("expected ") + what);
+    if (!(v > lo && v <= hi)) fail(std::string("expected ") + what);
     return v;
 }
 

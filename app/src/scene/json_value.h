@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -46,7 +47,8 @@ public:
     JsonValue operator[](size_t index) const;
 
     float number() const;                              // finite, within float range
-    float number_above(float lo, const char* what) const;   // > lo, else "expected <what>"
+    // > lo and <= hi, else "expected <what>".
+    float number_above(float lo, const char* what, float hi = std::numeric_limits<float>::infinity()) const;
     float number_at_least(float lo, const char* what) const; // >= lo
     uint64_t integer(uint64_t lo, uint64_t hi, const char* what) const; // an integer in [lo, hi]
     std::string string() const;

@@ -128,7 +128,7 @@ RenderSettings read_render(const JsonValue& value, size_t pixels) {
     if (auto v = value.get("visibility")) render.visibility = static_cast<Visibility>(v->choice({"hard", "antialias", "soft"}));
     if (auto soft = value.get("soft")) {
         soft->expect_object({"sigma", "gamma", "faces_per_pixel"});
-        if (auto s = soft->get("sigma")) render.soft_sigma = s->number_above(0, "a number > 0");
+        if (auto s = soft->get("sigma")) render.soft_sigma = s->number_above(0, kSoftSigmaRange, 1.0f);
         if (auto g = soft->get("gamma"))
             render.soft_gamma = g->number_at_least(kSoftLeastGamma, "a number >= 1e-6 (float's exponents z / gamma "
                                                                     "lose their precision below)");
