@@ -643,6 +643,13 @@ TEST_F(Cameras, NerfFocalKeysOfAFrameOverrideTheFilesAndEachAxisTakesItsOwn) {
     EXPECT_EQ(*s.views[0].intrinsics, (Intrinsics{20, 20, 4, 4}));
     EXPECT_NEAR(s.views[1].intrinsics->fx, f, 1e-4);
     EXPECT_NEAR(s.views[1].intrinsics->fy, f, 1e-4);
+    // Axis by axis: the frame's camera_angle_x replaces the file's fl_x only; the file's fl_y stays.
+    transforms["fl_y"] = 30;
+    write("transforms.json", transforms.dump());
+    s = load(scene);
+    EXPECT_EQ(*s.views[0].intrinsics, (Intrinsics{20, 30, 4, 4}));
+    EXPECT_NEAR(s.views[1].intrinsics->fx, f, 1e-4);
+    EXPECT_EQ(s.views[1].intrinsics->fy, 30);
     // fl_y beside camera_angle_x, and camera_angle_y.
     transforms = {{"camera_angle_x", angle}, {"fl_y", 2 * f}, {"w", 8}, {"h", 8}, {"frames", {frame}}};
     write("transforms.json", transforms.dump());

@@ -27,18 +27,22 @@ std::string text(double x) {
 struct Lens {
     std::optional<double> angle_x, angle_y, fl_x, fl_y, cx, cy, w, h;
     std::string model;   // camera_model, "" where none is given
-    // The level (the file's top or a frame) whose keys give the focal lengths: what their problems name.
-    std::optional<JsonValue> focal_at;
+    // The level (the file's top or a frame) whose keys give each axis's focal length: what its problems name.
+    std::optional<JsonValue> x_at, y_at;
 
     void read(const JsonValue& object) {
         const auto take = [&](std::optional<double>& to, std::string_view key) {
             if (auto v = optional_number(object, key)) to = v;
         };
-        // A level that gives any focal key replaces the focal keys of the level above: a frame's camera_angle_x
-        // is not overridden by the file's fl_x.
-        if (object.has("camera_angle_x") || object.has("camera_angle_y") || object.has("fl_x") || object.has("fl_y")) {
-            angle_x = angle_y = fl_x = fl_y = std::nullopt;
-            focal_at = object;
+        // A level that gives an axis's focal length (fl or camera_angle) replaces the level above's for that axis:
+        // a frame's camera_angle_x is not overridden by the file's fl_x.
+        if (object.has("camera_angle_x") || object.has("fl_x")) {
+            angle_x = fl_x = std::nullopt;
+            x_at = object;
+        }
+        if (object.has("camera_angle_y") || object.has("fl_y")) {
+            angle_y = fl_y = std::nullopt;
+            y_at = object;
         }
         take(angle_x, "camera_angle_x");
         take(angle_y, "camera_angle_y");
@@ -69,7 +73,8 @@ struct Lens {
     // At the views' resolution: a focal length in pixels is scaled from w × h; a field of view is not. Per axis,
     // fl_x before camera_angle_x, and fl_y before camera_angle_y before the x axis's focal length (square pixels).
     Intrinsics at(const JsonValue& frame, uint32_t width, uint32_t height) const {
-        const JsonValue& where = focal_at ? *focal_at : frame;
+        const JsonValue& where = x_at ? *x_at : frame;
+        const JsonValue& y_where = y_at ? *y_at : where;
         const double W = width, H = height;
         if (w.has_value() != h.has_value()) frame.fail("give the image size as w and h together");
         const bool sized = w && h;
@@ -79,17 +84,17 @@ struct Lens {
         if (!fl_x && !angle_x) where.fail("expected camera_angle_x, or fl_x with w and h");
         // SIMPLE_PINHOLE has one focal length: an fl_y of its own would be taken for a second one.
         if (model == "SIMPLE_PINHOLE" && fl_x && fl_y && *fl_y != *fl_x)
-            where.require("fl_y").fail("camera_model SIMPLE_PINHOLE has one focal length, but fl_x is " +
+            y_where.require("fl_y").fail("camera_model SIMPLE_PINHOLE has one focal length, but fl_x is " +
                                        text(*fl_x) + " and fl_y " + text(*fl_y) + ": give PINHOLE for two");
         // Square pixels in the dataset's images (w x h when given, else the views'), then scaled as a focal length
         // in pixels is: views of another aspect stretch the picture as the resampled photo is.
         const double Wd = sized ? *w : W, Hd = sized ? *h : H, sx = sized ? W / *w : 1, sy = sized ? H / *h : 1;
-        auto from_angle = [&](double angle, const char* key, double side) {
-            if (!(angle > 0 && angle < 3.14159)) where.require(key).fail("expected an angle in (0, pi) radians");
+        auto from_angle = [&](double angle, const JsonValue& at, const char* key, double side) {
+            if (!(angle > 0 && angle < 3.14159)) at.require(key).fail("expected an angle in (0, pi) radians");
             return 0.5 * side / std::tan(0.5 * angle);
         };
-        const double fx = fl_x ? *fl_x : from_angle(*angle_x, "camera_angle_x", Wd);
-        const double fy = fl_y ? *fl_y : angle_y ? from_angle(*angle_y, "camera_angle_y", Hd) : fx;
+        const double fx = fl_x ? *fl_x : from_angle(*angle_x, where, "camera_angle_x", Wd);
+        const double fy = fl_y ? *fl_y : angle_y ? from_angle(*angle_y, y_where, "camera_angle_y", Hd) : fx;
         Intrinsics k;
         k.fx = float(fx * sx);
         k.fy = float(fy * sy);
@@ -97,12 +102,13 @@ struct Lens {
         // key the failing focal length comes from.
         if (const std::string why = focal_problem(k.fx, k.fy, width, height); !why.empty()) {
             const char* x_key = fl_x ? "fl_x" : "camera_angle_x";
-            const char* key = why.rfind("fx", 0) == 0 ? x_key : fl_y ? "fl_y" : angle_y ? "camera_angle_y" : x_key;
+            const bool x_axis = why.rfind("fx", 0) == 0 || !(fl_y || angle_y);
+            const char* key = x_axis ? x_key : fl_y ? "fl_y" : "camera_angle_y";
             const std::string scaled = sized && (sx != 1 || sy != 1) ? "scaled from " + text(*w) + "x" + text(*h) +
                                                                            " to the views' " + text(width) + "x" +
                                                                            text(height) + ", "
                                                                      : "";
-            where.require(key).fail(scaled + why);
+            (x_axis ? where : y_where).require(key).fail(scaled + why);
         }
         k.cx = float(cx ? *cx * sx : 0.5 * W);
         k.cy = float(cy ? *cy * sy : 0.5 * H);
