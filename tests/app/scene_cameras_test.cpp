@@ -661,6 +661,10 @@ TEST_F(Cameras, NerfFocalKeysOfAFrameOverrideTheFilesAndEachAxisTakesItsOwn) {
     write("transforms.json", transforms.dump());
     s = load(scene);
     EXPECT_NEAR(s.views[0].intrinsics->fy, 0.5 * 8 / std::tan(angle), 1e-4);
+    transforms["w"] = 0;   // named at the file's key (it was named at frames[0])
+    write("transforms.json", transforms.dump());
+    EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: w: expected a number of pixels in [1, 1e6]");
+    transforms["w"] = 8;
     transforms.erase("h");
     write("transforms.json", transforms.dump());
     EXPECT_EQ(error_of(scene), "scene.json: views.nerf: transforms.json: frames[0]: give the image size as w and h "

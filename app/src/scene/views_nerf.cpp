@@ -52,10 +52,14 @@ struct Lens {
         take(cy, "cy");
         take(w, "w");
         take(h, "h");
-        // A fraction of a pixel would scale the focal lengths by w while the images are checked at floor(w).
-        for (const auto& [key, v] : {std::pair{"w", w}, std::pair{"h", h}})
+        // A fraction of a pixel would scale the focal lengths by w while the images are checked at floor(w). Named
+        // at the level that gives it (a file's w of 0 was named at frames[0]).
+        for (const auto& [key, v] : {std::pair{"w", w}, std::pair{"h", h}}) {
             if (object.has(key) && v && *v != std::floor(*v))
                 object.require(key).fail("expected a whole number of pixels");
+            if (object.has(key) && v && !(*v >= 1 && *v <= 1e6))
+                object.require(key).fail("expected a number of pixels in [1, 1e6]");
+        }
         for (const char* key : {"k1", "k2", "k3", "k4", "p1", "p2"})
             if (auto k = optional_number(object, key); k && *k != 0)
                 object.require(key).fail("lens distortion is not supported (pinhole cameras only): undistort the "
@@ -78,8 +82,6 @@ struct Lens {
         const double W = width, H = height;
         if (w.has_value() != h.has_value()) frame.fail("give the image size as w and h together");
         const bool sized = w && h;
-        if ((w && !(*w >= 1 && *w <= 1e6)) || (h && !(*h >= 1 && *h <= 1e6)))
-            frame.fail("expected w and h in [1, 1e6]");
         if ((fl_x || fl_y || cx || cy) && !sized) frame.fail("fl_x, fl_y, cx and cy need the image size w and h");
         if (!fl_x && !angle_x) where.fail("expected camera_angle_x, or fl_x with w and h");
         // SIMPLE_PINHOLE has one focal length: an fl_y of its own would be taken for a second one.
