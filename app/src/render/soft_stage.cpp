@@ -249,8 +249,7 @@ SoftStage::SoftStage(Device& device, const ShadingPlan& groups, bool camera_free
     if (!(sigma_ > 0.0f && sigma_ <= 1.0f))
         throw SceneError("", "render.soft.sigma", std::string("expected ") + kSoftSigmaRange);
     if (!(gamma_ >= kSoftLeastGamma) || !std::isfinite(gamma_))
-        throw SceneError("", "render.soft.gamma", "expected a number >= 1e-6 (float's exponents z / gamma lose their "
-                                                  "precision below)");
+        throw SceneError("", "render.soft.gamma", std::string("expected ") + kSoftGammaRange);
     // Room for up to 256 candidates a pixel, as many as the device's largest storage buffer holds beside the tile
     // lists (Rasterizer::bin, OwnLists::fit): on lavapipe (128 MiB) 256 up to 256x256, about 120 at 512x512 and 30
     // at 1024x1024. With faces_per_pixel, room for exactly that many, in at most kSoftListRoom = 2^24 entries (the

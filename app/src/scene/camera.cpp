@@ -1,6 +1,5 @@
 // Cameras: the view and projection matrices, the orbit expansion of `views`, and resolutions (--resolution).
 #include "scene/loading.h"
-#include <charconv>
 #include <cmath>
 #include <iomanip>
 #include <numbers>
@@ -109,10 +108,7 @@ std::vector<Parameter::Run> intrinsics_ranges(const Camera& camera) {
 
 std::string focal_problem(double fx, double fy, uint32_t width, uint32_t height) {
     // The shortest text that reads back as the float: a value just past a limit is not shown equal to it.
-    const auto text = [](double x) {
-        char out[32];
-        return std::string(out, std::to_chars(out, out + sizeof out, float(x)).ptr);
-    };
+    const auto text = [](double x) { return detail::number_text(float(x)); };
     // As floats, as a view keeps them: COLMAP's double 0.001 lies below the float 0.001 the limit is.
     for (const auto& [key, focal, side] : {std::tuple{"fx", float(fx), width}, std::tuple{"fy", float(fy), height}}) {
         if (!(focal >= kShortestFocal) || !std::isfinite(focal))

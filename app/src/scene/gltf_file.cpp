@@ -204,7 +204,7 @@ tinygltf::Model parse_file(const std::filesystem::path& path, Source& source) {
     // A .glb starts with the magic "glTF"; anything else is read as JSON, whatever the extension says.
     const bool binary = bytes.size() >= 4 && bytes.compare(0, 4, "glTF") == 0;
     check_before_parsing(bytes, binary, source);
-    Files files{&source, {}};
+    Files files{&source, {}, {}, 0};
     tinygltf::TinyGLTF loader;
     loader.SetFsCallbacks({claim_exists, no_expansion, read_whole, refuse_write, &files});
     loader.SetImageLoader(keep_encoded, nullptr);

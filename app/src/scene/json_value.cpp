@@ -1,6 +1,7 @@
 // Typed, path-tracking reads of a JSON document (see json_value.h).
 #include "scene/json_value.h"
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -28,6 +29,15 @@ std::string index_path(const std::string& parent, size_t index) {
 }
 
 std::string shown_path(const std::string& path) { return path.empty() ? "(top level)" : path; }
+
+std::string number_text(double x) {
+    char out[32];
+    return std::string(out, std::to_chars(out, out + sizeof out, x).ptr);
+}
+std::string number_text(float x) {
+    char out[32];
+    return std::string(out, std::to_chars(out, out + sizeof out, x).ptr);
+}
 
 void JsonValue::fail(const std::string& what) const { throw SceneError(*file_, shown_path(path_), what); }
 

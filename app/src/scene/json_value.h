@@ -20,6 +20,10 @@ std::string child_path(const std::string& parent, std::string_view key);
 std::string index_path(const std::string& parent, size_t index);
 // The path as messages show it ("(top level)" for the document itself).
 std::string shown_path(const std::string& path);
+// A number as messages show it: the shortest text that reads back as x, a float's as a float (a bound of 1718873 is
+// not 1.71887e+06, and 0.001f not 0.0010000000474974513).
+std::string number_text(double x);
+std::string number_text(float x);
 
 // A value inside a document, with its JSON path and the file errors name.
 class JsonValue {

@@ -8,7 +8,6 @@
 
 #include "scene/loading.h"
 
-#include <charconv>
 #include <cmath>
 #include <sstream>
 
@@ -276,17 +275,6 @@ void check_truths_reachable(const JsonValue& parameters, const Scene& scene, con
 
 } // namespace detail
 
-namespace {
-
-// The shortest text that reads back as x: a bound of 1718873 is not shown as 1.71887e+06.
-std::string format_number(float x) {
-    char text[32];
-    const auto end = std::to_chars(text, text + sizeof text, x).ptr;
-    return std::string(text, end);
-}
-
-} // namespace
-
 void apply_params_file(Scene& scene, const std::filesystem::path& params_json) {
     const std::string file = params_json.string();
     std::vector<ParamRecord> records;
@@ -337,15 +325,15 @@ std::string value_range_problem(const Parameter& p, std::span<const float> value
     const ParameterKindInfo& info = kind_info(p.kind);
     if (const char* invalid = info.invalid ? info.invalid(value) : nullptr) return invalid;
     for (float x : value)
-        if (!std::isfinite(x)) return "expected finite numbers, got " + format_number(x);
+        if (!std::isfinite(x)) return "expected finite numbers, got " + detail::number_text(x);
     size_t i = 0;
     for (const Parameter::Run& run : p.value_ranges()) {
         const std::string what = *run.what ? std::string(run.what) : "numbers";
         for (size_t end = std::min(value.size(), i + run.count); i < end; ++i)
             if (!(value[i] >= run.lo && value[i] <= run.hi))
-                return std::isinf(run.hi) ? "expected " + what + " >= " + format_number(run.lo)
-                                          : "expected " + what + " in [" + format_number(run.lo) + ", " +
-                                                format_number(run.hi) + "]";
+                return std::isinf(run.hi) ? "expected " + what + " >= " + detail::number_text(run.lo)
+                                          : "expected " + what + " in [" + detail::number_text(run.lo) + ", " +
+                                                detail::number_text(run.hi) + "]";
     }
     return {};
 }

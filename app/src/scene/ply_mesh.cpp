@@ -294,12 +294,9 @@ void read_faces(const Element& e, Body& body, Mesh& mesh, uint32_t material) {
             for (size_t i = 0; i < n; ++i) {
                 const double v = body.read(p.type);
                 // A float list type may hold a fraction (it was truncated to a vertex).
-                if (!(v >= 0 && v < double(mesh.obj_positions.size()) && v == std::floor(v))) {
-                    char shown[32];
-                    char* end = std::to_chars(shown, shown + sizeof shown, v).ptr;
-                    body.fail("face " + std::to_string(f) + " refers to vertex " + std::string(shown, end) + " of " +
+                if (!(v >= 0 && v < double(mesh.obj_positions.size()) && v == std::floor(v)))
+                    body.fail("face " + std::to_string(f) + " refers to vertex " + number_text(v) + " of " +
                               std::to_string(mesh.obj_positions.size()));
-                }
                 corners.push_back(uint32_t(v));
             }
             // In the face's own plane, concave ones too (triangulate_polygon), as OBJ faces are.

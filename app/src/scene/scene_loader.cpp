@@ -129,9 +129,7 @@ RenderSettings read_render(const JsonValue& value, size_t pixels) {
     if (auto soft = value.get("soft")) {
         soft->expect_object({"sigma", "gamma", "faces_per_pixel"});
         if (auto s = soft->get("sigma")) render.soft_sigma = s->number_above(0, kSoftSigmaRange, 1.0f);
-        if (auto g = soft->get("gamma"))
-            render.soft_gamma = g->number_at_least(kSoftLeastGamma, "a number >= 1e-6 (float's exponents z / gamma "
-                                                                    "lose their precision below)");
+        if (auto g = soft->get("gamma")) render.soft_gamma = g->number_at_least(kSoftLeastGamma, kSoftGammaRange);
         if (auto k = soft->get("faces_per_pixel")) {
             const uint64_t most = std::min<uint64_t>(kSoftMaxFacesPerPixel, kSoftListRoom / std::max<size_t>(pixels, 1));
             const std::string what = "an integer in [1, " + std::to_string(most) + "]" +

@@ -1,7 +1,6 @@
 // The NeRF / instant-ngp view source: `{"nerf": "transforms.json"}`, posed images from a transforms file.
 #include "scene/loading.h"
 
-#include <charconv>
 #include <cmath>
 #include <optional>
 
@@ -14,12 +13,6 @@ std::optional<double> optional_number(const JsonValue& object, std::string_view 
     const auto v = object.get(key);
     if (!v) return std::nullopt;
     return static_cast<double>(v->number());
-}
-
-// The shortest text that reads back as x.
-std::string text(double x) {
-    char out[32];
-    return std::string(out, std::to_chars(out, out + sizeof out, x).ptr);
 }
 
 // The lens keys of the file's top level, which a frame may override (instant-ngp writes them per frame
@@ -87,7 +80,8 @@ struct Lens {
         // SIMPLE_PINHOLE has one focal length: an fl_y of its own would be taken for a second one.
         if (model == "SIMPLE_PINHOLE" && fl_x && fl_y && *fl_y != *fl_x)
             y_where.require("fl_y").fail("camera_model SIMPLE_PINHOLE has one focal length, but fl_x is " +
-                                       text(*fl_x) + " and fl_y " + text(*fl_y) + ": give PINHOLE for two");
+                                         number_text(*fl_x) + " and fl_y " + number_text(*fl_y) +
+                                         ": give PINHOLE for two");
         // Square pixels in the dataset's images (w x h when given, else the views'), then scaled as a focal length
         // in pixels is: views of another aspect stretch the picture as the resampled photo is.
         const double Wd = sized ? *w : W, Hd = sized ? *h : H, sx = sized ? W / *w : 1, sy = sized ? H / *h : 1;
@@ -106,10 +100,10 @@ struct Lens {
             const char* x_key = fl_x ? "fl_x" : "camera_angle_x";
             const bool x_axis = why.rfind("fx", 0) == 0 || !(fl_y || angle_y);
             const char* key = x_axis ? x_key : fl_y ? "fl_y" : "camera_angle_y";
-            const std::string scaled = sized && (sx != 1 || sy != 1) ? "scaled from " + text(*w) + "x" + text(*h) +
-                                                                           " to the views' " + text(width) + "x" +
-                                                                           text(height) + ", "
-                                                                     : "";
+            std::string scaled;
+            if (sized && (sx != 1 || sy != 1))
+                scaled = "scaled from " + number_text(*w) + "x" + number_text(*h) + " to the views' " +
+                         std::to_string(width) + "x" + std::to_string(height) + ", ";
             (x_axis ? where : y_where).require(key).fail(scaled + why);
         }
         k.cx = float(cx ? *cx * sx : 0.5 * W);

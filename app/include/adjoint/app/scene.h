@@ -281,12 +281,12 @@ struct RenderSettings {
 // Each pixel's soft candidate list has room for at most this many entries over the view (64 MiB; lavapipe caps a
 // storage buffer at 128 MiB): faces_per_pixel x width x height must fit. kSoftMaxFacesPerPixel at any resolution.
 inline constexpr uint32_t kSoftListRoom = 1u << 24, kSoftMaxFacesPerPixel = 256;
-// Soft gamma's least and sigma's range (their messages: "expected " and kSoftSigmaRange). Below 1e-6 float's rounding
+// Soft gamma's least and its range and sigma's (their refusals: "expected " and these). Below 1e-6 float's rounding
 // of the blend's exponents z / gamma (z in [0, 1]) changes its weights by over 6% (at 1e-38 they overflow: a NaN
 // picture); past 1 sigma's reach spans the image (every triangle covers every pixel alike: 1e30 rendered one colour).
 inline constexpr float kSoftLeastGamma = 1e-6f;
-inline constexpr const char* kSoftSigmaRange =
-    "a number in (0, 1] (past 1 every triangle reaches every pixel of the image)";
+inline constexpr auto kSoftGammaRange = "a number >= 1e-6 (float's exponents z / gamma lose their precision below)";
+inline constexpr auto kSoftSigmaRange = "a number in (0, 1] (past 1 every triangle reaches every pixel of the image)";
 
 // ---- optimization -------------------------------------------------------------------------------------
 // Each kind's path, shape, range, scene access, device slot, error and storage: its descriptor in
