@@ -20,7 +20,7 @@ namespace {
 // Entries of a pixel's list one dispatch visits, when a shaded fragment runs no loop of its own: passes 1 and 2
 // (forward) or pass 2 and its reverse (backward) each take 16,384 iterations, half of lavapipe's 65,535.
 constexpr uint32_t kSoftPart = 16384;
-// What a forward dispatch does (its `phase` argument).
+// What a forward dispatch does (its `phase` argument): pass 1, pass 2, the pixel from the sums.
 constexpr uint32_t kMaxPass = 1, kSumPass = 2, kFinish = 4;
 
 // Pass 0 for the quad of pixels at 2 * dispatch_id (soft_select_dsl.h): every candidate (soft_select), or with
@@ -80,20 +80,22 @@ auto select_kernel(uint32_t faces, bool held, bool clip) {
     });
 }
 
-// One part of the pixel's list, [first, first + count): pass 1 (kMaxPass), from the largest log weight the earlier
-// parts found; pass 2 (kSumPass), adding to their sums; the pixel from the sums (kFinish, after the last part).
-// A list of one part takes all three in one dispatch.
-auto forward_kernel(const ShadingPlan& groups, bool clip) {
-    return Kernel2D([groups, clip](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
-                                   BufferUInt pixel_count, UInt own_base, UInt capacity, UInt own_stride,
-                                   BufferVar<gpu::ViewRec> views, UInt view, BufferFloat3 positions,
-                                   BufferFloat3 normals, BufferFloat3 colors, BufferFloat2 uvs,
-                                   BufferVar<uint3> triangles, BufferUInt triangle_material, BufferFloat params,
-                                   TextureSetFloat3 textures, BufferVar<gpu::Material> materials,
-                                   BufferVar<LightSlots> lights, BufferFloat4 out, Float3 background, Float sigma,
-                                   Float gamma, Float reach2, BufferFloat grid_head, BufferUInt grid_slot,
-                                   BufferUInt grid_cells, BufferUInt grid_list, BufferFloat4 sums, BufferFloat2 state,
-                                   BufferUInt weighed_count, UInt first, UInt count, UInt phase) noexcept {
+// One part of the pixel's list, [first, first + count): pass 1 (kMaxPass), raising the largest log weight the
+// earlier parts found; pass 2 (kSumPass), adding to their sums (and raising the largest where it had no pass 1:
+// soft_accumulate, online); the pixel from the sums (kFinish, after the last part). A list of one part takes
+// them all in one dispatch.
+auto forward_kernel(const ShadingPlan& groups, bool clip, bool max_pass) {
+    return Kernel2D(
+        [groups, clip, max_pass](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
+                                 BufferUInt pixel_count, UInt own_base, UInt capacity, UInt own_stride,
+                                 BufferVar<gpu::ViewRec> views, UInt view, BufferFloat3 positions, BufferFloat3 normals,
+                                 BufferFloat3 colors, BufferFloat2 uvs, BufferVar<uint3> triangles,
+                                 BufferUInt triangle_material, BufferFloat params, TextureSetFloat3 textures,
+                                 BufferVar<gpu::Material> materials, BufferVar<LightSlots> lights, BufferFloat4 out,
+                                 Float3 background, Float sigma, Float gamma, Float reach2, BufferFloat grid_head,
+                                 BufferUInt grid_slot, BufferUInt grid_cells, BufferUInt grid_list, BufferFloat4 sums,
+                                 BufferFloat2 state, BufferUInt weighed_count, UInt first, UInt count,
+                                 UInt phase) noexcept {
         UInt2 pix = dispatch_id().xy();
         UInt at = pix.y * dispatch_size().x + pix.x;
         UInt own_begin = soft_own(own_base, capacity, own_stride, tiles_x, pix);
@@ -108,21 +110,24 @@ auto forward_kernel(const ShadingPlan& groups, bool clip) {
                                     shadow_hook(groups, positions, positions, triangles,
                                                 shadow_grid_ref(groups, grid_head, grid_slot, grid_cells, grid_list),
                                                 cam)};
+        // The largest log weight so far: the background's before the list's first pass, else what the earlier
+        // dispatches found.
         Float m = kSoftBackground / gamma;
-        $if (((phase & kMaxPass) == 0u) | (first > 0u)) { m = state.read(at).x; };
+        Bool fresh = (first == 0u) & ((phase & (max_pass ? kMaxPass : kSumPass)) != 0u);
+        $if (!fresh) { m = state.read(at).x; };
         $if ((phase & kMaxPass) != 0u) { m = soft_max_log_weight(vin, cam, st, part, pix, m); };
         SoftSums s;
         $if ((phase & kSumPass) != 0u) {
+            // The weighed entries to the front of the pixel's own list, or copied there from its tile's list
+            // while they fit (soft_dsl.h, kSoftAllWeighed); counted on over the parts.
+            UInt front = 0u;
             $if (first > 0u) {
                 Float4 a = sums.read(at);
                 s.weights = a.x;
                 s.colors = a.yzw();
                 s.uncovered = state.read(at).y;
+                front = weighed_count.read(at);
             };
-            // The weighed entries to the front of the pixel's own list, or copied there from its tile's list
-            // while they fit (soft_dsl.h, kSoftAllWeighed); counted on over the parts.
-            UInt front = 0u;
-            $if (first > 0u) { front = weighed_count.read(at); };
             auto to_front = [&](const UInt& k, const UInt& tri) {
                 $if (tile.own) {
                     UInt slot = tile.entry(front);
@@ -134,7 +139,7 @@ auto forward_kernel(const ShadingPlan& groups, bool clip) {
                 $elif (front < capacity) { list.write(own_begin + front * own_stride, tri); };
                 front = front + 1u;
             };
-            soft_accumulate(vin, in, groups, cam, st, part, pix, m, s, to_front);
+            soft_accumulate(vin, in, groups, cam, st, part, pix, m, s, true, to_front);
             sums.write(at, make_float4(s.weights, s.colors));
             // An own list's count never exceeds its room.
             weighed_count.write(at, ite(((phase & kFinish) != 0u) & (front > capacity), kSoftAllWeighed, front));
@@ -183,6 +188,7 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free, bool clip) {
             ShadeInputs<BufferFloat> plain_in{params_value, textures, materials, lights};
             Float3 bg = background_at(plain_in, groups, background, [&] { return plain_cam.ray(pixel_centre(pix)); });
             Float2 ms = state.read(at);
+            Float m = ms.x;
             Float4 a = sums.read(at);
             SoftSums total, seed;
             total.weights = a.x;
@@ -190,7 +196,7 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free, bool clip) {
             total.uncovered = ms.y;
             $autodiff {
                 requires_grad(total.weights, total.colors, total.uncovered);
-                adjoint::backward(dot(soft_finish(total, ms.x, bg, st), g));
+                adjoint::backward(dot(soft_finish(total, m, bg, st), g));
                 seed.weights = grad(total.weights);
                 seed.colors = grad(total.colors);
                 seed.uncovered = grad(total.uncovered);
@@ -211,7 +217,7 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free, bool clip) {
                         shadow_hook(groups, positions, positions_value, triangles,
                                     shadow_grid_ref(groups, grid_head, grid_slot, grid_cells, grid_list), cam)};
                     SoftSums s;
-                    soft_accumulate(vin, in, groups, cam, st, weighed, pix, ms.x, s);
+                    soft_accumulate(vin, in, groups, cam, st, weighed, pix, m, s, false);
                     adjoint::backward(s.weights * seed.weights + dot(s.colors, seed.colors) +
                                       s.uncovered * seed.uncovered);
                 };
@@ -280,7 +286,7 @@ SoftStage::Kernels SoftStage::compile(uint32_t faces, bool clip) const {
     const std::string suffix = clip ? "_clip" : "";
     const std::string select = held_ ? "soft_select_held" : faces != 0 ? "soft_select_heaviest" : "soft_select";
     return Kernels{device_.compile(select_kernel(faces, held_, clip), {.name = select + suffix}),
-                   device_.compile(forward_kernel(groups_, clip), {.name = "soft_forward" + suffix}),
+                   device_.compile(forward_kernel(groups_, clip, faces == 0), {.name = "soft_forward" + suffix}),
                    device_.compile(backward_kernel(groups_, camera_free_, clip), {.name = "soft_backward" + suffix})};
 }
 
@@ -324,11 +330,14 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
                            state_, weighed_count_, p * part_, part_, phase)
                       .dispatch(camera.width, camera.height);
     };
+    // Pass 1 for the exact blend only, over every part before pass 2 (soft_dsl.h, kSoftLargest).
+    const uint32_t max_pass = faces_ ? 0u : kMaxPass;
     if (parts_ == 1) {
-        pass(0, kMaxPass | kSumPass | kFinish);
+        pass(0, max_pass | kSumPass | kFinish);
         return;
     }
-    for (uint32_t p = 0; p < parts_; ++p) pass(p, kMaxPass);
+    if (max_pass)
+        for (uint32_t p = 0; p < parts_; ++p) pass(p, kMaxPass);
     for (uint32_t p = 0; p < parts_; ++p) pass(p, kSumPass | (p + 1 == parts_ ? kFinish : 0u));
 }
 
