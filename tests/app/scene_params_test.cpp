@@ -145,6 +145,27 @@ TEST_F(SceneParameters, ATextureAtAnotherSizeIsMeasuredAgainstTheSceneTextureRes
         }
 }
 
+// An environment map's rows shrunk weigh by the solid angle they cover: a map white in its top row of four (the
+// band from the pole to 45 degrees, 1 - cos 45 = 0.29 of a hemisphere's 1) is 0.146 white at height 1, not 0.25,
+// and at height 2 its top row (the northern hemisphere) is 0.29 white.
+TEST_F(SceneParameters, AnEnvironmentMapShrunkWeighsItsRowsBySolidAngle) {
+    std::vector<uint8_t> rows(8 * 4 * 3, 0);
+    std::fill(rows.begin(), rows.begin() + 8 * 3, 255);
+    write_png("textures/sky.png", 8, 4, 3, rows);
+    auto at_size = [&](int w, int h) {
+        Json j = scene_with({{"lights.sky.texture", {{"init", {0.5, 0.5, 0.5}}, {"resolution", {w, h}}}}});
+        j["lights"].push_back({{"name", "sky"}, {"type", "environment"}, {"file", "textures/sky.png"}});
+        const Scene scene = load(j);
+        return parameter_value_at_its_size(scene, scene.optimize->parameters[0]);
+    };
+    const float band = 1.0f - std::sqrt(0.5f);   // 1 - cos 45 degrees
+    const std::vector<float> one = at_size(2, 1), two = at_size(4, 2);
+    ASSERT_EQ(one.size(), 6u);
+    ASSERT_EQ(two.size(), 24u);
+    for (float c : one) EXPECT_NEAR(c, band / 2, 1e-6f);
+    for (size_t i = 0; i < two.size(); ++i) EXPECT_NEAR(two[i], i < 12 ? band : 0.0f, 1e-6f) << "float " << i;
+}
+
 TEST_F(SceneParameters, KindsTargetsSizesAndInits) {
     write_solid_png("textures/start.png", 3, 1, 188, 0, 255);
     const Scene scene = load(scene_with(Json::parse(R"({

@@ -129,8 +129,9 @@ void composite_over(LinearImage& image, float3 background);
 LinearImage resample_box(const LinearImage& image, uint32_t width, uint32_t height);
 // A texture at another size as the renderer would show it there, per axis: shrunk, box-filtered (as its mip chain
 // averages); enlarged, sampled bilinearly at the new texels' centres (as the renderer samples it), repeating
-// across its edges (rows clamped instead with `clamp_rows`: an environment map's poles).
-LinearImage resample_texture(const LinearImage& image, uint32_t width, uint32_t height, bool clamp_rows);
+// across its edges. An `environment` map's rows span latitudes: shrunk, each weighs by the solid angle it covers
+// (a row at a pole covers less of the sphere than one at the equator); enlarged, they are clamped at the poles.
+LinearImage resample_texture(const LinearImage& image, uint32_t width, uint32_t height, bool environment);
 
 // A rotation value as in a mesh's `rotation`: {"axis": [x, y, z], "angle": degrees} or {"quaternion": [w, x, y, z]}.
 Quaternion read_rotation(const JsonValue& value);

@@ -184,7 +184,7 @@ std::vector<float> parameter_value_at_its_size(const Scene& scene, const Paramet
     image.texels.resize(size_t(image.width) * image.height);
     for (size_t i = 0; i < image.texels.size(); ++i)
         image.texels[i] = float4(v[3 * i], v[3 * i + 1], v[3 * i + 2], 1.0f);
-    // An environment map's rows end at the poles; a material's texture repeats both ways.
+    // An environment map's rows span latitudes from pole to pole; a material's texture repeats both ways.
     const LinearImage sized = detail::resample_texture(image, p.texture_width, p.texture_height,
                                                        p.kind == ParameterKind::light_texture);
     std::vector<float> out(p.size);

@@ -29,6 +29,21 @@ std::vector<std::vector<Tap>> box_taps(uint32_t n, uint32_t m) {
     return taps;
 }
 
+// The box filter along the rows of an equirectangular map (n rows from one pole to the other), each input row
+// weighing by the solid angle its overlap with the footprint covers: between polar angles a and b, in proportion
+// to cos a - cos b.
+std::vector<std::vector<Tap>> solid_angle_taps(uint32_t n, uint32_t m) {
+    std::vector<std::vector<Tap>> taps = box_taps(n, m);
+    const double scale = double(n) / double(m), pi = std::acos(-1.0);
+    auto band = [&](double lo, double hi) { return std::cos(pi * lo / n) - std::cos(pi * hi / n); };
+    for (uint32_t o = 0; o < m; ++o) {
+        const double lo = o * scale, hi = (o + 1) * scale, whole = band(lo, hi);
+        for (Tap& t : taps[o])
+            t.weight = band(std::max(lo, double(t.input)), std::min(hi, double(t.input + 1))) / whole;
+    }
+    return taps;
+}
+
 // Bilinear interpolation along one axis of n texels at m > n output texels' centres, repeating across the edges
 // (or clamped to them).
 std::vector<std::vector<Tap>> bilinear_taps(uint32_t n, uint32_t m, bool clamp) {
@@ -86,9 +101,12 @@ LinearImage resample_box(const LinearImage& image, uint32_t width, uint32_t heig
     return resample_with(image, box_taps(image.width, width), box_taps(image.height, height));
 }
 
-LinearImage resample_texture(const LinearImage& image, uint32_t width, uint32_t height, bool clamp_rows) {
-    auto taps = [](uint32_t n, uint32_t m, bool clamp) { return m > n ? bilinear_taps(n, m, clamp) : box_taps(n, m); };
-    return resample_with(image, taps(image.width, width, false), taps(image.height, height, clamp_rows));
+LinearImage resample_texture(const LinearImage& image, uint32_t width, uint32_t height, bool environment) {
+    const uint32_t w = image.width, h = image.height;
+    return resample_with(image, width > w ? bilinear_taps(w, width, false) : box_taps(w, width),
+                         height > h       ? bilinear_taps(h, height, environment)
+                         : environment    ? solid_angle_taps(h, height)
+                                          : box_taps(h, height));
 }
 
 } // namespace adjoint::app::detail
