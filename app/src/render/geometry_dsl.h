@@ -6,6 +6,8 @@
 #include "raster.h"
 #include "shading.h"
 
+#include <array>
+
 namespace adjoint::app {
 
 template <typename P>
@@ -200,6 +202,45 @@ Var<gpu::Surface> surface_at(const VertexInputs<PB>& in, const DslCamera& cam, c
     Float3 b = bary(p);
     Float3 bx = bary(p + make_float2(1.0f, 0.0f)), by = bary(p + make_float2(0.0f, 1.0f));
     return interpolate_surface(in, cam, tri, t, w, b, b, bx, by);
+}
+
+// A triangle cut by a plane (Sutherland-Hodgman, unrolled): d[k] is corner k's signed distance from the plane,
+// negative on the side cut away. What is kept is a convex polygon of 3 or 4 corners, kept in 4 places (a triangle
+// repeats one: a segment of length 0), in the triangle's winding. The odd corner a (on the other side of the plane
+// from the other two) comes first, b and e follow it: a cut, x1 b e x2; a alone kept, x1 x2 x2 a; none cut, the
+// triangle c0 c1 c2 c2; x1 and x2 are where edges a-b and e-a cross the plane. Every value is formed on both
+// sides of the ites that pick among these (where an edge does not cross, its crossing is finite all the same), as
+// $autodiff needs. The soft rasterizer cuts at the near plane (clip_triangle), a point light's shadows at a plane
+// just in front of the light (project_for_shadow).
+struct PlaneCut {
+    Bool cut[3];
+    Bool odd0, odd1;   // corner 0, else corner 1, else corner 2 is the odd one
+    Bool none, a_cut;
+    Float t1, t2;      // the crossings' places on edges a-b and e-a
+
+    template <typename T>
+    T turn(const T& x0, const T& x1, const T& x2) const { return ite(odd0, x0, ite(odd1, x1, x2)); }
+    // Any per-corner value (positions, barycentrics) at the polygon's corners, interpolated at the crossings.
+    template <typename T>
+    std::array<T, 4> corners(const T (&x)[3]) const {
+        T a = turn(x[0], x[1], x[2]), b = turn(x[1], x[2], x[0]), e = turn(x[2], x[0], x[1]);
+        T x1 = a + (b - a) * t1, x2 = e + (a - e) * t2;
+        return {ite(none, x[0], x1), ite(none, x[1], ite(a_cut, b, x2)), ite(none, x[2], ite(a_cut, e, x2)),
+                ite(none, x[2], ite(a_cut, x2, a))};
+    }
+};
+
+inline PlaneCut plane_cut(const Float (&d)[3]) {
+    PlaneCut pc;
+    for (int k = 0; k < 3; ++k) pc.cut[k] = d[k] < 0.0f;
+    pc.odd0 = (pc.cut[0] != pc.cut[1]) & (pc.cut[0] != pc.cut[2]);
+    pc.odd1 = (pc.cut[1] != pc.cut[0]) & (pc.cut[1] != pc.cut[2]);
+    pc.none = !(pc.cut[0] | pc.cut[1] | pc.cut[2]);
+    pc.a_cut = pc.turn(pc.cut[0], pc.cut[1], pc.cut[2]);
+    Float da = pc.turn(d[0], d[1], d[2]), db = pc.turn(d[1], d[2], d[0]), de = pc.turn(d[2], d[0], d[1]);
+    pc.t1 = da / nonzero(da - db);
+    pc.t2 = de / nonzero(de - da);
+    return pc;
 }
 
 } // namespace adjoint::app

@@ -67,39 +67,26 @@ inline ShadowTriangle project_for_shadow(const Float3 (&v)[3], const Float3& p, 
         t.q[3] = q[2];
         return t;
     }
-    // Each vertex's scale s = (its depth from the light) / dist: its projection is q / s. Clipped at
-    // s = kFront (Sutherland-Hodgman, unrolled, as clip_triangle): the odd vertex a on the other side of the
-    // plane from b and e; a beyond: x1 b e x2, a alone on p's side: x1 x2 x2 a, none beyond: the triangle.
-    // kFront is a thousandth of the way from the light to p: what lies nearer the light casts no shadow. At a
-    // millionth, clipped corners projected a million times further out, and the edge functions lost the digits
-    // that decide a point beside a wall's diagonal (it leaked 6% of the light in soft).
+    // Each vertex's scale s = (its depth from the light) / dist: its projection is q / s. Cut at s = kFront
+    // (plane_cut, as clip_triangle cuts at the near plane). kFront is a thousandth of the way from the light to p:
+    // what lies nearer the light casts no shadow. At a millionth, clipped corners projected a million times further
+    // out, and the edge functions lost the digits that decide a point beside a wall's diagonal (it leaked 6% of
+    // the light in soft).
     const float kFront = 1e-3f;
-    Float s[3];
-    Bool beyond[3];
+    Float s[3], d[3];
     for (int k = 0; k < 3; ++k) {
         s[k] = (dist - t.h[k]) / dist;
-        beyond[k] = s[k] < kFront;
+        d[k] = s[k] - kFront;
     }
-    Bool odd0 = (beyond[0] != beyond[1]) & (beyond[0] != beyond[2]);
-    Bool odd1 = (beyond[1] != beyond[0]) & (beyond[1] != beyond[2]);
-    auto turn = [&](const auto& x0, const auto& x1, const auto& x2) { return ite(odd0, x0, ite(odd1, x1, x2)); };
-    Float2 qa = turn(q[0], q[1], q[2]), qb = turn(q[1], q[2], q[0]), qe = turn(q[2], q[0], q[1]);
-    Float sa = turn(s[0], s[1], s[2]), sb = turn(s[1], s[2], s[0]), se = turn(s[2], s[0], s[1]);
-    Bool a_beyond = turn(beyond[0], beyond[1], beyond[2]);
-    // Where edges a-b and e-a cross the plane (kept finite where they do not: both sides of an ite are formed).
-    Float t1 = (sa - kFront) / nonzero(sa - sb), t2 = (se - kFront) / nonzero(se - sa);
-    Float2 x1 = qa + (qb - qa) * t1, x2 = qe + (qa - qe) * t2;
-    Bool none = !(beyond[0] | beyond[1] | beyond[2]);
-    Float2 corner[4] = {ite(none, q[0], x1), ite(none, q[1], ite(a_beyond, qb, x2)),
-                        ite(none, q[2], ite(a_beyond, qe, x2)), ite(none, q[2], ite(a_beyond, x2, qa))};
-    const Float front = kFront;
-    Float sc[4] = {ite(none, s[0], front), ite(none, s[1], ite(a_beyond, sb, front)),
-                   ite(none, s[2], ite(a_beyond, se, front)), ite(none, s[2], ite(a_beyond, front, sa))};
+    const PlaneCut pc = plane_cut(d);
+    const std::array<Float2, 4> corner = pc.corners(q);
+    // The crossings' s is kFront but for rounding.
+    const std::array<Float, 4> sc = pc.corners(s);
     for (int i = 0; i < 4; ++i) {
         t.c[i] = corner[i];
         t.q[i] = corner[i] / max(sc[i], kFront);
     }
-    t.front = !(beyond[0] & beyond[1] & beyond[2]);
+    t.front = !(pc.cut[0] & pc.cut[1] & pc.cut[2]);
     // The plane's height along the ray: exact, where interpolating the vertices' heights with the projection's
     // barycentrics is not (central projection is not affine), and a floor's neighbour in p's own plane stood
     // above p by up to a few bias at a low lamp and darkened it.

@@ -106,7 +106,7 @@ inline Outline outline_seen_from(const Float2& p, const Float2& q0, const Float2
 
 // The part of a triangle at view depth >= near, for a triangle that reaches nearer than the near plane (a floor
 // running under the camera): its projected corners cannot describe it (a corner behind the camera projects mirrored
-// through the image's centre). Clipped at clip w = near (Sutherland-Hodgman, unrolled), it is a convex polygon of 3
+// through the image's centre). Cut at clip w = near (plane_cut, geometry_dsl.h), it is a convex polygon of 3
 // or 4 corners, kept in 4 places (a triangle repeats one: a segment of length 0); a triangle with no corner nearer
 // than the plane (the selection decides from another rounding of its corners) is its own polygon. The clip
 // coordinates are chosen before any is projected, and every division is of a value kept from 0, so that no value
@@ -144,45 +144,28 @@ inline ClippedTriangle clip_triangle(const Float4 (&c)[3], const Float& width, c
     ct.width = width;
     ct.height = height;
     ct.near = near;
-    Bool behind[3] = {c[0].w < near, c[1].w < near, c[2].w < near};
-    // The odd corner, on the other side of the plane from the other two, as corner a; b and e follow it.
-    Bool odd0 = (behind[0] != behind[1]) & (behind[0] != behind[2]);
-    Bool odd1 = (behind[1] != behind[0]) & (behind[1] != behind[2]);
-    auto turn = [&](const auto& x0, const auto& x1, const auto& x2) { return ite(odd0, x0, ite(odd1, x1, x2)); };
+    const Float d[3] = {c[0].w - near, c[1].w - near, c[2].w - near};
+    const PlaneCut pc = plane_cut(d);
     const Float3 unit[3] = {make_float3(1.0f, 0.0f, 0.0f), make_float3(0.0f, 1.0f, 0.0f),
                             make_float3(0.0f, 0.0f, 1.0f)};
-    Float4 a = turn(c[0], c[1], c[2]), b = turn(c[1], c[2], c[0]), e = turn(c[2], c[0], c[1]);
-    Float3 ua = turn(unit[0], unit[1], unit[2]), ub = turn(unit[1], unit[2], unit[0]),
-           ue = turn(unit[2], unit[0], unit[1]);
-    Bool a_behind = turn(behind[0], behind[1], behind[2]);
-    // Where edges a-b and e-a cross the plane (their ends lie on either side of it).
-    Float da = a.w - near, db = b.w - near, de = e.w - near;
-    Float t1 = da / nonzero(da - db), t2 = de / nonzero(de - da);
-    Float4 x1 = a + (b - a) * t1, x2 = e + (a - e) * t2;
-    Float3 ux1 = ua + (ub - ua) * t1, ux2 = ue + (ua - ue) * t2;
-    // a behind: x1 b e x2 (4 corners); a alone in front: x1 x2 x2 a (3), both in the triangle's winding; none
-    // behind: the triangle, c0 c1 c2 c2. The edge each segment lies on (the index of the corner opposite it; 3:
-    // the plane's line or a segment of length 0).
-    Bool none_behind = !(behind[0] | behind[1] | behind[2]);
-    Float4 corner[4] = {ite(none_behind, c[0], x1), ite(none_behind, c[1], ite(a_behind, b, x2)),
-                        ite(none_behind, c[2], ite(a_behind, e, x2)), ite(none_behind, c[2], ite(a_behind, x2, a))};
-    ct.bary[0] = ite(none_behind, unit[0], ux1);
-    ct.bary[1] = ite(none_behind, unit[1], ite(a_behind, ub, ux2));
-    ct.bary[2] = ite(none_behind, unit[2], ite(a_behind, ue, ux2));
-    ct.bary[3] = ite(none_behind, unit[2], ite(a_behind, ux2, ua));
-    UInt ia = turn(UInt(0u), UInt(1u), UInt(2u)), ib = turn(UInt(1u), UInt(2u), UInt(0u)),
-         ie = turn(UInt(2u), UInt(0u), UInt(1u));
-    ct.on[0] = ite(none_behind, UInt(2u), ite(a_behind, ie, UInt(3u)));
-    ct.on[1] = ite(none_behind, UInt(0u), ite(a_behind, ia, UInt(3u)));
-    ct.on[2] = ite(none_behind, UInt(3u), ib);
-    ct.on[3] = ite(none_behind, UInt(1u), ite(a_behind, UInt(3u), ie));
+    const std::array<Float4, 4> corner = pc.corners(c);
+    const std::array<Float3, 4> bary = pc.corners(unit);
+    // The edge each segment lies on (the index of the corner opposite it; 3: the plane's line or a segment of
+    // length 0).
+    UInt ia = pc.turn(UInt(0u), UInt(1u), UInt(2u)), ib = pc.turn(UInt(1u), UInt(2u), UInt(0u)),
+         ie = pc.turn(UInt(2u), UInt(0u), UInt(1u));
+    ct.on[0] = ite(pc.none, UInt(2u), ite(pc.a_cut, ie, UInt(3u)));
+    ct.on[1] = ite(pc.none, UInt(0u), ite(pc.a_cut, ia, UInt(3u)));
+    ct.on[2] = ite(pc.none, UInt(3u), ib);
+    ct.on[3] = ite(pc.none, UInt(1u), ite(pc.a_cut, UInt(3u), ie));
     for (int i = 0; i < 4; ++i) {
+        ct.bary[i] = bary[i];
         ct.iw[i] = 1.0f / max(corner[i].w, near);   // >= near but for rounding
         ct.q[i] = projected_pixel(corner[i], ct.iw[i], width, height);
     }
     ct.area = edge_function(ct.q[0], ct.q[1], ct.q[2]) + edge_function(ct.q[0], ct.q[2], ct.q[3]);
-    Bool all_behind = behind[0] & behind[1] & behind[2];
-    ct.any = (!all_behind) & (abs(ct.area) > 1e-10f);
+    Bool all_cut = pc.cut[0] & pc.cut[1] & pc.cut[2];
+    ct.any = (!all_cut) & (abs(ct.area) > 1e-10f);
     return ct;
 }
 
