@@ -13,7 +13,9 @@
 // softmax over normalized depth z = (far - depth) / (far - near) at temperature gamma:
 //     w_j = D'_j exp(z_j / gamma),   w_b = exp(eps_b / gamma),   rgb = (sum w_j C_j + w_b C_b) / (sum w_j + w_b),
 // and alpha = 1 - prod(1 - D'_j), the soft silhouette. The image is continuous in the vertices and the
-// camera but for a triangle turning edge-on (soft_fragment), and $autodiff differentiates it as is.
+// camera but for a triangle turning edge-on (soft_fragment) and, with a small gamma, at a reach (D' just inside
+// it is below float's resolution, log D' clamped at -69: a fragment in front outweighs the surface from the moment
+// it comes within reach), and $autodiff differentiates it as is.
 #pragma once
 #include "geometry_dsl.h"
 
@@ -348,7 +350,9 @@ inline SoftTile soft_triangles(const BufferUInt& list, const BufferUInt& tile_of
 // exponentials stay finite for any sigma and gamma; the result does not depend on it. Pass 2 raises it as it sums
 // (an online softmax: the sums so far are scaled down to each new largest), so a fragment that counts in the sums
 // sets it. The backward pass repeats the sums at the forward's final largest, capping the weight of a fragment that
-// its rounding lets count there and not in the forward (at the very edge of its reach) at e^kSoftLargest of it.
+// its rounding lets count there and not in the forward (at the very edge of its reach) at e^kSoftLargest of it
+// (finite, not meaningful: that pixel's gradient is lost either way, as it is where the forward's largest came
+// from such a fragment and the backward does not count it, whose other weights may then fall below the cut).
 // Pass 2 also marks the entries it weighs (above kSoftNegligible of the largest so far), which the backward pass
 // loops over. With faces_per_pixel that is all: a list holds at most K, heaviest first when held in registers
 // (at 5k triangles, 256x256, soft_forward 6.7-7.8 ms against 8.2-8.8 with a pass 1: three alternated runs). The

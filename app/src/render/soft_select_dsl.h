@@ -9,7 +9,7 @@
 namespace adjoint::app {
 
 // Pass 0, on plain values, once per render: each pixel's own candidates, the triangles of its tile whose
-// outline as the binning projected it comes within `reach_px` pixels of the pixel's centre. Passes 1 and 2 test
+// outline as the binning projected it comes within `reach_px` pixels of the pixel's centre. The blend tests
 // each candidate exactly again (soft_fragment), so `reach_px` carries a slack for the two projections' rounding;
 // the list only spares them the triangles out of reach, most of a tile's. An invocation selects for a quad of
 // pixels (2x2, in one tile, so with one list; the tile's quads are consecutive invocations, tile_quad in
@@ -123,14 +123,17 @@ inline void soft_select(const BufferVar<gpu::TriSetup>& setups, const SoftClipSo
 }
 
 // The key a candidate is kept by (soft_select_heaviest, soft_select_held): soft_cover's logit and
-// soft_log_weight, on the binning's projection. False (kw unset) for a fragment behind the near or the far plane
-// at the pixel, which never counts.
+// soft_log_weight, on the binning's projection. False (kw unset) for a fragment that weighs nothing: behind the
+// near or the far plane at the pixel, or out of reach (D' = 0: the candidates' reach has a slack for rounding).
+// Such a one, kept, would weigh log(1e-30) + z / gamma, the clamp's, and with a small gamma a triangle in front
+// outranked the surface that covers the pixel, which then showed the background where K were full of them.
 inline Bool soft_select_key(const SoftCandidate& c, const SoftSettings& st, const Float& width, Float& kw) {
     const float log_keep = std::log1p(-kSoftCutoff);
     Float logit = st.logit(c.inside, st.ndc_d2(c.d2, width));
     Float z = st.depth_weight(c.depth);
-    kw = log(max(sigmoid(logit) - kSoftCutoff, 1e-30f)) - log_keep + z / st.gamma;
-    return (c.depth >= st.near) & (c.depth <= st.far);
+    Float covered = sigmoid(logit) - kSoftCutoff;
+    kw = log(max(covered, 1e-30f)) - log_keep + z / st.gamma;
+    return (c.depth >= st.near) & (c.depth <= st.far) & (covered > 0.0f);
 }
 
 // The two sides of a tile's list (TileBins: its triangles of one winding, then the other's), each with the
@@ -175,7 +178,7 @@ void soft_scan_sides(const BufferVar<gpu::TriSetup>& setups, const SoftClipSourc
 }
 
 // With `render.soft.faces_per_pixel` = K (= capacity): each pixel keeps only the K candidates that weigh most in
-// its blend, so its list never overflows and passes 1 and 2 loop over at most K. PyTorch3D keeps the K nearest
+// its blend, so its list never overflows and the blend loops over at most K. PyTorch3D keeps the K nearest
 // by depth instead; at the scene format's gamma (0.1) depth differs little across a surface's front layer, and
 // the nearest K are often the pixel's neighbours rather than the triangle that covers it. Here the key is the
 // log weight of pass 2, log D' + z / gamma, from the binning's projection; ties go to the lower triangle index,

@@ -18,7 +18,8 @@ using gpu::kNone;
 namespace {
 
 // Entries of a pixel's list one dispatch visits, when a shaded fragment runs no loop of its own: passes 1 and 2
-// (forward) or pass 2 and its reverse (backward) each take 16,384 iterations, half of lavapipe's 65,535.
+// (forward; pass 1 for the exact blend only) or pass 2 and its reverse (backward) each take 16,384 iterations,
+// half of lavapipe's 65,535.
 constexpr uint32_t kSoftPart = 16384;
 // What a forward dispatch does (its `phase` argument): pass 1, pass 2, the pixel from the sums.
 constexpr uint32_t kMaxPass = 1, kSumPass = 2, kFinish = 4;
@@ -81,9 +82,9 @@ auto select_kernel(uint32_t faces, bool held, bool clip) {
 }
 
 // One part of the pixel's list, [first, first + count): pass 1 (kMaxPass), raising the largest log weight the
-// earlier parts found; pass 2 (kSumPass), adding to their sums (and raising the largest where it had no pass 1:
-// soft_accumulate, online); the pixel from the sums (kFinish, after the last part). A list of one part takes
-// them all in one dispatch.
+// earlier parts found (for the exact blend: `max_pass`); pass 2 (kSumPass), adding to their sums and raising the
+// largest as it goes (soft_accumulate, online); the pixel from the sums (kFinish, after the last part). A list
+// of one part takes them all in one dispatch.
 auto forward_kernel(const ShadingPlan& groups, bool clip, bool max_pass) {
     return Kernel2D(
         [groups, clip, max_pass](BufferUInt tile_offset, BufferUInt tile_count, BufferUInt list, UInt tiles_x,
@@ -330,7 +331,7 @@ void SoftStage::forward(Stream& stream, Rasterizer& raster, const DeviceGeometry
                            state_, weighed_count_, p * part_, part_, phase)
                       .dispatch(camera.width, camera.height);
     };
-    // Pass 1 for the exact blend only, over every part before pass 2 (soft_dsl.h, kSoftLargest).
+    // Pass 1 for the exact blend only, over every part before pass 2 (soft_dsl.h, kSoftRobust).
     const uint32_t max_pass = faces_ ? 0u : kMaxPass;
     if (parts_ == 1) {
         pass(0, max_pass | kSumPass | kFinish);
