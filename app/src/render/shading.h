@@ -84,8 +84,9 @@ struct ShadingPlan {
 // a scene with thousands of lights a small kernel: no tape either, as the loop only accumulates).
 constexpr uint32_t kUnrolledLights = 4;
 
-// The fraction of a shadowing light (where it stands, its index in the light buffer) that reaches a world point.
-using ShadowHook = std::function<Float(const ShadowSource&, const UInt& light, const Float3& p)>;
+// The fraction of a shadowing light (where it stands, its index in the light buffer) that reaches a world point
+// on a surface of normal n (either way round).
+using ShadowHook = std::function<Float(const ShadowSource&, const UInt& light, const Float3& p, const Float3& n)>;
 
 // The resources the shading code reads.
 template <typename P>
@@ -226,7 +227,8 @@ Float3 shade_model(const ShadeInputs<P>& in, const PlannedModel& planned, const 
             } else {
                 auto light = in.lights.read(i);
                 Float3 c = model.direct(m, m.normal, v, g.model->incoming(reads, light, s.position));
-                if (g.shadows && in.visibility) c = c * in.visibility(g.model->shadow_source(reads, light), i, s.position);
+                if (g.shadows && in.visibility)
+                    c = c * in.visibility(g.model->shadow_source(reads, light), i, s.position, s.normal);
                 color = color + c;
             }
         };

@@ -42,7 +42,7 @@ struct ShadowInputs {
 // and the light, and its corners would project through the light, mirrored (a wall reaching past a lamp was
 // dropped whole, and leaked its shadow). `front`: some part lies on p's side (always for a sun). `plane_h`: for
 // a point light, the height above p at which the ray meets the triangle's plane (`meets`: it does, the plane
-// not parallel to the ray).
+// not parallel to the ray), from the plane's normal in the frame (u, w, axis) and its offset from p.
 struct ShadowTriangle {
     Float2 q[4];
     Float2 c[4];   // a point light's corners before the division by s (their edges' signs are q's, exactly)
@@ -50,6 +50,8 @@ struct ShadowTriangle {
     Bool front;
     Float plane_h;
     Bool meets;
+    Float3 normal;   // a point light's: (n.u, n.w, n.axis)
+    Float offset;    // n.(v0 - p)
 };
 
 inline ShadowTriangle project_for_shadow(const Float3 (&v)[3], const Float3& p, const Float3& axis, const Float3& u,
@@ -91,9 +93,10 @@ inline ShadowTriangle project_for_shadow(const Float3 (&v)[3], const Float3& p, 
     // barycentrics is not (central projection is not affine), and a floor's neighbour in p's own plane stood
     // above p by up to a few bias at a low lamp and darkened it.
     Float3 n = cross(v[1] - v[0], v[2] - v[0]);
-    Float across = dot(n, axis);
-    t.meets = abs(across) > 1e-6f * length(n);
-    t.plane_h = dot(n, v[0] - p) / ite(t.meets, across, Float(1.0f));
+    t.normal = make_float3(dot(n, u), dot(n, w), dot(n, axis));
+    t.offset = dot(n, v[0] - p);
+    t.meets = abs(t.normal.z) > 1e-6f * length(n);
+    t.plane_h = t.offset / ite(t.meets, t.normal.z, Float(1.0f));
     return t;
 }
 
@@ -105,25 +108,36 @@ inline ShadowTriangle project_for_shadow(const Float3 (&v)[3], const Float3& p, 
 struct PolygonOutline {
     Bool inside;
     Float d2;
+    Float2 nearest;   // the outline's point nearest to the origin
 };
 
 inline PolygonOutline polygon_outline_at_origin(const Float2 (&q)[4], const Float2 (&c)[4], const Float& area) {
     PolygonOutline o;
     o.inside = Bool(true);
     o.d2 = 3e38f;
+    o.nearest = q[0];
     for (int i = 0; i < 4; ++i) {
         const int j = (i + 1) % 4;
         o.inside = o.inside & ((c[i].x * c[j].y - c[i].y * c[j].x) * area >= 0.0f);
         Float2 ab = q[j] - q[i];
         Float t = clamp(dot(-q[i], ab) / max(dot(ab, ab), 1e-30f), 0.0f, 1.0f);
         Float2 r = q[i] + ab * t;
-        o.d2 = min(o.d2, dot(r, r));
+        Bool nearer = dot(r, r) < o.d2;
+        o.nearest = ite(nearer, r, o.nearest);
+        o.d2 = ite(nearer, dot(r, r), o.d2);
     }
     return o;
 }
 
-// log(1 - coverage) of p by one projected triangle (0 when it does not lie between p and the light).
-inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& st, const Float& dist, bool point) {
+// A / b, b kept from 0 (below `least` by its magnitude: where it is, the quotient is not used).
+inline Float guarded_over(const Float& a, const Float& b, const Float& least) {
+    return a / ite(abs(b) > least, b, least);
+}
+
+// log(1 - coverage) of p by one projected triangle (0 when it does not lie between p and the light). `receiver`:
+// the normal of p's surface in the frame (u, w, axis).
+inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& st, const Float& dist, bool point,
+                                  const Float3& receiver) {
     Float area = edge_function(t.q[0], t.q[1], t.q[2]);
     if (point) area = area + edge_function(t.q[0], t.q[2], t.q[3]);
     Float extent = max(max(dot(t.q[1] - t.q[0], t.q[1] - t.q[0]), dot(t.q[2] - t.q[0], t.q[2] - t.q[0])), 1e-30f);
@@ -133,16 +147,27 @@ inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& s
     Float safe_area = ite(valid, area, 1.0f);
     Bool inside;
     Float d2, h;
+    // The outline's point nearest to p's projection, and the triangle's height above p along the line from the
+    // light through it (ray: that line's direction per unit of height).
+    Float2 nearest;
+    Float nearest_h;
+    Float3 ray = make_float3(0.0f, 0.0f, 1.0f);
     if (point) {
         PolygonOutline o = polygon_outline_at_origin(t.q, t.c, safe_area);
         inside = o.inside;
         d2 = o.d2;
         h = t.plane_h;
+        nearest = o.nearest;
+        ray = make_float3(-nearest / dist, 1.0f);
+        nearest_h =
+            guarded_over(t.offset - dot(t.normal.xy(), nearest), dot(t.normal, ray), 1e-6f * length(t.normal));
     } else {
         Outline o = outline_seen_from(make_float2(0.0f), t.q[0], t.q[1], t.q[2], safe_area);
         inside = o.inside;
         d2 = o.d2;
         h = o.l.x * t.h[0] + o.l.y * t.h[1] + o.l.z * t.h[2];
+        nearest = t.q[0] * o.nearest.x + t.q[1] * o.nearest.y + t.q[2] * o.nearest.z;
+        nearest_h = o.nearest.x * t.h[0] + o.nearest.y * t.h[1] + o.nearest.z * t.h[2];
     }
     Float c;
     if (st.mode == Visibility::hard) {
@@ -160,13 +185,18 @@ inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& s
         // oblique ray and darkened a line along their shared edge.
         Float between = clamp((h - st.bias) / st.bias, 0.0f, 1.0f);
         if (point) between = between * clamp((dist - st.bias - h) / st.bias, 0.0f, 1.0f);
-        // The band is the antialiasing of a shadow's boundary, cast by a triangle that stands above p by more
-        // than it lies beside it. A neighbour on a convex surface rises by its distance times the small angle
-        // between the faces: its band darkened every lit face as far as a pixel reaches, the whole lit side of a
-        // sphere at 16x16 (137 for 195). Ramped from a height of the distance d to d + max(d, bias): 1 at the
-        // outline (d = 0) wherever `between` is above 0, so the coverage meets the inside's there.
+        // The band is the antialiasing of a shadow's boundary on p's surface: cast by a triangle whose outline
+        // stands above that surface (its plane through p) by more than it lies beside p, measured along the line
+        // from the light through the outline's point nearest to p. A neighbour on a convex surface lies below the
+        // plane, or above it by its distance times the small angle between the faces: its band darkened every
+        // lit face as far as a pixel reaches, the whole lit side of a sphere at 16x16 (137 for 195). A convex
+        // edge's other face meets the plane at the edge: measured from p itself (where the other face's plane
+        // stands far above p along a steep ray), its band darkened a lit face along a box's top edge (208 for
+        // 154 at 64x64). Ramped from a height of the distance d to d + max(d, bias): 1 at the outline (d = 0)
+        // wherever `between` is above 0, so the coverage meets the inside's there.
         Float d = sqrt(d2);
-        Float stands = clamp((h - d) / max(d, st.bias), 0.0f, 1.0f);
+        Float over_surface = guarded_over(-dot(receiver.xy(), nearest), dot(receiver, ray), 1e-6f);
+        Float stands = clamp((nearest_h - over_surface - d) / max(d, st.bias), 0.0f, 1.0f);
         c = ite(inside, 1.0f, band * stands) * between;
     }
     return ite(valid, log(max(1.0f - c, kShadowFloor)), 0.0f);
@@ -232,7 +262,7 @@ inline ShadowCandidates shadow_candidates(const ShadowGridRef& g, const UInt& li
 template <typename PB>
 Float shadow_visibility(const PB& positions, const BufferFloat3& plain, const BufferVar<uint3>& triangles,
                         const ShadowGridRef& grid, const ShadowInputs& st, const ShadowSource& src,
-                        const UInt& light, const Float3& p) {
+                        const UInt& light, const Float3& p, const Float3& n) {
     Float3 axis = src.at;
     Float dist = 1e30f;
     if (src.point) {
@@ -243,6 +273,8 @@ Float shadow_visibility(const PB& positions, const BufferFloat3& plain, const Bu
     // A frame of the plane perpendicular to the ray (distances in it do not depend on which).
     Float3 u = shadow_frame_u(axis);
     Float3 w = cross(axis, u);
+    // p's surface normal in that frame (shadow_log_uncovered's `receiver`).
+    Float3 receiver = make_float3(dot(n, u), dot(n, w), dot(n, axis));
     // The band's reach in world units at p (where the soft edge falls to 0), with a slack for rounding.
     Float reach = 0.0f;
     if (st.mode != Visibility::hard) reach = sqrt(soft_reach2(1.0f) * st.sigma) / st.ndc_scale * 1.01f;
@@ -265,7 +297,7 @@ Float shadow_visibility(const PB& positions, const BufferFloat3& plain, const Bu
         $if (near) {
             Float3 v[3] = {positions.read(t.x), positions.read(t.y), positions.read(t.z)};
             ShadowTriangle s = project_for_shadow(v, p, axis, u, w, src, dist);
-            log_visible = log_visible + shadow_log_uncovered(s, st, dist, src.point);
+            log_visible = log_visible + shadow_log_uncovered(s, st, dist, src.point, receiver);
         };
     };
     return exp(log_visible);
@@ -284,8 +316,8 @@ ShadowHook shadow_hook(const ShadingPlan& plan, const PB& positions, const Buffe
                        const BufferVar<uint3>& triangles, const ShadowGridRef& grid, const DslCamera& cam) {
     if (!plan.shadow.any) return {};
     return [&plan, &positions, &plain, &triangles, grid, cam](const ShadowSource& src, const UInt& light,
-                                                               const Float3& p) -> Float {
-        return shadow_visibility(positions, plain, triangles, grid, shadow_inputs(plan, cam, p), src, light, p);
+                                                               const Float3& p, const Float3& n) -> Float {
+        return shadow_visibility(positions, plain, triangles, grid, shadow_inputs(plan, cam, p), src, light, p, n);
     };
 }
 
