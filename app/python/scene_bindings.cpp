@@ -164,7 +164,7 @@ void bind_scene(py::module_& m) {
         .def("step", [](PyOptimization& o) { return report_dict(o.optimizer->step()); },
              "One iteration: {'iteration', 'loss', 'psnr', 'param_error', 'ms'}")
         .def("run", [](PyOptimization& o, uint32_t iterations, std::optional<py::function> callback) {
-                 py::dict last;
+                 py::object last = py::none();
                  for (uint32_t i = 0; i < iterations; ++i) {
                      last = report_dict(o.optimizer->step());
                      if (callback) (*callback)(last);
@@ -173,7 +173,7 @@ void bind_scene(py::module_& m) {
                  return last;
              },
              py::arg("iterations"), py::arg("callback") = py::none(),
-             "`iterations` steps, calling callback(report) after each; returns the last report")
+             "`iterations` steps, calling callback(report) after each; returns the last report (None for 0 steps)")
         .def_property_readonly("iteration", [](const PyOptimization& o) { return o.optimizer->iteration(); })
         .def_property_readonly("total_iterations", [](const PyOptimization& o) { return o.optimizer->total_iterations(); })
         .def("render", [](PyOptimization& o, int view) {

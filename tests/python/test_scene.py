@@ -115,6 +115,7 @@ def test_bad_input_raises_with_the_loaders_message(tmp_path, small_scene):
 def test_optimization_reduces_the_loss():
     scene = adjoint.Scene(SCENES / "material-light.json", resolution=(32, 32))
     opt = adjoint.Optimization(scene)
+    assert opt.run(0) is None and opt.iteration == 0   # no step, no report
     first = opt.step()
     assert set(first) == {"iteration", "loss", "psnr", "param_error", "ms"} and first["param_error"] is not None
     seen = []
