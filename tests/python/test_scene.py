@@ -106,6 +106,16 @@ def test_bad_input_raises_with_the_loaders_message(tmp_path, small_scene):
         small_scene.parameters["materials.ball.albedo"] = [1, 2]
     with pytest.raises(IndexError, match="out of range"):
         small_scene.render(view=3)
+    # A texture as an image keeps its rows and columns: as many floats in another shape would scramble it.
+    textured = adjoint.Scene(SCENES / "texture.json", resolution=(16, 16))
+    texture = textured.parameters["materials.skin.albedo_texture"]
+    assert texture.shape == (128, 128, 3)
+    textured.parameters["materials.skin.albedo_texture"] = texture[::-1]
+    textured.parameters["materials.skin.albedo_texture"] = texture.reshape(-1)
+    assert np.array_equal(textured.parameters["materials.skin.albedo_texture"], texture)
+    with pytest.raises(ValueError, match=r"albedo_texture: expected an image of shape \(128, 128, 3\) or 49152 "
+                                         r"floats, got shape \(256, 64, 3\)"):
+        textured.parameters["materials.skin.albedo_texture"] = texture.reshape(256, 64, 3)
     with pytest.raises(ValueError, match="no optimize block"):
         text.pop("optimize")
         bad.write_text(json.dumps(text).replace('"wide"', "40"))
