@@ -3,8 +3,8 @@
 // largest weight carried between them (render/soft_stage.cpp). Forced into many parts, a small scene gives the
 // image and the gradients of one part; 70,000 triangles over an 8x8 image (one tile) give the SoftRas blend
 // computed here, and $autodiff's gradient agrees with central differences. With render.soft.faces_per_pixel,
-// the same tile gives the blend of the triangles that weigh most, and the ball that of every candidate when
-// there is room for them all.
+// the same tile gives the blend of the triangles that weigh most, and the ball that of every candidate that
+// weighs when there is room for them all.
 #include "ball_scene.h"
 #include "finite_difference.h"
 #include "render/diagnose_stage.h"

@@ -172,6 +172,7 @@ Var<gpu::Surface> interpolate_surface(const VertexInputs<PB>& in, const DslCamer
         s.normal = facing_viewer(n, s.position, w[0], w[1], w[2], cam.eye);
     else
         s.normal = n;
+    s.face_normal = normalize(cross(w[1] - w[0], w[2] - w[0]));
     auto color = [&](const UInt& v) { return detached_unless(in.color_gradients, Float3(in.colors.read(v))); };
     if (in.has_colors)
         s.color = color(t.x) * b.x + color(t.y) * b.y + color(t.z) * b.z;

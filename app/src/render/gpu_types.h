@@ -35,6 +35,7 @@ constexpr uint32_t kSmallTriangle = 1u << 31;
 struct Surface {
     float3 position;        // world space
     float3 normal;          // world space, unit, facing the camera
+    float3 face_normal;     // world space, unit, either way round: the triangle's plane (a shadow's receiver)
     float3 color;           // vertex colour (white when the mesh has none)
     float2 uv;
     float2 duv_dx, duv_dy;  // texture-coordinate derivatives per pixel, for the mip level
@@ -96,7 +97,7 @@ constexpr uint32_t kTileSize = 8;
 
 ADJOINT_STRUCT(adjoint::app::gpu::TriSetup, p0, p1, p2, tiles, inv_w)
 ADJOINT_STRUCT(adjoint::app::gpu::TriEdges, e0, e1, e2, origins)
-ADJOINT_STRUCT(adjoint::app::gpu::Surface, position, normal, color, uv, duv_dx, duv_dy, tangent, material)
+ADJOINT_STRUCT(adjoint::app::gpu::Surface, position, normal, face_normal, color, uv, duv_dx, duv_dy, tangent, material)
 ADJOINT_STRUCT(adjoint::app::gpu::SurfaceRecord, position, normal, color, uv, duv_dx, duv_dy, material)
 ADJOINT_STRUCT(adjoint::app::gpu::Material, model, values, pad0, pad1, textures)
 ADJOINT_STRUCT(adjoint::app::gpu::VertexRec, mesh, position, color, faces_begin, faces_end)

@@ -85,7 +85,7 @@ struct ShadingPlan {
 constexpr uint32_t kUnrolledLights = 4;
 
 // The fraction of a shadowing light (where it stands, its index in the light buffer) that reaches a world point
-// on a surface of normal n (either way round).
+// on a triangle of normal n (either way round: the plane a shadow falls on).
 using ShadowHook = std::function<Float(const ShadowSource&, const UInt& light, const Float3& p, const Float3& n)>;
 
 // The resources the shading code reads.
@@ -122,6 +122,7 @@ inline Var<gpu::Surface> stored_surface(const BufferVar<gpu::SurfaceRecord>& rec
     Var<gpu::Surface> s;
     s.position = r.position;
     s.normal = r.normal;
+    s.face_normal = r.normal;   // (the stored surfaces' chain casts no shadows)
     s.color = r.color;
     s.uv = r.uv;
     s.duv_dx = r.duv_dx;
@@ -228,7 +229,7 @@ Float3 shade_model(const ShadeInputs<P>& in, const PlannedModel& planned, const 
                 auto light = in.lights.read(i);
                 Float3 c = model.direct(m, m.normal, v, g.model->incoming(reads, light, s.position));
                 if (g.shadows && in.visibility)
-                    c = c * in.visibility(g.model->shadow_source(reads, light), i, s.position, s.normal);
+                    c = c * in.visibility(g.model->shadow_source(reads, light), i, s.position, s.face_normal);
                 color = color + c;
             }
         };

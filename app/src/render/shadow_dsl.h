@@ -159,8 +159,9 @@ inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& s
         h = t.plane_h;
         nearest = o.nearest;
         ray = make_float3(-nearest / dist, 1.0f);
-        nearest_h =
-            guarded_over(t.offset - dot(t.normal.xy(), nearest), dot(t.normal, ray), 1e-6f * length(t.normal));
+        // (A triangle of no area has a normal of 0: the floor keeps the quotient's unused side finite.)
+        nearest_h = guarded_over(t.offset - dot(t.normal.xy(), nearest), dot(t.normal, ray),
+                                 max(1e-6f * length(t.normal), 1e-30f));
     } else {
         Outline o = outline_seen_from(make_float2(0.0f), t.q[0], t.q[1], t.q[2], safe_area);
         inside = o.inside;

@@ -185,8 +185,9 @@ void soft_scan_sides(const BufferVar<gpu::TriSetup>& setups, const SoftClipSourc
 // so that the set does not depend on the tile list's order. The K are kept unsorted in the pixel's list with
 // their keys in `key` (from at * K, in the same order); the least kept is tracked, and a candidate that weighs
 // more replaces it and looks for the new least (K reads): a part's loops take at most (4K + 1) times its
-// entries (SoftStage sizes the parts for it). Fragments behind the near or the far plane at the pixel, which
-// never count, are not kept. The tile list is taken side by side (soft_scan_sides).
+// entries (SoftStage sizes the parts for it). Fragments that weigh nothing (soft_select_key: behind the near or
+// the far plane at the pixel, or out of reach) are not kept. The tile list is taken side by side
+// (soft_scan_sides).
 inline void soft_select_heaviest(const BufferVar<gpu::TriSetup>& setups, const SoftClipSource* src,
                                  const BufferUInt& list,
                                  const BufferFloat& key, const UInt& begin, const UInt& end,
