@@ -135,7 +135,7 @@ inline Float guarded_over(const Float& a, const Float& b, const Float& least) {
 }
 
 // log(1 - coverage) of p by one projected triangle (0 when it does not lie between p and the light). `receiver`:
-// the normal of p's surface in the frame (u, w, axis).
+// the normal of p's triangle in the frame (u, w, axis).
 inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& st, const Float& dist, bool point,
                                   const Float3& receiver) {
     Float area = edge_function(t.q[0], t.q[1], t.q[2]);
@@ -186,15 +186,16 @@ inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& s
         // oblique ray and darkened a line along their shared edge.
         Float between = clamp((h - st.bias) / st.bias, 0.0f, 1.0f);
         if (point) between = between * clamp((dist - st.bias - h) / st.bias, 0.0f, 1.0f);
-        // The band is the antialiasing of a shadow's boundary on p's surface: cast by a triangle whose outline
-        // stands above that surface (its plane through p) by more than it lies beside p, measured along the line
-        // from the light through the outline's point nearest to p. A neighbour on a convex surface lies below the
-        // plane, or above it by its distance times the small angle between the faces: its band darkened every
-        // lit face as far as a pixel reaches, the whole lit side of a sphere at 16x16 (137 for 195). A convex
-        // edge's other face meets the plane at the edge: measured from p itself (where the other face's plane
-        // stands far above p along a steep ray), its band darkened a lit face along a box's top edge (208 for
-        // 154 at 64x64). Ramped from a height of the distance d to d + max(d, bias): 1 at the outline (d = 0)
-        // wherever `between` is above 0, so the coverage meets the inside's there.
+        // The band is the antialiasing of a shadow's boundary on p's triangle: cast by a triangle whose outline
+        // stands above that triangle's plane by more than it lies beside p, measured along the line from the light
+        // through the outline's point nearest to p. A neighbour on a convex surface lies below the plane, or above
+        // it by its distance times the small angle between the faces: its band darkened every lit face as far as a
+        // pixel reaches, the whole lit side of a sphere at 16x16 (137 for 195). A convex edge's other face meets
+        // the plane at the edge: measured from p itself (where the other face's plane stands far above p along a
+        // steep ray), its band darkened a lit face along a box's top edge (208 for 154 at 64x64). The triangle's
+        // own plane, not that of the interpolated normal, which tilts away from it: a smooth box's edges and a
+        // sphere's terminator kept false bands. Ramped from a height of the distance d to d + max(d, bias): 1 at
+        // the outline (d = 0) wherever `between` is above 0, so the coverage meets the inside's there.
         Float d = sqrt(d2);
         Float over_surface = guarded_over(-dot(receiver.xy(), nearest), dot(receiver, ray), 1e-6f);
         Float stands = clamp((nearest_h - over_surface - d) / max(d, st.bias), 0.0f, 1.0f);
@@ -274,7 +275,7 @@ Float shadow_visibility(const PB& positions, const BufferFloat3& plain, const Bu
     // A frame of the plane perpendicular to the ray (distances in it do not depend on which).
     Float3 u = shadow_frame_u(axis);
     Float3 w = cross(axis, u);
-    // p's surface normal in that frame (shadow_log_uncovered's `receiver`).
+    // The normal of p's triangle in that frame (shadow_log_uncovered's `receiver`).
     Float3 receiver = make_float3(dot(n, u), dot(n, w), dot(n, axis));
     // The band's reach in world units at p (where the soft edge falls to 0), with a slack for rounding.
     Float reach = 0.0f;
