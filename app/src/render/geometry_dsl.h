@@ -140,15 +140,14 @@ VertexInputs<PB> vertex_inputs(const ShadingPlan& plan, const PB& positions, con
                             plan.tangents, plan.vertex_color_gradients, plan.vertex_colors};
 }
 
-// The shading normal n at `position` on the triangle w0 w1 w2, turned to the side of the triangle the camera
-// (at eye) sees: negated where n and the eye lie on opposite sides of the triangle's plane. Whether the
-// triangle's winding agrees with its normals does not matter (the product of the two sides), and a smooth
-// normal that leans away from the eye on a triangle the camera sees from n's side is kept: turning it by its
-// own facing, as before, mirrored the lighting of the few pixels at a smooth mesh's silhouette where the
-// interpolated normal leans past the view direction (lit pixels on the dark side, dark ones on the lit side).
-inline Float3 facing_viewer(const Float3& n, const Float3& position, const Float3& w0, const Float3& w1,
-                            const Float3& w2, const Float3& eye) {
-    Float3 g = cross(w1 - w0, w2 - w0);
+// The shading normal n at `position` on a triangle whose plane has the normal g (any length, either way round),
+// turned to the side of the triangle the camera (at eye) sees: negated where n and the eye lie on opposite sides
+// of the plane. Whether the triangle's winding agrees with its normals does not matter (the product of the two
+// sides), and a smooth normal that leans away from the eye on a triangle the camera sees from n's side is kept:
+// turning it by its own facing, as before, mirrored the lighting of the few pixels at a smooth mesh's silhouette
+// where the interpolated normal leans past the view direction (lit pixels on the dark side, dark ones on the lit
+// side).
+inline Float3 facing_viewer(const Float3& n, const Float3& position, const Float3& g, const Float3& eye) {
     return ite(dot(g, n) * dot(g, eye - position) < 0.0f, -n, n);
 }
 
@@ -168,11 +167,9 @@ Var<gpu::Surface> interpolate_surface(const VertexInputs<PB>& in, const DslCamer
     Var<gpu::Surface> s;
     s.position = w[0] * b.x + w[1] * b.y + w[2] * b.z;
     Float3 n = normalize(in.normals.read(t.x) * b.x + in.normals.read(t.y) * b.y + in.normals.read(t.z) * b.z);
-    if (two_sided)
-        s.normal = facing_viewer(n, s.position, w[0], w[1], w[2], cam.eye);
-    else
-        s.normal = n;
-    s.face_normal = normalize(cross(w[1] - w[0], w[2] - w[0]));
+    Float3 g = cross(w[1] - w[0], w[2] - w[0]);
+    s.normal = two_sided ? facing_viewer(n, s.position, g, cam.eye) : n;
+    s.face_normal = normalize(g);
     auto color = [&](const UInt& v) { return detached_unless(in.color_gradients, Float3(in.colors.read(v))); };
     if (in.has_colors)
         s.color = color(t.x) * b.x + color(t.y) * b.y + color(t.z) * b.z;

@@ -160,7 +160,7 @@ inline auto interpolate_kernel() {
             Float3 w0 = positions.read(t.x), w1 = positions.read(t.y), w2 = positions.read(t.z);
             s.position = w0 * b0 + w1 * b.x + w2 * b.y;
             Float3 n = normalize(normals.read(t.x) * b0 + normals.read(t.y) * b.x + normals.read(t.z) * b.y);
-            s.normal = facing_viewer(n, s.position, w0, w1, w2, eye);
+            s.normal = facing_viewer(n, s.position, cross(w1 - w0, w2 - w0), eye);
             s.color = colors.read(t.x) * b0 + colors.read(t.y) * b.x + colors.read(t.z) * b.y;
             Float2 uv0 = uvs.read(t.x), uv1 = uvs.read(t.y), uv2 = uvs.read(t.z);
             s.uv = uv0 * b0 + uv1 * b.x + uv2 * b.y;

@@ -134,6 +134,15 @@ inline Float guarded_over(const Float& a, const Float& b, const Float& least) {
     return a / ite(abs(b) > least, b, least);
 }
 
+// The height above p, along `ray` (per unit of height: its axis component is 1) from the point `at` of the
+// plane across the axis, at which that line meets the plane of normal n (in the frame (u, w, axis)) and offset
+// n.(x - p) for its points x; `least`: where |n.ray| is below it the line runs along the plane and the height is
+// not used.
+inline Float plane_height(const Float3& n, const Float& offset, const Float2& at, const Float3& ray,
+                          const Float& least) {
+    return guarded_over(offset - dot(n.xy(), at), dot(n, ray), least);
+}
+
 // log(1 - coverage) of p by one projected triangle (0 when it does not lie between p and the light). `receiver`:
 // the normal of p's triangle in the frame (u, w, axis).
 inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& st, const Float& dist, bool point,
@@ -160,8 +169,7 @@ inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& s
         nearest = o.nearest;
         ray = make_float3(-nearest / dist, 1.0f);
         // (A triangle of no area has a normal of 0: the floor keeps the quotient's unused side finite.)
-        nearest_h = guarded_over(t.offset - dot(t.normal.xy(), nearest), dot(t.normal, ray),
-                                 max(1e-6f * length(t.normal), 1e-30f));
+        nearest_h = plane_height(t.normal, t.offset, nearest, ray, max(1e-6f * length(t.normal), 1e-30f));
     } else {
         Outline o = outline_seen_from(make_float2(0.0f), t.q[0], t.q[1], t.q[2], safe_area);
         inside = o.inside;
@@ -197,7 +205,7 @@ inline Float shadow_log_uncovered(const ShadowTriangle& t, const ShadowInputs& s
         // sphere's terminator kept false bands. Ramped from a height of the distance d to d + max(d, bias): 1 at
         // the outline (d = 0) wherever `between` is above 0, so the coverage meets the inside's there.
         Float d = sqrt(d2);
-        Float over_surface = guarded_over(-dot(receiver.xy(), nearest), dot(receiver, ray), 1e-6f);
+        Float over_surface = plane_height(receiver, 0.0f, nearest, ray, 1e-6f);
         Float stands = clamp((nearest_h - over_surface - d) / max(d, st.bias), 0.0f, 1.0f);
         c = ite(inside, 1.0f, band * stands) * between;
     }

@@ -111,8 +111,7 @@ void traced_part(const TracedSources& x, const ShadingPlan& plan, bool geometry,
                                          return traced_sample(x.texture_slot, d, t, c);
                                      }};
         SoftSums s;
-        Float m = max_log_weight;
-        soft_accumulate(vin, in, plan, cam, st, part, pix, m, s, false);
+        soft_accumulate(vin, in, plan, cam, st, part, pix, max_log_weight, s);
         adjoint::backward(s.weights * seed.weights + dot(s.colors, seed.colors) + s.uncovered * seed.uncovered);
         add_slots(out, d, at, pixels);
     };

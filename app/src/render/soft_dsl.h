@@ -377,19 +377,17 @@ Float soft_max_log_weight(const VertexInputs<PB>& in, const DslCamera& cam, cons
     return m;
 }
 
-// Pass 2: adds the fragments of `tile` (a part of the pixel's list) to the sums `s`, their log weights less
-// `max_log_weight`; with `online` (the forward pass), raising it to any fragment's that is larger as it goes and
-// scaling the sums so far down to it. Its loop carries accumulators only, so $autodiff's reverse pass recomputes
-// it and stores no tape. `weighed(k, tri)`, where given, is called for each entry (k: where it lies in the list)
-// whose fragment enters the weights (the others add to `uncovered` only): above kSoftNegligible of the largest so
-// far, so those of the final largest and, where the largest rose after them, a few more.
-struct NoHook {
-    void operator()(const UInt&, const UInt&) const {}
-};
-template <typename PB, typename P, typename Weighed = NoHook>
-void soft_accumulate(const VertexInputs<PB>& in, const ShadeInputs<P>& shade_in, const ShadingPlan& groups,
-                     const DslCamera& cam, const SoftSettings& st, const SoftTile& tile, const UInt2& pix,
-                     Float& max_log_weight, SoftSums& s, bool online, const Weighed& weighed = {}) {
+// Pass 2: adds the fragments of `tile` (a part of the pixel's list) to the sums `s`, their log weights less the
+// largest `m`; with `online` (the forward pass, soft_accumulate_online), raising `m` to any fragment's that is
+// larger as it goes and scaling the sums so far down to it. Its loop carries accumulators only, so $autodiff's
+// reverse pass recomputes it and stores no tape. `weighed(k, tri)`, where given, is called for each entry (k: where
+// it lies in the list) whose fragment enters the weights (the others add to `uncovered` only): above
+// kSoftNegligible of the largest so far, so those of the final largest and, where the largest rose after them, a
+// few more.
+template <bool online, typename PB, typename P, typename Weighed>
+void soft_accumulate_into(const VertexInputs<PB>& in, const ShadeInputs<P>& shade_in, const ShadingPlan& groups,
+                          const DslCamera& cam, const SoftSettings& st, const SoftTile& tile, const UInt2& pix,
+                          Float& m, SoftSums& s, const Weighed& weighed) {
     $for (i, 0u, tile.count) {
         UInt k = tile.entry(i);
         UInt tri = tile.list.read(k);
@@ -397,15 +395,15 @@ void soft_accumulate(const VertexInputs<PB>& in, const ShadeInputs<P>& shade_in,
         $if (f.counts) {
             s.uncovered = s.uncovered + soft_uncovered(f);
             Float log_weight = soft_log_weight(f, st);
-            if (online) {
-                $if (log_weight > max_log_weight) {
-                    Float scale = exp(max_log_weight - log_weight);
+            if constexpr (online) {
+                $if (log_weight > m) {
+                    Float scale = exp(m - log_weight);
                     s.weights = s.weights * scale;
                     s.colors = s.colors * scale;
-                    max_log_weight = log_weight;
+                    m = log_weight;
                 };
             }
-            Float lw = log_weight - max_log_weight;
+            Float lw = log_weight - m;
             $if (lw > kSoftNegligible) {
                 weighed(k, tri);
                 Float w = exp(min(lw, kSoftLargest));
@@ -414,6 +412,21 @@ void soft_accumulate(const VertexInputs<PB>& in, const ShadeInputs<P>& shade_in,
             };
         };
     };
+}
+
+// The forward pass's, raising `max_log_weight`; the backward pass's and the diagnostics', at the forward's final.
+template <typename PB, typename P, typename Weighed>
+void soft_accumulate_online(const VertexInputs<PB>& in, const ShadeInputs<P>& shade_in, const ShadingPlan& groups,
+                            const DslCamera& cam, const SoftSettings& st, const SoftTile& tile, const UInt2& pix,
+                            Float& max_log_weight, SoftSums& s, const Weighed& weighed) {
+    soft_accumulate_into<true>(in, shade_in, groups, cam, st, tile, pix, max_log_weight, s, weighed);
+}
+template <typename PB, typename P>
+void soft_accumulate(const VertexInputs<PB>& in, const ShadeInputs<P>& shade_in, const ShadingPlan& groups,
+                     const DslCamera& cam, const SoftSettings& st, const SoftTile& tile, const UInt2& pix,
+                     const Float& max_log_weight, SoftSums& s) {
+    Float m = max_log_weight;
+    soft_accumulate_into<false>(in, shade_in, groups, cam, st, tile, pix, m, s, [](const UInt&, const UInt&) {});
 }
 
 // Where a pixel loops over its own candidates, pass 2 moves the entries whose fragments enter the weights to

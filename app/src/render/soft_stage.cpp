@@ -83,7 +83,7 @@ auto select_kernel(uint32_t faces, bool held, bool clip) {
 
 // One part of the pixel's list, [first, first + count): pass 1 (kMaxPass), raising the largest log weight the
 // earlier parts found (for the exact blend: `max_pass`); pass 2 (kSumPass), adding to their sums and raising the
-// largest as it goes (soft_accumulate, online); the pixel from the sums (kFinish, after the last part). A list
+// largest as it goes (soft_accumulate_online); the pixel from the sums (kFinish, after the last part). A list
 // of one part takes them all in one dispatch.
 auto forward_kernel(const ShadingPlan& groups, bool clip, bool max_pass) {
     return Kernel2D(
@@ -114,8 +114,8 @@ auto forward_kernel(const ShadingPlan& groups, bool clip, bool max_pass) {
         // The largest log weight so far: the background's before the list's first pass, else what the earlier
         // dispatches found.
         Float m = kSoftBackground / gamma;
-        Bool fresh = (first == 0u) & ((phase & (max_pass ? kMaxPass : kSumPass)) != 0u);
-        $if (!fresh) { m = state.read(at).x; };
+        const uint32_t first_pass = max_pass ? kMaxPass : kSumPass;   // the list's first pass, in the first part
+        $if ((first != 0u) | ((phase & first_pass) == 0u)) { m = state.read(at).x; };
         $if ((phase & kMaxPass) != 0u) { m = soft_max_log_weight(vin, cam, st, part, pix, m); };
         SoftSums s;
         $if ((phase & kSumPass) != 0u) {
@@ -140,7 +140,7 @@ auto forward_kernel(const ShadingPlan& groups, bool clip, bool max_pass) {
                 $elif (front < capacity) { list.write(own_begin + front * own_stride, tri); };
                 front = front + 1u;
             };
-            soft_accumulate(vin, in, groups, cam, st, part, pix, m, s, true, to_front);
+            soft_accumulate_online(vin, in, groups, cam, st, part, pix, m, s, to_front);
             sums.write(at, make_float4(s.weights, s.colors));
             // An own list's count never exceeds its room.
             weighed_count.write(at, ite(((phase & kFinish) != 0u) & (front > capacity), kSoftAllWeighed, front));
@@ -218,7 +218,7 @@ auto backward_kernel(const ShadingPlan& groups, bool camera_free, bool clip) {
                         shadow_hook(groups, positions, positions_value, triangles,
                                     shadow_grid_ref(groups, grid_head, grid_slot, grid_cells, grid_list), cam)};
                     SoftSums s;
-                    soft_accumulate(vin, in, groups, cam, st, weighed, pix, m, s, false);
+                    soft_accumulate(vin, in, groups, cam, st, weighed, pix, m, s);
                     adjoint::backward(s.weights * seed.weights + dot(s.colors, seed.colors) +
                                       s.uncovered * seed.uncovered);
                 };
