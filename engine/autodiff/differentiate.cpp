@@ -110,25 +110,36 @@ void Differentiator::rewrite_grads(ValueId id) {
     }
     // The adjoint reads through `a == 0 ? +0.0 : a`, which maps the -0.0 start value of an input that
     // nothing reached to +0.0 and leaves every other value as it is. (`a + 0.0` would do in IEEE
-    // arithmetic, but shader compilers fold it to `a`.) Matrices keep the `+ 0.0`; aggregates are loaded as they are.
+    // arithmetic, but shader compilers fold it to `a`.) Matrices column by column, arrays and structs element by
+    // element (their unreached lanes read -0.0 before).
     Block tmp;
     b_.push(tmp);
-    ValueId load = b_.load(source, {}, in.loc);
-    ValueId zero = b_.zero(in.type, in.loc);
-    ValueId is_zero = in.type->is_scalar() || in.type->is_vector() ? b_.binary(Op::Eq, load, zero, in.loc) : kNoValue;
+    const ValueId value = positive_zeros(b_.load(source, {}, in.loc), in.loc);
     b_.pop();
+    // The Grad instruction, which its users name, becomes the last one built (the select or construct that
+    // makes the value); that one is dropped.
+    const Inst& last = f_.inst(value);
+    in.op = last.op;
+    in.operands = last.operands;
+    in.imm = last.imm;
+    f_.inst(value).dead = true;
+    tmp.insts.pop_back();
     pending_.emplace_back(id, tmp.insts);
-    in.op = Op::Add;
-    in.operands = {load, zero};
-    if (is_zero != kNoValue) {
-        in.op = Op::Select;
-        in.operands = {is_zero, zero, load};
+}
+
+// `v` with each float lane that is zero read as +0.0.
+ValueId Differentiator::positive_zeros(ValueId v, const std::source_location& loc) {
+    const Type* t = b_.type_of(v);
+    if (t->is_scalar() || t->is_vector()) {
+        if (!t->is_float()) return v;
+        ValueId zero = b_.zero(t, loc);
+        return b_.select(b_.binary(Op::Eq, v, zero, loc), zero, v, loc);
     }
-    if (!in.type->is_basic()) {   // aggregates: no add; the load alone (-0.0 lanes stay -0.0)
-        in.op = Op::Load;
-        in.operands = {source};
-        pending_.back().second = {};
-    }
+    if (!t->is_matrix() && !t->is_array() && !t->is_struct()) return v;
+    std::vector<ValueId> parts;
+    uint32_t n = t->is_struct() ? uint32_t(t->members().size()) : t->dim();
+    for (uint32_t i = 0; i < n; ++i) parts.push_back(positive_zeros(b_.extract(v, i, loc), loc));
+    return b_.construct(t, parts, loc);
 }
 
 namespace {

@@ -98,7 +98,7 @@ struct LoopInfo {
     std::vector<ValueId> invariant;               // locals declared outside, only loaded inside
     std::map<ValueId, ValueId> tape;              // carried local -> tape array local
     std::map<ValueId, ValueId> snapshot;          // invariant local -> its value at loop entry
-    std::set<ValueId> instrumentation;            // the tape writes at the top of the body
+    std::set<ValueId> instrumentation;            // tape writes at the top, breaks: the recomputation skips them
     ValueId exit_if = kNoValue;                   // the final `if (brk) break;`
     bool exact = false;                           // the capacity is the exact trip count (+1)
     bool top_test = false;                        // `test; if (!c) break; body` with no other exit
@@ -223,6 +223,7 @@ private:
     void splice_pending(std::vector<ValueId>& block);
     bool insert_before(std::vector<ValueId>& block, ValueId target, const std::vector<ValueId>& insts);
     void rewrite_grads(ValueId id);
+    ValueId positive_zeros(ValueId v, const std::source_location& loc);
 
     ir::Function& f_;
     ir::Builder b_;

@@ -35,6 +35,15 @@ bool Differentiator::forward_mode_eligible(LoopInfo& info) {
             if (!active_[x]) return;
             if (f_.type_of(x) != Type::f32() || in.operands.size() != (in.op == Op::Store ? 2u : 1u)) ok = false;
             if (!inside.count(x)) add_dir(x);   // a carried or invariant local
+            // A value from before the loop stored as it is (`a = c`, the load of c forwarded out of the loop by
+            // the cleanup): an input too. It was not one, so its tangent read as zero and grad(c) came back 0.
+            if (in.op == Op::Store && in.operands.size() == 2) {
+                ValueId v = in.operands[1];
+                if (v < active_.size() && active_[v] && !inside.count(v)) {
+                    if (f_.type_of(v) != Type::f32()) ok = false;
+                    add_dir(v);
+                }
+            }
             return;
         }
         if (!active_[id]) return;

@@ -1,5 +1,5 @@
-// Loops inside $autodiff lose their breaks and continues (flags and guards), and their carried and invariant
-// locals are found: what the tapes and the reverse loops are built from.
+// Loops inside $autodiff: breaks and continues become flags and guards (a break still leaves the forward loop),
+// and their carried and invariant locals are found: what the tapes and the reverse loops are built from.
 #include "differentiator.h"
 
 #include <adjoint/core/error.h>
@@ -78,8 +78,8 @@ class ExitLowering {
 public:
     ExitLowering(Function& f, LoopInfo& info) : f_(f), b_(f), info_(info) {}
 
-    // Rewrites the body in place: breaks and continues that target this loop set flags, later
-    // statements run under `if (!(brk || cnt))`, and the body ends with `if (brk) break;`.
+    // Rewrites the body in place: breaks and continues that target this loop set flags (a break still leaves,
+    // see emit), later statements run under `if (!(brk || cnt))`, and the body ends with `if (brk) break;`.
     void run() {
         Inst& loop = f_.inst(info_.loop);
         Block& body = *loop.regions[0];
@@ -103,7 +103,17 @@ private:
             ValueId id = insts[i];
             Inst& in = f_.inst(id);
             if (in.op == Op::Break || in.op == Op::Continue) {
-                b_.store(in.op == Op::Break ? info_.brk : info_.cnt, b_.boolean(true, in.loc), {}, in.loc);
+                const bool is_break = in.op == Op::Break;
+                b_.store(is_break ? info_.brk : info_.cnt, b_.boolean(true, in.loc), {}, in.loc);
+                if (is_break) {
+                    // The forward loop also leaves here, as the user's code does (the rest of the iteration is
+                    // guarded off anyway). Left only at the body's end, a float2 carried through the loop took
+                    // a value computed from a float updated after it, in threads that left before others of their
+                    // SIMD group: a lavapipe miscompile (Mesa 22.3; engine/GUIDE.md, "A loop lavapipe
+                    // miscompiles"), 21 of 64 threads wrong. The reverse pass's recomputation skips it.
+                    b_.break_(in.loc);
+                    info_.instrumentation.insert(b_.block().insts.back());
+                }
                 in.dead = true;
                 for (size_t j = i + 1; j < insts.size(); ++j) f_.inst(insts[j]).dead = true;   // unreachable
                 return true;
@@ -159,9 +169,10 @@ private:
 } // namespace
 
 
-// The exit `if` of a loop whose only exit is a test at the top of its body (straight-line code, then
-// `if (c) break;`), or kNoValue.
+// The exit `if` of a loop whose only exit is a test at the top of its body (straight-line code that writes
+// nothing, then `if (c) break;`), or kNoValue.
 ValueId Differentiator::top_test(const Block& body) {
+    std::set<ValueId> own;   // the body's locals declared so far
     for (size_t i = 0; i < body.insts.size(); ++i) {
         const Inst& in = f_.inst(body.insts[i]);
         if (in.op == Op::If && is_break_only(f_, *in.regions[0]) && in.regions[1]->insts.empty()) {
@@ -170,6 +181,13 @@ ValueId Differentiator::top_test(const Block& body) {
             return body.insts[i];
         }
         if (!in.regions.empty() || in.op == Op::Break || in.op == Op::Continue) return kNoValue;
+        // Code before the test that writes what outlives the iteration (a carried local updated, then the test)
+        // runs in the iteration that leaves, which a top-test loop does not tape: its reverse lost that
+        // iteration's work (x * w taken once and then tested reversed to 1 for dy/dx and 0 for dy/dw). Locals
+        // of the body's own, which a test may compute with, end with the iteration.
+        if (in.op == Op::Local) own.insert(body.insts[i]);
+        const bool own_local = in.op == Op::Local || (in.op == Op::Store && own.count(in.operands[0]));
+        if (!own_local && ir::info(in.op).effect == Effect::Write) return kNoValue;
         // A value the reverse pass replays from the side tape, computed before the exit test, runs in
         // the test-only last iteration too; the flag form tapes (and so replays) that iteration.
         if (replayed_kind(body.insts[i])) return kNoValue;

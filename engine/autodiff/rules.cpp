@@ -99,6 +99,22 @@ constexpr void arithmetic_rules(RuleTable& table) {
         r.give(0, r.mul(g, x[1])); r.give(1, r.mul(g, x[0]));
     });
     set(table, Op::Div, [](R& r, const Vals& x, ValueId g, ValueId y) {
+        const Type* t = r.a.inst.type;
+        if (t->is_matrix()) {
+            // `/` takes a matrix component-wise: the vector rule, column by column (a matrix `*` would not be
+            // component-wise, and guard's compare takes no matrix).
+            std::vector<ValueId> d0, d1;
+            for (uint32_t j = 0; j < t->dim(); ++j) {
+                ValueId gj = r.b.extract(g, j);
+                ValueId dj = r.b.type_of(x[1])->is_matrix() ? r.b.extract(x[1], j)
+                                                            : r.b.construct(t->element(), {x[1]});
+                d0.push_back(r.guard(gj, r.div(gj, dj)));
+                d1.push_back(r.guard(gj, r.neg(r.div(r.mul(gj, r.b.extract(y, j)), dj))));
+            }
+            if (r.wants(0)) r.give(0, r.b.construct(t, d0));
+            if (r.wants(1)) r.give(1, r.b.construct(t, d1));
+            return;
+        }
         ValueId gg = r.full(g);
         if (r.wants(0)) r.give(0, r.guard(gg, r.div(gg, r.full(x[1]))));
         if (r.wants(1)) r.give(1, r.guard(gg, r.neg(r.div(r.mul(gg, y), r.full(x[1])))));
@@ -136,9 +152,11 @@ constexpr void piecewise_rules(RuleTable& table) {
     set(table, Op::Clamp, [](R& r, const Vals& x, ValueId g, ValueId y) {
         ValueId v = r.full(x[0]), lo = r.full(x[1]), hi = r.full(x[2]);
         ValueId z = r.zero(g);
+        // lo > hi: the value is hi (min(max(x, lo), hi), as lavapipe computes it), and so is the adjoint's.
+        ValueId ordered = r.cmp(Op::Le, lo, hi);
         if (r.wants(0)) r.give(0, r.sel(r.land(r.cmp(Op::Ge, v, lo), r.cmp(Op::Le, v, hi)), g, z));
-        if (r.wants(1)) r.give(1, r.sel(r.cmp(Op::Lt, v, lo), g, z));
-        if (r.wants(2)) r.give(2, r.sel(r.cmp(Op::Gt, v, hi), g, z));
+        if (r.wants(1)) r.give(1, r.sel(r.land(r.cmp(Op::Lt, v, lo), ordered), g, z));
+        if (r.wants(2)) r.give(2, r.sel(r.b.binary(Op::Or, r.cmp(Op::Gt, v, hi), r.un(Op::Not, ordered)), g, z));
     });
     set(table, Op::Fmod, [](R& r, const Vals& x, ValueId g, ValueId y) {
         r.give(0, g);

@@ -261,6 +261,21 @@ void record_backward(ir::ValueId y, ir::ValueId seed, const std::source_location
     if (&r.b.block() != r.b.function().inst(r.autodiff->scope).regions[0].get())
         fail("backward inside a branch or loop at ", format_location(loc),
              "; call it at the top level of the $autodiff block");
+    // A scalar seed seeds every component of a vector or matrix y alike; any other seed has y's type (a
+    // float seed for a float3 y seeded one component, or failed later with a message about indexing).
+    const ir::Type* yt = r.b.type_of(y);
+    const ir::Type* st = r.b.type_of(seed);
+    if (st != yt && st == ir::Type::f32() && (yt->is_vector() || yt->is_matrix()) && yt->is_float()) {
+        if (yt->is_vector()) {
+            seed = r.b.construct(yt, {seed}, loc);
+        } else {
+            std::vector<ir::ValueId> cols(yt->dim(), r.b.construct(yt->element(), {seed}, loc));
+            seed = r.b.construct(yt, cols, loc);
+        }
+    } else if (st != yt) {
+        fail("backward(y, seed) at ", format_location(loc), ": the seed is ", st->to_string(), " and y is ",
+             yt->to_string(), "; give a seed of y's type, or a float for every component");
+    }
     r.autodiff->backward = r.b.emit(ir::Op::Backward, {y, seed}, ir::Type::void_type(), 0, loc);
     r.autodiff->backward_loc = loc;
     });

@@ -25,6 +25,7 @@ Lowered lower(const ir::Function& kernel, const std::string& name, const LowerOp
     ir::optimize(f);
     ir::verify_or_throw(f, "optimize");
     if (ir::check_stopped_loops(f, options.loop_limit)) ir::verify_or_throw(f, "check_stopped_loops");
+    if (options.rotate_trailing_exits && ir::rotate_trailing_exits(f)) ir::verify_or_throw(f, "rotate_trailing_exits");
     return out;
 }
 

@@ -141,6 +141,49 @@ TEST_F(Control, StructsAndVectorSeeds) {
     }
 }
 
+// A scalar seed for a vector or matrix y seeds each component alike (it seeded one, silently: 1 for 3).
+TEST_F(Control, AScalarSeedSeedsEveryComponent) {
+    Kernel1D k = [](BufferFloat in, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = in.read(i);
+        Float v = x;
+        Float m = x;
+        $autodiff {
+            requires_grad(v, m);
+            backward(make_float3(v, 2.0f * v, 3.0f * v), 0.5f);
+            out.write(2u * i, grad(v));
+        };
+        $autodiff {
+            requires_grad(m);
+            backward(make_float2x2(m, 2.0f * m, 3.0f * m, 4.0f * m), 2.0f);
+            out.write(2u * i + 1u, grad(m));
+        };
+    };
+    auto shader = device.compile(k);
+    auto in = device.create_buffer<float>(2);
+    auto out = device.create_buffer<float>(4);
+    std::vector<float> xs = {1.0f, -2.0f}, r(4);
+    stream << in.copy_from(xs.data()) << shader(in, out).dispatch(2) << out.copy_to(r.data()) << synchronize();
+    EXPECT_EQ(r, (std::vector<float>{3, 20, 3, 20}));
+}
+
+// `/` with a matrix, differentiated component-wise (it was refused with a type error naming no line).
+TEST_F(Control, MatrixDividedByAScalarAndAScalarByAMatrix) {
+    auto xs = random_floats(64, 0.5f, 2.0f, 53);
+    auto g = device_grad(device, stream, [](Float x) {
+        Float2x2 m = make_float2x2(x, 2.0f * x, x * x, 3.0f);
+        Float2x2 a = m / (x + 1.0f);
+        Float2x2 b = 2.0f / m;
+        return a[0][0] + a[1][0] * 2.0f + a[1][1] + b[0][1] + b[1][0] * 3.0f + b[1][1];
+    }, xs);
+    for (size_t i = 0; i < xs.size(); ++i) {
+        Dual x{xs[i], 1}, one = konst(1), two = konst(2);
+        Dual s = x + one;
+        Dual y = x / s + x * x / s * two + konst(3) / s + two / (two * x) + two / (x * x) * konst(3) + two / konst(3);
+        EXPECT_NEAR(g[i], y.d, 1e-4 * (1 + std::fabs(y.d))) << xs[i];
+    }
+}
+
 TEST_F(Control, DetachAndUnreachedInputs) {
     Kernel1D k = [](BufferFloat in, BufferFloat out) noexcept {
         auto i = dispatch_id().x;
@@ -155,6 +198,42 @@ TEST_F(Control, DetachAndUnreachedInputs) {
     };
     auto r = run_unary(device, stream, k, {2.0f, -3.0f});
     EXPECT_EQ(r, (std::vector<float>{4.0f, 9.0f}));
+}
+
+// The lanes of a marked array, struct or matrix that nothing reached read +0.0, as an unreached scalar does
+// (they read -0.0, the adjoints' start value).
+TEST_F(Control, UnreachedLanesOfArraysStructsAndMatricesAreExactlyPlusZero) {
+    Kernel1D k = [](BufferFloat in, BufferFloat out) noexcept {
+        Float x = in.read(0u);
+        ArrayFloat<3> a;
+        a[0] = x;
+        a[1] = 2.0f * x;
+        a[2] = 3.0f * x;
+        Var<Body> b;
+        b.pos = make_float3(x);
+        b.mass = x;
+        Float2x2 m = make_float2x2(x, x, x, x);
+        $autodiff {
+            requires_grad(a, b, m);
+            backward(a[1] * 2.0f + b.pos.y + m[1][0]);
+            for (uint32_t k = 0; k < 3; ++k) out.write(k, grad(a)[k]);
+            Var<Body> gb = grad(b);
+            out.write(3u, gb.pos.x);
+            out.write(4u, gb.pos.y);
+            out.write(5u, gb.mass);
+            Float2x2 gm = grad(m);
+            out.write(6u, gm[0][0]);
+            out.write(7u, gm[1][0]);
+        };
+    };
+    auto shader = device.compile(k);
+    auto in = device.create_buffer<float>(1);
+    auto out = device.create_buffer<float>(8);
+    const float x = 1.5f;
+    std::vector<float> r(8);
+    stream << in.copy_from(&x) << shader(in, out).dispatch(1) << out.copy_to(r.data()) << synchronize();
+    EXPECT_EQ(r, (std::vector<float>{0, 2, 0, 0, 1, 0, 0, 1}));
+    for (size_t i : {0, 2, 3, 5, 6}) EXPECT_FALSE(std::signbit(r[i])) << "lane " << i << " reads -0.0";
 }
 
 TEST_F(Control, SeveralBlocksAndAtomicScatter) {

@@ -48,6 +48,25 @@ TEST_F(Conventions, ClampBoundsAreInclusiveForX) {
     EXPECT_EQ(r, (std::vector<float>{1, 1, 1, 10, 100}));
 }
 
+// lo > hi: the value is hi (min(max(x, lo), hi)), and the adjoint goes to hi alone (it went to x's bounds
+// both, 2 in all for a value that moves with hi only).
+TEST_F(Conventions, ClampWithCrossedBoundsIsHiAndSoIsItsGradient) {
+    Kernel1D k = [](BufferFloat in, BufferFloat out) noexcept {
+        auto i = dispatch_id().x;
+        Float x = in.read(i);
+        Float lo = 2.0f;
+        Float hi = 1.0f;
+        $autodiff {
+            requires_grad(x, lo, hi);
+            Float y = clamp(x, lo, hi);
+            backward(y);
+            out.write(i, y + 1000.0f * (grad(x) + 10.0f * grad(lo) + 100.0f * grad(hi)));
+        };
+    };
+    auto r = run_unary(device, stream, k, {0.0f, 1.5f, 3.0f, 1.0f, 2.0f});
+    EXPECT_EQ(r, (std::vector<float>{100001, 100001, 100001, 100001, 100001}));
+}
+
 TEST_F(Conventions, SaturateLikeClamp) {
     auto g = device_grad(device, stream, [](Float x) { return saturate(x); }, {0.0f, 1.0f, 0.5f, -0.1f, 1.1f});
     EXPECT_EQ(g, (std::vector<float>{1, 1, 1, 0, 0}));

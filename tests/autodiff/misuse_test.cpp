@@ -163,4 +163,17 @@ TEST(AutodiffMisuse, BackwardInsideABranch) {
     }, "backward inside a branch or loop", line);
 }
 
+TEST(AutodiffMisuse, ASeedOfAnotherTypeThanY) {
+    int line = 0;
+    expect_misuse([&] {
+        Kernel1D k = [&](BufferFloat out) noexcept {
+            Float x = 1.0f;
+            $autodiff {
+                requires_grad(x);
+                line = __LINE__; backward(make_float3(x), make_float2(1.0f, 2.0f));
+            };
+        };
+    }, "the seed is float2 and y is float3", line);
+}
+
 } // namespace adjoint::test

@@ -45,10 +45,7 @@ namespace adjoint::ir {
 namespace {
 
 // No side effect, no control flow and no local of its own: evaluating it once more is exact.
-bool harmless(const Inst& in) {
-    Effect e = info(in.op).effect;
-    return e == Effect::Pure || e == Effect::Read;
-}
+bool harmless(const Inst& in) { return is_harmless(in); }
 
 // `if (c) break;` (either side; only harmless values computed before the break): an exit test.
 bool is_exit_test(const Function& f, const Inst& in) {

@@ -5,6 +5,11 @@
 
 namespace adjoint::ir {
 
+bool is_harmless(const Inst& in) {
+    const Effect e = info(in.op).effect;
+    return e == Effect::Pure || e == Effect::Read;
+}
+
 void replace_uses(Function& f, const std::vector<ValueId>& repl) {
     auto resolve = [&](ValueId v) {
         // Follow chains (a replaced by b, b replaced by c).

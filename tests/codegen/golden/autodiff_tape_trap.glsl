@@ -75,12 +75,12 @@ void main() {
         const uint v94 = min(v91, 63u);
         const float v95 = l56[v94];
         const bool v104 = v95 > 1.0;
-        float l151;
-        float l154;
+        float l152;
+        float l155;
         if (v104) {
         } else {
-            l151 = v95;
-            l154 = v95;
+            l152 = v95;
+            l155 = v95;
         }
         if (v104) {
             const float v118 = l73;
@@ -90,10 +90,10 @@ void main() {
         } else {
             const float v126 = l73;
             l73 = -0.0;
-            const float v156 = l154;
-            const float v129 = v126 * v156;
-            const float v153 = l151;
-            const float v130 = v126 * v153;
+            const float v157 = l155;
+            const float v129 = v126 * v157;
+            const float v154 = l152;
+            const float v130 = v126 * v154;
             l73 = v130;
             const float v135 = v130 + v129;
             l73 = v135;

@@ -34,7 +34,12 @@ struct LoopLimit {
     uint32_t iterations = 0;     // named in the message
     std::string device;          // likewise ("lavapipe")
 };
-bool check_stopped_loops(Function& f, const LoopLimit& limit);   // runs last, after autodiff and cleanup
+bool check_stopped_loops(Function& f, const LoopLimit& limit);   // after autodiff and cleanup
+
+// For lavapipe, which miscompiles some loops that leave only by a test at the end of their body (a vector they
+// carry took a later iteration's value in threads that left early): that test's outcome is taken at the top of
+// the next iteration instead (passes/rotate_trailing_exits.cpp). Runs last.
+bool rotate_trailing_exits(Function& f);
 
 // Runs the cleanup passes to a fixed point, verifying after each pass when `verify_each` is set (the
 // default in debug builds and tests).
@@ -43,6 +48,7 @@ void optimize(Function& f, bool verify_each = kVerifyByDefault);
 
 // Helpers shared by passes.
 void replace_uses(Function& f, const std::vector<ValueId>& replacement);   // kNoValue = keep
+bool is_harmless(const Inst& in);   // no side effect (pure, or a read): evaluating it again or not is exact
 std::vector<uint32_t> count_uses(const Function& f);                       // over placed instructions
 void collect_stored_locals(const Function& f, const Block& b, std::vector<uint8_t>& stored);
 

@@ -20,10 +20,12 @@ struct Lowered {
 struct LowerOptions {
     ir::LoopLimit loop_limit;     // the device's loop iteration limit (0: none; see check_stopped_loops)
     uint32_t local_tape_bytes = autodiff::kDefaultLocalTapeBytes;   // private tape memory a thread may take
+    bool rotate_trailing_exits = false;   // lavapipe: loops left by a test at their end test it at the top
 };
 
 // Clone, inline callables, clean up, differentiate, make strictly scoped, clean up, and, for a device that
-// stops loops after a fixed number of iterations, the loop-limit check. The IR is verified after every pass.
+// stops loops after a fixed number of iterations, the loop-limit check; for lavapipe, trailing exit tests taken at
+// the top. The IR is verified after every pass.
 Lowered lower(const ir::Function& kernel, const std::string& name = {},   // name: overrides the kernel's
               const LowerOptions& options = {});
 
