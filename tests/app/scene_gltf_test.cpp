@@ -304,6 +304,44 @@ TEST_F(GltfMeshes, GltfMaterialsBecomePbrMaterials) {
         EXPECT_GE(hashes.find_material(name), 0) << name;
 }
 
+// Two materials that use one image with the same factors share one scene texture, until one of them is free or
+// written: then it gets its own (freeing A's moved B's with it, and two inits overwrote each other).
+TEST_F(GltfMeshes, AFreeTextureIsAMaterialsOwnThoughTheImageIsShared) {
+    Gltf g = quad();
+    g.json["meshes"][0]["primitives"].push_back(g.json["meshes"][0]["primitives"][0]);
+    g.json["meshes"][0]["primitives"][0]["material"] = 0;
+    g.json["meshes"][0]["primitives"][1]["material"] = 1;
+    g.json["materials"] = Json::parse(R"([{"name": "A", "pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}},
+                                          {"name": "B", "pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}}])");
+    g.json["textures"] = Json::parse(R"([{"source": 0}])");
+    g.json["images"] = Json::parse(R"([{"uri": "col.png"}])");
+    write_png("meshes/col.png", 1, 1, 3, {200, 100, 50});
+    write("meshes/quad.gltf", g.text());
+    const auto texture_of = [](const Scene& s, const char* m) {
+        return s.materials[size_t(s.find_material(m))].texture("base_color_texture");
+    };
+    Scene shared = load(scene_for("meshes/quad.gltf", "gltf"));
+    EXPECT_EQ(texture_of(shared, "cube/A"), texture_of(shared, "cube/B"));
+    // A write to A's texture (Python's scene.parameters, --params) gives A its own and leaves B's.
+    const std::vector<float4> before = shared.textures.at(size_t(texture_of(shared, "cube/B"))).texels;
+    std::string why;
+    const std::optional<Parameter> a = find_parameter(shared, "materials.cube/A.base_color_texture", &why);
+    ASSERT_TRUE(a) << why;
+    set_parameter_value(shared, *a, std::vector<float>(a->size, 0.25f));
+    EXPECT_NE(texture_of(shared, "cube/A"), texture_of(shared, "cube/B"));
+    EXPECT_EQ(shared.textures.at(size_t(texture_of(shared, "cube/B"))).texels, before);
+    EXPECT_EQ(shared.textures.at(size_t(texture_of(shared, "cube/A"))).texels.at(0), float4(0.25f, 0.25f, 0.25f, 1.0f));
+    for (const char* free : {"A", "B"}) {
+        Json j = scene_for("meshes/quad.gltf", "gltf");
+        j["optimize"]["parameters"][std::string("materials.cube/") + free + ".base_color_texture"]["init"] =
+            Json::parse("[0.5, 0.5, 0.5]");
+        const Scene own = load(j);
+        const int32_t a = texture_of(own, "cube/A"), b = texture_of(own, "cube/B");
+        EXPECT_NE(a, b) << free;
+        EXPECT_EQ(own.textures.at(size_t(a)).texels, own.textures.at(size_t(b)).texels) << free;
+    }
+}
+
 TEST_F(GltfMeshes, OtherMaterialModesAreRefusedNamingTheOneThatWorks) {
     write("meshes/quad.gltf", quad().text());
     EXPECT_EQ(error_of(scene_for("meshes/quad.gltf", "mtl")),

@@ -80,6 +80,15 @@ TEST_F(SceneParameters, EntryShapes) {
     EXPECT_NO_THROW(load(j));
     EXPECT_EQ(error_for("materials.base.shininess", {{"init", 0.5}}),
               "scene.json: optimize.parameters[\"materials.base.shininess\"].init: expected numbers in [1, 4096]");
+    // The shading reads roughness as at least 0.03: below it a free roughness has no gradient and stayed where it
+    // started (0 for a truth of 0.4): such an init is refused; a truth below it is not (it renders as 0.03).
+    Json pbr = scene_with({{"materials.base.roughness", {{"init", 0.01}}}});
+    pbr["materials"]["base"] = {{"model", "pbr"}, {"base_color", {0.5, 0.5, 0.5}}, {"roughness", 0.0}};
+    EXPECT_EQ(error_of(pbr), "scene.json: optimize.parameters[\"materials.base.roughness\"].init: a roughness below "
+                             "0.03 renders as 0.03, where its gradient is 0: a run started there would never move "
+                             "it; start at 0.03 or above");
+    pbr["optimize"]["parameters"]["materials.base.roughness"] = {{"init", 0.03}};
+    EXPECT_NO_THROW(load(pbr));
     // A rotation by over half a turn is a smaller one the other way (720 started at the truth).
     EXPECT_EQ(error_for("meshes.cube.rotation", {{"perturb", 720}}),
               "scene.json: optimize.parameters[\"meshes.cube.rotation\"].perturb: a rotation's perturb is an angle in "

@@ -190,9 +190,13 @@ TEST_F(PlyMeshes, BrokenFilesAreNamed) {
     std::string two = xyz;
     two.replace(two.find("element face 1"), 14, "element face 2");
     EXPECT_EQ(error_of_ply(two + "0 0 0\n1 0 0\n0 1 0\n3 0 1 2 3 0 1 2\n3 0 2 1\n"),
-              at + "face 0: its line holds more values than the header gives it");
+              at + "face 0: its values and the header's properties do not line up (a line holds more or fewer values "
+                   "than the header gives an item)");
     EXPECT_EQ(error_of_ply(xyz + "0 0 0 1\n1 0 0\n0 1 0\n3 0 1 2\n"),
-              at + "vertex 0: its line holds more values than the header gives it");
+              at + "vertex 0: its values and the header's properties do not line up (a line holds more or fewer "
+                   "values than the header gives an item)");
+    // A line short of a value takes the next line's first: named as not lining up, not as a line of more.
+    EXPECT_NE(error_of_ply(xyz + "0 0\n1 0 0\n0 1 0\n3 0 1 2\n").find("more or fewer"), std::string::npos);
     EXPECT_EQ(load_ply(two + "0 0 0\n1 0 0\n0 1 0\n3 0 1\n2\n3 0 2 1  \r\n").triangles.size(), 2u);
     std::string fractional = xyz;
     fractional.replace(fractional.find("uchar int"), 9, "uchar float");
@@ -203,6 +207,9 @@ TEST_F(PlyMeshes, BrokenFilesAreNamed) {
     signed_count.replace(signed_count.find("list uchar"), 10, "list char");
     EXPECT_EQ(error_of_ply(signed_count + "0 0 0\n1 0 0\n0 1 0\n-1 0 1 2\n"),
               at + "face 0: its list vertex_indices has a negative length (-1)");
+    // A count written inf (size_t of inf is undefined: it read as 0 corners).
+    EXPECT_EQ(error_of_ply(xyz + "0 0 0\n1 0 0\n0 1 0\ninf 0 1 2\n"),
+              at + "face 0: its list vertex_indices has a length that is not a count (inf)");
     std::string skipped = xyz;
     skipped.replace(skipped.find("element face"), 0, "element other 1\nproperty list short int ids\n");
     EXPECT_EQ(error_of_ply(skipped + "0 0 0\n1 0 0\n0 1 0\n-3 1\n3 0 1 2\n"),

@@ -37,6 +37,9 @@ TEST(OutOfView, NamesTheSideOfTheFrustumThatHoldsTheWholeBox) {
     EXPECT_EQ(why({0, 0, -0.02f}, 0.01f), "nearer than camera.near (0.05; lower it)");
     EXPECT_EQ(why({50, 0, -5}), "outside the field of view");
     EXPECT_EQ(why({0, -50, -5}), "outside the field of view");
+    // Level with the eye and off to one side: beside the view as well as nearer than near, where a lower near
+    // would not show it (the message said to lower it).
+    EXPECT_EQ(why({5, 0, 0}, 0.05f), "outside the field of view");
     // The box moves with the camera: the same offset from another eye.
     EXPECT_EQ(why({10, 20, -170}, 1.0f, {10, 20, 30}), "beyond camera.far (100): its nearest corner is 199.5 along the view (raise camera.far)");
 }

@@ -11,7 +11,7 @@ import torch
 
 import adjoint
 import adjoint.torch
-from conftest import ROOT
+from conftest import ROOT, SCENES
 
 
 def test_render_is_scene_render_and_leaves_the_scene(small_scene):
@@ -175,6 +175,31 @@ def test_gradients_of_a_loss_scaled_small_are_scaled_not_lost(small_scene):
         grads.append(albedo.grad / scale)
     assert grads[0].abs().min() > 1e-3
     torch.testing.assert_close(grads[1], grads[0], rtol=1e-4, atol=0)
+
+
+def test_a_view_is_an_index_and_params_are_keyed_by_paths(small_scene):
+    # int(view) rendered view 1 for 1.9 and for True without a word; a non-str key failed in a private binding.
+    for view in (1.9, True, "0"):
+        with pytest.raises(TypeError, match="view: expected an integer index"):
+            adjoint.torch.render(small_scene, {}, view=view)
+    with pytest.raises(TypeError, match="params: expected parameter paths"):
+        adjoint.torch.render(small_scene, {3: torch.tensor([1.0])})
+    for view in (np.int64(0), torch.tensor(0)):
+        assert adjoint.torch.render(small_scene, {}, view=view).shape == (32, 32, 3)
+
+
+def test_a_unit_value_read_and_written_back_is_unchanged():
+    # Normalized again on write, a direction or a rotation moved by a rounding: read and written back, it
+    # flipped between two values, and a pixel of the render with it.
+    for name, path in (("pbr-lights.json", "lights.sun.direction"), ("camera.json", "meshes.knot.rotation")):
+        scene = adjoint.Scene(SCENES / name, resolution=(24, 24))
+        value = scene.parameters[path]
+        image = scene.render()
+        for _ in range(3):
+            scene.parameters[path] = scene.parameters[path]
+            np.testing.assert_array_equal(scene.parameters[path], value)
+        # (A render after a write may differ from the first by an ulp; the drift moved a pixel by 1.7e-4.)
+        np.testing.assert_allclose(scene.render(), image, rtol=0, atol=1e-6)
 
 
 def test_scene_values_the_loader_refuses_are_refused(small_scene):

@@ -150,10 +150,12 @@ std::string out_of_view(const Mesh& mesh, const Camera& view) {
             << " along the view (raise camera.far)";
     else if (beyond[4] == 8 && all_behind)
         why << "behind the camera";
-    else if (beyond[4] == 8)
-        why << "nearer than camera.near (" << view.near << "; lower it)";
+    // Beside the view before nearer than near: a mesh level with the eye, off to one side, is both, and
+    // lowering camera.near (as the message said) left it outside the field of view.
     else if (beyond[0] == 8 || beyond[1] == 8 || beyond[2] == 8 || beyond[3] == 8)
         why << "outside the field of view";
+    else if (beyond[4] == 8)
+        why << "nearer than camera.near (" << view.near << "; lower it)";
     return why.str();
 }
 

@@ -141,6 +141,12 @@ float3 read_scale(const JsonValue& value);
 // optimize.parameters: every entry resolved against the scene and checked.
 std::vector<Parameter> read_parameters(const JsonValue& parameters, const std::filesystem::path& base_dir,
                                        const Scene& scene);
+// glTF materials that use one image with the same factors share one scene texture (gltf_materials.cpp): a write
+// to one material's texture changed every other's with it. own_texture gives the material's texture slot a copy
+// of its own where another uses it (the parameters' writes take it), and returns its index; unshare_free_textures
+// does so for each free material texture at load, so that the truth and the start scene agree on them.
+uint32_t own_texture(Scene& scene, uint32_t material, uint32_t texture);
+void unshare_free_textures(Scene& scene, const std::vector<Parameter>& ps);
 // With the scene as the target its values are the truths: SceneError at `parameters` where one lies outside the
 // range the optimizer keeps its parameter in (a shininess of 5000 ended at 23, its error never falling, exit 0).
 void check_truths_reachable(const JsonValue& parameters, const Scene& scene, const std::vector<Parameter>& ps);

@@ -151,8 +151,15 @@ void write_camera(Scene& s, const Parameter&, std::span<const float> v) {
     }
 }
 
+// A value that is a unit vector already, as read back, is kept: normalizing it again moved it by a rounding
+// (about 1e-7), and a write of what was read flipped between two values, one pixel changing by 1.7e-4.
+bool is_unit(std::span<const float> v) {
+    double norm2 = 0;
+    for (float x : v) norm2 += double(x) * x;
+    return std::abs(norm2 - 1) <= 1e-6;
+}
 void write_direction(Scene& s, const Parameter& p, std::span<const float> v) {
-    s.lights[p.target].direction = normalize(get3(v));
+    s.lights[p.target].direction = is_unit(v) ? get3(v) : normalize(get3(v));
 }
 
 void read_rotation_value(const Scene& s, uint32_t e, float* out) {
@@ -162,7 +169,7 @@ void read_rotation_value(const Scene& s, uint32_t e, float* out) {
 void write_rotation(Scene& s, const Parameter& p, std::span<const float> v) {
     const double norm = std::sqrt(double(v[0]) * v[0] + double(v[1]) * v[1] + double(v[2]) * v[2] + double(v[3]) * v[3]);
     if (!(norm > 0)) fail("set_parameter_value: ", p.path, " is a zero quaternion");
-    const float inv = static_cast<float>(1.0 / norm);
+    const float inv = is_unit(v) ? 1.0f : static_cast<float>(1.0 / norm);
     s.meshes[p.target].transform.rotation = {v[0] * inv, v[1] * inv, v[2] * inv, v[3] * inv};
 }
 
@@ -202,7 +209,7 @@ void write_image(LinearImage& t, const Parameter& p, std::span<const float> v) {
     for (size_t i = 0; i < t.texels.size(); ++i) t.texels[i] = float4(v[3 * i], v[3 * i + 1], v[3 * i + 2], 1.0f);
 }
 void write_texture(Scene& s, const Parameter& p, std::span<const float> v) {
-    write_image(s.textures[texture_of(s, p.target, p.property)], p, v);
+    write_image(s.textures[detail::own_texture(s, p.target, p.property)], p, v);
 }
 void write_light_map(Scene& s, const Parameter& p, std::span<const float> v) {
     write_image(s.textures[light_map(s, p.target, 0)], p, v);

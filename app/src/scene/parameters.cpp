@@ -8,6 +8,7 @@
 
 #include "scene/loading.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -246,6 +247,13 @@ std::vector<Parameter> read_parameters(const JsonValue& parameters, const std::f
             if (const std::string why = value_range_problem(p, value_in_run_units(scene, p.kind, p.init));
                 !why.empty())
                 init->fail(why);
+            // The pbr shading reads roughness as at least kMinRoughness, where its gradient is 0: a run that
+            // started below it never moved (0 after 60 iterations, for a truth of 0.4).
+            if (p.kind == ParameterKind::material_value && p.size == 1 && p.init[0] < kMinRoughness &&
+                material_model(scene.materials[p.target].model).properties[p.property].name == "roughness")
+                init->fail("a roughness below " + detail::number_text(kMinRoughness) + " renders as " +
+                           detail::number_text(kMinRoughness) + ", where its gradient is 0: a run started there "
+                           "would never move it; start at " + detail::number_text(kMinRoughness) + " or above");
         }
         if (perturb) {
             p.perturb = perturb->number_at_least(0, "a number >= 0");
@@ -264,6 +272,22 @@ std::vector<Parameter> read_parameters(const JsonValue& parameters, const std::f
     }
     if (out.empty()) parameters.fail("expected at least one parameter");
     return out;
+}
+
+uint32_t own_texture(Scene& scene, uint32_t material, uint32_t texture) {
+    int32_t& own = scene.materials[material].textures[texture];
+    size_t uses = 0;
+    for (const Material& m : scene.materials) uses += size_t(std::count(m.textures.begin(), m.textures.end(), own));
+    if (own >= 0 && uses > 1) {
+        scene.textures.push_back(scene.textures[size_t(own)]);
+        own = int32_t(scene.textures.size() - 1);
+    }
+    return uint32_t(own);
+}
+
+void unshare_free_textures(Scene& scene, const std::vector<Parameter>& ps) {
+    for (const Parameter& p : ps)
+        if (p.kind == ParameterKind::material_texture) own_texture(scene, p.target, p.property);
 }
 
 void check_truths_reachable(const JsonValue& parameters, const Scene& scene, const std::vector<Parameter>& ps) {

@@ -73,9 +73,13 @@ public:
     // (element e's item `item`, property p).
     size_t list_length(const ScalarType& t, const Element& e, size_t item, const Property& p) {
         const double n = read(t);
-        if (!(n >= 0))
+        if (n < 0)
             fail(e.name + " " + std::to_string(item) + ": its list " + p.name + " has a negative length (" +
-                 std::to_string(int64_t(n)) + ")");
+                 detail::number_text(n) + ")");
+        // An ASCII count may be written inf (size_t of inf is undefined: it read as 0 corners), a float one 2.5.
+        if (!(n <= 4294967295.0) || n != std::floor(n))
+            fail(e.name + " " + std::to_string(item) + ": its list " + p.name + " has a length that is not a count (" +
+                 detail::number_text(n) + ")");
         return size_t(n);
     }
 
@@ -86,7 +90,8 @@ public:
         if (encoding_ != Encoding::ascii) return;
         while (at_ < bytes_.size() && (bytes_[at_] == ' ' || bytes_[at_] == '\t' || bytes_[at_] == '\r')) ++at_;
         if (at_ < bytes_.size() && bytes_[at_] != '\n')
-            fail(e.name + " " + std::to_string(item) + ": its line holds more values than the header gives it");
+            fail(e.name + " " + std::to_string(item) + ": its values and the header's properties do not line up "
+                 "(a line holds more or fewer values than the header gives an item)");
         if (at_ < bytes_.size()) ++at_;
     }
 

@@ -392,6 +392,7 @@ Scene load_scene_from_string(std::string_view json_text, const std::filesystem::
     if (auto optimize = root.get("optimize")) {
         free_sky_maps(*optimize, scene);
         scene.optimize = read_optimize(*optimize, base_dir, scene);
+        unshare_free_textures(scene, scene.optimize->parameters);
         // camera.intrinsics' init is in pixels at the file's camera.resolution, as the camera's own intrinsics
         // are: it scales with --resolution as they do, so that the run starts where the file says.
         for (Parameter& p : scene.optimize->parameters) p.init = value_in_run_units(scene, p.kind, std::move(p.init));
