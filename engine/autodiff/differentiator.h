@@ -98,7 +98,7 @@ struct LoopInfo {
     std::vector<ValueId> invariant;               // locals declared outside, only loaded inside
     std::map<ValueId, ValueId> tape;              // carried local -> tape array local
     std::map<ValueId, ValueId> snapshot;          // invariant local -> its value at loop entry
-    std::set<ValueId> instrumentation;            // tape writes at the top, breaks: the recomputation skips them
+    std::set<ValueId> instrumentation;            // the tape writes at the top of the body
     ValueId exit_if = kNoValue;                   // the final `if (brk) break;`
     bool exact = false;                           // the capacity is the exact trip count (+1)
     bool top_test = false;                        // `test; if (!c) break; body` with no other exit

@@ -1,5 +1,5 @@
-// Loops inside $autodiff: breaks and continues become flags and guards (a break still leaves the forward loop),
-// and their carried and invariant locals are found: what the tapes and the reverse loops are built from.
+// Loops inside $autodiff lose their breaks and continues (flags and guards), and their carried and invariant
+// locals are found: what the tapes and the reverse loops are built from.
 #include "differentiator.h"
 
 #include <adjoint/core/error.h>
@@ -78,8 +78,9 @@ class ExitLowering {
 public:
     ExitLowering(Function& f, LoopInfo& info) : f_(f), b_(f), info_(info) {}
 
-    // Rewrites the body in place: breaks and continues that target this loop set flags (a break still leaves,
-    // see emit), later statements run under `if (!(brk || cnt))`, and the body ends with `if (brk) break;`.
+    // Rewrites the body in place: breaks and continues that target this loop set flags, later
+    // statements run under `if (!(brk || cnt))`, and the body ends with `if (brk) break;` (which lavapipe's
+    // lowering takes at the top of the next iteration: ir::rotate_trailing_exits).
     void run() {
         Inst& loop = f_.inst(info_.loop);
         Block& body = *loop.regions[0];
@@ -103,17 +104,7 @@ private:
             ValueId id = insts[i];
             Inst& in = f_.inst(id);
             if (in.op == Op::Break || in.op == Op::Continue) {
-                const bool is_break = in.op == Op::Break;
-                b_.store(is_break ? info_.brk : info_.cnt, b_.boolean(true, in.loc), {}, in.loc);
-                if (is_break) {
-                    // The forward loop also leaves here, as the user's code does (the rest of the iteration is
-                    // guarded off anyway). Left only at the body's end, a float2 carried through the loop took
-                    // a value computed from a float updated after it, in threads that left before others of their
-                    // SIMD group: a lavapipe miscompile (Mesa 22.3; engine/GUIDE.md, "A loop lavapipe
-                    // miscompiles"), 21 of 64 threads wrong. The reverse pass's recomputation skips it.
-                    b_.break_(in.loc);
-                    info_.instrumentation.insert(b_.block().insts.back());
-                }
+                b_.store(in.op == Op::Break ? info_.brk : info_.cnt, b_.boolean(true, in.loc), {}, in.loc);
                 in.dead = true;
                 for (size_t j = i + 1; j < insts.size(); ++j) f_.inst(insts[j]).dead = true;   // unreachable
                 return true;
@@ -155,8 +146,9 @@ private:
         walk(f_, tmp, [&](ValueId id) {
             const Inst& in = f_.inst(id);
             if (in.op == Op::Break)
-                fail("$break inside a $switch case within $autodiff at ", where(in),
-                     " is not supported; restructure the case with $if");
+                // A Callable's early $return inside a case is such a break too, once inlined (it leaves the switch).
+                fail("a $break, or a Callable's $return, in the middle of a $switch case within $autodiff at ",
+                     where(in), " is not supported (at a case's end it is); restructure the case with $if");
             return in.op != Op::Loop && in.op != Op::Switch;   // their breaks are their own
         });
     }

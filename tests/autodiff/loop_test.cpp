@@ -518,7 +518,7 @@ TEST_F(Loops, WorkBeforeTheExitTestOfATapedLoopIsReversedInTheIterationThatLeave
 // A $while left by a $break, carrying a float2 that is computed from a float the iteration updates after it.
 // With the break only a flag tested at the body's end, lavapipe (Mesa 22.3) gave 21 of these 64 threads a
 // wrong value (p rotated with the updated q: 19.5458 for 14.2331) where the same loop outside $autodiff was
-// right (engine/GUIDE.md, "A loop lavapipe miscompiles"); the forward loop now leaves at the break too.
+// right (engine/GUIDE.md, "A loop lavapipe miscompiles"); lavapipe's lowering now takes that test at the top.
 TEST_F(Loops, ABreakOutOfALoopCarryingAVectorKeepsTheValueItLeftWith) {
     const uint32_t n = 64;
     Kernel1D k = [](BufferFloat in, BufferFloat out) noexcept {

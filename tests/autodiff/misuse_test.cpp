@@ -176,4 +176,32 @@ TEST(AutodiffMisuse, ASeedOfAnotherTypeThanY) {
     }, "the seed is float2 and y is float3", line);
 }
 
+// A Callable's early $return inside a $switch case becomes a break out of the case once inlined: the message said
+// "$break", which the user never wrote.
+TEST(AutodiffMisuse, AReturnInTheMiddleOfASwitchCaseIsNamedAsOne) {
+    int line = 0;
+    expect_misuse([&] {
+        Callable f = [&](Float a) noexcept {
+            Float r = a;
+            $switch (cast<int>(a)) {
+                $case (0) {
+                    $if (a > 0.5f) { line = __LINE__; $return(a * a); };
+                    r = a * 3.0f;
+                };
+                $default { r = a; };
+            };
+            return r;
+        };
+        Kernel1D k = [&](BufferFloat out) noexcept {
+            Float x = 0.75f;
+            $autodiff {
+                requires_grad(x);
+                backward(f(x));
+                out.write(0u, grad(x));
+            };
+        };
+        pipeline::lower(*k.function());
+    }, "a $break, or a Callable's $return, in the middle of a $switch case within $autodiff", line);
+}
+
 } // namespace adjoint::test
