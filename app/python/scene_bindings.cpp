@@ -23,6 +23,14 @@ app::SceneRenderer& PyScene::ensure_renderer() {
     return *renderer;
 }
 
+// A view argument: an integer index (pybind's int takes a bool, and True rendered view 1).
+int view_index(const py::handle& v) {
+    if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr()))
+        throw py::type_error("view: expected an integer index, got " +
+                             std::string(py::str(v.get_type().attr("__name__"))) + " " + std::string(py::repr(v)));
+    return py::reinterpret_steal<py::int_>(PyNumber_Index(v.ptr())).cast<int>();
+}
+
 uint32_t PyScene::checked_view(int view) const {
     if (view < 0 || size_t(view) >= scene.views.size())
         throw py::index_error("view " + std::to_string(view) + " is out of range: the scene has " +
@@ -143,7 +151,9 @@ void bind_scene(py::module_& m) {
              py::arg("path"), py::arg("resolution") = py::none(),
              "Loads a scene file; resolution=(width, height) replaces camera.resolution. ValueError names the "
              "file and JSON path of any problem")
-        .def("render", [](PyScene& s, int view) { return image_to_array(s.ensure_renderer().render(s.checked_view(view))); },
+        .def("render", [](PyScene& s, const py::handle& view) {
+                 return image_to_array(s.ensure_renderer().render(s.checked_view(view_index(view))));
+             },
              py::arg("view") = 0, "One view as float32 [H, W, 3] linear RGB, rows top first")
         .def_property_readonly("view_count", [](const PyScene& s) { return s.scene.views.size(); })
         .def_property_readonly("resolution", [](const PyScene& s) {
@@ -188,11 +198,13 @@ void bind_scene(py::module_& m) {
              "`iterations` steps, calling callback(report) after each; returns the last report (None for 0 steps)")
         .def_property_readonly("iteration", [](const PyOptimization& o) { return o.optimizer->iteration(); })
         .def_property_readonly("total_iterations", [](const PyOptimization& o) { return o.optimizer->total_iterations(); })
-        .def("render", [](PyOptimization& o, int view) {
+        .def("render", [](PyOptimization& o, const py::handle& index) {
+                 const int view = view_index(index);
                  if (view < 0 || uint32_t(view) >= o.optimizer->view_count()) throw py::index_error("view out of range");
                  return image_to_array(o.optimizer->render_current(uint32_t(view)));
              }, py::arg("view") = 0, "A view with the current values, float32 [H, W, 3] linear RGB")
-        .def("target", [](PyOptimization& o, int view) {
+        .def("target", [](PyOptimization& o, const py::handle& index) {
+                 const int view = view_index(index);
                  if (view < 0 || uint32_t(view) >= o.optimizer->view_count()) throw py::index_error("view out of range");
                  return image_to_array(o.optimizer->target(uint32_t(view)));
              }, py::arg("view") = 0)

@@ -110,6 +110,14 @@ TEST(CliOutFolder, ASecondRunIntoABusyFolderExitsTwoAndTheFirstIsUnharmed) {
     EXPECT_EQ(second.code, 2) << second.err;
     EXPECT_EQ(second.err, "adjoint: error: --out: " + out.string() + " is in use by another run (it holds " +
                               (out / ".adjoint.lock").string() + "); wait for it or choose another folder\n");
+    // The runs beside an optimization take the lock too (they wrote their files into the live run's folder).
+    for (const char* beside : {"--check-gradients", "--diagnose"}) {
+        const Result r = run({"--scene", scene.string(), "--out", out.string(), beside});
+        EXPECT_EQ(r.code, 2) << beside << ": " << r.err;
+        EXPECT_NE(r.err.find("is in use by another run"), std::string::npos) << beside << ": " << r.err;
+    }
+    EXPECT_FALSE(fs::exists(out / "gradient_check.txt"));
+    EXPECT_FALSE(fs::exists(out / "diagnose.txt"));
     kill(first, SIGTERM);
     const Result r = finish(first, tmp / "first.txt");
     ASSERT_EQ(r.code, 130) << r.err;
@@ -156,6 +164,33 @@ TEST(CliOutFolder, AFolderWithAnotherRunsOutputsNeedsResumeOrForce) {
     EXPECT_EQ(forced.code, 0) << forced.err;
     EXPECT_EQ(read_checkpoint(out / "checkpoint.bin").iteration, 2u);
     EXPECT_EQ(LossLog::parse(read_file(out / "loss.csv"), "loss.csv").size(), 2u);
+}
+
+// A --force run that fails before its first checkpoint (here its loss turns non-finite at iteration 1: SGD with a
+// learning rate of 1e38) left the earlier run's checkpoint.bin, and --resume continued that run under the new
+// run's loss.csv rows. And the row it computed before failing was lost (loss.csv held its header only).
+TEST(CliOutFolder, AForcedRunThatFailsLeavesNoOtherRunsCheckpointAndKeepsItsRows) {
+    TempDir tmp;
+    const fs::path scene = scene_in(tmp / "scene", 3);
+    const fs::path out = tmp / "out";
+    ASSERT_EQ(run({"--scene", scene.string(), "--out", out.string(), "--quiet"}).code, 0);
+    ASSERT_TRUE(fs::exists(out / "checkpoint.bin"));
+    std::string diverging = small_scene(10);
+    const std::string adam = R"("lr": 0.05 } })";
+    ASSERT_NE(diverging.find(adam), std::string::npos);
+    diverging.replace(diverging.find(adam), adam.size(), R"("lr": 1e38 } }, "optimizer": "sgd", "momentum": 0)");
+    write(tmp / "scene" / "nan.json", diverging);
+    const Result failed = run({"--scene", (tmp / "scene" / "nan.json").string(), "--out", out.string(), "--force",
+                               "--quiet"});
+    EXPECT_EQ(failed.code, 1) << failed.err;
+    EXPECT_NE(failed.err.find("non-finite"), std::string::npos) << failed.err;
+    EXPECT_FALSE(fs::exists(out / "checkpoint.bin"));
+    const auto rows = LossLog::parse(read_file(out / "loss.csv"), "loss.csv");
+    ASSERT_GE(rows.size(), 1u);
+    EXPECT_EQ(rows[0].iteration, 0);
+    const Result resumed = run({"--scene", scene.string(), "--out", out.string(), "--resume", "--quiet"});
+    EXPECT_EQ(resumed.code, 2) << resumed.err;
+    EXPECT_NE(resumed.err.find("there is no checkpoint to resume from"), std::string::npos) << resumed.err;
 }
 
 // Outputs went through temp-and-rename, replacing a symlink or a FIFO of that name. Refused before any work.

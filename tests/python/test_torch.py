@@ -182,6 +182,8 @@ def test_a_view_is_an_index_and_params_are_keyed_by_paths(small_scene):
     for view in (1.9, True, "0"):
         with pytest.raises(TypeError, match="view: expected an integer index"):
             adjoint.torch.render(small_scene, {}, view=view)
+        with pytest.raises(TypeError, match="view: expected an integer index"):
+            small_scene.render(view)
     with pytest.raises(TypeError, match="params: expected parameter paths"):
         adjoint.torch.render(small_scene, {3: torch.tensor([1.0])})
     for view in (np.int64(0), torch.tensor(0)):

@@ -6,9 +6,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <stb_image.h>
 #include <stb_image_write.h>
+
+// stb_image_write's zlib writer (Debian's libstb exports it; its header declares it only with the implementation).
+extern "C" unsigned char* stbi_zlib_compress(unsigned char* data, int data_len, int* out_len, int quality);
 
 namespace adjoint::app {
 namespace {
@@ -136,6 +140,52 @@ std::string encode_png_srgb(const Image& image, bool srgb) {
 
 void write_png(const std::filesystem::path& path, const Image& image, bool srgb) {
     write_file_atomic(path, encode_png_srgb(image, srgb));
+}
+
+std::string encode_png16(const Image& image) {
+    check_image(image, "encode_png16");
+    // Rows of big-endian samples, each after its filter byte (0: none); deflated by stb's own zlib writer.
+    const size_t row = size_t(image.width) * size_t(image.channels) * 2 + 1;
+    std::vector<unsigned char> raw(row * size_t(image.height));
+    for (int y = 0; y < image.height; ++y) {
+        unsigned char* out = raw.data() + row * size_t(y);
+        *out++ = 0;
+        for (int i = 0; i < image.width * image.channels; ++i) {
+            const float v = image.pixels[size_t(y) * size_t(image.width * image.channels) + size_t(i)];
+            const uint16_t q = !(v > 0.0f) ? 0 : v >= 1.0f ? 65535 : uint16_t(std::lround(double(v) * 65535.0));
+            *out++ = uint8_t(q >> 8);
+            *out++ = uint8_t(q & 0xffu);
+        }
+    }
+    int deflated_size = 0;
+    unsigned char* deflated = stbi_zlib_compress(raw.data(), int(raw.size()), &deflated_size, 8);
+    if (!deflated) fail("encode_png16: stb_image_write could not compress a ", image.width, "x", image.height, " image");
+    const std::string idat(reinterpret_cast<const char*>(deflated), size_t(deflated_size));
+    std::free(deflated);
+    std::string out = "\x89PNG\r\n\x1a\n";
+    const auto chunk = [&](const char* type, const std::string& data) {
+        const auto put32 = [&](uint32_t v) {
+            for (int k = 3; k >= 0; --k) out.push_back(char(uint8_t(v >> (8 * k))));
+        };
+        put32(uint32_t(data.size()));
+        const size_t at = out.size();
+        out += type;
+        out += data;
+        put32(png_crc(out.data() + at, data.size() + 4));
+    };
+    static constexpr uint8_t kColourType[] = {0, 0, 4, 2, 6};   // by channels: grey, grey-alpha, RGB, RGBA
+    std::string ihdr;
+    for (uint32_t v : {uint32_t(image.width), uint32_t(image.height)})
+        for (int k = 3; k >= 0; --k) ihdr.push_back(char(uint8_t(v >> (8 * k))));
+    ihdr += std::string{char(16), char(kColourType[image.channels]), 0, 0, 0};
+    chunk("IHDR", ihdr);
+    chunk("IDAT", idat);
+    chunk("IEND", "");
+    return out;
+}
+
+void write_png16(const std::filesystem::path& path, const Image& image) {
+    write_file_atomic(path, encode_png16(image));
 }
 
 void write_hdr(const std::filesystem::path& path, const Image& image) {

@@ -141,7 +141,8 @@ void write_params_json(const std::filesystem::path& params_json, const std::vect
     for (const ParamRecord& r : records) {
         const auto write = [&](const std::filesystem::path& path, const Image& image) {
             if (r.radiance) write_hdr(path, image);
-            else write_png(path, image, !r.data);
+            else if (r.data) write_png16(path, image);   // values as stored, 16 bits (read back as they are)
+            else write_png(path, image);
         };
         if (r.texture) write(dir / texture_file_name(r.path, false, r.radiance), *r.texture);
         if (r.true_texture) write(dir / texture_file_name(r.path, true, r.radiance), *r.true_texture);

@@ -92,6 +92,9 @@ RunOutputs::RunOutputs(fs::path dir, Optimizer& opt, OutputsSetup setup)
         ensure_directory(s.dir);
         write_file_atomic(s.dir / ".adjoint-write-test", "");   // an unwritable folder is bad input
         fs::remove(s.dir / ".adjoint-write-test");
+        // Another run's checkpoint (--force) is not this one's: a run killed before its first checkpoint left it,
+        // and --resume continued that run under this one's loss.csv rows.
+        fs::remove(s.dir / kCheckpoint);
     } catch (const Error& e) {
         throw SceneError("", "--out", e.what());
     }
@@ -149,6 +152,10 @@ void RunOutputs::snapshot(uint32_t iteration) {
     std::ostringstream name;
     name << "render_" << std::setw(4) << std::setfill('0') << iteration << ".png";
     write_png(s_->dir / name.str(), to_image(s_->opt.render_current(0)));
+}
+
+void RunOutputs::flush_log() {
+    if (s_->log) s_->log->flush();
 }
 
 void RunOutputs::checkpoint() {
@@ -238,6 +245,11 @@ int iterate(const OptimizeOptions& o, Optimizer& opt, RunOutputs& out, std::ostr
         progress.finish(interrupted ? Progress::End::interrupted : Progress::End::done);
     } catch (const Error& e) {   // a non-finite loss or gradient (NonFiniteError), a device failure, ...
         progress.finish(Progress::End::stopped);
+        // The rows before the failure stay: loss.csv held only its header when it came before a background write.
+        try {
+            out.flush_log();
+        } catch (const Error&) {   // the first error is the one to report
+        }
         return report_error(err, e, exit_failure);
     }
     return interrupted ? exit_interrupted : exit_ok;

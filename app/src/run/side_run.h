@@ -8,6 +8,7 @@
 #include "run/report_error.h"
 
 #include <algorithm>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -17,12 +18,13 @@ namespace adjoint::app {
 // Loads o.scene with the command line's overrides and runs job(device, scene), returning its exit code. First,
 // as bad input with nothing written (exit_bad_input): a scene without an optimize block or whose views show
 // nothing it moves (check_meshes_in_view), any of `paths` (given by the option `option`) that is not a free
-// parameter, an output folder where `file` cannot be written.
+// parameter, an output folder where `file` cannot be written or that another run holds (FolderLock).
 // Errors from the device or the job end with exit_failure (exit_bad_input for a SceneError).
 template <typename Job>
 int run_beside_optimization(const OptimizeOptions& o, const char* option, const std::vector<std::string>& paths,
                             const char* file, std::ostream& err, Job&& job) {
     Scene scene;
+    std::unique_ptr<FolderLock> lock;
     try {
         LoadOptions lo;
         if (o.resolution) lo.resolution = *o.resolution;
@@ -35,6 +37,8 @@ int run_beside_optimization(const OptimizeOptions& o, const char* option, const 
             if (std::none_of(ps.begin(), ps.end(), [&](const Parameter& p) { return p.path == path; }))
                 throw SceneError(scene.display_name, option, path + " is not a free parameter");
         ensure_directory(o.out);
+        // The folder's lock, as an optimization takes it: a check written into a live run's folder raced its files.
+        lock = std::make_unique<FolderLock>(o.out);
         check_writable(o.out / file);
     } catch (const Error& e) {
         return report_error(err, e, exit_bad_input);

@@ -34,6 +34,11 @@ uint8_t linear_to_srgb8(float linear);
 std::string encode_png_srgb(const Image& image, bool srgb = true);
 // encode_png_srgb written atomically (write_file_atomic).
 void write_png(const std::filesystem::path& path, const Image& image, bool srgb = true);
+// A 16-bit PNG of the image's values as they are (no sRGB: data such as normals), each clamped to [0, 1] and
+// rounded to the nearest of 65,536 levels (an 8-bit PNG's 256 put a normal texture up to 7/255 off in a render),
+// written atomically. Channels 1 to 4: grey, grey-alpha, RGB, RGBA.
+std::string encode_png16(const Image& image);
+void write_png16(const std::filesystem::path& path, const Image& image);
 // A Radiance .hdr file (RGBE: 8-bit mantissas with a shared exponent, about 1% precision) of linear values
 // (1 or 3 channels; negatives written as 0), atomically.
 void write_hdr(const std::filesystem::path& path, const Image& image);

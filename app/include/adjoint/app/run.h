@@ -29,7 +29,8 @@ struct OutputsSetup {
 class RunOutputs {
 public:
     // Creates `dir` (refusing one that cannot be written) and, unless resuming, writes target.png and
-    // start.png. With resume, restores the optimizer from dir's checkpoint and keeps loss.csv's rows.
+    // start.png and removes another run's checkpoint.bin. With resume, restores the optimizer from dir's
+    // checkpoint and keeps loss.csv's rows.
     RunOutputs(std::filesystem::path dir, Optimizer& optimizer, OutputsSetup setup);
     // The studio's: the fingerprint from loading the scene's file again; no lock, temporary files left alone.
     RunOutputs(std::filesystem::path dir, Optimizer& optimizer, const Scene& scene, bool resume);
@@ -37,6 +38,7 @@ public:
     void record(const IterationReport& report);   // a loss.csv row
     void snapshot(uint32_t iteration);            // render_NNNN.png
     void checkpoint();                            // loss.csv flushed, then the checkpoint
+    void flush_log();                             // loss.csv's rows so far (after a failure: they stay)
     void finish();                                // final.png, params.json, report.png, checkpoint
     const std::vector<double>& losses() const;
     // The iteration's worst error per unit ("deg", "scene_units", "relative"), for the progress line.
