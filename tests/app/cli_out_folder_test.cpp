@@ -342,6 +342,13 @@ TEST(CliResume, ChecksTheScenesContentAndSeedNotItsPath) {
              "--quiet"});
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(read_checkpoint(out / "checkpoint.bin").iteration, 8u);
+    // A number respelled with a fraction of 0 (14 as 14.0: one value, scene-format.md): the run resumes (it was
+    // refused as "lights[0] changed").
+    text.replace(text.find("\"intensity\": 14"), 15, "\"intensity\": 14.0");
+    write(tmp / "b" / "respelled.json", text);
+    r = run({"--scene", (tmp / "b" / "respelled.json").string(), "--out", out.string(), "--resume", "--iters", "8",
+             "--quiet"});
+    EXPECT_EQ(r.code, 0) << r.err;
     const std::string checkpoint8 = bytes_of(out / "checkpoint.bin"), losses8 = bytes_of(out / "loss.csv");
     // A file the scene names, edited: named too.
     std::ofstream(tmp / "b" / "ball.obj", std::ios::app) << "# edited\n";

@@ -280,7 +280,8 @@ TEST(DiagnoseProgram, WritesItsFilesAndExits) {
     for (const auto& e : fs::directory_iterator(tmp / "out")) files.insert(e.path().filename().string());
     // (.adjoint.lock: the folder's lock, which an optimization's run leaves too.)
     std::set<std::string> expected = {".adjoint.lock", "diagnose.txt", "edges_v0.png",
-                                      "sensitivity_lights_key_intensity_v0.pfm", "sensitivity_lights_key_intensity_v0.png"};
+                                      "sensitivity_lights_key_intensity_v0.pfm",
+                                      "sensitivity_lights_key_intensity_v0.png"};
     for (const char* p : {"lights_key_position", "lights_key_intensity", "materials_ball_albedo", "materials_floor_albedo"})
         for (const char* ext : {".pfm", ".png"}) expected.insert(std::string("gradient_") + p + "_v0" + ext);
     EXPECT_EQ(files, expected);
@@ -338,6 +339,25 @@ TEST(DiagnoseProgram, ParametersWhosePicturesWouldShareANameAreRefused) {
                                                    "--diagnose's pictures gradient_materials_a_b_albedo_v*"),
               std::string::npos)
         << app::read_file(tmp / "err.txt");
+}
+
+// A folder in the place of one of the pictures: refused before any work (exit 2, nothing written). It failed with
+// exit 1 once 49 files were written.
+TEST(DiagnoseProgram, APictureNameTakenByAFolderIsRefusedBeforeAnyWork) {
+    for (const char* taken : {"edges_v0.png", "gradient_lights_key_intensity_v0.pfm"}) {
+        app::test::TempDir tmp;
+        fs::create_directories(tmp / "out" / taken);
+        EXPECT_EQ(shell(kOptimize + " --scene " + (kScenes / "material-light.json").string() +
+                        " --resolution 16x16 --diagnose --out " + (tmp / "out").string() + " > /dev/null 2> " +
+                        (tmp / "err.txt").string()),
+                  2) << taken;
+        EXPECT_NE(app::read_file(tmp / "err.txt").find(std::string(taken) + ": it is a folder"), std::string::npos)
+            << app::read_file(tmp / "err.txt");
+        size_t files = 0;
+        for (const auto& e : fs::directory_iterator(tmp / "out"))
+            files += e.is_regular_file() && e.path().filename() != ".adjoint.lock";
+        EXPECT_EQ(files, 0u) << taken;
+    }
 }
 
 // Soft visibility: the program writes the pose's images and marks edge pixels.

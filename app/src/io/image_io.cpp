@@ -159,7 +159,8 @@ std::string encode_png16(const Image& image) {
     }
     int deflated_size = 0;
     unsigned char* deflated = stbi_zlib_compress(raw.data(), int(raw.size()), &deflated_size, 8);
-    if (!deflated) fail("encode_png16: stb_image_write could not compress a ", image.width, "x", image.height, " image");
+    if (!deflated)
+        fail("encode_png16: stb_image_write could not compress a ", image.width, "x", image.height, " image");
     const std::string idat(reinterpret_cast<const char*>(deflated), size_t(deflated_size));
     std::free(deflated);
     std::string out = "\x89PNG\r\n\x1a\n";

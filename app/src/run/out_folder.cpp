@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace adjoint::app {
 namespace {
@@ -18,7 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-constexpr int fingerprint_version = 1;
+// 2: numbers with no fraction compared as integers (0.0 and 0 are one value: a respelled file was refused).
+constexpr int fingerprint_version = 2;
 // The files a run writes whatever its scene; their presence marks a folder as holding a run's outputs.
 constexpr const char* run_outputs[] = {"checkpoint.bin", "params.json", "loss.csv", "final.png",
                                        "report.png",     "target.png",  "start.png"};
@@ -41,11 +43,16 @@ void add_parts(const Json& j, const std::string& name, int depth, Json& parts) {
 }
 
 // The file without its comments (keys that begin with '_', anywhere): editing one changes nothing the run reads.
+// A number without a fraction written as a float is that integer (scene-format.md): 14.0 compares as 14.
 Json uncommented(const Json& j) {
     if (j.is_array()) {
         Json out = Json::array();
         for (const Json& v : j) out.push_back(uncommented(v));
         return out;
+    }
+    if (j.is_number_float()) {
+        const double d = j.get<double>();
+        if (d == std::floor(d) && std::abs(d) < 9.0e15) return Json(int64_t(d));
     }
     if (!j.is_object()) return j;
     Json out = Json::object();
@@ -98,8 +105,9 @@ uint64_t check_metadata(const fs::path& ck, const std::string& metadata, const O
     const Json was = Json::parse(metadata, nullptr, false);
     if (was.is_discarded() || !was.is_object() || was.value("fingerprint", Json()) != fingerprint_version ||
         !was.contains("scene") || !was.contains("files") || !was["seed"].is_number_unsigned())
-        throw SceneError(ck.string(), "", "--resume: the checkpoint does not record the content of its scene (an "
-                                          "older adjoint-optimize wrote it); start a new run (--force)");
+        throw SceneError(ck.string(), "", "--resume: the checkpoint's record of its scene is not one this "
+                                          "adjoint-optimize compares (an older one wrote it); start a new run "
+                                          "(--force)");
     if (was["resolution"] != now["resolution"])
         throw SceneError(o.resolution ? "" : scene.display_name, o.resolution ? "--resolution" : "camera.resolution",
                          "--resume: the checkpoint's run renders at " + resolution_text(was["resolution"]) + ", not " +

@@ -140,6 +140,23 @@ void diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std:
                                  "\"" + ps[j].path + "\" and \"" + ps[i].path + "\" would share --diagnose's pictures "
                                  "gradient_" + slug(ps[i].path) + "_v*; rename one");
     const std::vector<size_t> sens = chosen(ps, o, scene);
+    // Every picture's name, before any work (a folder in the place of one failed with exit 1 after 49 files).
+    try {
+        for (uint32_t k = 0; k < opt.view_count(); ++k) {
+            const std::string v = "_v" + std::to_string(k);
+            check_replaceable(o.out / ("edges" + v + ".png"));
+            for (size_t i = 0; i < ps.size(); ++i)
+                for (const char* ext : {".pfm", ".png"}) {
+                    check_replaceable(o.out / ("gradient_" + slug(ps[i].path) + v + ext));
+                    if (std::find(sens.begin(), sens.end(), i) != sens.end())
+                        check_replaceable(o.out / ("sensitivity_" + slug(ps[i].path) + v + ext));
+                }
+        }
+    } catch (const SceneError&) {
+        throw;
+    } catch (const Error& e) {
+        throw SceneError("", "--out", std::string(e.what()) + "; outputs are written only as regular files");
+    }
     std::vector<float> g;
     const double loss = opt.evaluate(&g);
     std::vector<size_t> all(ps.size());
