@@ -11,6 +11,7 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <cstdint>
 #include <cstring>
 
 namespace adjoint::python {
@@ -28,7 +29,13 @@ int view_index(const py::handle& v) {
     if (PyBool_Check(v.ptr()) || !PyIndex_Check(v.ptr()))
         throw py::type_error("view: expected an integer index, got " +
                              std::string(py::str(v.get_type().attr("__name__"))) + " " + std::string(py::repr(v)));
-    return py::reinterpret_steal<py::int_>(PyNumber_Index(v.ptr())).cast<int>();
+    const py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+    if (!index) throw py::error_already_set();   // its __index__ raised (a numpy array of several values)
+    int overflow = 0;
+    const long long i = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (overflow || i < INT32_MIN || i > INT32_MAX)   // (2**40 failed as "Unable to cast")
+        throw py::index_error("view " + std::string(py::str(index)) + " is out of range");
+    return int(i);
 }
 
 uint32_t PyScene::checked_view(int view) const {

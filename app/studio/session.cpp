@@ -167,7 +167,9 @@ app::PixelAttribution Session::pixel_gradients(size_t parameter, uint32_t view) 
 app::Scene Session::current_scene() { return optimizer_ ? optimizer_->current_scene() : scene_; }
 
 void Session::reset(const app::Scene& edited) {
-    if (outputs_ && !outputs_current_) outputs_->finish();   // the run being left keeps its outputs
+    // The run being left writes its final outputs; the next run's outputs then replace its loss.csv, start and
+    // target images, and its checkpoint (RunOutputs removes another run's).
+    if (outputs_ && !outputs_current_) outputs_->finish();
     app::Scene copy = edited;
     build(copy);
 }

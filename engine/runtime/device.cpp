@@ -56,8 +56,11 @@ Device detail::create_device(const DeviceOptions& options, std::string_view back
     // Lavapipe (llvmpipe) stops loops after 65,535 iterations per group of threads: measured by the probe
     // in tests/runtime/loop_limit_test.cpp; the lowering then checks every loop against that limit.
     if (info.name.find("llvmpipe") != std::string::npos) impl->lowering.loop_limit = {65535, "lavapipe"};
-    // Its compiler also miscompiles some loops that leave by a test at the end of their body (ir/passes.h).
-    impl->lowering.rotate_trailing_exits = info.name.find("llvmpipe") != std::string::npos;
+    // Its compiler also miscompiles some loops that leave by a test at the end of their body (ir/passes.h);
+    // ADJOINT_NO_LOOP_ROTATION=1 leaves them as they are (to measure what the rotation costs).
+    const char* no_rotation = std::getenv("ADJOINT_NO_LOOP_ROTATION");
+    impl->lowering.rotate_trailing_exits = info.name.find("llvmpipe") != std::string::npos &&
+                                           !(no_rotation && std::string_view(no_rotation) != "0");
     if (options.loop_limit) impl->lowering.loop_limit = {*options.loop_limit, info.name};   // 0: no check
     // A GPU keeps private memory for every resident thread, and NVIDIA's driver refused kernels whose tapes
     // took 16 KB a thread (VK_ERROR_UNKNOWN on an H200): half that there, lavapipe's stack takes 16 KB.

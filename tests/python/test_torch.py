@@ -188,6 +188,11 @@ def test_a_view_is_an_index_and_params_are_keyed_by_paths(small_scene):
         adjoint.torch.render(small_scene, {3: torch.tensor([1.0])})
     for view in (np.int64(0), torch.tensor(0)):
         assert adjoint.torch.render(small_scene, {}, view=view).shape == (32, 32, 3)
+    # An __index__ that raises (a numpy array of several values) crashed the process; a huge index was a cast error.
+    with pytest.raises(TypeError):
+        small_scene.render(np.array([0, 1]))
+    with pytest.raises(IndexError, match="out of range"):
+        small_scene.render(2**40)
 
 
 def test_a_unit_value_read_and_written_back_is_unchanged():

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -146,6 +147,8 @@ std::string encode_png16(const Image& image) {
     check_image(image, "encode_png16");
     // Rows of big-endian samples, each after its filter byte (0: none); deflated by stb's own zlib writer.
     const size_t row = size_t(image.width) * size_t(image.channels) * 2 + 1;
+    if (row * size_t(image.height) > size_t(INT32_MAX))   // stb's zlib writer counts in ints
+        fail("encode_png16: a ", image.width, "x", image.height, " image is too large for one 16-bit PNG");
     std::vector<unsigned char> raw(row * size_t(image.height));
     for (int y = 0; y < image.height; ++y) {
         unsigned char* out = raw.data() + row * size_t(y);

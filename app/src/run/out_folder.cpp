@@ -11,7 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cmath>
 
 namespace adjoint::app {
 namespace {
@@ -19,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-// 2: numbers with no fraction compared as integers (0.0 and 0 are one value: a respelled file was refused).
+// 2: numbers compared as doubles (14 and 14.0 are one value: a respelled file was refused).
 constexpr int fingerprint_version = 2;
 // The files a run writes whatever its scene; their presence marks a folder as holding a run's outputs.
 constexpr const char* run_outputs[] = {"checkpoint.bin", "params.json", "loss.csv", "final.png",
@@ -43,17 +42,15 @@ void add_parts(const Json& j, const std::string& name, int depth, Json& parts) {
 }
 
 // The file without its comments (keys that begin with '_', anywhere): editing one changes nothing the run reads.
-// A number without a fraction written as a float is that integer (scene-format.md): 14.0 compares as 14.
+// Numbers as doubles: a number without a fraction written as a float is that integer (scene-format.md), and 14,
+// 14.0 and 1.4e1 compare as one.
 Json uncommented(const Json& j) {
     if (j.is_array()) {
         Json out = Json::array();
         for (const Json& v : j) out.push_back(uncommented(v));
         return out;
     }
-    if (j.is_number_float()) {
-        const double d = j.get<double>();
-        if (d == std::floor(d) && std::abs(d) < 9.0e15) return Json(int64_t(d));
-    }
+    if (j.is_number()) return Json(j.get<double>());
     if (!j.is_object()) return j;
     Json out = Json::object();
     for (const auto& [key, value] : j.items())

@@ -94,7 +94,9 @@ RunOutputs::RunOutputs(fs::path dir, Optimizer& opt, OutputsSetup setup)
         fs::remove(s.dir / ".adjoint-write-test");
         // Another run's checkpoint (--force) is not this one's: a run killed before its first checkpoint left it,
         // and --resume continued that run under this one's loss.csv rows.
-        fs::remove(s.dir / kCheckpoint);
+        std::error_code gone;
+        if (!fs::remove(s.dir / kCheckpoint, gone) && gone)
+            fail("cannot remove ", (s.dir / kCheckpoint).string(), ", an earlier run's: ", gone.message());
     } catch (const Error& e) {
         throw SceneError("", "--out", e.what());
     }

@@ -36,9 +36,9 @@ struct LoopLimit {
 };
 bool check_stopped_loops(Function& f, const LoopLimit& limit);   // after autodiff and cleanup
 
-// For lavapipe, which miscompiles some loops that leave only by a test at the end of their body (a vector they
-// carry took a later iteration's value in threads that left early): that test's outcome is taken at the top of
-// the next iteration instead (passes/rotate_trailing_exits.cpp). Runs last.
+// For lavapipe, which miscompiles some loops whose body ends with a test that leaves (a vector they carry took a
+// later iteration's value in threads that left early): that test's outcome is taken at the top of the next
+// iteration instead (passes/rotate_trailing_exits.cpp). Runs last.
 bool rotate_trailing_exits(Function& f);
 
 // Runs the cleanup passes to a fixed point, verifying after each pass when `verify_each` is set (the

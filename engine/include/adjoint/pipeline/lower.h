@@ -20,7 +20,7 @@ struct Lowered {
 struct LowerOptions {
     ir::LoopLimit loop_limit;     // the device's loop iteration limit (0: none; see check_stopped_loops)
     uint32_t local_tape_bytes = autodiff::kDefaultLocalTapeBytes;   // private tape memory a thread may take
-    bool rotate_trailing_exits = false;   // lavapipe: loops left by a test at their end test it at the top
+    bool rotate_trailing_exits = false;   // lavapipe: a test that leaves at a loop's end is taken at the top
 };
 
 // Clone, inline callables, clean up, differentiate, make strictly scoped, clean up, and, for a device that
