@@ -71,7 +71,8 @@ struct PyScene {
         if (!shared) shared = std::make_shared<const app::Scene>(scene);
         return shared;
     }
-    uint32_t checked_view(int view) const;          // IndexError when out of range
+    // A view argument: TypeError unless an integer index (not a bool), IndexError when out of range.
+    uint32_t checked_view(const py::handle& view) const;
 };
 
 // Pixels a thread of rasterize's and interpolate's backward kernels takes (of a row, or of the images' pixels in

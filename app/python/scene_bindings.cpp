@@ -38,7 +38,8 @@ int view_index(const py::handle& v) {
     return int(i);
 }
 
-uint32_t PyScene::checked_view(int view) const {
+uint32_t PyScene::checked_view(const py::handle& index) const {
+    const int view = view_index(index);
     if (view < 0 || size_t(view) >= scene.views.size())
         throw py::index_error("view " + std::to_string(view) + " is out of range: the scene has " +
                               std::to_string(scene.views.size()) + " view(s)");
@@ -159,7 +160,7 @@ void bind_scene(py::module_& m) {
              "Loads a scene file; resolution=(width, height) replaces camera.resolution. ValueError names the "
              "file and JSON path of any problem")
         .def("render", [](PyScene& s, const py::handle& view) {
-                 return image_to_array(s.ensure_renderer().render(s.checked_view(view_index(view))));
+                 return image_to_array(s.ensure_renderer().render(s.checked_view(view)));
              },
              py::arg("view") = 0, "One view as float32 [H, W, 3] linear RGB, rows top first")
         .def_property_readonly("view_count", [](const PyScene& s) { return s.scene.views.size(); })

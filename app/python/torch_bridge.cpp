@@ -171,7 +171,8 @@ struct SceneSnapshot {
 } // namespace
 
 void bind_torch_bridge(py::module_& m) {
-    m.def("_render_with", [](PyScene& s, const std::vector<std::string>& paths, const py::list& values, int view) {
+    m.def("_render_with", [](PyScene& s, const std::vector<std::string>& paths, const py::list& values,
+                             const py::handle& view) {
         const uint32_t v = s.checked_view(view);
         if (paths.empty()) return image_to_array(s.ensure_renderer().render(v));
         return image_to_array(torch_cache(s, paths, values, v).optimizer->render_current(0));
@@ -181,7 +182,8 @@ void bind_torch_bridge(py::module_& m) {
     m.def("_snapshot", [](PyScene& s) { return SceneSnapshot{s.snapshot()}; }, py::arg("scene"));
 
     m.def("_image_vjp", [](PyScene& s, const SceneSnapshot& seen, const std::vector<std::string>& paths,
-                           const py::list& values, int view, const py::handle& image, const py::handle& grad) {
+                           const py::list& values, const py::handle& view, const py::handle& image,
+                           const py::handle& grad) {
         const uint32_t v = s.checked_view(view);
         py::list out;
         if (paths.empty()) return out;

@@ -34,9 +34,12 @@ std::vector<uint32_t> trip_counts() {
 }
 
 // A do-while: v = v * 0.5 + c, n + 1 times (56 of 64 threads one iteration off on lavapipe, unrotated).
+// Thread i's pair of inputs.
+Float2 pair_at(const BufferFloat& xs, const UInt& i) { return make_float2(xs.read(2u * i), xs.read(2u * i + 1u)); }
+
 Kernel1D do_while = [](BufferFloat xs, BufferUInt ns, BufferFloat out) noexcept {
     auto i = dispatch_id().x;
-    Float2 c = make_float2(xs.read(2u * i), xs.read(2u * i + 1u));
+    Float2 c = pair_at(xs, i);
     UInt n = ns.read(i);
     Float2 v = c;
     UInt it = 0u;
@@ -57,7 +60,7 @@ float do_while_host(float cx, float cy, uint32_t n) {
 // Left by a flag tested at the end, the float2 updated from q before q is (18 of 64 off, unrotated).
 Kernel1D flag_at_end = [](BufferFloat xs, BufferUInt, BufferFloat out) noexcept {
     auto i = dispatch_id().x;
-    Float2 p = make_float2(xs.read(2u * i), xs.read(2u * i + 1u));
+    Float2 p = pair_at(xs, i);
     Float q = 1.0f;
     UInt it = 0u;
     Bool done = false;
@@ -87,7 +90,7 @@ float flag_at_end_host(float a, float b) {
 // A reviewer's kernels.
 Kernel1D if_else_exit = [](BufferFloat xs, BufferUInt ns, BufferFloat out) noexcept {
     auto i = dispatch_id().x;
-    Float2 c = make_float2(xs.read(2u * i), xs.read(2u * i + 1u));
+    Float2 c = pair_at(xs, i);
     UInt n = ns.read(i);
     Float2 v = c;
     UInt it = 0u;
@@ -104,7 +107,7 @@ Kernel1D if_else_exit = [](BufferFloat xs, BufferUInt ns, BufferFloat out) noexc
 
 Kernel1D while_own_flag = [](BufferFloat xs, BufferUInt ns, BufferFloat out) noexcept {
     auto i = dispatch_id().x;
-    Float2 c = make_float2(xs.read(2u * i), xs.read(2u * i + 1u));
+    Float2 c = pair_at(xs, i);
     UInt n = ns.read(i);
     Float2 v = c;
     UInt it = 0u;
@@ -146,22 +149,10 @@ template <typename K>
 std::vector<float> interpreted(const K& kernel, bool rotate, bool loop_check = false) {
     std::vector<float> xs = inputs(), out(kThreads);
     std::vector<uint32_t> ns = trip_counts();
-    pipeline::LowerOptions options;
-    options.rotate_trailing_exits = rotate;
-    if (loop_check) options.loop_limit = {65535, "lavapipe"};   // its marks and repeated tests, then rotated
-    auto lowered = pipeline::lower(*kernel.function(), "", options);
-    std::vector<detail_run::InterpArg> holders;
-    holders.push_back(detail_run::interp_arg(xs));
-    holders.push_back(detail_run::interp_arg(ns));
-    holders.push_back(detail_run::interp_arg(out));
-    std::vector<ir::HostArg> args;
-    for (auto& h : holders) {
-        ir::HostArg a = h.arg;
-        a.resource = h.resource.get();
-        args.push_back(std::move(a));
-    }
-    ir::Interpreter interp(*lowered.function, std::move(args), {kThreads, 1, 1});
-    interp.run_all();
+    InterpretOptions options;
+    options.lower.rotate_trailing_exits = rotate;
+    if (loop_check) options.lower.loop_limit = {65535, "lavapipe"};   // its marks and repeated tests, then rotated
+    interpret_with(options, kernel, {kThreads, 1, 1}, xs, ns, out);
     return out;
 }
 

@@ -54,18 +54,20 @@ InterpArg interp_arg(T& value) {
 
 } // namespace detail_run
 
-// How to interpret: the emulated subgroup size, and a block size other than the kernel's ({0, 0, 0}: the
-// kernel's), as ShaderOptions::block gives one to the device.
+// How to interpret: the emulated subgroup size, a block size other than the kernel's ({0, 0, 0}: the
+// kernel's), as ShaderOptions::block gives one to the device, and the lowering's options (a device's: its loop
+// check, lavapipe's loop rotation).
 struct InterpretOptions {
     uint32_t subgroup_size = 32;
     std::array<uint32_t, 3> block{0, 0, 0};
+    pipeline::LowerOptions lower{};
 };
 
 // Interprets `kernel` (lowered exactly as the runtime lowers it) over every thread of `size`. Buffers are
 // std::vectors (written in place), images HostImage, values plain DSL values.
 template <typename K, typename... A>
 void interpret_with(const InterpretOptions& options, const K& kernel, std::array<uint32_t, 3> size, A&... args) {
-    auto lowered = pipeline::lower(*kernel.function());
+    auto lowered = pipeline::lower(*kernel.function(), "", options.lower);
     if (options.block != std::array<uint32_t, 3>{0, 0, 0}) lowered.function->block_size = options.block;
     std::vector<detail_run::InterpArg> holders;
     (holders.push_back(detail_run::interp_arg(args)), ...);

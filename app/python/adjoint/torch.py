@@ -62,13 +62,6 @@ def render(scene, params=None, view=0):
     The scene keeps what renders and differentiates a set of paths at a view between calls, for the most recently
     used such pairs whose device buffers take up to 256 MiB (at most 64 of them): the first call builds it, later
     ones only write their values (a write to scene.parameters drops them)."""
-    # A view is an index: int(1.9) rendered view 1, and True view 1, without a word.
-    try:
-        if isinstance(view, bool):
-            raise TypeError
-        view = operator.index(view)   # ints, numpy integers, 0-d integer tensors
-    except TypeError:
-        raise TypeError(f"view: expected an integer index, got {type(view).__name__} {view!r}") from None
     params = dict(params or {})
     for path, value in params.items():
         if not isinstance(path, str):
@@ -78,6 +71,7 @@ def render(scene, params=None, view=0):
         if not value.is_floating_point():
             raise TypeError(f"{path}: expected a floating-point tensor, got {value.dtype}")
     paths = tuple(params.keys())
+    # The view as given: the binding takes an integer index only (int(1.9) rendered view 1, True view 1).
     return _Render.apply(scene, paths, view, *params.values())
 
 
