@@ -154,6 +154,23 @@ TEST(CliOutFolder, AFolderWithAnotherRunsOutputsNeedsResumeOrForce) {
     const Result one = run({"--scene", scene.string(), "--out", (tmp / "one").string()});
     EXPECT_EQ(one.code, 2) << one.err;
     EXPECT_NE(one.err.find("holds another run's outputs (loss.csv)"), std::string::npos) << one.err;
+    // So is a free texture's file left alone (it was written over without --force).
+    std::string textured = small_scene(1);
+    textured.replace(textured.find("\"albedo\": [0.5, 0.5, 0.5]"), 26,
+                     "\"albedo_texture\": \"" + (kAssets / "textures" / "colourful_128.png").string() + "\"");
+    textured.replace(textured.find("\"lights.key.intensity\""), 0,
+                     "\"materials.skin.albedo_texture\": { \"init\": [0.5, 0.5, 0.5], \"lr\": 0.05 }, ");
+    const fs::path texture_scene = scene_in(tmp / "textured", 1);
+    write(texture_scene, textured);
+    ASSERT_EQ(run({"--scene", texture_scene.string(), "--out", (tmp / "t").string(), "--quiet"}).code, 0);
+    for (const auto& e : fs::directory_iterator(tmp / "t"))
+        if (e.path().filename() != "materials.skin.albedo_texture.png") fs::remove(e.path());
+    const std::string texture = bytes_of(tmp / "t" / "materials.skin.albedo_texture.png");
+    const Result lone = run({"--scene", texture_scene.string(), "--out", (tmp / "t").string()});
+    EXPECT_EQ(lone.code, 2) << lone.err;
+    EXPECT_NE(lone.err.find("holds another run's outputs (materials.skin.albedo_texture.png)"), std::string::npos)
+        << lone.err;
+    EXPECT_EQ(bytes_of(tmp / "t" / "materials.skin.albedo_texture.png"), texture);
     // A folder with other files only (or the lock file a run leaves) is fine.
     fs::create_directories(tmp / "other");
     write(tmp / "other" / "notes.txt", "mine");
@@ -271,6 +288,26 @@ TEST(CliOutFolder, ASignalBeforeTheFirstIterationExits130WithNoTemporaryFile) {
     }
 }
 
+// --check-gradients and --diagnose did not look at the Ctrl-C flag: a signal was seen only when they had written
+// everything (exit 0). Now a signal ends them with 130: --diagnose writing nothing, --check-gradients at most the
+// rows it checked, saying so.
+TEST(CliOutFolder, ASignalToTheRunsBesideAnOptimizationExits130) {
+    TempDir tmp;
+    const fs::path scene = scene_in(tmp / "scene", 2);
+    for (const char* beside : {"--check-gradients", "--diagnose"}) {
+        const fs::path out = tmp / (std::string("out") + beside);
+        const pid_t pid = start({"--scene", scene.string(), "--out", out.string(), beside}, tmp / "err.txt");
+        EXPECT_TRUE(wait_for_handler(pid));
+        kill(pid, SIGINT);
+        const Result r = finish(pid, tmp / "err.txt");
+        EXPECT_EQ(r.code, 130) << beside << ": " << r.err;
+        EXPECT_FALSE(fs::exists(out / "diagnose.txt")) << beside;
+        if (fs::exists(out / "gradient_check.txt"))
+            EXPECT_NE(read_file(out / "gradient_check.txt").find("interrupted: "), std::string::npos);
+        EXPECT_TRUE(temporaries(out).empty()) << beside;
+    }
+}
+
 // adjoint-render too: a signal once main has begun ends it with 130 and no file (or, when it came after the
 // write, exit 0 and a whole PNG), never a kill by the signal and never a temporary file.
 TEST(CliOutFolder, ASignalToAdjointRenderExits130WritingNothing) {
@@ -311,12 +348,12 @@ TEST(CliResume, ChecksTheScenesContentAndSeedNotItsPath) {
     // scene's field; as many: nothing left to run.
     r = run({"--scene", copy.string(), "--out", out.string(), "--resume", "--iters", "5"});
     EXPECT_EQ(r.code, 2) << r.err;
-    EXPECT_EQ(r.err, "adjoint: error: --iters: --resume: the checkpoint is at iteration 7, past the 5 asked for; "
+    EXPECT_EQ(r.err, "adjoint: error: --iters: --resume: the checkpoint holds 7 iterations, more than the 5 asked for; "
                      "give --iters 7 or more to continue it\n");
     r = run({"--scene", copy.string(), "--out", out.string(), "--resume"});
     EXPECT_EQ(r.code, 2) << r.err;
-    EXPECT_EQ(r.err, "adjoint: error: " + copy.string() + ": optimize.iterations: --resume: the checkpoint is at "
-                     "iteration 7, past the 4 asked for; give --iters 7 or more to continue it\n");
+    EXPECT_EQ(r.err, "adjoint: error: " + copy.string() + ": optimize.iterations: --resume: the checkpoint holds "
+                     "7 iterations, more than the 4 asked for; give --iters 7 or more to continue it\n");
     EXPECT_EQ(bytes_of(out / "checkpoint.bin"), checkpoint);
     r = run({"--scene", copy.string(), "--out", out.string(), "--resume", "--iters", "7", "--quiet"});
     EXPECT_EQ(r.code, 0) << r.err;
@@ -392,7 +429,8 @@ TEST(CliResume, DamageAndAnotherResolutionExitTwoNamingTheFile) {
     const auto [short_rows, csv] = resume_with("loss.csv", header + "0,1,1,,1" + error_cells + "\n");
     EXPECT_EQ(short_rows.code, 2) << short_rows.err;
     EXPECT_EQ(short_rows.err, "adjoint: error: " + csv.string() +
-                                  ": --resume: its rows end at iteration 0 but the checkpoint is at iteration 2\n");
+                                  ": --resume: its rows end at iteration 0 but the checkpoint's last is iteration 2 "
+                                  "(rows count from 0)\n");
     // loss.csv without the error columns of the scene's free parameters (an older version's): refused.
     const auto [old_header, old_csv] = resume_with("loss.csv", "iteration,loss,image_psnr,param_error,ms\n0,1,1,,1\n");
     EXPECT_EQ(old_header.code, 2) << old_header.err;

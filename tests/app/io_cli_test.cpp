@@ -78,6 +78,16 @@ TEST(IoCli, OptimizeUsageErrors) {
     EXPECT_NE(usage_error([] { optimize({"--scene", "s", "--out", "o", "--itres", "5"}); }).find("--itres"), std::string::npos);
     EXPECT_NE(usage_error([] { optimize({"--scene", "s", "--out", "o", "extra"}); }).find("extra"), std::string::npos);
     EXPECT_NE(usage_error([] { optimize({"--scene", "s", "--out", "o", "--iters"}); }).find("--iters"), std::string::npos);
+    // Were CLI11's "At Most 1 required but received 2", and "cannot read : No such file or directory" later.
+    EXPECT_EQ(usage_error([] { optimize({"--scene", "s", "--out", "o", "--iters", "2", "--iters", "3"}); }),
+              "--iters: given 2 times; give it once");
+    EXPECT_EQ(usage_error([] { optimize({"--scene", "", "--out", "o"}); }),
+              "--scene: the name is empty; give a file or folder name");
+    EXPECT_EQ(usage_error([] { optimize({"--scene", "s", "--out", ""}); }),
+              "--out: the name is empty; give a file or folder name");
+    EXPECT_EQ(usage_error([] { render({"--scene", "s", "--out", "o.png", "--params", ""}); }),
+              "--params: the name is empty; give a file or folder name");
+    EXPECT_TRUE(optimize({"--scene", "s", "--out", "o", "--force", "--force"}).force);   // a flag twice is the flag
 }
 
 TEST(IoCli, ResolutionParsing) {

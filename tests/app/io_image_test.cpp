@@ -4,6 +4,8 @@
 #include <adjoint/app/atomic_file.h>
 #include <adjoint/app/image_io.h>
 
+#include <stb/stb_image.h>
+
 #include <cmath>
 #include <limits>
 
@@ -36,6 +38,32 @@ TEST(IoImage, PngRoundTripKeepsValuesAndPixelOrder) {
     ASSERT_EQ(back.height, 3);
     ASSERT_EQ(back.channels, 3);
     EXPECT_EQ(back.pixels, image.pixels);  // 8-bit-representable values come back bit for bit
+}
+
+// 16-bit PNGs (data textures in params.json): every value back to within half a step of 1/65535, for every
+// channel count, read by stb_image as any reader would.
+TEST(IoImage, SixteenBitPngsKeepTheirValues) {
+    for (const int channels : {1, 2, 3, 4}) {
+        Image image(37, 23, channels);
+        uint32_t state = 12345;
+        for (int y = 0; y < image.height; ++y)
+            for (int x = 0; x < image.width; ++x)
+                for (int c = 0; c < channels; ++c) {
+                    state = state * 1664525u + 1013904223u;
+                    // A ramp in the top rows, noise in [0, 1] below.
+                    image.at(x, y, c) = y < 12 ? float(x * 7 + y * 3 + c) / 300.0f : float(state >> 8) / 16777215.0f;
+                }
+        const std::string png = encode_png16(image);
+        int w = 0, h = 0, n = 0;
+        stbi_us* back = stbi_load_16_from_memory(reinterpret_cast<const stbi_uc*>(png.data()), int(png.size()), &w,
+                                                 &h, &n, channels);
+        ASSERT_NE(back, nullptr) << channels;
+        ASSERT_EQ(w * 1000 + h, 37 * 1000 + 23);
+        ASSERT_EQ(n, channels);
+        for (size_t i = 0; i < image.pixels.size(); ++i)
+            ASSERT_NEAR(back[i] / 65535.0, image.pixels[i], 0.5 / 65535.0 + 1e-9) << channels << " " << i;
+        stbi_image_free(back);
+    }
 }
 
 TEST(IoImage, AlphaIsStoredLinearly) {

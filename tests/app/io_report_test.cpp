@@ -252,6 +252,14 @@ TEST(IoReport, ViewsTexturesAndCurvesGoWhereTheLayoutSays) {
         EXPECT_FLOAT_EQ(report.at(l.view_rows[i][2].x + 5, l.view_rows[i][2].y + 5, 1), 0.7f) << i;
     }
     EXPECT_FLOAT_EQ(report.at(l.view_rows[0][1].x + 1, l.view_rows[0][1].y + 1, 0), 0.3f);
+    // Small views spread over the width, and their captions run past the tile (cut at its width, "V14 FINAL"
+    // read "V14 F"): ink beyond the tile's right edge, within the caption's line, and room for the whole text.
+    const Rect& last = l.view_rows[7][2];
+    EXPECT_GE(l.view_rows[7][3].x - last.x - 8, font::text_width("V14 FINAL", l.text_scale));
+    int past = 0;
+    for (int y = last.y - font::glyph_height * l.text_scale - 4; y < last.y - 4; ++y)
+        for (int x = last.x + w; x < l.view_rows[7][3].x; ++x) past += report.at(x, y, 0) == report_draw::ink[0];
+    EXPECT_GT(past, 0);
     // The texture's tiles: magnified to the views' height, the gradient's one hot texel in its corner.
     const auto& t = l.texture_rows[0];
     EXPECT_EQ(t[0].height, h);

@@ -89,6 +89,28 @@ TEST_F(GradientCheck, MaterialLightDemoPassesAndABrokenGradientFails) {
     EXPECT_THROW(app::check_gradients(opt, scene, broken), Error);
 }
 
+// Ctrl-C during --check-gradients went unseen until the last row (minutes on a large scene). The check polls
+// `stop` before each row and ends with the rows done, the table saying how many were not checked.
+TEST_F(GradientCheck, AStopEndsTheCheckWithTheRowsDoneAndTheTableSaysSo) {
+    auto scene = demo("material-light.json", 32, 32);
+    app::Optimizer opt(device, scene);
+    const std::vector<float> start = opt.free_values();
+    app::GradientCheckOptions o;
+    int polls = 0;
+    o.stop = [&] { return ++polls > 4; };
+    const auto check = app::check_gradients(opt, scene, o);
+    EXPECT_EQ(check.rows.size(), 4u);
+    EXPECT_EQ(check.planned, 10u);
+    EXPECT_TRUE(check.interrupted());
+    EXPECT_EQ(opt.free_values(), start);
+    const std::string table = app::format_gradient_check(check);
+    EXPECT_NE(table.find("4 checked: 4 pass, 0 FAIL, 0 UNSURE, 0 skipped\n"
+                         "interrupted: 4 of 10 rows checked\n"),
+              std::string::npos)
+        << table;
+    EXPECT_EQ(app::format_gradient_check(app::check_gradients(opt, scene, {})).find("interrupted"), std::string::npos);
+}
+
 TEST_F(GradientCheck, TextureDemoChecksEightSeededTexelsWithLargeGradients) {
     auto scene = demo("texture.json", 64, 64);
     app::Optimizer opt(device, scene);

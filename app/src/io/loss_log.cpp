@@ -109,11 +109,15 @@ struct LossLog::Writer {
         }
         cv.notify_all();
     }
-    // Waits for every submitted text when `all`; rethrows a failed write.
-    void settle(bool all) {
+    // Waits for every submitted text when `all`; rethrows a failed write, marking the owner's text `dirty` again:
+    // the text never landed, so the next flush (the one after a failure) must write it.
+    void settle(bool all, bool& dirty) {
         std::unique_lock lock(m);
         if (all) cv.wait(lock, [&] { return !pending && !busy; });
-        if (error) std::rethrow_exception(std::exchange(error, nullptr));
+        if (error) {
+            dirty = true;
+            std::rethrow_exception(std::exchange(error, nullptr));
+        }
     }
 
 private:
@@ -194,12 +198,12 @@ LossLog LossLog::resume(std::filesystem::path path, int64_t last_iteration, std:
     if (last_iteration >= 0 && (kept.empty() || kept.back().iteration != last_iteration))
         fail(path.string(), ": cannot resume: the rows end at ",
              kept.empty() ? std::string("(none)") : "iteration " + std::to_string(kept.back().iteration),
-             " but the checkpoint is at iteration ", last_iteration);
+             " but the checkpoint's last is iteration ", last_iteration, " (rows count from 0)");
     return LossLog(std::move(path), std::move(error_columns), min_interval_s, std::move(now_s), std::move(kept));
 }
 
 void LossLog::append(const LossRow& row) {
-    if (writer_) writer_->settle(false);
+    if (writer_) writer_->settle(false, dirty_);
     if (!rows_.empty() && row.iteration <= rows_.back().iteration)
         fail(path_.string(), ": iteration ", row.iteration, " logged after iteration ", rows_.back().iteration);
     rows_.push_back(row);
@@ -210,7 +214,7 @@ void LossLog::append(const LossRow& row) {
 
 void LossLog::flush() {
     if (dirty_) write();
-    if (writer_) writer_->settle(true);
+    if (writer_) writer_->settle(true, dirty_);
 }
 
 void LossLog::write_in_background() {

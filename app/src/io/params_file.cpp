@@ -126,7 +126,9 @@ std::string format_params_json(const std::vector<ParamRecord>& records) {
         if (r->true_value) entry["true_value"] = float_array(*r->true_value, r->path + ".true_value");
         if (r->error) {
             if (!std::isfinite(*r->error)) fail("params.json: ", r->path, ".error is not finite (", *r->error, ")");
-            entry["error"] = *r->error;
+            // At a float's precision, as the values it measures: 0.42511106, not 0.4251110553741455.
+            const float e = float(*r->error);
+            entry["error"] = std::isfinite(e) ? float_as_short_double(e) : *r->error;
         }
         params[r->path] = std::move(entry);
     }

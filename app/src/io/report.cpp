@@ -69,8 +69,16 @@ float draw_heat_map(Image& report, const Rect& tile, const Image& final, const I
     return scale;
 }
 
-void caption(Image& report, const Rect& r, const std::string& text, int s) {
-    font::draw_text(report, r.x, r.y - font::glyph_height * s - 4, text, s, ink, r.x + std::max(r.width, 1));
+// Above the tile, clipped at the end of its column: `room` wide (the tile's width or more; captions of 48-pixel
+// tiles were cut to "V1 TARG").
+void caption(Image& report, const Rect& r, const std::string& text, int s, int room) {
+    font::draw_text(report, r.x, r.y - font::glyph_height * s - 4, text, s, ink, r.x + std::max({r.width, room, 1}));
+}
+
+// The room a row's captions have: its column stride less the gap (the tiles are spread over the report's width).
+template <size_t N>
+int room_of(const std::array<Rect, N>& row) {
+    return row[1].x - row[0].x - pad;
 }
 
 void draw_view_row(Image& report, const std::array<Rect, 4>& row, const ReportView& v, bool first_row, int s) {
@@ -79,10 +87,11 @@ void draw_view_row(Image& report, const std::array<Rect, 4>& row, const ReportVi
     blit(report, row[2], v.final);
     const float scale = draw_heat_map(report, row[3], v.final, v.target);
     const std::string n = first_row && v.index == 0 ? "" : "V" + std::to_string(v.index) + " ";
-    caption(report, row[0], n + "TARGET", s);
-    if (v.start) caption(report, row[1], n + "START", s);
-    caption(report, row[2], n + "FINAL", s);
-    caption(report, row[3], scale_caption("|FINAL-TARGET|", "|F-T|", scale, row[3].width, s), s);
+    const int room = room_of(row);
+    caption(report, row[0], n + "TARGET", s, room);
+    if (v.start) caption(report, row[1], n + "START", s, room);
+    caption(report, row[2], n + "FINAL", s, room);
+    caption(report, row[3], scale_caption("|FINAL-TARGET|", "|F-T|", scale, room, s), s, room);
 }
 
 void draw_texture_row(Image& report, const std::array<Rect, 3>& row, const ReportTexture& t, int s) {
@@ -95,17 +104,18 @@ void draw_texture_row(Image& report, const std::array<Rect, 3>& row, const Repor
         if (t.data) show_as_stored(image.pixels);
         return image;
     };
+    const int room = room_of(row);
     blit(report, row[0], shown(t.current));
-    caption(report, row[0], "CURRENT", s);
+    caption(report, row[0], "CURRENT", s, room);
     if (t.target) {
         blit(report, row[1], shown(*t.target));
-        caption(report, row[1], "TARGET", s);
+        caption(report, row[1], "TARGET", s, room);
     } else {
-        caption(report, row[1], "NO TARGET", s);
+        caption(report, row[1], "NO TARGET", s, room);
     }
     float scale = 0.0f;
     blit(report, row[2], gradient_picture(t.gradient, &scale));
-    caption(report, row[2], scale_caption("DL/DT", "DL/DT", scale, row[2].width, s), s);
+    caption(report, row[2], scale_caption("DL/DT", "DL/DT", scale, room, s), s, room);
 }
 
 } // namespace
@@ -126,8 +136,10 @@ ReportLayout report_layout(int w, int h, size_t views, bool sampled, const std::
     }
     for (size_t v = 0; v < std::max<size_t>(views, 1); ++v) {
         y += caption_h;
+        // Small views spread over the report's width, so that their captions have room.
+        const int stride = std::max(w, (l.width - 5 * pad) / 4) + pad;
         std::array<Rect, 4> row;
-        for (int i = 0; i < 4; ++i) row[size_t(i)] = Rect{pad + i * (w + pad), y, w, h};
+        for (int i = 0; i < 4; ++i) row[size_t(i)] = Rect{pad + i * stride, y, w, h};
         l.view_rows.push_back(row);
         y += h + pad;
     }
@@ -135,8 +147,9 @@ ReportLayout report_layout(int w, int h, size_t views, bool sampled, const std::
     for (const auto& [tw, th] : textures) {
         y += 2 * caption_h;   // the texture's name, then the tiles' captions
         const auto [cw, ch] = texture_tile(tw, th, h, l.width);
+        const int stride = std::max(cw, (l.width - 4 * pad) / 3) + pad;
         std::array<Rect, 3> row;
-        for (int i = 0; i < 3; ++i) row[size_t(i)] = Rect{pad + i * (cw + pad), y, cw, ch};
+        for (int i = 0; i < 3; ++i) row[size_t(i)] = Rect{pad + i * stride, y, cw, ch};
         l.texture_rows.push_back(row);
         y += ch + pad;
     }

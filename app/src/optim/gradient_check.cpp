@@ -307,12 +307,17 @@ GradientCheck check_gradients(Optimizer& opt, const Scene& scene, const Gradient
         const std::vector<float> gv = opt.view_gradient(v);
         for (size_t i : at) view_g[v].push_back(gv[i]);
     }
+    check.planned = at.size();
     offset = 0;
     size_t k = 0;
     for (size_t pi = 0; pi < params.size(); ++pi) {
         const ParameterState& p = params[pi];
         const bool geometry = is_geometry_parameter(p.kind);
         for (size_t c : checked[pi]) {
+            if (o.stop && o.stop()) {
+                opt.set_free_values(x0);
+                return check;
+            }
             GradientCheckRow r;
             r.path = p.path;
             r.component = c;
@@ -406,6 +411,10 @@ std::string format_gradient_check(const GradientCheck& c) {
     std::snprintf(line, sizeof line, "\n%zu checked: %zu pass, %zu FAIL, %zu UNSURE, %zu skipped\n", c.rows.size(),
                   pass, fail, unsure, skipped);
     out << line;
+    if (c.interrupted()) {
+        std::snprintf(line, sizeof line, "interrupted: %zu of %zu rows checked\n", c.rows.size(), c.planned);
+        out << line;
+    }
     if (unsure > 0)
         out << "\nan UNSURE row's difference is within its noise (the image's jumps over the span) or the loss's\n"
                "rounding of 0, so it admits the gradient, 0 and the negation alike: it proves nothing either way and\n"

@@ -41,8 +41,20 @@ bool parse(CLI::App& app, int argc, const char* const* argv, Options& options) {
         options.help_text = app.help();
         return true;
     } catch (const CLI::ParseError& e) {
+        // CLI11 says "--iters: At Most 1 required but received 2" of an option given twice.
+        for (const CLI::Option* option : app.get_options())
+            if (option->count() > 1 && option->get_items_expected_max() == 1 && option->get_type_size() != 0)
+                throw UsageError(option->get_name() + ": given " + std::to_string(option->count()) +
+                                     " times; give it once",
+                                 app.help());
         throw UsageError(e.what(), app.help());
     }
+}
+
+// A file or folder option given as "" was refused later as "cannot read : No such file", naming nothing.
+void require_name(const CLI::Option* option, const std::string& value, const std::string& usage) {
+    if (option->count() != 0 && value.empty())
+        throw UsageError(option->get_name() + ": the name is empty; give a file or folder name", usage);
 }
 
 // A count-like option's value when given: an integer in [least, most], refused otherwise with a message that
@@ -109,8 +121,8 @@ OptimizeOptions parse_optimize_args(int argc, const char* const* argv) {
     CLI::App app{"Optimizes a scene's free parameters against its targets, headless.", "adjoint-optimize"};
     OptimizeOptions o;
     std::string scene, out, iters, resolution, seed, save_every;
-    app.add_option("--scene", scene, "the scene file (JSON)")->required();
-    app.add_option("--out", out, "the output folder (created if missing)")->required();
+    auto* scene_opt = app.add_option("--scene", scene, "the scene file (JSON)")->required();
+    auto* out_opt = app.add_option("--out", out, "the output folder (created if missing)")->required();
     auto* iters_opt = app.add_option("--iters", iters, "number of iterations (overrides the scene)");
     auto* res_opt = app.add_option("--resolution", resolution, "render resolution WxH (overrides the scene)");
     auto* seed_opt = app.add_option("--seed", seed, "random seed (overrides the scene)");
@@ -137,6 +149,8 @@ OptimizeOptions parse_optimize_args(int argc, const char* const* argv) {
                           ->group("Test hooks (for the tests)");
     if (parse(app, argc, argv, o)) return o;
     const std::string usage = app.help();
+    require_name(scene_opt, scene, usage);
+    require_name(out_opt, out, usage);
     if (break_opt->count() && !o.check_gradients)
         throw UsageError("--test-break-gradient: only with --check-gradients", usage);
     if (dpar_opt->count() && !o.diagnose) throw UsageError("--diagnose-parameter: only with --diagnose", usage);
@@ -159,7 +173,7 @@ RenderOptions parse_render_args(int argc, const char* const* argv) {
     CLI::App app{"Renders one view of a scene to a PNG.", "adjoint-render"};
     RenderOptions o;
     std::string scene, out, resolution, view, params, all_views;
-    app.add_option("--scene", scene, "the scene file (JSON)")->required();
+    auto* scene_opt = app.add_option("--scene", scene, "the scene file (JSON)")->required();
     auto* out_opt = app.add_option("--out", out, "the PNG to write");
     auto* all_opt = app.add_option("--all-views", all_views,
                                    "write every view as DIR/view_<i>.png (and, with a dataset target, view_<i>_side.png)");
@@ -168,6 +182,10 @@ RenderOptions parse_render_args(int argc, const char* const* argv) {
     auto* params_opt = app.add_option("--params", params, "a params.json written by adjoint-optimize");
     if (parse(app, argc, argv, o)) return o;
     const std::string usage = app.help();
+    require_name(scene_opt, scene, usage);
+    require_name(out_opt, out, usage);
+    require_name(all_opt, all_views, usage);
+    require_name(params_opt, params, usage);
     o.scene = scene;
     if (out_opt->count() == all_opt->count())
         throw UsageError("give either --out FILE or --all-views DIR" + std::string(out_opt->count() ? ", not both" : ""),
@@ -195,6 +213,8 @@ StudioOptions parse_studio_args(int argc, const char* const* argv) {
                  "runs the dynamic renderer, which is slower for texture-only scenes)");
     if (parse(app, argc, argv, o)) return o;
     const std::string usage = app.help();
+    for (auto [option, value] : {std::pair{scene_opt, &scene}, {shot_opt, &screenshot}, {out_opt, &out}})
+        require_name(option, *value, usage);
     if (scene_opt->count()) o.scene = std::filesystem::path(scene);
     o.quit_after_iters = bounded_integer(quit_opt, quit, "--quit-after-iters", 0, max_iterations, usage);
     if (shot_opt->count()) o.screenshot = std::filesystem::path(screenshot);

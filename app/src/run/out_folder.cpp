@@ -154,8 +154,9 @@ void check_resume(const fs::path& dir, const OptimizeOptions& o, Scene& scene, s
     // fewer iterations than it ran: refused. Asked to end at it: nothing left to run, the outputs rewritten.
     if (scene.optimize->iterations < c.iteration)
         throw SceneError(o.iters ? "" : scene.display_name, o.iters ? "--iters" : "optimize.iterations",
-                         "--resume: the checkpoint is at iteration " + std::to_string(c.iteration) + ", past the " +
-                             std::to_string(scene.optimize->iterations) + " asked for; give --iters " +
+                         "--resume: the checkpoint holds " + std::to_string(c.iteration) +
+                             " iterations, more than the " + std::to_string(scene.optimize->iterations) +
+                             " asked for; give --iters " +
                              std::to_string(c.iteration) + " or more to continue it");
     scene.optimize->seed = seed;
     now["seed"] = seed;
@@ -175,7 +176,8 @@ void check_resume(const fs::path& dir, const OptimizeOptions& o, Scene& scene, s
     if (reached != last)
         throw SceneError(csv.string(), "", "--resume: its rows end at " +
                                                (reached < 0 ? std::string("(none)") : "iteration " + std::to_string(reached)) +
-                                               " but the checkpoint is at iteration " + std::to_string(last));
+                                               " but the checkpoint's last is iteration " + std::to_string(last) +
+                                               " (rows count from 0)");
     for (const char* name : {"target.png", "start.png"}) {
         const Image image = resume_read(dir / name, [&] { return read_png_linear(dir / name); });
         if (uint32_t(image.width) != scene.camera.width || uint32_t(image.height) != scene.camera.height)
@@ -186,10 +188,15 @@ void check_resume(const fs::path& dir, const OptimizeOptions& o, Scene& scene, s
     }
 }
 
-// An output's name taken by a symlink, a FIFO, a device or a folder: refused, as the write would replace it.
-void check_output_names(const fs::path& dir, const Scene& scene, bool profile) {
+// The run's outputs already in `dir`: run_outputs in their order, then the free textures' files, render_NNNN.png
+// and (with --profile) profile.txt, sorted. A name taken by a symlink, a FIFO, a device or a folder: refused, as
+// the write would replace it.
+std::vector<std::string> outputs_present(const fs::path& dir, const Scene& scene, bool profile) {
     std::vector<std::string> textures;   // texture parameters' files begin with their sanitized path
-    for (const auto& p : scene.optimize->parameters) textures.push_back(texture_file_name(p.path, false, false));
+    for (const auto& p : scene.optimize->parameters)
+        if (kind_info(p.kind).storage == ParameterStorage::texture)
+            textures.push_back(texture_file_name(p.path, false, false));
+    std::vector<std::string> others;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
         const std::string name = entry.path().filename().string();
@@ -206,7 +213,17 @@ void check_output_names(const fs::path& dir, const Scene& scene, bool profile) {
         } catch (const Error& e) {
             throw SceneError("", "--out", std::string(e.what()) + "; outputs are written only as regular files");
         }
+        others.push_back(name);
     }
+    std::vector<std::string> found;
+    for (const char* name : run_outputs)
+        if (const auto it = std::find(others.begin(), others.end(), name); it != others.end()) {
+            found.push_back(name);
+            others.erase(it);
+        }
+    std::sort(others.begin(), others.end());
+    found.insert(found.end(), others.begin(), others.end());
+    return found;
 }
 
 } // namespace
@@ -284,12 +301,9 @@ std::unique_ptr<FolderLock> prepare_out_folder(const OptimizeOptions& o, Scene& 
     } catch (const Error& e) {
         throw SceneError("", "--out", e.what());
     }
-    check_output_names(dir, scene, o.profile);
+    // Any file the run would write over counts: a texture file left alone by an earlier run was overwritten.
+    const std::vector<std::string> found = outputs_present(dir, scene, o.profile);
     if (!o.resume && !o.force) {
-        std::vector<std::string> found;
-        std::error_code ec;
-        for (const char* name : run_outputs)
-            if (fs::exists(fs::symlink_status(dir / name, ec))) found.push_back(name);
         if (!found.empty())
             throw SceneError("", "--out", dir.string() + " holds another run's outputs (" + joined(found, 7) +
                                               "); give --resume to continue that run, --force to write over it, or "

@@ -2,6 +2,7 @@
 // visibility leaves free geometry to the shading alone.
 #include <adjoint/app/atomic_file.h>
 #include <adjoint/app/gradient_check.h>
+#include <adjoint/app/interrupt.h>
 #include <adjoint/app/parameter_kinds.h>
 #include <adjoint/app/renderer.h>
 #include <adjoint/app/run.h>
@@ -32,10 +33,12 @@ int run_check_gradients(const OptimizeOptions& o, std::ostream& out, std::ostrea
         GradientCheckOptions co;
         co.seed = scene.optimize->seed;
         co.break_parameter = o.test_break_gradient;
+        co.stop = interrupt_requested;   // Ctrl-C: the rows done so far are the table, which says so (exit 130)
         const GradientCheck check = check_gradients(opt, scene, co);
         const std::string table = format_gradient_check(check);
         out << table << std::flush;
         write_file_atomic(o.out / "gradient_check.txt", table);
+        if (check.interrupted()) return exit_interrupted;
         return check.passed() ? exit_ok : exit_failure;
     });
 }

@@ -3,6 +3,7 @@
 // diverging-colour PNGs scaled by a stated percentile, the render with its silhouette-gradient pixels marked,
 // and diagnose.txt.
 #include <adjoint/app/atomic_file.h>
+#include <adjoint/app/interrupt.h>
 #include <adjoint/app/image_io.h>
 #include <adjoint/app/optimization.h>
 #include <adjoint/app/renderer.h>
@@ -130,7 +131,8 @@ std::string header(const Scene& scene, double loss, uint32_t views) {
     return t.str();
 }
 
-void diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std::ostream& out) {
+// False when a Ctrl-C came before the pictures were written (then none is: a half set would mix two states).
+bool diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std::ostream& out) {
     const std::vector<ParameterState> ps = opt.parameters();
     // Pictures are named by their parameter's slug: two that slug alike would write one file for both.
     for (size_t i = 0; i < ps.size(); ++i)
@@ -157,12 +159,16 @@ void diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std:
     } catch (const Error& e) {
         throw SceneError("", "--out", std::string(e.what()) + "; outputs are written only as regular files");
     }
+    if (interrupt_requested()) return false;
     std::vector<float> g;
     const double loss = opt.evaluate(&g);
     std::vector<size_t> all(ps.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    if (interrupt_requested()) return false;
     const PixelAttribution grads = opt.attribute_pixels(all, false);
+    if (interrupt_requested()) return false;
     const PixelAttribution units = opt.attribute_pixels(sens, true);
+    if (interrupt_requested()) return false;
     std::string text = header(scene, loss, grads.views);
     char line[512];
     std::snprintf(line, sizeof line, "%-36s %14s %14s %12s %12s\n", "parameter", "gradient", "image sum", "grad scale",
@@ -207,6 +213,7 @@ void diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std:
     text += "\nedge pixels (silhouette gradients): " + std::to_string(edge_pixels) + "\n";
     out << text << std::flush;
     write_file_atomic(o.out / "diagnose.txt", text);
+    return true;
 }
 
 } // namespace
@@ -215,8 +222,7 @@ int run_diagnose(const OptimizeOptions& o, std::ostream& out, std::ostream& err)
     return run_beside_optimization(o, "--diagnose-parameter", o.diagnose_parameters, "diagnose.txt", err,
                                    [&](Device& device, const Scene& scene) {
         Optimizer opt(device, scene, true);
-        diagnose(opt, scene, o, out);
-        return exit_ok;
+        return diagnose(opt, scene, o, out) ? exit_ok : exit_interrupted;
     });
 }
 

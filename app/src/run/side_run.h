@@ -2,6 +2,7 @@
 // loaded and checked before anything runs, then one job on a fresh device, each stage's errors to its exit code.
 #pragma once
 #include <adjoint/app/atomic_file.h>
+#include <adjoint/app/interrupt.h>
 #include <adjoint/app/renderer.h>
 #include <adjoint/app/run.h>
 
@@ -19,7 +20,9 @@ namespace adjoint::app {
 // as bad input with nothing written (exit_bad_input): a scene without an optimize block or whose views show
 // nothing it moves (check_meshes_in_view), any of `paths` (given by the option `option`) that is not a free
 // parameter, an output folder where `file` cannot be written or that another run holds (FolderLock).
-// Errors from the device or the job end with exit_failure (exit_bad_input for a SceneError).
+// Errors from the device or the job end with exit_failure (exit_bad_input for a SceneError). A Ctrl-C (the
+// caller's InterruptGuard) before the job ends the run with exit_interrupted, nothing written; during it, the job
+// polls interrupt_requested() itself.
 template <typename Job>
 int run_beside_optimization(const OptimizeOptions& o, const char* option, const std::vector<std::string>& paths,
                             const char* file, std::ostream& err, Job&& job) {
@@ -44,10 +47,12 @@ int run_beside_optimization(const OptimizeOptions& o, const char* option, const 
         return report_error(err, e, exit_bad_input);
     }
     err << hard_geometry_warning(scene);
+    if (interrupt_requested()) return exit_interrupted;
     try {
         Context ctx;
         Device device = ctx.create_device();
         check_scene_fits(device, scene);
+        if (interrupt_requested()) return exit_interrupted;
         return job(device, scene);
     } catch (const Error& e) {
         return report_error(err, e, exit_failure);

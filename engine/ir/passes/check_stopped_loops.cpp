@@ -266,7 +266,8 @@ struct Checker {
         return "loop iteration limit in kernel '" + f.name() + "': " + limit.device + " stopped the loop at " +
                format_location(loc) + " before its end: it runs at most " + std::to_string(limit.iterations) +
                " loop iterations per group of neighbouring threads (the iterations of all their loops count "
-               "together); split the work over more threads or dispatches";
+               "together, and inside $autodiff the reverse pass runs a loop again); split the work over more "
+               "threads or dispatches";
     }
 };
 

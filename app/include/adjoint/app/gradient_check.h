@@ -4,6 +4,7 @@
 #include <adjoint/app/optimization.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ struct GradientCheckOptions {
     // negated before the comparison, so a test sees the check fail. Empty: none. Must name a free parameter.
     std::string break_parameter;
     double break_factor = -1.0;   // what the hook multiplies that gradient by (tests: 0, a half)
+    // Polled before each row (a row takes up to a dozen renders): true ends the check there, with the rows done
+    // (GradientCheck::interrupted). adjoint-optimize passes its Ctrl-C flag. Empty: never.
+    std::function<bool()> stop;
 };
 
 // unsure: the difference is within its noise or the loss's rounding of 0, so a zero gradient and the negation
@@ -45,6 +49,8 @@ struct GradientCheck {
     double loss = 0;          // at the start values, over every view
     uint32_t views = 0;
     std::vector<GradientCheckRow> rows;
+    size_t planned = 0;       // the rows a whole check has; more than rows.size() when `stop` ended it early
+    bool interrupted() const { return rows.size() < planned; }
     bool passed() const;      // no row failed
 };
 
