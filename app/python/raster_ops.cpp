@@ -19,6 +19,19 @@ namespace adjoint::python {
 
 namespace {
 
+// The three corners scaled by one power of two so that the largest |x|, |y| or |w| is below 2^41: the barycentrics
+// and depth below are ratios of products of two corners' coordinates (unchanged by a common factor), and those
+// products overflowed float past about 1e19 (a screen-filling triangle at +-1e19, w = 1, covered no pixel). A power
+// of two scales exactly, and ordinary corners (below 2^40) are left as they are.
+void scale_corners(Float4& p0, Float4& p1, Float4& p2) {
+    const Float m = max(max(max(max(abs(p0.x), abs(p0.y)), abs(p0.w)), max(max(abs(p1.x), abs(p1.y)), abs(p1.w))),
+                        max(max(abs(p2.x), abs(p2.y)), abs(p2.w)));
+    const Float k = ite(m > 1.0995116e12f && m <= 3.4028235e38f, exp2(-floor(log2(m))), 1.0f);
+    p0 = p0 * k;
+    p1 = p1 * k;
+    p2 = p2 * k;
+}
+
 // Clip-space barycentrics of the point that projects to NDC (x, y): Σ b_i (p_i.xy − (x, y) · p_i.w) = 0 with
 // Σ b_i = 1, and z/w there. `inside` when all three are >= 0 and the point is in front (Σ b_i w_i > 0).
 struct Hit {
@@ -26,7 +39,8 @@ struct Hit {
     Float depth;
     Bool inside;
 };
-Hit hit(const Float4& p0, const Float4& p1, const Float4& p2, const Float& x, const Float& y) {
+Hit hit(Float4 p0, Float4 p1, Float4 p2, const Float& x, const Float& y) {
+    scale_corners(p0, p1, p2);
     Float2 a0 = p0.xy() - make_float2(x, y) * p0.w, a1 = p1.xy() - make_float2(x, y) * p1.w,
            a2 = p2.xy() - make_float2(x, y) * p2.w;
     Float3 c = make_float3(a1.x * a2.y - a1.y * a2.x, a2.x * a0.y - a2.y * a0.x, a0.x * a1.y - a0.y * a1.x);
@@ -42,8 +56,8 @@ Hit hit(const Float4& p0, const Float4& p1, const Float4& p2, const Float& x, co
 // The barycentrics' image-space derivatives (du/dX, du/dY, dv/dX, dv/dY) at NDC (x, y), `scale` NDC units per
 // pixel: the quotient rule on hit's b = c / Σ c, where each a_j = p_j.xy − (x, y) · p_j.w moves by −p_j.w.
 // Written out (not $autodiff of hit) so that the backward can differentiate it with respect to the positions.
-Float4 bary_derivatives(const Float4& p0, const Float4& p1, const Float4& p2, const Float& x, const Float& y,
-                        const Float2& scale) {
+Float4 bary_derivatives(Float4 p0, Float4 p1, Float4 p2, const Float& x, const Float& y, const Float2& scale) {
+    scale_corners(p0, p1, p2);
     Float2 a0 = p0.xy() - make_float2(x, y) * p0.w, a1 = p1.xy() - make_float2(x, y) * p1.w,
            a2 = p2.xy() - make_float2(x, y) * p2.w;
     Float3 c = make_float3(a1.x * a2.y - a1.y * a2.x, a2.x * a0.y - a2.y * a0.x, a0.x * a1.y - a0.y * a1.x);

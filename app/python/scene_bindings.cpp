@@ -171,11 +171,12 @@ void bind_scene(py::module_& m) {
         .def("_parameter_paths", [](const PyScene& s) { return parameter_paths(s.scene); })
         .def("_get", [](const PyScene& s, const std::string& path) {
             app::Parameter p = find_parameter_or_throw(s.scene, path);
-            return value_to_array(p, app::parameter_value(s.scene, p));
+            // In the scene file's units, as params.json (intrinsics: pixels at the file's camera.resolution).
+            return value_to_array(p, app::value_in_file_units(s.scene, p.kind, app::parameter_value(s.scene, p)));
         })
         .def("_set", [](PyScene& s, const std::string& path, const py::handle& value) {
             app::Parameter p = find_parameter_or_throw(s.scene, path);
-            const std::vector<float> v = array_to_value(p, value);
+            const std::vector<float> v = app::value_in_run_units(s.scene, p.kind, array_to_value(p, value));
             if (const std::string why = app::parameter_value_problem(s.scene, p, v); !why.empty())
                 throw py::value_error(path + ": " + why);
             app::set_parameter_value(s.scene, p, v);
@@ -221,7 +222,7 @@ void bind_scene(py::module_& m) {
             app::Scene current = o.optimizer->current_scene();
             for (const auto& st : o.optimizer->parameters()) {
                 app::Parameter p = find_parameter_or_throw(current, st.path);
-                d[py::str(st.path)] = value_to_array(p, st.value);
+                d[py::str(st.path)] = value_to_array(p, app::value_in_file_units(current, p.kind, st.value));
             }
             return d;
         }, "The free parameters' current values by path");

@@ -33,7 +33,8 @@ Assignment assign(app::Scene& scene, const std::vector<std::string>& paths, cons
         app::Parameter p = find_parameter_or_throw(scene, paths[i]);
         for (const auto& q : a.parameters)
             if (q.path == p.path) throw py::value_error(p.path + ": given twice");
-        a.values.push_back(array_to_value(p, values[i]));
+        // In the scene file's units, as scene.parameters (intrinsics: pixels at the file's camera.resolution).
+        a.values.push_back(app::value_in_run_units(scene, p.kind, array_to_value(p, values[i])));
         app::set_parameter_value(scene, p, a.values.back());
         a.parameters.push_back(p);
     }
@@ -200,7 +201,10 @@ void bind_torch_bridge(py::module_& m) {
         cache.optimizer->evaluate(&gradient);
         size_t at = 0;
         for (const auto& p : cache.parameters) {
-            out.append(value_to_array(p, std::vector<float>(gradient.begin() + at, gradient.begin() + at + p.size)));
+            // d/d file value = d/d run value * (run pixels per file pixel): value_in_run_units scales alike.
+            out.append(value_to_array(p, app::value_in_run_units(*seen.scene, p.kind,
+                                                                 std::vector<float>(gradient.begin() + at,
+                                                                                    gradient.begin() + at + p.size))));
             at += p.size;
         }
         return out;

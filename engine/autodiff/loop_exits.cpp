@@ -26,6 +26,29 @@ bool continues_to(const Function& f, const Block& b) {
     return found;
 }
 
+// A $break in the middle of a $switch case (a Callable's $return inside a case is one too, once inlined) leaves
+// the case early, which the reverse pass has no flag for: refused, wherever the switch stands. `insts`: a case's,
+// less its final break (which only ends the case).
+void refuse_mid_case_breaks(const Function& f, const std::vector<ValueId>& insts) {
+    Block tmp;
+    tmp.insts = insts;
+    walk(f, tmp, [&](ValueId id) {
+        const Inst& in = f.inst(id);
+        if (in.op == Op::Break)
+            fail("a $break, or a Callable's $return, in the middle of a $switch case within $autodiff at ",
+                 where(in), " is not supported (at a case's end it is); restructure the case with $if");
+        return in.op != Op::Loop && in.op != Op::Switch;   // their breaks are their own
+    });
+}
+
+void refuse_mid_case_breaks(const Function& f, const Inst& sw) {
+    for (auto& r : sw.regions) {
+        std::vector<ValueId> insts = r->insts;
+        if (!insts.empty() && f.inst(insts.back()).op == Op::Break) insts.pop_back();
+        refuse_mid_case_breaks(f, insts);
+    }
+}
+
 // Tape entries a loop needs when its trip count is a compile-time constant; 0 when unknown.
 uint32_t static_entries(Function& f, const Block& parent, size_t index) {
     const Inst& loop = f.inst(parent.insts[index]);
@@ -141,16 +164,7 @@ private:
             f_.inst(inner.back()).dead = true;
             inner.pop_back();
         }
-        Block tmp;
-        tmp.insts = inner;
-        walk(f_, tmp, [&](ValueId id) {
-            const Inst& in = f_.inst(id);
-            if (in.op == Op::Break)
-                // A Callable's early $return inside a case is such a break too, once inlined (it leaves the switch).
-                fail("a $break, or a Callable's $return, in the middle of a $switch case within $autodiff at ",
-                     where(in), " is not supported (at a case's end it is); restructure the case with $if");
-            return in.op != Op::Loop && in.op != Op::Switch;   // their breaks are their own
-        });
+        refuse_mid_case_breaks(f_, inner);
     }
 
     Function& f_;
@@ -205,6 +219,9 @@ void Differentiator::prepare_loops(Block& block) {
     for (size_t i = 0; i < block.insts.size(); ++i) {
         ValueId id = block.insts[i];
         Inst& in = f_.inst(id);
+        // Every switch: those outside loops were not checked, and a mid-case break there silently took the
+        // case's whole path in the reverse pass (d(x*x*x)/dx where the break left x*x).
+        if (in.op == Op::Switch) refuse_mid_case_breaks(f_, in);
         for (auto& r : in.regions) prepare_loops(*r);
         if (in.op != Op::Loop) continue;
         LoopInfo info;

@@ -211,6 +211,9 @@ constexpr void powers_rules(RuleTable& table) {
         // negative base undefined, and a driver may fold y != y away (NVIDIA's did).
         ValueId nan = r.b.binary(Op::Or, r.cmp(Op::Lt, x0, r.zero(x0)), r.cmp(Op::Ne, y, y));
         if (r.wants(0)) {
+            // x^0 is 1 for x < 0 too, flat in x: d/dx 0 there, not NaN (d/dy stays NaN, as in PyTorch: x^y is
+            // not defined for x < 0 beside y = 0).
+            ValueId nan_dx = r.land(nan, r.un(Op::Not, r.land(r.cmp(Op::Eq, x1, r.zero(x1)), r.cmp(Op::Eq, y, y))));
             // b * a^(b-1) where it is finite, else 0 (pow(0, b<1) would be inf); a^0 is 1 even at a = 0,
             // where GLSL leaves pow(0, 0) undefined.
             ValueId e = r.sub(x1, r.k(x1, 1));
@@ -218,7 +221,7 @@ constexpr void powers_rules(RuleTable& table) {
             ValueId t = r.mul(x1, p);
             ValueId finite =
                 r.land(r.cmp(Op::Eq, t, t), r.cmp(Op::Le, r.un(Op::Abs, t), r.k(t, 3.4028234663852886e38)));
-            r.give(0, r.guard(g, r.nan_where(nan, r.sel(finite, r.mul(g, t), z))));
+            r.give(0, r.guard(g, r.nan_where(nan_dx, r.sel(finite, r.mul(g, t), z))));
         }
         if (r.wants(1)) {
             // a^b ln a for a > 0; 0 at a = 0 (no 0 * log 0 = NaN).

@@ -22,6 +22,14 @@ void throw_deferred_error() {
     throw Error(message);
 }
 
+std::string operator_error(std::string message, const std::source_location& last) {
+    const std::string at = " at " + format_location(last);
+    const size_t found = last.line() == 0 ? std::string::npos : message.rfind(at);
+    if (found == std::string::npos || found + at.size() != message.size()) return message;
+    return message.substr(0, found) + " in an operator at or after " + format_location(last) +
+           " (operators carry no line of their own: the last line recorded before it)";
+}
+
 bool is_outermost_recording() { return stack.size() == 1; }
 
 Recorder& Recorder::current(const std::source_location& loc) {

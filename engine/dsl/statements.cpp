@@ -142,8 +142,8 @@ void continue_stmt(std::source_location loc) {
     auto& r = Recorder::current(loc);
     if (r.loops.empty()) fail("$continue outside a loop at ", format_location(loc));
     if (!r.breakables.back())
-        fail("$continue directly inside a $switch case at ", format_location(loc),
-             " is not supported; move it out of the switch");
+        fail("$continue inside a $switch case at ", format_location(loc),
+             " (directly or within an $if or a nested block there) is not supported; move it out of the switch");
     r.at(loc);
     if (r.loops.back().on_continue) r.loops.back().on_continue();
     r.b.continue_(loc);

@@ -293,6 +293,20 @@ TEST(DiagnoseProgram, WritesItsFilesAndExits) {
     EXPECT_EQ(app::read_file(tmp / "out" / "gradient_lights_key_intensity_v0.pfm").size(),
               std::string("Pf\n24 24\n-1.0\n").size() + 24 * 24 * 4);
 
+    // A second --diagnose into the folder: refused without --force (another scene's or parameter's pictures stayed
+    // beside a diagnose.txt that named only its own); with it, the pictures it does not write are removed.
+    EXPECT_EQ(shell(base + " > /dev/null 2> " + (tmp / "stderr.txt").string()), 2);
+    EXPECT_NE(app::read_file(tmp / "stderr.txt").find("holds an earlier --diagnose's pictures (diagnose.txt, "
+                                                      "edges_v0.png, gradient_lights_key_intensity_v0.pfm, "
+                                                      "gradient_lights_key_intensity_v0.png, ... (12 files)); give "
+                                                      "--force to replace them"),
+              std::string::npos)
+        << app::read_file(tmp / "stderr.txt");
+    EXPECT_EQ(app::read_file(tmp / "out" / "diagnose.txt"), text);
+    ASSERT_EQ(shell(base + " --force --diagnose-parameter lights.key.position > /dev/null"), 0);
+    EXPECT_FALSE(fs::exists(tmp / "out" / "sensitivity_lights_key_intensity_v0.pfm"));
+    EXPECT_TRUE(fs::exists(tmp / "out" / "sensitivity_lights_key_position_v0.png"));
+    EXPECT_TRUE(fs::exists(tmp / "out" / "gradient_materials_floor_albedo_v0.pfm"));
     EXPECT_EQ(shell(base + " --force --diagnose-parameter lights.key.nothing 2> /dev/null"), 2);
     EXPECT_EQ(shell(base + " --force --diagnose-parameter lights.key.intensity --diagnose-parameter "
                     "lights.key.intensity 2> " + (tmp / "stderr.txt").string()), 2);

@@ -407,6 +407,16 @@ TEST_F(Colmap, ABinaryModelProjectsAsColmapSays) {
     expect_colmap_projection(load_model("sparse/1"));
 }
 
+// Distortion models whose coefficients are all 0 are their pinholes (COLMAP's were refused as "has lens
+// distortion"; a transforms.json's OPENCV with zero k and p was taken): the same projection as the text model's.
+TEST_F(Colmap, DistortionModelsWithoutDistortionAreTheirPinholes) {
+    write_text("sparse/0");
+    write("sparse/0/cameras.txt", "1 OPENCV 16 12 20 22 7.5 6.5 0 0 0 0\n2 SIMPLE_RADIAL 8 6 9 4 3 0\n");
+    expect_colmap_projection(load_model("sparse/0"));
+    write("sparse/0/cameras.txt", "1 FULL_OPENCV 16 12 20 22 7.5 6.5 0 0 0 0 0 0 0 0\n2 RADIAL 8 6 9 4 3 0 0\n");
+    expect_colmap_projection(load_model("sparse/0"));
+}
+
 TEST_F(Colmap, ImagesOfAnotherSizeThanTheirCameraAreRefused) {
     write_text("sparse/0");
     write_solid_png("pictures/a.png", 8, 6, 0, 0, 255);
@@ -451,8 +461,12 @@ TEST_F(Colmap, DistortionAndBrokenFilesAreRefused) {
     Json scene = minimal_scene();
     scene["views"] = {{"colmap", "sparse/0"}, {"images", "pictures"}};
     EXPECT_EQ(error_of(scene), "scene.json: views.colmap: sparse/0/cameras.txt line 2: camera model OPENCV has lens "
-                               "distortion, which Adjoint does not undo (SIMPLE_PINHOLE and PINHOLE only: undistort "
-                               "the images first, e.g. with colmap image_undistorter)");
+                               "distortion (its coefficients 0.1), which Adjoint does not undo (SIMPLE_PINHOLE and "
+                               "PINHOLE, or a distortion model whose coefficients are all 0: undistort the images "
+                               "first, e.g. with colmap image_undistorter)");
+    write("sparse/0/cameras.txt", "1 OPENCV_FISHEYE 16 12 20 22 7.5 6.5 0 0 0 0\n");
+    EXPECT_NE(error_of(scene).find("camera model OPENCV_FISHEYE has lens distortion, which Adjoint does not undo"),
+              std::string::npos);
     write_binary("sparse/1");
     std::string cameras;
     put<uint64_t>(cameras, 1);
@@ -460,10 +474,13 @@ TEST_F(Colmap, DistortionAndBrokenFilesAreRefused) {
     put<int32_t>(cameras, 2);   // SIMPLE_RADIAL
     put<uint64_t>(cameras, 16);
     put<uint64_t>(cameras, 12);
+    for (double p : {20.0, 7.5, 6.5, 0.25}) put(cameras, p);
     write("sparse/1/cameras.bin", cameras);
     scene["views"]["colmap"] = "sparse/1";
-    EXPECT_NE(error_of(scene).find("sparse/1/cameras.bin: camera 1: camera model SIMPLE_RADIAL has lens distortion"),
-              std::string::npos);
+    EXPECT_NE(error_of(scene).find("sparse/1/cameras.bin: camera 1: camera model SIMPLE_RADIAL has lens distortion "
+                                   "(its coefficients 0.25)"),
+              std::string::npos)
+        << error_of(scene);
     write_binary("sparse/1");
     std::string images;
     put<uint64_t>(images, 1);

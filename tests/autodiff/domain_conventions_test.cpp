@@ -100,12 +100,16 @@ TEST_F(DomainConventions, PowOfANegativeBaseIsNaNInBothArguments) {
             out.write(3u * i + 2u, grad(e));
         };
     };
-    std::vector<float> in = {-1.0f, 0.5f, 2.0f, 3.0f};
+    // pow(-0.6, 0) is 1, flat in x: d/dx 0 (it was NaN, where the value is not); d/dy NaN, as PyTorch's.
+    std::vector<float> in = {-1.0f, 0.5f, 2.0f, 3.0f, -0.6f, 0.0f};
     auto shader = device.compile(k);
     auto ib = device.create_buffer<float>(in.size());
-    auto ob = device.create_buffer<float>(6);
-    std::vector<float> r(6);
-    stream << ib.copy_from(in.data()) << shader(ib, ob).dispatch(2) << ob.copy_to(r.data()) << synchronize();
+    auto ob = device.create_buffer<float>(9);
+    std::vector<float> r(9);
+    stream << ib.copy_from(in.data()) << shader(ib, ob).dispatch(3) << ob.copy_to(r.data()) << synchronize();
+    EXPECT_EQ(r[6], 1.0f);
+    EXPECT_EQ(r[7], 0.0f);
+    expect_same(r[8], kNaN, "d/dy pow(-0.6, 0)");
     expect_same(r[0], kNaN, "pow(-1, 0.5)");
     expect_same(r[1], kNaN, "d/dx pow(-1, 0.5)");
     expect_same(r[2], kNaN, "d/dy pow(-1, 0.5)");

@@ -204,4 +204,30 @@ TEST(AutodiffMisuse, AReturnInTheMiddleOfASwitchCaseIsNamedAsOne) {
     }, "a $break, or a Callable's $return, in the middle of a $switch case within $autodiff", line);
 }
 
+// The same $break in a switch that stands in no loop was not checked: the reverse pass took the case's whole path
+// (d/dx 3x^2 = 1.6875 where the break left x*x, 1.5 at x = 0.75).
+TEST(AutodiffMisuse, ABreakInTheMiddleOfASwitchCaseOutsideALoop) {
+    int line = 0;
+    expect_misuse([&] {
+        Kernel1D k = [&](BufferFloat out) noexcept {
+            Float x = out.read(0u);
+            $autodiff {
+                requires_grad(x);
+                Float y = 0.0f;
+                $switch (cast<int>(x)) {
+                    $case (0) {
+                        y = x * x;
+                        $if (x > 0.5f) { line = __LINE__; $break; };
+                        y = y * x;
+                    };
+                    $default { y = x; };
+                };
+                backward(y);
+                out.write(1u, grad(x));
+            };
+        };
+        pipeline::lower(*k.function());
+    }, "a $break, or a Callable's $return, in the middle of a $switch case within $autodiff", line);
+}
+
 } // namespace adjoint::test

@@ -61,7 +61,11 @@ TEST(DslErrors, OperatorOfTheWrongTypeIsReportedNotFatal) {
             line = __LINE__; Float x = out.read(0u); out.write(0u, x % 2.0f);
         };
     });
-    EXPECT_NE(msg.find("type error: mod(float, float): expects integer operands at " + at_line(line)), std::string::npos)
+    // An operator has no line of its own: the last line recorded before it, said as such (it named an earlier
+    // line as where the error was).
+    EXPECT_NE(msg.find("type error: mod(float, float): expects integer operands in an operator at or after " +
+                       at_line(line) + " (operators carry no line of their own"),
+              std::string::npos)
         << msg;
     auto msg2 = error_of([&] {
         Kernel1D k = [&](BufferFloat out) noexcept {
@@ -184,7 +188,54 @@ TEST(DslErrors, ContinueDirectlyInsideASwitch) {
             };
         };
     });
-    EXPECT_NE(msg.find("$continue directly inside a $switch case at " + at_line(line)), std::string::npos) << msg;
+    EXPECT_NE(msg.find("$continue inside a $switch case at " + at_line(line)), std::string::npos) << msg;
+    // Within an $if in the case too (it said "directly inside").
+    msg = error_of([&] {
+        Kernel1D k = [&](BufferInt out) noexcept {
+            $for (i, 4) {
+                $switch (i) {
+                    $case (1) { $if (i > 0) { line = __LINE__; $continue; }; };
+                };
+            };
+        };
+    });
+    EXPECT_NE(msg.find("$continue inside a $switch case at " + at_line(line) + " (directly or within an $if or a "
+                       "nested block there) is not supported"),
+              std::string::npos)
+        << msg;
+}
+
+// A switch on a float and an array indexed by a float threw from inside the noexcept kernel lambda: the program
+// ended in std::terminate. They are deferred like every other misuse, and name the line.
+TEST(DslErrors, ASwitchOnAFloatAndAFloatIndexAreReportedNotFatal) {
+    int line = 0;
+    auto msg = error_of([&] {
+        Kernel1D k = [&](BufferFloat io) noexcept {
+            Float v = io.read(0u);
+            Float r = 0.0f;
+            line = __LINE__; $switch (v) { $case (1) { r = 30.0f; }; $default { r = 40.0f; }; };
+            io.write(1u, r);
+        };
+    });
+    EXPECT_NE(msg.find("a switch value must be an int or uint, not float at " + at_line(line)), std::string::npos)
+        << msg;
+    msg = error_of([&] {
+        Kernel1D k = [&](BufferFloat io) noexcept {
+            Float n = io.read(0u);
+            ArrayFloat<4> a;
+            line = __LINE__; a[n] = 1.0f;
+            io.write(1u, a[0]);
+        };
+    });
+    EXPECT_NE(msg.find("an index must be an int or uint, not float"), std::string::npos) << msg;
+    msg = error_of([&] {
+        Kernel1D k = [&](BufferFloat io) noexcept {
+            Float n = io.read(0u);
+            ArrayFloat<4> a;
+            io.write(1u, a[n]);
+        };
+    });
+    EXPECT_NE(msg.find("an index must be an int or uint, not float"), std::string::npos) << msg;
 }
 
 TEST(DslErrors, CaseOutsideASwitchAndDefaultNotLast) {

@@ -50,6 +50,27 @@ def test_barycentrics_and_depth_of_a_tilted_triangle_in_perspective():
     assert checked > 100
 
 
+@pytest.mark.parametrize("far", [2.0, 1e7, 1e19, 1e30])
+def test_a_screen_filling_triangle_far_out_covers_every_pixel(far):
+    # Corners at +-1e19 (w = 1) covered no pixel: the barycentrics' products of two coordinates overflowed float.
+    # nvdiffrast clips such a triangle; here the corners are scaled by a power of two first (ratios are unchanged).
+    pos = torch.tensor([[[-far, -far, 0.5, 1.0], [far, -far, 0.5, 1.0], [0.0, far, 0.5, 1.0]]], dtype=torch.float32)
+    tri = torch.tensor([[0, 1, 2]], dtype=torch.int32)
+    rast, db = dr.rasterize(CTX, pos, tri, (16, 16))
+    rast = rast[0].numpy()
+    ys, xs = np.mgrid[0:16, 0:16]
+    x, y = (xs + 0.5) / 8 - 1, (ys + 0.5) / 8 - 1   # row 0 at the bottom
+    # (x, y) = u (-f, -f) + v (f, -f) + (1 - u - v) (0, f): u + v = (1 - y / f) / 2 and v - u = x / f.
+    s = (1 - y / far) / 2
+    u, v = (s - x / far) / 2, (s + x / far) / 2
+    inside = (u >= 0) & (v >= 0) & (1 - u - v >= 0)
+    np.testing.assert_array_equal(rast[..., 3] > 0, inside)
+    np.testing.assert_allclose(rast[..., 0][inside], u[inside], atol=1e-5)
+    np.testing.assert_allclose(rast[..., 1][inside], v[inside], atol=1e-5)
+    np.testing.assert_allclose(rast[..., 2][inside], 0.5, atol=1e-6)
+    assert np.isfinite(db.numpy()).all()
+
+
 def test_nearest_triangle_wins_and_ranges_offset_ids():
     pos = torch.tensor([[-1, -1, 0.5, 1], [3, -1, 0.5, 1], [-1, 3, 0.5, 1],     # far, covers everything
                         [-1, -1, -0.5, 1], [1, -1, -0.5, 1], [-1, 1, -0.5, 1]], dtype=torch.float32)

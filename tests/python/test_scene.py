@@ -89,6 +89,29 @@ def test_parameter_write_changes_the_render(small_scene):
     assert small_scene.render().mean() < images[0].mean() * 0.8
 
 
+def test_intrinsics_are_in_the_scene_files_pixels_at_any_resolution(tmp_path):
+    """scene.parameters["camera.intrinsics"] was in the rendered resolution's pixels, params.json in the file's:
+    writing params.json's values into a scene loaded at another resolution moved the image (up to 230 of 255)."""
+    text = (SCENES / "material-light.json").read_text()
+    scene_json = json.loads(text)
+    scene_json["camera"].pop("fov_y", None)
+    scene_json["camera"]["resolution"] = [64, 48]
+    scene_json["camera"]["intrinsics"] = {"fx": 70, "fy": 66, "cx": 30, "cy": 25}
+    scene_json["optimize"]["parameters"] = {"camera.intrinsics": {"init": [72, 64, 31, 24], "lr": 0.1}}
+    for mesh in scene_json["meshes"]:
+        mesh["file"] = str((SCENES / mesh["file"]).resolve())
+    path = tmp_path / "intrinsics.json"
+    path.write_text(json.dumps(scene_json))
+    for resolution in [(64, 48), (96, 96)]:
+        scene = adjoint.Scene(path, resolution=resolution)
+        np.testing.assert_allclose(scene.parameters["camera.intrinsics"], [70, 66, 30, 25], rtol=1e-6)
+        before = scene.render()
+        scene.parameters["camera.intrinsics"] = [70, 66, 30, 25]   # the file's own values: the same picture
+        np.testing.assert_array_equal(scene.render(), before)
+        optimization = adjoint.Optimization(scene)
+        np.testing.assert_allclose(optimization.parameters["camera.intrinsics"], [72, 64, 31, 24], rtol=1e-6)
+
+
 def test_bad_input_raises_with_the_loaders_message(tmp_path, small_scene):
     text = json.loads((SCENES / "material-light.json").read_text())
     text["camera"]["fov_y"] = "wide"

@@ -10,18 +10,35 @@
 #include "run/side_run.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <iostream>
 
 namespace adjoint::app {
 
 std::string hard_geometry_warning(const Scene& scene) {
-    if (!scene.optimize || scene.render.visibility != Visibility::hard) return "";
+    if (!scene.optimize || scene.render.visibility == Visibility::antialias) return "";
     std::string names;
     for (const auto& p : scene.optimize->parameters)
         if (is_geometry_parameter(p.kind)) names += (names.empty() ? "" : ", ") + p.path;
     if (names.empty()) return "";
-    return "adjoint: warning: " + scene.display_name + ": render.visibility: with hard visibility silhouettes will " +
-           "not move the free geometry parameters (" + names + "); set render.visibility to antialias or soft\n";
+    if (scene.render.visibility == Visibility::hard)
+        return "adjoint: warning: " + scene.display_name + ": render.visibility: with hard visibility silhouettes " +
+               "will not move the free geometry parameters (" + names +
+               "); set render.visibility to antialias or soft\n";
+    // Soft coverage reaches sqrt(sigma ln(1e4 - 1)) NDC units from an edge (soft_dsl.h), width / 2 pixels each: a
+    // tester's sigma of 1e-30 reached no pixel centre, and the run behaved as hard visibility, saying nothing.
+    const double reach_px = std::sqrt(double(scene.render.soft_sigma) * std::log(9999.0)) * 0.5 * scene.camera.width;
+    if (reach_px >= 0.1) return "";
+    const double sigma_for_a_pixel = 1.0 / (std::log(9999.0) * 0.25 * double(scene.camera.width) * scene.camera.width);
+    char text[160];
+    std::snprintf(text, sizeof text, "%.3g reaches %.3g pixels from an edge at %ux%u, so ", scene.render.soft_sigma,
+                  reach_px, scene.camera.width, scene.camera.height);
+    char fix[64];
+    std::snprintf(fix, sizeof fix, "%.2g", sigma_for_a_pixel);
+    return "adjoint: warning: " + scene.display_name + ": render.soft.sigma: " + text + "almost no pixel lies within " +
+           "it: silhouettes will hardly move the free geometry parameters (" + names + "), as with hard visibility; " +
+           "about " + fix + " reaches a pixel\n";
 }
 
 int run_check_gradients(const OptimizeOptions& o, std::ostream& out, std::ostream& err) {

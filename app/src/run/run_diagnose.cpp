@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 namespace adjoint::app {
@@ -131,6 +132,20 @@ std::string header(const Scene& scene, double loss, uint32_t views) {
     return t.str();
 }
 
+// Whether `name` is one of the files a --diagnose writes (diagnose.txt, edges_vV.png, gradient_P_vV.* and
+// sensitivity_P_vV.*).
+bool is_diagnose_output(const std::string& name) {
+    const auto starts = [&](const char* s) { return name.rfind(s, 0) == 0; };
+    const auto ends = [&](const char* s) {
+        const size_t n = std::strlen(s);
+        return name.size() >= n && name.compare(name.size() - n, n, s) == 0;
+    };
+    if (name == "diagnose.txt") return true;
+    if (starts("edges_v")) return ends(".png");
+    return (starts("gradient_") || starts("sensitivity_")) && name.find("_v") != std::string::npos &&
+           (ends(".pfm") || ends(".png"));
+}
+
 // False when a Ctrl-C came before the pictures were written (then none is: a half set would mix two states).
 bool diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std::ostream& out) {
     const std::vector<ParameterState> ps = opt.parameters();
@@ -143,21 +158,43 @@ bool diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std:
                                  "gradient_" + slug(ps[i].path) + "_v*; rename one");
     const std::vector<size_t> sens = chosen(ps, o, scene);
     // Every picture's name, before any work (a folder in the place of one failed with exit 1 after 49 files).
+    std::set<std::string> mine = {"diagnose.txt"};
     try {
         for (uint32_t k = 0; k < opt.view_count(); ++k) {
             const std::string v = "_v" + std::to_string(k);
-            check_replaceable(o.out / ("edges" + v + ".png"));
+            mine.insert("edges" + v + ".png");
             for (size_t i = 0; i < ps.size(); ++i)
                 for (const char* ext : {".pfm", ".png"}) {
-                    check_replaceable(o.out / ("gradient_" + slug(ps[i].path) + v + ext));
+                    mine.insert("gradient_" + slug(ps[i].path) + v + ext);
                     if (std::find(sens.begin(), sens.end(), i) != sens.end())
-                        check_replaceable(o.out / ("sensitivity_" + slug(ps[i].path) + v + ext));
+                        mine.insert("sensitivity_" + slug(ps[i].path) + v + ext);
                 }
         }
+        for (const std::string& name : mine) check_replaceable(o.out / name);
     } catch (const SceneError&) {
         throw;
     } catch (const Error& e) {
         throw SceneError("", "--out", std::string(e.what()) + "; outputs are written only as regular files");
+    }
+    // An earlier --diagnose's pictures (another scene's, other parameters' or views'): the folder mixed them under
+    // one diagnose.txt that named only its own. Refused without --force; with it, those this one does not write
+    // are removed once its own are written.
+    std::vector<std::string> earlier, stale;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(o.out, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (!is_diagnose_output(name)) continue;
+        earlier.push_back(name);
+        if (!mine.count(name)) stale.push_back(name);
+    }
+    std::sort(earlier.begin(), earlier.end());
+    if (!earlier.empty() && !o.force) {
+        std::string names;
+        for (size_t i = 0; i < std::min<size_t>(earlier.size(), 4); ++i) names += (i ? ", " : "") + earlier[i];
+        if (earlier.size() > 4) names += ", ... (" + std::to_string(earlier.size()) + " files)";
+        throw SceneError("", "--out", o.out.string() + " holds an earlier --diagnose's pictures (" + names +
+                                          "); give --force to replace them (those this one does not write are "
+                                          "removed), or another folder");
     }
     if (interrupt_requested()) return false;
     std::vector<float> g;
@@ -213,6 +250,7 @@ bool diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std:
     text += "\nedge pixels (silhouette gradients): " + std::to_string(edge_pixels) + "\n";
     out << text << std::flush;
     write_file_atomic(o.out / "diagnose.txt", text);
+    for (const std::string& name : stale) std::filesystem::remove(o.out / name, ec);
     return true;
 }
 

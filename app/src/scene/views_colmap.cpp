@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -40,7 +41,8 @@ struct ModelError {
 [[noreturn]] void bad(const std::string& where, const std::string& what) { throw ModelError{where + ": " + what}; }
 
 // COLMAP's camera models by id (src/colmap/sensor/models.h) with their parameter counts: only the first two
-// are pinholes; the others have lens distortion, which would need the images undistorted.
+// are pinholes; the others have lens distortion, which would need the images undistorted (reductions, below:
+// unless its coefficients are all 0).
 struct ModelInfo {
     const char* name;
     size_t params;
@@ -50,7 +52,43 @@ constexpr ModelInfo models[] = {{"SIMPLE_PINHOLE", 3}, {"PINHOLE", 4},         {
                                 {"FULL_OPENCV", 12},   {"FOV", 5},             {"SIMPLE_RADIAL_FISHEYE", 4},
                                 {"RADIAL_FISHEYE", 5}, {"THIN_PRISM_FISHEYE", 12}};
 
-void check_pinhole(const ColmapCamera& c, const std::string& where) {
+// Distortion models that are pinholes when their coefficients are all 0 (a NeRF transforms.json's OPENCV with zero
+// k and p was taken, COLMAP's was refused as "has lens distortion"): the pinhole and the parameters it keeps.
+struct Reduction {
+    const char* model;
+    const char* pinhole;
+    size_t kept;
+};
+constexpr Reduction reductions[] = {{"SIMPLE_RADIAL", "SIMPLE_PINHOLE", 3}, {"RADIAL", "SIMPLE_PINHOLE", 3},
+                                    {"OPENCV", "PINHOLE", 4}, {"FULL_OPENCV", "PINHOLE", 4}};
+
+const Reduction* reduction_of(const std::string& model) {
+    for (const Reduction& r : reductions)
+        if (model == r.model) return &r;
+    return nullptr;
+}
+
+// Checks a camera and makes a distortion model without distortion its pinhole.
+void take_pinhole(ColmapCamera& c, const std::string& where) {
+    if (const Reduction* r = reduction_of(c.model)) {
+        size_t n = 0;
+        for (const ModelInfo& m : models)
+            if (c.model == m.name) n = m.params;
+        if (c.params.size() != n) bad(where, c.model + " takes " + std::to_string(n) + " parameters");
+        std::string coefficients;
+        for (size_t i = r->kept; i < n; ++i)
+            if (c.params[i] != 0) {
+                char text[64];
+                std::snprintf(text, sizeof text, "%s%.6g", coefficients.empty() ? "" : " ", c.params[i]);
+                coefficients += text;
+            }
+        if (!coefficients.empty())
+            bad(where, "camera model " + c.model + " has lens distortion (its coefficients " + coefficients +
+                           "), which Adjoint does not undo (SIMPLE_PINHOLE and PINHOLE, or a distortion model whose "
+                           "coefficients are all 0: undistort the images first, e.g. with colmap image_undistorter)");
+        c.model = r->pinhole;
+        c.params.resize(r->kept);
+    }
     if (c.model == "SIMPLE_PINHOLE" || c.model == "PINHOLE") {
         const size_t n = c.model == "PINHOLE" ? 4 : 3;
         if (c.params.size() != n) bad(where, c.model + " takes " + std::to_string(n) + " parameters");
@@ -71,7 +109,8 @@ void check_pinhole(const ColmapCamera& c, const std::string& where) {
         bad(where, "unknown camera model " + c.model + " (expected SIMPLE_PINHOLE or PINHOLE, or one of COLMAP's other "
                    "models, which have lens distortion)");
     bad(where, "camera model " + c.model + " has lens distortion, which Adjoint does not undo (SIMPLE_PINHOLE and "
-               "PINHOLE only: undistort the images first, e.g. with colmap image_undistorter)");
+               "PINHOLE, or SIMPLE_RADIAL, RADIAL, OPENCV and FULL_OPENCV with coefficients of 0: undistort the "
+               "images first, e.g. with colmap image_undistorter)");
 }
 
 // ---- text ------------------------------------------------------------------------------------------------
@@ -117,7 +156,7 @@ void read_cameras_text(const std::string& text, const std::string& shown, Model&
             if (!parse(t[i], p)) bad(where, "expected a number, got \"" + t[i] + "\"");
             c.params.push_back(p);
         }
-        check_pinhole(c, where);
+        take_pinhole(c, where);
         if (!model.cameras.emplace(id, std::move(c)).second) bad(where, "camera " + std::to_string(id) + " given twice");
     }
 }
@@ -209,9 +248,10 @@ void read_cameras_binary(const std::string& bytes, const std::string& shown, Mod
             in.fail(what + ": unknown camera model id " + std::to_string(model_id));
         c.model = models[model_id].name;
         const std::string where = shown + ": " + what;
-        if (model_id > 1) check_pinhole(c, where);   // refused before its parameters are read
+        // A model with distortion, refused before its parameters are read; those that may have none are read.
+        if (model_id > 1 && !reduction_of(c.model)) take_pinhole(c, where);
         for (size_t p = 0; p < models[model_id].params; ++p) c.params.push_back(in.next<double>(what));
-        check_pinhole(c, where);
+        take_pinhole(c, where);
         if (!model.cameras.emplace(id, std::move(c)).second) in.fail(what + " is given twice");
     }
 }

@@ -61,8 +61,8 @@ int run_check_gradients(const OptimizeOptions& options, std::ostream& out, std::
 // adjoint-optimize --diagnose (run_optimize calls it): the images and options.out/diagnose.txt (run_diagnose.cpp);
 // exit_ok, exit_bad_input for bad input (nothing written), exit_failure for a device failure.
 int run_diagnose(const OptimizeOptions& options, std::ostream& out, std::ostream& err);
-// One line for stderr when free geometry parameters meet `hard` visibility (silhouettes will not move them),
-// naming them and what to set; "" otherwise.
+// One line for stderr when free geometry parameters meet `hard` visibility, or `soft` with a sigma whose reach is
+// under a tenth of a pixel (silhouettes will not move them), naming them and what to set; "" otherwise.
 std::string hard_geometry_warning(const Scene& scene);
 // Refuses (SceneError) an optimization that would see nothing move: no mesh that any view shows, or a mesh with
 // free parameters that no view shows (they would get no gradient), at the scene's values or at the start values

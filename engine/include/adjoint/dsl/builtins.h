@@ -65,7 +65,7 @@ ADJOINT_UNARY_BUILTIN(inverse, Inverse)
         requires detail::operands_v<A, B>                                                                    \
     auto fname(const A& a, const B& b, std::source_location loc = std::source_location::current()) {         \
         ADJOINT_AT(loc);                                                                                    \
-        return detail::arith(ir::Op::OP, a, b);                                                              \
+        return detail::arith<false>(ir::Op::OP, a, b);                                                       \
     }
 #define ADJOINT_AT(loc) detail::Recorder::current(loc).at(loc)
 ADJOINT_BINARY_BUILTIN(min, Min)

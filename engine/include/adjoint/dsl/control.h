@@ -82,8 +82,10 @@ private:
     std::source_location loc_;
 };
 
-// $for (i, n), $for (i, begin, end), $for (i, begin, end, step): the counter is an int or uint; the end
-// and step are evaluated once, before the loop. `i` is the counter's value at the top of the iteration.
+// $for (i, n), $for (i, begin, end), $for (i, begin, end, step): the counter is an int or uint (a float bound or
+// step is a compile error: it was truncated, and a step of 0.25 ran no iteration); the end and step are evaluated
+// once, before the loop. `i` is the counter's value at the top of the iteration. A negative step counts down
+// (i > end), for a uint counter too (it wrapped to a huge step, and the loop ran no iteration).
 template <typename T>
 class ForStmt {
 public:
@@ -96,8 +98,16 @@ public:
     template <typename B, typename E, typename S>
     ForStmt(const B& begin, const E& end, const S& step, std::source_location loc = std::source_location::current())
         : loc_(loc) {
+        static_assert(!std::is_floating_point_v<value_t<B>> && !std::is_floating_point_v<value_t<E>> &&
+                          !std::is_floating_point_v<value_t<S>>,
+                      "$for counts with an int or uint: its begin, end and step cannot be floats");
         auto& r = Recorder::current(loc);
         r.at(loc);
+        if constexpr (std::is_same_v<T, uint32_t> && std::is_signed_v<value_t<S>>) {
+            // A signed step for a uint counter: its sign, known now (a literal) or at run time (an Int).
+            if constexpr (is_dsl_v<S>) signed_step_ = lift<int32_t>(step).id();
+            else descending_ = step < 0;
+        }
         begin_ = lift<T>(begin).id();
         end_ = lift<T>(end).id();
         step_ = lift<T>(step).id();
@@ -125,7 +135,12 @@ public:
         ir::ValueId i = r.b.load(counter, {}, loc_);
         ir::ValueId cond;
         if constexpr (std::is_same_v<T, uint32_t>) {
-            cond = r.b.binary(ir::Op::Lt, i, end_, loc_);
+            // Counting down, the uint step wraps: i + 0xffffffff is i - 1.
+            ir::ValueId up = r.b.binary(ir::Op::Lt, i, end_, loc_);
+            if (descending_) cond = r.b.binary(ir::Op::Gt, i, end_, loc_);
+            else if (signed_step_ == ir::kNoValue) cond = up;
+            else cond = r.b.select(r.b.binary(ir::Op::Gt, signed_step_, r.b.i32(0, loc_), loc_), up,
+                                   r.b.binary(ir::Op::Gt, i, end_, loc_), loc_);
         } else {
             // A negative step counts down: i > end.
             ir::ValueId up = r.b.binary(ir::Op::Lt, i, end_, loc_);
@@ -141,6 +156,8 @@ public:
 
 private:
     ir::ValueId begin_ = ir::kNoValue, end_ = ir::kNoValue, step_ = ir::kNoValue;
+    ir::ValueId signed_step_ = ir::kNoValue;   // a uint counter's Int step, tested for its sign
+    bool descending_ = false;                   // a uint counter's negative literal step
     std::source_location loc_;
 };
 
@@ -164,7 +181,10 @@ public:
     template <typename F>
     void operator%(F&& body) && {
         auto& r = Recorder::current(loc_);
-        ir::ValueId sw = r.b.switch_(value_, r.at(loc_));
+        // A switch on a float is refused when the recording ends, the statement skipped (a throw here, inside
+        // the user's noexcept lambda, terminated the program).
+        const ir::ValueId sw = guarded(ir::kNoValue, [&] { return r.b.switch_(value_, r.at(loc_)); });
+        if (sw == ir::kNoValue) return;
         switches().push_back(sw);
         r.breakables.push_back(false);
         body();   // records the $case / $default statements

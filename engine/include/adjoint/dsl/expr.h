@@ -178,10 +178,13 @@ public:
         requires(std::is_arithmetic_v<U> || std::is_same_v<U, T>)
     Var& operator=(const U& v) { return *this = Expr<T>(v); }
 
+    // A bad index (a float) is refused when the recording ends: a throw here, inside the user's noexcept lambda,
+    // terminated the program. A zero stands in.
     Expr<T> load(const std::source_location& where = {}) const {
         auto& r = detail::Recorder::current(where);
-        auto idx = r.indices(path_);
-        return Expr<T>(detail::FromId{}, r.b.load(local_, idx, r.last_loc));
+        const ir::ValueId v =
+            detail::guarded(ir::kNoValue, [&] { return r.b.load(local_, r.indices(path_), r.last_loc); });
+        return Expr<T>(detail::FromId{}, v != ir::kNoValue ? v : r.b.zero(type_of<T>(), r.last_loc));
     }
     operator Expr<T>() const { return load(); }
 
@@ -205,8 +208,7 @@ private:
     explicit Var(Fresh f) : detail::VarMembers<T>(f.local, {}), local_(f.local) {}
     void assign(ir::ValueId v) {
         auto& r = detail::Recorder::current();
-        auto idx = r.indices(path_);
-        r.b.store(local_, v, idx, r.last_loc);
+        detail::guarded_void([&] { r.b.store(local_, v, r.indices(path_), r.last_loc); });
     }
 
     ir::ValueId local_;
@@ -260,7 +262,9 @@ auto Expr<T>::operator[](const I& index) const {
     auto& r = detail::Recorder::current();
     auto pe = detail::path_elem(index);
     ir::ValueId idx = pe.dynamic != ir::kNoValue ? pe.dynamic : r.b.i32(int32_t(pe.index), r.last_loc);
-    return Expr<E>(detail::FromId{}, r.b.extract(id_, std::span<const ir::ValueId>(&idx, 1), r.last_loc));
+    const ir::ValueId v = detail::guarded(
+        ir::kNoValue, [&] { return r.b.extract(id_, std::span<const ir::ValueId>(&idx, 1), r.last_loc); });
+    return Expr<E>(detail::FromId{}, v != ir::kNoValue ? v : r.b.zero(type_of<E>(), r.last_loc));
 }
 
 template <typename T>

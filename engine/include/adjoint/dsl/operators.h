@@ -81,14 +81,31 @@ Expr<R> emit(ir::Op op, const E&... operands) {
     return Expr<R>(FromId{}, record_or_zero<R>([&] { return r.b.emit(op, {operands.id()...}, nullptr, 0, r.last_loc); }));
 }
 
-template <typename A, typename B>
+// An operator's record: C++ operators take no source location, so a type error names the last line recorded
+// before it as where it is at or after (it said "at" the line of an earlier call). Builtins, which set their own
+// line first, take emit.
+template <typename R, typename... E>
+Expr<R> emit_operator(ir::Op op, const E&... operands) {
+    auto& r = Recorder::current();
+    ir::ValueId v = ir::kNoValue;
+    try {
+        v = r.b.emit(op, {operands.id()...}, nullptr, 0, r.last_loc);
+    } catch (const Error& e) {
+        defer_error(operator_error(e.what(), r.last_loc));
+    }
+    return Expr<R>(FromId{}, v != ir::kNoValue ? v : r.b.zero(type_of<R>(), r.last_loc));
+}
+
+// `a op b` with broadcasting: an operator's (emit_operator), or a builtin's that has set its own line (emit).
+template <bool Operator = true, typename A, typename B>
 auto arith(ir::Op op, const A& a, const B& b) {
     auto ea = lift<value_t<B>>(a);
     auto eb = lift<value_t<A>>(b);
     using TA = typename decltype(ea)::value_type;
     using TB = typename decltype(eb)::value_type;
     using R = broadcast_t<TA, TB>;
-    return emit<R>(op, ea, eb);
+    if constexpr (Operator) return emit_operator<R>(op, ea, eb);
+    else return emit<R>(op, ea, eb);
 }
 
 template <typename A, typename B>
@@ -97,7 +114,7 @@ auto compare(ir::Op op, const A& a, const B& b) {
     auto eb = lift<value_t<A>>(b);
     using TA = typename decltype(ea)::value_type;
     using TB = typename decltype(eb)::value_type;
-    return emit<bool_of_t<broadcast_t<TA, TB>>>(op, ea, eb);
+    return emit_operator<bool_of_t<broadcast_t<TA, TB>>>(op, ea, eb);
 }
 
 template <typename A, typename B>
@@ -126,11 +143,11 @@ auto shift(ir::Op op, const A& a, const B& b) {
     auto ea = lift<value_t<B>>(a);
     using TA = typename decltype(ea)::value_type;
     if constexpr (is_dsl_v<B>) {
-        return emit<TA>(op, ea, as_expr(b));
+        return emit_operator<TA>(op, ea, as_expr(b));
     } else {
         // A literal count is a uint (or int, when negative literals are written), not the left side's type.
         using L = std::conditional_t<std::is_signed_v<std::remove_cvref_t<B>>, int32_t, uint32_t>;
-        return emit<TA>(op, ea, Expr<L>(static_cast<L>(b)));
+        return emit_operator<TA>(op, ea, Expr<L>(static_cast<L>(b)));
     }
 }
 } // namespace detail
@@ -170,9 +187,9 @@ auto operator*(const A& a, const B& b) {
     constexpr bool sa = detail::TypeDesc<TA>::is_scalar, sb = detail::TypeDesc<TB>::is_scalar;
     if constexpr ((ma || mb) && !sa && !sb) {
         using R = std::conditional_t<ma && mb, TA, std::conditional_t<ma, TB, TA>>;
-        return detail::emit<R>(ir::Op::MatMul, ea, eb);
+        return detail::emit_operator<R>(ir::Op::MatMul, ea, eb);
     } else {
-        return detail::emit<detail::broadcast_t<TA, TB>>(ir::Op::Mul, ea, eb);
+        return detail::emit_operator<detail::broadcast_t<TA, TB>>(ir::Op::Mul, ea, eb);
     }
 }
 
@@ -190,16 +207,16 @@ ADJOINT_COMPARE_OPERATOR(!=, Ne)
 
 template <typename A>
     requires detail::is_dsl_v<A>
-auto operator-(const A& a) { return detail::emit<detail::value_t<A>>(ir::Op::Neg, detail::as_expr(a)); }
+auto operator-(const A& a) { return detail::emit_operator<detail::value_t<A>>(ir::Op::Neg, detail::as_expr(a)); }
 template <typename A>
     requires detail::is_dsl_v<A>
 auto operator+(const A& a) { return detail::as_expr(a); }
 template <typename A>
     requires detail::is_dsl_v<A>
-auto operator!(const A& a) { return detail::emit<detail::value_t<A>>(ir::Op::Not, detail::as_expr(a)); }
+auto operator!(const A& a) { return detail::emit_operator<detail::value_t<A>>(ir::Op::Not, detail::as_expr(a)); }
 template <typename A>
     requires detail::is_dsl_v<A>
-auto operator~(const A& a) { return detail::emit<detail::value_t<A>>(ir::Op::BitNot, detail::as_expr(a)); }
+auto operator~(const A& a) { return detail::emit_operator<detail::value_t<A>>(ir::Op::BitNot, detail::as_expr(a)); }
 
 #define ADJOINT_COMPOUND(sym)                                                                                \
     template <typename T, typename B>                                                                        \

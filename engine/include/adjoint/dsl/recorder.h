@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <source_location>
+#include <string>
 #include <vector>
 
 namespace adjoint::detail {
@@ -89,6 +90,8 @@ inline ir::Builder& builder() { return Recorder::current().b; }
 // adjoint::Error when the outermost recording ends, outside every user lambda.
 void defer_error(const std::string& message);
 void throw_deferred_error();   // called by the outermost recording when it ends
+// An operator's type error ("... at f.cpp:6"), its place said as "at or after" the last line recorded, `last`.
+std::string operator_error(std::string message, const std::source_location& last);
 bool is_outermost_recording();
 
 // Runs fn; an adjoint::Error it throws is deferred and `fallback` returned instead.
