@@ -88,6 +88,19 @@ std::vector<float> array_to_value(const app::Parameter& p, const py::handle& val
                               std::to_string(p.texture_width) + ", 3) or " + std::to_string(p.size) +
                               " floats, got shape (" + shape + ")");
     }
+    // Other values of several dimensions: rows of 3 (vertices, coefficients, a colour as [[r, g, b]]) or a single
+    // row or column. Vertices given as (3, N), x's then y's then z's, were taken as N rows and scrambled.
+    if (!texture && a.ndim() > 1) {
+        py::ssize_t longer = 0;
+        for (py::ssize_t i = 0; i < a.ndim(); ++i) longer += a.shape(i) > 1;
+        if (longer > 1 && a.shape(a.ndim() - 1) != 3) {
+            std::string shape;
+            for (py::ssize_t i = 0; i < a.ndim(); ++i) shape += (i ? ", " : "") + std::to_string(a.shape(i));
+            throw py::value_error(p.path + ": expected " + std::to_string(p.size) + " floats" +
+                                  (p.size % 3 == 0 ? " or " + std::to_string(p.size / 3) + " rows of 3" : "") +
+                                  ", got shape (" + shape + ")");
+        }
+    }
     std::vector<float> v(a.data(), a.data() + a.size());
     if (const char* bad = app::kind_info(p.kind).invalid ? app::kind_info(p.kind).invalid(v) : nullptr)
         throw py::value_error(p.path + ": " + bad);

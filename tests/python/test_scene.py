@@ -112,6 +112,20 @@ def test_intrinsics_are_in_the_scene_files_pixels_at_any_resolution(tmp_path):
         np.testing.assert_allclose(optimization.parameters["camera.intrinsics"], [72, 64, 31, 24], rtol=1e-6)
 
 
+def test_vertices_are_rows_of_three_and_a_transposed_set_is_refused():
+    """Vertices as (3, N), the x's, then the y's, then the z's, were read as N rows: scrambled, silently."""
+    scene = adjoint.Scene(SCENES / "shape.json", resolution=(16, 16))
+    vertices = np.asarray(scene.parameters["meshes.blob.vertices"]).reshape(-1, 3)
+    assert vertices.shape[0] > 3
+    scene.parameters["meshes.blob.vertices"] = vertices * 1.01   # (N, 3): rows of x, y, z
+    np.testing.assert_allclose(scene.parameters["meshes.blob.vertices"], (vertices * 1.01).ravel(), rtol=1e-6)
+    with pytest.raises(ValueError, match=r"meshes.blob.vertices: expected \d+ floats or \d+ rows of 3, got shape "
+                                         r"\(3, \d+\)"):
+        scene.parameters["meshes.blob.vertices"] = vertices.T
+    scene.parameters["lights.key.direction"] = [[0.0], [-1.0], [0.0]]   # a single column is its values
+    np.testing.assert_allclose(scene.parameters["lights.key.direction"], [0.0, -1.0, 0.0], atol=1e-7)
+
+
 def test_bad_input_raises_with_the_loaders_message(tmp_path, small_scene):
     text = json.loads((SCENES / "material-light.json").read_text())
     text["camera"]["fov_y"] = "wide"
