@@ -19,14 +19,15 @@ namespace adjoint::python {
 
 namespace {
 
-// The three corners scaled by one power of two so that the largest |x|, |y| or |w| is below 2^41: the barycentrics
-// and depth below are ratios of products of two corners' coordinates (unchanged by a common factor), and those
-// products overflowed float past about 1e19 (a screen-filling triangle at +-1e19, w = 1, covered no pixel). A power
-// of two scales exactly, and ordinary corners (below 2^40) are left as they are.
+// A triangle's corners, for hit and bary_derivatives: scaled by one factor, about 2^(20 - floor(log2 m)), where the
+// largest |x|, |y| or |w|, m, is 2^40 or more. Their barycentrics and depth are ratios of products of two corners'
+// coordinates, unchanged by a common factor, and those products overflowed float past about 1e19 (a screen-filling
+// triangle at +-1e19, w = 1, covered no pixel; nvdiffrast clips it). Scaled to about 2^20, a w of 1 stays a normal
+// float (2^-107 at most). Ordinary corners (below 2^40) are left exactly as they are.
 void scale_corners(Float4& p0, Float4& p1, Float4& p2) {
     const Float m = max(max(max(max(abs(p0.x), abs(p0.y)), abs(p0.w)), max(max(abs(p1.x), abs(p1.y)), abs(p1.w))),
                         max(max(abs(p2.x), abs(p2.y)), abs(p2.w)));
-    const Float k = ite(m > 1.0995116e12f && m <= 3.4028235e38f, exp2(-floor(log2(m))), 1.0f);
+    const Float k = ite(m >= 1.0995116e12f && m <= 3.4028235e38f, exp2(20.0f - floor(log2(m))), 1.0f);
     p0 = p0 * k;
     p1 = p1 * k;
     p2 = p2 * k;
@@ -39,8 +40,8 @@ struct Hit {
     Float depth;
     Bool inside;
 };
-Hit hit(Float4 p0, Float4 p1, Float4 p2, const Float& x, const Float& y) {
-    scale_corners(p0, p1, p2);
+// The corners as scale_corners leaves them.
+Hit hit(const Float4& p0, const Float4& p1, const Float4& p2, const Float& x, const Float& y) {
     Float2 a0 = p0.xy() - make_float2(x, y) * p0.w, a1 = p1.xy() - make_float2(x, y) * p1.w,
            a2 = p2.xy() - make_float2(x, y) * p2.w;
     Float3 c = make_float3(a1.x * a2.y - a1.y * a2.x, a2.x * a0.y - a2.y * a0.x, a0.x * a1.y - a0.y * a1.x);
@@ -56,8 +57,9 @@ Hit hit(Float4 p0, Float4 p1, Float4 p2, const Float& x, const Float& y) {
 // The barycentrics' image-space derivatives (du/dX, du/dY, dv/dX, dv/dY) at NDC (x, y), `scale` NDC units per
 // pixel: the quotient rule on hit's b = c / Σ c, where each a_j = p_j.xy − (x, y) · p_j.w moves by −p_j.w.
 // Written out (not $autodiff of hit) so that the backward can differentiate it with respect to the positions.
-Float4 bary_derivatives(Float4 p0, Float4 p1, Float4 p2, const Float& x, const Float& y, const Float2& scale) {
-    scale_corners(p0, p1, p2);
+// The corners as scale_corners leaves them.
+Float4 bary_derivatives(const Float4& p0, const Float4& p1, const Float4& p2, const Float& x, const Float& y,
+                        const Float2& scale) {
     Float2 a0 = p0.xy() - make_float2(x, y) * p0.w, a1 = p1.xy() - make_float2(x, y) * p1.w,
            a2 = p2.xy() - make_float2(x, y) * p2.w;
     Float3 c = make_float3(a1.x * a2.y - a1.y * a2.x, a2.x * a0.y - a2.y * a0.x, a0.x * a1.y - a0.y * a1.x);
@@ -125,6 +127,7 @@ auto rasterize_kernel() {
         $for (k, begin, end) {
             UInt t = bins.read(k);
             Float4 p0 = vertex(pos, tri, base, t, 0), p1 = vertex(pos, tri, base, t, 1), p2 = vertex(pos, tri, base, t, 2);
+            scale_corners(p0, p1, p2);   // once a triangle, for the quad's four pixels
             for (int j = 0; j < kQuad; ++j) {
                 Hit h = hit(p0, p1, p2, fx[j], fy[j]);
                 Bool behind = peel == 0u || h.depth > prev[j].z ||
@@ -145,8 +148,10 @@ auto rasterize_kernel() {
                     Float4 d = make_float4(0.0f);
                     $if (id[j] > 0u) {
                         UInt t = id[j] - 1u;
-                        d = bary_derivatives(vertex(pos, tri, base, t, 0), vertex(pos, tri, base, t, 1),
-                                             vertex(pos, tri, base, t, 2), fx[j], fy[j], scale);
+                        Float4 q0 = vertex(pos, tri, base, t, 0), q1 = vertex(pos, tri, base, t, 1),
+                               q2 = vertex(pos, tri, base, t, 2);
+                        scale_corners(q0, q1, q2);
+                        d = bary_derivatives(q0, q1, q2, fx[j], fy[j], scale);
                     };
                     db.write(at[j], d);
                 };
@@ -184,9 +189,13 @@ auto rasterize_backward_kernel() {
                 Float4 gp[3];
                 $autodiff {
                     requires_grad(p[0], p[1], p[2]);
-                    Hit h = hit(p[0], p[1], p[2], px, y);
+                    // The factor's own derivative is 0 (floor), and the ratios' are unchanged by it: d/dp f(k p) is
+                    // k f'(k p) = f'(p) for f of degree 0.
+                    Float4 q0 = p[0], q1 = p[1], q2 = p[2];
+                    scale_corners(q0, q1, q2);
+                    Hit h = hit(q0, q1, q2, px, y);
                     Float seed = g.x * h.b.x + g.y * h.b.y + g.z * h.depth;
-                    $if (with_db != 0u) { seed = seed + dot(gd, bary_derivatives(p[0], p[1], p[2], px, y, scale)); };
+                    $if (with_db != 0u) { seed = seed + dot(gd, bary_derivatives(q0, q1, q2, px, y, scale)); };
                     backward(seed);
                     for (int k = 0; k < 3; ++k) gp[k] = grad(p[k]);
                 };

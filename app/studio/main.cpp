@@ -3,6 +3,8 @@
 #include "studio.h"
 
 #include <adjoint/app/atomic_file.h>
+#include <adjoint/app/interrupt.h>
+#include <adjoint/app/run.h>
 
 #include <GLFW/glfw3.h>
 
@@ -31,6 +33,9 @@ void on_glfw_error(int code, const char* text) { std::cerr << "adjoint-studio: G
 int main(int argc, char** argv) {
     using namespace adjoint;
     using namespace adjoint::app;
+    // First, as adjoint-optimize: a SIGINT/SIGTERM from here on closes the window at the next frame (outputs saved),
+    // exit 130. The studio took it only once the window was up: a signal in its first second killed it (143).
+    InterruptGuard interrupts;
     studio::StudioConfig config;
     try {
         config = studio::parse_command_line(argc, argv);
@@ -57,6 +62,16 @@ int main(int argc, char** argv) {
                 throw SceneError(config.scene->display_name, "optimize", "--out needs a scene with an optimize block");
         } catch (const Error& e) {
             std::cerr << "adjoint: error: " << e.what() << "\n";
+            return exit_bad_input;
+        }
+    }
+
+    // A screenshot that cannot be written was found at exit, after the whole session.
+    if (config.options.screenshot) {
+        try {
+            check_writable(*config.options.screenshot);
+        } catch (const Error& e) {
+            std::cerr << "adjoint: error: --screenshot: " << e.what() << "\n";
             return exit_bad_input;
         }
     }
@@ -89,6 +104,16 @@ int main(int argc, char** argv) {
             if (!fs::exists(*config.options.out)) created = *config.options.out;
             fs::create_directories(*config.options.out);
             out_lock = std::make_unique<FolderLock>(*config.options.out);
+            // Another run's outputs (adjoint-optimize's or the studio's): written over only with --force.
+            if (config.scene)
+                refuse_another_runs_outputs(*config.options.out, *config.scene, config.options.force, false, false,
+                                            false);
+        } catch (const SceneError& e) {
+            std::cerr << "adjoint: error: " << e.what() << "\n";
+            out_lock.reset();
+            if (created) fs::remove_all(*created);
+            glfwTerminate();
+            return exit_bad_input;
         } catch (const std::exception& e) {
             std::cerr << "adjoint: error: --out: " << e.what() << "\n";
             glfwTerminate();

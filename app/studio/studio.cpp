@@ -64,8 +64,8 @@ int64_t Studio::iteration() const {
 
 int Studio::run() {
     start();
-    // Ctrl-C or SIGTERM close the window as its close button does (outputs saved), then exit with 130.
-    app::InterruptGuard interrupts;
+    // Ctrl-C or SIGTERM (main's InterruptGuard) close the window as its close button does (outputs saved), then
+    // exit with 130.
     for (uint32_t frame = 0; step(frame); ++frame) {
     }
     return finish();

@@ -369,6 +369,18 @@ TEST(OptimizeCli, InterruptThenResumeContinuesWhereItStopped) {
     for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].iteration, int64_t(i));
     EXPECT_EQ(read_checkpoint(out / "checkpoint.bin").iteration, end);
     EXPECT_LT(rows.back().loss, rows[ck.iteration - 1].loss);
+    // A resume with nothing left to run rewrote the texture's gradient picture flat grey (no step's gradient on the
+    // device): now it is the gradient at the values the run ended at, as varied as the last step's.
+    const auto distinct = [&] {
+        const Image g = read_png_linear(out / "materials.skin.albedo_texture.grad.png");
+        std::vector<float> v = g.pixels;
+        std::sort(v.begin(), v.end());
+        return size_t(std::unique(v.begin(), v.end()) - v.begin());
+    };
+    const size_t before = distinct();
+    ASSERT_GT(before, 20u);
+    ASSERT_EQ(run(kOptimize, args).code, 0);   // --resume --iters end again: nothing to run
+    EXPECT_GT(distinct(), before / 2) << before;
 }
 
 // --deterministic: two runs agree to the bit, and a run stopped at 9 iterations and resumed ends as the

@@ -528,12 +528,27 @@ TEST(GradientCheckProgram, HardVisibilityGeometryWarns) {
     ASSERT_EQ(shell(run + (tmp / "hard.json").string() + " 2> " + (tmp / "err.txt").string()), 0);
     const std::string err = app::read_file(tmp / "err.txt");
     EXPECT_NE(err.find("adjoint: warning: "), std::string::npos) << err;
-    EXPECT_NE(err.find("silhouettes will not move the free geometry parameters (meshes.knot.rotation, "
-                       "meshes.knot.translation); set render.visibility to antialias or soft"),
+    EXPECT_NE(err.find("silhouettes and shadows' outlines will not move the free parameters that move them "
+                       "(meshes.knot.rotation, meshes.knot.translation); set render.visibility to antialias or soft"),
               std::string::npos)
         << err;
     ASSERT_EQ(shell(run + (kScenes / "pose.json").string() + " --force 2> " + (tmp / "err.txt").string()), 0);
     EXPECT_EQ(app::read_file(tmp / "err.txt").find("warning"), std::string::npos);
+    // A free light that casts shadows moves their outlines: named under hard visibility too (material-light.json is
+    // hard); without shadows it moves no edge, and nothing is said.
+    std::string lit = app::read_file(kScenes / "material-light.json");
+    lit.replace(lit.find("../meshes/"), 10, (kScenes.parent_path() / "meshes").string() + "/");
+    lit.replace(lit.find("../meshes/"), 10, (kScenes.parent_path() / "meshes").string() + "/");
+    app::write_file_atomic(tmp / "lit.json", lit);
+    ASSERT_EQ(shell(run + (tmp / "lit.json").string() + " --force 2> " + (tmp / "err.txt").string()), 0);
+    EXPECT_EQ(app::read_file(tmp / "err.txt").find("warning"), std::string::npos) << app::read_file(tmp / "err.txt");
+    lit.replace(lit.find("\"intensity\": 8"), 14, "\"intensity\": 8, \"shadows\": true");
+    app::write_file_atomic(tmp / "lit.json", lit);
+    ASSERT_EQ(shell(run + (tmp / "lit.json").string() + " --force 2> " + (tmp / "err.txt").string()), 0);
+    EXPECT_NE(app::read_file(tmp / "err.txt").find("will not move the free parameters that move them "
+                                                   "(lights.key.position)"),
+              std::string::npos)
+        << app::read_file(tmp / "err.txt");
     // Soft with a sigma that reaches no pixel centre behaves as hard (a tester's 1e-30): said; 1e-4 is not.
     std::string soft = app::read_file(tmp / "hard.json");
     soft.replace(soft.find("\"hard\""), 6, "\"soft\"");
@@ -548,7 +563,7 @@ TEST(GradientCheckProgram, HardVisibilityGeometryWarns) {
             continue;
         }
         EXPECT_NE(said.find("render.soft.sigma: 1e-30 reaches 2.43e-14 pixels from an edge at 16x16, so almost no "
-                            "pixel lies within it: silhouettes will hardly move the free geometry parameters "
+                            "pixel lies within it: silhouettes and shadows' outlines will hardly move the free parameters that move them "
                             "(meshes.knot.rotation, meshes.knot.translation), as with hard visibility; about 0.0017 "
                             "reaches a pixel"),
                   std::string::npos)

@@ -14,6 +14,35 @@ import adjoint.torch
 from conftest import ROOT, SCENES
 
 
+def test_intrinsics_and_their_gradients_are_in_the_scene_files_pixels(tmp_path):
+    """One camera written two ways: at 96x72 with intrinsics (105, 99, 45, 37.5), and at 64x48 with (70, 66, 30, 25),
+    two thirds of them. Rendered at 96x72 both are one picture, and d/d(file value) of the second is 1.5 times the
+    first's (d run / d file = 1.5): values and gradients are in each file's own pixels, as params.json's."""
+    import json
+    base = json.loads((SCENES / "material-light.json").read_text())
+    base["camera"].pop("fov_y", None)
+    base["render"] = {"visibility": "antialias"}
+    for mesh in base["meshes"]:
+        mesh["file"] = str((SCENES / mesh["file"]).resolve())
+    scenes, values = [], [[105.0, 99.0, 45.0, 37.5], [70.0, 66.0, 30.0, 25.0]]
+    for name, size, v in (("big.json", [96, 72], values[0]), ("small.json", [64, 48], values[1])):
+        scene = dict(base, camera=dict(base["camera"], resolution=size,
+                                       intrinsics={"fx": v[0], "fy": v[1], "cx": v[2], "cy": v[3]}))
+        (tmp_path / name).write_text(json.dumps(scene))
+        scenes.append(adjoint.Scene(tmp_path / name, resolution=(96, 72)))
+    weights = torch.tensor(np.random.default_rng(0).standard_normal((72, 96, 3)).astype(np.float32))
+    images, grads = [], []
+    for scene, v in zip(scenes, values):
+        x = torch.tensor(v, requires_grad=True)
+        image = adjoint.torch.render(scene, {"camera.intrinsics": x})
+        (image * weights).sum().backward()
+        images.append(image.detach().numpy())
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(images[1], images[0], atol=1e-5)
+    assert np.abs(grads[0]).min() > 1e-3
+    np.testing.assert_allclose(grads[1], 1.5 * grads[0], rtol=1e-3)
+
+
 def test_render_is_scene_render_and_leaves_the_scene(small_scene):
     albedo = torch.tensor([0.1, 0.6, 0.9], requires_grad=True)
     image = adjoint.torch.render(small_scene, {"materials.ball.albedo": albedo})

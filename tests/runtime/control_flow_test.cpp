@@ -94,26 +94,30 @@ TEST_F(ControlFlow, ForWithStepsAndUnsignedCounter) {
 }
 
 // A uint counter with a negative step wrapped the step to 4294967295 and ran no iteration, silently. It counts
-// down now, as an int counter does: by a literal step and by an Int whose sign is known at run time only.
+// down now, as an int counter does, by a literal step and by an Int whose sign is known at run time only; and a
+// step past 0 (10, 7, 4, 1 towards 0) ends there instead of going on at 4294967294.
 TEST_F(ControlFlow, AUintCounterWithANegativeStepCountsDown) {
     Kernel1D k = [](BufferInt in, BufferInt out) noexcept {
         auto i = dispatch_id().x;
         Int n = in.read(i);
-        Int step = ite(n % 2 == 0, -2, 3);
+        Int step = ite(n % 2 == 0, -3, 3);
+        UInt end = ite(n % 2 == 0, 0u, 20u);
         Int acc = 0;
-        $for (u, cast<uint>(n), 0u, -1) { acc = acc * 2 + cast<int>(u); };    // n, n-1, ..., 1
-        $for (u, cast<uint>(n), 1u, step) { acc = acc * 3 + cast<int>(u); };  // n, n-2, ... > 1; or up from n
+        $for (u, cast<uint>(n), 0u, -1) { acc = acc * 2 + cast<int>(u); };     // n, n-1, ..., 1
+        $for (u, cast<uint>(n), 0u, -4) { acc = acc * 5 + cast<int>(u); };     // n, n-4, ... > 0, never wrapping
+        $for (u, cast<uint>(n), end, step) { acc = acc * 3 + cast<int>(u); };  // even: down to 0; odd: up to 20
         out.write(i, acc);
     };
     auto in = iota_ints(12);
     std::vector<int32_t> want;
     for (int32_t n : in) {
         int32_t acc = 0;
-        for (uint32_t u = uint32_t(n); u > 0u; --u) acc = acc * 2 + int32_t(u);
+        for (int64_t u = n; u > 0; --u) acc = acc * 2 + int32_t(u);
+        for (int64_t u = n; u > 0; u -= 4) acc = acc * 5 + int32_t(u);
         if (n % 2 == 0)
-            for (uint32_t u = uint32_t(n); u > 1u; u -= 2) acc = acc * 3 + int32_t(u);
+            for (int64_t u = n; u > 0; u -= 3) acc = acc * 3 + int32_t(u);
         else
-            for (uint32_t u = uint32_t(n); u < 1u; u += 3) acc = acc * 3 + int32_t(u);
+            for (int64_t u = n; u < 20; u += 3) acc = acc * 3 + int32_t(u);
         want.push_back(acc);
     }
     expect_both(k, in, want);

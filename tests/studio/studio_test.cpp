@@ -292,6 +292,20 @@ TEST(Studio, AnOutFolderInUseByAnotherRunIsRefused) {
             "--scene '" + (kSource / "assets/scenes/texture.json").string() + "' --run --out out --test-close-at 4");
     EXPECT_EQ(r.code, 0) << r.err << r.out;
     EXPECT_TRUE(fs::exists(dir / "out" / "loss.csv"));
+    // Now it holds that run's outputs: another run (adjoint-optimize's or the studio's, of any scene) wrote over
+    // them without a word. Refused as adjoint-optimize refuses it, unless --force.
+    const std::string losses = read_text(dir / "out" / "loss.csv");
+    r = run(dir, xvfb(""),
+            "--scene '" + (kSource / "assets/scenes/pose.json").string() + "' --run --out out --test-close-at 4");
+    EXPECT_EQ(r.code, 2) << r.err << r.out;
+    EXPECT_NE(r.err.find("holds another run's outputs (checkpoint.bin, params.json, loss.csv"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("give --force to write over it, or another folder"), std::string::npos) << r.err;
+    EXPECT_EQ(read_text(dir / "out" / "loss.csv"), losses);
+    r = run(dir, xvfb(""),
+            "--scene '" + (kSource / "assets/scenes/texture.json").string() + "' --run --out out --force "
+            "--test-close-at 4");
+    EXPECT_EQ(r.code, 0) << r.err << r.out;
 }
 
 TEST(Studio, ASceneWithoutOptimizeBlockIsShown) {

@@ -1,6 +1,8 @@
 // adjoint-optimize / adjoint-render / adjoint-studio command lines through CLI11, with our own checks of every value.
 #include <adjoint/app/cli.h>
 
+#include <adjoint/app/atomic_file.h>
+
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <limits>
@@ -208,6 +210,7 @@ StudioOptions parse_studio_args(int argc, const char* const* argv) {
     auto* quit_opt = app.add_option("--quit-after-iters", quit, "exit after N iterations (with --run)");
     auto* shot_opt = app.add_option("--screenshot", screenshot, "save the whole window as a PNG at exit");
     auto* out_opt = app.add_option("--out", out, "write adjoint-optimize's outputs for the scene into DIR");
+    app.add_flag("--force", o.force, "with --out: write into a folder that holds another run's outputs");
     app.add_flag("--diagnose", o.diagnose,
                  "show each free parameter's gradient image live (the Gradient images tab; every scene then "
                  "runs the dynamic renderer, which is slower for texture-only scenes)");
@@ -218,7 +221,11 @@ StudioOptions parse_studio_args(int argc, const char* const* argv) {
     if (scene_opt->count()) o.scene = std::filesystem::path(scene);
     o.quit_after_iters = bounded_integer(quit_opt, quit, "--quit-after-iters", 0, max_iterations, usage);
     if (shot_opt->count()) o.screenshot = std::filesystem::path(screenshot);
+    // Found at exit, after the whole session, a .jpg name wrote PNG bytes; refused before the window opens.
+    if (o.screenshot && lowercase_extension(*o.screenshot) != ".png")
+        throw UsageError("--screenshot: " + screenshot + ": the studio writes a PNG: name the file .png", usage);
     if (out_opt->count()) o.out = std::filesystem::path(out);
+    if (o.force && !o.out) throw UsageError("--force: only with --out", usage);
     return o;
 }
 

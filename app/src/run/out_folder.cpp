@@ -188,10 +188,10 @@ void check_resume(const fs::path& dir, const OptimizeOptions& o, Scene& scene, s
     }
 }
 
-// The run's outputs already in `dir`: run_outputs in their order, then the free textures' files, render_NNNN.png
-// and (with --profile) profile.txt, sorted. A name taken by a symlink, a FIFO, a device or a folder: refused, as
+// The run's outputs already in `dir`: run_outputs in their order, then the free textures' files, render_*.png (with
+// --save-every) and profile.txt (with --profile), sorted. A name taken by a symlink, a FIFO, a device or a folder: refused, as
 // the write would replace it.
-std::vector<std::string> outputs_present(const fs::path& dir, const Scene& scene, bool profile) {
+std::vector<std::string> outputs_present(const fs::path& dir, const Scene& scene, bool profile, bool snapshots) {
     std::vector<std::string> textures;   // texture parameters' files begin with their sanitized path
     for (const auto& p : scene.optimize->parameters)
         if (kind_info(p.kind).storage == ParameterStorage::texture)
@@ -205,7 +205,7 @@ std::vector<std::string> outputs_present(const fs::path& dir, const Scene& scene
             return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
         };
         bool ours = std::find(std::begin(run_outputs), std::end(run_outputs), name) != std::end(run_outputs) ||
-                    (starts("render_") && ends(".png")) || (profile && name == "profile.txt");
+                    (snapshots && starts("render_") && ends(".png")) || (profile && name == "profile.txt");
         for (const std::string& t : textures) ours = ours || (starts(t.substr(0, t.size() - 3)) && (ends(".png") || ends(".hdr")));
         if (!ours) continue;
         try {
@@ -282,6 +282,16 @@ std::string scene_fingerprint(const Scene& scene) {
     return scene_fingerprint(scene, reads);
 }
 
+void refuse_another_runs_outputs(const fs::path& dir, const Scene& scene, bool allowed, bool profile,
+                                 bool snapshots, bool resumable) {
+    // Any file the run would write over counts: a texture file left alone by an earlier run was overwritten.
+    const std::vector<std::string> found = outputs_present(dir, scene, profile, snapshots);
+    if (allowed || found.empty()) return;
+    throw SceneError("", "--out", dir.string() + " holds another run's outputs (" + joined(found, 7) + "); give " +
+                                      (resumable ? "--resume to continue that run, " : "") +
+                                      "--force to write over it, or another folder");
+}
+
 std::unique_ptr<FolderLock> prepare_out_folder(const OptimizeOptions& o, Scene& scene, std::string& fingerprint,
                                                bool create) {
     check_distinct_output_names(scene);
@@ -301,14 +311,7 @@ std::unique_ptr<FolderLock> prepare_out_folder(const OptimizeOptions& o, Scene& 
     } catch (const Error& e) {
         throw SceneError("", "--out", e.what());
     }
-    // Any file the run would write over counts: a texture file left alone by an earlier run was overwritten.
-    const std::vector<std::string> found = outputs_present(dir, scene, o.profile);
-    if (!o.resume && !o.force) {
-        if (!found.empty())
-            throw SceneError("", "--out", dir.string() + " holds another run's outputs (" + joined(found, 7) +
-                                              "); give --resume to continue that run, --force to write over it, or "
-                                              "another folder");
-    }
+    refuse_another_runs_outputs(dir, scene, o.resume || o.force, o.profile, o.save_every.has_value(), true);
     if (o.resume) check_resume(dir, o, scene, fingerprint);
     return lock;
 }

@@ -242,6 +242,10 @@ int iterate(const OptimizeOptions& o, Optimizer& opt, RunOutputs& out, std::ostr
         // The run's outputs first: a profile that cannot be written loses nothing else. The summary after all
         // of them: a full disk printed "done:" and then "stopped:".
         if (o.profile) set_kernel_profiling(device, false);
+        // A resume with nothing left to run has no step's gradient on the device: the textures' gradient pictures
+        // came out blank (grey), replacing the run's. Evaluated at the values the run ended at, they show the
+        // gradient there.
+        if (opt.iteration() == first && first > 0) opt.evaluate();
         out.finish();
         if (o.profile) write_profile(device, opt.iteration() - first, o.out, err);
         progress.finish(interrupted ? Progress::End::interrupted : Progress::End::done);

@@ -18,13 +18,17 @@ namespace adjoint::app {
 
 std::string hard_geometry_warning(const Scene& scene) {
     if (!scene.optimize || scene.render.visibility == Visibility::antialias) return "";
+    // Geometry, and the place or direction of a light that casts shadows: edges in the image move with them.
     std::string names;
-    for (const auto& p : scene.optimize->parameters)
-        if (is_geometry_parameter(p.kind)) names += (names.empty() ? "" : ", ") + p.path;
+    for (const auto& p : scene.optimize->parameters) {
+        const bool shadow = (p.kind == ParameterKind::light_position || p.kind == ParameterKind::light_direction) &&
+                            p.target < scene.lights.size() && scene.lights[p.target].shadows;
+        if (is_geometry_parameter(p.kind) || shadow) names += (names.empty() ? "" : ", ") + p.path;
+    }
     if (names.empty()) return "";
     if (scene.render.visibility == Visibility::hard)
         return "adjoint: warning: " + scene.display_name + ": render.visibility: with hard visibility silhouettes " +
-               "will not move the free geometry parameters (" + names +
+               "and shadows' outlines will not move the free parameters that move them (" + names +
                "); set render.visibility to antialias or soft\n";
     // Soft coverage reaches sqrt(sigma ln(1e4 - 1)) NDC units from an edge (soft_dsl.h), width / 2 pixels each: a
     // tester's sigma of 1e-30 reached no pixel centre, and the run behaved as hard visibility, saying nothing.
@@ -37,7 +41,8 @@ std::string hard_geometry_warning(const Scene& scene) {
     char fix[64];
     std::snprintf(fix, sizeof fix, "%.2g", sigma_for_a_pixel);
     return "adjoint: warning: " + scene.display_name + ": render.soft.sigma: " + text + "almost no pixel lies within " +
-           "it: silhouettes will hardly move the free geometry parameters (" + names + "), as with hard visibility; " +
+           "it: silhouettes and shadows' outlines will hardly move the free parameters that move them (" + names +
+           "), as with hard visibility; " +
            "about " + fix + " reaches a pixel\n";
 }
 

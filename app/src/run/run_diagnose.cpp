@@ -146,6 +146,27 @@ bool is_diagnose_output(const std::string& name) {
            (ends(".pfm") || ends(".png"));
 }
 
+// An earlier --diagnose's pictures (another scene's, other parameters' or views'): the folder mixed them under one
+// diagnose.txt that named only its own. Refused without --force, before the device and the kernels.
+void refuse_earlier_pictures(const OptimizeOptions& o) {
+    if (o.force) return;
+    std::vector<std::string> earlier;
+    std::error_code ec;
+    // Regular files only: a folder or a link in a picture's place is refused as such (check_replaceable).
+    for (const auto& entry : std::filesystem::directory_iterator(o.out, ec))
+        if (is_diagnose_output(entry.path().filename().string()) &&
+            std::filesystem::is_regular_file(entry.symlink_status(ec)))
+            earlier.push_back(entry.path().filename().string());
+    if (earlier.empty()) return;
+    std::sort(earlier.begin(), earlier.end());
+    std::string names;
+    for (size_t i = 0; i < std::min<size_t>(earlier.size(), 4); ++i) names += (i ? ", " : "") + earlier[i];
+    if (earlier.size() > 4) names += ", ... (" + std::to_string(earlier.size()) + " files)";
+    throw SceneError("", "--out", o.out.string() + " holds an earlier --diagnose's pictures (" + names +
+                                      "); give --force to replace them (those this one does not write are removed), "
+                                      "or another folder");
+}
+
 // False when a Ctrl-C came before the pictures were written (then none is: a half set would mix two states).
 bool diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std::ostream& out) {
     const std::vector<ParameterState> ps = opt.parameters();
@@ -176,25 +197,14 @@ bool diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std:
     } catch (const Error& e) {
         throw SceneError("", "--out", std::string(e.what()) + "; outputs are written only as regular files");
     }
-    // An earlier --diagnose's pictures (another scene's, other parameters' or views'): the folder mixed them under
-    // one diagnose.txt that named only its own. Refused without --force; with it, those this one does not write
-    // are removed once its own are written.
-    std::vector<std::string> earlier, stale;
+    // With --force (refuse_earlier_pictures), an earlier --diagnose's pictures that this one does not write are
+    // removed once its own are written.
+    std::vector<std::string> stale;
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator(o.out, ec)) {
         const std::string name = entry.path().filename().string();
-        if (!is_diagnose_output(name)) continue;
-        earlier.push_back(name);
-        if (!mine.count(name)) stale.push_back(name);
-    }
-    std::sort(earlier.begin(), earlier.end());
-    if (!earlier.empty() && !o.force) {
-        std::string names;
-        for (size_t i = 0; i < std::min<size_t>(earlier.size(), 4); ++i) names += (i ? ", " : "") + earlier[i];
-        if (earlier.size() > 4) names += ", ... (" + std::to_string(earlier.size()) + " files)";
-        throw SceneError("", "--out", o.out.string() + " holds an earlier --diagnose's pictures (" + names +
-                                          "); give --force to replace them (those this one does not write are "
-                                          "removed), or another folder");
+        if (is_diagnose_output(name) && !mine.count(name) && std::filesystem::is_regular_file(entry.symlink_status(ec)))
+            stale.push_back(name);
     }
     if (interrupt_requested()) return false;
     std::vector<float> g;
@@ -261,7 +271,7 @@ int run_diagnose(const OptimizeOptions& o, std::ostream& out, std::ostream& err)
                                    [&](Device& device, const Scene& scene) {
         Optimizer opt(device, scene, true);
         return diagnose(opt, scene, o, out) ? exit_ok : exit_interrupted;
-    });
+    }, [&] { refuse_earlier_pictures(o); });
 }
 
 } // namespace adjoint::app

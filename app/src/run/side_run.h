@@ -9,6 +9,7 @@
 #include "run/report_error.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -23,9 +24,11 @@ namespace adjoint::app {
 // Errors from the device or the job end with exit_failure (exit_bad_input for a SceneError). A Ctrl-C (the
 // caller's InterruptGuard) before the job ends the run with exit_interrupted, nothing written; during it, the job
 // polls interrupt_requested() itself.
+// `check_out`, when given, checks the locked folder too, before the device (a SceneError: exit_bad_input).
 template <typename Job>
 int run_beside_optimization(const OptimizeOptions& o, const char* option, const std::vector<std::string>& paths,
-                            const char* file, std::ostream& err, Job&& job) {
+                            const char* file, std::ostream& err, Job&& job,
+                            const std::function<void()>& check_out = {}) {
     Scene scene;
     std::unique_ptr<FolderLock> lock;
     try {
@@ -43,6 +46,7 @@ int run_beside_optimization(const OptimizeOptions& o, const char* option, const 
         // The folder's lock, as an optimization takes it: a check written into a live run's folder raced its files.
         lock = std::make_unique<FolderLock>(o.out);
         check_writable(o.out / file);
+        if (check_out) check_out();
     } catch (const Error& e) {
         return report_error(err, e, exit_bad_input);
     }

@@ -84,6 +84,7 @@ struct StudioOptions {
     std::optional<int64_t> quit_after_iters;         // >= 0: exit once this many iterations ran
     std::optional<std::filesystem::path> screenshot; // the whole window at exit, as a PNG
     std::optional<std::filesystem::path> out;        // adjoint-optimize's outputs for the scene given
+    bool force = false;                              // --out may hold another run's outputs (written over)
     bool diagnose = false;                           // per-parameter gradient images, live
     bool help = false;
     std::string help_text;

@@ -61,8 +61,14 @@ int run_check_gradients(const OptimizeOptions& options, std::ostream& out, std::
 // adjoint-optimize --diagnose (run_optimize calls it): the images and options.out/diagnose.txt (run_diagnose.cpp);
 // exit_ok, exit_bad_input for bad input (nothing written), exit_failure for a device failure.
 int run_diagnose(const OptimizeOptions& options, std::ostream& out, std::ostream& err);
-// One line for stderr when free geometry parameters meet `hard` visibility, or `soft` with a sigma whose reach is
-// under a tenth of a pixel (silhouettes will not move them), naming them and what to set; "" otherwise.
+// Refuses (SceneError, "--out") a folder that holds another run's outputs unless `allowed` (--resume, --force):
+// any file a run of `scene` writes, render_*.png with `snapshots` (--save-every), profile.txt with `profile`.
+// `resumable`: the message offers --resume (adjoint-optimize; the studio has none).
+void refuse_another_runs_outputs(const std::filesystem::path& dir, const Scene& scene, bool allowed, bool profile,
+                                 bool snapshots, bool resumable);
+// One line for stderr when free geometry parameters (or a shadowing light's place or direction) meet `hard`
+// visibility, or `soft` with a sigma whose reach is under a tenth of a pixel (silhouettes and shadows' outlines will
+// not move them), naming them and what to set; "" otherwise.
 std::string hard_geometry_warning(const Scene& scene);
 // Refuses (SceneError) an optimization that would see nothing move: no mesh that any view shows, or a mesh with
 // free parameters that no view shows (they would get no gradient), at the scene's values or at the start values

@@ -135,12 +135,16 @@ public:
         ir::ValueId i = r.b.load(counter, {}, loc_);
         ir::ValueId cond;
         if constexpr (std::is_same_v<T, uint32_t>) {
-            // Counting down, the uint step wraps: i + 0xffffffff is i - 1.
+            // Counting down, the uint step wraps (i + 0xffffffff is i - 1), and so does a step past 0: 10, 7, 4, 1
+            // went on at 4294967294 towards an end of 0. So the counter must also be at most where it began.
             ir::ValueId up = r.b.binary(ir::Op::Lt, i, end_, loc_);
-            if (descending_) cond = r.b.binary(ir::Op::Gt, i, end_, loc_);
+            auto down = [&] {
+                return r.b.binary(ir::Op::And, r.b.binary(ir::Op::Gt, i, end_, loc_),
+                                  r.b.binary(ir::Op::Le, i, begin_, loc_), loc_);
+            };
+            if (descending_) cond = down();
             else if (signed_step_ == ir::kNoValue) cond = up;
-            else cond = r.b.select(r.b.binary(ir::Op::Gt, signed_step_, r.b.i32(0, loc_), loc_), up,
-                                   r.b.binary(ir::Op::Gt, i, end_, loc_), loc_);
+            else cond = r.b.select(r.b.binary(ir::Op::Gt, signed_step_, r.b.i32(0, loc_), loc_), up, down(), loc_);
         } else {
             // A negative step counts down: i > end.
             ir::ValueId up = r.b.binary(ir::Op::Lt, i, end_, loc_);
