@@ -563,7 +563,8 @@ TEST(GradientCheckProgram, HardVisibilityGeometryWarns) {
             continue;
         }
         EXPECT_NE(said.find("render.soft.sigma: 1e-30 reaches 2.43e-14 pixels from an edge at 16x16, so almost no "
-                            "pixel lies within it: silhouettes and shadows' outlines will hardly move the free parameters that move them "
+                            "pixel lies within it: silhouettes and shadows' outlines will hardly move the free "
+                            "parameters that move them "
                             "(meshes.knot.rotation, meshes.knot.translation), as with hard visibility; about 0.0017 "
                             "reaches a pixel"),
                   std::string::npos)

@@ -53,7 +53,8 @@ TEST(StudioCli, HelpAndBadValues) {
     EXPECT_NE(usage_error({"--iters", "5"}).find("--iters"), std::string::npos);
     EXPECT_NE(usage_error({"--scene"}).find("--scene"), std::string::npos);
     // A .jpg screenshot wrote PNG bytes, found at exit; --force belongs to --out.
-    EXPECT_EQ(usage_error({"--screenshot", "shot.jpg"}), "--screenshot: shot.jpg: the studio writes a PNG: name the file .png");
+    EXPECT_EQ(usage_error({"--screenshot", "shot.jpg"}),
+              "--screenshot: shot.jpg: the studio writes a PNG: name the file .png");
     EXPECT_EQ(usage_error({"--force"}), "--force: only with --out");
     EXPECT_TRUE(studio({"--out", "dir", "--force"}).force);
 }

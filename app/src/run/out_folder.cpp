@@ -189,8 +189,8 @@ void check_resume(const fs::path& dir, const OptimizeOptions& o, Scene& scene, s
 }
 
 // The run's outputs already in `dir`: run_outputs in their order, then the free textures' files, render_*.png (with
-// --save-every) and profile.txt (with --profile), sorted. A name taken by a symlink, a FIFO, a device or a folder: refused, as
-// the write would replace it.
+// --save-every) and profile.txt (with --profile), sorted. A name taken by a symlink, a FIFO, a device or a folder:
+// refused, as the write would replace it.
 std::vector<std::string> outputs_present(const fs::path& dir, const Scene& scene, bool profile, bool snapshots) {
     std::vector<std::string> textures;   // texture parameters' files begin with their sanitized path
     for (const auto& p : scene.optimize->parameters)
