@@ -66,16 +66,6 @@ int main(int argc, char** argv) {
         }
     }
 
-    // A screenshot that cannot be written was found at exit, after the whole session.
-    if (config.options.screenshot) {
-        try {
-            check_writable(*config.options.screenshot);
-        } catch (const Error& e) {
-            std::cerr << "adjoint: error: --screenshot: " << e.what() << "\n";
-            return exit_bad_input;
-        }
-    }
-
     const char* display = std::getenv("DISPLAY");
     const char* wayland = std::getenv("WAYLAND_DISPLAY");
     if (!(display && *display) && !(wayland && *wayland)) {
@@ -111,7 +101,8 @@ int main(int argc, char** argv) {
         } catch (const SceneError& e) {
             std::cerr << "adjoint: error: " << e.what() << "\n";
             out_lock.reset();
-            if (created) fs::remove_all(*created);
+            std::error_code ec;
+            if (created) fs::remove_all(*created, ec);
             glfwTerminate();
             return exit_bad_input;
         } catch (const std::exception& e) {
@@ -120,7 +111,20 @@ int main(int argc, char** argv) {
             return exit_bad_input;
         }
     }
-    int code = studio::run_studio(std::move(config), std::cout, std::cerr);
+    // A screenshot that cannot be written was found at exit, after the whole session; checked once --out exists (a
+    // screenshot may go into it). And a signal before the window: exit 130 with nothing written, as
+    // adjoint-optimize's (the first frame would have written a run of 0 iterations).
+    int code = -1;
+    if (config.options.screenshot) {
+        try {
+            check_writable(*config.options.screenshot);
+        } catch (const Error& e) {
+            std::cerr << "adjoint: error: --screenshot: " << e.what() << "\n";
+            code = exit_bad_input;
+        }
+    }
+    if (code < 0 && interrupt_requested()) code = exit_interrupted;
+    if (code < 0) code = studio::run_studio(std::move(config), std::cout, std::cerr);
     out_lock.reset();
     if (created) {   // refused before any output (a scene too large for the device): nothing is left behind
         std::error_code ec;

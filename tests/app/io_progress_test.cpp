@@ -82,7 +82,14 @@ TEST(IoProgress, AnErrorStopsAndARunPastItsTotalIsDone) {
     std::ostringstream past;
     Progress resumed(past, ProgressMode::Quiet, 2, 6, [&] { return now; });
     resumed.finish();
-    EXPECT_EQ(past.str(), "done: 6/6 iterations in 0.0 s\n");
+    EXPECT_EQ(past.str(), "done: 6/6 iterations (0 this run) in 0.0 s\n");
+    // A resumed run's rate is of its own iterations, and it says how many they were.
+    std::ostringstream part;
+    Progress continued(part, ProgressMode::Quiet, 400, 111, [&] { return now; });
+    now = 2.5;
+    continued.update(400, {0.5, std::nullopt, std::nullopt, {}});
+    continued.finish();
+    EXPECT_EQ(part.str(), "done: 400/400 iterations (289 this run) in 2.5 s (115.6 it/s), loss 5.000e-01\n");
 }
 
 TEST(IoProgress, TerminalBarRedrawsInPlace) {

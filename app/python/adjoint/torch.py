@@ -58,7 +58,8 @@ class _Render(_torch.autograd.Function):
 def render(scene, params=None, view=0):
     """The scene's view `view` as a float32 [H, W, 3] tensor (linear RGB, rows top first), with the parameters
     named in `params` ({path: tensor}) set to the tensors' values; differentiable with respect to each tensor.
-    The scene itself is not changed. Each tensor has the parameter's floats in any shape (a texture [H, W, 3]).
+    The scene itself is not changed. Each tensor has the parameter's floats, flat, as rows of 3 (vertices) or as
+    one row or column (a texture [H, W, 3]); values are in the scene file's units (intrinsics: its pixels).
     The scene keeps what renders and differentiates a set of paths at a view between calls, for the most recently
     used such pairs whose device buffers take up to 256 MiB (at most 64 of them): the first call builds it, later
     ones only write their values (a write to scene.parameters drops them)."""

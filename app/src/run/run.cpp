@@ -16,6 +16,7 @@
 #include "run/report_error.h"
 #include "run/run_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iomanip>
@@ -245,7 +246,13 @@ int iterate(const OptimizeOptions& o, Optimizer& opt, RunOutputs& out, std::ostr
         // A resume with nothing left to run has no step's gradient on the device: the textures' gradient pictures
         // came out blank (grey), replacing the run's. Evaluated at the values the run ended at, they show the
         // gradient there.
-        if (opt.iteration() == first && first > 0) opt.evaluate();
+        if (opt.iteration() == first && first > 0 && !interrupted) {
+            const std::vector<ParameterState> free = opt.parameters();
+            if (std::any_of(free.begin(), free.end(), [](const ParameterState& p) {
+                    return kind_info(p.kind).storage == ParameterStorage::texture;
+                }))
+                opt.evaluate();
+        }
         out.finish();
         if (o.profile) write_profile(device, opt.iteration() - first, o.out, err);
         progress.finish(interrupted ? Progress::End::interrupted : Progress::End::done);
