@@ -79,11 +79,11 @@ std::vector<float> array_to_value(const app::Parameter& p, const py::handle& val
     // A texture given as an image must have its rows and columns: (W, H, 3) holds as many floats as (H, W, 3),
     // read as rows it would be the texture scrambled.
     const bool texture = app::kind_info(p.kind).storage == app::ParameterStorage::texture && p.texture_width;
+    std::string shape;   // "2, 3", as a refusal below names it
+    for (py::ssize_t i = 0; i < a.ndim(); ++i) shape += (i ? ", " : "") + std::to_string(a.shape(i));
     if (texture && a.ndim() > 1 &&
         !(a.ndim() == 3 && size_t(a.shape(0)) == p.texture_height && size_t(a.shape(1)) == p.texture_width &&
           a.shape(2) == 3)) {
-        std::string shape;
-        for (py::ssize_t i = 0; i < a.ndim(); ++i) shape += (i ? ", " : "") + std::to_string(a.shape(i));
         throw py::value_error(p.path + ": expected an image of shape (" + std::to_string(p.texture_height) + ", " +
                               std::to_string(p.texture_width) + ", 3) or " + std::to_string(p.size) +
                               " floats, got shape (" + shape + ")");
@@ -94,8 +94,6 @@ std::vector<float> array_to_value(const app::Parameter& p, const py::handle& val
         py::ssize_t longer = 0;
         for (py::ssize_t i = 0; i < a.ndim(); ++i) longer += a.shape(i) > 1;
         if (longer > 1 && a.shape(a.ndim() - 1) != 3) {
-            std::string shape;
-            for (py::ssize_t i = 0; i < a.ndim(); ++i) shape += (i ? ", " : "") + std::to_string(a.shape(i));
             throw py::value_error(p.path + ": expected " + std::to_string(p.size) + " floats" +
                                   (p.size % 3 == 0 ? " or " + std::to_string(p.size / 3) + " rows of 3" : "") +
                                   ", got shape (" + shape + ")");

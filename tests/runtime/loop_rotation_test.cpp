@@ -33,10 +33,10 @@ std::vector<uint32_t> trip_counts() {
     return ns;
 }
 
-// A do-while: v = v * 0.5 + c, n + 1 times (56 of 64 threads one iteration off on lavapipe, unrotated).
 // Thread i's pair of inputs.
 Float2 pair_at(const BufferFloat& xs, const UInt& i) { return make_float2(xs.read(2u * i), xs.read(2u * i + 1u)); }
 
+// A do-while: v = v * 0.5 + c, n + 1 times (56 of 64 threads one iteration off on lavapipe, unrotated).
 Kernel1D do_while = [](BufferFloat xs, BufferUInt ns, BufferFloat out) noexcept {
     auto i = dispatch_id().x;
     Float2 c = pair_at(xs, i);

@@ -20,11 +20,8 @@ std::string hard_geometry_warning(const Scene& scene) {
     if (!scene.optimize || scene.render.visibility == Visibility::antialias) return "";
     // Geometry, and the place or direction of a light that casts shadows: edges in the image move with them.
     std::string names;
-    for (const auto& p : scene.optimize->parameters) {
-        const bool shadow = (p.kind == ParameterKind::light_position || p.kind == ParameterKind::light_direction) &&
-                            p.target < scene.lights.size() && scene.lights[p.target].shadows;
-        if (is_geometry_parameter(p.kind) || shadow) names += (names.empty() ? "" : ", ") + p.path;
-    }
+    for (const auto& p : scene.optimize->parameters)
+        if (moves_edges(scene, p)) names += (names.empty() ? "" : ", ") + p.path;
     if (names.empty()) return "";
     if (scene.render.visibility == Visibility::hard)
         return "adjoint: warning: " + scene.display_name + ": render.visibility: with hard visibility silhouettes " +

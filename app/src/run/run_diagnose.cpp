@@ -146,19 +146,25 @@ bool is_diagnose_output(const std::string& name) {
            (ends(".pfm") || ends(".png"));
 }
 
+// The files of an earlier --diagnose in `dir`, sorted. Regular files only: a folder or a link in a picture's place
+// is refused as such (check_replaceable).
+std::vector<std::string> earlier_pictures(const std::filesystem::path& dir) {
+    std::vector<std::string> earlier;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+        if (is_diagnose_output(entry.path().filename().string()) &&
+            std::filesystem::is_regular_file(entry.symlink_status(ec)))
+            earlier.push_back(entry.path().filename().string());
+    std::sort(earlier.begin(), earlier.end());
+    return earlier;
+}
+
 // An earlier --diagnose's pictures (another scene's, other parameters' or views'): the folder mixed them under one
 // diagnose.txt that named only its own. Refused without --force, before the device and the kernels.
 void refuse_earlier_pictures(const OptimizeOptions& o) {
     if (o.force) return;
-    std::vector<std::string> earlier;
-    std::error_code ec;
-    // Regular files only: a folder or a link in a picture's place is refused as such (check_replaceable).
-    for (const auto& entry : std::filesystem::directory_iterator(o.out, ec))
-        if (is_diagnose_output(entry.path().filename().string()) &&
-            std::filesystem::is_regular_file(entry.symlink_status(ec)))
-            earlier.push_back(entry.path().filename().string());
+    const std::vector<std::string> earlier = earlier_pictures(o.out);
     if (earlier.empty()) return;
-    std::sort(earlier.begin(), earlier.end());
     std::string names;
     for (size_t i = 0; i < std::min<size_t>(earlier.size(), 4); ++i) names += (i ? ", " : "") + earlier[i];
     if (earlier.size() > 4) names += ", ... (" + std::to_string(earlier.size()) + " files)";
@@ -200,12 +206,8 @@ bool diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std:
     // With --force (refuse_earlier_pictures), an earlier --diagnose's pictures that this one does not write are
     // removed once its own are written.
     std::vector<std::string> stale;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(o.out, ec)) {
-        const std::string name = entry.path().filename().string();
-        if (is_diagnose_output(name) && !mine.count(name) && std::filesystem::is_regular_file(entry.symlink_status(ec)))
-            stale.push_back(name);
-    }
+    for (const std::string& name : earlier_pictures(o.out))
+        if (!mine.count(name)) stale.push_back(name);
     if (interrupt_requested()) return false;
     std::vector<float> g;
     const double loss = opt.evaluate(&g);
@@ -260,6 +262,7 @@ bool diagnose(Optimizer& opt, const Scene& scene, const OptimizeOptions& o, std:
     text += "\nedge pixels (silhouette gradients): " + std::to_string(edge_pixels) + "\n";
     out << text << std::flush;
     write_file_atomic(o.out / "diagnose.txt", text);
+    std::error_code ec;
     for (const std::string& name : stale) std::filesystem::remove(o.out / name, ec);
     return true;
 }

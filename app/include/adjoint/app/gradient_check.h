@@ -73,6 +73,11 @@ inline constexpr double kCheckNoiseFactor = 3.0;
 // multi-view scene, whose gradient is small against the loss.
 inline constexpr double kCheckLossRounding = 2e-8;
 
+// Whether `p` moves edges in the image: geometry, or the position or direction of a light with shadows (its
+// shadows' outlines move as silhouettes do). The check differences these as geometry; the hard-visibility warning
+// (hard_geometry_warning) names them.
+bool moves_edges(const Scene& scene, const Parameter& p);
+
 // At the optimizer's current values (the start, for a fresh Optimizer); leaves them as they were. Geometry
 // parameters under `hard` visibility are not differentiated across silhouettes, so their finite differences
 // jump at pixel edges: their rows are skipped ("skipped: hard visibility"). Throws Error when
